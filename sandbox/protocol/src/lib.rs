@@ -1,0 +1,18 @@
+//! The contract between `gisclaw` (the agent process) and `gisclaw-worker`
+//! (the process that embeds CPython).
+//!
+//! Three concerns, one module each:
+//! - [`frame`]: length-prefixed JSON frames on a byte stream;
+//! - [`messages`]: what travels in those frames;
+//! - [`policy`]: the confinement policy, serialised once by the agent and
+//!   applied in exactly one place by the worker;
+//! - [`fdpass`]: handing a session socket to the zygote (SCM_RIGHTS).
+
+pub mod fdpass;
+pub mod frame;
+pub mod messages;
+pub mod policy;
+
+pub use frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
+pub use messages::*;
+pub use policy::{ConfinementPolicy, ConfinementReport, LayerStatus};

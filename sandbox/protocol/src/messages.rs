@@ -1,0 +1,293 @@
+//! Messages on the two channels.
+//!
+//! - The **control** channel joins the agent to the zygote (the worker process
+//!   that imported the GIS stack once). It carries [`ControlRequest`] and
+//!   [`ControlResponse`].
+//! - Each **session** channel joins the agent to one forked child holding one
+//!   persistent namespace. It carries [`SessionRequest`] and [`SessionResponse`].
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{ConfinementPolicy, ConfinementReport};
+
+/// Agent → zygote.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ControlRequest {
+    /// Fork a session child. The session's socket follows this frame as an
+    /// SCM_RIGHTS message (see [`crate::fdpass`]).
+    Spawn {
+        /// How the child sets itself up.
+        spec: Box<SessionSpec>,
+    },
+    /// Report how a child ended, once its session socket has closed.
+    Reap {
+        /// The child's process id, as reported in [`ControlResponse::Spawned`].
+        pid: i32,
+    },
+    /// Kill every child and exit.
+    Shutdown,
+}
+
+/// Zygote → agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ControlResponse {
+    /// Sent once, unasked, when the stack is imported and the zygote is ready.
+    Ready {
+        /// What the zygote's interpreter holds.
+        info: Box<WorkerInfo>,
+    },
+    /// A child was forked.
+    Spawned {
+        /// The child's process id (signal it directly to interrupt or kill).
+        pid: i32,
+    },
+    /// How a child ended; `None` when it is still running after the wait.
+    Reaped {
+        /// The child's process id.
+        pid: i32,
+        /// Its exit, when known.
+        exit: Option<ChildExit>,
+    },
+    /// The request could not be carried out.
+    Error {
+        /// One line saying what went wrong.
+        message: String,
+    },
+}
+
+/// How a child process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChildExit {
+    /// It called exit with this code.
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+    /// A signal ended it.
+    Signaled {
+        /// The signal number.
+        signal: i32,
+        /// The signal's name, e.g. `SIGSEGV`.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for ChildExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChildExit::Exited { code } => write!(f, "exited with code {code}"),
+            ChildExit::Signaled { name, .. } => write!(f, "killed by {name}"),
+        }
+    }
+}
+
+/// Everything a forked child needs to become a session.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionSpec {
+    /// The task work dir: the child's cwd; `pred_results/` is created in it.
+    pub workdir: PathBuf,
+    /// The session's private tmp dir (`TMPDIR`, `tempfile.gettempdir()`).
+    pub tmpdir: PathBuf,
+    /// Confinement applied in the child before any user code runs.
+    pub policy: ConfinementPolicy,
+    /// Output budgets for observations.
+    pub limits: OutputLimits,
+    /// Imports refused by the package-constraint hook.
+    pub blocked_imports: Vec<BlockedImport>,
+}
+
+/// Character budgets that keep observations small. The worker truncates, so
+/// large outputs never cross the channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputLimits {
+    /// Characters kept from the start of stdout.
+    pub stdout_head_chars: usize,
+    /// Characters kept from the end of stdout (the latest output).
+    pub stdout_tail_chars: usize,
+    /// Characters kept of stderr (from the start: the first warning or error).
+    pub stderr_chars: usize,
+    /// Characters kept of an error's traceback (exception line always kept).
+    pub traceback_chars: usize,
+    /// Characters of one variable's summary line.
+    pub summary_chars: usize,
+    /// Most variables reported for one cell.
+    pub max_variables: usize,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        OutputLimits {
+            stdout_head_chars: 1_000,
+            stdout_tail_chars: 4_000,
+            stderr_chars: 2_000,
+            traceback_chars: 3_000,
+            summary_chars: 240,
+            max_variables: 30,
+        }
+    }
+}
+
+/// One refused module and the installed package to use instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedImport {
+    /// Top-level module name, e.g. `arcpy`.
+    pub module: String,
+    /// What to use instead, e.g. `geopandas + rasterio`.
+    pub alternative: String,
+}
+
+/// Agent → session child.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum SessionRequest {
+    /// Run one cell of Python in the session namespace.
+    Exec {
+        /// The code.
+        code: String,
+        /// The cell's number, used in tracebacks (`<cell-3>`).
+        cell: u64,
+    },
+    /// Summarise every user variable in the namespace.
+    Variables,
+    /// List the importable distributions and their versions.
+    Packages,
+    /// End the session process.
+    Shutdown,
+}
+
+/// Session child → agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum SessionResponse {
+    /// Sent once, unasked, when the child is set up and confined.
+    Ready {
+        /// The child's process id.
+        pid: i32,
+        /// Which confinement layers are in force.
+        confinement: ConfinementReport,
+    },
+    /// The outcome of an [`SessionRequest::Exec`].
+    Cell {
+        /// The result.
+        result: Box<CellResult>,
+    },
+    /// Answer to [`SessionRequest::Variables`].
+    Variables {
+        /// One summary per user variable.
+        variables: Vec<VariableSummary>,
+    },
+    /// Answer to [`SessionRequest::Packages`].
+    Packages {
+        /// Importable distributions.
+        packages: Vec<PackageInfo>,
+    },
+    /// The request failed inside the worker (not in user code).
+    Error {
+        /// One line saying what went wrong.
+        message: String,
+    },
+}
+
+/// The outcome of one cell, already truncated to the session's budgets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellResult {
+    /// True when the cell ran to its end without an exception.
+    pub ok: bool,
+    /// Captured stdout (head and tail kept; see `stdout_dropped_chars`).
+    pub stdout: String,
+    /// Characters of stdout dropped from the middle.
+    pub stdout_dropped_chars: usize,
+    /// Captured stderr (warnings), from its start.
+    pub stderr: String,
+    /// The exception, when the cell raised one.
+    pub error: Option<PyError>,
+    /// Variables the cell created or changed.
+    pub variables: Vec<VariableSummary>,
+    /// Figures saved on the cell's behalf (e.g. by an intercepted `plt.show()`).
+    pub figures: Vec<String>,
+    /// Wall time inside the worker, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// An exception raised by a cell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PyError {
+    /// Exception class name, e.g. `KeyError`.
+    pub ename: String,
+    /// `str()` of the exception.
+    pub evalue: String,
+    /// The traceback with library-internal frames collapsed, ending with the
+    /// exception line.
+    pub traceback: String,
+}
+
+/// A one-line description of one variable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariableSummary {
+    /// The variable's name in the namespace.
+    pub name: String,
+    /// The type's short name, e.g. `GeoDataFrame`.
+    pub kind: String,
+    /// The summary line, e.g. `312 rows, EPSG:32617, columns: [...]`.
+    pub summary: String,
+    /// Whether the cell created it, changed it, or (for listings) neither.
+    pub change: VariableChange,
+}
+
+/// How a variable relates to the cell just run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VariableChange {
+    /// Created by the cell.
+    New,
+    /// Rebound or modified by the cell.
+    Changed,
+    /// Listed on request, not by a cell.
+    Listed,
+}
+
+/// One importable distribution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageInfo {
+    /// Distribution name, e.g. `geopandas`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// What the zygote's interpreter holds; also printed by `gisclaw-worker probe`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerInfo {
+    /// `sys.version`, first word (e.g. `3.11.7`).
+    pub python_version: String,
+    /// `sys.executable`.
+    pub executable: String,
+    /// `sys.prefix` (the venv).
+    pub prefix: String,
+    /// Modules pre-imported into every session.
+    pub preloaded: Vec<String>,
+    /// Stack modules that failed to import, with the error line.
+    pub import_failures: Vec<ImportFailure>,
+    /// Seconds spent importing the stack.
+    pub import_seconds: f64,
+    /// Importable distributions.
+    pub packages: Vec<PackageInfo>,
+    /// Landlock ABI version the kernel offers, when any.
+    pub landlock_abi: Option<i32>,
+    /// Whether seccomp filters can be installed.
+    pub seccomp: bool,
+}
+
+/// A module of the stack that did not import.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportFailure {
+    /// The module name.
+    pub module: String,
+    /// The error, one line.
+    pub error: String,
+}

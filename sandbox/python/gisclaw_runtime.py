@@ -1,0 +1,542 @@
+"""The Python half of the gisclaw sandbox worker.
+
+The Rust worker (``sandbox/src``) embeds CPython, loads this module, calls
+:func:`preload` once in the zygote, :func:`start_session` once in each forked
+child, then :func:`run_cell`, :func:`variables` and :func:`packages` per
+request. Every entry point returns JSON text matching the serde types in
+``sandbox/protocol/src/messages.rs``.
+"""
+
+import ast
+import builtins
+import collections
+import importlib.abc
+import importlib.metadata
+import io
+import json
+import linecache
+import os
+import platform
+import reprlib
+import sys
+import tempfile
+import time
+import traceback
+import types
+
+# Modules imported once in the zygote, so sessions start warm.
+STACK = [
+    "numpy", "pandas", "shapely", "shapely.geometry", "pyproj", "geopandas",
+    "pyogrio", "fiona", "rasterio", "rasterio.features", "rasterio.mask",
+    "rasterio.warp", "rasterstats", "scipy", "scipy.interpolate",
+    "scipy.ndimage", "scipy.spatial", "scipy.stats", "sklearn",
+    "sklearn.ensemble", "sklearn.cluster", "sklearn.model_selection",
+    "sklearn.metrics", "sklearn.preprocessing", "matplotlib",
+    "matplotlib.pyplot", "seaborn", "xarray", "netCDF4", "h5netcdf",
+    "networkx", "libpysal", "esda", "mgwr.gwr", "mgwr.sel_bw", "openpyxl",
+]
+
+# Names bound in every session namespace: alias -> module.
+ALIASES = {
+    "np": "numpy", "pd": "pandas", "gpd": "geopandas", "shapely": "shapely",
+    "rasterio": "rasterio", "plt": "matplotlib.pyplot", "xr": "xarray",
+    "nx": "networkx", "scipy": "scipy", "sklearn": "sklearn",
+    "sns": "seaborn", "os": "os", "json": "json", "math": "math",
+}
+
+_preloaded = []
+_failures = []
+_import_seconds = 0.0
+_session = None
+
+
+# ---------------------------------------------------------------- captures
+
+
+class BoundedText(io.TextIOBase):
+    """A text stream that keeps the first ``head`` and last ``tail`` characters.
+
+    Memory stays bounded however much is written; the middle is counted and
+    dropped.
+    """
+
+    def __init__(self, head, tail):
+        super().__init__()
+        self._head_budget = max(0, head)
+        self._tail_budget = max(0, tail)
+        self._head = []
+        self._head_len = 0
+        self._tail = collections.deque()
+        self._tail_len = 0
+        self.total = 0
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        n = len(s)
+        self.total += n
+        if self._head_len < self._head_budget:
+            take = s[: self._head_budget - self._head_len]
+            self._head.append(take)
+            self._head_len += len(take)
+            s = s[len(take):]
+        if s and self._tail_budget:
+            self._tail.append(s)
+            self._tail_len += len(s)
+            while self._tail and self._tail_len - len(self._tail[0]) >= self._tail_budget:
+                self._tail_len -= len(self._tail.popleft())
+        return n
+
+    def result(self):
+        """``(text, dropped_chars)`` with a marker where the middle was cut."""
+        head = "".join(self._head)
+        tail = "".join(self._tail)
+        if len(tail) > self._tail_budget:
+            tail = tail[len(tail) - self._tail_budget:]
+        dropped = self.total - len(head) - len(tail)
+        if dropped > 0:
+            return f"{head}\n[... {dropped} characters dropped ...]\n{tail}", dropped
+        return head + tail, 0
+
+
+# ---------------------------------------------------------- import blocker
+
+
+class ImportBlocker(importlib.abc.MetaPathFinder):
+    """Refuses imports of unavailable packages, naming the alternative.
+
+    Sits first on ``sys.meta_path``, so ``import x``, ``__import__("x")`` and
+    ``importlib.import_module("x")`` all meet it.
+    """
+
+    def __init__(self, blocked):
+        self.blocked = dict(blocked)
+
+    def find_spec(self, fullname, path=None, target=None):
+        top = fullname.partition(".")[0]
+        alternative = self.blocked.get(top)
+        if alternative is None:
+            return None
+        raise ModuleNotFoundError(
+            f"'{top}' is not available in this sandbox (package constraint); "
+            f"use {alternative} instead",
+            name=fullname,
+        )
+
+
+def install_import_blocker(blocked):
+    """Put an :class:`ImportBlocker` first on the meta path and purge the
+    blocked modules from ``sys.modules``."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, ImportBlocker)]
+    sys.meta_path.insert(0, ImportBlocker(blocked))
+    for name in list(sys.modules):
+        if name.partition(".")[0] in blocked:
+            del sys.modules[name]
+
+
+# ------------------------------------------------------------- matplotlib
+
+
+def _patch_matplotlib():
+    """Make ``plt.show()`` save unsaved figures instead of blocking."""
+    try:
+        import matplotlib.figure
+        import matplotlib.pyplot as plt
+    except Exception:
+        return
+    original_savefig = matplotlib.figure.Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        self._gisclaw_saved = True
+        return original_savefig(self, *args, **kwargs)
+
+    def show(*args, **kwargs):
+        saved = []
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            if not getattr(fig, "_gisclaw_saved", False) and fig.get_axes():
+                path = _free_figure_path()
+                fig.savefig(path, dpi=150, bbox_inches="tight")
+                saved.append(path)
+            plt.close(fig)
+        if _session is not None:
+            _session.figures.extend(saved)
+        where = ", ".join(saved) if saved else "nothing (no unsaved figure was open)"
+        print(
+            "gisclaw: plt.show() displays nothing in the sandbox; saved "
+            f"{where}. Use plt.savefig('pred_results/NAME.png', dpi=150, "
+            "bbox_inches='tight') to choose the file.",
+            file=sys.stderr,
+        )
+
+    matplotlib.figure.Figure.savefig = savefig
+    plt.show = show
+
+
+def _free_figure_path():
+    os.makedirs("pred_results", exist_ok=True)
+    n = 1
+    while os.path.exists(os.path.join("pred_results", f"figure_{n}.png")):
+        n += 1
+    return os.path.join("pred_results", f"figure_{n}.png")
+
+
+# ------------------------------------------------------------ summaries
+
+_repr = reprlib.Repr()
+_repr.maxstring = 80
+_repr.maxother = 80
+_repr.maxlist = 6
+_repr.maxdict = 6
+_repr.maxtuple = 6
+_repr.maxset = 6
+
+
+def _crs_text(crs):
+    if crs is None:
+        return "no CRS"
+    try:
+        epsg = crs.to_epsg()
+        if epsg:
+            return f"EPSG:{epsg}"
+    except Exception:
+        pass
+    try:
+        return crs.name if hasattr(crs, "name") else str(crs)[:60]
+    except Exception:
+        return str(crs)[:60]
+
+
+def _columns_text(columns, limit=12):
+    cols = [str(c) for c in columns]
+    text = ", ".join(cols[:limit])
+    if len(cols) > limit:
+        text += f", … (+{len(cols) - limit})"
+    return f"[{text}]"
+
+
+def _array_text(arr):
+    import numpy as np
+
+    parts = [f"shape {tuple(arr.shape)}", f"dtype {arr.dtype}"]
+    if arr.size and arr.dtype.kind in "biuf":
+        if arr.dtype.kind == "f":
+            nan_share = float(np.isnan(arr).mean())
+            finite = arr[np.isfinite(arr)] if nan_share else arr
+            if finite.size:
+                parts.append(f"min {finite.min():.6g}, max {finite.max():.6g}")
+            parts.append(f"NaN {nan_share:.1%}")
+        else:
+            parts.append(f"min {arr.min()}, max {arr.max()}")
+    return ", ".join(parts)
+
+
+def summarize(value):
+    """``(kind, one-line summary)`` of any value; never raises."""
+    kind = type(value).__name__
+    try:
+        return kind, _summary(value)
+    except Exception as exc:  # a summary must never break a cell
+        return kind, f"<summary failed: {type(exc).__name__}: {exc}>"
+
+
+def _summary(value):
+    mod = type(value).__module__ or ""
+    kind = type(value).__name__
+    if mod.startswith("geopandas") and kind == "GeoDataFrame":
+        geom = value.geometry.geom_type.value_counts().index.tolist() if len(value) else []
+        return (f"{len(value)} rows, {_crs_text(value.crs)}, geometry {'/'.join(map(str, geom[:3])) or 'none'}, "
+                f"columns: {_columns_text(value.columns)}")
+    if mod.startswith("geopandas") and kind == "GeoSeries":
+        geom = value.geom_type.value_counts().index.tolist() if len(value) else []
+        return f"{len(value)} geometries, {_crs_text(value.crs)}, {'/'.join(map(str, geom[:3])) or 'empty'}"
+    if mod.startswith("pandas") and kind == "DataFrame":
+        cols = [f"{c}:{t}" for c, t in zip(value.columns, value.dtypes)]
+        return f"{value.shape[0]} rows × {value.shape[1]} columns: {_columns_text(cols)}"
+    if mod.startswith("pandas") and kind == "Series":
+        text = f"{len(value)} values, dtype {value.dtype}, name {value.name!r}"
+        if value.dtype.kind in "biuf" and len(value):
+            text += f", min {value.min():.6g}, max {value.max():.6g}"
+        return text
+    if mod == "numpy" and kind == "ndarray":
+        return _array_text(value)
+    if mod.startswith("rasterio") and hasattr(value, "count") and hasattr(value, "width"):
+        state = "closed" if getattr(value, "closed", False) else "open"
+        return (f"raster {getattr(value, 'name', '?')} ({state}), {value.width}×{value.height}, "
+                f"{value.count} band(s), {value.dtypes[0]}, {_crs_text(value.crs)}, nodata {value.nodata}")
+    if mod.startswith("xarray") and kind == "DataArray":
+        dims = ", ".join(f"{d}={n}" for d, n in value.sizes.items())
+        return f"DataArray {value.name!r} ({dims}), dtype {value.dtype}"
+    if mod.startswith("xarray") and kind == "Dataset":
+        dims = ", ".join(f"{d}={n}" for d, n in value.sizes.items())
+        return f"Dataset ({dims}), variables: {_columns_text(value.data_vars)}"
+    if mod.startswith("shapely"):
+        return f"{value.geom_type}, bounds {tuple(round(b, 6) for b in value.bounds)}"
+    if mod.startswith("matplotlib") and kind == "Figure":
+        return f"figure with {len(value.get_axes())} axes"
+    if isinstance(value, (bool, int, float, complex)) or value is None:
+        return repr(value)
+    if isinstance(value, str):
+        return f"str of {len(value)} chars: {_repr.repr(value)}"
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        return f"{len(value)} items: {_repr.repr(value)}"
+    if isinstance(value, types.FunctionType):
+        import inspect
+
+        return f"function{inspect.signature(value)}"
+    if isinstance(value, type):
+        return f"class {value.__qualname__}"
+    return _repr.repr(value)
+
+
+def _fingerprint(value):
+    """Cheap identity of a value, to tell changed variables from unchanged."""
+    shape = getattr(value, "shape", None)
+    columns = getattr(value, "columns", None)
+    key = (id(value), type(value))
+    if isinstance(shape, tuple):
+        key += (shape,)
+    if columns is not None:
+        try:
+            key += (tuple(map(str, columns)),)
+        except Exception:
+            pass
+    if isinstance(value, (bool, int, float, str, bytes, type(None))):
+        key += (value,)
+    elif isinstance(value, (list, dict, set)):
+        key += (len(value),)
+    return key
+
+
+def _user_names(ns):
+    """Names the user made: no private names, modules, or functions and
+    classes imported from libraries."""
+    for name, value in ns.items():
+        if name.startswith("_") or isinstance(value, types.ModuleType):
+            continue
+        if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+            if getattr(value, "__module__", None) != "__main__":
+                continue
+        yield name, value
+
+
+# ---------------------------------------------------------------- errors
+
+
+def _is_user_frame(frame):
+    return frame.filename.startswith("<cell-")
+
+
+def _is_runtime_frame(frame):
+    return frame.filename in (__file__, "gisclaw_runtime.py")
+
+
+def format_error(exc, budget):
+    """Traceback with the user's frames kept, library frames collapsed, and the
+    exception line always present; cut to ``budget`` characters from the
+    middle of the frames, never the exception line."""
+    te = traceback.TracebackException.from_exception(exc)
+    frames = list(te.stack)
+    lines = []
+    skipped = []
+
+    def flush_skipped():
+        if skipped:
+            places = sorted({os.path.basename(os.path.dirname(f.filename)) or f.filename for f in skipped})
+            lines.append(f"  [{len(skipped)} library frame(s) in {', '.join(places[:4])}]\n")
+            skipped.clear()
+
+    for frame in frames:
+        if _is_runtime_frame(frame):
+            continue
+        if _is_user_frame(frame):
+            flush_skipped()
+            lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n')
+            if frame.line:
+                lines.append(f"    {frame.line.strip()}\n")
+        else:
+            skipped.append(frame)
+    flush_skipped()
+    exc_lines = "".join(te.format_exception_only())
+    head = "Traceback (most recent call last):\n" if lines else ""
+    body = "".join(lines)
+    room = budget - len(head) - len(exc_lines)
+    if len(body) > room:
+        keep = max(room, 0)
+        first = body[: keep // 3]
+        last = body[len(body) - (keep - len(first)):] if keep > len(first) else ""
+        body = f"{first}  [... frames cut ...]\n{last}"
+    return head + body + exc_lines
+
+
+# ---------------------------------------------------------------- session
+
+
+class Session:
+    """The state of one forked session child."""
+
+    def __init__(self, spec):
+        limits = spec["limits"]
+        self.limits = limits
+        self.figures = []
+        self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        for alias, module in ALIASES.items():
+            if module in sys.modules:
+                self.namespace[alias] = sys.modules[module]
+        import gisclaw_tools
+
+        for name in gisclaw_tools.__all__:
+            self.namespace[name] = getattr(gisclaw_tools, name)
+        self.namespace["gisclaw_tools"] = gisclaw_tools
+
+
+def worker_info():
+    """JSON: interpreter, pre-imported modules, failures, packages."""
+    return json.dumps({
+        "python_version": platform.python_version(),
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "preloaded": _preloaded,
+        "import_failures": _failures,
+        "import_seconds": round(_import_seconds, 3),
+        "packages": _package_list(),
+        "landlock_abi": None,
+        "seccomp": False,
+    })
+
+
+def preload():
+    """Import the GIS stack (in the zygote, once) and patch matplotlib."""
+    global _import_seconds
+    start = time.perf_counter()
+    for name in STACK:
+        try:
+            importlib.import_module(name)
+            _preloaded.append(name)
+        except BaseException as exc:  # a broken wheel must not stop the worker
+            line = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+            _failures.append({"module": name, "error": line[:300]})
+    _patch_matplotlib()
+    _import_seconds = time.perf_counter() - start
+
+
+def start_session(spec_json):
+    """Turn this (forked) interpreter into a session."""
+    global _session
+    spec = json.loads(spec_json)
+    tmpdir = spec["tmpdir"]
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        os.environ[var] = tmpdir
+    tempfile.tempdir = tmpdir
+    install_import_blocker({b["module"]: b["alternative"] for b in spec["blocked_imports"]})
+    _session = Session(spec)
+    return json.dumps(None)
+
+
+def _split_last_expression(code, filename):
+    """Compile ``code``; when it ends in an expression, compile that part
+    separately so its value can be shown (as a notebook would)."""
+    tree = ast.parse(code, filename=filename, mode="exec")
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+        return compile(tree, filename, "exec"), compile(last, filename, "eval")
+    return compile(tree, filename, "exec"), None
+
+
+def run_cell(code, cell):
+    """Run one cell in the session namespace; JSON ``CellResult``."""
+    session = _session
+    limits = session.limits
+    filename = f"<cell-{cell}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    out = BoundedText(limits["stdout_head_chars"], limits["stdout_tail_chars"])
+    err = BoundedText(limits["stderr_chars"] * 3 // 4, limits["stderr_chars"] // 4)
+    ns = session.namespace
+    before = {name: _fingerprint(value) for name, value in _user_names(ns)}
+    session.figures = []
+    error = None
+    old_out, old_err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err
+    start = time.perf_counter()
+    try:
+        body, last = _split_last_expression(code, filename)
+        exec(body, ns)
+        if last is not None:
+            value = eval(last, ns)
+            if value is not None:
+                ns["_"] = value
+                print(repr(value))
+    except SystemExit as exc:
+        error = {
+            "ename": "SystemExit",
+            "evalue": str(exc.code),
+            "traceback": f"SystemExit: {exc.code} (exit() ends nothing here: the session continues)\n",
+        }
+    except BaseException as exc:
+        error = {
+            "ename": type(exc).__name__,
+            "evalue": str(exc),
+            "traceback": format_error(exc, limits["traceback_chars"]),
+        }
+    finally:
+        elapsed = time.perf_counter() - start
+        sys.stdout, sys.stderr = old_out, old_err
+    changes = []
+    for name, value in _user_names(ns):
+        fp = _fingerprint(value)
+        if name not in before:
+            change = "new"
+        elif before[name] != fp:
+            change = "changed"
+        else:
+            continue
+        kind, summary = summarize(value)
+        changes.append({"name": name, "kind": kind, "summary": summary[: limits["summary_chars"]], "change": change})
+        if len(changes) >= limits["max_variables"]:
+            break
+    stdout, dropped = out.result()
+    stderr, _ = err.result()
+    return json.dumps({
+        "ok": error is None,
+        "stdout": stdout,
+        "stdout_dropped_chars": dropped,
+        "stderr": stderr,
+        "error": error,
+        "variables": changes,
+        "figures": session.figures,
+        "duration_ms": int(elapsed * 1000),
+    })
+
+
+def variables():
+    """JSON list of summaries of every user variable."""
+    limit = _session.limits["summary_chars"]
+    result = []
+    for name, value in sorted(_user_names(_session.namespace)):
+        kind, summary = summarize(value)
+        result.append({"name": name, "kind": kind, "summary": summary[:limit], "change": "listed"})
+    return json.dumps(result)
+
+
+def _package_list():
+    seen = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name.lower() not in seen:
+            seen[name.lower()] = {"name": name, "version": dist.version}
+    return sorted(seen.values(), key=lambda p: p["name"].lower())
+
+
+def packages():
+    """JSON list of importable distributions with versions."""
+    return json.dumps(_package_list())

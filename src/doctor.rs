@@ -1,0 +1,145 @@
+//! `gisclaw doctor`: what is installed, what is missing, and the command that
+//! fixes each gap.
+
+use std::fmt::Write as _;
+use std::process::Command;
+
+use gisclaw_protocol::WorkerInfo;
+
+use crate::sandbox::SandboxConfig;
+
+/// Distributions the sandbox must offer (PyPI names).
+pub const REQUIRED_PACKAGES: &[&str] = &[
+    "numpy", "pandas", "geopandas", "shapely", "pyproj", "pyogrio", "fiona", "rasterio", "rasterstats", "xarray",
+    "netCDF4", "h5netcdf", "scipy", "scikit-learn", "libpysal", "esda", "mgwr", "matplotlib", "seaborn", "networkx",
+    "openpyxl",
+];
+
+/// The command that repairs the environment.
+pub const FIX: &str = "make setup";
+
+/// The findings of one doctor run.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Lines to print, in order.
+    pub lines: Vec<String>,
+    /// Problems found (each also in `lines`).
+    pub problems: usize,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str, detail: impl AsRef<str>) {
+        self.lines.push(format!("  ok       {what:<22} {}", detail.as_ref()));
+    }
+
+    fn warn(&mut self, what: &str, detail: impl AsRef<str>) {
+        self.lines.push(format!("  warning  {what:<22} {}", detail.as_ref()));
+    }
+
+    fn missing(&mut self, what: &str, detail: impl AsRef<str>) {
+        self.problems += 1;
+        self.lines.push(format!("  MISSING  {what:<22} {}", detail.as_ref()));
+    }
+}
+
+/// Runs the worker in probe mode and parses what it prints.
+fn probe(config: &SandboxConfig) -> Result<WorkerInfo, String> {
+    let out = Command::new(&config.worker)
+        .arg("probe")
+        .arg("--venv")
+        .arg(&config.venv)
+        .arg("--cache")
+        .arg(&config.cache_dir)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", config.worker.display()))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("gisclaw-worker:"))
+            .or_else(|| stderr.lines().last())
+            .unwrap_or("no message");
+        return Err(line.trim_start_matches("gisclaw-worker: ").to_string());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable probe output: {e}"))
+}
+
+/// Checks everything and returns the report.
+pub fn run(config: &SandboxConfig) -> Report {
+    let mut report = Report::default();
+    report.lines.push(format!("gisclaw {}", env!("CARGO_PKG_VERSION")));
+    report.lines.push("sandbox".into());
+    if config.worker.is_file() {
+        report.ok("worker", config.worker.display().to_string());
+    } else {
+        report.missing(
+            "worker",
+            format!("{} not found: run `{FIX}` (or `cargo build --workspace`)", config.worker.display()),
+        );
+    }
+    if config.venv.join("pyvenv.cfg").is_file() {
+        report.ok("python env", config.venv.display().to_string());
+    } else {
+        report.missing(
+            "python env",
+            format!("no venv at {}: run `{FIX}` (or set GISCLAW_VENV)", config.venv.display()),
+        );
+    }
+    let info = if report.problems == 0 {
+        match probe(config) {
+            Ok(info) => Some(info),
+            Err(err) => {
+                report.missing("python stack", format!("{err} (fix: `{FIX}`)"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(info) = &info {
+        report.ok("python", format!("{} ({})", info.python_version, info.executable));
+        report.ok("stack import", format!("{:.1} s for {} modules", info.import_seconds, info.preloaded.len()));
+        report.lines.push("libraries".into());
+        for name in REQUIRED_PACKAGES {
+            match info.packages.iter().find(|p| p.name.eq_ignore_ascii_case(name)) {
+                Some(p) => report.ok(name, &p.version),
+                None => report.missing(name, format!("not installed: run `{FIX}`")),
+            }
+        }
+        for failure in &info.import_failures {
+            report.missing(
+                &failure.module,
+                format!("installed but fails to import: {} (fix: `{FIX}`)", failure.error),
+            );
+        }
+        report.lines.push("confinement".into());
+        match info.landlock_abi {
+            Some(abi) => report.ok("filesystem", format!("Landlock ABI {abi}: writes confined to the work dir")),
+            None => report.warn(
+                "filesystem",
+                "no Landlock in this kernel: sessions can write anywhere the user can (needs Linux ≥ 5.13 with Landlock enabled)",
+            ),
+        }
+        if info.seccomp {
+            report.ok("network", "seccomp: sessions may only open AF_UNIX sockets");
+        } else {
+            report.warn("network", "no seccomp in this kernel: sessions can open network sockets");
+        }
+    }
+    report.lines.push("native GIS (for the schema card)".into());
+    match Command::new("gdal-config").arg("--version").output() {
+        Ok(out) if out.status.success() => {
+            report.ok("GDAL (Debian)", String::from_utf8_lossy(&out.stdout).trim().to_string());
+        }
+        _ => report.missing("GDAL (Debian)", format!("libgdal-dev not installed: run `{FIX}`")),
+    }
+    let mut summary = String::new();
+    if report.problems == 0 {
+        let _ = write!(summary, "all good");
+    } else {
+        let _ = write!(summary, "{} problem(s); `{FIX}` fixes them", report.problems);
+    }
+    report.lines.push(summary);
+    report
+}

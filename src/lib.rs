@@ -1,0 +1,11 @@
+//! gisclaw: a runtime that lets an LLM do real, multi-step GIS analysis.
+//!
+//! The data path and the module that owns each step:
+//! `sandbox` (the confined Python worker and its sessions) →
+//! `observation` (what the model is shown of a cell's outcome).
+//! Later steps (task, schema card, prompt, llm, agent, eval) build on these.
+
+pub mod doctor;
+pub mod observation;
+pub mod paths;
+pub mod sandbox;

@@ -1,0 +1,79 @@
+//! Rendering a cell's outcome as the observation text the model reads.
+//!
+//! The worker already truncated stdout (head + latest tail), stderr and the
+//! traceback (user frames kept, library frames collapsed); this module only
+//! lays the parts out and adds what the agent side knows: timeouts, crashes
+//! and namespace rebuilds.
+
+use std::fmt::Write as _;
+
+use crate::sandbox::{CellOutcome, CellStatus};
+
+/// The observation text for one cell.
+pub fn render(outcome: &CellOutcome) -> String {
+    let mut text = String::new();
+    let result = &outcome.result;
+    if !result.stdout.is_empty() {
+        text.push_str(result.stdout.trim_end());
+        text.push('\n');
+    }
+    if !result.stderr.is_empty() {
+        let _ = writeln!(text, "[stderr]\n{}", result.stderr.trim_end());
+    }
+    if let Some(err) = &result.error {
+        let _ = writeln!(text, "[error]\n{}", err.traceback.trim_end());
+    }
+    match &outcome.status {
+        CellStatus::TimedOut { limit, killed } => {
+            let _ = writeln!(
+                text,
+                "[sandbox] the cell hit its {} s limit and was {}.",
+                limit.as_secs(),
+                if *killed { "killed" } else { "interrupted" }
+            );
+        }
+        CellStatus::Cancelled { killed } => {
+            let _ = writeln!(
+                text,
+                "[sandbox] the cell was cancelled{}.",
+                if *killed { " and its worker killed" } else { "" }
+            );
+        }
+        CellStatus::Crashed { exit } => {
+            let how = exit.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "ended".into());
+            let _ = writeln!(text, "[sandbox] the Python worker {how} while running this cell.");
+        }
+        CellStatus::Ok | CellStatus::Error => {}
+    }
+    if let Some(restore) = &outcome.restore {
+        let _ = write!(
+            text,
+            "[sandbox] a new worker was started and {} earlier cell(s) replayed",
+            restore.replayed
+        );
+        if restore.failed.is_empty() {
+            text.push_str("; the namespace is back.\n");
+        } else {
+            let cells: Vec<String> = restore.failed.iter().map(|c| c.to_string()).collect();
+            let _ = writeln!(text, "; cell(s) {} failed on replay, so their variables are missing.", cells.join(", "));
+        }
+    }
+    if !result.variables.is_empty() {
+        text.push_str("[variables]\n");
+        for var in &result.variables {
+            let mark = match var.change {
+                gisclaw_protocol::VariableChange::New => "new",
+                gisclaw_protocol::VariableChange::Changed => "changed",
+                gisclaw_protocol::VariableChange::Listed => "",
+            };
+            let _ = writeln!(text, "  {} ({}, {mark}): {}", var.name, var.kind, var.summary);
+        }
+    }
+    for fig in &result.figures {
+        let _ = writeln!(text, "[figure saved] {fig}");
+    }
+    if text.is_empty() {
+        text.push_str("(no output)\n");
+    }
+    text
+}

@@ -1,0 +1,19 @@
+//! The agent side of the Python sandbox.
+//!
+//! `gisclaw` never runs LLM-written code itself. It starts one
+//! `gisclaw-worker` zygote ([`Zygote`]) that imports the GIS stack once, and
+//! opens [`Session`]s: forked, confined children, each with its own
+//! persistent namespace. Limits are enforced from here (cell timeout, task
+//! budget: interrupt, then kill) and in the child (rlimits, Landlock,
+//! seccomp); a dead worker is replaced and its namespace rebuilt from the
+//! journal of successful cells.
+
+mod config;
+mod error;
+mod session;
+mod zygote;
+
+pub use config::{default_blocked_imports, SandboxConfig};
+pub use error::SandboxError;
+pub use session::{Canceller, CellOutcome, CellStatus, RestoreReport, Session};
+pub use zygote::Zygote;

@@ -1,0 +1,394 @@
+//! The sandbox against a real worker, real CPython and the real GIS stack.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use gisclaw::observation;
+use gisclaw::sandbox::{CellStatus, SandboxConfig, SandboxError, Session, Zygote};
+use gisclaw_protocol::{ChildExit, LayerStatus, VariableChange};
+
+fn run(session: &mut Session, code: &str) -> gisclaw::sandbox::CellOutcome {
+    session.execute(code).unwrap_or_else(|err| panic!("sandbox failed on {code:?}: {err}"))
+}
+
+#[test]
+fn state_persists_across_cells_and_cwd_is_the_workdir() {
+    let (mut s, dir) = common::session();
+    assert_eq!(run(&mut s, "a = 41").status, CellStatus::Ok);
+    let out = run(&mut s, "print(a + 1)\nimport os\nprint(os.getcwd())\nprint(os.path.isdir('pred_results'))");
+    let lines: Vec<&str> = out.result.stdout.lines().collect();
+    assert_eq!(lines[0], "42");
+    assert_eq!(std::path::Path::new(lines[1]), dir.path().canonicalize().unwrap());
+    assert_eq!(lines[2], "True");
+}
+
+#[test]
+fn last_expression_is_displayed_like_a_notebook() {
+    let (mut s, _dir) = common::session();
+    let out = run(&mut s, "x = 6\nx * 7");
+    assert_eq!(out.result.stdout.trim(), "42");
+}
+
+#[test]
+fn new_and_changed_variables_are_summarised() {
+    let (mut s, _dir) = common::session();
+    let out = run(
+        &mut s,
+        "from shapely.geometry import Point\n\
+         gdf = gpd.GeoDataFrame({'pop': [1, 2, 3]}, geometry=[Point(0, 0), Point(1, 1), Point(2, 2)], crs='EPSG:32617')\n\
+         arr = np.arange(12, dtype=float).reshape(3, 4)\n\
+         arr[0, 0] = np.nan\n\
+         df = pd.DataFrame({'a': [1.5, 2.5]})\n\
+         n = 3",
+    );
+    let find = |name: &str| {
+        out.result
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("{name} not reported in {:?}", out.result.variables))
+            .clone()
+    };
+    let gdf = find("gdf");
+    assert_eq!(gdf.kind, "GeoDataFrame");
+    assert_eq!(gdf.change, VariableChange::New);
+    assert!(gdf.summary.contains("3 rows") && gdf.summary.contains("EPSG:32617"), "{}", gdf.summary);
+    assert!(gdf.summary.contains("pop") && gdf.summary.contains("Point"), "{}", gdf.summary);
+    let arr = find("arr");
+    assert!(arr.summary.contains("(3, 4)") && arr.summary.contains("float64"), "{}", arr.summary);
+    assert!(arr.summary.contains("min 1") && arr.summary.contains("max 11"), "{}", arr.summary);
+    assert!(arr.summary.contains("NaN 8.3%"), "{}", arr.summary);
+    assert!(find("df").summary.contains("2 rows × 1 columns"), "{}", find("df").summary);
+    assert_eq!(find("n").summary, "3");
+    assert!(
+        out.result.variables.iter().all(|v| v.name != "Point"),
+        "imported classes are not user variables"
+    );
+
+    let again = run(&mut s, "gdf['density'] = gdf['pop'] * 2\nn = 4\nunused = None");
+    let names: Vec<(&str, VariableChange)> = again.result.variables.iter().map(|v| (v.name.as_str(), v.change)).collect();
+    assert!(names.contains(&("gdf", VariableChange::Changed)), "{names:?}");
+    assert!(names.contains(&("n", VariableChange::Changed)), "{names:?}");
+    assert!(names.contains(&("unused", VariableChange::New)), "{names:?}");
+    assert!(!names.iter().any(|(n, _)| *n == "arr"), "untouched variables are not reported: {names:?}");
+}
+
+#[test]
+fn stdout_keeps_the_head_and_the_latest_lines() {
+    let (mut s, _dir) = common::session();
+    let out = run(&mut s, "for i in range(100000):\n    print(f'line {i}')");
+    let limits = common::config().limits;
+    let stdout = &out.result.stdout;
+    assert!(stdout.starts_with("line 0\n"), "head kept");
+    assert!(stdout.trim_end().ends_with("line 99999"), "latest line kept");
+    assert!(out.result.stdout_dropped_chars > 100_000);
+    assert!(stdout.contains("characters dropped"));
+    assert!(stdout.len() <= limits.stdout_head_chars + limits.stdout_tail_chars + 100, "{}", stdout.len());
+}
+
+#[test]
+fn a_hundred_megabytes_of_output_stays_small() {
+    let (mut s, _dir) = common::session();
+    let out = run(&mut s, "print('x' * 100_000_000)\nprint('done')");
+    assert_eq!(out.status, CellStatus::Ok);
+    assert!(out.result.stdout.len() < 10_000, "{}", out.result.stdout.len());
+    assert!(out.result.stdout.trim_end().ends_with("done"));
+}
+
+#[test]
+fn errors_keep_user_frames_and_the_exception_line_but_drop_library_frames() {
+    let (mut s, _dir) = common::session();
+    let out = run(
+        &mut s,
+        "def load():\n    return gpd.read_file('no_such_file.shp')\n\nlayer = load()",
+    );
+    assert_eq!(out.status, CellStatus::Error);
+    let err = out.result.error.expect("an error");
+    assert!(err.traceback.contains("File \"<cell-1>\", line 4"), "{}", err.traceback);
+    assert!(err.traceback.contains("File \"<cell-1>\", line 2, in load"), "{}", err.traceback);
+    assert!(err.traceback.contains("library frame(s)"), "{}", err.traceback);
+    assert!(!err.traceback.contains("site-packages"), "{}", err.traceback);
+    let last = err.traceback.trim_end().lines().last().unwrap();
+    assert!(last.contains("no_such_file.shp"), "exception line last: {last}");
+    assert!(!err.traceback.contains("gisclaw_runtime"), "{}", err.traceback);
+}
+
+#[test]
+fn blocked_imports_are_refused_with_the_alternative_by_every_route() {
+    let (mut s, _dir) = common::session();
+    for code in [
+        "import arcpy",
+        "import importlib\nimportlib.import_module('arcpy')",
+        "__import__('pykrige.ok')",
+        "from skimage import filters",
+    ] {
+        let out = run(&mut s, code);
+        let err = out.result.error.unwrap_or_else(|| panic!("{code} was not refused"));
+        assert_eq!(err.ename, "ModuleNotFoundError", "{code}");
+        assert!(err.evalue.contains("package constraint"), "{code}: {}", err.evalue);
+        assert!(err.evalue.contains(" use "), "alternative named for {code}: {}", err.evalue);
+    }
+    let out = run(&mut s, "import importlib\nimportlib.import_module('pykrige')");
+    assert!(out.result.error.unwrap().evalue.contains("scipy.interpolate"));
+    // Ordinary imports still work.
+    assert_eq!(run(&mut s, "import scipy.interpolate as si").status, CellStatus::Ok);
+}
+
+#[test]
+fn installed_packages_are_listed_with_versions() {
+    let (mut s, _dir) = common::session();
+    let packages = s.packages().unwrap();
+    for name in ["geopandas", "rasterio", "scikit-learn", "libpysal"] {
+        let p = packages.iter().find(|p| p.name.eq_ignore_ascii_case(name));
+        assert!(p.is_some_and(|p| !p.version.is_empty()), "{name} missing from {packages:?}");
+    }
+    assert!(!common::zygote().info().packages.is_empty());
+}
+
+#[test]
+fn an_endless_loop_is_interrupted_at_the_cell_timeout_and_the_session_goes_on() {
+    let config = SandboxConfig {
+        cell_timeout: Duration::from_secs(2),
+        ..common::config()
+    };
+    let (mut s, _dir) = common::session_with(config);
+    run(&mut s, "kept = 'still here'");
+    let pid = s.pid();
+    let out = run(&mut s, "while True:\n    pass");
+    assert!(
+        matches!(out.status, CellStatus::TimedOut { killed: false, .. }),
+        "{:?}",
+        out.status
+    );
+    assert_eq!(out.result.error.as_ref().unwrap().ename, "TimeoutError");
+    assert_eq!(s.pid(), pid, "interrupted, not killed");
+    assert_eq!(run(&mut s, "print(kept)").result.stdout.trim(), "still here");
+}
+
+#[test]
+fn a_cell_that_ignores_interrupts_is_killed_and_the_namespace_rebuilt() {
+    let config = SandboxConfig {
+        cell_timeout: Duration::from_secs(1),
+        interrupt_grace: Duration::from_millis(500),
+        ..common::config()
+    };
+    let (mut s, _dir) = common::session_with(config);
+    run(&mut s, "kept = [1, 2, 3]");
+    let pid = s.pid();
+    // A builtin sum over a huge range does not check for signals.
+    let out = run(&mut s, "sum(range(10**13))");
+    assert!(matches!(out.status, CellStatus::TimedOut { killed: true, .. }), "{:?}", out.status);
+    let restore = out.restore.expect("namespace rebuilt");
+    assert_eq!(restore.replayed, 1);
+    assert!(restore.failed.is_empty());
+    assert_ne!(s.pid(), pid, "a new worker");
+    assert_eq!(run(&mut s, "print(sum(kept))").result.stdout.trim(), "6");
+}
+
+#[test]
+fn a_segfault_is_reported_and_the_session_continues_with_its_variables() {
+    let (mut s, _dir) = common::session();
+    run(&mut s, "before = 'survives'\nimport ctypes");
+    let out = run(&mut s, "ctypes.string_at(0)");
+    match &out.status {
+        CellStatus::Crashed { exit: Some(ChildExit::Signaled { name, .. }) } => assert_eq!(name, "SIGSEGV"),
+        other => panic!("expected a SIGSEGV crash, got {other:?}"),
+    }
+    assert!(observation::render(&out).contains("killed by SIGSEGV"));
+    assert_eq!(out.restore.as_ref().map(|r| r.replayed), Some(1));
+    let next = run(&mut s, "print(before)");
+    assert_eq!(next.result.stdout.trim(), "survives");
+}
+
+#[test]
+fn a_memory_bomb_fails_inside_the_worker() {
+    let (mut s, _dir) = common::session();
+    run(&mut s, "small = 5");
+    let out = run(&mut s, "huge = bytearray(50 * 10**9)");
+    assert_eq!(out.status, CellStatus::Error, "{:?}", out.result);
+    assert_eq!(out.result.error.unwrap().ename, "MemoryError");
+    assert_eq!(run(&mut s, "print(small)").result.stdout.trim(), "5");
+    let out = run(&mut s, "big = np.ones((50_000, 100_000))");
+    assert_eq!(out.result.error.map(|e| e.ename).as_deref(), Some("MemoryError"));
+}
+
+#[test]
+fn writes_outside_the_workdir_are_refused_where_landlock_is_available() {
+    let (mut s, dir) = common::session();
+    if !s.confinement().filesystem.is_active() {
+        eprintln!("skipped because unsupported: {:?}", s.confinement().filesystem);
+        assert!(common::zygote().info().landlock_abi.is_none(), "the probe says Landlock exists");
+        return;
+    }
+    assert!(matches!(s.confinement().filesystem, LayerStatus::Enforced(_)));
+    let escape = dir.path().parent().unwrap().join("gisclaw-escape-test");
+    for code in ["open('/tmp/x', 'w').write('no')", "open('../gisclaw-escape-test', 'w').write('no')"] {
+        let out = run(&mut s, code);
+        let err = out.result.error.unwrap_or_else(|| panic!("{code} was allowed"));
+        assert_eq!(err.ename, "PermissionError", "{code}");
+    }
+    assert!(!escape.exists());
+    let ok = run(
+        &mut s,
+        "open('pred_results/out.txt', 'w').write('yes')\n\
+         import tempfile\n\
+         with tempfile.NamedTemporaryFile('w', delete=False) as f:\n    f.write('tmp ok')\n\
+         print(f.name)",
+    );
+    assert_eq!(ok.status, CellStatus::Ok, "{:?}", ok.result.error);
+    assert!(dir.path().join("pred_results/out.txt").is_file());
+    assert!(ok.result.stdout.trim().starts_with(s.tmpdir().to_str().unwrap()));
+    // Reading outside the work dir stays possible.
+    assert_eq!(run(&mut s, "open('/etc/hostname').read()").status, CellStatus::Ok);
+}
+
+#[test]
+fn network_sockets_are_refused_where_seccomp_is_available() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let code = format!("import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5).close()");
+    let (mut s, _dir) = common::session();
+    if !s.confinement().network.is_active() {
+        eprintln!("skipped because unsupported: {:?}", s.confinement().network);
+        assert!(!common::zygote().info().seccomp, "the probe says seccomp exists");
+        return;
+    }
+    let out = run(&mut s, &code);
+    let err = out.result.error.expect("connection refused by confinement");
+    assert_eq!(err.ename, "PermissionError", "{err:?}");
+    // AF_UNIX stays available.
+    assert_eq!(run(&mut s, "import socket\na, b = socket.socketpair()").status, CellStatus::Ok);
+    // The same code connects when confinement is off: the refusal is ours.
+    let (mut open, _dir2) = common::session_with(SandboxConfig {
+        confine: false,
+        ..common::config()
+    });
+    assert_eq!(run(&mut open, &code).status, CellStatus::Ok);
+}
+
+#[test]
+fn plt_show_does_not_hang_and_saves_the_figure() {
+    let (mut s, dir) = common::session();
+    let out = run(&mut s, "plt.plot([0, 1], [1, 0])\nplt.show()");
+    assert_eq!(out.status, CellStatus::Ok);
+    assert_eq!(out.result.figures, vec!["pred_results/figure_1.png".to_string()]);
+    assert!(dir.path().join("pred_results/figure_1.png").is_file());
+    assert!(out.result.stderr.contains("plt.savefig"));
+    // A figure the user saved is not saved again.
+    let out = run(&mut s, "plt.plot([0, 1])\nplt.savefig('pred_results/mine.png')\nplt.show()");
+    assert!(out.result.figures.is_empty(), "{:?}", out.result.figures);
+}
+
+#[test]
+fn two_sessions_in_parallel_do_not_share_state() {
+    let z = common::zygote();
+    let handles: Vec<_> = (0..2)
+        .map(|i| {
+            let z = z.clone();
+            std::thread::spawn(move || {
+                let dir = common::workdir();
+                let mut s = Session::open(&z, dir.path()).unwrap();
+                run(&mut s, &format!("mine = {i}\nimport time\ntime.sleep(0.3)"));
+                let out = run(&mut s, "print(mine)\nprint('other' in globals())");
+                run(&mut s, "other = 1");
+                (out.result.stdout, s.pid())
+            })
+        })
+        .collect();
+    let results: Vec<(String, i32)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(results[0].0.lines().collect::<Vec<_>>(), ["0", "False"]);
+    assert_eq!(results[1].0.lines().collect::<Vec<_>>(), ["1", "False"]);
+    assert_ne!(results[0].1, results[1].1);
+}
+
+#[test]
+fn cancel_interrupts_a_sleep_at_once_and_keeps_the_namespace() {
+    let (mut s, _dir) = common::session();
+    run(&mut s, "import time\nkeep = 'yes'");
+    let canceller = s.canceller();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        canceller.cancel();
+    });
+    let start = Instant::now();
+    let out = run(&mut s, "time.sleep(60)");
+    t.join().unwrap();
+    assert!(matches!(out.status, CellStatus::Cancelled { killed: false }), "{:?}", out.status);
+    assert!(start.elapsed() < Duration::from_secs(30));
+    assert_eq!(run(&mut s, "print(keep)").result.stdout.trim(), "yes");
+}
+
+#[test]
+fn the_task_budget_ends_the_session() {
+    let config = SandboxConfig {
+        task_budget: Duration::from_secs(2),
+        ..common::config()
+    };
+    let (mut s, _dir) = common::session_with(config);
+    let out = run(&mut s, "import time\ntime.sleep(30)");
+    assert!(matches!(out.status, CellStatus::TimedOut { .. }), "{:?}", out.status);
+    match s.execute("print(1)") {
+        Err(SandboxError::BudgetExhausted(_)) => {}
+        other => panic!("expected the budget to be spent, got {other:?}"),
+    }
+}
+
+#[test]
+fn system_exit_does_not_end_the_session() {
+    let (mut s, _dir) = common::session();
+    run(&mut s, "v = 1");
+    let out = run(&mut s, "import sys\nsys.exit(3)");
+    assert_eq!(out.result.error.unwrap().ename, "SystemExit");
+    assert_eq!(run(&mut s, "print(v)").result.stdout.trim(), "1");
+}
+
+#[test]
+fn helpers_return_rasters_as_band_first_arrays() {
+    let (mut s, _dir) = common::session();
+    let out = run(
+        &mut s,
+        "from rasterio.transform import from_origin\n\
+         save_raster('dem.tif', np.arange(20, dtype='float32').reshape(4, 5), crs='EPSG:32617', transform=from_origin(0, 40, 10, 10))\n\
+         data, meta = load_raster('dem.tif')\n\
+         print(data.shape, meta['crs'], meta['res'])",
+    );
+    assert_eq!(out.status, CellStatus::Ok, "{:?}", out.result.error);
+    assert_eq!(out.result.stdout.trim(), "(1, 4, 5) EPSG:32617 (10.0, 10.0)");
+}
+
+#[test]
+fn a_missing_venv_is_one_clear_line_naming_the_fix() {
+    let config = SandboxConfig {
+        venv: "/nonexistent/gisclaw-venv".into(),
+        ..SandboxConfig::default()
+    };
+    let err = Zygote::start(config).err().expect("must fail").to_string();
+    assert!(err.contains("/nonexistent/gisclaw-venv") && err.contains("make setup"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn a_broken_site_packages_names_the_failing_library() {
+    // A venv whose numpy is unimportable: the zygote still starts, and the
+    // failure is reported with the fix.
+    let base = SandboxConfig::default().venv;
+    let tmp = common::workdir();
+    let venv = tmp.path().join("venv");
+    let py = base.join("bin/python");
+    let status = std::process::Command::new(&py)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let site = std::fs::read_dir(venv.join("lib")).unwrap().next().unwrap().unwrap().path().join("site-packages");
+    std::fs::write(site.join("numpy.py"), "raise ImportError('numpy is broken here')\n").unwrap();
+    let z = Zygote::start(SandboxConfig {
+        venv,
+        ..SandboxConfig::default()
+    })
+    .expect("a zygote starts even with a broken stack");
+    let failure = z.info().import_failures.iter().find(|f| f.module == "numpy").expect("numpy failure reported");
+    assert!(failure.error.contains("numpy is broken here"), "{failure:?}");
+}

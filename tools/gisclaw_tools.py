@@ -1,0 +1,111 @@
+"""Helpers pre-loaded into every gisclaw sandbox session.
+
+They exist because the raw library APIs trip agents up in known ways (see the
+GISclaw paper, Table 11): ``rasterio.open`` returns a reader object, not
+pixels; a 2-D array for a one-band raster is mistaken for band-indexed data;
+nested folders hide files; numbers arrive as strings.
+"""
+
+import os
+
+__all__ = ["load_raster", "save_raster", "list_files", "to_numeric_columns"]
+
+
+def load_raster(path, masked=False):
+    """Read a raster into ``(data, meta)``.
+
+    ``data`` is always a 3-D ndarray ``(bands, height, width)`` — band ``b``
+    (1-based in GDAL) is ``data[b - 1]`` even for a single-band file. ``meta``
+    is a dict with ``crs``, ``transform``, ``nodata``, ``width``, ``height``,
+    ``count``, ``dtype``, ``bounds``, ``res`` and ``profile`` (for writing).
+    With ``masked=True`` nodata cells become NaN (the array is float).
+    """
+    import numpy as np
+    import rasterio
+
+    with rasterio.open(path) as src:
+        data = src.read()
+        meta = {
+            "crs": src.crs,
+            "transform": src.transform,
+            "nodata": src.nodata,
+            "width": src.width,
+            "height": src.height,
+            "count": src.count,
+            "dtype": src.dtypes[0],
+            "bounds": src.bounds,
+            "res": src.res,
+            "profile": src.profile.copy(),
+        }
+    if masked and meta["nodata"] is not None:
+        data = data.astype("float64")
+        data[data == meta["nodata"]] = np.nan
+    return data, meta
+
+
+def save_raster(path, data, meta=None, crs=None, transform=None, nodata=None):
+    """Write ``data`` (2-D or ``(bands, H, W)``) as a GeoTIFF.
+
+    Georeferencing comes from ``meta`` (as returned by :func:`load_raster`)
+    unless ``crs``/``transform``/``nodata`` are given. Parent folders are
+    created. Returns the path.
+    """
+    import numpy as np
+    import rasterio
+
+    arr = np.asarray(data)
+    if arr.ndim == 2:
+        arr = arr[np.newaxis, ...]
+    if arr.ndim != 3:
+        raise ValueError(f"save_raster needs a 2-D or 3-D array, got shape {arr.shape}")
+    meta = meta or {}
+    profile = {
+        "driver": "GTiff",
+        "height": arr.shape[1],
+        "width": arr.shape[2],
+        "count": arr.shape[0],
+        "dtype": str(arr.dtype) if arr.dtype != np.bool_ else "uint8",
+        "crs": crs if crs is not None else meta.get("crs"),
+        "transform": transform if transform is not None else meta.get("transform"),
+        "nodata": nodata if nodata is not None else meta.get("nodata"),
+    }
+    folder = os.path.dirname(os.fspath(path))
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    with rasterio.open(path, "w", **profile) as dst:
+        dst.write(arr.astype(profile["dtype"]))
+    return path
+
+
+def list_files(root="."):
+    """Every file under ``root`` (nested folders flattened), with sizes.
+
+    Returns a sorted list of ``(relative_path, bytes)``; names keep their
+    exact case.
+    """
+    found = []
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            full = os.path.join(folder, name)
+            found.append((os.path.relpath(full, root), os.path.getsize(full)))
+    return sorted(found)
+
+
+def to_numeric_columns(df, columns=None):
+    """Convert string-encoded numeric columns to numbers in place.
+
+    Only columns whose non-null values all parse are converted; returns the
+    list of converted column names.
+    """
+    import pandas as pd
+
+    converted = []
+    for col in columns if columns is not None else list(df.columns):
+        series = df[col]
+        if series.dtype != object:
+            continue
+        parsed = pd.to_numeric(series, errors="coerce")
+        if parsed.notna().sum() == series.notna().sum() and series.notna().any():
+            df[col] = parsed
+            converted.append(col)
+    return converted
