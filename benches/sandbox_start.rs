@@ -1,1 +1,67 @@
-fn main(){}
+//! Time to a session that is ready to execute, against the baseline of a
+//! plain Python process importing the stack — both measured in this run.
+//!
+//! Run with `make bench` (or `cargo bench --bench sandbox_start`). Goal: the
+//! ratio (warm-zygote session / plain import) is at most 0.05.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use gisclaw::sandbox::{SandboxConfig, Session, Zygote};
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    let config = SandboxConfig::default();
+    let python = config.venv.join("bin/python");
+    let baseline_runs = 5;
+    let session_runs = 30;
+
+    let baseline = median(
+        (0..baseline_runs)
+            .map(|_| {
+                let start = Instant::now();
+                let status = Command::new(&python)
+                    .args(["-c", "import geopandas, rasterio, sklearn, matplotlib"])
+                    .status()
+                    .expect("python runs");
+                assert!(status.success());
+                start.elapsed()
+            })
+            .collect(),
+    );
+
+    let cold = Instant::now();
+    let zygote = Zygote::start(config).expect("zygote starts");
+    let cold = cold.elapsed();
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut open_times = Vec::new();
+    let mut first_cell_times = Vec::new();
+    for i in 0..session_runs {
+        let workdir = dir.path().join(format!("s{i}"));
+        let start = Instant::now();
+        let mut session = Session::open(&zygote, &workdir).expect("session opens");
+        open_times.push(start.elapsed());
+        let start = Instant::now();
+        session.execute("gdf = gpd.GeoDataFrame(geometry=[])").expect("cell runs");
+        first_cell_times.push(start.elapsed());
+    }
+    let warm = median(open_times);
+    let first_cell = median(first_cell_times);
+
+    println!("sandbox start (medians; {baseline_runs} baseline runs, {session_runs} sessions)");
+    println!("  (a) python -c 'import geopandas, rasterio, sklearn, matplotlib'  {:>9.1} ms", ms(baseline));
+    println!("  (b) session ready from a warm zygote                            {:>9.1} ms", ms(warm));
+    println!("      first trivial cell in that session                          {:>9.1} ms", ms(first_cell));
+    println!("      zygote cold start (full stack import, once per process)     {:>9.1} ms", ms(cold));
+    let ratio = warm.as_secs_f64() / baseline.as_secs_f64();
+    println!("  ratio (b)/(a) = {ratio:.4}  (goal <= 0.05: {})", if ratio <= 0.05 { "met" } else { "NOT met" });
+}

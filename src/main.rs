@@ -68,7 +68,7 @@ fn split_cells(source: &str) -> Vec<String> {
             cell.push('\n');
         }
     }
-    cells.retain(|c| !c.trim().is_empty());
+    cells.retain(|c| c.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')));
     cells
 }
 
@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn cells_split_at_percent_markers_and_blank_cells_drop() {
-        let cells = split_cells("a = 1\n# %% second\nb = 2\n# %%\n\n");
+        let cells = split_cells("# only a comment\n# %%\na = 1\n# %% second\nb = 2\n# %%\n\n");
         assert_eq!(cells, vec!["a = 1\n".to_string(), "b = 2\n".to_string()]);
     }
 }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Set up gisclaw on a fresh Debian machine, idempotently:
+#   1. Debian packages (GDAL for the native schema card, pkg-config);
+#   2. the sandbox's Python venv with the pinned GIS stack, byte-compiled;
+#   3. the gisclaw and gisclaw-worker binaries.
+# A second run with nothing changed takes seconds.
+#
+# Environment:
+#   GISCLAW_PYTHON  CPython 3.11 with a shared libpython (default: python3)
+#   GISCLAW_VENV    where the venv lives (default: $XDG_DATA_HOME/gisclaw/venv)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+lock="$root/sandbox/requirements.lock"
+python="${GISCLAW_PYTHON:-python3}"
+venv="${GISCLAW_VENV:-${XDG_DATA_HOME:-$HOME/.local/share}/gisclaw/venv}"
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
+
+# --- 1. Debian packages ---------------------------------------------------
+need_apt=()
+for pkg in libgdal-dev pkg-config; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if ((${#need_apt[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  say "installing Debian packages: ${need_apt[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
+else
+  say "Debian packages present (GDAL $(gdal-config --version))"
+fi
+
+# --- 2. Python venv -------------------------------------------------------
+command -v "$python" >/dev/null || die "no $python on PATH: install CPython 3.11 or set GISCLAW_PYTHON"
+base_exe="$("$python" -c 'import sys; print(sys.executable)')"
+shared="$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("Py_ENABLE_SHARED") or 0)')"
+[ "$shared" = "1" ] || die "$base_exe has no shared libpython (gisclaw-worker embeds it): use a CPython built with --enable-shared and set GISCLAW_PYTHON"
+version="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+stamp="$venv/.gisclaw-stamp"
+want="$(sha256sum "$lock" | cut -d' ' -f1) $base_exe"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+  say "Python venv up to date: $venv"
+else
+  if [ -e "$venv" ] && ! grep -q "^version.* = $version" "$venv/pyvenv.cfg" 2>/dev/null; then
+    say "removing a venv made from another Python: $venv"
+    rm -rf "$venv"
+  fi
+  say "creating the sandbox venv at $venv (Python $version)"
+  mkdir -p "$(dirname "$venv")"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: --no-deps -r "$lock"
+  say "byte-compiling the venv (imports are 2-3x slower without .pyc files)"
+  "$venv/bin/python" -m compileall -q -j 0 "$venv/lib" >/dev/null || true
+  printf '%s' "$want" > "$stamp"
+fi
+
+# --- 3. Binaries ------------------------------------------------------------
+say "building gisclaw and gisclaw-worker"
+(cd "$root" && PYO3_PYTHON="$base_exe" cargo build --workspace --quiet)
+say "ready: $root/target/debug/gisclaw (venv: $venv)"
