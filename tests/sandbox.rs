@@ -392,3 +392,23 @@ fn a_broken_site_packages_names_the_failing_library() {
     let failure = z.info().import_failures.iter().find(|f| f.module == "numpy").expect("numpy failure reported");
     assert!(failure.error.contains("numpy is broken here"), "{failure:?}");
 }
+
+#[test]
+fn a_snapshot_copies_the_live_namespace_and_then_goes_its_own_way() {
+    let (mut s, dir) = common::session();
+    run(&mut s, "trail = ['start']\nimport time");
+    let mut copy = s.snapshot().expect("snapshot");
+    assert_ne!(copy.pid(), s.pid());
+    assert_eq!(run(&mut copy, "trail.append('copy')\nprint(trail)").result.stdout.trim(), "['start', 'copy']");
+    assert_eq!(run(&mut s, "print(trail)").result.stdout.trim(), "['start']");
+    // The copy writes to the same work dir, confined like the original.
+    run(&mut copy, "open('pred_results/from_copy.txt', 'w').write('x')");
+    assert!(dir.path().join("pred_results/from_copy.txt").is_file());
+    // The copy outlives the original …
+    drop(s);
+    assert_eq!(run(&mut copy, "print(len(trail))").result.stdout.trim(), "2");
+    // … and a crash in the copy rebuilds the copy's own history.
+    let out = run(&mut copy, "import ctypes\nctypes.string_at(0)");
+    assert!(matches!(out.status, CellStatus::Crashed { .. }), "{:?}", out.status);
+    assert_eq!(run(&mut copy, "print(trail)").result.stdout.trim(), "['start', 'copy']");
+}

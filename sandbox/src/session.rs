@@ -1,9 +1,13 @@
 //! One session: a forked child that confines itself, then serves cells on its
-//! own socket until the agent closes it or asks it to stop.
+//! own socket until the agent closes it or asks it to stop. A session can be
+//! snapshotted: forked again, the copy keeping the live namespace.
 
 use std::os::unix::net::UnixStream;
 
-use gisclaw_protocol::{read_frame, write_frame, FrameError, SessionRequest, SessionResponse, SessionSpec};
+use gisclaw_protocol::fdpass::recv_fd;
+use gisclaw_protocol::{
+    read_frame, write_frame, ConfinementReport, FrameError, SessionRequest, SessionResponse, SessionSpec,
+};
 
 use crate::confine;
 use crate::interpreter::Runtime;
@@ -25,9 +29,19 @@ pub fn run(runtime: &Runtime, stream: UnixStream, spec: &SessionSpec) -> i32 {
         let _ = write_frame(&mut stream, &SessionResponse::Error { message });
         return 1;
     }
+    serve(runtime, stream, confinement)
+}
+
+/// Greets on `stream` and answers requests until it closes.
+fn serve(runtime: &Runtime, stream: UnixStream, confinement: ConfinementReport) -> i32 {
+    let mut stream = stream;
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    if write_frame(&mut stream, &SessionResponse::Ready { pid, confinement }).is_err() {
+    let ready = SessionResponse::Ready {
+        pid,
+        confinement: confinement.clone(),
+    };
+    if write_frame(&mut stream, &ready).is_err() {
         return 1;
     }
     loop {
@@ -51,6 +65,26 @@ pub fn run(runtime: &Runtime, stream: UnixStream, spec: &SessionSpec) -> i32 {
                 Ok(packages) => SessionResponse::Packages { packages },
                 Err(message) => SessionResponse::Error { message },
             },
+            SessionRequest::Snapshot => match recv_fd(&stream).map(UnixStream::from) {
+                Ok(copy_stream) => match fork_snapshot(runtime) {
+                    Ok(Fork::Original) => {
+                        drop(copy_stream);
+                        SessionResponse::Snapshotted
+                    }
+                    Ok(Fork::Copy) => {
+                        // The copy must not hold the original's socket, or the
+                        // agent would not see the original close.
+                        drop(stream);
+                        return serve(runtime, copy_stream, confinement);
+                    }
+                    Err(err) => SessionResponse::Error {
+                        message: format!("snapshot failed: {err}"),
+                    },
+                },
+                Err(err) => SessionResponse::Error {
+                    message: format!("no socket arrived with the snapshot request: {err}"),
+                },
+            },
             SessionRequest::Shutdown => return 0,
         };
         runtime.flush_std_streams();
@@ -58,4 +92,63 @@ pub fn run(runtime: &Runtime, stream: UnixStream, spec: &SessionSpec) -> i32 {
             return 1;
         }
     }
+}
+
+/// Which side of a snapshot fork this process is on.
+enum Fork {
+    Original,
+    Copy,
+}
+
+/// Forks a copy of this session that the zygote adopts: a double fork, so
+/// that the copy's parent is the zygote (a child subreaper), which reaps it
+/// and whose death kills it, and so that the copy outlives this session.
+fn fork_snapshot(runtime: &Runtime) -> std::io::Result<Fork> {
+    // SAFETY: getppid has no preconditions; this session's parent is the zygote.
+    let zygote_pid = unsafe { libc::getppid() };
+    runtime.before_fork();
+    // SAFETY: the session is single-threaded; CPython is prepared by
+    // PyOS_BeforeFork and repaired by the AfterFork calls.
+    let middle = unsafe { libc::fork() };
+    if middle < 0 {
+        let err = std::io::Error::last_os_error();
+        runtime.after_fork_parent();
+        return Err(err);
+    }
+    if middle > 0 {
+        runtime.after_fork_parent();
+        let mut status = 0;
+        // SAFETY: reaping the short-lived middle process we just forked.
+        unsafe { libc::waitpid(middle, &mut status, 0) };
+        return if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+            Ok(Fork::Original)
+        } else {
+            Err(std::io::Error::other("the intermediate process failed"))
+        };
+    }
+    // The middle process: fork the copy and leave at once.
+    runtime.after_fork_child();
+    runtime.before_fork();
+    // SAFETY: as above.
+    let copy = unsafe { libc::fork() };
+    if copy != 0 {
+        // SAFETY: leaving the middle process without running any handlers.
+        unsafe { libc::_exit(if copy > 0 { 0 } else { 1 }) };
+    }
+    runtime.after_fork_child();
+    // Wait to be adopted by the zygote, then die with it.
+    // SAFETY: plain process-state calls.
+    unsafe {
+        while libc::getppid() != zygote_pid {
+            if libc::getppid() == 1 {
+                libc::_exit(1);
+            }
+            libc::usleep(200);
+        }
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != zygote_pid {
+            libc::_exit(1);
+        }
+    }
+    Ok(Fork::Copy)
 }

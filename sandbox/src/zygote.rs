@@ -1,9 +1,10 @@
 //! The zygote: a worker that imported the GIS stack once and forks a child
 //! per session on request (milliseconds instead of seconds).
 //!
-//! It is single-threaded: it holds the GIL for its whole life and only runs
-//! Python between requests' forks never. Children it forked are reaped here;
-//! their exit status is kept briefly so the agent can ask why a session died.
+//! It is single-threaded and holds the GIL for its whole life. It is a child
+//! subreaper: session children and the snapshots they fork are all its
+//! children, reaped here, with their exit status kept briefly so the agent
+//! can ask why a session died.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -55,24 +56,23 @@ impl Children {
             if let Some((_, exit)) = self.exits.iter().find(|(p, _)| *p == pid) {
                 return Some(exit.clone());
             }
-            if !self.running.contains(&pid) || Instant::now() >= deadline {
+            if Instant::now() >= deadline {
                 return None;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
     }
 
-    /// Kills and reaps every child.
+    /// Kills and reaps every child, adopted snapshots included.
     fn kill_all(&mut self) {
         for pid in &self.running {
             // SAFETY: plain kill of a child we forked and have not reaped.
             unsafe { libc::kill(*pid, libc::SIGKILL) };
         }
-        for pid in std::mem::take(&mut self.running) {
-            let mut status = 0;
-            // SAFETY: status is a valid out-pointer.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
-        }
+        self.running.clear();
+        // Adopted snapshots are not in `running`; PDEATHSIG ends them when
+        // the zygote exits. Reap whatever has already ended.
+        self.reap_ready();
     }
 }
 
@@ -183,6 +183,8 @@ pub fn serve(runtime: Runtime) -> ExitCode {
         eprintln!("gisclaw-worker: standard input must be the Unix control socket (gisclaw starts the zygote itself)");
         return ExitCode::from(2);
     }
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes integer arguments only.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     let ready = match runtime.worker_info() {
         Ok(info) => ControlResponse::Ready { info: Box::new(info) },
         Err(message) => ControlResponse::Error { message },

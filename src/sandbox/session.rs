@@ -2,6 +2,7 @@
 //! namespace, plus the journal of successful cells that rebuilds that
 //! namespace in a fresh child after a crash or a kill.
 
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -9,6 +10,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gisclaw_protocol::fdpass::send_fd;
 use gisclaw_protocol::{
     read_frame, write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport, FrameError, PackageInfo,
     PyError, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
@@ -180,7 +182,8 @@ pub struct Session {
     spent: Duration,
     cancel: Arc<AtomicBool>,
     current_pid: Arc<AtomicI32>,
-    _tmp: tempfile::TempDir,
+    /// Shared with snapshots, which write to the same tmp dir.
+    _tmp: Arc<tempfile::TempDir>,
 }
 
 impl Session {
@@ -229,7 +232,7 @@ impl Session {
             spent: Duration::ZERO,
             cancel: Arc::new(AtomicBool::new(false)),
             current_pid,
-            _tmp: tmp,
+            _tmp: Arc::new(tmp),
         })
     }
 
@@ -277,6 +280,50 @@ impl Session {
     /// Time spent running cells so far.
     pub fn spent(&self) -> Duration {
         self.spent
+    }
+
+    /// Forks this session: the copy starts with the live namespace (copied
+    /// on write, in milliseconds) and its own future. It shares this
+    /// session's work dir, tmp dir and confinement, and inherits the journal,
+    /// so a crash in either rebuilds its own namespace. For exploring
+    /// alternatives (e.g. MCTS branches) without re-running earlier cells.
+    pub fn snapshot(&mut self) -> Result<Session, SandboxError> {
+        if self.worker.is_none() {
+            self.restart()?;
+        }
+        let worker = self.worker.as_mut().expect("worker present");
+        let (ours, theirs) = UnixStream::pair().map_err(SandboxError::io("creating a snapshot socket"))?;
+        worker.send(&SessionRequest::Snapshot)?;
+        send_fd(&worker.writer, theirs.as_raw_fd()).map_err(SandboxError::io("passing the snapshot socket"))?;
+        drop(theirs);
+        match worker.wait(Instant::now() + QUERY_TIMEOUT, None) {
+            Ok(SessionResponse::Snapshotted) => {}
+            Ok(SessionResponse::Error { message }) => return Err(SandboxError::Worker(message)),
+            Ok(other) => return Err(SandboxError::Protocol(format!("expected Snapshotted, got {other:?}"))),
+            Err(_) => return Err(SandboxError::Protocol("the worker did not answer the snapshot".into())),
+        }
+        let mut copy = Worker::new(0, ours)?;
+        let confinement = match copy.wait(Instant::now() + QUERY_TIMEOUT, None) {
+            Ok(SessionResponse::Ready { pid, confinement }) => {
+                copy.pid = pid;
+                confinement
+            }
+            Ok(other) => return Err(SandboxError::Protocol(format!("expected Ready, got {other:?}"))),
+            Err(_) => return Err(SandboxError::StartFailed("the snapshot died while starting".into())),
+        };
+        Ok(Session {
+            zygote: self.zygote.clone(),
+            config: self.config.clone(),
+            spec: self.spec.clone(),
+            current_pid: Arc::new(AtomicI32::new(copy.pid)),
+            worker: Some(copy),
+            confinement,
+            journal: self.journal.clone(),
+            next_cell: self.next_cell,
+            spent: self.spent,
+            cancel: Arc::new(AtomicBool::new(false)),
+            _tmp: self._tmp.clone(),
+        })
     }
 
     /// A handle that cancels the running cell from another thread.

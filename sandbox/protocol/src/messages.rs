@@ -156,6 +156,10 @@ pub enum SessionRequest {
     Variables,
     /// List the importable distributions and their versions.
     Packages,
+    /// Fork this session: the copy starts with the same namespace and talks
+    /// on the socket that follows this frame as an SCM_RIGHTS message. It
+    /// shares the work dir and confinement, and greets with its own `Ready`.
+    Snapshot,
     /// End the session process.
     Shutdown,
 }
@@ -181,6 +185,9 @@ pub enum SessionResponse {
         /// One summary per user variable.
         variables: Vec<VariableSummary>,
     },
+    /// Answer to [`SessionRequest::Snapshot`]: the copy exists and will
+    /// send `Ready` on its own socket.
+    Snapshotted,
     /// Answer to [`SessionRequest::Packages`].
     Packages {
         /// Importable distributions.
