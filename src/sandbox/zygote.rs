@@ -21,6 +21,12 @@ const STDERR_TAIL_LINES: usize = 20;
 /// Longest worker log line forwarded to the log.
 const LOG_LINE_CHARS: usize = 2_000;
 
+/// Environment variables the worker inherits; everything else (API keys
+/// above all) is withheld from code the model writes.
+const INHERITED_ENV: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM"];
+/// Prefixes of variables that configure the GIS libraries and are passed on.
+const INHERITED_ENV_PREFIXES: &[&str] = &["LC_", "GDAL_", "CPL_", "PROJ_", "OGR_"];
+
 /// The running zygote process and its control channel.
 struct ZygoteProcess {
     child: Child,
@@ -70,7 +76,13 @@ impl ZygoteProcess {
     /// Spawns the worker in zygote mode and waits for its `Ready`.
     fn spawn(config: &SandboxConfig) -> Result<(ZygoteProcess, WorkerInfo), SandboxError> {
         let (ours, theirs) = UnixStream::pair().map_err(SandboxError::io("creating the control socket"))?;
+        let inherited = std::env::vars_os().filter(|(key, _)| {
+            let key = key.to_string_lossy();
+            INHERITED_ENV.contains(&key.as_ref()) || INHERITED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+        });
         let mut child = Command::new(&config.worker)
+            .env_clear()
+            .envs(inherited)
             .arg("zygote")
             .arg("--venv")
             .arg(&config.venv)

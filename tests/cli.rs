@@ -1,0 +1,92 @@
+//! The `gisclaw` binary as a user runs it.
+
+use std::process::{Command, Output};
+
+fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("gisclaw runs")
+}
+
+fn script(dir: &tempfile::TempDir, body: &str) -> String {
+    let path = dir.path().join("script.py");
+    std::fs::write(&path, body).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn exec_runs_cells_in_one_session_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = script(&dir, "a = 2\n# %%\nprint(a * 21)\n");
+    let work = dir.path().join("work");
+    let out = gisclaw(&["exec", &file, "--workdir", work.to_str().unwrap()], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("── cell 2") && stdout.contains("\n42\n"), "{stdout}");
+    assert!(work.join("pred_results").is_dir());
+}
+
+#[test]
+fn exec_exits_one_when_a_cell_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = script(&dir, "raise ValueError('bad input data')\n");
+    let work = dir.path().join("work");
+    let out = gisclaw(&["exec", &file, "--workdir", work.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ValueError: bad input data"));
+}
+
+#[test]
+fn api_keys_never_reach_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = script(&dir, "import os\nprint(sorted(k for k in os.environ if 'KEY' in k or 'TOKEN' in k))\n");
+    let work = dir.path().join("work");
+    let out = gisclaw(
+        &["exec", &file, "--workdir", work.to_str().unwrap()],
+        &[("OPENAI_API_KEY", "sk-test-secret"), ("HF_TOKEN", "hf-secret")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("[]"), "{stdout}");
+    assert!(!stdout.contains("secret"), "{stdout}");
+}
+
+#[test]
+fn a_missing_venv_is_one_line_with_the_fix_and_exit_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = script(&dir, "print(1)\n");
+    let out = gisclaw(&["exec", &file], &[("GISCLAW_VENV", "/nonexistent/venv")]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("/nonexistent/venv") && stderr.contains("make setup"), "{stderr}");
+}
+
+#[test]
+fn a_missing_script_names_the_file() {
+    let out = gisclaw(&["exec", "/nonexistent/script.py"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent/script.py"), "{stderr}");
+}
+
+#[test]
+fn doctor_reports_the_stack_and_confinement() {
+    let out = gisclaw(&["doctor"], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    for needle in ["geopandas", "rasterio", "mgwr", "python", "confinement", "all good"] {
+        assert!(stdout.contains(needle), "{needle} missing from:\n{stdout}");
+    }
+}
+
+#[test]
+fn doctor_names_the_fix_for_a_missing_venv() {
+    let out = gisclaw(&["doctor"], &[("GISCLAW_VENV", "/nonexistent/venv")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("MISSING") && stdout.contains("make setup"), "{stdout}");
+}
