@@ -424,11 +424,17 @@ impl Session {
         };
         let reason = if cancelled {
             "cancelled by the user".to_string()
+        } else if limit < self.config.cell_timeout {
+            format!("stopped after {} s (the session's time budget ran out)", limit.as_secs_f64().round())
         } else {
             format!("stopped after {} s (the cell time limit)", limit.as_secs_f64().round())
         };
         if let Ok(resp) = answer {
             if let Ok(mut result) = Self::cell_result(resp) {
+                if result.ok {
+                    // The cell finished just as the interrupt was sent.
+                    return Ok((CellStatus::Ok, result));
+                }
                 let ename = if cancelled { "KeyboardInterrupt" } else { "TimeoutError" };
                 if let Some(err) = result.error.as_mut() {
                     err.traceback = format!("{}{ename}: the cell was {reason}\n", err.traceback);
