@@ -6,6 +6,7 @@
 //! Later steps (task, schema card, prompt, llm, agent, eval) build on these.
 
 pub mod doctor;
+pub mod llm;
 pub mod task;
 pub mod observation;
 pub mod paths;

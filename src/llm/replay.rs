@@ -1,0 +1,126 @@
+//! The replay backend: plays back a JSONL file, one assistant message per
+//! line in OpenAI chat format, through the real loop, tools and sandbox.
+//!
+//! Line format (stable; other tools rely on it):
+//! `{"role":"assistant","content":"…","tool_calls":[{"type":"function","function":{"name":"execute_python","arguments":"{\"code\":\"…\"}"}}]}`
+//! Blank lines and lines starting with `//` are skipped.
+
+use std::path::{Path, PathBuf};
+
+use super::{estimate_tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
+
+/// Plays back recorded assistant messages in order.
+pub struct ReplayBackend {
+    file: PathBuf,
+    messages: Vec<Message>,
+    next: usize,
+}
+
+impl ReplayBackend {
+    /// Reads and checks every line up front, so a bad file fails before the
+    /// run starts.
+    pub fn open(file: &Path) -> Result<ReplayBackend, LlmError> {
+        let bad = |line: usize, message: String| LlmError::BadReplay {
+            file: file.display().to_string(),
+            line,
+            message,
+        };
+        let text = std::fs::read_to_string(file).map_err(|e| bad(0, format!("cannot read: {e}")))?;
+        let mut messages = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with("//") {
+                continue;
+            }
+            let msg: Message = serde_json::from_str(trimmed).map_err(|e| bad(i + 1, format!("not a chat message: {e}")))?;
+            if msg.role != Role::Assistant {
+                return Err(bad(i + 1, format!("role must be \"assistant\", found {:?}", msg.role)));
+            }
+            messages.push(msg);
+        }
+        Ok(ReplayBackend {
+            file: file.to_path_buf(),
+            messages,
+            next: 0,
+        })
+    }
+
+    /// How many messages the file holds.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Whether the file holds no message.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+}
+
+impl ChatBackend for ReplayBackend {
+    fn describe(&self) -> String {
+        format!("replay of {}", self.file.display())
+    }
+
+    fn is_replay(&self) -> bool {
+        true
+    }
+
+    fn chat(&mut self, messages: &[Message], _tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        let message = self
+            .messages
+            .get(self.next)
+            .cloned()
+            .ok_or(LlmError::ReplayExhausted(self.next))?;
+        self.next += 1;
+        let prompt: u64 = messages
+            .iter()
+            .map(|m| estimate_tokens(m.content.as_deref().unwrap_or("")))
+            .sum();
+        let completion = estimate_tokens(message.content.as_deref().unwrap_or(""))
+            + message
+                .tool_calls
+                .iter()
+                .map(|c| estimate_tokens(&c.function.arguments))
+                .sum::<u64>();
+        Ok(ChatResponse {
+            message,
+            usage: Usage {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                estimated: true,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plays_lines_in_order_then_reports_exhaustion() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.jsonl");
+        std::fs::write(
+            &file,
+            "// a comment\n{\"role\":\"assistant\",\"content\":\"hi\",\"tool_calls\":[{\"type\":\"function\",\"function\":{\"name\":\"execute_python\",\"arguments\":\"{\\\"code\\\":\\\"1\\\"}\"}}]}\n\n{\"role\":\"assistant\",\"content\":\"bye\"}\n",
+        )
+        .unwrap();
+        let mut r = ReplayBackend::open(&file).unwrap();
+        assert_eq!(r.len(), 2);
+        let first = r.chat(&[], &[]).unwrap().message;
+        assert_eq!(first.tool_calls[0].function.name, "execute_python");
+        assert_eq!(first.tool_calls[0].function.arguments, "{\"code\":\"1\"}");
+        assert_eq!(r.chat(&[], &[]).unwrap().message.content.as_deref(), Some("bye"));
+        assert!(matches!(r.chat(&[], &[]), Err(LlmError::ReplayExhausted(2))));
+    }
+
+    #[test]
+    fn a_bad_line_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.jsonl");
+        std::fs::write(&file, "{\"role\":\"assistant\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"no\"}\n").unwrap();
+        let err = ReplayBackend::open(&file).err().unwrap().to_string();
+        assert!(err.contains("r.jsonl:2:") && err.contains("assistant"), "{err}");
+    }
+}
