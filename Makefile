@@ -8,11 +8,13 @@ GISCLAW := target/debug/gisclaw
 .PHONY: setup demo test bench lock
 
 ## Install everything (Debian packages, the pinned Python venv, the binaries),
-## then check the install and run a real sandbox session on the example.
+## then check the install and solve the example task for real in the sandbox
+## (with no live model configured, its recorded session is replayed, and
+## gisclaw says so).
 setup:
 	bash sandbox/setup.sh
 	$(GISCLAW) doctor
-	$(GISCLAW) exec examples/sandbox_tour.py --workdir target/demo
+	$(GISCLAW) solve examples/heat_island/task.yaml --out target/demo/heat_island
 
 ## Run every test (needs `make setup` once).
 test:

@@ -5,6 +5,7 @@
 //! `observation` (what the model is shown of a cell's outcome).
 //! Later steps (task, schema card, prompt, llm, agent, eval) build on these.
 
+pub mod agent;
 pub mod doctor;
 pub mod llm;
 pub mod task;

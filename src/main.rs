@@ -1,13 +1,13 @@
 //! The `gisclaw` command line. Subcommands only parse and dispatch.
 
+mod cli;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
-use gisclaw::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
-use gisclaw::{doctor, observation};
+use gisclaw::doctor;
+use gisclaw::sandbox::SandboxConfig;
 
 /// A runtime that lets an LLM do real, multi-step GIS analysis.
 #[derive(Parser)]
@@ -22,6 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Solve one task end to end (task.yaml → pred_results/, transcript, solution.py, run.json).
+    Solve(cli::solve::SolveArgs),
     /// Report what is installed, what is missing and how to fix it.
     Doctor,
     /// Run a Python file in a sandbox session, cell by cell (cells are split
@@ -38,6 +40,12 @@ enum Command {
         /// Run without Landlock and seccomp (rlimits still apply).
         #[arg(long)]
         no_confine: bool,
+    },
+    /// Print a JSON Schema.
+    Schema {
+        /// Which schema.
+        #[arg(value_parser = ["task"])]
+        which: String,
     },
 }
 
@@ -56,49 +64,11 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
-/// Splits a script into cells at `# %%` lines.
-fn split_cells(source: &str) -> Vec<String> {
-    let mut cells = vec![String::new()];
-    for line in source.lines() {
-        if line.trim_start().starts_with("# %%") {
-            cells.push(String::new());
-        } else {
-            let cell = cells.last_mut().expect("at least one cell");
-            cell.push_str(line);
-            cell.push('\n');
-        }
-    }
-    cells.retain(|c| c.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')));
-    cells
-}
-
-fn exec(file: PathBuf, workdir: PathBuf, cell_timeout: u64, no_confine: bool) -> anyhow::Result<ExitCode> {
-    let source = if file.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).context("reading the script from standard input")?
-    } else {
-        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?
-    };
-    let config = SandboxConfig {
-        cell_timeout: Duration::from_secs(cell_timeout),
-        confine: !no_confine,
-        ..SandboxConfig::default()
-    };
-    let zygote = Zygote::start(config)?;
-    let mut session = Session::open(&zygote, &workdir)?;
-    let mut all_ok = true;
-    for code in split_cells(&source) {
-        let outcome = session.execute(&code)?;
-        println!("── cell {} ({:?}, {} ms)", outcome.cell, outcome.status, outcome.wall.as_millis());
-        print!("{}", observation::render(&outcome));
-        all_ok &= outcome.status == CellStatus::Ok;
-    }
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let result = match cli.command {
+        Command::Solve(args) => cli::solve::run(args),
         Command::Doctor => {
             let report = doctor::run(&SandboxConfig::default());
             for line in &report.lines {
@@ -111,21 +81,18 @@ fn main() -> ExitCode {
             workdir,
             cell_timeout,
             no_confine,
-        } => exec(file, workdir, cell_timeout, no_confine),
+        } => cli::exec::run(file, workdir, cell_timeout, no_confine),
+        Command::Schema { .. } => {
+            let schema = gisclaw::task::Task::json_schema();
+            println!("{}", serde_json::to_string_pretty(&schema).expect("schema serialises"));
+            Ok(ExitCode::SUCCESS)
+        }
     };
+    // Errors that reach here happen before any work starts (bad task file,
+    // no backend, no venv…): usage or configuration, exit code 2. Failures
+    // during a run are reported by the run itself (exit code 1).
     result.unwrap_or_else(|err| {
         eprintln!("gisclaw: {err:#}");
         ExitCode::from(2)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_cells;
-
-    #[test]
-    fn cells_split_at_percent_markers_and_blank_cells_drop() {
-        let cells = split_cells("# only a comment\n# %%\na = 1\n# %% second\nb = 2\n# %%\n\n");
-        assert_eq!(cells, vec!["a = 1\n".to_string(), "b = 2\n".to_string()]);
-    }
 }

@@ -1,0 +1,168 @@
+//! Rendering the prompts in `prompts/` (minijinja): the system prompt with
+//! the Schema Analysis and Package Constraint rules, and the task prompt
+//! with knowledge, workflow, hints, the data listing and the output contract.
+
+use std::path::Path;
+
+use minijinja::{context, Environment};
+
+use crate::task::Task;
+use gisclaw_protocol::BlockedImport;
+
+/// The templates, compiled into the binary.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("single", include_str!("../../prompts/single.md.j2")),
+    ("task", include_str!("../../prompts/task.md.j2")),
+];
+
+/// Most files listed in the data section before it is summarised.
+const LISTING_LIMIT: usize = 120;
+
+/// What the prompts are made of.
+pub struct PromptInputs<'a> {
+    /// The task.
+    pub task: &'a Task,
+    /// Whether to include the expert workflow (`--no-workflow` clears it).
+    pub include_workflow: bool,
+    /// Extra hints (`--hint`).
+    pub hints: &'a [String],
+    /// The data folder as the model should write it (e.g. `data/`).
+    pub data_path: &'a str,
+    /// The real data folder, listed in the prompt.
+    pub data_dir: Option<&'a Path>,
+    /// Importable distributions (`name version`).
+    pub packages: Vec<String>,
+    /// Refused modules.
+    pub blocked: &'a [BlockedImport],
+}
+
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_trim_blocks(true);
+    for (name, source) in TEMPLATES {
+        env.add_template(name, source).expect("bundled templates compile");
+    }
+    env
+}
+
+/// Every file under `dir`, relative and sorted, with sizes; summarised past
+/// [`LISTING_LIMIT`] files.
+pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
+    let Some(dir) = dir else {
+        return "This task has no input data folder.".to_string();
+    };
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(meta) = entry.metadata() {
+                let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().into_owned();
+                files.push((rel, meta.len()));
+            }
+        }
+    }
+    files.sort();
+    let mut text = format!("{} file(s) in `{shown_as}`:\n", files.len());
+    for (rel, size) in files.iter().take(LISTING_LIMIT) {
+        text.push_str(&format!("- {shown_as}{rel} ({size} bytes)\n"));
+    }
+    if files.len() > LISTING_LIMIT {
+        text.push_str(&format!("- … and {} more (call list_files)\n", files.len() - LISTING_LIMIT));
+    }
+    text
+}
+
+/// The system prompt of the single agent.
+pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
+    environment()
+        .get_template("single")
+        .and_then(|t| {
+            t.render(context! {
+                data_path => inputs.data_path,
+                packages => inputs.packages,
+                blocked => inputs.blocked,
+            })
+        })
+        .expect("the system template renders")
+}
+
+/// The task prompt (the first user message).
+pub fn task_prompt(inputs: &PromptInputs<'_>) -> String {
+    let workflow = if inputs.include_workflow {
+        inputs.task.workflow.clone()
+    } else {
+        None
+    };
+    environment()
+        .get_template("task")
+        .and_then(|t| {
+            t.render(context! {
+                task => inputs.task,
+                workflow => workflow,
+                hints => inputs.hints,
+                data_listing => data_listing(inputs.data_dir, inputs.data_path),
+            })
+        })
+        .expect("the task template renders")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task() -> Task {
+        Task::parse(
+            "id: T1\ntitle: Heat\ninstruction: Map it.\nworkflow: 1. load 2. map\ndomain_knowledge: Use 100 m cells.\noutputs: [pred_results/map.png]\n",
+            Path::new("t.yaml"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_task_prompt_carries_knowledge_workflow_hints_and_outputs() {
+        let t = task();
+        let hints = vec!["Temperatures are in Fahrenheit".to_string()];
+        let blocked = crate::sandbox::default_blocked_imports();
+        let inputs = PromptInputs {
+            task: &t,
+            include_workflow: true,
+            hints: &hints,
+            data_path: "data/",
+            data_dir: None,
+            packages: vec!["geopandas 1.2.0".into()],
+            blocked: &blocked,
+        };
+        let text = task_prompt(&inputs);
+        for needle in ["Map it.", "Use 100 m cells.", "1. load 2. map", "Fahrenheit", "`pred_results/map.png`"] {
+            assert!(text.contains(needle), "{needle} missing:\n{text}");
+        }
+        let no_workflow = task_prompt(&PromptInputs {
+            include_workflow: false,
+            ..inputs
+        });
+        assert!(!no_workflow.contains("1. load 2. map"));
+    }
+
+    #[test]
+    fn the_system_prompt_lists_packages_and_refused_modules_with_alternatives() {
+        let t = task();
+        let blocked = crate::sandbox::default_blocked_imports();
+        let text = system_prompt(&PromptInputs {
+            task: &t,
+            include_workflow: true,
+            hints: &[],
+            data_path: "data/",
+            data_dir: None,
+            packages: vec!["geopandas 1.2.0".into(), "rasterio 1.4.4".into()],
+            blocked: &blocked,
+        });
+        assert!(text.contains("geopandas 1.2.0, rasterio 1.4.4"), "{text}");
+        assert!(text.contains("`pykrige` → scipy.interpolate"), "{text}");
+        assert!(text.contains("Never import arcpy"), "{text}");
+        assert!(text.contains("plt.savefig"), "{text}");
+    }
+}

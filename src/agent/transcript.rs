@@ -1,0 +1,164 @@
+//! The run's record: `transcript.jsonl` (every message, tool call and
+//! observation, with timings and tokens, flushed line by line) and
+//! `run.json` (the summary, written atomically). Neither ever holds a
+//! secret: only messages, tool results and gisclaw's own figures go in.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// Writes `bytes` to `path` atomically (temp file in the same folder, fsync,
+/// rename), so a reader never sees half a file and a crash loses nothing old.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // Temp files are created 0600; results are ordinary files.
+    std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// An append-only JSONL transcript.
+pub struct Transcript {
+    path: PathBuf,
+    out: BufWriter<File>,
+    started: Instant,
+}
+
+impl Transcript {
+    /// Creates (truncates) the transcript file.
+    pub fn create(path: &Path) -> std::io::Result<Transcript> {
+        Ok(Transcript {
+            path: path.to_path_buf(),
+            out: BufWriter::new(File::create(path)?),
+            started: Instant::now(),
+        })
+    }
+
+    /// Where it is written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event (`{"t": seconds, "event": kind, ...fields}`) and flushes.
+    pub fn record(&mut self, kind: &str, fields: Value) -> std::io::Result<()> {
+        let mut line = json!({
+            "t": (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            "event": kind,
+        });
+        if let (Some(obj), Value::Object(extra)) = (line.as_object_mut(), fields) {
+            obj.extend(extra);
+        }
+        serde_json::to_writer(&mut self.out, &line)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+/// One declared output and whether it exists.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct OutputStatus {
+    /// Path relative to the work dir.
+    pub path: String,
+    /// Whether it exists and is not empty.
+    pub exists: bool,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// The task id.
+    pub task: String,
+    /// `finished` (all outputs present), `failed`, or `error` (infrastructure).
+    pub status: String,
+    /// Why the run ended.
+    pub reason: String,
+    /// The agent architecture.
+    pub arch: String,
+    /// The backend's description.
+    pub backend: String,
+    /// True when the model was a recording.
+    pub replay: bool,
+    /// Model rounds used.
+    pub rounds: usize,
+    /// Prompt tokens, summed.
+    pub tokens_in: u64,
+    /// Completion tokens, summed.
+    pub tokens_out: u64,
+    /// True when some counts were estimated by gisclaw.
+    pub tokens_estimated: bool,
+    /// Seconds waiting for the model.
+    pub llm_seconds: f64,
+    /// Seconds running cells.
+    pub sandbox_seconds: f64,
+    /// Seconds in all.
+    pub wall_seconds: f64,
+    /// Cost estimate in USD, when the model's price is known.
+    pub cost_usd: Option<f64>,
+    /// The declared outputs.
+    pub outputs: Vec<OutputStatus>,
+    /// The model's closing summary, when it finished.
+    pub summary: Option<String>,
+}
+
+impl RunSummary {
+    /// Writes `run.json` atomically.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("summary serialises");
+        bytes.push(b'\n');
+        write_atomic(path, &bytes)
+    }
+}
+
+/// The status of each declared output in `workdir`.
+pub fn output_status(workdir: &Path, outputs: &[String]) -> Vec<OutputStatus> {
+    outputs
+        .iter()
+        .map(|o| {
+            let bytes = std::fs::metadata(workdir.join(o)).map(|m| m.len()).unwrap_or(0);
+            OutputStatus {
+                path: o.clone(),
+                exists: bytes > 0,
+                bytes,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_one_json_object_per_line_and_flushed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::create(&path).unwrap();
+        t.record("message", json!({"round": 1, "text": "a\nb"})).unwrap();
+        t.record("end", json!({"status": "finished"})).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["event"], "message");
+        assert_eq!(lines[0]["text"], "a\nb");
+        assert_eq!(lines[1]["status"], "finished");
+    }
+
+    #[test]
+    fn atomic_writes_replace_whole_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        write_atomic(&path, b"old").unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp files left");
+    }
+}

@@ -1,0 +1,4 @@
+//! One module per subcommand; `main.rs` only dispatches.
+
+pub mod exec;
+pub mod solve;

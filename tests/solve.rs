@@ -1,0 +1,219 @@
+//! `gisclaw solve` end to end: the real binary, the real sandbox, replayed
+//! model messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("gisclaw runs")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One replay line: an assistant message calling `name(args)`.
+fn call(name: &str, args: Value) -> String {
+    json!({"role": "assistant", "content": format!("calling {name}"), "tool_calls": [
+        {"type": "function", "function": {"name": name, "arguments": args.to_string()}}
+    ]})
+    .to_string()
+}
+
+/// A task folder with a small CSV and a replay file.
+fn task_dir(outputs: &[&str], lines: &[String]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("data/points.csv"), "id,x,y,value\n1,0,0,3.5\n2,1,1,4.5\n").unwrap();
+    let outputs_yaml: String = outputs.iter().map(|o| format!("  - {o}\n")).collect();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        format!("id: tiny\ntitle: Tiny\ninstruction: Average the values.\ndata: data\noutputs:\n{outputs_yaml}"),
+    )
+    .unwrap();
+    let replay = dir.path().join("session.jsonl");
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    (dir, task, replay)
+}
+
+fn events(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("transcript.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn run_json(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
+
+fn observations(out: &Path) -> Vec<String> {
+    events(out)
+        .iter()
+        .filter(|e| e["event"] == "tool")
+        .map(|e| e["observation"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_example_is_solved_and_its_solution_py_runs_on_its_own() {
+    let out = tempfile::tempdir().unwrap();
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = gisclaw(&["solve", task.to_str().unwrap(), "--out", out.path().to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("REPLAY"), "a replay must say so: {stderr}");
+    let run = run_json(out.path());
+    assert_eq!(run["status"], "finished");
+    assert_eq!(run["replay"], true);
+    assert_eq!(run["rounds"], 6);
+    for o in run["outputs"].as_array().unwrap() {
+        assert_eq!(o["exists"], true, "{o}");
+    }
+    let ev = events(out.path());
+    let assistant = ev.iter().filter(|e| e["event"] == "message" && e["message"]["role"] == "assistant").count();
+    assert_eq!(assistant, 6, "every model message is in the transcript");
+    assert!(observations(out.path()).iter().any(|o| o.contains("'pykrige' is not available")));
+    assert_eq!(ev.last().unwrap()["event"], "end");
+
+    // solution.py rebuilds the outputs with the venv's python alone.
+    std::fs::remove_dir_all(out.path().join("pred_results")).unwrap();
+    let python = gisclaw::paths::default_venv().join("bin/python");
+    let status = Command::new(python).arg(out.path().join("solution.py")).output().unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(out.path().join("pred_results/temperature.tif").is_file());
+    assert!(out.path().join("pred_results/temperature_map.png").is_file());
+}
+
+#[test]
+fn a_replay_that_ends_without_finish_fails_with_exit_one() {
+    let (_dir, task, replay) = task_dir(&["pred_results/mean.txt"], &[call("execute_python", json!({"code": "x = 1"}))]);
+    let out = tempfile::tempdir().unwrap();
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = run_json(out.path());
+    assert_eq!(run["status"], "failed");
+    assert!(run["reason"].as_str().unwrap().contains("replay ended"), "{run}");
+    assert_eq!(run["outputs"][0]["exists"], false);
+    assert!(out.path().join("solution.py").is_file());
+}
+
+#[test]
+fn finish_is_refused_until_every_declared_output_exists() {
+    let (_dir, task, replay) = task_dir(
+        &["pred_results/mean.txt"],
+        &[
+            call("finish", json!({"summary": "too early"})),
+            call(
+                "execute_python",
+                json!({"code": "df = pd.read_csv('data/points.csv')\nopen('pred_results/mean.txt', 'w').write(str(df['value'].mean()))"}),
+            ),
+            call("finish", json!({"summary": "done"})),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let obs = observations(out.path());
+    assert!(obs[0].contains("finish refused") && obs[0].contains("pred_results/mean.txt"), "{}", obs[0]);
+    assert_eq!(std::fs::read_to_string(out.path().join("pred_results/mean.txt")).unwrap(), "4.0");
+    assert_eq!(run_json(out.path())["summary"], "done");
+}
+
+#[test]
+fn malformed_tool_calls_are_repaired_or_sent_back_never_a_crash() {
+    let truncated = json!({"role": "assistant", "content": null, "tool_calls": [
+        {"type": "function", "function": {"name": "execute_python", "arguments": "{\"code\": \"open('pred_results/a.txt', 'w').write('ok')"}}
+    ]})
+    .to_string();
+    let hopeless = json!({"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "finish", "arguments": "{\"summary\": ]"}}
+    ]})
+    .to_string();
+    let text_mode = json!({"role": "assistant", "content": "<think>hm</think>Thought: check\n```python\nprint('text mode ran')\n```"}).to_string();
+    let (_dir, task, replay) = task_dir(
+        &["pred_results/a.txt"],
+        &[truncated, hopeless, text_mode, call("finish", json!({"summary": "ok"}))],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let obs = observations(out.path());
+    assert!(obs[1].contains("not a JSON object") && obs[1].contains("again"), "{}", obs[1]);
+    assert!(obs[2].contains("text mode ran"), "{}", obs[2]);
+    let repairs: Vec<Value> = events(out.path())
+        .iter()
+        .filter_map(|e| e.get("repairs").cloned())
+        .collect();
+    assert!(repairs.iter().any(|r| r.to_string().contains("repaired the arguments")), "{repairs:?}");
+    assert!(repairs.iter().any(|r| r.to_string().contains("stripped <think>")), "{repairs:?}");
+}
+
+#[test]
+fn secrets_in_the_environment_stay_out_of_the_record() {
+    let (_dir, task, replay) = task_dir(
+        &["pred_results/env.txt"],
+        &[
+            call("execute_python", json!({"code": "import os\nopen('pred_results/env.txt', 'w').write(repr(dict(os.environ)))\nprint(os.environ)"})),
+            call("finish", json!({"summary": "ok"})),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
+        &[("OPENAI_API_KEY", "sk-very-secret-123")],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    for file in ["transcript.jsonl", "run.json", "pred_results/env.txt"] {
+        let text = std::fs::read_to_string(out.path().join(file)).unwrap();
+        assert!(!text.contains("sk-very-secret-123"), "{file} leaks the key");
+    }
+}
+
+#[test]
+fn a_bad_task_file_is_one_line_naming_file_line_and_field_with_exit_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(&task, "id: x\ntitle: t\ninstruction: i\noutput:\n  - pred_results/a.png\n").unwrap();
+    let o = gisclaw(&["solve", task.to_str().unwrap(), "--replay", "/dev/null"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("task.yaml:4:") && stderr.contains("field `output`"), "{stderr}");
+}
+
+#[test]
+fn an_unbuilt_backend_is_refused_with_exit_two() {
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = gisclaw(&["solve", task.to_str().unwrap(), "--backend", "openai"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("not built") && stderr.contains("--replay"), "{stderr}");
+}
+
+#[test]
+fn the_task_schema_is_printed() {
+    let o = gisclaw(&["schema", "task"], &[]);
+    assert!(o.status.success());
+    let schema: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(schema["properties"]["instruction"].is_object());
+    assert_eq!(schema["additionalProperties"], false);
+}
