@@ -15,6 +15,24 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("task", include_str!("../../prompts/task.md.j2")),
 ];
 
+/// Infrastructure distributions left out of the prompt's package list (they
+/// are installed, but naming them only costs tokens).
+const UNLISTED_PACKAGES: &[&str] = &[
+    "affine", "attrs", "beautifulsoup4", "certifi", "cftime", "charset-normalizer", "click", "click-plugins", "cligj",
+    "cloudpickle", "contourpy", "cycler", "et_xmlfile", "fonttools", "idna", "jinja2", "joblib", "kiwisolver",
+    "markupsafe", "narwhals", "packaging", "pip", "platformdirs", "pyparsing", "python-dateutil", "requests",
+    "setuptools", "simplejson", "soupsieve", "threadpoolctl", "typing_extensions", "tzdata", "urllib3", "wheel",
+];
+
+/// The packages worth naming to the model, as `name version`.
+pub fn listed_packages(packages: &[gisclaw_protocol::PackageInfo]) -> Vec<String> {
+    packages
+        .iter()
+        .filter(|p| !UNLISTED_PACKAGES.contains(&p.name.to_ascii_lowercase().as_str()))
+        .map(|p| format!("{} {}", p.name, p.version))
+        .collect()
+}
+
 /// Most files listed in the data section before it is summarised.
 const LISTING_LIMIT: usize = 120;
 

@@ -147,12 +147,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     };
     let zygote = Zygote::start(config)?;
     let mut session = Session::open(&zygote, &out)?;
-    let packages = zygote
-        .info()
-        .packages
-        .iter()
-        .map(|p| format!("{} {}", p.name, p.version))
-        .collect();
+    let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {
         task,
         include_workflow: !args.no_workflow,
