@@ -41,6 +41,12 @@ enum Command {
         #[arg(long)]
         no_confine: bool,
     },
+    /// Show or clear the Error Memory (errors seen and the fixes that followed).
+    Memory {
+        /// `show` or `clear`.
+        #[arg(value_parser = ["show", "clear"])]
+        action: String,
+    },
     /// Print a JSON Schema.
     Schema {
         /// Which schema.
@@ -82,6 +88,7 @@ fn main() -> ExitCode {
             cell_timeout,
             no_confine,
         } => cli::exec::run(file, workdir, cell_timeout, no_confine),
+        Command::Memory { action } => cli::memory::run(&action),
         Command::Schema { .. } => {
             let schema = gisclaw::task::Task::json_schema();
             println!("{}", serde_json::to_string_pretty(&schema).expect("schema serialises"));

@@ -6,9 +6,14 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
+/// The Error Memory file of this test binary (never the user's).
+fn memory_file() -> PathBuf {
+    std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()))
+}
+
 fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
-    cmd.args(args);
+    cmd.args(args).env("GISCLAW_ERROR_MEMORY", memory_file());
     for (k, v) in envs {
         cmd.env(k, v);
     }
@@ -216,4 +221,43 @@ fn the_task_schema_is_printed() {
     let schema: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(schema["properties"]["instruction"].is_object());
     assert_eq!(schema["additionalProperties"], false);
+}
+
+#[test]
+fn error_memory_carries_a_fix_from_one_task_to_the_next() {
+    let memory = tempfile::tempdir().unwrap();
+    let memory_path = memory.path().join("memory.json");
+    let env = [("GISCLAW_ERROR_MEMORY", memory_path.to_str().unwrap())];
+    let first = [
+        call("execute_python", json!({"code": "df = pd.read_csv('data/points.csv')\ndf['VALUE'].mean()"})),
+        call("execute_python", json!({"code": "df.columns = [c.lower() for c in df.columns]\nm = df['value'].mean()"})),
+        call("execute_python", json!({"code": "open('pred_results/m.txt', 'w').write(str(m))"})),
+        call("finish", json!({"summary": "ok"})),
+    ];
+    let (_d1, task1, replay1) = task_dir(&["pred_results/m.txt"], &first);
+    let out1 = tempfile::tempdir().unwrap();
+    let o = gisclaw(
+        &["solve", task1.to_str().unwrap(), "--replay", replay1.to_str().unwrap(), "--out", out1.path().to_str().unwrap()],
+        &env,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(memory_path.is_file(), "the fix was stored");
+
+    let second = [call("execute_python", json!({"code": "d = pd.read_csv('data/points.csv')\nd['Value']"}))];
+    let (_d2, task2, replay2) = task_dir(&["pred_results/m.txt"], &second);
+    let out2 = tempfile::tempdir().unwrap();
+    gisclaw(
+        &["solve", task2.to_str().unwrap(), "--replay", replay2.to_str().unwrap(), "--out", out2.path().to_str().unwrap()],
+        &env,
+    );
+    let obs = observations(out2.path());
+    assert!(obs[0].contains("[error memory]") && obs[0].contains("c.lower()"), "{}", obs[0]);
+
+    // --no-memory is the ablation: no note.
+    let out3 = tempfile::tempdir().unwrap();
+    gisclaw(
+        &["solve", task2.to_str().unwrap(), "--replay", replay2.to_str().unwrap(), "--out", out3.path().to_str().unwrap(), "--no-memory"],
+        &env,
+    );
+    assert!(!observations(out3.path())[0].contains("[error memory]"));
 }

@@ -4,6 +4,7 @@
 //! (plan/execute/replan) and MCTS refinement are not built yet.
 
 pub mod dedup;
+pub mod memory;
 pub mod prompt;
 pub mod single;
 pub mod solution;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::dedup::AmnesiaGuard;
+use super::memory::ErrorMemory;
 use super::tools::{self, Toolbox};
 use super::transcript::Transcript;
 use crate::llm::{adapt, ChatBackend, LlmError, Message, Role, Usage};
@@ -68,6 +69,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(&str);
 pub fn run(
     backend: &mut dyn ChatBackend,
     toolbox: &mut Toolbox<'_>,
+    memory: &mut ErrorMemory,
     transcript: &mut Transcript,
     system: String,
     task_prompt: String,
@@ -156,20 +158,26 @@ pub fn run(
                 let warning = code.as_deref().and_then(|c| guard.warning(c));
                 match toolbox.call(name, &call.function.arguments) {
                     Ok(result) => {
+                        let mut remembered = None;
                         let status = match &result.cell {
                             Some(cell) => {
                                 if let Some(c) = &code {
                                     guard.record(c, cell);
+                                    remembered = memory.observe(c, cell);
                                 }
                                 format!("{:?}", cell.status)
                             }
                             None if result.finished => "finished".to_string(),
                             None => "ok".to_string(),
                         };
-                        let text = match warning {
+                        let mut text = match warning {
                             Some(w) => format!("{w}\n{}", result.text),
                             None => result.text,
                         };
+                        if let Some(note) = remembered {
+                            text.push_str(&note);
+                            text.push('\n');
+                        }
                         let finished = result.finished.then(|| result.summary.unwrap_or_default());
                         (text, status, finished)
                     }

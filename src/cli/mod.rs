@@ -1,4 +1,5 @@
 //! One module per subcommand; `main.rs` only dispatches.
 
 pub mod exec;
+pub mod memory;
 pub mod solve;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use gisclaw::agent::memory::{self, ErrorMemory};
 use gisclaw::agent::prompt::{self, PromptInputs};
 use gisclaw::agent::single::{self, AgentLimits, Ending};
 use gisclaw::agent::tools::Toolbox;
@@ -51,6 +52,9 @@ pub struct SolveArgs {
     /// Per-cell time limit, in seconds.
     #[arg(long, default_value_t = 120)]
     pub cell_timeout: u64,
+    /// Neither read nor update the Error Memory (ablation).
+    #[arg(long)]
+    pub no_memory: bool,
 }
 
 /// A usage or configuration problem: exit code 2.
@@ -190,7 +194,21 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         budget: Duration::from_secs(args.budget),
         ..AgentLimits::default()
     };
-    let outcome = single::run(backend.as_mut(), &mut toolbox, &mut transcript, system, task_prompt, &limits, &mut progress);
+    let mut memory = if args.no_memory {
+        ErrorMemory::in_memory()
+    } else {
+        ErrorMemory::load(&memory::default_path())
+    };
+    let outcome = single::run(
+        backend.as_mut(),
+        &mut toolbox,
+        &mut memory,
+        &mut transcript,
+        system,
+        task_prompt,
+        &limits,
+        &mut progress,
+    );
     let script = solution::consolidate(&task.id, session.journal());
     write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;
     let (status, reason) = match &outcome.ending {

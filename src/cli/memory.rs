@@ -1,0 +1,27 @@
+//! `gisclaw memory show|clear`: the Error Memory kept across tasks.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use gisclaw::agent::memory::{default_path, ErrorMemory};
+
+/// Shows the remembered errors and fixes, or forgets them all.
+pub fn run(action: &str) -> anyhow::Result<ExitCode> {
+    let path = default_path();
+    let mut memory = ErrorMemory::load(&path);
+    if action == "clear" {
+        let n = memory.entries().len();
+        memory.clear().with_context(|| format!("removing {}", path.display()))?;
+        println!("forgot {n} remembered error(s) ({})", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let entries = memory.entries();
+    println!("{} remembered error(s) in {}", entries.len(), path.display());
+    for e in entries {
+        println!("\n{}  (seen {}×; e.g. {})", e.signature, e.hits, e.example);
+        for line in e.fix.lines().take(8) {
+            println!("    {line}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
