@@ -25,6 +25,7 @@ test:
 bench:
 	cargo build --release -p gisclaw-worker
 	cargo bench --bench sandbox_start
+	cargo bench --bench agent_step
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

@@ -514,7 +514,7 @@ def run_cell(code, cell):
         "error": error,
         "variables": changes,
         "figures": session.figures,
-        "duration_ms": int(elapsed * 1000),
+        "duration_us": int(elapsed * 1_000_000),
     })
 
 

@@ -223,7 +223,7 @@ mod tests {
                 }),
                 variables: Vec::new(),
                 figures: Vec::new(),
-                duration_ms: 0,
+                duration_us: 0,
             },
             restore: None,
             wall: Duration::ZERO,

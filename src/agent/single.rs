@@ -148,6 +148,7 @@ pub fn run(
         for call in &adapted.message.tool_calls {
             let name = call.function.name.as_str();
             let ran = Instant::now();
+            let mut cell_us = None;
             let (text, status, finished) = if let Some(bad) = adapted.malformed.iter().find(|m| m.call_id == call.id) {
                 (format!("{} Send the call again with valid JSON arguments.", bad.reason), "malformed".to_string(), None)
             } else {
@@ -161,6 +162,7 @@ pub fn run(
                         let mut remembered = None;
                         let status = match &result.cell {
                             Some(cell) => {
+                                cell_us = Some(cell.result.duration_us);
                                 if let Some(c) = &code {
                                     guard.record(c, cell);
                                     remembered = memory.observe(c, cell);
@@ -203,6 +205,7 @@ pub fn run(
                     "arguments": call.function.arguments,
                     "status": status,
                     "tool_ms": took.as_millis() as u64,
+                    "cell_us": cell_us,
                     "observation": text,
                 }),
             );

@@ -558,6 +558,6 @@ fn synthetic_result(ename: &str, evalue: &str) -> CellResult {
         }),
         variables: Vec::new(),
         figures: Vec::new(),
-        duration_ms: 0,
+        duration_us: 0,
     }
 }

@@ -217,8 +217,8 @@ pub struct CellResult {
     pub variables: Vec<VariableSummary>,
     /// Figures saved on the cell's behalf (e.g. by an intercepted `plt.show()`).
     pub figures: Vec<String>,
-    /// Wall time inside the worker, in milliseconds.
-    pub duration_ms: u64,
+    /// Wall time inside the worker, in microseconds.
+    pub duration_us: u64,
 }
 
 /// An exception raised by a cell.
