@@ -256,21 +256,26 @@ impl Runtime {
         });
     }
 
-    /// Must be called by the zygote right before `fork()`.
-    pub fn before_fork(&self) {
-        // SAFETY: called on the thread that holds the GIL (the only thread).
-        unsafe { ffi::PyOS_BeforeFork() }
-    }
-
-    /// Must be called in the parent right after `fork()`.
-    pub fn after_fork_parent(&self) {
-        // SAFETY: see before_fork.
-        unsafe { ffi::PyOS_AfterFork_Parent() }
-    }
-
-    /// Must be called in the child right after `fork()`.
-    pub fn after_fork_child(&self) {
-        // SAFETY: see before_fork; the child is single-threaded.
-        unsafe { ffi::PyOS_AfterFork_Child() }
+    /// Forks this single-threaded process with CPython's fork protocol
+    /// (`PyOS_BeforeFork`, then `PyOS_AfterFork_Parent` or `_Child`).
+    /// Returns the child's pid in the parent and 0 in the child.
+    pub fn fork(&self) -> std::io::Result<i32> {
+        // SAFETY: the worker is single-threaded and holds the GIL; CPython is
+        // prepared before the fork and repaired on both sides after it.
+        unsafe {
+            ffi::PyOS_BeforeFork();
+            let pid = libc::fork();
+            if pid == 0 {
+                ffi::PyOS_AfterFork_Child();
+                return Ok(0);
+            }
+            let err = std::io::Error::last_os_error();
+            ffi::PyOS_AfterFork_Parent();
+            if pid < 0 {
+                Err(err)
+            } else {
+                Ok(pid)
+            }
+        }
     }
 }

@@ -106,17 +106,8 @@ enum Fork {
 fn fork_snapshot(runtime: &Runtime) -> std::io::Result<Fork> {
     // SAFETY: getppid has no preconditions; this session's parent is the zygote.
     let zygote_pid = unsafe { libc::getppid() };
-    runtime.before_fork();
-    // SAFETY: the session is single-threaded; CPython is prepared by
-    // PyOS_BeforeFork and repaired by the AfterFork calls.
-    let middle = unsafe { libc::fork() };
-    if middle < 0 {
-        let err = std::io::Error::last_os_error();
-        runtime.after_fork_parent();
-        return Err(err);
-    }
+    let middle = runtime.fork()?;
     if middle > 0 {
-        runtime.after_fork_parent();
         let mut status = 0;
         // SAFETY: reaping the short-lived middle process we just forked.
         unsafe { libc::waitpid(middle, &mut status, 0) };
@@ -127,15 +118,11 @@ fn fork_snapshot(runtime: &Runtime) -> std::io::Result<Fork> {
         };
     }
     // The middle process: fork the copy and leave at once.
-    runtime.after_fork_child();
-    runtime.before_fork();
-    // SAFETY: as above.
-    let copy = unsafe { libc::fork() };
-    if copy != 0 {
+    let copy = runtime.fork();
+    if !matches!(copy, Ok(0)) {
         // SAFETY: leaving the middle process without running any handlers.
-        unsafe { libc::_exit(if copy > 0 { 0 } else { 1 }) };
+        unsafe { libc::_exit(if copy.is_ok() { 0 } else { 1 }) };
     }
-    runtime.after_fork_child();
     // Wait to be adopted by the zygote, then die with it.
     // SAFETY: plain process-state calls.
     unsafe {

@@ -139,21 +139,11 @@ fn wait_readable(timeout: Duration) -> Result<bool, ()> {
 fn fork_session(runtime: &Runtime, session_fd: OwnedFd, spec: &SessionSpec) -> std::io::Result<i32> {
     // SAFETY: getpid has no preconditions.
     let zygote_pid = unsafe { libc::getpid() };
-    runtime.before_fork();
-    // SAFETY: the zygote is single-threaded; CPython is prepared by
-    // PyOS_BeforeFork and repaired by the AfterFork calls on both sides.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        let err = std::io::Error::last_os_error();
-        runtime.after_fork_parent();
-        return Err(err);
-    }
+    let pid = runtime.fork()?;
     if pid > 0 {
-        runtime.after_fork_parent();
         drop(session_fd);
         return Ok(pid);
     }
-    runtime.after_fork_child();
     // SAFETY: replacing fd 0 (the control socket) with /dev/null so the
     // child holds no handle on the zygote's channel; PDEATHSIG ties the
     // child to the zygote (single-threaded, so the thread caveat does not apply).
