@@ -6,7 +6,7 @@ use std::process::Command;
 
 use gisclaw_protocol::WorkerInfo;
 
-use crate::sandbox::SandboxConfig;
+use crate::sandbox::{worker_message, SandboxConfig};
 
 /// Distributions the sandbox must offer (PyPI names).
 pub const REQUIRED_PACKAGES: &[&str] = &[
@@ -54,13 +54,7 @@ fn probe(config: &SandboxConfig) -> Result<WorkerInfo, String> {
         .map_err(|e| format!("cannot run {}: {e}", config.worker.display()))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let line = stderr
-            .lines()
-            .rev()
-            .find(|l| l.starts_with("gisclaw-worker:"))
-            .or_else(|| stderr.lines().last())
-            .unwrap_or("no message");
-        return Err(line.trim_start_matches("gisclaw-worker: ").to_string());
+        return Err(worker_message(stderr.lines()).unwrap_or_else(|| "no message".into()));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable probe output: {e}"))
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::transcript::output_status;
 use crate::llm::ToolSpec;
 use crate::observation;
 use crate::sandbox::{CellOutcome, SandboxError, Session};
@@ -88,10 +89,10 @@ impl ToolResult {
 
 /// Declared outputs that do not exist (or are empty) in `workdir`.
 pub fn missing_outputs(workdir: &Path, outputs: &[String]) -> Vec<String> {
-    outputs
-        .iter()
-        .filter(|o| std::fs::metadata(workdir.join(o)).map(|m| m.len() == 0).unwrap_or(true))
-        .cloned()
+    output_status(workdir, outputs)
+        .into_iter()
+        .filter(|o| !o.exists)
+        .map(|o| o.path)
         .collect()
 }
 

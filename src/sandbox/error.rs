@@ -62,3 +62,17 @@ impl SandboxError {
         move |source| SandboxError::Channel { peer, source }
     }
 }
+
+/// The worker's own one-line explanation among its last stderr lines (it
+/// prefixes them `gisclaw-worker: `), else its very last line.
+pub fn worker_message<'a, I>(lines: I) -> Option<String>
+where
+    I: DoubleEndedIterator<Item = &'a str> + Clone,
+{
+    lines
+        .clone()
+        .rev()
+        .find(|l| l.starts_with("gisclaw-worker:"))
+        .or_else(|| lines.last())
+        .map(|l| l.trim_start_matches("gisclaw-worker: ").to_string())
+}

@@ -14,6 +14,6 @@ mod session;
 mod zygote;
 
 pub use config::{default_blocked_imports, SandboxConfig};
-pub use error::SandboxError;
+pub use error::{worker_message, SandboxError};
 pub use session::{Canceller, CellOutcome, CellStatus, RestoreReport, Session};
 pub use zygote::Zygote;

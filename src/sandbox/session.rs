@@ -422,6 +422,7 @@ impl Session {
         } else {
             CellStatus::TimedOut { limit, killed }
         };
+        let ename = if cancelled { "KeyboardInterrupt" } else { "TimeoutError" };
         let reason = if cancelled {
             "cancelled by the user".to_string()
         } else if limit < self.config.cell_timeout {
@@ -435,7 +436,6 @@ impl Session {
                     // The cell finished just as the interrupt was sent.
                     return Ok((CellStatus::Ok, result));
                 }
-                let ename = if cancelled { "KeyboardInterrupt" } else { "TimeoutError" };
                 if let Some(err) = result.error.as_mut() {
                     err.traceback = format!("{}{ename}: the cell was {reason}\n", err.traceback);
                     err.ename = ename.to_string();
@@ -449,7 +449,6 @@ impl Session {
         let pid = worker.pid;
         self.worker = None;
         let _ = self.zygote.exit_of(pid);
-        let ename = if cancelled { "KeyboardInterrupt" } else { "TimeoutError" };
         let result = synthetic_result(
             ename,
             &format!("the cell was {reason}; it ignored the interrupt, so its worker was killed and the namespace rebuilt from earlier cells"),

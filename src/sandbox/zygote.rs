@@ -145,12 +145,7 @@ impl ZygoteProcess {
         // The drain thread may still be catching up with the last line.
         std::thread::sleep(Duration::from_millis(50));
         let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-        tail.iter()
-            .rev()
-            .find(|l| l.starts_with("gisclaw-worker:"))
-            .or_else(|| tail.back())
-            .map(|l| l.trim_start_matches("gisclaw-worker: ").to_string())
-            .unwrap_or_default()
+        super::error::worker_message(tail.iter().map(String::as_str)).unwrap_or_default()
     }
 
     /// One request, one response.
