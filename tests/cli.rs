@@ -1,15 +1,8 @@
 //! The `gisclaw` binary as a user runs it.
 
-use std::process::{Command, Output};
+mod common;
 
-fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
-    cmd.args(args);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("gisclaw runs")
-}
+use common::gisclaw;
 
 fn script(dir: &tempfile::TempDir, body: &str) -> String {
     let path = dir.path().join("script.py");

@@ -1,23 +1,26 @@
 //! `gisclaw solve` end to end: the real binary, the real sandbox, replayed
 //! model messages.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::gisclaw;
 use serde_json::{json, Value};
 
-/// The Error Memory file of this test binary (never the user's).
-fn memory_file() -> PathBuf {
-    std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()))
-}
-
-fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
-    cmd.args(args).env("GISCLAW_ERROR_MEMORY", memory_file());
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("gisclaw runs")
+/// `gisclaw solve TASK --replay REPLAY --out OUT [extra…]` with `envs`.
+fn solve_replay(task: &Path, replay: &Path, out: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut args = vec![
+        "solve",
+        task.to_str().unwrap(),
+        "--replay",
+        replay.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    gisclaw(&args, envs)
 }
 
 fn repo() -> PathBuf {
@@ -103,10 +106,7 @@ fn the_example_is_solved_and_its_solution_py_runs_on_its_own() {
 fn a_replay_that_ends_without_finish_fails_with_exit_one() {
     let (_dir, task, replay) = task_dir(&["pred_results/mean.txt"], &[call("execute_python", json!({"code": "x = 1"}))]);
     let out = tempfile::tempdir().unwrap();
-    let o = gisclaw(
-        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
-        &[],
-    );
+    let o = solve_replay(&task, &replay, out.path(), &[], &[]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let run = run_json(out.path());
     assert_eq!(run["status"], "failed");
@@ -129,10 +129,7 @@ fn finish_is_refused_until_every_declared_output_exists() {
         ],
     );
     let out = tempfile::tempdir().unwrap();
-    let o = gisclaw(
-        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
-        &[],
-    );
+    let o = solve_replay(&task, &replay, out.path(), &[], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let obs = observations(out.path());
     assert!(obs[0].contains("finish refused") && obs[0].contains("pred_results/mean.txt"), "{}", obs[0]);
@@ -156,10 +153,7 @@ fn malformed_tool_calls_are_repaired_or_sent_back_never_a_crash() {
         &[truncated, hopeless, text_mode, call("finish", json!({"summary": "ok"}))],
     );
     let out = tempfile::tempdir().unwrap();
-    let o = gisclaw(
-        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
-        &[],
-    );
+    let o = solve_replay(&task, &replay, out.path(), &[], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let obs = observations(out.path());
     assert!(obs[1].contains("not a JSON object") && obs[1].contains("again"), "{}", obs[1]);
@@ -182,10 +176,7 @@ fn secrets_in_the_environment_stay_out_of_the_record() {
         ],
     );
     let out = tempfile::tempdir().unwrap();
-    let o = gisclaw(
-        &["solve", task.to_str().unwrap(), "--replay", replay.to_str().unwrap(), "--out", out.path().to_str().unwrap()],
-        &[("OPENAI_API_KEY", "sk-very-secret-123")],
-    );
+    let o = solve_replay(&task, &replay, out.path(), &[], &[("OPENAI_API_KEY", "sk-very-secret-123")]);
     assert_eq!(o.status.code(), Some(0));
     for file in ["transcript.jsonl", "run.json", "pred_results/env.txt"] {
         let text = std::fs::read_to_string(out.path().join(file)).unwrap();
@@ -236,28 +227,19 @@ fn error_memory_carries_a_fix_from_one_task_to_the_next() {
     ];
     let (_d1, task1, replay1) = task_dir(&["pred_results/m.txt"], &first);
     let out1 = tempfile::tempdir().unwrap();
-    let o = gisclaw(
-        &["solve", task1.to_str().unwrap(), "--replay", replay1.to_str().unwrap(), "--out", out1.path().to_str().unwrap()],
-        &env,
-    );
+    let o = solve_replay(&task1, &replay1, out1.path(), &[], &env);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(memory_path.is_file(), "the fix was stored");
 
     let second = [call("execute_python", json!({"code": "d = pd.read_csv('data/points.csv')\nd['Value']"}))];
     let (_d2, task2, replay2) = task_dir(&["pred_results/m.txt"], &second);
     let out2 = tempfile::tempdir().unwrap();
-    gisclaw(
-        &["solve", task2.to_str().unwrap(), "--replay", replay2.to_str().unwrap(), "--out", out2.path().to_str().unwrap()],
-        &env,
-    );
+    solve_replay(&task2, &replay2, out2.path(), &[], &env);
     let obs = observations(out2.path());
     assert!(obs[0].contains("[error memory]") && obs[0].contains("c.lower()"), "{}", obs[0]);
 
     // --no-memory is the ablation: no note.
     let out3 = tempfile::tempdir().unwrap();
-    gisclaw(
-        &["solve", task2.to_str().unwrap(), "--replay", replay2.to_str().unwrap(), "--out", out3.path().to_str().unwrap(), "--no-memory"],
-        &env,
-    );
+    solve_replay(&task2, &replay2, out3.path(), &["--no-memory"], &env);
     assert!(!observations(out3.path())[0].contains("[error memory]"));
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::sync::{Arc, OnceLock};
 
 use gisclaw::sandbox::{SandboxConfig, Session, Zygote};
@@ -43,4 +44,16 @@ pub fn config() -> SandboxConfig {
 /// Path of a file inside the work dir.
 pub fn in_dir(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
+}
+
+/// Runs the real `gisclaw` binary with `envs` added. Its Error Memory is a
+/// file of this test process, never the user's.
+pub fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let memory = std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
+    cmd.args(args).env("GISCLAW_ERROR_MEMORY", memory);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("gisclaw runs")
 }
