@@ -9,14 +9,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use gisclaw::agent::dual::DualLimits;
 use gisclaw::agent::memory::ErrorMemory;
-use gisclaw::agent::prompt::{self, PromptInputs};
-use gisclaw::agent::single::{self, AgentLimits};
-use gisclaw::agent::tools::Toolbox;
-use gisclaw::agent::transcript::Transcript;
+use gisclaw::agent::run::{run_task, Arch, RunOptions};
+use gisclaw::agent::single::AgentLimits;
 use gisclaw::llm::replay::ReplayBackend;
 use gisclaw::llm::{ChatBackend, ChatResponse, LlmError, Message, ToolSpec};
-use gisclaw::sandbox::{SandboxConfig, Session, Zygote};
+use gisclaw::sandbox::{SandboxConfig, Zygote};
 use gisclaw::task::Task;
 use serde_json::{json, Value};
 
@@ -41,37 +40,21 @@ impl<B: ChatBackend> ChatBackend for Timed<B> {
 /// transcript's events.
 fn measure(zygote: &std::sync::Arc<Zygote>, task_file: &Path, replay: &Path, out: &Path) -> (Vec<Duration>, Vec<Value>) {
     let loaded = Task::load(task_file).expect("task loads");
-    std::fs::create_dir_all(out).unwrap();
-    if let Some(data) = &loaded.data_dir {
-        let _ = std::os::unix::fs::symlink(data, out.join("data"));
-    }
-    let mut session = Session::open(zygote, out).expect("session");
-    let blocked = zygote.config().blocked_imports.clone();
-    let inputs = PromptInputs {
-        task: &loaded.task,
-        include_workflow: true,
-        hints: &[],
-        data_path: "data/",
-        data_dir: loaded.data_dir.as_deref(),
-        packages: prompt::listed_packages(&zygote.info().packages),
-        blocked: &blocked,
-    };
-    let (system, task_prompt) = (prompt::system_prompt(&inputs), prompt::task_prompt(&inputs));
     let mut backend = Timed {
         inner: ReplayBackend::open(replay).expect("replay"),
         calls: Vec::new(),
     };
-    let mut toolbox = Toolbox {
-        session: &mut session,
-        data_dir: loaded.data_dir.clone(),
-        data_path: "data/".into(),
-        outputs: loaded.task.outputs.clone(),
+    let options = RunOptions {
+        arch: Arch::Single,
+        include_workflow: true,
+        hints: Vec::new(),
+        limits: AgentLimits::default(),
+        dual: DualLimits::default(),
+        sandbox: zygote.config().clone(),
     };
-    let transcript_path = out.join("transcript.jsonl");
-    let mut transcript = Transcript::create(&transcript_path).unwrap();
     let mut memory = ErrorMemory::in_memory();
-    let limits = AgentLimits::default();
-    single::run(&mut backend, &mut toolbox, &mut memory, &mut transcript, system, task_prompt, &limits, &mut |_| {});
+    run_task(zygote, &loaded, &mut backend, &mut memory, out, &options, &mut |_| {}).expect("run");
+    let transcript_path = out.join("transcript.jsonl");
     let end = Instant::now();
     let events: Vec<Value> = std::fs::read_to_string(&transcript_path)
         .unwrap()
@@ -119,13 +102,13 @@ fn main() {
     println!("  trivial cells  ({} rounds)            {:>7.2} ms", trivial.len(), ms(median(trivial)));
     println!("  goal <= 5 ms: {}", if median(reference) <= Duration::from_millis(5) { "met" } else { "NOT met" });
 
-    // Prompt tokens per step of the reference transcript (estimated: 4 chars/token).
-    println!("prompt tokens per step (example transcript; estimated)");
+    // Prompt tokens per step of the reference transcript (tiktoken o200k_base).
+    println!("prompt tokens per step (example transcript; tiktoken o200k_base)");
     for e in events.iter().filter(|e| e["event"] == "message" && e["message"]["role"] == "assistant") {
         println!("  round {:>2}: {:>6} prompt tokens", e["round"], e["usage"]["prompt_tokens"]);
     }
     let system = events.iter().find(|e| e["event"] == "message" && e["message"]["role"] == "system");
     let user = events.iter().find(|e| e["event"] == "message" && e["message"]["role"] == "user");
-    let tokens = |e: Option<&Value>| gisclaw::llm::estimate_tokens(e.and_then(|e| e["message"]["content"].as_str()).unwrap_or(""));
-    println!("  of which system prompt {} and task prompt (with the data listing) {}", tokens(system), tokens(user));
+    let tokens = |e: Option<&Value>| gisclaw::llm::tokens::count(e.and_then(|e| e["message"]["content"].as_str()).unwrap_or(""));
+    println!("  of which system prompt {} and task prompt (with the schema card) {}", tokens(system), tokens(user));
 }

@@ -12,3 +12,4 @@ pub mod task;
 pub mod observation;
 pub mod paths;
 pub mod sandbox;
+pub mod schema;

@@ -8,6 +8,11 @@ pub fn data_dir() -> PathBuf {
     xdg_dir("XDG_DATA_HOME", ".local/share").join("gisclaw")
 }
 
+/// `$XDG_CONFIG_HOME/gisclaw` (default `~/.config/gisclaw`).
+pub fn config_dir() -> PathBuf {
+    xdg_dir("XDG_CONFIG_HOME", ".config").join("gisclaw")
+}
+
 /// `$XDG_CACHE_HOME/gisclaw` (default `~/.cache/gisclaw`).
 pub fn cache_dir() -> PathBuf {
     xdg_dir("XDG_CACHE_HOME", ".cache").join("gisclaw")

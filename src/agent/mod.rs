@@ -1,11 +1,13 @@
-//! The agent: prompts, tools, the loop, and the run's record.
-//!
-//! Only the Single Agent (ReAct) exists so far; the Dual Agent
-//! (plan/execute/replan) and MCTS refinement are not built yet.
+//! The agent: prompts, tools, the conversation engine, the two
+//! architectures (Single-Agent ReAct, Dual-Agent Plan-Execute-Replan), and
+//! the run's record. MCTS refinement is not built yet.
 
+pub mod converse;
 pub mod dedup;
+pub mod dual;
 pub mod memory;
 pub mod prompt;
+pub mod run;
 pub mod single;
 pub mod solution;
 pub mod tools;

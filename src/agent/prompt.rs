@@ -48,6 +48,8 @@ pub struct PromptInputs<'a> {
     pub data_path: &'a str,
     /// The real data folder, listed in the prompt.
     pub data_dir: Option<&'a Path>,
+    /// The schema card of the data (replaces the plain listing).
+    pub schema_card: Option<&'a str>,
     /// Importable distributions (`name version`).
     pub packages: Vec<String>,
     /// Refused modules.
@@ -69,21 +71,7 @@ pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
     let Some(dir) = dir else {
         return "This task has no input data folder.".to_string();
     };
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(meta) = entry.metadata() {
-                let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().into_owned();
-                files.push((rel, meta.len()));
-            }
-        }
-    }
-    files.sort();
+    let files = crate::schema::files_under(dir);
     let mut text = format!("{} file(s) in `{shown_as}`:\n", files.len());
     for (rel, size) in files.iter().take(LISTING_LIMIT) {
         text.push_str(&format!("- {shown_as}{rel} ({size} bytes)\n"));
@@ -122,7 +110,10 @@ pub fn task_prompt(inputs: &PromptInputs<'_>) -> String {
                 task => inputs.task,
                 workflow => workflow,
                 hints => inputs.hints,
-                data_listing => data_listing(inputs.data_dir, inputs.data_path),
+                data_listing => match inputs.schema_card {
+                    Some(card) => card.to_string(),
+                    None => data_listing(inputs.data_dir, inputs.data_path),
+                },
             })
         })
         .expect("the task template renders")
@@ -151,6 +142,7 @@ mod tests {
             hints: &hints,
             data_path: "data/",
             data_dir: None,
+            schema_card: None,
             packages: vec!["geopandas 1.2.0".into()],
             blocked: &blocked,
         };
@@ -175,6 +167,7 @@ mod tests {
             hints: &[],
             data_path: "data/",
             data_dir: None,
+            schema_card: None,
             packages: vec!["geopandas 1.2.0".into(), "rasterio 1.4.4".into()],
             blocked: &blocked,
         });

@@ -28,6 +28,14 @@ pub struct FinishArgs {
     pub summary: String,
 }
 
+/// Arguments of `inspect_data`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InspectArgs {
+    /// The file, as listed (e.g. `data/roads.shp`).
+    pub path: String,
+}
+
 /// Arguments of `list_files` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +57,11 @@ pub fn specs() -> Vec<ToolSpec> {
             name: "list_files".into(),
             description: "List every file of the task's input data (nested folders flattened, exact names and sizes).".into(),
             parameters: schema::<ListFilesArgs>(),
+        },
+        ToolSpec {
+            name: "inspect_data".into(),
+            description: "Describe one data file natively (GDAL): layers, geometry type, CRS, fields and types, sample rows; raster size, bands, dtype, nodata, pixel size, min/max; table columns; NetCDF variables.".into(),
+            parameters: schema::<InspectArgs>(),
         },
         ToolSpec {
             name: "execute_python".into(),
@@ -131,6 +144,14 @@ impl Toolbox<'_> {
                 self.data_dir.as_deref(),
                 &self.data_path,
             ))),
+            "inspect_data" => Ok(ToolResult::text(match (serde_json::from_str::<InspectArgs>(arguments), &self.data_dir) {
+                (Err(e), _) => format!("inspect_data needs {{\"path\": \"data/FILE\"}}: {e}"),
+                (Ok(_), None) => "This task has no input data folder.".to_string(),
+                (Ok(args), Some(dir)) => match crate::schema::inspect_file(dir, &self.data_path, &args.path) {
+                    Ok(text) => text,
+                    Err(e) => format!("{e}. Call list_files for the exact names."),
+                },
+            })),
             "finish" => {
                 let summary = serde_json::from_str::<FinishArgs>(arguments)
                     .map(|a| a.summary)
@@ -151,7 +172,7 @@ impl Toolbox<'_> {
                 }
             }
             other => Ok(ToolResult::text(format!(
-                "There is no tool named `{other}`. The tools are list_files, execute_python and finish."
+                "There is no tool named `{other}`. The tools are list_files, inspect_data, execute_python and finish."
             ))),
         }
     }

@@ -5,32 +5,37 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{bail, Context};
+use gisclaw::agent::dual::DualLimits;
 use gisclaw::agent::memory::{self, ErrorMemory};
-use gisclaw::agent::prompt::{self, PromptInputs};
-use gisclaw::agent::single::{self, AgentLimits, Ending};
-use gisclaw::agent::tools::Toolbox;
-use gisclaw::agent::transcript::{output_status, write_atomic, RunSummary, Transcript};
-use gisclaw::agent::solution;
+use gisclaw::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
+use gisclaw::agent::single::AgentLimits;
+use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
 use gisclaw::llm::replay::ReplayBackend;
 use gisclaw::llm::ChatBackend;
-use gisclaw::sandbox::{SandboxConfig, Session, Zygote};
+use gisclaw::sandbox::{SandboxConfig, Zygote};
 use gisclaw::task::{LoadedTask, Task};
-use serde_json::json;
 
 /// Options of `gisclaw solve`.
 #[derive(clap::Args, Debug)]
 pub struct SolveArgs {
     /// The task file.
     pub task: PathBuf,
-    /// Agent architecture (only `single` exists so far).
-    #[arg(long, default_value = "single", value_parser = ["single", "dual"])]
-    pub arch: String,
-    /// Model backend (`replay` is the only one built so far).
-    #[arg(long, value_parser = ["replay", "openai", "ollama", "local"])]
+    /// Agent architecture: single (ReAct) or dual (plan/execute/replan).
+    #[arg(long, value_enum, default_value = "single")]
+    pub arch: Arch,
+    /// Model backend: `openai`, `ollama`, `replay`, or a profile of the
+    /// config file (default: the config's `default`, else OPENAI_* /
+    /// OLLAMA_HOST from the environment, else the task's recorded replay).
+    #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
+    /// Model name (overrides the profile, OPENAI_MODEL and OLLAMA_MODEL).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Server URL (overrides the profile, OPENAI_BASE_URL and OLLAMA_HOST).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
     /// Play back this JSONL file of assistant messages instead of a live model.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
@@ -82,170 +87,124 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
     if let Some(file) = &args.replay {
         return open(file);
     }
-    match args.backend.as_deref() {
-        Some("replay") => return Err(UsageError("--backend replay needs --replay FILE".into())),
-        Some(other) => {
-            return Err(UsageError(format!(
-                "the `{other}` backend is not built in this version of gisclaw; use --replay FILE (see README: what works today)"
-            )))
-        }
-        None => {}
+    if args.backend.as_deref() == Some("replay") {
+        return Err(UsageError("--backend replay needs --replay FILE".into()));
+    }
+    if args.backend.as_deref() == Some("local") {
+        return Err(UsageError(
+            "the `local` backend (a llama.cpp server managed by gisclaw) is not built yet; start an OpenAI-compatible server yourself and use --backend openai --base-url URL".into(),
+        ));
+    }
+    let path = config::config_path();
+    let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
+    let choice = BackendChoice {
+        backend: args.backend.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    if let Some(live) = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))? {
+        live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
+        return gisclaw::llm::open_live(live).map_err(|e| UsageError(e.to_string()));
     }
     let recorded = task.path.parent().unwrap_or(Path::new(".")).join(RECORDED_SESSION);
     if !recorded.is_file() {
-        return Err(UsageError(
-            "no model backend: pass --replay FILE (live OpenAI-compatible, Ollama and local backends are not built yet)".into(),
-        ));
+        return Err(UsageError(format!(
+            "no model backend: set OPENAI_API_KEY (and OPENAI_MODEL), or OPENAI_BASE_URL for a local OpenAI-compatible server, or OLLAMA_HOST (and OLLAMA_MODEL); or pass --backend/--model, a profile in {}, or --replay FILE",
+            path.display()
+        )));
     }
-    let ignored: Vec<&str> = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"]
-        .into_iter()
-        .filter(|v| std::env::var_os(v).is_some())
-        .collect();
     eprintln!(
-        "gisclaw: REPLAY — no live model backend is built yet, so this run plays back the recorded session {} through the real sandbox. It is not a model answering.{}",
-        recorded.display(),
-        if ignored.is_empty() {
-            String::new()
-        } else {
-            format!(" ({} set but not used: live backends are not built yet.)", ignored.join(", "))
-        }
+        "gisclaw: REPLAY — no model backend is configured, so this run plays back the recorded session {} through the real sandbox; it is not a model answering. To go live: set OPENAI_API_KEY and OPENAI_MODEL (or OPENAI_BASE_URL for a local server, or OLLAMA_HOST), or pass --backend.",
+        recorded.display()
     );
     open(&recorded)
 }
 
-/// Prepares the output folder: a fresh `pred_results/` and a `data` link to
-/// the task's data.
-fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let pred = out.join("pred_results");
-    if pred.exists() {
-        std::fs::remove_dir_all(&pred).with_context(|| format!("clearing {}", pred.display()))?;
+/// Shows progress: an indicatif spinner with the latest step on a terminal,
+/// plain lines otherwise.
+struct Display {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Display {
+    fn new(task: &str) -> Display {
+        if !std::io::stderr().is_terminal() {
+            return Display { bar: None };
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {prefix}: {wide_msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(task.to_string());
+        bar.enable_steady_tick(Duration::from_millis(120));
+        Display { bar: Some(bar) }
     }
-    let link = out.join("data");
-    match std::fs::symlink_metadata(&link) {
-        Ok(meta) if meta.file_type().is_symlink() => std::fs::remove_file(&link)?,
-        Ok(_) => bail!("{} exists and is not gisclaw's data link: choose another --out", link.display()),
-        Err(_) => {}
+
+    fn line(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => {
+                bar.println(format!("  {text}"));
+                bar.set_message(text.to_string());
+            }
+            None => eprintln!("{text}"),
+        }
     }
-    if let Some(dir) = data_dir {
-        std::os::unix::fs::symlink(dir, &link).with_context(|| format!("linking {}", link.display()))?;
+
+    fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
     }
-    Ok(())
 }
 
 /// Runs the command; `Err(UsageError)` inside the anyhow error means exit 2.
 pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let loaded = Task::load(&args.task).map_err(|e| UsageError(e.to_string()))?;
-    if args.arch == "dual" {
-        return Err(UsageError("the dual agent (plan/execute/replan) is not built yet; use --arch single".into()).into());
-    }
     let mut backend = select_backend(&args, &loaded)?;
     let task = &loaded.task;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&task.id));
-    prepare_out(&out, loaded.data_dir.as_deref())?;
-    let started = Instant::now();
-    let config = SandboxConfig {
-        cell_timeout: Duration::from_secs(args.cell_timeout),
-        task_budget: Duration::from_secs(args.budget),
-        ..SandboxConfig::default()
-    };
-    let zygote = Zygote::start(config)?;
-    let mut session = Session::open(&zygote, &out)?;
-    let packages = prompt::listed_packages(&zygote.info().packages);
-    let inputs = PromptInputs {
-        task,
+    let budget = Duration::from_secs(args.budget);
+    let sandbox = sandbox_limits(&SandboxConfig::default(), Duration::from_secs(args.cell_timeout), budget);
+    let zygote = Zygote::start(sandbox.clone())?;
+    let options = RunOptions {
+        arch: args.arch,
         include_workflow: !args.no_workflow,
-        hints: &args.hint,
-        data_path: "data/",
-        data_dir: loaded.data_dir.as_deref(),
-        packages,
-        blocked: &zygote.config().blocked_imports,
-    };
-    let system = prompt::system_prompt(&inputs);
-    let task_prompt = prompt::task_prompt(&inputs);
-    let mut transcript = Transcript::create(&out.join("transcript.jsonl")).context("creating the transcript")?;
-    transcript.record(
-        "start",
-        json!({
-            "task": task.id,
-            "arch": args.arch,
-            "backend": backend.describe(),
-            "replay": backend.is_replay(),
-            "workflow": !args.no_workflow,
-            "gisclaw": env!("CARGO_PKG_VERSION"),
-        }),
-    )?;
-    let mut toolbox = Toolbox {
-        session: &mut session,
-        data_dir: loaded.data_dir.clone(),
-        data_path: "data/".into(),
-        outputs: task.outputs.clone(),
-    };
-    let tty = std::io::stderr().is_terminal();
-    let mut progress = |line: &str| {
-        if tty {
-            eprintln!("\x1b[2m{line}\x1b[0m");
-        } else {
-            eprintln!("{line}");
-        }
-    };
-    let limits = AgentLimits {
-        max_rounds: args.max_rounds,
-        budget: Duration::from_secs(args.budget),
-        ..AgentLimits::default()
+        hints: args.hint.clone(),
+        limits: AgentLimits {
+            max_rounds: args.max_rounds,
+            budget,
+            ..AgentLimits::default()
+        },
+        dual: DualLimits::default(),
+        sandbox,
     };
     let mut memory = if args.no_memory {
         ErrorMemory::in_memory()
     } else {
         ErrorMemory::load(&memory::default_path())
     };
-    let outcome = single::run(
-        backend.as_mut(),
-        &mut toolbox,
-        &mut memory,
-        &mut transcript,
-        system,
-        task_prompt,
-        &limits,
-        &mut progress,
-    );
-    let script = solution::consolidate(&task.id, session.journal());
-    write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;
-    let (status, reason) = match &outcome.ending {
-        Ending::Finished => ("finished", "finish accepted: every declared output exists".to_string()),
-        Ending::Failed(why) => ("failed", why.clone()),
-        Ending::Error(why) => ("error", why.clone()),
-    };
-    let outputs = output_status(&out, &task.outputs);
-    let summary = RunSummary {
-        task: task.id.clone(),
-        status: status.into(),
-        reason: reason.clone(),
-        arch: args.arch.clone(),
-        backend: backend.describe(),
-        replay: backend.is_replay(),
-        rounds: outcome.rounds,
-        tokens_in: outcome.usage.prompt_tokens,
-        tokens_out: outcome.usage.completion_tokens,
-        tokens_estimated: outcome.usage.estimated,
-        llm_seconds: outcome.llm_time.as_secs_f64(),
-        sandbox_seconds: outcome.tool_time.as_secs_f64(),
-        wall_seconds: started.elapsed().as_secs_f64(),
-        cost_usd: if backend.is_replay() { Some(0.0) } else { None },
-        outputs,
-        summary: outcome.summary.clone(),
-    };
-    summary.write(&out.join("run.json")).context("writing run.json")?;
-    transcript.record("end", json!({ "status": status, "reason": reason, "rounds": outcome.rounds }))?;
+    let display = Display::new(&task.id);
+    let summary = run_task(&zygote, &loaded, backend.as_mut(), &mut memory, &out, &options, &mut |line| display.line(line));
+    display.done();
+    let summary = summary?;
     let present = summary.outputs.iter().filter(|o| o.exists).count();
+    let cost = match summary.cost_usd {
+        Some(c) => format!("${c:.4}"),
+        None => "cost unknown".to_string(),
+    };
     eprintln!(
-        "gisclaw: {status} — {reason}; {present}/{} outputs in {}, {} rounds, {:.1} s",
+        "gisclaw: {} — {}; {present}/{} outputs in {}, {} rounds, {} tokens in / {} out ({cost}), {:.1} s",
+        summary.status,
+        summary.reason,
         summary.outputs.len(),
         out.join("pred_results").display(),
-        outcome.rounds,
+        summary.rounds,
+        summary.tokens_in,
+        summary.tokens_out,
         summary.wall_seconds
     );
-    Ok(if outcome.ending == Ending::Finished {
+    Ok(if summary.status == "finished" {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -6,7 +6,13 @@
 //! calls (think-tag stripping, fenced-code fallback, JSON repair).
 
 pub mod adapt;
+pub mod config;
+pub mod ollama;
+pub mod openai;
 pub mod replay;
+pub mod retry;
+pub mod textmode;
+pub mod tokens;
 
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +44,17 @@ pub struct Message {
     /// For a tool message: the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+}
+
+impl Default for Message {
+    fn default() -> Self {
+        Message {
+            role: Role::Assistant,
+            content: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
 }
 
 impl Message {
@@ -121,12 +138,19 @@ pub struct Usage {
 }
 
 /// The model's answer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ChatResponse {
     /// The assistant message.
     pub message: Message,
     /// Token usage.
     pub usage: Usage,
+    /// The server's reason for stopping (`stop`, `length`, `tool_calls`…).
+    pub finish_reason: Option<String>,
+    /// Failed attempts before this answer.
+    pub retries: u32,
+    /// What the backend had to do to get it (retries, mode switches), for
+    /// the transcript.
+    pub notes: Vec<String>,
 }
 
 /// Why a chat call failed for good.
@@ -135,6 +159,19 @@ pub enum LlmError {
     /// A replay file has no more assistant messages.
     #[error("the replay has no more assistant messages (after {0})")]
     ReplayExhausted(usize),
+    /// The server could not be reached or kept failing, after retries.
+    #[error("the model server {backend} failed after {attempts} attempt(s): {message}")]
+    Unavailable {
+        /// The server's URL.
+        backend: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last failure.
+        message: String,
+    },
+    /// The backend cannot work (bad answer shape, local set-up failure).
+    #[error("{0}")]
+    Backend(String),
     /// A replay line is not an assistant message.
     #[error("{file}:{line}: {message}")]
     BadReplay {
@@ -147,6 +184,14 @@ pub enum LlmError {
     },
 }
 
+/// Opens the live backend that `config` names.
+pub fn open_live(config: config::LiveConfig) -> Result<Box<dyn ChatBackend>, LlmError> {
+    Ok(match config.kind {
+        config::BackendKind::Openai => Box::new(openai::OpenAiBackend::new(config)?),
+        config::BackendKind::Ollama => Box::new(ollama::OllamaBackend::new(config)?),
+    })
+}
+
 /// A language model that can chat with tools.
 pub trait ChatBackend: Send {
     /// A short description for logs and run.json (never a secret).
@@ -155,12 +200,23 @@ pub trait ChatBackend: Send {
     fn is_replay(&self) -> bool {
         false
     }
+    /// The model's name, when there is one.
+    fn model(&self) -> Option<String> {
+        None
+    }
+    /// Its price for cost estimates (`None`: unknown).
+    fn price(&self) -> Option<tokens::Price> {
+        None
+    }
     /// Sends the conversation and returns the model's next message.
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError>;
-}
-
-/// A rough token count for text (about four characters a token), used when
-/// the server reports none.
-pub fn estimate_tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4)
+    /// Like [`ChatBackend::chat`], giving the answer's text to `on_text` as
+    /// it arrives (backends without streaming give it at the end).
+    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+        let response = self.chat(messages, tools)?;
+        if let Some(text) = &response.message.content {
+            on_text(text);
+        }
+        Ok(response)
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{estimate_tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
+use super::{tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
 
 /// Plays back recorded assistant messages in order.
 pub struct ReplayBackend {
@@ -65,30 +65,26 @@ impl ChatBackend for ReplayBackend {
         true
     }
 
-    fn chat(&mut self, messages: &[Message], _tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+    fn price(&self) -> Option<tokens::Price> {
+        Some(tokens::Price { input: 0.0, output: 0.0 })
+    }
+
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
         let message = self
             .messages
             .get(self.next)
             .cloned()
             .ok_or(LlmError::ReplayExhausted(self.next))?;
         self.next += 1;
-        let prompt: u64 = messages
-            .iter()
-            .map(|m| estimate_tokens(m.content.as_deref().unwrap_or("")))
-            .sum();
-        let completion = estimate_tokens(message.content.as_deref().unwrap_or(""))
-            + message
-                .tool_calls
-                .iter()
-                .map(|c| estimate_tokens(&c.function.arguments))
-                .sum::<u64>();
+        let usage = Usage {
+            prompt_tokens: tokens::count_prompt(messages, tools),
+            completion_tokens: tokens::count_message(&message),
+            estimated: true,
+        };
         Ok(ChatResponse {
             message,
-            usage: Usage {
-                prompt_tokens: prompt,
-                completion_tokens: completion,
-                estimated: true,
-            },
+            usage,
+            ..ChatResponse::default()
         })
     }
 }

@@ -1,0 +1,354 @@
+//! The Dual Agent: Plan → Execute → Replan.
+//!
+//! - **Planner**: task + knowledge + schema card → 3–7 ordered steps through
+//!   the `submit_plan` tool (JSON Schema below; a JSON object in the text is
+//!   accepted from servers without tools). An invalid plan is sent back with
+//!   what is wrong, at most twice.
+//! - **Worker**: one conversation per step in the shared sandbox, with the
+//!   single agent's tools plus `step_done`; at most 10 self-corrections
+//!   (failing cells) per step.
+//! - **Replanner**: the Planner again, with the failure (the step, the
+//!   reason, the last error, the missing outputs), for the remaining work;
+//!   at most 2 cycles.
+//!
+//! Rounds, tokens and time come from one budget with the run's limits.
+
+use std::time::Instant;
+
+use minijinja::{context, Environment};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::converse::{converse, AgentLimits, AgentOutcome, ConverseLimits, Ending, Progress, RunState, Stop};
+use super::memory::ErrorMemory;
+use super::tools::{self, missing_outputs, Toolbox};
+use super::transcript::Transcript;
+use crate::llm::{adapt, ChatBackend, LlmError, Message, Role, ToolSpec};
+
+/// Bounds of the Dual Agent.
+#[derive(Debug, Clone)]
+pub struct DualLimits {
+    /// Failing cells tolerated per step before the step fails.
+    pub max_corrections: usize,
+    /// Replanning cycles.
+    pub max_replans: usize,
+    /// Model calls per step.
+    pub step_rounds: usize,
+}
+
+impl Default for DualLimits {
+    fn default() -> Self {
+        DualLimits {
+            max_corrections: 10,
+            max_replans: 2,
+            step_rounds: 20,
+        }
+    }
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlanStep {
+    /// What exists when the step is done (one sentence).
+    pub goal: String,
+    /// Method, exact data names, parameters.
+    #[serde(default)]
+    pub details: String,
+}
+
+/// A plan: ordered steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Plan {
+    /// The steps, in order.
+    pub steps: Vec<PlanStep>,
+}
+
+/// Fewest and most steps of a first plan (a replan may have one step).
+pub const PLAN_STEPS: (usize, usize) = (3, 7);
+
+/// What the Dual Agent starts from.
+pub struct DualInputs {
+    /// The Worker's system prompt (the single agent's rules).
+    pub system: String,
+    /// The task prompt (instruction, knowledge, workflow, schema card, outputs).
+    pub task_prompt: String,
+    /// Installed packages (`name version`), for the Planner.
+    pub packages: Vec<String>,
+    /// Refused imports with alternatives, for the Planner.
+    pub blocked: Vec<gisclaw_protocol::BlockedImport>,
+}
+
+const PLANNER: &str = include_str!("../../prompts/planner.md.j2");
+const STEP: &str = include_str!("../../prompts/step.md.j2");
+
+fn templates() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_trim_blocks(true);
+    env.add_template("planner", PLANNER).expect("planner template compiles");
+    env.add_template("step", STEP).expect("step template compiles");
+    env
+}
+
+/// The `submit_plan` tool.
+pub fn plan_spec() -> ToolSpec {
+    let mut parameters = serde_json::to_value(schemars::schema_for!(Plan)).expect("schema serialises");
+    if let Some(o) = parameters.as_object_mut() {
+        o.remove("$schema");
+        o.remove("title");
+    }
+    ToolSpec {
+        name: "submit_plan".into(),
+        description: "Submit the ordered plan.".into(),
+        parameters,
+    }
+}
+
+/// The `step_done` tool.
+fn step_done_spec() -> ToolSpec {
+    let mut spec = tools::specs().into_iter().find(|s| s.name == "finish").expect("finish exists");
+    spec.name = "step_done".into();
+    spec.description = "Mark the current plan step as done, with a summary of what it produced.".into();
+    spec
+}
+
+/// Reads a plan from a planner message: a `submit_plan` call, or a JSON
+/// object in the text. Checks the number of steps.
+pub fn parse_plan(message: &Message, min: usize, max: usize) -> Result<Plan, String> {
+    let raw = match message.tool_calls.iter().find(|c| c.function.name == "submit_plan") {
+        Some(call) => adapt::repair_json(&call.function.arguments).ok_or("the submit_plan arguments are not JSON")?,
+        None => {
+            let text = message.content.as_deref().unwrap_or("");
+            let start = text.find('{').ok_or("no submit_plan call and no JSON plan in the text")?;
+            let end = text.rfind('}').map(|e| e + 1).unwrap_or(text.len());
+            adapt::repair_json(&text[start..end]).ok_or("the plan in the text is not JSON")?
+        }
+    };
+    let plan: Plan = serde_json::from_value(raw).map_err(|e| format!("the plan does not match its schema: {e}"))?;
+    if plan.steps.len() < min || plan.steps.len() > max {
+        return Err(format!("the plan has {} steps; it needs {min} to {max}", plan.steps.len()));
+    }
+    if plan.steps.iter().any(|s| s.goal.trim().is_empty()) {
+        return Err("every step needs a goal".into());
+    }
+    Ok(plan)
+}
+
+/// Asks the planner (up to three times) for a valid plan.
+#[allow(clippy::too_many_arguments)]
+fn ask_planner(
+    backend: &mut dyn ChatBackend,
+    transcript: &mut Transcript,
+    state: &mut RunState,
+    limits: &AgentLimits,
+    messages: &mut Vec<Message>,
+    min: usize,
+    max: usize,
+    progress: Progress<'_>,
+) -> Result<Plan, Ending> {
+    let specs = [plan_spec()];
+    let mut last = String::new();
+    for _ in 0..3 {
+        if state.rounds >= limits.max_rounds {
+            return Err(Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)));
+        }
+        if state.started.elapsed() >= limits.budget {
+            return Err(Ending::Failed(format!("the {} s time budget is spent", limits.budget.as_secs())));
+        }
+        state.rounds += 1;
+        let asked = Instant::now();
+        let response = backend.chat(messages, &specs);
+        state.llm_time += asked.elapsed();
+        let response = match response {
+            Ok(r) => r,
+            Err(LlmError::ReplayExhausted(n)) => {
+                state.rounds -= 1;
+                return Err(Ending::Failed(format!("the replay ended after {n} messages without an accepted finish")));
+            }
+            Err(e) => return Err(Ending::Error(e.to_string())),
+        };
+        state.usage.prompt_tokens += response.usage.prompt_tokens;
+        state.usage.completion_tokens += response.usage.completion_tokens;
+        state.usage.estimated |= response.usage.estimated;
+        let adapted = adapt::adapt(response.message, state.rounds);
+        let mut message = adapted.message;
+        // A plan written as text is not a call: keep the text, drop the
+        // synthetic call so the conversation stays consistent.
+        message.tool_calls.retain(|c| c.function.name == "submit_plan");
+        let parsed = parse_plan(&message, min, max);
+        let _ = transcript.record(
+            "message",
+            json!({
+                "round": state.rounds,
+                "agent": "planner",
+                "message": message,
+                "usage": response.usage,
+                "retries": response.retries,
+                "backend_notes": response.notes,
+                "plan": parsed.as_ref().ok(),
+                "plan_error": parsed.as_ref().err(),
+            }),
+        );
+        messages.push(message.clone());
+        let reply = match &parsed {
+            Ok(_) => "Plan accepted.".to_string(),
+            Err(e) => format!("{e}. Call submit_plan again with {min} to {max} steps."),
+        };
+        match message.tool_calls.first() {
+            Some(call) => messages.push(Message::tool_result(&call.id, reply)),
+            None => messages.push(Message::text(Role::User, reply)),
+        }
+        match parsed {
+            Ok(plan) => {
+                progress(&format!("round {}: plan of {} steps", state.rounds, plan.steps.len()));
+                return Ok(plan);
+            }
+            Err(e) => {
+                progress(&format!("round {}: plan refused: {e}", state.rounds));
+                last = e;
+            }
+        }
+    }
+    Err(Ending::Failed(format!("the planner gave no valid plan in 3 tries ({last})")))
+}
+
+/// Runs Plan → Execute → Replan.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    backend: &mut dyn ChatBackend,
+    toolbox: &mut Toolbox<'_>,
+    memory: &mut ErrorMemory,
+    transcript: &mut Transcript,
+    inputs: &DualInputs,
+    limits: &AgentLimits,
+    dual: &DualLimits,
+    progress: Progress<'_>,
+) -> AgentOutcome {
+    let mut state = RunState::new();
+    let env = templates();
+    let planner_system = env
+        .get_template("planner")
+        .and_then(|t| {
+            t.render(context! {
+                min_steps => PLAN_STEPS.0,
+                max_steps => PLAN_STEPS.1,
+                packages => inputs.packages,
+                blocked => inputs.blocked,
+            })
+        })
+        .expect("planner template renders");
+    let mut planner = vec![
+        Message::text(Role::System, planner_system),
+        Message::text(Role::User, inputs.task_prompt.clone()),
+    ];
+    for m in &planner {
+        let _ = transcript.record("message", json!({ "round": 0, "agent": "planner", "message": m }));
+    }
+    let mut plan = match ask_planner(backend, transcript, &mut state, limits, &mut planner, PLAN_STEPS.0, PLAN_STEPS.1, progress) {
+        Ok(p) => p,
+        Err(ending) => return state.outcome(ending, None),
+    };
+    let mut done: Vec<String> = Vec::new();
+    let mut replans = 0;
+    let mut worker_specs = tools::specs();
+    worker_specs.push(step_done_spec());
+    loop {
+        let mut failure: Option<(String, String, Option<String>)> = None;
+        for (i, step) in plan.steps.iter().enumerate() {
+            let brief = env
+                .get_template("step")
+                .and_then(|t| t.render(context! { steps => plan.steps, current => i + 1, step => step, done => done }))
+                .expect("step template renders");
+            let mut messages = vec![
+                Message::text(Role::System, inputs.system.clone()),
+                Message::text(Role::User, format!("{}\n\n{brief}", inputs.task_prompt)),
+            ];
+            let _ = transcript.record("step", json!({ "step": i + 1, "of": plan.steps.len(), "goal": step.goal, "replan": replans }));
+            let _ = transcript.record("message", json!({ "round": state.rounds, "agent": "worker", "message": messages[1] }));
+            progress(&format!("step {}/{}: {}", i + 1, plan.steps.len(), step.goal));
+            let bounds = ConverseLimits {
+                run: limits.clone(),
+                max_rounds: dual.step_rounds,
+                max_failures: Some(dual.max_corrections),
+            };
+            match converse(backend, toolbox, memory, transcript, &mut messages, &worker_specs, &bounds, &mut state, progress) {
+                Stop::Finished(summary) => return state.outcome(Ending::Finished, Some(summary)),
+                Stop::StepDone(summary) => done.push(format!("{}: {}", step.goal, summary.trim())),
+                Stop::GaveUp { reason, last_error } => {
+                    failure = Some((step.goal.clone(), reason, last_error));
+                    break;
+                }
+                Stop::End(ending) => return state.outcome(ending, None),
+            }
+        }
+        let missing = missing_outputs(toolbox.session.workdir(), &toolbox.outputs);
+        let (goal, reason, last_error) = match failure {
+            None if missing.is_empty() => {
+                return state.outcome(Ending::Finished, Some(done.join("\n")));
+            }
+            None => ("the plan's end".to_string(), "every step was done but outputs are missing".to_string(), None),
+            Some(f) => f,
+        };
+        if replans >= dual.max_replans {
+            return state.outcome(
+                Ending::Failed(format!("step `{goal}` failed ({reason}) after {replans} replanning cycle(s)")),
+                None,
+            );
+        }
+        replans += 1;
+        let context = format!(
+            "The plan failed at `{goal}`: {reason}.\nDone so far:\n{}\nMissing outputs: {}\nLast error:\n{}\n\nWrite a new plan (1 to {} steps) for the remaining work only. The sandbox keeps every variable and file made so far.",
+            if done.is_empty() { "- nothing".to_string() } else { done.iter().map(|d| format!("- {d}")).collect::<Vec<_>>().join("\n") },
+            if missing.is_empty() { "none".to_string() } else { missing.join(", ") },
+            last_error.as_deref().unwrap_or("(none)"),
+            PLAN_STEPS.1
+        );
+        progress(&format!("replanning ({replans}/{}): {reason}", dual.max_replans));
+        let _ = transcript.record("replan", json!({ "cycle": replans, "failed_step": goal, "reason": reason }));
+        planner.push(Message::text(Role::User, context));
+        plan = match ask_planner(backend, transcript, &mut state, limits, &mut planner, 1, PLAN_STEPS.1, progress) {
+            Ok(p) => p,
+            Err(ending) => return state.outcome(ending, None),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{FunctionCall, ToolCall};
+
+    fn call(args: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: None,
+            tool_calls: vec![ToolCall {
+                id: "p".into(),
+                kind: "function".into(),
+                function: FunctionCall { name: "submit_plan".into(), arguments: args.into() },
+            }],
+            tool_call_id: None,
+        }
+    }
+
+    #[test]
+    fn plans_are_checked_for_shape_and_length() {
+        let three = r#"{"steps":[{"goal":"a"},{"goal":"b","details":"x"},{"goal":"c"}]}"#;
+        assert_eq!(parse_plan(&call(three), 3, 7).unwrap().steps.len(), 3);
+        let err = parse_plan(&call(r#"{"steps":[{"goal":"a"}]}"#), 3, 7).unwrap_err();
+        assert!(err.contains("1 steps") && err.contains("3 to 7"), "{err}");
+        assert!(parse_plan(&call(r#"{"steps":[{"goal":"a"}]}"#), 1, 7).is_ok());
+        assert!(parse_plan(&call(r#"{"plan":[]}"#), 1, 7).unwrap_err().contains("schema"));
+        let text = Message::text(Role::Assistant, format!("Here is the plan:\n```json\n{three}\n```"));
+        assert_eq!(parse_plan(&text, 3, 7).unwrap().steps[1].details, "x");
+        // Truncated JSON is repaired.
+        assert_eq!(parse_plan(&call(&three[..three.len() - 3]), 3, 7).unwrap().steps.len(), 3);
+    }
+
+    #[test]
+    fn the_plan_tool_has_a_schema_with_steps() {
+        let spec = plan_spec();
+        assert_eq!(spec.parameters["required"], json!(["steps"]));
+        assert!(spec.parameters.to_string().contains("goal"));
+    }
+}

@@ -1,0 +1,196 @@
+//! One task end to end, for every front end (`solve`, `eval`, benches): the
+//! work dir, the sandbox session, the prompts, the agent loop of the chosen
+//! architecture, and the run's record (`pred_results/`, `transcript.jsonl`,
+//! `solution.py`, `run.json`).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::json;
+
+use super::dual::{self, DualLimits};
+use super::memory::ErrorMemory;
+use super::prompt::{self, PromptInputs};
+use super::single::{self, AgentLimits, AgentOutcome, Ending, Progress};
+use super::solution;
+use super::tools::Toolbox;
+use super::transcript::{output_status, write_atomic, RunSummary, Transcript};
+use crate::llm::ChatBackend;
+use crate::sandbox::{SandboxConfig, Session, Zygote};
+use crate::schema;
+use crate::task::LoadedTask;
+
+/// The agent architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Arch {
+    /// Single-Agent ReAct.
+    Single,
+    /// Dual-Agent Plan-Execute-Replan.
+    Dual,
+}
+
+impl Arch {
+    /// `single` or `dual`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Single => "single",
+            Arch::Dual => "dual",
+        }
+    }
+}
+
+/// How to run a task.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The architecture.
+    pub arch: Arch,
+    /// Put the expert workflow in the prompt (`--no-workflow` clears it).
+    pub include_workflow: bool,
+    /// Extra domain knowledge (`--hint`).
+    pub hints: Vec<String>,
+    /// Round and time bounds of the Single Agent (and the run's budget).
+    pub limits: AgentLimits,
+    /// Bounds of the Dual Agent.
+    pub dual: DualLimits,
+    /// Sandbox limits for this task's session.
+    pub sandbox: SandboxConfig,
+}
+
+/// Prepares the output folder: a fresh `pred_results/` and a `data` link to
+/// the task's data.
+pub fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let pred = out.join("pred_results");
+    if pred.exists() {
+        std::fs::remove_dir_all(&pred).with_context(|| format!("clearing {}", pred.display()))?;
+    }
+    let link = out.join("data");
+    match std::fs::symlink_metadata(&link) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::remove_file(&link)?,
+        Ok(_) => bail!("{} exists and is not gisclaw's data link: choose another --out", link.display()),
+        Err(_) => {}
+    }
+    if let Some(dir) = data_dir {
+        std::os::unix::fs::symlink(dir, &link).with_context(|| format!("linking {}", link.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs `loaded` in `out` with `backend`, writes the run's files, and
+/// returns `run.json`'s content. Errors are set-up failures (the work dir,
+/// the sandbox); a task that fails is an `Ok` summary with status `failed`.
+pub fn run_task(
+    zygote: &Arc<Zygote>,
+    loaded: &LoadedTask,
+    backend: &mut dyn ChatBackend,
+    memory: &mut ErrorMemory,
+    out: &Path,
+    options: &RunOptions,
+    progress: Progress<'_>,
+) -> anyhow::Result<RunSummary> {
+    let task = &loaded.task;
+    prepare_out(out, loaded.data_dir.as_deref())?;
+    let started = Instant::now();
+    let mut session = Session::open_with(zygote, out, options.sandbox.clone())?;
+    let card = loaded.data_dir.as_deref().map(|d| schema::card_for_dir(d, "data/", schema::CARD_TOKEN_BUDGET));
+    let packages = prompt::listed_packages(&zygote.info().packages);
+    let inputs = PromptInputs {
+        task,
+        include_workflow: options.include_workflow,
+        hints: &options.hints,
+        data_path: "data/",
+        data_dir: loaded.data_dir.as_deref(),
+        schema_card: card.as_deref(),
+        packages: packages.clone(),
+        blocked: &zygote.config().blocked_imports,
+    };
+    let system = prompt::system_prompt(&inputs);
+    let task_prompt = prompt::task_prompt(&inputs);
+    let mut transcript = Transcript::create(&out.join("transcript.jsonl")).context("creating the transcript")?;
+    transcript.record(
+        "start",
+        json!({
+            "task": task.id,
+            "arch": options.arch.name(),
+            "backend": backend.describe(),
+            "replay": backend.is_replay(),
+            "workflow": options.include_workflow,
+            "gisclaw": env!("CARGO_PKG_VERSION"),
+        }),
+    )?;
+    let mut toolbox = Toolbox {
+        session: &mut session,
+        data_dir: loaded.data_dir.clone(),
+        data_path: "data/".into(),
+        outputs: task.outputs.clone(),
+    };
+    let outcome: AgentOutcome = match options.arch {
+        Arch::Single => single::run(
+            backend,
+            &mut toolbox,
+            memory,
+            &mut transcript,
+            system,
+            task_prompt,
+            &options.limits,
+            progress,
+        ),
+        Arch::Dual => dual::run(
+            backend,
+            &mut toolbox,
+            memory,
+            &mut transcript,
+            &dual::DualInputs {
+                system,
+                task_prompt,
+                packages,
+                blocked: zygote.config().blocked_imports.clone(),
+            },
+            &options.limits,
+            &options.dual,
+            progress,
+        ),
+    };
+    let script = solution::consolidate(&task.id, session.journal());
+    write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;
+    let (status, reason) = match &outcome.ending {
+        Ending::Finished => ("finished", "finish accepted: every declared output exists".to_string()),
+        Ending::Failed(why) => ("failed", why.clone()),
+        Ending::Error(why) => ("error", why.clone()),
+    };
+    let summary = RunSummary {
+        task: task.id.clone(),
+        status: status.into(),
+        reason: reason.clone(),
+        arch: options.arch.name().into(),
+        backend: backend.describe(),
+        replay: backend.is_replay(),
+        rounds: outcome.rounds,
+        tokens_in: outcome.usage.prompt_tokens,
+        tokens_out: outcome.usage.completion_tokens,
+        tokens_estimated: outcome.usage.estimated,
+        llm_seconds: outcome.llm_time.as_secs_f64(),
+        sandbox_seconds: outcome.tool_time.as_secs_f64(),
+        wall_seconds: started.elapsed().as_secs_f64(),
+        cost_usd: backend
+            .price()
+            .map(|p| p.cost(outcome.usage.prompt_tokens, outcome.usage.completion_tokens)),
+        outputs: output_status(out, &task.outputs),
+        summary: outcome.summary.clone(),
+    };
+    summary.write(&out.join("run.json")).context("writing run.json")?;
+    transcript.record("end", json!({ "status": status, "reason": reason, "rounds": outcome.rounds }))?;
+    Ok(summary)
+}
+
+/// The default sandbox limits for a task: the zygote's, with this task's
+/// cell timeout and budget.
+pub fn sandbox_limits(base: &SandboxConfig, cell_timeout: Duration, budget: Duration) -> SandboxConfig {
+    SandboxConfig {
+        cell_timeout,
+        task_budget: budget,
+        ..base.clone()
+    }
+}

@@ -1,0 +1,425 @@
+//! Which live model to talk to: the config file's profiles, the standard
+//! environment variables, and command-line overrides, resolved into one
+//! [`LiveConfig`].
+//!
+//! Config file: `$XDG_CONFIG_HOME/gisclaw/config.toml` (or `GISCLAW_CONFIG`):
+//!
+//! ```toml
+//! default = "deepseek"            # profile used when --backend is not given
+//!
+//! [profiles.deepseek]
+//! kind = "openai"                 # openai | ollama
+//! base_url = "https://api.deepseek.com/v1"
+//! model = "deepseek-chat"
+//! api_key_env = "DEEPSEEK_API_KEY"
+//!
+//! [prices."my-model"]             # USD per 1M tokens
+//! input = 0.5
+//! output = 1.5
+//! ```
+//!
+//! Precedence: command line, then the profile, then the environment
+//! (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`, `OLLAMA_HOST`,
+//! `OLLAMA_MODEL`), then defaults.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::retry::RetryPolicy;
+use super::tokens::{self, Price};
+
+/// The wire protocol of a live backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// Any OpenAI-compatible `/chat/completions` server.
+    Openai,
+    /// Ollama's native `/api/chat`.
+    Ollama,
+}
+
+/// How tools are offered to the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolMode {
+    /// Native tool calling; switch to text for good if the server refuses tools.
+    #[default]
+    Auto,
+    /// Native tool calling only.
+    Native,
+    /// Text-mode ReAct (`Action:` + fenced code), no `tools` in requests.
+    Text,
+}
+
+/// One `[profiles.NAME]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// `openai` or `ollama`.
+    pub kind: Option<BackendKind>,
+    /// Server URL (`…/v1` for OpenAI-compatible servers; the Ollama host).
+    pub base_url: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The API key itself (prefer `api_key_env`).
+    pub api_key: Option<String>,
+    /// `auto` (default), `native` or `text`.
+    pub tool_mode: Option<ToolMode>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Most completion tokens per call (includes thinking tokens).
+    pub max_tokens: Option<u32>,
+    /// Seconds before one HTTP request is abandoned (default 300).
+    pub timeout_secs: Option<u64>,
+    /// Attempts per call on timeouts, dropped connections, 429 and 5xx (default 5).
+    pub attempts: Option<u32>,
+    /// Ollama: context window in tokens (default 16384; Ollama's own default truncates).
+    pub num_ctx: Option<u64>,
+    /// Ollama: ask thinking models to think (`true`) or not (`false`).
+    pub think: Option<bool>,
+    /// Extra JSON fields merged into every OpenAI-compatible request
+    /// (e.g. a provider's thinking budget or `reasoning_effort`).
+    pub extra_body: Option<toml::Table>,
+}
+
+/// The config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Profile used when `--backend` is not given.
+    pub default: Option<String>,
+    /// Named backends.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+    /// Price overrides, USD per 1M tokens, by model name.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// A configuration problem, said in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file does not parse.
+    #[error("{file}:{line}: {message}")]
+    BadFile {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Something needed is not set.
+    #[error("{0}")]
+    Missing(String),
+}
+
+/// The config file's location.
+pub fn config_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("GISCLAW_CONFIG") {
+        return PathBuf::from(p);
+    }
+    crate::paths::config_dir().join("config.toml")
+}
+
+impl ConfigFile {
+    /// Reads `path`; a missing file is an empty config.
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
+            Err(e) => {
+                return Err(ConfigError::BadFile {
+                    file: path.display().to_string(),
+                    line: 0,
+                    message: format!("cannot read: {e}"),
+                })
+            }
+        };
+        toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(0);
+            ConfigError::BadFile {
+                file: path.display().to_string(),
+                line,
+                message: e.message().trim().to_string(),
+            }
+        })
+    }
+}
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+pub struct BackendChoice {
+    /// `--backend`: a profile name, or `openai` / `ollama`.
+    pub backend: Option<String>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+}
+
+/// A fully resolved live backend. `Debug` never shows the key.
+#[derive(Clone)]
+pub struct LiveConfig {
+    /// Profile name (or the kind when no profile was used).
+    pub name: String,
+    /// Wire protocol.
+    pub kind: BackendKind,
+    /// Server URL.
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// API key (never logged, never written).
+    pub api_key: Option<String>,
+    /// How tools are offered.
+    pub tool_mode: ToolMode,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Most completion tokens per call.
+    pub max_tokens: Option<u32>,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Retries of one call.
+    pub retry: RetryPolicy,
+    /// Ollama context window.
+    pub num_ctx: u64,
+    /// Ollama thinking switch.
+    pub think: Option<bool>,
+    /// Extra request fields.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Price for cost estimates (`None`: unknown).
+    pub price: Option<Price>,
+}
+
+impl std::fmt::Debug for LiveConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveConfig")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveConfig {
+    /// Checks that the server's port accepts connections (no request is
+    /// sent, nothing is spent), so a wrong URL fails at start-up in one line.
+    pub fn check_reachable(&self) -> Result<(), ConfigError> {
+        use std::net::{TcpStream, ToSocketAddrs};
+        let hint = match self.kind {
+            BackendKind::Openai => "check --base-url / OPENAI_BASE_URL and that the server is running",
+            BackendKind::Ollama => "check OLLAMA_HOST and that `ollama serve` is running",
+        };
+        let url = reqwest::Url::parse(&self.base_url)
+            .map_err(|e| ConfigError::Missing(format!("the backend URL `{}` is not a URL ({e}): {hint}", self.base_url)))?;
+        let host = url.host_str().unwrap_or("").to_string();
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addrs: Vec<_> = (host.as_str(), port)
+            .to_socket_addrs()
+            .map_err(|e| ConfigError::Missing(format!("cannot resolve {host} for the model server {} ({e}): {hint}", self.base_url)))?
+            .collect();
+        let mut last = None;
+        for addr in &addrs {
+            match TcpStream::connect_timeout(addr, Duration::from_secs(5)) {
+                Ok(_) => return Ok(()),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(ConfigError::Missing(format!(
+            "cannot reach the model server at {} ({}): {hint}",
+            self.base_url,
+            last.map(|e| e.to_string()).unwrap_or_else(|| "no address".into())
+        )))
+    }
+}
+
+const OPENAI_DEFAULT_URL: &str = "https://api.openai.com/v1";
+const OLLAMA_DEFAULT_URL: &str = "http://127.0.0.1:11434";
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Whether the environment names a live backend (used to pick a default).
+pub fn environment_names_a_backend() -> Option<BackendKind> {
+    if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
+        Some(BackendKind::Openai)
+    } else if env("OLLAMA_HOST").is_some() {
+        Some(BackendKind::Ollama)
+    } else {
+        None
+    }
+}
+
+/// Resolves the command line against the config file and the environment.
+/// `Ok(None)`: nothing names a live backend.
+pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> Result<Option<LiveConfig>, ConfigError> {
+    let (name, profile) = match choice.backend.as_deref().or(file.default.as_deref()) {
+        Some(name) => match file.profiles.get(name) {
+            Some(p) => (name.to_string(), p.clone()),
+            None => match name {
+                "openai" => (name.to_string(), Profile { kind: Some(BackendKind::Openai), ..Profile::default() }),
+                "ollama" => (name.to_string(), Profile { kind: Some(BackendKind::Ollama), ..Profile::default() }),
+                other => {
+                    let known: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
+                    return Err(ConfigError::Missing(format!(
+                        "no backend or profile named `{other}`: use openai, ollama, replay{}{}",
+                        if known.is_empty() { String::new() } else { format!(", or a profile of {} ({})", file_path.display(), known.join(", ")) },
+                        if known.is_empty() { format!(" (profiles go in {})", file_path.display()) } else { String::new() }
+                    )))
+                }
+            },
+        },
+        None => match environment_names_a_backend() {
+            Some(BackendKind::Openai) => ("openai".to_string(), Profile { kind: Some(BackendKind::Openai), ..Profile::default() }),
+            Some(BackendKind::Ollama) => ("ollama".to_string(), Profile { kind: Some(BackendKind::Ollama), ..Profile::default() }),
+            None => return Ok(None),
+        },
+    };
+    let kind = profile.kind.ok_or_else(|| {
+        ConfigError::Missing(format!("{}: profile `{name}` has no `kind` (openai or ollama)", file_path.display()))
+    })?;
+    let where_set = |field: &str| {
+        if file.profiles.contains_key(&name) {
+            format!(" or `{field}` in [profiles.{name}] of {}", file_path.display())
+        } else {
+            String::new()
+        }
+    };
+    let (base_url, model, api_key) = match kind {
+        BackendKind::Openai => {
+            let base_url = choice
+                .base_url
+                .clone()
+                .or(profile.base_url.clone())
+                .or_else(|| env("OPENAI_BASE_URL"))
+                .unwrap_or_else(|| OPENAI_DEFAULT_URL.to_string());
+            let model = choice.model.clone().or(profile.model.clone()).or_else(|| env("OPENAI_MODEL")).ok_or_else(|| {
+                ConfigError::Missing(format!("no model for the OpenAI-compatible backend: pass --model NAME or set OPENAI_MODEL{}", where_set("model")))
+            })?;
+            let key = match &profile.api_key_env {
+                Some(var) => Some(env(var).ok_or_else(|| {
+                    ConfigError::Missing(format!("{var} is not set (profile `{name}` reads its API key from it)"))
+                })?),
+                None => profile.api_key.clone().or_else(|| env("OPENAI_API_KEY")),
+            };
+            if key.is_none() && base_url.starts_with(OPENAI_DEFAULT_URL) {
+                return Err(ConfigError::Missing(format!(
+                    "OPENAI_API_KEY is not set: set it for {OPENAI_DEFAULT_URL}, or set OPENAI_BASE_URL (or --base-url) to another OpenAI-compatible server{}",
+                    where_set("api_key_env")
+                )));
+            }
+            (base_url, model, key)
+        }
+        BackendKind::Ollama => {
+            let host = choice
+                .base_url
+                .clone()
+                .or(profile.base_url.clone())
+                .or_else(|| env("OLLAMA_HOST"))
+                .unwrap_or_else(|| OLLAMA_DEFAULT_URL.to_string());
+            let model = choice.model.clone().or(profile.model.clone()).or_else(|| env("OLLAMA_MODEL")).ok_or_else(|| {
+                ConfigError::Missing(format!(
+                    "no model for the Ollama backend: pass --model NAME or set OLLAMA_MODEL{} (for example `ollama pull qwen2.5-coder:14b`, then --model qwen2.5-coder:14b)",
+                    where_set("model")
+                ))
+            })?;
+            (normalise_ollama_host(&host), model, None)
+        }
+    };
+    let extra_body = match &profile.extra_body {
+        Some(t) => serde_json::to_value(t)
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default(),
+        None => serde_json::Map::new(),
+    };
+    let attempts = profile.attempts.unwrap_or(5).max(1);
+    let price = match kind {
+        BackendKind::Ollama => tokens::price_of(&model, &file.prices).or(Some(Price { input: 0.0, output: 0.0 })),
+        BackendKind::Openai => tokens::price_of(&model, &file.prices),
+    };
+    Ok(Some(LiveConfig {
+        name,
+        kind,
+        base_url: base_url.trim_end_matches('/').to_string(),
+        model,
+        api_key,
+        tool_mode: profile.tool_mode.unwrap_or_default(),
+        temperature: profile.temperature,
+        max_tokens: profile.max_tokens,
+        timeout: Duration::from_secs(profile.timeout_secs.unwrap_or(300).max(1)),
+        retry: RetryPolicy { attempts, ..RetryPolicy::default() },
+        num_ctx: profile.num_ctx.unwrap_or(16_384),
+        think: profile.think,
+        extra_body,
+        price,
+    }))
+}
+
+/// `OLLAMA_HOST` may be `host`, `host:port` or a URL; a bare host gets
+/// `http://` and Ollama's port 11434.
+pub fn normalise_ollama_host(host: &str) -> String {
+    let host = host.trim().trim_end_matches('/');
+    if host.contains("://") {
+        host.to_string()
+    } else if host.contains(':') {
+        format!("http://{host}")
+    } else {
+        format!("http://{host}:11434")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        std::fs::write(&p, text).unwrap();
+        ConfigFile::load(&p)
+    }
+
+    #[test]
+    fn a_bad_field_is_named_with_its_line() {
+        let err = parse("default = \"x\"\n[profiles.x]\nkind = \"openai\"\nmodle = \"m\"\n").unwrap_err().to_string();
+        assert!(err.contains("config.toml:4:") && err.contains("modle"), "{err}");
+        let err = parse("[profiles.x]\nkind = \"claude\"\n").unwrap_err().to_string();
+        assert!(err.contains(":2:") && err.contains("claude"), "{err}");
+    }
+
+    #[test]
+    fn a_profile_resolves_with_overrides_and_hides_its_key() {
+        let file = parse(
+            "default = \"local\"\n[profiles.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodel = \"m1\"\napi_key = \"sk-secret\"\nextra_body = { reasoning_effort = \"low\" }\n",
+        )
+        .unwrap();
+        let path = Path::new("config.toml");
+        let live = resolve(&BackendChoice::default(), &file, path).unwrap().unwrap();
+        assert_eq!(live.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(live.model, "m1");
+        assert_eq!(live.extra_body["reasoning_effort"], "low");
+        assert!(!format!("{live:?}").contains("sk-secret"));
+        let choice = BackendChoice { model: Some("m2".into()), ..BackendChoice::default() };
+        assert_eq!(resolve(&choice, &file, path).unwrap().unwrap().model, "m2");
+        let choice = BackendChoice { backend: Some("nope".into()), ..BackendChoice::default() };
+        let err = resolve(&choice, &file, path).unwrap_err().to_string();
+        assert!(err.contains("nope") && err.contains("local"), "{err}");
+    }
+
+    #[test]
+    fn ollama_hosts_are_normalised() {
+        assert_eq!(normalise_ollama_host("127.0.0.1"), "http://127.0.0.1:11434");
+        assert_eq!(normalise_ollama_host("0.0.0.0:1234"), "http://0.0.0.0:1234");
+        assert_eq!(normalise_ollama_host("https://ollama.example/"), "https://ollama.example");
+        assert_eq!(normalise_ollama_host("http://h:80"), "http://h:80");
+    }
+}

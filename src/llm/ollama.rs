@@ -1,0 +1,289 @@
+//! The Ollama backend (`ollama-rs`, native `/api/chat` with tools).
+//!
+//! Ollama truncates prompts silently at its default context window, so
+//! every request sets `num_ctx` (16,384 unless configured). Models without
+//! tool support ("does not support tools") switch the run to text-mode
+//! ReAct when `tool_mode = auto`. A missing model says `ollama pull NAME`.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use ollama_rs::error::OllamaError;
+use ollama_rs::generation::chat::request::ChatMessageRequest;
+use ollama_rs::generation::chat::{ChatMessage, ChatMessageResponse, MessageRole};
+use ollama_rs::generation::tools::{ToolCall as OllamaCall, ToolCallFunction, ToolFunctionInfo, ToolInfo, ToolType};
+use ollama_rs::models::ModelOptions;
+use ollama_rs::Ollama;
+
+use super::config::{LiveConfig, ToolMode};
+use super::openai::redact;
+use super::retry::{with_retries, Failure};
+use super::{textmode, tokens, ChatBackend, ChatResponse, FunctionCall, LlmError, Message, Role, ToolCall, ToolSpec, Usage};
+
+/// A model served by Ollama.
+pub struct OllamaBackend {
+    config: LiveConfig,
+    client: Ollama,
+    runtime: tokio::runtime::Runtime,
+    text_mode: bool,
+    notes: Vec<String>,
+}
+
+impl OllamaBackend {
+    /// A backend for `config`; no request is made yet.
+    pub fn new(config: LiveConfig) -> Result<OllamaBackend, LlmError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| LlmError::Backend(format!("cannot start the HTTP runtime: {e}")))?;
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(10).min(config.timeout))
+            .build()
+            .map_err(|e| LlmError::Backend(format!("cannot build the HTTP client: {e}")))?;
+        let client = Ollama::builder()
+            .url(config.base_url.as_str())
+            .reqwest_client(http)
+            .build();
+        Ok(OllamaBackend {
+            text_mode: config.tool_mode == ToolMode::Text,
+            config,
+            client,
+            runtime,
+            notes: Vec::new(),
+        })
+    }
+
+    fn request(&self, messages: &[Message], tools: &[ToolSpec]) -> ChatMessageRequest {
+        let wire: Vec<Message> = if self.text_mode {
+            textmode::to_text_mode(messages, tools)
+        } else {
+            messages.to_vec()
+        };
+        let mut options = ModelOptions::default().num_ctx(self.config.num_ctx);
+        if let Some(t) = self.config.temperature {
+            options = options.temperature(t);
+        }
+        if let Some(m) = self.config.max_tokens {
+            options = options.num_predict(m as i32);
+        }
+        let mut request = ChatMessageRequest::new(self.config.model.clone(), wire.iter().map(to_ollama).collect()).options(options);
+        if !self.text_mode && !tools.is_empty() {
+            request = request.tools(tools.iter().filter_map(tool_info).collect());
+        }
+        if let Some(think) = self.config.think {
+            request = request.think(think);
+        }
+        request
+    }
+
+    fn call(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<(ChatMessageResponse, u32), LlmError> {
+        let request = self.request(messages, tools);
+        let client = &self.client;
+        let notes = &mut self.notes;
+        let model = self.config.model.clone();
+        self.runtime
+            .block_on(with_retries(
+                &self.config.retry,
+                || {
+                    let request = request.clone();
+                    let model = model.clone();
+                    async move { client.send_chat_messages(request).await.map_err(|e| classify(e, &model)) }
+                },
+                |n, f, wait| {
+                    tracing::warn!("Ollama call attempt {n} failed ({}); retrying in {:.1} s", f.message, wait.as_secs_f64());
+                    notes.push(format!("attempt {n} failed: {}", f.message));
+                },
+            ))
+            .map_err(|g| LlmError::Unavailable {
+                backend: self.config.base_url.clone(),
+                attempts: g.attempts,
+                message: redact(&g.last.message, self.config.api_key.as_deref()),
+            })
+    }
+
+    fn refused_tools(&self, err: &LlmError) -> bool {
+        !self.text_mode
+            && self.config.tool_mode == ToolMode::Auto
+            && matches!(err, LlmError::Unavailable { message, .. } if message.contains("does not support tools"))
+    }
+
+    fn response_from(&mut self, r: ChatMessageResponse, retries: u32, messages: &[Message], tools: &[ToolSpec]) -> ChatResponse {
+        let message = from_ollama(r.message);
+        let usage = match &r.final_data {
+            Some(d) if d.prompt_eval_count > 0 || d.eval_count > 0 => Usage {
+                prompt_tokens: d.prompt_eval_count,
+                completion_tokens: d.eval_count,
+                estimated: false,
+            },
+            _ => Usage {
+                prompt_tokens: tokens::count_prompt(messages, if self.text_mode { &[] } else { tools }),
+                completion_tokens: tokens::count_message(&message),
+                estimated: true,
+            },
+        };
+        ChatResponse {
+            message,
+            usage,
+            finish_reason: r.done.then(|| "stop".to_string()),
+            retries,
+            notes: std::mem::take(&mut self.notes),
+        }
+    }
+
+    fn call_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Option<ChatMessageResponse> {
+        let request = self.request(messages, tools);
+        let client = &self.client;
+        self.runtime.block_on(async {
+            let mut stream = client.send_chat_messages_stream(request).await.ok()?;
+            let mut content = String::new();
+            let mut calls = Vec::new();
+            let mut last = None;
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.ok()?;
+                content.push_str(&chunk.message.content);
+                on_text(&chunk.message.content);
+                calls.extend(chunk.message.tool_calls.iter().cloned());
+                let done = chunk.done;
+                last = Some(chunk);
+                if done {
+                    break;
+                }
+            }
+            let mut last = last?;
+            if !last.done {
+                return None;
+            }
+            last.message.content = content;
+            last.message.tool_calls = calls;
+            Some(last)
+        })
+    }
+}
+
+impl ChatBackend for OllamaBackend {
+    fn describe(&self) -> String {
+        format!("ollama `{}` at {} ({})", self.config.model, self.config.base_url, self.config.name)
+    }
+
+    fn model(&self) -> Option<String> {
+        Some(self.config.model.clone())
+    }
+
+    fn price(&self) -> Option<tokens::Price> {
+        self.config.price
+    }
+
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        let (r, retries) = match self.call(messages, tools) {
+            Ok(v) => v,
+            Err(err) if self.refused_tools(&err) => {
+                self.text_mode = true;
+                self.notes.push(format!("the model has no tool support ({err}); switched to text-mode ReAct"));
+                self.call(messages, tools)?
+            }
+            Err(err) => return Err(err),
+        };
+        Ok(self.response_from(r, retries, messages, tools))
+    }
+
+    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+        match self.call_streaming(messages, tools, on_text) {
+            Some(r) => Ok(self.response_from(r, 0, messages, tools)),
+            None => {
+                self.notes.push("the stream failed; asked again without streaming".into());
+                let r = self.chat(messages, tools)?;
+                if let Some(text) = &r.message.content {
+                    on_text(text);
+                }
+                Ok(r)
+            }
+        }
+    }
+}
+
+fn tool_info(spec: &ToolSpec) -> Option<ToolInfo> {
+    let parameters = schemars::Schema::try_from(spec.parameters.clone()).ok()?;
+    Some(ToolInfo {
+        tool_type: ToolType::Function,
+        function: ToolFunctionInfo {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            parameters,
+        },
+    })
+}
+
+fn to_ollama(m: &Message) -> ChatMessage {
+    let role = match m.role {
+        Role::System => MessageRole::System,
+        Role::User => MessageRole::User,
+        Role::Assistant => MessageRole::Assistant,
+        Role::Tool => MessageRole::Tool,
+    };
+    let mut out = ChatMessage::new(role, m.content.clone().unwrap_or_default());
+    out.tool_calls = m
+        .tool_calls
+        .iter()
+        .map(|c| OllamaCall {
+            function: ToolCallFunction {
+                name: c.function.name.clone(),
+                arguments: serde_json::from_str(&c.function.arguments).unwrap_or_else(|_| serde_json::Value::String(c.function.arguments.clone())),
+            },
+        })
+        .collect();
+    out
+}
+
+fn from_ollama(m: ChatMessage) -> Message {
+    let mut content = m.content;
+    if let Some(thinking) = m.thinking.filter(|t| !t.trim().is_empty()) {
+        // Kept visible to the adapters (which strip it) and the transcript.
+        content = format!("<think>{thinking}</think>{content}");
+    }
+    Message {
+        role: Role::Assistant,
+        content: (!content.is_empty()).then_some(content),
+        tool_calls: m
+            .tool_calls
+            .into_iter()
+            .map(|c| ToolCall {
+                id: String::new(),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: c.function.name,
+                    arguments: match c.function.arguments {
+                        serde_json::Value::String(s) => s,
+                        other => other.to_string(),
+                    },
+                },
+            })
+            .collect(),
+        tool_call_id: None,
+    }
+}
+
+fn classify(err: OllamaError, model: &str) -> Failure {
+    match err {
+        OllamaError::ReqwestError(e) if e.is_timeout() => Failure::transient(format!("timed out: {e}")),
+        OllamaError::ReqwestError(e) if e.is_connect() => {
+            Failure::transient(format!("cannot connect (is `ollama serve` running? set OLLAMA_HOST): {e}"))
+        }
+        OllamaError::ReqwestError(e) => Failure::transient(format!("HTTP failure: {e}")),
+        OllamaError::JsonError(e) => Failure::transient(format!("the answer is not valid JSON: {e}")),
+        OllamaError::Other(body) => {
+            let message = serde_json::from_str::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+                .unwrap_or(body);
+            if message.contains("not found") {
+                Failure::permanent(format!("{message} (run `ollama pull {model}`)"))
+            } else if message.contains("does not support") || message.contains("invalid") {
+                Failure::permanent(message)
+            } else {
+                Failure::transient(message)
+            }
+        }
+        other => Failure::transient(other.to_string()),
+    }
+}

@@ -1,0 +1,390 @@
+//! The OpenAI-compatible backend (`async-openai`, bring-your-own-types):
+//! OpenAI, DeepSeek, Gemini's OpenAI endpoint, Together, vLLM, llama.cpp's
+//! server and anything else that speaks `/chat/completions`.
+//!
+//! Adapters for real servers: `null` content is sent as `""` (some servers
+//! refuse `null`); with `tool_mode = auto` a server that refuses `tools`
+//! switches the run to text-mode ReAct; server usage is believed, else
+//! tiktoken counts. Retries: async-openai's own backoff covers HTTP 429 and
+//! 5xx (status-aware), ours covers timeouts, dropped connections and
+//! truncated bodies.
+
+use std::time::Duration;
+
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::Client;
+use futures_util::StreamExt;
+use serde_json::{json, Map, Value};
+
+use super::config::{LiveConfig, ToolMode};
+use super::retry::{with_retries, Failure};
+use super::{textmode, tokens, ChatBackend, ChatResponse, LlmError, Message, ToolSpec, Usage};
+
+/// A live OpenAI-compatible model.
+pub struct OpenAiBackend {
+    config: LiveConfig,
+    client: Client<OpenAIConfig>,
+    runtime: tokio::runtime::Runtime,
+    /// True once the run uses the text protocol (configured, or after the
+    /// server refused `tools`).
+    text_mode: bool,
+    /// Notes for the transcript (mode switches, retries).
+    notes: Vec<String>,
+}
+
+impl OpenAiBackend {
+    /// A backend for `config`; no request is made yet.
+    pub fn new(config: LiveConfig) -> Result<OpenAiBackend, LlmError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| LlmError::Backend(format!("cannot start the HTTP runtime: {e}")))?;
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(10).min(config.timeout))
+            .build()
+            .map_err(|e| LlmError::Backend(format!("cannot build the HTTP client: {e}")))?;
+        let api = OpenAIConfig::new()
+            .with_api_base(config.base_url.clone())
+            .with_api_key(config.api_key.clone().unwrap_or_default());
+        let backoff = backoff::ExponentialBackoff {
+            initial_interval: config.retry.initial,
+            max_interval: config.retry.max_delay,
+            multiplier: 2.0,
+            randomization_factor: 0.1,
+            max_elapsed_time: Some(config.retry.total_wait()),
+            ..backoff::ExponentialBackoff::default()
+        };
+        let client = Client::build(http, api, backoff);
+        Ok(OpenAiBackend {
+            text_mode: config.tool_mode == ToolMode::Text,
+            config,
+            client,
+            runtime,
+            notes: Vec::new(),
+        })
+    }
+
+    /// The request body for `messages`.
+    fn request(&self, messages: &[Message], tools: &[ToolSpec], stream: bool) -> Value {
+        let wire: Vec<Message> = if self.text_mode {
+            textmode::to_text_mode(messages, tools)
+        } else {
+            messages.to_vec()
+        };
+        let wire: Vec<Value> = wire.iter().map(wire_message).collect();
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.config.model));
+        body.insert("messages".into(), Value::Array(wire));
+        if !self.text_mode && !tools.is_empty() {
+            let tools: Vec<Value> = tools
+                .iter()
+                .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }))
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(t) = self.config.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(m) = self.config.max_tokens {
+            body.insert("max_tokens".into(), json!(m));
+        }
+        body.insert("stream".into(), json!(stream));
+        if stream {
+            body.insert("stream_options".into(), json!({ "include_usage": true }));
+        }
+        for (k, v) in &self.config.extra_body {
+            body.insert(k.clone(), v.clone());
+        }
+        Value::Object(body)
+    }
+
+    /// One non-streamed call with retries.
+    fn call(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<(Value, u32), LlmError> {
+        let body = self.request(messages, tools, false);
+        let client = &self.client;
+        let notes = &mut self.notes;
+        let policy = self.config.retry;
+        let secret = self.config.api_key.clone();
+        self.runtime
+            .block_on(with_retries(
+                &policy,
+                || {
+                    let body = body.clone();
+                    async move { client.chat().create_byot::<Value, Value>(body).await.map_err(classify) }
+                },
+                |n, f, wait| {
+                    tracing::warn!("model call attempt {n} failed ({}); retrying in {:.1} s", f.message, wait.as_secs_f64());
+                    notes.push(format!("attempt {n} failed: {}", f.message));
+                },
+            ))
+            .map_err(|g| LlmError::Unavailable {
+                backend: self.config.base_url.clone(),
+                attempts: g.attempts,
+                message: redact(&g.last.message, secret.as_deref()),
+            })
+    }
+
+    /// One streamed call: text goes to `on_text` as it arrives. Any failure
+    /// before the stream completes returns `None` (the caller falls back to
+    /// an ordinary call with full retries).
+    fn call_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Option<Value> {
+        let body = self.request(messages, tools, true);
+        let client = &self.client;
+        self.runtime.block_on(async {
+            let mut stream = client.chat().create_stream_byot::<Value, Value>(body).await.ok()?;
+            let mut acc = StreamAccumulator::default();
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    Ok(chunk) => acc.add(&chunk, on_text),
+                    Err(e) => {
+                        tracing::warn!("stream failed: {e}");
+                        return None;
+                    }
+                }
+            }
+            acc.finish()
+        })
+    }
+
+    fn response_from(&mut self, value: Value, retries: u32, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        let choice = value
+            .get("choices")
+            .and_then(|c| c.get(0))
+            .ok_or_else(|| LlmError::Backend(format!("the server's answer has no choices: {}", clip(&value.to_string()))))?;
+        let mut message: Message = serde_json::from_value(choice.get("message").cloned().unwrap_or(Value::Null))
+            .map_err(|e| LlmError::Backend(format!("the server's message is not a chat message: {e}")))?;
+        message.role = super::Role::Assistant;
+        let finish_reason = choice.get("finish_reason").and_then(Value::as_str).map(str::to_string);
+        let usage = match value.get("usage") {
+            Some(u) if u.get("prompt_tokens").and_then(Value::as_u64).is_some() => Usage {
+                prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                completion_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+                estimated: false,
+            },
+            _ => Usage {
+                prompt_tokens: tokens::count_prompt(messages, if self.text_mode { &[] } else { tools }),
+                completion_tokens: tokens::count_message(&message),
+                estimated: true,
+            },
+        };
+        Ok(ChatResponse {
+            message,
+            usage,
+            finish_reason,
+            retries,
+            notes: std::mem::take(&mut self.notes),
+        })
+    }
+
+    /// Whether a permanent failure says the server cannot take `tools`.
+    fn refused_tools(&self, err: &LlmError) -> bool {
+        if self.text_mode || self.config.tool_mode != ToolMode::Auto {
+            return false;
+        }
+        match err {
+            LlmError::Unavailable { attempts: 1, message, .. } => {
+                let text = message.to_ascii_lowercase();
+                text.contains("refused the request") && (text.contains("tool") || text.contains("function"))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl ChatBackend for OpenAiBackend {
+    fn describe(&self) -> String {
+        format!("openai-compatible `{}` at {} ({})", self.config.model, self.config.base_url, self.config.name)
+    }
+
+    fn model(&self) -> Option<String> {
+        Some(self.config.model.clone())
+    }
+
+    fn price(&self) -> Option<tokens::Price> {
+        self.config.price
+    }
+
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        let (value, retries) = match self.call(messages, tools) {
+            Ok(v) => v,
+            Err(err) if self.refused_tools(&err) => {
+                self.text_mode = true;
+                self.notes.push(format!("the server refused native tool calling ({err}); switched to text-mode ReAct"));
+                self.call(messages, tools)?
+            }
+            Err(err) => return Err(err),
+        };
+        self.response_from(value, retries, messages, tools)
+    }
+
+    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+        match self.call_streaming(messages, tools, on_text) {
+            Some(value) => self.response_from(value, 0, messages, tools),
+            None => {
+                self.notes.push("the stream failed; asked again without streaming".into());
+                let r = self.chat(messages, tools)?;
+                if let Some(text) = &r.message.content {
+                    on_text(text);
+                }
+                Ok(r)
+            }
+        }
+    }
+}
+
+/// A message as sent on the wire: `null` content becomes `""`.
+fn wire_message(m: &Message) -> Value {
+    let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+    if v.get("content").is_some_and(Value::is_null) {
+        v["content"] = json!("");
+    }
+    v
+}
+
+/// Sorts an async-openai error into retry-worthy or not.
+fn classify(err: OpenAIError) -> Failure {
+    match err {
+        OpenAIError::Reqwest(e) if e.is_timeout() => Failure::transient(format!("timed out: {e}")),
+        OpenAIError::Reqwest(e) if e.is_connect() => Failure::transient(format!("cannot connect: {}", source_chain(&e))),
+        OpenAIError::Reqwest(e) => Failure::transient(format!("HTTP failure: {}", source_chain(&e))),
+        OpenAIError::JSONDeserialize(e, body) => Failure::transient(format!("the answer is not valid JSON ({e}): {}", clip(&body))),
+        // async-openai already retried 429 and 5xx with backoff before this.
+        OpenAIError::ApiError(api) if api.r#type.is_none() && api.code.is_none() => {
+            Failure::permanent(format!("server error (retried): {}", clip(&api.message)))
+        }
+        OpenAIError::ApiError(api) => Failure::permanent(format!("the server refused the request: {api}")),
+        other => Failure::permanent(other.to_string()),
+    }
+}
+
+/// An error with its causes, on one line.
+fn source_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        cur = s.source();
+    }
+    text
+}
+
+/// The first 300 characters of a server's text.
+fn clip(text: &str) -> String {
+    let one_line = text.replace('\n', " ");
+    match one_line.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    }
+}
+
+/// Removes the API key from text that may echo it.
+pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(s) if s.len() >= 4 => text.replace(s, "***"),
+        _ => text.to_string(),
+    }
+}
+
+/// Builds one chat-completion message from streamed chunks.
+#[derive(Default)]
+struct StreamAccumulator {
+    content: String,
+    calls: Vec<(String, String, String)>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+    chunks: usize,
+}
+
+impl StreamAccumulator {
+    fn add(&mut self, chunk: &Value, on_text: &mut dyn FnMut(&str)) {
+        self.chunks += 1;
+        if let Some(u) = chunk.get("usage").filter(|u| !u.is_null()) {
+            self.usage = Some(u.clone());
+        }
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else { return };
+        if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(r.to_string());
+        }
+        let Some(delta) = choice.get("delta") else { return };
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            self.content.push_str(text);
+            on_text(text);
+        }
+        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let index = call.get("index").and_then(Value::as_u64).unwrap_or(self.calls.len().saturating_sub(1) as u64) as usize;
+            while self.calls.len() <= index {
+                self.calls.push(Default::default());
+            }
+            let slot = &mut self.calls[index];
+            if let Some(id) = call.get("id").and_then(Value::as_str) {
+                slot.0 = id.to_string();
+            }
+            if let Some(f) = call.get("function") {
+                if let Some(n) = f.get("name").and_then(Value::as_str) {
+                    slot.1.push_str(n);
+                }
+                if let Some(a) = f.get("arguments").and_then(Value::as_str) {
+                    slot.2.push_str(a);
+                }
+            }
+        }
+    }
+
+    /// The whole answer in the non-streamed response shape.
+    fn finish(self) -> Option<Value> {
+        if self.chunks == 0 {
+            return None;
+        }
+        let calls: Vec<Value> = self
+            .calls
+            .into_iter()
+            .map(|(id, name, args)| json!({ "id": id, "type": "function", "function": { "name": name, "arguments": args } }))
+            .collect();
+        let mut message = json!({ "role": "assistant", "content": self.content });
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let mut out = json!({ "choices": [{ "message": message, "finish_reason": self.finish_reason }] });
+        if let Some(u) = self.usage {
+            out["usage"] = u;
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_tool_call_fragments_are_joined() {
+        let mut acc = StreamAccumulator::default();
+        let mut seen = String::new();
+        let chunks = [
+            json!({"choices":[{"delta":{"content":"Let me "}}]}),
+            json!({"choices":[{"delta":{"content":"look."}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"execute_python","arguments":"{\"co"}}]}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"de\": \"1\"}"}}]},"finish_reason":"tool_calls"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5}}),
+        ];
+        for c in &chunks {
+            acc.add(c, &mut |t| seen.push_str(t));
+        }
+        let v = acc.finish().unwrap();
+        assert_eq!(seen, "Let me look.");
+        assert_eq!(v["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], "{\"code\": \"1\"}");
+        assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(v["usage"]["prompt_tokens"], 10);
+    }
+
+    #[test]
+    fn null_content_goes_out_as_empty_text_and_keys_are_redacted() {
+        let mut m = Message::text(super::super::Role::Assistant, "x");
+        m.content = None;
+        assert_eq!(wire_message(&m)["content"], "");
+        assert_eq!(redact("bad key sk-abcdef", Some("sk-abcdef")), "bad key ***");
+    }
+}

@@ -1,0 +1,132 @@
+//! Token counting (tiktoken) and cost estimates (a price table per model).
+//!
+//! Servers that report usage are believed; otherwise gisclaw counts with
+//! tiktoken's `o200k_base` encoding — exact for OpenAI's current models, an
+//! approximation (within ~10–20 %) for other tokenizers, and marked
+//! `estimated` in run.json.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Message, ToolSpec};
+
+/// Tokens in `text` (tiktoken `o200k_base`).
+pub fn count(text: &str) -> u64 {
+    if text.is_empty() {
+        return 0;
+    }
+    tiktoken_rs::o200k_base_singleton().count_ordinary(text) as u64
+}
+
+/// Per-message framing tokens of the chat format (role markers).
+const MESSAGE_OVERHEAD: u64 = 4;
+
+/// Prompt tokens of a request: every message's text and tool calls, plus
+/// the tool schemas.
+pub fn count_prompt(messages: &[Message], tools: &[ToolSpec]) -> u64 {
+    let messages: u64 = messages.iter().map(count_message).sum();
+    let tools: u64 = tools
+        .iter()
+        .map(|t| count(&t.name) + count(&t.description) + count(&t.parameters.to_string()))
+        .sum();
+    messages + tools + 3
+}
+
+/// Tokens of one message (text plus tool-call names and arguments).
+pub fn count_message(message: &Message) -> u64 {
+    MESSAGE_OVERHEAD
+        + count(message.content.as_deref().unwrap_or(""))
+        + message
+            .tool_calls
+            .iter()
+            .map(|c| count(&c.function.name) + count(&c.function.arguments))
+            .sum::<u64>()
+}
+
+/// Price of a model in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Prompt (input) tokens, USD per 1M.
+    pub input: f64,
+    /// Completion (output) tokens, USD per 1M.
+    pub output: f64,
+}
+
+impl Price {
+    /// Cost of a call in US dollars.
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.input + completion_tokens as f64 * self.output) / 1e6
+    }
+}
+
+/// Published list prices (USD per 1M tokens, cache-miss input) as of late
+/// 2025. Matched by the longest prefix of the model name (after any
+/// `provider/` part). Override or extend with `[prices."model"]` in the
+/// config file.
+const PRICES: &[(&str, f64, f64)] = &[
+    ("gpt-4o", 2.50, 10.00),
+    ("gpt-4o-mini", 0.15, 0.60),
+    ("gpt-4.1", 2.00, 8.00),
+    ("gpt-4.1-mini", 0.40, 1.60),
+    ("gpt-4.1-nano", 0.10, 0.40),
+    ("gpt-5", 1.25, 10.00),
+    ("gpt-5-mini", 0.25, 2.00),
+    ("gpt-5-nano", 0.05, 0.40),
+    ("o3", 2.00, 8.00),
+    ("o4-mini", 1.10, 4.40),
+    ("deepseek-chat", 0.28, 0.42),
+    ("deepseek-reasoner", 0.28, 0.42),
+    ("gemini-2.0-flash", 0.10, 0.40),
+    ("gemini-2.5-flash", 0.30, 2.50),
+    ("gemini-2.5-pro", 1.25, 10.00),
+    ("claude-sonnet-4", 3.00, 15.00),
+    ("claude-opus-4", 15.00, 75.00),
+    ("claude-3-5-haiku", 0.80, 4.00),
+];
+
+/// The price of `model`: the config's overrides first, then the built-in
+/// table. `None` when unknown (cost is then reported as unknown, not 0).
+pub fn price_of(model: &str, overrides: &BTreeMap<String, Price>) -> Option<Price> {
+    if let Some(p) = overrides.get(model) {
+        return Some(*p);
+    }
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    if let Some(p) = overrides.get(bare) {
+        return Some(*p);
+    }
+    PRICES
+        .iter()
+        .filter(|(prefix, _, _)| bare.starts_with(prefix))
+        .max_by_key(|(prefix, _, _)| prefix.len())
+        .map(|&(_, input, output)| Price { input, output })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::Role;
+
+    #[test]
+    fn counts_like_tiktoken() {
+        assert_eq!(count(""), 0);
+        assert_eq!(count("hello world"), 2);
+        let m = Message::text(Role::User, "hello world");
+        assert_eq!(count_message(&m), 2 + MESSAGE_OVERHEAD);
+    }
+
+    #[test]
+    fn longest_prefix_wins_and_overrides_come_first() {
+        let none = BTreeMap::new();
+        assert_eq!(price_of("gpt-4o-mini-2024-07-18", &none).unwrap().input, 0.15);
+        assert_eq!(price_of("gpt-4o-2024-08-06", &none).unwrap().input, 2.50);
+        assert_eq!(price_of("openrouter/deepseek-chat", &none).unwrap().output, 0.42);
+        assert!(price_of("qwen2.5-coder:14b", &none).is_none());
+        let mut mine = BTreeMap::new();
+        mine.insert("qwen2.5-coder:14b".to_string(), Price { input: 0.0, output: 0.0 });
+        assert_eq!(price_of("qwen2.5-coder:14b", &mine).unwrap().cost(1000, 1000), 0.0);
+        let p = price_of("gpt-4.1", &none).unwrap();
+        assert!((p.cost(1_000_000, 500_000) - 6.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,365 @@
+//! The schema card: the runtime reads the task's data natively with GDAL
+//! (in the gisclaw process; the Python worker never links it) before the
+//! first model call, so the model starts from exact file, layer, column and
+//! CRS names instead of guessing them.
+//!
+//! - vector (Shapefile, GeoJSON, GeoPackage, KML, GML, FlatGeobuf…): layers,
+//!   geometry type, CRS, feature count, fields with types, 3 sample rows;
+//! - raster (GeoTIFF, IMG, ASCII grid, JPEG2000…): size, bands, data type,
+//!   nodata, CRS, pixel size, per-band min/max (approximate on big rasters);
+//! - tables (CSV, TSV, XLSX): columns with inferred types, row count, sample;
+//! - NetCDF / HDF5: variables with their dimensions and types.
+//!
+//! [`card_for_dir`] flattens nested folders (case-exact names) and keeps the
+//! card within a token budget: full entries first, then one line per file,
+//! then counts per extension. [`inspect_file`] is the `inspect_data` tool.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use gdal::vector::LayerAccess;
+use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
+
+use crate::llm::tokens;
+
+/// Default token budget of the card in the prompt.
+pub const CARD_TOKEN_BUDGET: u64 = 2_000;
+
+/// Sample rows shown per layer or table.
+const SAMPLE_ROWS: usize = 3;
+
+/// Longest sample value shown, in characters.
+const VALUE_CHARS: usize = 40;
+
+/// What kind of file an extension names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Vector,
+    Raster,
+    Table,
+    Multidim,
+    /// Shapefile parts, overviews, aux files: listed with their main file.
+    Sidecar,
+    Other,
+}
+
+fn kind_of(path: &Path) -> Kind {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    if name.ends_with(".aux.xml") {
+        return Kind::Sidecar;
+    }
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson" => Kind::Vector,
+        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" => Kind::Raster,
+        "csv" | "tsv" | "xlsx" | "xls" | "ods" => Kind::Table,
+        "nc" | "nc4" | "h5" | "hdf5" | "hdf" | "zarr" => Kind::Multidim,
+        "shx" | "dbf" | "prj" | "cpg" | "sbn" | "sbx" | "qix" | "ovr" | "qmd" | "xml" | "aux" | "tfw" | "wld" => Kind::Sidecar,
+        _ => Kind::Other,
+    }
+}
+
+/// Why a file could not be inspected.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// No such file.
+    #[error("{0}: no such file")]
+    Missing(String),
+    /// GDAL could not open or read it.
+    #[error("{file}: GDAL cannot read it: {message}")]
+    Unreadable {
+        /// The file as the model names it.
+        file: String,
+        /// GDAL's message.
+        message: String,
+    },
+}
+
+/// Silences GDAL's own stderr messages (errors come back as values).
+fn quiet_gdal() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| gdal::config::set_error_handler(|_, _, _| {}));
+}
+
+/// Every file under `dir`, relative, sorted (nested folders flattened).
+pub fn files_under(dir: &Path) -> Vec<(String, u64)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(meta) = entry.metadata() {
+                let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().into_owned();
+                files.push((rel, meta.len()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A human size.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} kB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+/// The card for a data folder, within `budget` tokens.
+pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
+    let files = files_under(dir);
+    if files.is_empty() {
+        return format!("`{shown_as}` is empty.");
+    }
+    let total: u64 = files.iter().map(|f| f.1).sum();
+    let mut card = format!("{} file(s) in `{shown_as}`, {} in all (read natively with GDAL):\n", files.len(), size_text(total));
+    let mut used = tokens::count(&card);
+    let mut brief: Vec<&(String, u64)> = Vec::new();
+    for file in &files {
+        let path = dir.join(&file.0);
+        let kind = kind_of(&path);
+        let name = format!("{shown_as}{}", file.0);
+        let entry = if brief.is_empty() && matches!(kind, Kind::Vector | Kind::Raster | Kind::Table | Kind::Multidim) {
+            Some(match inspect_path(&path, &name, kind) {
+                Ok(text) => text,
+                Err(e) => format!("- {e}\n"),
+            })
+        } else {
+            None
+        };
+        match entry {
+            Some(text) if used + tokens::count(&text) <= budget => {
+                used += tokens::count(&text);
+                card.push_str(&text);
+            }
+            _ => brief.push(file),
+        }
+    }
+    if brief.is_empty() {
+        return card;
+    }
+    // One line per remaining file while the budget lasts, then counts.
+    let mut rest = Vec::new();
+    for file in &brief {
+        let line = format!("- {shown_as}{} ({})\n", file.0, size_text(file.1));
+        if rest.is_empty() && used + tokens::count(&line) <= budget {
+            used += tokens::count(&line);
+            card.push_str(&line);
+        } else {
+            rest.push(*file);
+        }
+    }
+    if !rest.is_empty() {
+        let mut by_ext: BTreeMap<String, (usize, &str)> = BTreeMap::new();
+        for (rel, _) in &rest {
+            let ext = Path::new(rel).extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "(none)".into());
+            let slot = by_ext.entry(ext).or_insert((0, rel.as_str()));
+            slot.0 += 1;
+        }
+        let groups: Vec<String> = by_ext.iter().map(|(ext, (n, eg))| format!("{n} .{ext} (e.g. {shown_as}{eg})")).collect();
+        card.push_str(&format!("- … and {} more: {} — call list_files or inspect_data for details\n", rest.len(), groups.join(", ")));
+    }
+    card
+}
+
+/// The `inspect_data` tool: the full entry for one file. `rel` is relative
+/// to `data_dir` (a leading `shown_as` is accepted).
+pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String, SchemaError> {
+    let rel = rel.trim().trim_start_matches("./");
+    let rel = rel.strip_prefix(shown_as).unwrap_or(rel);
+    let path: PathBuf = data_dir.join(rel);
+    let name = format!("{shown_as}{rel}");
+    if !path.exists() || !path.starts_with(data_dir) || rel.split('/').any(|p| p == "..") {
+        return Err(SchemaError::Missing(name));
+    }
+    let kind = match kind_of(&path) {
+        Kind::Other | Kind::Sidecar => Kind::Vector,
+        k => k,
+    };
+    inspect_path(&path, &name, kind).or_else(|first| match kind {
+        Kind::Vector => inspect_path(&path, &name, Kind::Raster).map_err(|_| first),
+        _ => Err(first),
+    })
+}
+
+fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaError> {
+    quiet_gdal();
+    let unreadable = |e: gdal::errors::GdalError| SchemaError::Unreadable { file: name.to_string(), message: e.to_string() };
+    match kind {
+        Kind::Raster => {
+            let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
+            Ok(raster_entry(&ds, name))
+        }
+        Kind::Multidim => match open(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[]) {
+            Ok(ds) => Ok(multidim_entry(&ds, name)),
+            Err(_) => {
+                let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
+                Ok(raster_entry(&ds, name))
+            }
+        },
+        Kind::Table => {
+            let opts: &[&str] = if name.to_ascii_lowercase().ends_with(".xlsx") || name.to_ascii_lowercase().ends_with(".ods") {
+                &["FIELD_TYPES=AUTO", "HEADERS=AUTO"]
+            } else {
+                &["AUTODETECT_TYPE=YES", "AUTODETECT_SIZE_LIMIT=0"]
+            };
+            let ds = open(path, GdalOpenFlags::GDAL_OF_VECTOR, opts).map_err(unreadable)?;
+            Ok(vector_entry(&ds, name, true))
+        }
+        Kind::Vector | Kind::Sidecar | Kind::Other => {
+            let ds = open(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
+            Ok(vector_entry(&ds, name, false))
+        }
+    }
+}
+
+fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> gdal::errors::Result<Dataset> {
+    Dataset::open_ex(
+        path,
+        DatasetOptions {
+            open_flags: flags | GdalOpenFlags::GDAL_OF_READONLY,
+            open_options: (!options.is_empty()).then_some(options),
+            ..DatasetOptions::default()
+        },
+    )
+}
+
+/// `EPSG:4326`, or the CRS's name, or `no CRS`.
+fn crs_text(srs: Option<gdal::spatial_ref::SpatialRef>) -> String {
+    let Some(srs) = srs else { return "no CRS".into() };
+    match (srs.auth_name(), srs.auth_code()) {
+        (Some(auth), Ok(code)) => format!("{auth}:{code}"),
+        _ => match srs.to_proj4() {
+            Ok(p) if !p.trim().is_empty() => format!("CRS {}", p.trim()),
+            _ => "a CRS without an EPSG code".into(),
+        },
+    }
+}
+
+fn raster_entry(ds: &Dataset, name: &str) -> String {
+    let (w, h) = ds.raster_size();
+    let bands = ds.raster_count();
+    let crs = crs_text(ds.spatial_ref().ok());
+    let mut text = format!("- {name} — raster ({}), {w}×{h} px, {bands} band(s), {crs}", ds.driver().short_name());
+    if let Ok(gt) = ds.geo_transform() {
+        text.push_str(&format!(", pixel {}×{}, origin ({}, {})", fmt_num(gt[1]), fmt_num(gt[5].abs()), fmt_num(gt[0]), fmt_num(gt[3])));
+    }
+    text.push('\n');
+    for i in 1..=bands.min(8) {
+        let Ok(band) = ds.rasterband(i) else { continue };
+        let mut line = format!("  band {i}: {}", band.band_type().name());
+        match band.no_data_value() {
+            Some(nd) => line.push_str(&format!(", nodata {}", fmt_num(nd))),
+            None => line.push_str(", no nodata"),
+        }
+        if let Ok(mm) = band.compute_raster_min_max(true) {
+            line.push_str(&format!(", min {} max {}", fmt_num(mm.min), fmt_num(mm.max)));
+        }
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if bands > 8 {
+        text.push_str(&format!("  … {} more bands\n", bands - 8));
+    }
+    text
+}
+
+fn multidim_entry(ds: &Dataset, name: &str) -> String {
+    let mut text = format!("- {name} — multidimensional ({})\n", ds.driver().short_name());
+    let Ok(root) = ds.root_group() else {
+        return text;
+    };
+    let dims: Vec<String> = root
+        .dimensions(Default::default())
+        .map(|ds| ds.iter().map(|d| format!("{}={}", d.name(), d.size())).collect())
+        .unwrap_or_default();
+    if !dims.is_empty() {
+        text.push_str(&format!("  dimensions: {}\n", dims.join(", ")));
+    }
+    for array in root.array_names(Default::default()).iter().take(30) {
+        let Ok(a) = root.open_md_array(array, Default::default()) else { continue };
+        let shape: Vec<String> = a
+            .dimensions()
+            .map(|ds| ds.iter().map(|d| d.name()).collect())
+            .unwrap_or_default();
+        text.push_str(&format!("  variable {array}({}): {:?}\n", shape.join(", "), a.datatype().numeric_datatype()));
+    }
+    text
+}
+
+fn vector_entry(ds: &Dataset, name: &str, table: bool) -> String {
+    let layers = ds.layer_count();
+    let mut text = format!(
+        "- {name} — {} ({}), {layers} layer(s)\n",
+        if table { "table" } else { "vector" },
+        ds.driver().short_name()
+    );
+    for mut layer in ds.layers().take(10) {
+        let geometry = layer
+            .defn()
+            .geom_fields()
+            .next()
+            .map(|g| gdal::vector::geometry_type_to_name(g.field_type()));
+        let fields: Vec<(String, String)> = layer
+            .defn()
+            .fields()
+            .map(|f| (f.name(), gdal::vector::field_type_to_name(f.field_type())))
+            .collect();
+        let count = layer.feature_count();
+        let head = match (&geometry, table) {
+            (Some(g), _) => format!("  layer `{}`: {g}, {}, {count} features\n", layer.name(), crs_text(layer.spatial_ref())),
+            (None, true) => format!("  `{}`: {count} rows\n", layer.name()),
+            (None, false) => format!("  layer `{}`: no geometry, {count} rows\n", layer.name()),
+        };
+        text.push_str(&head);
+        let cols: Vec<String> = fields.iter().map(|(n, t)| format!("{n} ({t})")).collect();
+        text.push_str(&format!("  columns: {}\n", if cols.is_empty() { "none".into() } else { cols.join(", ") }));
+        for feature in layer.features().take(SAMPLE_ROWS) {
+            let values: Vec<String> = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| format!("{n}={}", value_text(feature.field(i).ok().flatten())))
+                .collect();
+            text.push_str(&format!("  row: {}\n", values.join(", ")));
+        }
+    }
+    if layers > 10 {
+        text.push_str(&format!("  … {} more layers\n", layers - 10));
+    }
+    text
+}
+
+fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
+    use gdal::vector::FieldValue as F;
+    let text = match v {
+        None => "null".to_string(),
+        Some(F::IntegerValue(i)) => i.to_string(),
+        Some(F::Integer64Value(i)) => i.to_string(),
+        Some(F::RealValue(r)) => fmt_num(r),
+        Some(F::StringValue(s)) => format!("{s:?}"),
+        Some(F::DateValue(d)) => d.to_string(),
+        Some(F::DateTimeValue(d)) => d.to_string(),
+        Some(other) => format!("{other:?}"),
+    };
+    match text.char_indices().nth(VALUE_CHARS) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
+/// A number without float noise.
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        let s = format!("{x:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
