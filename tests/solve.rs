@@ -197,12 +197,31 @@ fn a_bad_task_file_is_one_line_naming_file_line_and_field_with_exit_two() {
 }
 
 #[test]
-fn an_unbuilt_backend_is_refused_with_exit_two() {
+fn backend_problems_are_one_line_with_exit_two() {
     let task = repo().join("examples/heat_island/task.yaml");
-    let o = gisclaw(&["solve", task.to_str().unwrap(), "--backend", "openai"], &[]);
-    assert_eq!(o.status.code(), Some(2));
+    let t = task.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--backend", "openai"], "OPENAI_MODEL"),
+        (&["--backend", "openai", "--model", "gpt-4o"], "OPENAI_API_KEY"),
+        (&["--backend", "nope"], "no backend or profile named `nope`"),
+        (&["--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:1/v1"], "cannot reach the model server at http://127.0.0.1:1/v1"),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["solve", t];
+        args.extend_from_slice(extra);
+        let o = gisclaw(&args, &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{extra:?}: {stderr}");
+        assert!(stderr.contains(needle), "{extra:?}: {stderr}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[profiles.x]\nkind = \"openai\"\nmodle = \"m\"\n").unwrap();
+    let o = gisclaw(&["solve", t, "--backend", "x"], &[("GISCLAW_CONFIG", config.to_str().unwrap())]);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.contains("not built") && stderr.contains("--replay"), "{stderr}");
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("config.toml:3:") && stderr.contains("modle"), "{stderr}");
 }
 
 #[test]

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod fake_llm;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Arc, OnceLock};
@@ -52,6 +54,11 @@ pub fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let memory = std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
     cmd.args(args).env("GISCLAW_ERROR_MEMORY", memory);
+    // No live backend leaks in from the developer's environment or config.
+    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("GISCLAW_CONFIG", "/nonexistent/gisclaw-test-config.toml");
     for (k, v) in envs {
         cmd.env(k, v);
     }

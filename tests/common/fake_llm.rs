@@ -1,0 +1,211 @@
+//! A scripted model server on 127.0.0.1 speaking the OpenAI
+//! (`/v1/chat/completions`, JSON or SSE) and Ollama (`/api/chat`, JSON or
+//! NDJSON) protocols, for fault injection: each request takes the next
+//! scripted reply (an HTTP error, a slow answer, a truncated body, a
+//! dropped connection, a stream). Every request is recorded.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A complete response with this status and JSON body.
+    Json(u16, Value),
+    /// A complete response with this status and raw text body.
+    Text(u16, String),
+    /// Wait, then send the inner reply.
+    Slow(Duration, Box<Reply>),
+    /// Status 200, a Content-Length for the whole body, then only its first
+    /// half, then the connection closes.
+    Truncated(Value),
+    /// Close the connection without answering.
+    Drop,
+    /// An OpenAI SSE stream of these chunks, then `[DONE]`.
+    Sse(Vec<Value>),
+    /// An Ollama NDJSON stream of these objects.
+    Ndjson(Vec<Value>),
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// e.g. `POST /v1/chat/completions`.
+    pub line: String,
+    /// Header lines, lower-cased names.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body (or `Null`).
+    pub body: Value,
+}
+
+/// The running server.
+pub struct FakeServer {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl FakeServer {
+    /// Starts a server that plays `script` in order (then answers 500).
+    pub fn start(script: Vec<Reply>) -> FakeServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (s, r) = (script.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (s, r) = (s.clone(), r.clone());
+                std::thread::spawn(move || serve(stream, &s, &r));
+            }
+        });
+        FakeServer { url, script, requests }
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// Replies not yet used.
+    pub fn remaining(&self) -> usize {
+        self.script.lock().unwrap().len()
+    }
+}
+
+fn serve(mut stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Recorded>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut headers = Vec::new();
+    let mut length = 0;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.trim().split_once(':') {
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+            if k == "content-length" {
+                length = v.parse().unwrap_or(0);
+            }
+            headers.push((k, v));
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    requests.lock().unwrap().push(Recorded {
+        line: line.trim().to_string(),
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    let reply = script
+        .lock()
+        .unwrap()
+        .pop_front()
+        .unwrap_or_else(|| Reply::Text(500, "the script is exhausted".into()));
+    answer(&mut stream, reply);
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+fn answer(stream: &mut TcpStream, reply: Reply) {
+    let head = |status: u16, kind: &str, len: usize| {
+        format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: {kind}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n",
+            reason(status)
+        )
+    };
+    match reply {
+        Reply::Json(status, v) => {
+            let body = v.to_string();
+            let _ = stream.write_all((head(status, "application/json", body.len()) + &body).as_bytes());
+        }
+        Reply::Text(status, body) => {
+            let _ = stream.write_all((head(status, "text/plain", body.len()) + &body).as_bytes());
+        }
+        Reply::Slow(wait, inner) => {
+            std::thread::sleep(wait);
+            answer(stream, *inner);
+        }
+        Reply::Truncated(v) => {
+            let body = v.to_string();
+            let half = &body[..body.len() / 2];
+            let _ = stream.write_all((head(200, "application/json", body.len()) + half).as_bytes());
+            let _ = stream.flush();
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+        Reply::Drop => {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+        Reply::Sse(chunks) => {
+            let mut body = String::new();
+            for c in chunks {
+                body.push_str(&format!("data: {c}\n\n"));
+            }
+            body.push_str("data: [DONE]\n\n");
+            let _ = stream.write_all((head(200, "text/event-stream", body.len()) + &body).as_bytes());
+        }
+        Reply::Ndjson(lines) => {
+            let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            let _ = stream.write_all((head(200, "application/x-ndjson", body.len()) + &body).as_bytes());
+        }
+    }
+    let _ = stream.flush();
+}
+
+/// An OpenAI chat completion carrying `message`.
+pub fn openai_answer(message: Value) -> Value {
+    json!({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120 }
+    })
+}
+
+/// An OpenAI assistant message calling `execute_python(code)`.
+pub fn openai_code(id: &str, code: &str) -> Value {
+    openai_answer(json!({
+        "role": "assistant", "content": null,
+        "tool_calls": [{ "id": id, "type": "function", "function": { "name": "execute_python", "arguments": json!({ "code": code }).to_string() } }]
+    }))
+}
+
+/// An Ollama `/api/chat` answer carrying `message`.
+pub fn ollama_answer(message: Value) -> Value {
+    json!({
+        "model": "fake", "created_at": "2026-11-22T00:00:00Z", "message": message, "done": true,
+        "total_duration": 1, "load_duration": 1, "prompt_eval_count": 90, "prompt_eval_duration": 1,
+        "eval_count": 15, "eval_duration": 1
+    })
+}
+
+/// An Ollama assistant message calling `execute_python(code)` (arguments
+/// as an object, as Ollama sends them).
+pub fn ollama_code(code: &str) -> Value {
+    ollama_answer(json!({
+        "role": "assistant", "content": "",
+        "tool_calls": [{ "function": { "name": "execute_python", "arguments": { "code": code } } }]
+    }))
+}
