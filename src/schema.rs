@@ -26,6 +26,9 @@ use crate::llm::tokens;
 /// Default token budget of the card in the prompt.
 pub const CARD_TOKEN_BUDGET: u64 = 2_000;
 
+/// Tokens of the budget kept for the closing summary of a large folder.
+const TAIL: u64 = 64;
+
 /// Sample rows shown per layer or table.
 const SAMPLE_ROWS: usize = 3;
 
@@ -122,11 +125,12 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let mut card = format!("{} file(s) in `{shown_as}`, {} in all (read natively with GDAL):\n", files.len(), size_text(total));
     let mut used = tokens::count(&card);
     let mut brief: Vec<&(String, u64)> = Vec::new();
+    let mut full = true;
     for file in &files {
         let path = dir.join(&file.0);
         let kind = kind_of(&path);
         let name = format!("{shown_as}{}", file.0);
-        let entry = if brief.is_empty() && matches!(kind, Kind::Vector | Kind::Raster | Kind::Table | Kind::Multidim) {
+        let entry = if full && matches!(kind, Kind::Vector | Kind::Raster | Kind::Table | Kind::Multidim) {
             Some(match inspect_path(&path, &name, kind) {
                 Ok(text) => text,
                 Err(e) => format!("- {e}\n"),
@@ -135,11 +139,16 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
             None
         };
         match entry {
-            Some(text) if used + tokens::count(&text) <= budget => {
+            Some(text) if used + tokens::count(&text) + TAIL <= budget => {
                 used += tokens::count(&text);
                 card.push_str(&text);
             }
-            _ => brief.push(file),
+            Some(_) => {
+                // Past the budget: the rest is listed briefly, in order.
+                full = false;
+                brief.push(file);
+            }
+            None => brief.push(file),
         }
     }
     if brief.is_empty() {
@@ -147,9 +156,11 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     }
     // One line per remaining file while the budget lasts, then counts.
     let mut rest = Vec::new();
+    card.push_str("Other files:\n");
+    used += 3;
     for file in &brief {
         let line = format!("- {shown_as}{} ({})\n", file.0, size_text(file.1));
-        if rest.is_empty() && used + tokens::count(&line) <= budget {
+        if rest.is_empty() && used + tokens::count(&line) + TAIL <= budget {
             used += tokens::count(&line);
             card.push_str(&line);
         } else {
@@ -157,14 +168,16 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
         }
     }
     if !rest.is_empty() {
-        let mut by_ext: BTreeMap<String, (usize, &str)> = BTreeMap::new();
+        let mut by_ext: BTreeMap<String, usize> = BTreeMap::new();
         for (rel, _) in &rest {
             let ext = Path::new(rel).extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "(none)".into());
-            let slot = by_ext.entry(ext).or_insert((0, rel.as_str()));
-            slot.0 += 1;
+            *by_ext.entry(ext).or_default() += 1;
         }
-        let groups: Vec<String> = by_ext.iter().map(|(ext, (n, eg))| format!("{n} .{ext} (e.g. {shown_as}{eg})")).collect();
-        card.push_str(&format!("- … and {} more: {} — call list_files or inspect_data for details\n", rest.len(), groups.join(", ")));
+        let mut groups: Vec<String> = by_ext.iter().take(8).map(|(ext, n)| format!("{n} .{ext}")).collect();
+        if by_ext.len() > 8 {
+            groups.push("…".into());
+        }
+        card.push_str(&format!("- … and {} more: {}; call list_files or inspect_data for details\n", rest.len(), groups.join(", ")));
     }
     card
 }
@@ -289,7 +302,10 @@ fn multidim_entry(ds: &Dataset, name: &str) -> String {
             .dimensions()
             .map(|ds| ds.iter().map(|d| d.name()).collect())
             .unwrap_or_default();
-        text.push_str(&format!("  variable {array}({}): {:?}\n", shape.join(", "), a.datatype().numeric_datatype()));
+        let dtype = gdal::raster::GdalDataType::try_from(a.datatype().numeric_datatype())
+            .map(|t| t.name())
+            .unwrap_or_else(|_| "non-numeric".into());
+        text.push_str(&format!("  variable {array}({}): {dtype}\n", shape.join(", ")));
     }
     text
 }

@@ -1,0 +1,234 @@
+//! End-to-end runs through the real sandbox: a solve against a scripted
+//! OpenAI-protocol server (faults included, secrets kept out of every file),
+//! the Dual Agent (plan, steps, replan) by replay, and the schema card on
+//! real files of every supported type.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::fake_llm::{openai_answer, FakeServer, Reply};
+use common::gisclaw;
+use serde_json::{json, Value};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The example's recorded assistant messages.
+fn example_messages() -> Vec<Value> {
+    std::fs::read_to_string(repo().join("examples/heat_island/replay.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn events(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("transcript.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {
+    const KEY: &str = "sk-e2e-very-secret-4242";
+    let mut script = vec![Reply::Json(429, json!({"error": {"message": "slow down", "type": "requests"}}))];
+    for (i, mut m) in example_messages().into_iter().enumerate() {
+        if i == 1 {
+            // This turn's tool call arrives as text-mode ReAct instead.
+            let code: Value = serde_json::from_str(m["tool_calls"][0]["function"]["arguments"].as_str().unwrap()).unwrap();
+            m = json!({"role": "assistant", "content": format!("Thought: schema first.\nAction: execute_python\n```python\n{}\n```", code["code"].as_str().unwrap())});
+        }
+        if i == 2 {
+            script.push(Reply::Drop);
+        }
+        script.push(Reply::Json(200, openai_answer(m)));
+    }
+    let server = FakeServer::start(script);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let base = format!("{}/v1", server.url);
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--backend", "openai", "--model", "fake-model", "--base-url", &base, "--out", out.to_str().unwrap()],
+        &[("OPENAI_API_KEY", KEY)],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("REPLAY"), "{stderr}");
+    let run: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["status"], "finished");
+    assert_eq!(run["replay"], false);
+    assert_eq!(run["tokens_estimated"], false, "server usage is believed");
+    assert_eq!(run["tokens_in"], 100 * run["rounds"].as_u64().unwrap());
+    assert!(run["cost_usd"].is_null(), "an unknown model's cost is unknown, not zero");
+    let ev = events(&out);
+    let repaired = ev.iter().any(|e| e["event"] == "message" && e["repairs"].to_string().contains("fenced code"));
+    assert!(repaired, "the text-mode turn became a call");
+    assert!(ev.iter().any(|e| e["retries"].as_u64().unwrap_or(0) > 0), "the dropped connection was retried");
+    for file in ["transcript.jsonl", "run.json", "solution.py"] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        assert!(!text.contains(KEY), "{file} leaks the key");
+    }
+    assert!(!stderr.contains(KEY));
+    // Every request but the first carried the conversation so far.
+    let reqs = server.requests();
+    assert!(reqs.iter().all(|r| r.body["model"] == "fake-model"));
+    let card = reqs[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(card.contains("temp_c (Real)") && card.contains("EPSG:32617"), "schema card in the prompt:\n{card}");
+}
+
+fn plan(steps: &[&str]) -> String {
+    let steps: Vec<Value> = steps.iter().map(|g| json!({"goal": g, "details": ""})).collect();
+    call("submit_plan", json!({ "steps": steps }))
+}
+
+fn call(name: &str, args: Value) -> String {
+    json!({"role": "assistant", "content": format!("calling {name}"), "tool_calls": [
+        {"type": "function", "function": {"name": name, "arguments": args.to_string()}}
+    ]})
+    .to_string()
+}
+
+fn example_code(i: usize) -> String {
+    let m = &example_messages()[i];
+    let args: Value = serde_json::from_str(m["tool_calls"][0]["function"]["arguments"].as_str().unwrap()).unwrap();
+    args["code"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_dual_agent_plans_executes_and_replans() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("dual.jsonl");
+    let lines = [
+        // A plan with too few steps is refused, then a valid one.
+        plan(&["do everything"]),
+        plan(&["read the stations and the boundary", "interpolate and save the GeoTIFF", "map the surface"]),
+        call("execute_python", json!({ "code": example_code(1) })),
+        call("step_done", json!({ "summary": "stations and city loaded" })),
+        call("execute_python", json!({ "code": example_code(3) })),
+        call("step_done", json!({ "summary": "temperature.tif saved" })),
+        // The last step claims success without the map: outputs are missing.
+        call("step_done", json!({ "summary": "map done (not really)" })),
+        // The replanner gets the failure and plans the rest.
+        plan(&["save pred_results/temperature_map.png"]),
+        call("execute_python", json!({ "code": example_code(4) })),
+        call("finish", json!({ "summary": "surface and map saved" })),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let out = dir.path().join("run");
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--arch", "dual", "--replay", replay.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let run: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["arch"], "dual");
+    assert_eq!(run["rounds"], 10);
+    let ev = events(&out);
+    let plan_errors: Vec<&Value> = ev.iter().filter(|e| !e["plan_error"].is_null() && e.get("plan_error").is_some()).collect();
+    assert_eq!(plan_errors.len(), 1, "the one-step first plan was refused");
+    let replans: Vec<&Value> = ev.iter().filter(|e| e["event"] == "replan").collect();
+    assert_eq!(replans.len(), 1);
+    assert!(replans[0]["reason"].as_str().unwrap().contains("outputs are missing"));
+    let steps = ev.iter().filter(|e| e["event"] == "step").count();
+    assert_eq!(steps, 4, "three steps, then one after the replan");
+    // Steps share one sandbox: step 2 used step 1's variables.
+    let failed = ev.iter().filter(|e| e["event"] == "tool" && e["status"] == "Error").count();
+    assert_eq!(failed, 0, "{ev:#?}");
+}
+
+#[test]
+fn the_dual_agent_gives_up_after_its_replanning_cycles() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("dual.jsonl");
+    let mut lines = vec![plan(&["a", "b", "c"])];
+    for _ in 0..3 {
+        // Each plan's steps are "done" without making anything.
+        lines.push(call("step_done", json!({ "summary": "nothing" })));
+        lines.push(call("step_done", json!({ "summary": "nothing" })));
+        lines.push(call("step_done", json!({ "summary": "nothing" })));
+        lines.push(plan(&["x", "y", "z"]));
+    }
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let out = dir.path().join("run");
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--arch", "dual", "--replay", replay.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let run: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["status"], "failed");
+    assert!(run["reason"].as_str().unwrap().contains("after 2 replanning cycle(s)"), "{run}");
+}
+
+#[test]
+fn the_schema_card_reads_every_supported_type() {
+    let (mut session, dir) = common::session();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("nested/Deep")).unwrap();
+    let outcome = session
+        .execute(
+            r#"
+import numpy as np, pandas as pd, geopandas as gpd, rasterio, xarray as xr
+from shapely.geometry import Point
+from rasterio.transform import from_origin
+pts = gpd.GeoDataFrame({"Site_ID": ["a", "b", "c", "d"], "depth_cm": [-250.5, -120.0, 30.25, -199.9]},
+                       geometry=[Point(500000 + i * 100, 4400000) for i in range(4)], crs="EPSG:32617")
+pts.to_file("data/wells.shp")
+pts.to_file("data/nested/wells.gpkg", layer="Wells_2024", driver="GPKG")
+pts.to_crs(4326).to_file("data/nested/Deep/wells.geojson", driver="GeoJSON")
+arr = np.arange(20 * 30, dtype="float32").reshape(20, 30)
+with rasterio.open("data/DEM.tif", "w", driver="GTiff", height=20, width=30, count=1, dtype="float32",
+                   crs="EPSG:32617", transform=from_origin(500000, 4401000, 30, 30), nodata=-9999) as dst:
+    dst.write(arr, 1)
+pd.DataFrame({"county": ["A", "B"], "pop": [1200, 3400], "rate": [0.5, 0.25]}).to_csv("data/census.csv", index=False)
+pd.DataFrame({"county": ["A", "B"], "income": [51000.5, 62000.0]}).to_excel("data/income.xlsx", index=False, sheet_name="Income")
+xr.Dataset({"sst": (("time", "lat", "lon"), np.zeros((2, 3, 4), dtype="float32"))},
+           coords={"time": [0, 1], "lat": [0.0, 1.0, 2.0], "lon": [0.0, 1.0, 2.0, 3.0]}).to_netcdf("data/sst.nc")
+print("written")
+"#,
+        )
+        .unwrap();
+    assert!(outcome.result.stdout.contains("written"), "{outcome:?}");
+    let card = gisclaw::schema::card_for_dir(&data, "data/", 10_000);
+    for needle in [
+        "data/wells.shp — vector (ESRI Shapefile)",
+        "Point, EPSG:32617, 4 features",
+        "Site_ID (String), depth_cm (Real)",
+        "row: Site_ID=\"a\", depth_cm=-250.5",
+        "data/nested/wells.gpkg",
+        "layer `Wells_2024`",
+        "data/nested/Deep/wells.geojson",
+        "EPSG:4326",
+        "data/DEM.tif — raster (GTiff), 30×20 px, 1 band(s), EPSG:32617, pixel 30×30",
+        "Float32, nodata -9999, min 0 max 599",
+        "data/census.csv — table (CSV)",
+        "pop (Integer), rate (Real)",
+        "data/income.xlsx — table (XLSX)",
+        "`Income`: 2 rows",
+        "income (Real)",
+        "data/sst.nc — multidimensional (netCDF)",
+        "variable sst(time, lat, lon): Float32",
+    ] {
+        assert!(card.contains(needle), "missing `{needle}` in:\n{card}");
+    }
+    assert!(!card.contains("wells.dbf —"), "sidecars are not entries:\n{card}");
+    // Within a small budget the card summarises instead of overflowing.
+    let small = gisclaw::schema::card_for_dir(&data, "data/", 150);
+    assert!(gisclaw::llm::tokens::count(&small) <= 150, "{} tokens: {small}", gisclaw::llm::tokens::count(&small));
+    assert!(small.contains("more:") && small.contains("inspect_data"), "{small}");
+    // inspect_data on one file, and a clear line for a wrong name.
+    let one = gisclaw::schema::inspect_file(&data, "data/", "data/DEM.tif").unwrap();
+    assert!(one.contains("min 0 max 599"), "{one}");
+    let err = gisclaw::schema::inspect_file(&data, "data/", "data/dem.tif").unwrap_err().to_string();
+    assert!(err.contains("data/dem.tif: no such file"), "{err}");
+    assert!(gisclaw::schema::inspect_file(&data, "data/", "../../etc/passwd").is_err());
+}
