@@ -7,6 +7,7 @@
 
 pub mod adapt;
 pub mod config;
+mod live;
 pub mod ollama;
 pub mod openai;
 pub mod replay;
@@ -213,10 +214,21 @@ pub trait ChatBackend: Send {
     /// Like [`ChatBackend::chat`], giving the answer's text to `on_text` as
     /// it arrives (backends without streaming give it at the end).
     fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
-        let response = self.chat(messages, tools)?;
-        if let Some(text) = &response.message.content {
-            on_text(text);
-        }
-        Ok(response)
+        chat_then_text(self, messages, tools, on_text)
     }
+}
+
+/// A plain `chat` whose whole text is then given to `on_text`: streaming for
+/// backends without it, and the fallback after a failed stream.
+pub fn chat_then_text<B: ChatBackend + ?Sized>(
+    backend: &mut B,
+    messages: &[Message],
+    tools: &[ToolSpec],
+    on_text: &mut dyn FnMut(&str),
+) -> Result<ChatResponse, LlmError> {
+    let response = backend.chat(messages, tools)?;
+    if let Some(text) = &response.message.content {
+        on_text(text);
+    }
+    Ok(response)
 }

@@ -5,8 +5,6 @@
 //! tool support ("does not support tools") switch the run to text-mode
 //! ReAct when `tool_mode = auto`. A missing model says `ollama pull NAME`.
 
-use std::time::Duration;
-
 use futures_util::StreamExt;
 use ollama_rs::error::OllamaError;
 use ollama_rs::generation::chat::request::ChatMessageRequest;
@@ -15,63 +13,44 @@ use ollama_rs::generation::tools::{ToolCall as OllamaCall, ToolCallFunction, Too
 use ollama_rs::models::ModelOptions;
 use ollama_rs::Ollama;
 
-use super::config::{LiveConfig, ToolMode};
-use super::openai::redact;
-use super::retry::{with_retries, Failure};
-use super::{textmode, tokens, ChatBackend, ChatResponse, FunctionCall, LlmError, Message, Role, ToolCall, ToolSpec, Usage};
+use super::config::LiveConfig;
+use super::live::LiveCore;
+use super::retry::Failure;
+use super::{chat_then_text, tokens, ChatBackend, ChatResponse, FunctionCall, LlmError, Message, Role, ToolCall, ToolSpec};
 
 /// A model served by Ollama.
 pub struct OllamaBackend {
-    config: LiveConfig,
+    core: LiveCore,
     client: Ollama,
-    runtime: tokio::runtime::Runtime,
-    text_mode: bool,
-    notes: Vec<String>,
 }
 
 impl OllamaBackend {
     /// A backend for `config`; no request is made yet.
     pub fn new(config: LiveConfig) -> Result<OllamaBackend, LlmError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| LlmError::Backend(format!("cannot start the HTTP runtime: {e}")))?;
-        let http = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10).min(config.timeout))
-            .build()
-            .map_err(|e| LlmError::Backend(format!("cannot build the HTTP client: {e}")))?;
+        let (core, http) = LiveCore::new(config)?;
         let client = Ollama::builder()
-            .url(config.base_url.as_str())
+            .url(core.config.base_url.as_str())
             .reqwest_client(http)
             .build();
-        Ok(OllamaBackend {
-            text_mode: config.tool_mode == ToolMode::Text,
-            config,
-            client,
-            runtime,
-            notes: Vec::new(),
-        })
+        Ok(OllamaBackend { core, client })
     }
 
     fn request(&self, messages: &[Message], tools: &[ToolSpec]) -> ChatMessageRequest {
-        let wire: Vec<Message> = if self.text_mode {
-            textmode::to_text_mode(messages, tools)
-        } else {
-            messages.to_vec()
-        };
-        let mut options = ModelOptions::default().num_ctx(self.config.num_ctx);
-        if let Some(t) = self.config.temperature {
+        let config = &self.core.config;
+        let wire = self.core.wire(messages, tools);
+        let mut options = ModelOptions::default().num_ctx(config.num_ctx);
+        if let Some(t) = config.temperature {
             options = options.temperature(t);
         }
-        if let Some(m) = self.config.max_tokens {
+        if let Some(m) = config.max_tokens {
             options = options.num_predict(m as i32);
         }
-        let mut request = ChatMessageRequest::new(self.config.model.clone(), wire.iter().map(to_ollama).collect()).options(options);
-        if !self.text_mode && !tools.is_empty() {
-            request = request.tools(tools.iter().filter_map(tool_info).collect());
+        let mut request = ChatMessageRequest::new(config.model.clone(), wire.iter().map(to_ollama).collect()).options(options);
+        let native = self.core.native_tools(tools);
+        if !native.is_empty() {
+            request = request.tools(native.iter().filter_map(tool_info).collect());
         }
-        if let Some(think) = self.config.think {
+        if let Some(think) = config.think {
             request = request.think(think);
         }
         request
@@ -80,61 +59,29 @@ impl OllamaBackend {
     fn call(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<(ChatMessageResponse, u32), LlmError> {
         let request = self.request(messages, tools);
         let client = &self.client;
-        let notes = &mut self.notes;
-        let model = self.config.model.clone();
-        self.runtime
-            .block_on(with_retries(
-                &self.config.retry,
-                || {
-                    let request = request.clone();
-                    let model = model.clone();
-                    async move { client.send_chat_messages(request).await.map_err(|e| classify(e, &model)) }
-                },
-                |n, f, wait| {
-                    tracing::warn!("Ollama call attempt {n} failed ({}); retrying in {:.1} s", f.message, wait.as_secs_f64());
-                    notes.push(format!("attempt {n} failed: {}", f.message));
-                },
-            ))
-            .map_err(|g| LlmError::Unavailable {
-                backend: self.config.base_url.clone(),
-                attempts: g.attempts,
-                message: redact(&g.last.message, self.config.api_key.as_deref()),
-            })
-    }
-
-    fn refused_tools(&self, err: &LlmError) -> bool {
-        !self.text_mode
-            && self.config.tool_mode == ToolMode::Auto
-            && matches!(err, LlmError::Unavailable { message, .. } if message.contains("does not support tools"))
+        let model = self.core.config.model.clone();
+        self.core.retrying(|| {
+            let request = request.clone();
+            let model = model.clone();
+            async move { client.send_chat_messages(request).await.map_err(|e| classify(e, &model)) }
+        })
     }
 
     fn response_from(&mut self, r: ChatMessageResponse, retries: u32, messages: &[Message], tools: &[ToolSpec]) -> ChatResponse {
         let message = from_ollama(r.message);
-        let usage = match &r.final_data {
-            Some(d) if d.prompt_eval_count > 0 || d.eval_count > 0 => Usage {
-                prompt_tokens: d.prompt_eval_count,
-                completion_tokens: d.eval_count,
-                estimated: false,
-            },
-            _ => Usage {
-                prompt_tokens: tokens::count_prompt(messages, if self.text_mode { &[] } else { tools }),
-                completion_tokens: tokens::count_message(&message),
-                estimated: true,
-            },
-        };
-        ChatResponse {
-            message,
-            usage,
-            finish_reason: r.done.then(|| "stop".to_string()),
-            retries,
-            notes: std::mem::take(&mut self.notes),
-        }
+        let server = r
+            .final_data
+            .as_ref()
+            .filter(|d| d.prompt_eval_count > 0 || d.eval_count > 0)
+            .map(|d| (d.prompt_eval_count, d.eval_count));
+        let usage = self.core.usage(server, messages, tools, &message);
+        self.core.respond(message, usage, r.done.then(|| "stop".to_string()), retries)
     }
 
     fn call_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Option<ChatMessageResponse> {
         let request = self.request(messages, tools);
         let client = &self.client;
-        self.runtime.block_on(async {
+        self.core.runtime.block_on(async {
             let mut stream = client.send_chat_messages_stream(request).await.ok()?;
             let mut content = String::new();
             let mut calls = Vec::new();
@@ -163,25 +110,22 @@ impl OllamaBackend {
 
 impl ChatBackend for OllamaBackend {
     fn describe(&self) -> String {
-        format!("ollama `{}` at {} ({})", self.config.model, self.config.base_url, self.config.name)
+        let c = &self.core.config;
+        format!("ollama `{}` at {} ({})", c.model, c.base_url, c.name)
     }
 
     fn model(&self) -> Option<String> {
-        Some(self.config.model.clone())
+        Some(self.core.config.model.clone())
     }
 
     fn price(&self) -> Option<tokens::Price> {
-        self.config.price
+        self.core.config.price
     }
 
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
         let (r, retries) = match self.call(messages, tools) {
             Ok(v) => v,
-            Err(err) if self.refused_tools(&err) => {
-                self.text_mode = true;
-                self.notes.push(format!("the model has no tool support ({err}); switched to text-mode ReAct"));
-                self.call(messages, tools)?
-            }
+            Err(err) if self.core.switch_to_text_if(&err, |m| m.contains("does not support tools")) => self.call(messages, tools)?,
             Err(err) => return Err(err),
         };
         Ok(self.response_from(r, retries, messages, tools))
@@ -191,12 +135,8 @@ impl ChatBackend for OllamaBackend {
         match self.call_streaming(messages, tools, on_text) {
             Some(r) => Ok(self.response_from(r, 0, messages, tools)),
             None => {
-                self.notes.push("the stream failed; asked again without streaming".into());
-                let r = self.chat(messages, tools)?;
-                if let Some(text) = &r.message.content {
-                    on_text(text);
-                }
-                Ok(r)
+                self.core.note_failed_stream();
+                chat_then_text(self, messages, tools, on_text)
             }
         }
     }

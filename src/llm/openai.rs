@@ -9,42 +9,28 @@
 //! 5xx (status-aware), ours covers timeouts, dropped connections and
 //! truncated bodies.
 
-use std::time::Duration;
-
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::Client;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
-use super::config::{LiveConfig, ToolMode};
-use super::retry::{with_retries, Failure};
-use super::{textmode, tokens, ChatBackend, ChatResponse, LlmError, Message, ToolSpec, Usage};
+use super::config::LiveConfig;
+use super::live::LiveCore;
+use super::retry::Failure;
+use super::{chat_then_text, tokens, ChatBackend, ChatResponse, LlmError, Message, ToolSpec};
 
 /// A live OpenAI-compatible model.
 pub struct OpenAiBackend {
-    config: LiveConfig,
+    core: LiveCore,
     client: Client<OpenAIConfig>,
-    runtime: tokio::runtime::Runtime,
-    /// True once the run uses the text protocol (configured, or after the
-    /// server refused `tools`).
-    text_mode: bool,
-    /// Notes for the transcript (mode switches, retries).
-    notes: Vec<String>,
 }
 
 impl OpenAiBackend {
     /// A backend for `config`; no request is made yet.
     pub fn new(config: LiveConfig) -> Result<OpenAiBackend, LlmError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| LlmError::Backend(format!("cannot start the HTTP runtime: {e}")))?;
-        let http = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10).min(config.timeout))
-            .build()
-            .map_err(|e| LlmError::Backend(format!("cannot build the HTTP client: {e}")))?;
+        let (core, http) = LiveCore::new(config)?;
+        let config = &core.config;
         let api = OpenAIConfig::new()
             .with_api_base(config.base_url.clone())
             .with_api_key(config.api_key.clone().unwrap_or_default());
@@ -57,44 +43,35 @@ impl OpenAiBackend {
             ..backoff::ExponentialBackoff::default()
         };
         let client = Client::build(http, api, backoff);
-        Ok(OpenAiBackend {
-            text_mode: config.tool_mode == ToolMode::Text,
-            config,
-            client,
-            runtime,
-            notes: Vec::new(),
-        })
+        Ok(OpenAiBackend { core, client })
     }
 
     /// The request body for `messages`.
     fn request(&self, messages: &[Message], tools: &[ToolSpec], stream: bool) -> Value {
-        let wire: Vec<Message> = if self.text_mode {
-            textmode::to_text_mode(messages, tools)
-        } else {
-            messages.to_vec()
-        };
-        let wire: Vec<Value> = wire.iter().map(wire_message).collect();
+        let config = &self.core.config;
+        let wire: Vec<Value> = self.core.wire(messages, tools).iter().map(wire_message).collect();
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.config.model));
+        body.insert("model".into(), json!(config.model));
         body.insert("messages".into(), Value::Array(wire));
-        if !self.text_mode && !tools.is_empty() {
-            let tools: Vec<Value> = tools
+        let native = self.core.native_tools(tools);
+        if !native.is_empty() {
+            let tools: Vec<Value> = native
                 .iter()
                 .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }))
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
         }
-        if let Some(t) = self.config.temperature {
+        if let Some(t) = config.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if let Some(m) = self.config.max_tokens {
+        if let Some(m) = config.max_tokens {
             body.insert("max_tokens".into(), json!(m));
         }
         body.insert("stream".into(), json!(stream));
         if stream {
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
-        for (k, v) in &self.config.extra_body {
+        for (k, v) in &config.extra_body {
             body.insert(k.clone(), v.clone());
         }
         Value::Object(body)
@@ -104,26 +81,10 @@ impl OpenAiBackend {
     fn call(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<(Value, u32), LlmError> {
         let body = self.request(messages, tools, false);
         let client = &self.client;
-        let notes = &mut self.notes;
-        let policy = self.config.retry;
-        let secret = self.config.api_key.clone();
-        self.runtime
-            .block_on(with_retries(
-                &policy,
-                || {
-                    let body = body.clone();
-                    async move { client.chat().create_byot::<Value, Value>(body).await.map_err(classify) }
-                },
-                |n, f, wait| {
-                    tracing::warn!("model call attempt {n} failed ({}); retrying in {:.1} s", f.message, wait.as_secs_f64());
-                    notes.push(format!("attempt {n} failed: {}", f.message));
-                },
-            ))
-            .map_err(|g| LlmError::Unavailable {
-                backend: self.config.base_url.clone(),
-                attempts: g.attempts,
-                message: redact(&g.last.message, secret.as_deref()),
-            })
+        self.core.retrying(|| {
+            let body = body.clone();
+            async move { client.chat().create_byot::<Value, Value>(body).await.map_err(classify) }
+        })
     }
 
     /// One streamed call: text goes to `on_text` as it arrives. Any failure
@@ -132,7 +93,7 @@ impl OpenAiBackend {
     fn call_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Option<Value> {
         let body = self.request(messages, tools, true);
         let client = &self.client;
-        self.runtime.block_on(async {
+        self.core.runtime.block_on(async {
             let mut stream = client.chat().create_stream_byot::<Value, Value>(body).await.ok()?;
             let mut acc = StreamAccumulator::default();
             while let Some(chunk) = stream.next().await {
@@ -157,61 +118,33 @@ impl OpenAiBackend {
             .map_err(|e| LlmError::Backend(format!("the server's message is not a chat message: {e}")))?;
         message.role = super::Role::Assistant;
         let finish_reason = choice.get("finish_reason").and_then(Value::as_str).map(str::to_string);
-        let usage = match value.get("usage") {
-            Some(u) if u.get("prompt_tokens").and_then(Value::as_u64).is_some() => Usage {
-                prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
-                completion_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
-                estimated: false,
-            },
-            _ => Usage {
-                prompt_tokens: tokens::count_prompt(messages, if self.text_mode { &[] } else { tools }),
-                completion_tokens: tokens::count_message(&message),
-                estimated: true,
-            },
-        };
-        Ok(ChatResponse {
-            message,
-            usage,
-            finish_reason,
-            retries,
-            notes: std::mem::take(&mut self.notes),
-        })
-    }
-
-    /// Whether a permanent failure says the server cannot take `tools`.
-    fn refused_tools(&self, err: &LlmError) -> bool {
-        if self.text_mode || self.config.tool_mode != ToolMode::Auto {
-            return false;
-        }
-        match err {
-            LlmError::Unavailable { attempts: 1, message, .. } => {
-                let text = message.to_ascii_lowercase();
-                text.contains("refused the request") && (text.contains("tool") || text.contains("function"))
-            }
-            _ => false,
-        }
+        let server = value.get("usage").and_then(|u| {
+            let prompt = u.get("prompt_tokens").and_then(Value::as_u64)?;
+            Some((prompt, u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0)))
+        });
+        let usage = self.core.usage(server, messages, tools, &message);
+        Ok(self.core.respond(message, usage, finish_reason, retries))
     }
 }
 
 impl ChatBackend for OpenAiBackend {
     fn describe(&self) -> String {
-        format!("openai-compatible `{}` at {} ({})", self.config.model, self.config.base_url, self.config.name)
+        let c = &self.core.config;
+        format!("openai-compatible `{}` at {} ({})", c.model, c.base_url, c.name)
     }
 
     fn model(&self) -> Option<String> {
-        Some(self.config.model.clone())
+        Some(self.core.config.model.clone())
     }
 
     fn price(&self) -> Option<tokens::Price> {
-        self.config.price
+        self.core.config.price
     }
 
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
         let (value, retries) = match self.call(messages, tools) {
             Ok(v) => v,
-            Err(err) if self.refused_tools(&err) => {
-                self.text_mode = true;
-                self.notes.push(format!("the server refused native tool calling ({err}); switched to text-mode ReAct"));
+            Err(err) if self.core.switch_to_text_if(&err, |m| m.contains("refused the request") && (m.contains("tool") || m.contains("function"))) => {
                 self.call(messages, tools)?
             }
             Err(err) => return Err(err),
@@ -223,12 +156,8 @@ impl ChatBackend for OpenAiBackend {
         match self.call_streaming(messages, tools, on_text) {
             Some(value) => self.response_from(value, 0, messages, tools),
             None => {
-                self.notes.push("the stream failed; asked again without streaming".into());
-                let r = self.chat(messages, tools)?;
-                if let Some(text) = &r.message.content {
-                    on_text(text);
-                }
-                Ok(r)
+                self.core.note_failed_stream();
+                chat_then_text(self, messages, tools, on_text)
             }
         }
     }
@@ -277,14 +206,6 @@ fn clip(text: &str) -> String {
     match one_line.char_indices().nth(300) {
         Some((i, _)) => format!("{}…", &one_line[..i]),
         None => one_line,
-    }
-}
-
-/// Removes the API key from text that may echo it.
-pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret {
-        Some(s) if s.len() >= 4 => text.replace(s, "***"),
-        _ => text.to_string(),
     }
 }
 
@@ -381,10 +302,9 @@ mod tests {
     }
 
     #[test]
-    fn null_content_goes_out_as_empty_text_and_keys_are_redacted() {
+    fn null_content_goes_out_as_empty_text() {
         let mut m = Message::text(super::super::Role::Assistant, "x");
         m.content = None;
         assert_eq!(wire_message(&m)["content"], "");
-        assert_eq!(redact("bad key sk-abcdef", Some("sk-abcdef")), "bad key ***");
     }
 }

@@ -1,0 +1,152 @@
+//! What the live backends (OpenAI-compatible, Ollama) share: their HTTP
+//! runtime and client, the conversation as sent (text mode or native), the
+//! retry loop and its final error, the switch to text mode when tools are
+//! refused, usage (the server's or tiktoken's), and the notes a response
+//! carries to the transcript.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::config::{LiveConfig, ToolMode};
+use super::retry::{with_retries, Failure};
+use super::{textmode, tokens, ChatResponse, LlmError, Message, ToolSpec, Usage};
+
+/// The state every live backend holds besides its protocol client.
+pub(crate) struct LiveCore {
+    /// The resolved backend.
+    pub config: LiveConfig,
+    /// The runtime the blocking `chat` drives requests on.
+    pub runtime: tokio::runtime::Runtime,
+    /// True once the run uses the text protocol (configured, or after the
+    /// server refused `tools`).
+    pub text_mode: bool,
+    /// Notes for the transcript (mode switches, retries).
+    pub notes: Vec<String>,
+}
+
+impl LiveCore {
+    /// The core and an HTTP client with the config's timeouts.
+    pub fn new(config: LiveConfig) -> Result<(LiveCore, reqwest::Client), LlmError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| LlmError::Backend(format!("cannot start the HTTP runtime: {e}")))?;
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(10).min(config.timeout))
+            .build()
+            .map_err(|e| LlmError::Backend(format!("cannot build the HTTP client: {e}")))?;
+        let core = LiveCore {
+            text_mode: config.tool_mode == ToolMode::Text,
+            config,
+            runtime,
+            notes: Vec::new(),
+        };
+        Ok((core, http))
+    }
+
+    /// The conversation as sent: rewritten into the text protocol in text mode.
+    pub fn wire(&self, messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
+        if self.text_mode {
+            textmode::to_text_mode(messages, tools)
+        } else {
+            messages.to_vec()
+        }
+    }
+
+    /// The tools offered natively (none in text mode).
+    pub fn native_tools<'t>(&self, tools: &'t [ToolSpec]) -> &'t [ToolSpec] {
+        if self.text_mode {
+            &[]
+        } else {
+            tools
+        }
+    }
+
+    /// Runs `attempt` under the config's retry policy, noting each retry;
+    /// the final failure names the server (with the key redacted).
+    pub fn retrying<T, F, Fut>(&mut self, attempt: F) -> Result<(T, u32), LlmError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Failure>>,
+    {
+        let notes = &mut self.notes;
+        self.runtime
+            .block_on(with_retries(&self.config.retry, attempt, |n, f, wait| {
+                tracing::warn!("model call attempt {n} failed ({}); retrying in {:.1} s", f.message, wait.as_secs_f64());
+                notes.push(format!("attempt {n} failed: {}", f.message));
+            }))
+            .map_err(|g| LlmError::Unavailable {
+                backend: self.config.base_url.clone(),
+                attempts: g.attempts,
+                message: redact(&g.last.message, self.config.api_key.as_deref()),
+            })
+    }
+
+    /// Switches the run to text mode when `err` is a first-attempt refusal
+    /// whose lower-cased message `refuses_tools` recognises (only with
+    /// `tool_mode = auto`). Returns whether it switched.
+    pub fn switch_to_text_if(&mut self, err: &LlmError, refuses_tools: impl Fn(&str) -> bool) -> bool {
+        let refused = match err {
+            LlmError::Unavailable { attempts: 1, message, .. } => refuses_tools(&message.to_ascii_lowercase()),
+            _ => false,
+        };
+        if refused && !self.text_mode && self.config.tool_mode == ToolMode::Auto {
+            self.text_mode = true;
+            self.notes.push(format!("native tool calling was refused ({err}); switched to text-mode ReAct"));
+            return true;
+        }
+        false
+    }
+
+    /// The server's counts when it gave them, else tiktoken's.
+    pub fn usage(&self, server: Option<(u64, u64)>, messages: &[Message], tools: &[ToolSpec], reply: &Message) -> Usage {
+        match server {
+            Some((prompt_tokens, completion_tokens)) => Usage {
+                prompt_tokens,
+                completion_tokens,
+                estimated: false,
+            },
+            None => Usage {
+                prompt_tokens: tokens::count_prompt(messages, self.native_tools(tools)),
+                completion_tokens: tokens::count_message(reply),
+                estimated: true,
+            },
+        }
+    }
+
+    /// A response carrying the notes gathered since the last one.
+    pub fn respond(&mut self, message: Message, usage: Usage, finish_reason: Option<String>, retries: u32) -> ChatResponse {
+        ChatResponse {
+            message,
+            usage,
+            finish_reason,
+            retries,
+            notes: std::mem::take(&mut self.notes),
+        }
+    }
+
+    /// Notes that a stream failed before the plain request that replaces it.
+    pub fn note_failed_stream(&mut self) {
+        self.notes.push("the stream failed; asked again without streaming".into());
+    }
+}
+
+/// Removes the API key from text that may echo it.
+pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(s) if s.len() >= 4 => text.replace(s, "***"),
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_redacted() {
+        assert_eq!(redact("bad key sk-abcdef", Some("sk-abcdef")), "bad key ***");
+        assert_eq!(redact("no key", None), "no key");
+    }
+}
