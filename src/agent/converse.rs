@@ -11,7 +11,7 @@ use super::dedup::AmnesiaGuard;
 use super::memory::ErrorMemory;
 use super::tools::{self, Toolbox};
 use super::transcript::Transcript;
-use crate::llm::{adapt, ChatBackend, LlmError, Message, Role, ToolSpec, Usage};
+use crate::llm::{adapt, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
 use crate::sandbox::{CellStatus, SandboxError};
 
 /// Bounds of one run.
@@ -108,6 +108,45 @@ impl RunState {
     }
 }
 
+impl RunState {
+    /// One model call within the run's bounds: checks rounds and time,
+    /// counts the round, its time and tokens. `Err` ends the run (a bound,
+    /// the replay's end, a backend that failed for good). Returns the
+    /// answer and how long the model took.
+    pub fn ask(
+        &mut self,
+        backend: &mut dyn ChatBackend,
+        messages: &[Message],
+        specs: &[ToolSpec],
+        limits: &AgentLimits,
+    ) -> Result<(ChatResponse, Duration), Ending> {
+        if self.rounds >= limits.max_rounds {
+            return Err(Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)));
+        }
+        if self.started.elapsed() >= limits.budget {
+            return Err(Ending::Failed(format!("the {} s time budget is spent", limits.budget.as_secs())));
+        }
+        self.rounds += 1;
+        let asked = Instant::now();
+        let response = backend.chat(messages, specs);
+        let took = asked.elapsed();
+        self.llm_time += took;
+        match response {
+            Ok(r) => {
+                self.usage.prompt_tokens += r.usage.prompt_tokens;
+                self.usage.completion_tokens += r.usage.completion_tokens;
+                self.usage.estimated |= r.usage.estimated;
+                Ok((r, took))
+            }
+            Err(LlmError::ReplayExhausted(n)) => {
+                self.rounds -= 1;
+                Err(Ending::Failed(format!("the replay ended after {n} messages without an accepted finish")))
+            }
+            Err(err) => Err(Ending::Error(err.to_string())),
+        }
+    }
+}
+
 impl Default for RunState {
     fn default() -> Self {
         RunState::new()
@@ -162,29 +201,11 @@ pub fn converse(
     let mut failures = 0;
     let mut last_error: Option<String> = None;
     for _ in 0..limits.max_rounds {
-        if state.rounds >= limits.run.max_rounds {
-            return Stop::End(Ending::Failed(format!("no finish within {} rounds", limits.run.max_rounds)));
-        }
-        if state.started.elapsed() >= limits.run.budget {
-            return Stop::End(Ending::Failed(format!("the {} s time budget is spent", limits.run.budget.as_secs())));
-        }
-        state.rounds += 1;
-        let round = state.rounds;
-        let asked = Instant::now();
-        let response = backend.chat(messages, specs);
-        let llm_time = asked.elapsed();
-        state.llm_time += llm_time;
-        let response = match response {
-            Ok(r) => r,
-            Err(LlmError::ReplayExhausted(n)) => {
-                state.rounds -= 1;
-                return Stop::End(Ending::Failed(format!("the replay ended after {n} messages without an accepted finish")));
-            }
-            Err(err) => return Stop::End(Ending::Error(err.to_string())),
+        let (response, llm_time) = match state.ask(backend, messages, specs, &limits.run) {
+            Ok(answer) => answer,
+            Err(ending) => return Stop::End(ending),
         };
-        state.usage.prompt_tokens += response.usage.prompt_tokens;
-        state.usage.completion_tokens += response.usage.completion_tokens;
-        state.usage.estimated |= response.usage.estimated;
+        let round = state.rounds;
         let adapted = adapt::adapt(response.message, round);
         let _ = transcript.record(
             "message",

@@ -13,8 +13,6 @@
 //!
 //! Rounds, tokens and time come from one budget with the run's limits.
 
-use std::time::Instant;
-
 use minijinja::{context, Environment};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,7 +22,7 @@ use super::converse::{converse, AgentLimits, AgentOutcome, ConverseLimits, Endin
 use super::memory::ErrorMemory;
 use super::tools::{self, missing_outputs, Toolbox};
 use super::transcript::Transcript;
-use crate::llm::{adapt, ChatBackend, LlmError, Message, Role, ToolSpec};
+use crate::llm::{adapt, ChatBackend, Message, Role, ToolSpec};
 
 /// Bounds of the Dual Agent.
 #[derive(Debug, Clone)]
@@ -92,15 +90,10 @@ fn templates() -> Environment<'static> {
 
 /// The `submit_plan` tool.
 pub fn plan_spec() -> ToolSpec {
-    let mut parameters = serde_json::to_value(schemars::schema_for!(Plan)).expect("schema serialises");
-    if let Some(o) = parameters.as_object_mut() {
-        o.remove("$schema");
-        o.remove("title");
-    }
     ToolSpec {
         name: "submit_plan".into(),
         description: "Submit the ordered plan.".into(),
-        parameters,
+        parameters: tools::schema::<Plan>(),
     }
 }
 
@@ -149,27 +142,7 @@ fn ask_planner(
     let specs = [plan_spec()];
     let mut last = String::new();
     for _ in 0..3 {
-        if state.rounds >= limits.max_rounds {
-            return Err(Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)));
-        }
-        if state.started.elapsed() >= limits.budget {
-            return Err(Ending::Failed(format!("the {} s time budget is spent", limits.budget.as_secs())));
-        }
-        state.rounds += 1;
-        let asked = Instant::now();
-        let response = backend.chat(messages, &specs);
-        state.llm_time += asked.elapsed();
-        let response = match response {
-            Ok(r) => r,
-            Err(LlmError::ReplayExhausted(n)) => {
-                state.rounds -= 1;
-                return Err(Ending::Failed(format!("the replay ended after {n} messages without an accepted finish")));
-            }
-            Err(e) => return Err(Ending::Error(e.to_string())),
-        };
-        state.usage.prompt_tokens += response.usage.prompt_tokens;
-        state.usage.completion_tokens += response.usage.completion_tokens;
-        state.usage.estimated |= response.usage.estimated;
+        let (response, llm_time) = state.ask(backend, messages, &specs, limits)?;
         let adapted = adapt::adapt(response.message, state.rounds);
         let mut message = adapted.message;
         // A plan written as text is not a call: keep the text, drop the
@@ -183,6 +156,7 @@ fn ask_planner(
                 "agent": "planner",
                 "message": message,
                 "usage": response.usage,
+                "llm_ms": llm_time.as_millis() as u64,
                 "retries": response.retries,
                 "backend_notes": response.notes,
                 "plan": parsed.as_ref().ok(),

@@ -41,7 +41,9 @@ pub struct InspectArgs {
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {}
 
-fn schema<T: JsonSchema>() -> serde_json::Value {
+/// The JSON Schema of a tool's arguments, without the `$schema` and `title`
+/// noise models do not need.
+pub fn schema<T: JsonSchema>() -> serde_json::Value {
     let mut value = serde_json::to_value(schemars::schema_for!(T)).expect("schema serialises");
     if let Some(obj) = value.as_object_mut() {
         obj.remove("$schema");
