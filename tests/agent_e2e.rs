@@ -5,15 +5,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 
 use common::fake_llm::{openai_answer, FakeServer, Reply};
-use common::gisclaw;
+use common::{call, events, gisclaw, repo, run_json, solve_replay};
 use serde_json::{json, Value};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The example's recorded assistant messages.
 fn example_messages() -> Vec<Value> {
@@ -21,14 +16,6 @@ fn example_messages() -> Vec<Value> {
         .unwrap()
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn events(out: &Path) -> Vec<Value> {
-    std::fs::read_to_string(out.join("transcript.jsonl"))
-        .unwrap()
-        .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
@@ -60,7 +47,7 @@ fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("REPLAY"), "{stderr}");
-    let run: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let run = run_json(&out);
     assert_eq!(run["status"], "finished");
     assert_eq!(run["replay"], false);
     assert_eq!(run["tokens_estimated"], false, "server usage is believed");
@@ -85,13 +72,6 @@ fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {
 fn plan(steps: &[&str]) -> String {
     let steps: Vec<Value> = steps.iter().map(|g| json!({"goal": g, "details": ""})).collect();
     call("submit_plan", json!({ "steps": steps }))
-}
-
-fn call(name: &str, args: Value) -> String {
-    json!({"role": "assistant", "content": format!("calling {name}"), "tool_calls": [
-        {"type": "function", "function": {"name": name, "arguments": args.to_string()}}
-    ]})
-    .to_string()
 }
 
 fn example_code(i: usize) -> String {
@@ -122,13 +102,10 @@ fn the_dual_agent_plans_executes_and_replans() {
     std::fs::write(&replay, lines.join("\n")).unwrap();
     let out = dir.path().join("run");
     let task = repo().join("examples/heat_island/task.yaml");
-    let o = gisclaw(
-        &["solve", task.to_str().unwrap(), "--arch", "dual", "--replay", replay.to_str().unwrap(), "--out", out.to_str().unwrap()],
-        &[],
-    );
+    let o = solve_replay(&task, &replay, &out, &["--arch", "dual"], &[]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
-    let run: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let run = run_json(&out);
     assert_eq!(run["arch"], "dual");
     assert_eq!(run["rounds"], 10);
     let ev = events(&out);
@@ -159,12 +136,9 @@ fn the_dual_agent_gives_up_after_its_replanning_cycles() {
     std::fs::write(&replay, lines.join("\n")).unwrap();
     let out = dir.path().join("run");
     let task = repo().join("examples/heat_island/task.yaml");
-    let o = gisclaw(
-        &["solve", task.to_str().unwrap(), "--arch", "dual", "--replay", replay.to_str().unwrap(), "--out", out.to_str().unwrap()],
-        &[],
-    );
+    let o = solve_replay(&task, &replay, &out, &["--arch", "dual"], &[]);
     assert_eq!(o.status.code(), Some(1));
-    let run: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let run = run_json(&out);
     assert_eq!(run["status"], "failed");
     assert!(run["reason"].as_str().unwrap().contains("after 2 replanning cycle(s)"), "{run}");
 }

@@ -4,36 +4,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::gisclaw;
+use common::{call, events, gisclaw, repo, run_json, solve_replay};
 use serde_json::{json, Value};
-
-/// `gisclaw solve TASK --replay REPLAY --out OUT [extra…]` with `envs`.
-fn solve_replay(task: &Path, replay: &Path, out: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut args = vec![
-        "solve",
-        task.to_str().unwrap(),
-        "--replay",
-        replay.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    gisclaw(&args, envs)
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// One replay line: an assistant message calling `name(args)`.
-fn call(name: &str, args: Value) -> String {
-    json!({"role": "assistant", "content": format!("calling {name}"), "tool_calls": [
-        {"type": "function", "function": {"name": name, "arguments": args.to_string()}}
-    ]})
-    .to_string()
-}
 
 /// A task folder with a small CSV and a replay file.
 fn task_dir(outputs: &[&str], lines: &[String]) -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -50,18 +24,6 @@ fn task_dir(outputs: &[&str], lines: &[String]) -> (tempfile::TempDir, PathBuf, 
     let replay = dir.path().join("session.jsonl");
     std::fs::write(&replay, lines.join("\n")).unwrap();
     (dir, task, replay)
-}
-
-fn events(out: &Path) -> Vec<Value> {
-    std::fs::read_to_string(out.join("transcript.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn run_json(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
 }
 
 fn observations(out: &Path) -> Vec<String> {

@@ -5,7 +5,7 @@
 
 pub mod fake_llm;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, OnceLock};
 
@@ -63,4 +63,45 @@ pub fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().expect("gisclaw runs")
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `gisclaw solve TASK --replay REPLAY --out OUT [extra…]` with `envs`.
+pub fn solve_replay(task: &Path, replay: &Path, out: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut args = vec![
+        "solve",
+        task.to_str().unwrap(),
+        "--replay",
+        replay.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    gisclaw(&args, envs)
+}
+
+/// One replay line: an assistant message calling `name(args)`.
+pub fn call(name: &str, args: serde_json::Value) -> String {
+    serde_json::json!({"role": "assistant", "content": format!("calling {name}"), "tool_calls": [
+        {"type": "function", "function": {"name": name, "arguments": args.to_string()}}
+    ]})
+    .to_string()
+}
+
+/// The events of a run's transcript.
+pub fn events(out: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(out.join("transcript.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A run's run.json.
+pub fn run_json(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
 }
