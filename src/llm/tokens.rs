@@ -34,14 +34,41 @@ pub fn count_prompt(messages: &[Message], tools: &[ToolSpec]) -> u64 {
 }
 
 /// Tokens of one message (text plus tool-call names and arguments).
+///
+/// Counts are remembered by the message's hash: a conversation is counted
+/// again at every round, and only its newest messages are new.
 pub fn count_message(message: &Message) -> u64 {
-    MESSAGE_OVERHEAD
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    thread_local! {
+        static SEEN: RefCell<HashMap<u64, u64>> = RefCell::new(HashMap::new());
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    message.content.hash(&mut h);
+    for c in &message.tool_calls {
+        c.function.name.hash(&mut h);
+        c.function.arguments.hash(&mut h);
+    }
+    let key = h.finish();
+    if let Some(n) = SEEN.with(|m| m.borrow().get(&key).copied()) {
+        return n;
+    }
+    let n = MESSAGE_OVERHEAD
         + count(message.content.as_deref().unwrap_or(""))
         + message
             .tool_calls
             .iter()
             .map(|c| count(&c.function.name) + count(&c.function.arguments))
-            .sum::<u64>()
+            .sum::<u64>();
+    SEEN.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 4096 {
+            m.clear();
+        }
+        m.insert(key, n);
+    });
+    n
 }
 
 /// Price of a model in US dollars per million tokens.
