@@ -6,10 +6,12 @@
 //! Later steps (task, schema card, prompt, llm, agent, eval) build on these.
 
 pub mod agent;
+pub mod bench;
 pub mod doctor;
 pub mod llm;
 pub mod task;
 pub mod observation;
+pub mod outputs;
 pub mod paths;
 pub mod sandbox;
 pub mod schema;

@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Solve one task end to end (task.yaml → pred_results/, transcript, solution.py, run.json).
     Solve(cli::solve::SolveArgs),
+    /// Benchmark suites: verify gold solutions, generate data, import GeoAnalystBench.
+    #[command(subcommand)]
+    Bench(cli::bench::BenchCommand),
     /// Report what is installed, what is missing and how to fix it.
     Doctor,
     /// Run a Python file in a sandbox session, cell by cell (cells are split
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Solve(args) => cli::solve::run(args),
+        Command::Bench(command) => cli::bench::run(command),
         Command::Doctor => {
             let report = doctor::run(&SandboxConfig::default());
             for line in &report.lines {

@@ -207,13 +207,13 @@ fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaErr
     let unreadable = |e: gdal::errors::GdalError| SchemaError::Unreadable { file: name.to_string(), message: e.to_string() };
     match kind {
         Kind::Raster => {
-            let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
+            let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
             Ok(raster_entry(&ds, name))
         }
-        Kind::Multidim => match open(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[]) {
+        Kind::Multidim => match open_readonly(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[]) {
             Ok(ds) => Ok(multidim_entry(&ds, name)),
             Err(_) => {
-                let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
+                let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
                 Ok(raster_entry(&ds, name))
             }
         },
@@ -223,17 +223,20 @@ fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaErr
             } else {
                 &["AUTODETECT_TYPE=YES", "AUTODETECT_SIZE_LIMIT=0"]
             };
-            let ds = open(path, GdalOpenFlags::GDAL_OF_VECTOR, opts).map_err(unreadable)?;
+            let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, opts).map_err(unreadable)?;
             Ok(vector_entry(&ds, name, true))
         }
         Kind::Vector | Kind::Sidecar | Kind::Other => {
-            let ds = open(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
+            let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
             Ok(vector_entry(&ds, name, false))
         }
     }
 }
 
-fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> gdal::errors::Result<Dataset> {
+/// Opens `path` read-only with GDAL, its own messages silenced (errors come
+/// back as values).
+pub fn open_readonly(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> gdal::errors::Result<Dataset> {
+    quiet_gdal();
     Dataset::open_ex(
         path,
         DatasetOptions {

@@ -20,24 +20,42 @@ pub struct Task {
     /// What the analyst asks for, in plain language.
     pub instruction: String,
     /// The input data folder, relative to the task file.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<PathBuf>,
     /// Expert knowledge for this task (thresholds, parameters, method notes).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain_knowledge: Option<String>,
     /// The expert workflow hint (ordered steps); left out with `--no-workflow`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
     /// Files the task must produce, relative to the work dir and under
     /// `pred_results/` (e.g. `pred_results/flood_risk.png`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<String>,
     /// Category, e.g. `Understanding where` (GeoAnalystBench's categories).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    /// A gold solution (Python), relative to the task file; used by eval.
-    #[serde(default)]
+    /// A gold solution (Python), relative to the task file; cells are split
+    /// at lines starting with `# %%`. Used by `bench verify` and eval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gold: Option<PathBuf>,
+    /// Python files, relative to the task file, run in order in one sandbox
+    /// session to generate the task's data into `data/` (instead of `data`).
+    /// The generated data live in gisclaw's cache, keyed by these files' content
+    /// and the seed; see `gisclaw bench generate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generator: Vec<PathBuf>,
+    /// The generator's random seed (`SEED` in its namespace).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seed: u64,
+    /// Provenance and deviations from the upstream task, for people (not
+    /// shown to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A task with its paths resolved against the task file's folder.
@@ -51,6 +69,8 @@ pub struct LoadedTask {
     pub data_dir: Option<PathBuf>,
     /// The gold solution, absolute, when the task has one.
     pub gold: Option<PathBuf>,
+    /// The data generator's files, in order (empty when the data are given).
+    pub generator: Vec<PathBuf>,
 }
 
 /// A task file that cannot be used, located as precisely as possible.
@@ -169,11 +189,31 @@ impl Task {
             }
             None => None,
         };
+        if task.data.is_some() && !task.generator.is_empty() {
+            return Err(error(
+                at("generator"),
+                Some("generator"),
+                "a task has either `data` (a folder) or `generator` (scripts that make its data), not both".into(),
+            ));
+        }
+        let mut generator = Vec::new();
+        for (i, script) in task.generator.iter().enumerate() {
+            let file = base.join(script);
+            if !file.is_file() {
+                return Err(error(
+                    at("generator").map(|l| l + 1 + i),
+                    Some("generator"),
+                    format!("no file at {}", file.display()),
+                ));
+            }
+            generator.push(file);
+        }
         Ok(LoadedTask {
             task,
             path: path.to_path_buf(),
             data_dir,
             gold,
+            generator,
         })
     }
 
@@ -244,7 +284,7 @@ mod tests {
     fn the_schema_lists_every_field_and_forbids_others() {
         let schema = Task::json_schema();
         let props = schema["properties"].as_object().unwrap();
-        for field in ["id", "title", "instruction", "data", "domain_knowledge", "workflow", "outputs", "category", "gold"] {
+        for field in ["id", "title", "instruction", "data", "domain_knowledge", "workflow", "outputs", "category", "gold", "generator", "seed", "notes"] {
             assert!(props.contains_key(field), "{field}");
         }
         assert_eq!(schema["additionalProperties"], serde_json::json!(false));

@@ -29,9 +29,32 @@ import geopandas as gpd\nimport rasterio\nimport shapely\nimport xarray as xr\ni
     script
 }
 
+/// Splits a script into cells at lines starting with `# %%`; cells with
+/// nothing but comments and blank lines are dropped.
+pub fn split_cells(source: &str) -> Vec<String> {
+    let mut cells = vec![String::new()];
+    for line in source.lines() {
+        if line.trim_start().starts_with("# %%") {
+            cells.push(String::new());
+        } else {
+            let cell = cells.last_mut().expect("at least one cell");
+            cell.push_str(line);
+            cell.push('\n');
+        }
+    }
+    cells.retain(|c| c.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')));
+    cells
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_split_at_percent_markers_and_blank_cells_drop() {
+        let cells = split_cells("# only a comment\n# %%\na = 1\n# %% second\nb = 2\n# %%\n\n");
+        assert_eq!(cells, vec!["a = 1\n".to_string(), "b = 2\n".to_string()]);
+    }
 
     #[test]
     fn cells_are_kept_in_order_and_helpers_inlined_only_when_used() {

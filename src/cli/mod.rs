@@ -1,5 +1,6 @@
 //! One module per subcommand; `main.rs` only dispatches.
 
+pub mod bench;
 pub mod exec;
 pub mod memory;
 pub mod solve;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use gisclaw::agent::dual::DualLimits;
+use gisclaw::bench::data::{self, Provenance};
 use gisclaw::agent::memory::{self, ErrorMemory};
 use gisclaw::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use gisclaw::agent::single::AgentLimits;
@@ -160,13 +161,16 @@ impl Display {
 
 /// Runs the command; `Err(UsageError)` inside the anyhow error means exit 2.
 pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
-    let loaded = Task::load(&args.task).map_err(|e| UsageError(e.to_string()))?;
+    let mut loaded = Task::load(&args.task).map_err(|e| UsageError(e.to_string()))?;
     let mut backend = select_backend(&args, &loaded)?;
-    let task = &loaded.task;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&task.id));
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&loaded.task.id));
     let budget = Duration::from_secs(args.budget);
     let sandbox = sandbox_limits(&SandboxConfig::default(), Duration::from_secs(args.cell_timeout), budget);
     let zygote = Zygote::start(sandbox.clone())?;
+    if let Provenance::Generated(took) = data::ensure(&zygote, &mut loaded)? {
+        eprintln!("gisclaw: generated the data of {} in {:.1} s", loaded.task.id, took.as_secs_f64());
+    }
+    let task = &loaded.task;
     let options = RunOptions {
         arch: args.arch,
         include_workflow: !args.no_workflow,

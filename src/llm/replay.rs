@@ -45,6 +45,16 @@ impl ReplayBackend {
         })
     }
 
+    /// Plays back `messages` (assistant messages) built in memory, e.g. a gold
+    /// solution's cells; `label` names them in `describe()`.
+    pub fn from_messages(label: &str, messages: Vec<Message>) -> ReplayBackend {
+        ReplayBackend {
+            file: PathBuf::from(label),
+            messages,
+            next: 0,
+        }
+    }
+
     /// How many messages the file holds.
     pub fn len(&self) -> usize {
         self.messages.len()

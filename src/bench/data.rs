@@ -1,0 +1,213 @@
+//! Generated task data: a task whose `task.yaml` names `generator` scripts
+//! gets its `data/` made by running them, in order, as cells of one sandbox
+//! session (the same Python stack the agent uses). The result lives in
+//! `<cache>/data/<task id>-<key>/`, where the key hashes the scripts and the
+//! seed, so a changed generator means fresh data and an unchanged one is
+//! never run twice. Generation writes into a staging folder and renames it
+//! into place: an interrupted generation leaves nothing half-made behind.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::observation;
+use crate::paths;
+use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
+use crate::task::LoadedTask;
+
+/// Bumped when the way generators are run changes (the prelude below).
+const GENERATOR_PROTOCOL: &str = "gisclaw-generator-1";
+
+/// Runs before the generator: the seed, a `data/` folder, and a fixed
+/// date in GeoPackage metadata so that the same seed gives the same bytes.
+fn prelude(seed: u64) -> String {
+    format!(
+        "import os\nos.environ['OGR_CURRENT_DATE'] = '2024-01-01T00:00:00Z'\nos.makedirs('data', exist_ok=True)\nSEED = {seed}\n"
+    )
+}
+
+/// Why a task's data could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("{task}: {message}")]
+pub struct DataError {
+    /// The task id.
+    pub task: String,
+    /// What went wrong, naming the script or file.
+    pub message: String,
+}
+
+/// How [`ensure`] found the data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Provenance {
+    /// The task has a plain `data` folder (or none).
+    Given,
+    /// Generated earlier and found in the cache.
+    Cached,
+    /// Generated now, in this many seconds.
+    Generated(Duration),
+}
+
+/// FNV-1a, 64 bits: a stable, dependency-free content hash (not for security).
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Feeds bytes (length-prefixed, so that `ab`+`c` differs from `a`+`bc`).
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// The hash as 16 hex digits.
+    pub fn hex(&self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+/// The cache key of a task's generated data.
+pub fn cache_key(loaded: &LoadedTask) -> Result<String, DataError> {
+    let mut h = Fnv::default();
+    h.feed(GENERATOR_PROTOCOL.as_bytes());
+    h.feed(&loaded.task.seed.to_le_bytes());
+    for script in &loaded.generator {
+        let bytes = std::fs::read(script).map_err(|e| DataError {
+            task: loaded.task.id.clone(),
+            message: format!("{}: cannot read: {e}", script.display()),
+        })?;
+        h.feed(&bytes);
+    }
+    Ok(h.hex()[..12].to_string())
+}
+
+/// Where a task's generated data live (whether or not they exist yet).
+pub fn cached_dir(loaded: &LoadedTask) -> Result<PathBuf, DataError> {
+    let id: String = loaded
+        .task
+        .id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    Ok(paths::cache_dir().join("data").join(format!("{id}-{}", cache_key(loaded)?)))
+}
+
+/// Makes sure the task's data exist, generating them if needed, and points
+/// `loaded.data_dir` at them.
+pub fn ensure(zygote: &Arc<Zygote>, loaded: &mut LoadedTask) -> Result<Provenance, DataError> {
+    if loaded.generator.is_empty() {
+        return Ok(Provenance::Given);
+    }
+    let dir = cached_dir(loaded)?;
+    if dir.is_dir() {
+        loaded.data_dir = Some(dir);
+        return Ok(Provenance::Cached);
+    }
+    let took = generate(zygote, loaded, &dir)?;
+    loaded.data_dir = Some(dir);
+    Ok(Provenance::Generated(took))
+}
+
+/// Runs the task's generator and moves the `data/` it wrote to `dest`
+/// (which must not exist).
+pub fn generate(zygote: &Arc<Zygote>, loaded: &LoadedTask, dest: &Path) -> Result<Duration, DataError> {
+    let started = Instant::now();
+    let fail = |message: String| DataError {
+        task: loaded.task.id.clone(),
+        message,
+    };
+    let parent = dest.parent().ok_or_else(|| fail(format!("{} has no parent folder", dest.display())))?;
+    std::fs::create_dir_all(parent).map_err(|e| fail(format!("creating {}: {e}", parent.display())))?;
+    let staging = parent.join(format!(
+        ".{}.partial-{}",
+        dest.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(|e| fail(format!("clearing {}: {e}", staging.display())))?;
+    }
+    let result = run_generator(zygote, loaded, &staging).and_then(|()| {
+        std::fs::rename(staging.join("data"), dest).map_err(|e| format!("moving the data to {}: {e}", dest.display()))
+    });
+    let _ = std::fs::remove_dir_all(&staging);
+    result.map_err(fail)?;
+    Ok(started.elapsed())
+}
+
+fn run_generator(zygote: &Arc<Zygote>, loaded: &LoadedTask, workdir: &Path) -> Result<(), String> {
+    let config = SandboxConfig {
+        cell_timeout: Duration::from_secs(300),
+        task_budget: Duration::from_secs(900),
+        ..zygote.config().clone()
+    };
+    let mut session = Session::open_with(zygote, workdir, config).map_err(|e| format!("sandbox: {e}"))?;
+    let prelude = prelude(loaded.task.seed);
+    let scripts = std::iter::once(("the generator prelude".to_string(), Ok(prelude))).chain(
+        loaded
+            .generator
+            .iter()
+            .map(|p| (p.display().to_string(), std::fs::read_to_string(p).map_err(|e| e.to_string()))),
+    );
+    for (name, code) in scripts {
+        let code = code.map_err(|e| format!("{name}: cannot read: {e}"))?;
+        let outcome = session.execute(&code).map_err(|e| format!("{name}: sandbox: {e}"))?;
+        if outcome.status != CellStatus::Ok {
+            let text = observation::render(&outcome);
+            let tail: Vec<&str> = text.lines().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect();
+            return Err(format!("{name} failed: {}", tail.join(" | ")));
+        }
+    }
+    let data = workdir.join("data");
+    if crate::schema::files_under(&data).is_empty() {
+        return Err("the generator wrote nothing under data/".into());
+    }
+    Ok(())
+}
+
+/// A content hash of every file under `dir` (relative names and bytes, in
+/// name order): equal digests mean byte-identical data.
+pub fn digest(dir: &Path) -> std::io::Result<String> {
+    let mut h = Fnv::default();
+    for (name, _) in crate::schema::files_under(dir) {
+        h.feed(name.as_bytes());
+        h.feed(&std::fs::read(dir.join(&name))?);
+    }
+    Ok(h.hex())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_is_stable_and_length_prefixed() {
+        let mut a = Fnv::default();
+        a.feed(b"ab");
+        a.feed(b"c");
+        let mut b = Fnv::default();
+        b.feed(b"a");
+        b.feed(b"bc");
+        assert_ne!(a.hex(), b.hex());
+        let mut c = Fnv::default();
+        c.feed(b"ab");
+        c.feed(b"c");
+        assert_eq!(a.hex(), c.hex());
+        // A fixed value: the cache layout must not change between builds.
+        let mut d = Fnv::default();
+        d.feed(b"gisclaw");
+        assert_eq!(d.hex(), Fnv({
+            let mut x = 0xcbf2_9ce4_8422_2325u64;
+            for byte in 7u64.to_le_bytes().iter().chain(b"gisclaw") {
+                x ^= u64::from(*byte);
+                x = x.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            x
+        }).hex());
+    }
+}

@@ -1,0 +1,192 @@
+//! Proof of solvability: every task's gold solution runs through the real
+//! agent loop — the replay backend plays one `execute_python` call per gold
+//! cell, then `finish` — in a real sandbox, and every declared output must
+//! then exist and hold real content (see [`crate::outputs`]).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::data::{self, Provenance};
+use crate::agent::dual::DualLimits;
+use crate::agent::memory::ErrorMemory;
+use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
+use crate::agent::single::AgentLimits;
+use crate::agent::solution::split_cells;
+use crate::llm::replay::ReplayBackend;
+use crate::llm::{FunctionCall, Message, ToolCall};
+use crate::outputs::{self, OutputCheck};
+use crate::sandbox::Zygote;
+use crate::schema;
+use crate::task::LoadedTask;
+
+/// The verdict on one task.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// The task id.
+    pub id: String,
+    /// Gold cells played.
+    pub cells: usize,
+    /// Seconds spent generating data (0 when cached or given).
+    pub generate_seconds: f64,
+    /// Seconds of the gold run.
+    pub run_seconds: f64,
+    /// Each declared output with its check.
+    pub outputs: Vec<(String, OutputCheck)>,
+    /// Everything wrong, each naming the task and the file or cell.
+    pub problems: Vec<String>,
+}
+
+impl Verdict {
+    /// True when the gold ran and every output has content.
+    pub fn passed(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// The assistant messages that play a gold script: one `execute_python` per
+/// cell, then `finish`.
+pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
+    let cells = split_cells(source);
+    let n = cells.len();
+    let call = |i: usize, name: &str, arguments: serde_json::Value| ToolCall {
+        id: format!("gold_{i}"),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: name.into(),
+            arguments: arguments.to_string(),
+        },
+    };
+    let mut messages: Vec<Message> = cells
+        .into_iter()
+        .enumerate()
+        .map(|(i, code)| Message {
+            content: Some(format!("Gold solution of {task_id}, cell {} of {n}.", i + 1)),
+            tool_calls: vec![call(i + 1, "execute_python", json!({ "code": code }))],
+            ..Message::default()
+        })
+        .collect();
+    messages.push(Message {
+        content: Some("The gold solution has run.".into()),
+        tool_calls: vec![call(n + 1, "finish", json!({ "summary": format!("gold solution of {task_id}") }))],
+        ..Message::default()
+    });
+    messages
+}
+
+/// Runs one task's gold in `out` (a fresh work dir) and judges it.
+pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Verdict {
+    let id = loaded.task.id.clone();
+    let mut verdict = Verdict {
+        id: id.clone(),
+        cells: 0,
+        generate_seconds: 0.0,
+        run_seconds: 0.0,
+        outputs: Vec::new(),
+        problems: Vec::new(),
+    };
+    match data::ensure(zygote, loaded) {
+        Ok(Provenance::Generated(took)) => verdict.generate_seconds = took.as_secs_f64(),
+        Ok(_) => {}
+        Err(e) => {
+            verdict.problems.push(e.to_string());
+            return verdict;
+        }
+    }
+    if let Some(dir) = &loaded.data_dir {
+        for problem in unreadable_data(dir) {
+            verdict.problems.push(format!("{id}: {problem}"));
+        }
+    }
+    let Some(gold) = loaded.gold.clone() else {
+        verdict.problems.push(format!("{id}: the task has no gold solution"));
+        return verdict;
+    };
+    let source = match std::fs::read_to_string(&gold) {
+        Ok(s) => s,
+        Err(e) => {
+            verdict.problems.push(format!("{id}: {}: cannot read: {e}", gold.display()));
+            return verdict;
+        }
+    };
+    let messages = gold_messages(&id, &source);
+    verdict.cells = messages.len() - 1;
+    let mut backend = ReplayBackend::from_messages(&format!("gold {}", gold.display()), messages);
+    let budget = Duration::from_secs(900);
+    let options = RunOptions {
+        arch: Arch::Single,
+        include_workflow: true,
+        hints: Vec::new(),
+        limits: AgentLimits {
+            max_rounds: verdict.cells + 2,
+            budget,
+            ..AgentLimits::default()
+        },
+        dual: DualLimits::default(),
+        sandbox: sandbox_limits(zygote.config(), Duration::from_secs(300), budget),
+    };
+    let started = Instant::now();
+    let mut memory = ErrorMemory::in_memory();
+    let summary = run_task(zygote, loaded, &mut backend, &mut memory, out, &options, &mut |_| {});
+    verdict.run_seconds = started.elapsed().as_secs_f64();
+    match summary {
+        Err(e) => verdict.problems.push(format!("{id}: the run could not start: {e:#}")),
+        Ok(summary) => {
+            for failure in failed_cells(&out.join("transcript.jsonl")) {
+                verdict.problems.push(format!("{id}: {failure}"));
+            }
+            if summary.status != "finished" && verdict.problems.is_empty() {
+                verdict.problems.push(format!("{id}: the run ended {}: {}", summary.status, summary.reason));
+            }
+        }
+    }
+    for output in &loaded.task.outputs {
+        let check = outputs::check(&out.join(output));
+        match &check {
+            OutputCheck::Content(..) => {}
+            OutputCheck::Unreadable(why) if why == "missing" => {
+                verdict.problems.push(format!("{id}: declared output {output} was not produced by the gold"))
+            }
+            other => verdict.problems.push(format!("{id}: {output}: {}", other.describe())),
+        }
+        verdict.outputs.push((output.clone(), check));
+    }
+    verdict
+}
+
+/// Gold cells that did not run cleanly, from the run's transcript.
+fn failed_cells(transcript: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(transcript) else {
+        return vec!["no transcript was written".into()];
+    };
+    let mut failures = Vec::new();
+    for event in text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
+        if event["event"] != "tool" || event["name"] != "execute_python" || event["status"] == "Ok" {
+            continue;
+        }
+        let observation = event["observation"].as_str().unwrap_or_default();
+        let last = observation.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        let cell = event["call_id"].as_str().unwrap_or("?").trim_start_matches("gold_");
+        failures.push(format!("gold cell {cell} failed ({}): {last}", event["status"].as_str().unwrap_or("?")));
+    }
+    failures
+}
+
+/// Data files GDAL cannot read although their extension says it should.
+pub fn unreadable_data(dir: &Path) -> Vec<String> {
+    schema::files_under(dir)
+        .into_iter()
+        .filter(|(name, _)| {
+            !matches!(
+                Path::new(name).extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).as_deref(),
+                Some("dbf" | "shx" | "prj" | "cpg" | "qmd" | "xml" | "aux" | "sbn" | "sbx")
+            )
+        })
+        .filter_map(|(name, _)| match outputs::check(&dir.join(&name)) {
+            OutputCheck::Unreadable(why) => Some(format!("data file data/{name} is corrupt or unreadable: {why}")),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,207 @@
+//! `gisclaw bench verify|generate|import`: benchmark suites on disk.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use gisclaw::bench::data::{self, Provenance};
+use gisclaw::bench::import::{self, DataMode};
+use gisclaw::bench::select::Selection;
+use gisclaw::bench::{suite_tasks, verify};
+use gisclaw::sandbox::{SandboxConfig, Zygote};
+use gisclaw::schema;
+use gisclaw::task::{LoadedTask, Task};
+
+use super::solve::UsageError;
+
+/// `gisclaw bench …`.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Run every gold solution through the agent loop (replay backend, one
+    /// execute_python per gold cell) and check each declared output has
+    /// real content. Exit 0 only when every task passes.
+    Verify {
+        /// The suite folder (its */task.yaml) or one task.yaml.
+        suite: PathBuf,
+        /// Which tasks: e.g. `1-10,18` (numbers match the id's digits) or ids.
+        #[arg(long, value_name = "LIST")]
+        tasks: Option<String>,
+        /// Where the gold runs go (one folder per task).
+        #[arg(long, value_name = "DIR", default_value = "gisclaw-runs/verify")]
+        out: PathBuf,
+    },
+    /// Generate (or find cached) the data of tasks that have a generator, and
+    /// print each task's files, size and content digest.
+    Generate {
+        /// The suite folder or one task.yaml.
+        suite: PathBuf,
+        /// Which tasks.
+        #[arg(long, value_name = "LIST")]
+        tasks: Option<String>,
+        /// Regenerate even when cached.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Write one task.yaml per row of the official GeoAnalystBench table.
+    Import {
+        /// GeoAnalystBench.csv.
+        csv: PathBuf,
+        /// The official data (searched recursively for the files each task names).
+        #[arg(long, value_name = "DIR")]
+        data: Option<PathBuf>,
+        /// The suite folder to write.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Copy the data instead of linking it.
+        #[arg(long)]
+        copy: bool,
+    },
+}
+
+/// Runs a bench subcommand.
+pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        BenchCommand::Verify { suite, tasks, out } => verify_suite(&suite, tasks.as_deref(), &out),
+        BenchCommand::Generate { suite, tasks, force } => generate_suite(&suite, tasks.as_deref(), force),
+        BenchCommand::Import { csv, data, out, copy } => {
+            let mode = if copy { DataMode::Copy } else { DataMode::Link };
+            let report = import::import(&csv, data.as_deref(), &out, mode).map_err(|e| UsageError(e.to_string()))?;
+            println!(
+                "gisclaw: {} tasks written to {}, {} data files {}",
+                report.tasks.len(),
+                out.display(),
+                report.files,
+                if copy { "copied" } else { "linked" }
+            );
+            for (id, names) in &report.missing {
+                println!("  {id}: not found under --data: {}", names.join(", "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The selected tasks of a suite, loaded (a bad task file is a usage error).
+fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTask>> {
+    let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
+    let files = suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))?;
+    let mut loaded = Vec::new();
+    for file in files {
+        let task = Task::load(&file).map_err(|e| UsageError(e.to_string()))?;
+        if selection.matches(&task.task.id) {
+            loaded.push(task);
+        }
+    }
+    if loaded.is_empty() {
+        return Err(UsageError(format!("{}: no task.yaml selected", suite.display())).into());
+    }
+    Ok(loaded)
+}
+
+fn bar(len: usize) -> Option<indicatif::ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(len as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})")
+                .expect("a valid template"),
+        );
+        bar
+    })
+}
+
+fn verify_suite(suite: &Path, tasks: Option<&str>, out: &Path) -> anyhow::Result<ExitCode> {
+    let mut loaded = load_suite(suite, tasks)?;
+    let zygote = Zygote::start(SandboxConfig::default())?;
+    let bar = bar(loaded.len());
+    let mut verdicts = Vec::new();
+    for task in &mut loaded {
+        if let Some(bar) = &bar {
+            bar.set_message(task.task.id.clone());
+        } else {
+            eprintln!("gisclaw: verifying {}", task.task.id);
+        }
+        let dir = out.join(&task.task.id);
+        let verdict = verify::verify_task(&zygote, task, &dir);
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+        verdicts.push(verdict);
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    println!("{:<14} {:>5} {:>7} {:>7}  {:<6} outputs", "task", "cells", "gen s", "run s", "result");
+    for v in &verdicts {
+        let outputs: Vec<String> = v
+            .outputs
+            .iter()
+            .map(|(path, check)| format!("{} ({})", path.trim_start_matches("pred_results/"), check.describe()))
+            .collect();
+        println!(
+            "{:<14} {:>5} {:>7.1} {:>7.1}  {:<6} {}",
+            v.id,
+            v.cells,
+            v.generate_seconds,
+            v.run_seconds,
+            if v.passed() { "pass" } else { "FAIL" },
+            outputs.join("; ")
+        );
+    }
+    let failed: Vec<_> = verdicts.iter().filter(|v| !v.passed()).collect();
+    for v in &failed {
+        for p in &v.problems {
+            println!("  {p}");
+        }
+    }
+    println!(
+        "gisclaw: {}/{} gold solutions verified (runs in {})",
+        verdicts.len() - failed.len(),
+        verdicts.len(),
+        out.display()
+    );
+    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Result<ExitCode> {
+    let mut loaded = load_suite(suite, tasks)?;
+    let zygote = Zygote::start(SandboxConfig::default())?;
+    let mut failures = 0;
+    println!("{:<14} {:>5} {:>9} {:>16}  data", "task", "files", "MB", "digest");
+    for task in &mut loaded {
+        if task.generator.is_empty() {
+            println!("{:<14} (given data, nothing to generate)", task.task.id);
+            continue;
+        }
+        if force {
+            let dir = data::cached_dir(task)?;
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+            }
+        }
+        match data::ensure(&zygote, task) {
+            Ok(how) => {
+                let dir = task.data_dir.clone().expect("ensure sets the data dir");
+                let files = schema::files_under(&dir);
+                let bytes: u64 = files.iter().map(|(_, b)| b).sum();
+                let digest = data::digest(&dir).with_context(|| format!("reading {}", dir.display()))?;
+                let how = match how {
+                    Provenance::Generated(t) => format!("generated in {:.1} s", t.as_secs_f64()),
+                    _ => "cached".into(),
+                };
+                println!(
+                    "{:<14} {:>5} {:>9.2} {digest:>16}  {} ({how})",
+                    task.task.id,
+                    files.len(),
+                    bytes as f64 / 1e6,
+                    dir.display()
+                );
+            }
+            Err(e) => {
+                failures += 1;
+                println!("{:<14} FAILED {e}", task.task.id);
+            }
+        }
+    }
+    Ok(if failures == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,221 @@
+//! Is an output file real? The checks behind `gisclaw bench verify` (and the
+//! blank filter of eval's output layer): an image must have more than
+//! [`MIN_COLOURS`] colours, a raster must not be constant, a vector layer or
+//! table must have rows, a text file must not be empty.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use gdal::vector::LayerAccess;
+use gdal::Metadata;
+use gdal::{Dataset, GdalOpenFlags};
+
+use crate::schema;
+
+/// An image with this many distinct colours or fewer counts as blank.
+pub const MIN_COLOURS: usize = 5;
+
+/// What a file was checked as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// PNG, JPEG, GIF, WebP.
+    Image,
+    /// GeoTIFF, NetCDF, ASCII grid and other GDAL rasters.
+    Raster,
+    /// Any OGR vector format (GeoJSON, Shapefile, GeoPackage, KML…).
+    Vector,
+    /// CSV or spreadsheet.
+    Table,
+    /// Text, JSON, HTML or anything else.
+    Text,
+}
+
+/// The verdict on one file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputCheck {
+    /// Real content, with a short description (e.g. `812 colours`).
+    Content(OutputKind, String),
+    /// Present but empty of meaning (e.g. `a constant raster (0)`).
+    Trivial(OutputKind, String),
+    /// Missing, or not readable as its extension says.
+    Unreadable(String),
+}
+
+impl OutputCheck {
+    /// True for real content.
+    pub fn is_content(&self) -> bool {
+        matches!(self, OutputCheck::Content(..))
+    }
+
+    /// One line for tables and messages.
+    pub fn describe(&self) -> String {
+        match self {
+            OutputCheck::Content(_, d) => d.clone(),
+            OutputCheck::Trivial(_, d) => format!("trivial: {d}"),
+            OutputCheck::Unreadable(d) => format!("unreadable: {d}"),
+        }
+    }
+}
+
+/// The kind a file is checked as, from its extension.
+pub fn kind_of(path: &Path) -> OutputKind {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "png" | "jpg" | "jpeg" | "gif" | "webp" => OutputKind::Image,
+        "tif" | "tiff" | "nc" | "asc" | "img" | "vrt" | "grd" => OutputKind::Raster,
+        "geojson" | "shp" | "gpkg" | "kml" | "gml" | "fgb" | "geojsonl" => OutputKind::Vector,
+        "csv" | "xlsx" | "xls" | "ods" => OutputKind::Table,
+        _ => OutputKind::Text,
+    }
+}
+
+/// Checks one file.
+pub fn check(path: &Path) -> OutputCheck {
+    let size = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => m.len(),
+        Ok(_) => return OutputCheck::Unreadable("not a file".into()),
+        Err(_) => return OutputCheck::Unreadable("missing".into()),
+    };
+    let kind = kind_of(path);
+    if size == 0 {
+        return OutputCheck::Trivial(kind, "an empty file".into());
+    }
+    let verdict = match kind {
+        OutputKind::Image => check_image(path),
+        OutputKind::Raster => check_raster(path),
+        OutputKind::Vector => check_vector(path, &[]),
+        OutputKind::Table => check_table(path),
+        OutputKind::Text => check_text(path),
+    };
+    verdict.unwrap_or_else(OutputCheck::Unreadable)
+}
+
+fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> Result<Dataset, String> {
+    schema::open_readonly(path, flags, options).map_err(|e| e.to_string())
+}
+
+/// Counts distinct colours, stopping early once the image is clearly not blank.
+fn check_image(path: &Path) -> Result<OutputCheck, String> {
+    let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[])?;
+    let (w, h) = ds.raster_size();
+    let bands: Vec<Vec<u8>> = (1..=ds.raster_count().min(4))
+        .map(|i| {
+            let band = ds.rasterband(i).map_err(|e| e.to_string())?;
+            band.read_as::<u8>((0, 0), (w, h), (w, h), None)
+                .map(|b| b.into_shape_and_vec().1)
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let mut colours = HashSet::new();
+    const ENOUGH: usize = 4096;
+    for px in 0..w * h {
+        let mut colour = 0u32;
+        for band in &bands {
+            colour = (colour << 8) | u32::from(band[px]);
+        }
+        colours.insert(colour);
+        if colours.len() >= ENOUGH {
+            break;
+        }
+    }
+    let n = colours.len();
+    let text = if n >= ENOUGH { format!("{w}×{h} px, ≥ {ENOUGH} colours") } else { format!("{w}×{h} px, {n} colours") };
+    Ok(if n > MIN_COLOURS {
+        OutputCheck::Content(OutputKind::Image, text)
+    } else {
+        OutputCheck::Trivial(OutputKind::Image, format!("a blank image ({text})"))
+    })
+}
+
+/// A raster has content when some band has more than one valid value.
+fn check_raster(path: &Path) -> Result<OutputCheck, String> {
+    let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[])?;
+    let ds = if ds.raster_count() == 0 {
+        // NetCDF with several variables: look at the first subdataset.
+        let first = ds
+            .metadata_item("SUBDATASET_1_NAME", "SUBDATASETS")
+            .ok_or_else(|| "no raster bands and no subdatasets".to_string())?;
+        Dataset::open(&first).map_err(|e| e.to_string())?
+    } else {
+        ds
+    };
+    let (w, h) = ds.raster_size();
+    let mut constant = None;
+    for i in 1..=ds.raster_count() {
+        let band = ds.rasterband(i).map_err(|e| e.to_string())?;
+        match band.compute_raster_min_max(false) {
+            Ok(mm) if mm.max > mm.min => {
+                return Ok(OutputCheck::Content(
+                    OutputKind::Raster,
+                    format!("{w}×{h}×{} raster, band {i} from {} to {}", ds.raster_count(), mm.min, mm.max),
+                ))
+            }
+            Ok(mm) => constant = Some(mm.min),
+            Err(_) => {}
+        }
+    }
+    Ok(OutputCheck::Trivial(
+        OutputKind::Raster,
+        match constant {
+            Some(v) => format!("a constant raster ({v})"),
+            None => "a raster with no valid cell".to_string(),
+        },
+    ))
+}
+
+/// A vector file has content when some layer has a feature.
+fn check_vector(path: &Path, options: &[&str]) -> Result<OutputCheck, String> {
+    let ds = open(path, GdalOpenFlags::GDAL_OF_VECTOR, options)?;
+    let mut total = 0u64;
+    for layer in ds.layers() {
+        total += layer.feature_count();
+    }
+    let kind = if options.is_empty() { OutputKind::Vector } else { OutputKind::Table };
+    Ok(if total > 0 {
+        OutputCheck::Content(kind, format!("{total} features in {} layer(s)", ds.layer_count()))
+    } else {
+        OutputCheck::Trivial(kind, "no features".into())
+    })
+}
+
+/// A table has content when it has a header and at least one row.
+fn check_table(path: &Path) -> Result<OutputCheck, String> {
+    let is_csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if !is_csv {
+        return check_vector(path, &["HEADERS=AUTO"]);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let rows = text.lines().skip(1).filter(|l| !l.trim().trim_matches(',').is_empty()).count();
+    Ok(if rows > 0 {
+        OutputCheck::Content(OutputKind::Table, format!("{rows} rows"))
+    } else {
+        OutputCheck::Trivial(OutputKind::Table, "a header and no rows".into())
+    })
+}
+
+/// Text has content when it has a non-blank character; JSON must parse.
+fn check_text(path: &Path) -> Result<OutputCheck, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+        let empty = match &value {
+            serde_json::Value::Null => true,
+            serde_json::Value::Array(a) => a.is_empty(),
+            serde_json::Value::Object(o) => o.is_empty(),
+            _ => false,
+        };
+        return Ok(if empty {
+            OutputCheck::Trivial(OutputKind::Text, "empty JSON".into())
+        } else {
+            OutputCheck::Content(OutputKind::Text, format!("JSON, {} bytes", bytes.len()))
+        });
+    }
+    Ok(if bytes.iter().any(|b| !b.is_ascii_whitespace()) {
+        OutputCheck::Content(OutputKind::Text, format!("{} bytes", bytes.len()))
+    } else {
+        OutputCheck::Trivial(OutputKind::Text, "only white space".into())
+    })
+}
