@@ -150,7 +150,7 @@ fn check_raster(path: &Path) -> Result<OutputCheck, String> {
             Ok(mm) if mm.max > mm.min => {
                 return Ok(OutputCheck::Content(
                     OutputKind::Raster,
-                    format!("{w}×{h}×{} raster, band {i} from {} to {}", ds.raster_count(), mm.min, mm.max),
+                    format!("{w}×{h}×{} raster, band {i} from {} to {}", ds.raster_count(), short(mm.min), short(mm.max)),
                 ))
             }
             Ok(mm) => constant = Some(mm.min),
@@ -164,6 +164,15 @@ fn check_raster(path: &Path) -> Result<OutputCheck, String> {
             None => "a raster with no valid cell".to_string(),
         },
     ))
+}
+
+/// A number in at most four significant digits.
+fn short(v: f64) -> String {
+    if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e6) {
+        format!("{v:.3e}")
+    } else {
+        format!("{}", (v * 1e4).round() / 1e4)
+    }
 }
 
 /// A vector file has content when some layer has a feature.

@@ -183,6 +183,33 @@ def _patch_matplotlib():
     plt.show = show
 
 
+# ---------------------------------------------------------------- joblib
+
+
+def _patch_joblib():
+    """Run joblib's process pools in the worker itself.
+
+    loky and multiprocessing pools need POSIX semaphores and new processes,
+    which the confined worker may not create (PermissionError). scikit-learn
+    (``n_jobs=-1``) and esda (``G_Local``'s default) ask for them; with this
+    patch they run sequentially instead of failing.
+    """
+    try:
+        import joblib.parallel as jp
+    except Exception:
+        return
+
+    class InProcessBackend(jp.SequentialBackend):
+        supports_inner_max_num_threads = True
+
+        def configure(self, n_jobs=1, parallel=None, **backend_args):
+            return super().configure(n_jobs=1, parallel=parallel)
+
+    for name in ("loky", "multiprocessing"):
+        jp.register_parallel_backend(name, InProcessBackend)
+    jp.DEFAULT_BACKEND = "loky"
+
+
 def _free_figure_path():
     os.makedirs("pred_results", exist_ok=True)
     n = 1
@@ -427,6 +454,7 @@ def preload():
             line = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
             _failures.append({"module": name, "error": line[:300]})
     _patch_matplotlib()
+    _patch_joblib()
     _import_seconds = time.perf_counter() - start
 
 

@@ -1,0 +1,1 @@
+make_lead_data()

@@ -1,0 +1,1 @@
+make_elk_data()
