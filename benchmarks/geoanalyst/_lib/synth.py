@@ -17,6 +17,7 @@ import rasterio
 from rasterio.transform import from_origin
 from scipy import ndimage
 import shapely
+import shapely.affinity
 from shapely.geometry import LineString, Point, Polygon
 
 

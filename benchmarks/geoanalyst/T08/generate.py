@@ -1,0 +1,1 @@
+make_fire_data()
