@@ -132,13 +132,17 @@ fn check_image(path: &Path) -> Result<OutputCheck, String> {
 
 /// A raster has content when some band has more than one valid value.
 fn check_raster(path: &Path) -> Result<OutputCheck, String> {
-    let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[])?;
+    let ds = match open(path, GdalOpenFlags::GDAL_OF_RASTER, &[]) {
+        Ok(ds) => ds,
+        Err(e) => return check_multidim(path).map_err(|_| e),
+    };
     let ds = if ds.raster_count() == 0 {
-        // NetCDF with several variables: look at the first subdataset.
-        let first = ds
-            .metadata_item("SUBDATASET_1_NAME", "SUBDATASETS")
-            .ok_or_else(|| "no raster bands and no subdatasets".to_string())?;
-        Dataset::open(&first).map_err(|e| e.to_string())?
+        // NetCDF with several variables: the first subdataset, else the
+        // multidimensional API (variables of three or more dimensions).
+        match ds.metadata_item("SUBDATASET_1_NAME", "SUBDATASETS") {
+            Some(first) => Dataset::open(&first).map_err(|e| e.to_string())?,
+            None => return check_multidim(path),
+        }
     } else {
         ds
     };
@@ -163,6 +167,40 @@ fn check_raster(path: &Path) -> Result<OutputCheck, String> {
             Some(v) => format!("a constant raster ({v})"),
             None => "a raster with no valid cell".to_string(),
         },
+    ))
+}
+
+/// A multidimensional file (NetCDF, HDF5, Zarr) has content when some
+/// variable of two or more dimensions holds more than one distinct value.
+fn check_multidim(path: &Path) -> Result<OutputCheck, String> {
+    const MAX_VALUES: usize = 50_000_000;
+    let ds = open(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[])?;
+    let root = ds.root_group().map_err(|e| e.to_string())?;
+    let mut seen = 0;
+    for name in root.array_names(Default::default()) {
+        let Ok(array) = root.open_md_array(&name, Default::default()) else { continue };
+        let Ok(dims) = array.dimensions() else { continue };
+        let shape: Vec<usize> = dims.iter().map(|d| d.size()).collect();
+        let total: usize = shape.iter().product();
+        if shape.len() < 2 || total == 0 || total > MAX_VALUES {
+            continue;
+        }
+        seen += 1;
+        let Ok(values) = array.read_as::<f64>(vec![0; shape.len()], shape.clone()) else { continue };
+        let nodata = array.no_data_value_as_double();
+        let valid = values.iter().filter(|v| v.is_finite() && Some(**v) != nodata);
+        let (lo, hi) = valid.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        if hi > lo {
+            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+            return Ok(OutputCheck::Content(
+                OutputKind::Raster,
+                format!("variable {name} [{}] from {} to {}", dims.join("×"), short(lo), short(hi)),
+            ));
+        }
+    }
+    Ok(OutputCheck::Trivial(
+        OutputKind::Raster,
+        if seen == 0 { "no gridded variable".into() } else { format!("{seen} constant or empty variable(s)") },
     ))
 }
 
