@@ -77,3 +77,37 @@ pub fn render(outcome: &CellOutcome) -> String {
     }
     text
 }
+
+/// The exception line of an observation (the last line of its `[error]`
+/// section), else its last non-blank line.
+pub fn error_line(observation: &str) -> &str {
+    let lines: Vec<&str> = observation.lines().collect();
+    let section = lines.iter().rposition(|l| l.trim() == "[error]").map(|start| {
+        let rest = &lines[start + 1..];
+        let end = rest
+            .iter()
+            .position(|l| l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' '))
+            .unwrap_or(rest.len());
+        &rest[..end]
+    });
+    section
+        .unwrap_or(&lines[..])
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim())
+        .unwrap_or("no message")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exception_line_is_found_between_sections() {
+        let obs = "out\n[stderr]\nwarn\n[error]\nTraceback (most recent call last):\n  File \"<cell-3>\"\nPermissionError: denied\n[variables]\n  wts (X, new): <x>\n";
+        assert_eq!(error_line(obs), "PermissionError: denied");
+        assert_eq!(error_line("only output\n\n"), "only output");
+    }
+
+}

@@ -412,3 +412,22 @@ fn a_snapshot_copies_the_live_namespace_and_then_goes_its_own_way() {
     assert!(matches!(out.status, CellStatus::Crashed { .. }), "{:?}", out.status);
     assert_eq!(run(&mut copy, "print(trail)").result.stdout.trim(), "['start', 'copy']");
 }
+
+#[test]
+fn process_pools_run_inside_the_confined_worker() {
+    // scikit-learn's n_jobs=-1 and esda's G_Local default ask joblib for a
+    // process pool, which the confined worker cannot start; the runtime runs
+    // them in-process instead of failing with PermissionError.
+    let (mut s, _dir) = common::session();
+    let out = s
+        .execute(
+            "from sklearn.ensemble import RandomForestClassifier\n\
+             m = RandomForestClassifier(n_estimators=8, n_jobs=-1, random_state=0).fit(np.eye(6), [0, 1, 0, 1, 0, 1])\n\
+             from esda.getisord import G_Local\nfrom libpysal.weights import lat2W\n\
+             g = G_Local(np.arange(16.0), lat2W(4, 4), permutations=49, seed=1)\n\
+             print(len(m.estimators_), len(g.p_sim))",
+        )
+        .unwrap();
+    assert_eq!(out.status, gisclaw::sandbox::CellStatus::Ok, "{:?}", out.result);
+    assert!(out.result.stdout.contains("8 16"), "{}", out.result.stdout);
+}

@@ -83,6 +83,7 @@ fn parse_csv(text: &str) -> Result<Vec<Record>, (usize, String)> {
                     field.push('"');
                 }
                 '"' => quoted = false,
+                '\r' if chars.peek() == Some(&'\n') => {}
                 '\n' => {
                     line += 1;
                     field.push('\n');
@@ -340,7 +341,7 @@ mod tests {
 
     #[test]
     fn csv_fields_hold_quotes_commas_and_newlines() {
-        let records = parse_csv("a,b,c\n1,\"x, \"\"y\"\"\nz\",3\r\n\n2,,\"\"\n").unwrap();
+        let records = parse_csv("a,b,c\n1,\"x, \"\"y\"\"\r\nz\",3\r\n\n2,,\"\"\n").unwrap();
         assert_eq!(records.len(), 3);
         assert_eq!(records[1].fields, vec!["1", "x, \"y\"\nz", "3"]);
         assert_eq!(records[1].line, 2);

@@ -17,6 +17,7 @@ use crate::agent::single::AgentLimits;
 use crate::agent::solution::split_cells;
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{FunctionCall, Message, ToolCall};
+use crate::observation;
 use crate::outputs::{self, OutputCheck};
 use crate::sandbox::Zygote;
 use crate::schema;
@@ -167,32 +168,11 @@ fn failed_cells(transcript: &Path) -> Vec<String> {
             continue;
         }
         let observation = event["observation"].as_str().unwrap_or_default();
-        let last = error_line(observation);
+        let last = observation::error_line(observation);
         let cell = event["call_id"].as_str().unwrap_or("?").trim_start_matches("gold_");
         failures.push(format!("gold cell {cell} failed ({}): {last}", event["status"].as_str().unwrap_or("?")));
     }
     failures
-}
-
-/// The exception line of an observation (the last line of its `[error]`
-/// section), else its last non-blank line.
-fn error_line(observation: &str) -> &str {
-    let lines: Vec<&str> = observation.lines().collect();
-    let section = lines.iter().rposition(|l| l.trim() == "[error]").map(|start| {
-        let rest = &lines[start + 1..];
-        let end = rest
-            .iter()
-            .position(|l| l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' '))
-            .unwrap_or(rest.len());
-        &rest[..end]
-    });
-    section
-        .unwrap_or(&lines[..])
-        .iter()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim())
-        .unwrap_or("no message")
 }
 
 /// Data files GDAL cannot read although their extension says it should.
@@ -215,13 +195,6 @@ pub fn unreadable_data(dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_exception_line_is_found_between_sections() {
-        let obs = "out\n[stderr]\nwarn\n[error]\nTraceback (most recent call last):\n  File \"<cell-3>\"\nPermissionError: denied\n[variables]\n  wts (X, new): <x>\n";
-        assert_eq!(error_line(obs), "PermissionError: denied");
-        assert_eq!(error_line("only output\n\n"), "only output");
-    }
 
     #[test]
     fn gold_cells_become_calls_then_finish() {
