@@ -133,11 +133,33 @@ pub fn generate(zygote: &Arc<Zygote>, loaded: &LoadedTask, dest: &Path) -> Resul
         std::fs::remove_dir_all(&staging).map_err(|e| fail(format!("clearing {}: {e}", staging.display())))?;
     }
     let result = run_generator(zygote, loaded, &staging).and_then(|()| {
-        std::fs::rename(staging.join("data"), dest).map_err(|e| format!("moving the data to {}: {e}", dest.display()))
+        match std::fs::rename(staging.join("data"), dest) {
+            Ok(()) => Ok(()),
+            // Another gisclaw generated the same data meanwhile: same key, same bytes.
+            Err(_) if dest.is_dir() => Ok(()),
+            Err(e) => Err(format!("moving the data to {}: {e}", dest.display())),
+        }
     });
     let _ = std::fs::remove_dir_all(&staging);
     result.map_err(fail)?;
+    remove_stale(dest);
     Ok(started.elapsed())
+}
+
+/// Removes the same task's data made by older generators (other keys).
+fn remove_stale(dest: &Path) {
+    let (Some(parent), Some(name)) = (dest.parent(), dest.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let Some((id, _key)) = name.rsplit_once('-') else { return };
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let other = entry.file_name().to_string_lossy().to_string();
+        let same_task = other.rsplit_once('-').is_some_and(|(i, k)| i == id && k.len() == 12);
+        if same_task && other != name {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn run_generator(zygote: &Arc<Zygote>, loaded: &LoadedTask, workdir: &Path) -> Result<(), String> {
