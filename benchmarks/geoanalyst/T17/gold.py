@@ -1,0 +1,12 @@
+import matplotlib.pyplot as plt
+boros = gpd.read_file("data/nyc_boroughs.geojson").to_crs(32618)
+crashes = gpd.read_file("data/fatal_collisions.geojson").to_crs(32618)
+joined = gpd.sjoin(crashes, boros[["BoroName", "geometry"]], predicate="within")
+table = joined.groupby("BoroName").agg(crashes=("id", "size"), persons_killed=("NUMBER OF PERSONS KILLED", "sum")).reset_index()
+table.to_csv("pred_results/collisions_by_borough.csv", index=False)
+print(table)
+fig, ax = plt.subplots(figsize=(9, 9))
+boros.plot(ax=ax, color="#e8e8e8", edgecolor="black")
+crashes.plot(ax=ax, color="crimson", alpha=0.6, markersize=12 * crashes["NUMBER OF PERSONS KILLED"])
+ax.set_title("Fatal collisions in New York City, 2016"); ax.set_axis_off()
+fig.savefig("pred_results/collisions_map_vis.png", dpi=110, bbox_inches="tight")
