@@ -86,7 +86,7 @@ pub fn check(path: &Path) -> OutputCheck {
     let verdict = match kind {
         OutputKind::Image => check_image(path),
         OutputKind::Raster => check_raster(path),
-        OutputKind::Vector => check_vector(path, &[]),
+        OutputKind::Vector => check_vector(path, OutputKind::Vector, &[]),
         OutputKind::Table => check_table(path),
         OutputKind::Text => check_text(path),
     };
@@ -213,14 +213,14 @@ fn short(v: f64) -> String {
     }
 }
 
-/// A vector file has content when some layer has a feature.
-fn check_vector(path: &Path, options: &[&str]) -> Result<OutputCheck, String> {
+/// A vector file (or a spreadsheet, as `kind` Table) has content when some
+/// layer has a feature.
+fn check_vector(path: &Path, kind: OutputKind, options: &[&str]) -> Result<OutputCheck, String> {
     let ds = open(path, GdalOpenFlags::GDAL_OF_VECTOR, options)?;
     let mut total = 0u64;
     for layer in ds.layers() {
         total += layer.feature_count();
     }
-    let kind = if options.is_empty() { OutputKind::Vector } else { OutputKind::Table };
     Ok(if total > 0 {
         OutputCheck::Content(kind, format!("{total} features in {} layer(s)", ds.layer_count()))
     } else {
@@ -232,7 +232,7 @@ fn check_vector(path: &Path, options: &[&str]) -> Result<OutputCheck, String> {
 fn check_table(path: &Path) -> Result<OutputCheck, String> {
     let is_csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     if !is_csv {
-        return check_vector(path, &["HEADERS=AUTO"]);
+        return check_vector(path, OutputKind::Table, &["HEADERS=AUTO"]);
     }
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let rows = text.lines().skip(1).filter(|l| !l.trim().trim_matches(',').is_empty()).count();

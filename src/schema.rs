@@ -47,6 +47,12 @@ enum Kind {
     Other,
 }
 
+/// Whether `path` is a sidecar (shapefile part, overview, aux file) read
+/// through its main file rather than on its own.
+pub fn is_sidecar(path: &Path) -> bool {
+    kind_of(path) == Kind::Sidecar
+}
+
 fn kind_of(path: &Path) -> Kind {
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     if name.ends_with(".aux.xml") {

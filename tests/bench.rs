@@ -19,6 +19,11 @@ fn suite() -> PathBuf {
     repo().join("benchmarks/geoanalyst")
 }
 
+/// `gisclaw bench verify SUITE --out OUT` with `envs`.
+fn verify(suite: &Path, out: &Path, envs: &[(&str, &str)]) -> std::process::Output {
+    gisclaw(&["bench", "verify", suite.to_str().unwrap(), "--out", out.to_str().unwrap()], envs)
+}
+
 /// Task id → content digest, from `gisclaw bench generate` with its cache in `cache`.
 fn digests(cache: &Path) -> BTreeMap<String, String> {
     let out = gisclaw(
@@ -58,10 +63,7 @@ fn generators_are_deterministic() {
 #[test]
 fn every_gold_solution_runs_through_the_agent_loop() {
     let out_dir = tempfile::tempdir().unwrap();
-    let out = gisclaw(
-        &["bench", "verify", suite().to_str().unwrap(), "--out", out_dir.path().to_str().unwrap()],
-        &[],
-    );
+    let out = verify(&suite(), out_dir.path(), &[]);
     let report = text(&out);
     let n = gisclaw::bench::suite_tasks(&suite()).unwrap().len();
     assert!(report.contains(&format!("{n}/{n} gold solutions verified")), "{report}");
@@ -96,7 +98,7 @@ fn an_output_the_gold_does_not_produce_fails_with_task_and_path() {
         .replace("  - pred_results/deforestation_rate.csv\n", "  - pred_results/deforestation_rate.csv\n  - pred_results/by_status.csv\n");
     std::fs::write(&task, yaml).unwrap();
     let runs = tempfile::tempdir().unwrap();
-    let out = gisclaw(&["bench", "verify", dir.path().to_str().unwrap(), "--out", runs.path().to_str().unwrap()], &[]);
+    let out = verify(dir.path(), runs.path(), &[]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
     assert!(report.contains("T09: declared output pred_results/by_status.csv was not produced by the gold"), "{report}");
@@ -116,7 +118,7 @@ fn corrupt_data_and_failing_generators_are_named() {
     )
     .unwrap();
     let runs = tempfile::tempdir().unwrap();
-    let out = gisclaw(&["bench", "verify", dir.path().to_str().unwrap(), "--out", runs.path().to_str().unwrap()], &[]);
+    let out = verify(dir.path(), runs.path(), &[]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
     assert!(report.contains("X1: data file data/elevation.tif is corrupt or unreadable"), "{report}");
@@ -130,10 +132,7 @@ fn corrupt_data_and_failing_generators_are_named() {
     )
     .unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let out = gisclaw(
-        &["bench", "verify", dir.path().to_str().unwrap(), "--out", runs.path().to_str().unwrap()],
-        &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
-    );
+    let out = verify(dir.path(), runs.path(), &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
     assert!(report.contains("X1:") && report.contains("make.py failed") && report.contains("ValueError: no such band"), "{report}");

@@ -290,17 +290,13 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{FunctionCall, ToolCall};
+    use crate::llm::ToolCall;
 
     fn call(args: &str) -> Message {
         Message {
             role: Role::Assistant,
             content: None,
-            tool_calls: vec![ToolCall {
-                id: "p".into(),
-                kind: "function".into(),
-                function: FunctionCall { name: "submit_plan".into(), arguments: args.into() },
-            }],
+            tool_calls: vec![ToolCall::function("p", "submit_plan", args)],
             tool_call_id: None,
         }
     }

@@ -72,30 +72,54 @@ impl Fnv {
     }
 }
 
-/// The cache key of a task's generated data.
-pub fn cache_key(loaded: &LoadedTask) -> Result<String, DataError> {
-    let mut h = Fnv::default();
-    h.feed(GENERATOR_PROTOCOL.as_bytes());
-    h.feed(&loaded.task.seed.to_le_bytes());
-    for script in &loaded.generator {
-        let bytes = std::fs::read(script).map_err(|e| DataError {
-            task: loaded.task.id.clone(),
-            message: format!("{}: cannot read: {e}", script.display()),
-        })?;
-        h.feed(&bytes);
-    }
-    Ok(h.hex()[..12].to_string())
+/// A generator's files as read once: the name shown in messages and the
+/// code. The key is hashed from, and the session runs, the same text.
+type Scripts = Vec<(String, String)>;
+
+fn read_scripts(loaded: &LoadedTask) -> Result<Scripts, DataError> {
+    loaded
+        .generator
+        .iter()
+        .map(|script| {
+            let name = script.display().to_string();
+            std::fs::read_to_string(script)
+                .map(|code| (name.clone(), code))
+                .map_err(|e| DataError {
+                    task: loaded.task.id.clone(),
+                    message: format!("{name}: cannot read: {e}"),
+                })
+        })
+        .collect()
 }
 
-/// Where a task's generated data live (whether or not they exist yet).
-pub fn cached_dir(loaded: &LoadedTask) -> Result<PathBuf, DataError> {
+fn key_of(seed: u64, scripts: &Scripts) -> String {
+    let mut h = Fnv::default();
+    h.feed(GENERATOR_PROTOCOL.as_bytes());
+    h.feed(&seed.to_le_bytes());
+    for (_, code) in scripts {
+        h.feed(code.as_bytes());
+    }
+    h.hex()[..12].to_string()
+}
+
+fn dir_for(loaded: &LoadedTask, key: &str) -> PathBuf {
     let id: String = loaded
         .task
         .id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
         .collect();
-    Ok(paths::cache_dir().join("data").join(format!("{id}-{}", cache_key(loaded)?)))
+    paths::cache_dir().join("data").join(format!("{id}-{key}"))
+}
+
+/// The cache key of a task's generated data.
+pub fn cache_key(loaded: &LoadedTask) -> Result<String, DataError> {
+    Ok(key_of(loaded.task.seed, &read_scripts(loaded)?))
+}
+
+/// Where a task's generated data live (whether or not they exist yet).
+pub fn cached_dir(loaded: &LoadedTask) -> Result<PathBuf, DataError> {
+    Ok(dir_for(loaded, &cache_key(loaded)?))
 }
 
 /// Makes sure the task's data exist, generating them if needed, and points
@@ -104,19 +128,20 @@ pub fn ensure(zygote: &Arc<Zygote>, loaded: &mut LoadedTask) -> Result<Provenanc
     if loaded.generator.is_empty() {
         return Ok(Provenance::Given);
     }
-    let dir = cached_dir(loaded)?;
+    let scripts = read_scripts(loaded)?;
+    let dir = dir_for(loaded, &key_of(loaded.task.seed, &scripts));
     if dir.is_dir() {
         loaded.data_dir = Some(dir);
         return Ok(Provenance::Cached);
     }
-    let took = generate(zygote, loaded, &dir)?;
+    let took = generate(zygote, loaded, &scripts, &dir)?;
     loaded.data_dir = Some(dir);
     Ok(Provenance::Generated(took))
 }
 
-/// Runs the task's generator and moves the `data/` it wrote to `dest`
-/// (which must not exist).
-pub fn generate(zygote: &Arc<Zygote>, loaded: &LoadedTask, dest: &Path) -> Result<Duration, DataError> {
+/// Runs the task's generator scripts and moves the `data/` they wrote to
+/// `dest` (which must not exist).
+fn generate(zygote: &Arc<Zygote>, loaded: &LoadedTask, scripts: &Scripts, dest: &Path) -> Result<Duration, DataError> {
     let started = Instant::now();
     let fail = |message: String| DataError {
         task: loaded.task.id.clone(),
@@ -132,7 +157,7 @@ pub fn generate(zygote: &Arc<Zygote>, loaded: &LoadedTask, dest: &Path) -> Resul
     if staging.exists() {
         std::fs::remove_dir_all(&staging).map_err(|e| fail(format!("clearing {}: {e}", staging.display())))?;
     }
-    let result = run_generator(zygote, loaded, &staging).and_then(|()| {
+    let result = run_generator(zygote, loaded.task.seed, scripts, &staging).and_then(|()| {
         match std::fs::rename(staging.join("data"), dest) {
             Ok(()) => Ok(()),
             // Another gisclaw generated the same data meanwhile: same key, same bytes.
@@ -162,23 +187,16 @@ fn remove_stale(dest: &Path) {
     }
 }
 
-fn run_generator(zygote: &Arc<Zygote>, loaded: &LoadedTask, workdir: &Path) -> Result<(), String> {
+fn run_generator(zygote: &Arc<Zygote>, seed: u64, scripts: &Scripts, workdir: &Path) -> Result<(), String> {
     let config = SandboxConfig {
         cell_timeout: Duration::from_secs(300),
         task_budget: Duration::from_secs(900),
         ..zygote.config().clone()
     };
     let mut session = Session::open_with(zygote, workdir, config).map_err(|e| format!("sandbox: {e}"))?;
-    let prelude = prelude(loaded.task.seed);
-    let scripts = std::iter::once(("the generator prelude".to_string(), Ok(prelude))).chain(
-        loaded
-            .generator
-            .iter()
-            .map(|p| (p.display().to_string(), std::fs::read_to_string(p).map_err(|e| e.to_string()))),
-    );
-    for (name, code) in scripts {
-        let code = code.map_err(|e| format!("{name}: cannot read: {e}"))?;
-        let outcome = session.execute(&code).map_err(|e| format!("{name}: sandbox: {e}"))?;
+    let prelude = [("the generator prelude".to_string(), prelude(seed))];
+    for (name, code) in prelude.iter().chain(scripts) {
+        let outcome = session.execute(code).map_err(|e| format!("{name}: sandbox: {e}"))?;
         if outcome.status != CellStatus::Ok {
             let text = observation::render(&outcome);
             return Err(format!("{name} failed: {}", observation::error_line(&text)));

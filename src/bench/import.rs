@@ -131,14 +131,23 @@ fn parse_csv(text: &str) -> Result<Vec<Record>, (usize, String)> {
     Ok(records)
 }
 
+/// Each word of `text` that starts with `prefix` (the prefix kept), ending
+/// at white space, a quote, a closing parenthesis, a comma or one of `stops`.
+fn words_starting(text: &str, prefix: &str, stops: &[char]) -> Vec<String> {
+    text.match_indices(prefix)
+        .map(|(i, _)| {
+            text[i..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ')' | ',' | '“' | '”') && !stops.contains(c))
+                .collect()
+        })
+        .collect()
+}
+
 /// Paths like `pred_results/x.png` written in `text`.
 fn named_outputs(text: &str) -> Vec<String> {
     let mut found = Vec::new();
-    for (i, _) in text.match_indices("pred_results/") {
-        let path: String = text[i..]
-            .chars()
-            .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ')' | ',' | '“' | '”'))
-            .collect();
+    for path in words_starting(text, "pred_results/", &[]) {
         let path = path.trim_end_matches(['.', ';', ':']).to_string();
         if path.len() > "pred_results/".len() && !found.contains(&path) {
             found.push(path);
@@ -149,14 +158,9 @@ fn named_outputs(text: &str) -> Vec<String> {
 
 /// File names after `dataset/` in the dataset description.
 fn named_data(text: &str) -> BTreeSet<String> {
-    text.match_indices("dataset/")
-        .map(|(i, m)| {
-            text[i + m.len()..]
-                .chars()
-                .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ')' | ',' | ':' | '“' | '”'))
-                .collect::<String>()
-        })
-        .map(|s| s.trim_end_matches('.').to_string())
+    words_starting(text, "dataset/", &[':'])
+        .into_iter()
+        .map(|s| s["dataset/".len()..].trim_end_matches('.').to_string())
         .filter(|s| !s.is_empty())
         .collect()
 }

@@ -38,7 +38,7 @@ impl Selection {
         if self.ids.iter().any(|i| i == id) {
             return true;
         }
-        let digits: String = id.chars().rev().take_while(char::is_ascii_digit).collect::<Vec<_>>().into_iter().rev().collect();
+        let digits = &id[id.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
         match digits.parse::<u32>() {
             Ok(n) => self.ranges.iter().any(|r| r.contains(&n)),
             Err(_) => false,

@@ -16,7 +16,7 @@ use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::solution::split_cells;
 use crate::llm::replay::ReplayBackend;
-use crate::llm::{FunctionCall, Message, ToolCall};
+use crate::llm::{Message, ToolCall};
 use crate::observation;
 use crate::outputs::{self, OutputCheck};
 use crate::sandbox::Zygote;
@@ -52,14 +52,7 @@ impl Verdict {
 pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
     let cells = split_cells(source);
     let n = cells.len();
-    let call = |i: usize, name: &str, arguments: serde_json::Value| ToolCall {
-        id: format!("gold_{i}"),
-        kind: "function".into(),
-        function: FunctionCall {
-            name: name.into(),
-            arguments: arguments.to_string(),
-        },
-    };
+    let call = |i: usize, name: &str, arguments: serde_json::Value| ToolCall::function(format!("gold_{i}"), name, arguments.to_string());
     let mut messages: Vec<Message> = cells
         .into_iter()
         .enumerate()
@@ -179,12 +172,7 @@ fn failed_cells(transcript: &Path) -> Vec<String> {
 pub fn unreadable_data(dir: &Path) -> Vec<String> {
     schema::files_under(dir)
         .into_iter()
-        .filter(|(name, _)| {
-            !matches!(
-                Path::new(name).extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).as_deref(),
-                Some("dbf" | "shx" | "prj" | "cpg" | "qmd" | "xml" | "aux" | "sbn" | "sbx")
-            )
-        })
+        .filter(|(name, _)| !schema::is_sidecar(Path::new(name)))
         .filter_map(|(name, _)| match outputs::check(&dir.join(&name)) {
             OutputCheck::Unreadable(why) => Some(format!("data file data/{name} is corrupt or unreadable: {why}")),
             _ => None,

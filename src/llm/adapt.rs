@@ -11,7 +11,7 @@
 
 use serde_json::{json, Value};
 
-use super::{FunctionCall, Message, ToolCall};
+use super::{Message, ToolCall};
 
 /// A tool call whose arguments could not be made into a JSON object.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,14 +151,7 @@ pub fn adapt(message: Message, round: usize) -> Adapted {
             });
         if let Some((name, args, how)) = call {
             repairs.push(how.to_string());
-            message.tool_calls.push(ToolCall {
-                id: String::new(),
-                kind: "function".into(),
-                function: FunctionCall {
-                    name,
-                    arguments: args.to_string(),
-                },
-            });
+            message.tool_calls.push(ToolCall::function(String::new(), name, args.to_string()));
         }
     }
     for (i, call) in message.tool_calls.iter_mut().enumerate() {
@@ -214,14 +207,7 @@ mod tests {
             content: Some(content.to_string()),
             tool_calls: calls
                 .into_iter()
-                .map(|(n, a)| ToolCall {
-                    id: String::new(),
-                    kind: "function".into(),
-                    function: FunctionCall {
-                        name: n.into(),
-                        arguments: a.into(),
-                    },
-                })
+                .map(|(n, a)| ToolCall::function(String::new(), n, a))
                 .collect(),
             tool_call_id: None,
         }

@@ -16,7 +16,7 @@ use ollama_rs::Ollama;
 use super::config::LiveConfig;
 use super::live::LiveCore;
 use super::retry::Failure;
-use super::{chat_then_text, tokens, ChatBackend, ChatResponse, FunctionCall, LlmError, Message, Role, ToolCall, ToolSpec};
+use super::{chat_then_text, tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolCall, ToolSpec};
 
 /// A model served by Ollama.
 pub struct OllamaBackend {
@@ -187,16 +187,12 @@ fn from_ollama(m: ChatMessage) -> Message {
         tool_calls: m
             .tool_calls
             .into_iter()
-            .map(|c| ToolCall {
-                id: String::new(),
-                kind: "function".into(),
-                function: FunctionCall {
-                    name: c.function.name,
-                    arguments: match c.function.arguments {
-                        serde_json::Value::String(s) => s,
-                        other => other.to_string(),
-                    },
-                },
+            .map(|c| {
+                let arguments = match c.function.arguments {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                ToolCall::function(String::new(), c.function.name, arguments)
             })
             .collect(),
         tool_call_id: None,

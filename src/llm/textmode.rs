@@ -67,18 +67,11 @@ pub fn to_text_mode(messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{adapt, FunctionCall, ToolCall};
+    use crate::llm::{adapt, ToolCall};
 
     #[test]
     fn a_round_trip_through_text_mode_gives_back_the_call() {
-        let call = ToolCall {
-            id: "c1".into(),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: "execute_python".into(),
-                arguments: serde_json::json!({ "code": "print(1)" }).to_string(),
-            },
-        };
+        let call = ToolCall::function("c1", "execute_python", serde_json::json!({ "code": "print(1)" }).to_string());
         let assistant = Message {
             role: Role::Assistant,
             content: Some("Thought: look".into()),
