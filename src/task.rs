@@ -115,29 +115,42 @@ fn backticked(message: &str) -> Option<String> {
     Some(message[start..start + len].to_string())
 }
 
+/// Parses strict YAML into `T`; errors name `file`, the line and the field
+/// (a path such as `cases[3].output` for nested fields).
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Result<T, TaskError> {
+    serde_yaml::from_str::<T>(text).map_err(|err| {
+        let line = err.location().map(|l| l.line());
+        let raw = err.to_string();
+        let message = raw.split(" at line ").next().unwrap_or(&raw).to_string();
+        let path = message
+            .split_once(": ")
+            .map(|(prefix, _)| prefix)
+            .filter(|p| !p.is_empty() && !p.contains(' '))
+            .map(str::to_string);
+        let rest = path.as_ref().map_or(message.as_str(), |p| &message[p.len() + 2..]);
+        let field = if rest.starts_with("unknown field") || rest.starts_with("missing field") {
+            let name = backticked(rest);
+            match (&path, name) {
+                (Some(p), Some(n)) => Some(format!("{p}.{n}")),
+                (_, n) => n,
+            }
+        } else {
+            path.clone().or_else(|| line.and_then(|l| key_at_or_above(text, l)))
+        };
+        let message = rest.to_string();
+        TaskError {
+            file: file.to_path_buf(),
+            line,
+            field,
+            message,
+        }
+    })
+}
+
 impl Task {
     /// Parses task YAML; `file` is only used in error messages.
     pub fn parse(text: &str, file: &Path) -> Result<Task, TaskError> {
-        serde_yaml::from_str::<Task>(text).map_err(|err| {
-            let line = err.location().map(|l| l.line());
-            let raw = err.to_string();
-            let message = raw.split(" at line ").next().unwrap_or(&raw).to_string();
-            let field = if message.starts_with("unknown field") || message.starts_with("missing field") {
-                backticked(&message)
-            } else {
-                line.and_then(|l| key_at_or_above(text, l))
-            };
-            let message = match message.split_once(": ") {
-                Some((prefix, rest)) if field.as_deref() == Some(prefix) => rest.to_string(),
-                _ => message,
-            };
-            TaskError {
-                file: file.to_path_buf(),
-                line,
-                field,
-                message,
-            }
-        })
+        parse_yaml(text, file)
     }
 
     /// Reads, parses and checks a task file, resolving its paths.

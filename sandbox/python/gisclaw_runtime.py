@@ -568,3 +568,88 @@ def _package_list():
 def packages():
     """JSON list of importable distributions with versions."""
     return json.dumps(_package_list())
+
+
+# ---------------------------------------------------------------- answers
+
+
+def encode_answer(value):
+    """A Python value as ``{"kind": K, "value": V}`` with plain-JSON ``V``,
+    for the typed judges of ``src/bench/judge.rs``. Kinds: number, string,
+    bool, list, dict, geometry (GeoJSON), array (shape + flat data, NaN as
+    null), none, other (its repr)."""
+    kind, plain = _encode(value)
+    return {"kind": kind, "value": plain}
+
+
+def _encode(value):
+    import numbers
+
+    np = sys.modules.get("numpy")
+    if value is None:
+        return "none", None
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
+        return "bool", bool(value)
+    if isinstance(value, numbers.Number) and not isinstance(value, complex):
+        number = float(value)
+        return "number", (number if abs(number) != float("inf") and number == number else None)
+    if isinstance(value, str):
+        return "string", value
+    if hasattr(value, "__geo_interface__") and hasattr(value, "geom_type"):
+        return "geometry", json.loads(json.dumps(value.__geo_interface__))
+    if np is not None and isinstance(value, np.ndarray):
+        data = np.asarray(value)
+        if data.dtype == bool:
+            data = data.astype("uint8")
+        flat = data.astype("float64").ravel()
+        return "array", {
+            "shape": list(data.shape),
+            "data": [x if x == x and abs(x) != float("inf") else None for x in flat.tolist()],
+        }
+    if isinstance(value, dict):
+        return "dict", {str(k): _encode(v)[1] for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return "list", [_encode(v)[1] for v in value]
+    if hasattr(value, "to_wkt") and hasattr(value, "to_epsg"):  # a pyproj CRS
+        return "string", value.to_string()
+    return "other", repr(value)[:500]
+
+
+def write_answer(thunk, path):
+    """Calls ``thunk()`` and writes its encoded result (or the exception it
+    raised, as kind ``error``) to ``path`` as JSON."""
+    try:
+        answer = encode_answer(thunk())
+    except Exception as exc:  # the judged code's failure is the answer
+        answer = {"kind": "error", "value": {"ename": type(exc).__name__, "evalue": str(exc)[:500]}}
+    with open(path, "w") as out:
+        json.dump(answer, out, allow_nan=False)
+
+
+def run_case(code, entry, setup, params_json, path):
+    """One function-level test: runs ``setup`` (its names that match the
+    function's parameters become arguments; a failing setup raises), then
+    ``code`` in a fresh namespace, calls ``entry`` with the arguments (the
+    JSON ``params`` win over setup names) and writes the answer to ``path``.
+    A failure of ``code`` or of the call is the answer (kind ``error``)."""
+    import inspect
+
+    prepared = {"__name__": "gisclaw_case_setup"}
+    exec(compile(setup, "<case setup>", "exec"), prepared)
+
+    def call():
+        namespace = {"__name__": "gisclaw_case"}
+        exec(compile(code, "<solution>", "exec"), namespace)
+        function = namespace[entry]
+        names = inspect.signature(function).parameters
+        args = {k: v for k, v in prepared.items() if k in names}
+        args.update(json.loads(params_json))
+        return function(**args)
+
+    write_answer(call, path)
+
+
+def evaluate_check(expression, namespace_globals, path):
+    """Evaluates a step check expression in the session namespace and writes
+    the answer to ``path``."""
+    write_answer(lambda: eval(compile(expression, "<check>", "eval"), namespace_globals), path)

@@ -5,7 +5,10 @@
 
 pub mod data;
 pub mod import;
+pub mod judge;
 pub mod select;
+pub mod steps;
+pub mod unit;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
@@ -23,4 +26,28 @@ pub fn suite_tasks(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         .collect();
     tasks.sort();
     Ok(tasks)
+}
+
+/// What kind of suite a folder holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuiteKind {
+    /// `*/task.yaml` tasks judged by their outputs (geoanalyst).
+    Tasks,
+    /// `*/task.yaml` multi-step tasks with per-step checks (geocode).
+    Steps,
+    /// `cases/*.yaml` function-level cases (unit).
+    Unit,
+}
+
+impl SuiteKind {
+    /// The kind of the suite at `dir` (a task file counts as its suite).
+    pub fn of(dir: &Path) -> SuiteKind {
+        if unit::is_unit_suite(dir) {
+            return SuiteKind::Unit;
+        }
+        match suite_tasks(dir) {
+            Ok(tasks) if tasks.iter().any(|t| steps::is_step_task(t)) => SuiteKind::Steps,
+            _ => SuiteKind::Tasks,
+        }
+    }
 }

@@ -8,7 +8,9 @@ use anyhow::Context;
 use gisclaw::bench::data::{self, Provenance};
 use gisclaw::bench::import::{self, DataMode};
 use gisclaw::bench::select::Selection;
-use gisclaw::bench::{suite_tasks, verify};
+use gisclaw::bench::steps::{self, LoadedStepTask};
+use gisclaw::bench::unit::{self, UnitSuite};
+use gisclaw::bench::{suite_tasks, verify, SuiteKind};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 use gisclaw::schema;
 use gisclaw::task::{LoadedTask, Task};
@@ -29,6 +31,19 @@ pub enum BenchCommand {
         tasks: Option<String>,
         /// Where the gold runs go (one folder per task).
         #[arg(long, value_name = "DIR", default_value = "gisclaw-runs/verify")]
+        out: PathBuf,
+    },
+    /// Record the reference answers of a unit suite (`cases/*.yaml` →
+    /// `expected.json`) or the gold answers of a step suite (each task's
+    /// `expected.json`), which `verify` and eval judge against.
+    Expect {
+        /// The suite folder.
+        suite: PathBuf,
+        /// Which tasks (step suites) or libraries / case keys (unit suites).
+        #[arg(long, value_name = "LIST")]
+        tasks: Option<String>,
+        /// Where the runs go.
+        #[arg(long, value_name = "DIR", default_value = "gisclaw-runs/expect")]
         out: PathBuf,
     },
     /// Generate (or find cached) the data of tasks that have a generator, and
@@ -62,7 +77,20 @@ pub enum BenchCommand {
 /// Runs a bench subcommand.
 pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
-        BenchCommand::Verify { suite, tasks, out } => verify_suite(&suite, tasks.as_deref(), &out),
+        BenchCommand::Verify { suite, tasks, out } => match SuiteKind::of(&suite) {
+            SuiteKind::Tasks => verify_suite(&suite, tasks.as_deref(), &out),
+            SuiteKind::Steps => verify_steps(&suite, tasks.as_deref(), &out, false),
+            SuiteKind::Unit => verify_unit(&suite, tasks.as_deref(), &out, false),
+        },
+        BenchCommand::Expect { suite, tasks, out } => match SuiteKind::of(&suite) {
+            SuiteKind::Tasks => Err(UsageError(format!(
+                "{}: a task suite has no recorded answers (its outputs are checked by `bench verify`)",
+                suite.display()
+            ))
+            .into()),
+            SuiteKind::Steps => verify_steps(&suite, tasks.as_deref(), &out, true),
+            SuiteKind::Unit => verify_unit(&suite, tasks.as_deref(), &out, true),
+        },
         BenchCommand::Generate { suite, tasks, force } => generate_suite(&suite, tasks.as_deref(), force),
         BenchCommand::Import { csv, data, out, copy } => {
             let mode = if copy { DataMode::Copy } else { DataMode::Link };
@@ -82,13 +110,18 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The selected tasks of a suite, loaded (a bad task file is a usage error).
+/// The selected tasks of a suite, loaded (a bad task file is a usage
+/// error); step tasks are loaded as plain tasks (for their data).
 fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTask>> {
     let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
     let files = suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))?;
     let mut loaded = Vec::new();
     for file in files {
-        let task = Task::load(&file).map_err(|e| UsageError(e.to_string()))?;
+        let task = if steps::is_step_task(&file) {
+            LoadedStepTask::load(&file).map_err(|e| UsageError(e.to_string()))?.as_loaded_task()
+        } else {
+            Task::load(&file).map_err(|e| UsageError(e.to_string()))?
+        };
         if selection.matches(&task.task.id) {
             loaded.push(task);
         }
@@ -204,4 +237,118 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
         }
     }
     Ok(if failures == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Step suites: runs each gold step by step with its checks; judges them
+/// against the recorded answers, or (`record`) records them.
+fn verify_steps(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> anyhow::Result<ExitCode> {
+    let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
+    let mut loaded = Vec::new();
+    for file in suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))? {
+        let task = LoadedStepTask::load(&file).map_err(|e| UsageError(e.to_string()))?;
+        if selection.matches(&task.task.id) {
+            loaded.push(task);
+        }
+    }
+    if loaded.is_empty() {
+        return Err(UsageError(format!("{}: no task.yaml selected", suite.display())).into());
+    }
+    let zygote = Zygote::start(SandboxConfig::default())?;
+    let bar = bar(loaded.len());
+    println!("{:<8} {:>5}  {:<7} steps", "task", "steps", "result");
+    let mut failed = 0;
+    let mut problems = Vec::new();
+    for task in &loaded {
+        if let Some(bar) = &bar {
+            bar.set_message(task.task.id.clone());
+        }
+        let verdicts = steps::run_gold(&zygote, task, &out.join(&task.task.id), !record);
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+        let (marks, mut task_problems) = match verdicts {
+            Ok(verdicts) => {
+                let marks: String = verdicts.iter().map(|v| if v.problem.is_none() { '✓' } else { '✗' }).collect();
+                let task_problems: Vec<String> = verdicts.iter().filter_map(|v| v.problem.clone()).collect();
+                if record && task_problems.is_empty() {
+                    steps::record(task, &verdicts).map_err(|e| anyhow::anyhow!(e))?;
+                }
+                (marks, task_problems)
+            }
+            Err(e) => (String::new(), vec![e]),
+        };
+        let ok = task_problems.is_empty();
+        failed += usize::from(!ok);
+        let result = match (ok, record) {
+            (true, true) => "recorded",
+            (true, false) => "pass",
+            _ => "FAIL",
+        };
+        let line = format!("{:<8} {:>5}  {:<7} {marks}", task.task.id, task.task.steps.len(), result);
+        match &bar {
+            Some(bar) => bar.println(line),
+            None => println!("{line}"),
+        }
+        problems.append(&mut task_problems);
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    for p in &problems {
+        println!("  {p}");
+    }
+    let steps: usize = loaded.iter().map(|t| t.task.steps.len()).sum();
+    println!(
+        "gisclaw: {}/{} step tasks {} ({steps} steps; runs in {})",
+        loaded.len() - failed,
+        loaded.len(),
+        if record { "recorded" } else { "verified" },
+        out.display()
+    );
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Unit suites: runs every reference; judges it against `expected.json`,
+/// or (`record`) records its answers there.
+fn verify_unit(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> anyhow::Result<ExitCode> {
+    let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
+    let loaded = UnitSuite::load(suite).map_err(|e| UsageError(e.to_string()))?;
+    let keep = |key: &str| {
+        let library = key.split('/').next().unwrap_or_default();
+        let case = key.split('#').next().unwrap_or_default();
+        tasks.is_none() || selection.matches(library) || selection.matches(case)
+    };
+    let zygote = Zygote::start(SandboxConfig::default())?;
+    let answers = unit::run_references(&zygote, &loaded, out, &keep).map_err(|e| anyhow::anyhow!(e))?;
+    if answers.is_empty() {
+        return Err(UsageError(format!("{}: no case selected", suite.display())).into());
+    }
+    if record {
+        let n = unit::record(&loaded, &answers).map_err(|e| anyhow::anyhow!(e))?;
+        println!("gisclaw: {n} answers recorded in {}", suite.join(unit::EXPECTED).display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let verdicts = unit::verify(&loaded, &answers);
+    let mut by_library: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for v in &verdicts {
+        let entry = by_library.entry(v.key.split('/').next().unwrap_or_default().to_string()).or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(v.problem.is_none());
+    }
+    println!("{:<12} {:>9} {:>7}", "library", "instances", "agree");
+    for (library, (n, ok)) in &by_library {
+        println!("{library:<12} {n:>9} {ok:>7}");
+    }
+    let failed: Vec<_> = verdicts.iter().filter(|v| v.problem.is_some()).collect();
+    for v in &failed {
+        println!("  {}: {}", v.key, v.problem.as_deref().unwrap_or_default());
+    }
+    println!(
+        "gisclaw: {}/{} reference answers agree with {} ({} cases)",
+        verdicts.len() - failed.len(),
+        verdicts.len(),
+        unit::EXPECTED,
+        loaded.case_count()
+    );
+    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -1,0 +1,313 @@
+//! Function-level cases (`benchmarks/unit/`), in the style of AutoGEEval
+//! and GeoJSEval: a function header with its docstring, the parameters of
+//! a normal call and of boundary calls, the declared output type, and a
+//! reference implementation whose answers are recorded in
+//! `expected.json`. A solution (the reference, or later a model's code)
+//! runs in the sandbox through `gisclaw_runtime.run_case`; its answers are
+//! judged by [`super::judge`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::judge::{self, Answer, Mismatch, OutputType, Tolerance};
+use crate::observation;
+use crate::sandbox::{CellStatus, Session, Zygote};
+use crate::task::{parse_yaml, TaskError};
+
+/// One file of cases: `benchmarks/unit/cases/<library>.yaml`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    /// The library the cases exercise (the prefix of every case key).
+    pub library: String,
+    /// The cases.
+    pub cases: Vec<Case>,
+}
+
+/// One function-level case.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Unique within the file.
+    pub id: String,
+    /// The function header with its docstring: what the model is given.
+    pub header: String,
+    /// The reference implementation (a complete function, imports inside).
+    pub reference: String,
+    /// Python run before the call; names it binds that match parameters
+    /// become arguments (for arrays, files, objects JSON cannot hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// Arguments of the normal call (JSON values).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// The declared output type, which picks the judge.
+    pub output: OutputType,
+    /// Tolerances when the defaults do not fit.
+    #[serde(default)]
+    pub tolerance: Tolerance,
+    /// Boundary calls: each overrides some of `params`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boundary: Vec<Map<String, Value>>,
+}
+
+/// One call of a case: the normal call (`lib/id`) or a boundary call
+/// (`lib/id#b1`, …).
+#[derive(Debug, Clone)]
+pub struct Instance<'a> {
+    /// The key in `expected.json`.
+    pub key: String,
+    /// The case.
+    pub case: &'a Case,
+    /// The arguments given as JSON.
+    pub params: Map<String, Value>,
+}
+
+impl Case {
+    /// The function's name, from `def NAME(` in the header.
+    pub fn entry(&self) -> Option<String> {
+        let after = self.header.split("def ").nth(1)?;
+        let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        (!name.is_empty()).then_some(name)
+    }
+
+    /// The normal call then the boundary calls.
+    pub fn instances(&self, library: &str) -> Vec<Instance<'_>> {
+        let mut all = vec![Instance {
+            key: format!("{library}/{}", self.id),
+            case: self,
+            params: self.params.clone(),
+        }];
+        for (i, overrides) in self.boundary.iter().enumerate() {
+            let mut params = self.params.clone();
+            params.extend(overrides.clone());
+            all.push(Instance {
+                key: format!("{library}/{}#b{}", self.id, i + 1),
+                case: self,
+                params,
+            });
+        }
+        all
+    }
+}
+
+/// A loaded unit suite: its case files and recorded answers.
+#[derive(Debug, Clone)]
+pub struct UnitSuite {
+    /// The suite folder.
+    pub dir: PathBuf,
+    /// Each case file with its path.
+    pub files: Vec<(PathBuf, CaseFile)>,
+    /// `expected.json`: instance key → the reference's answer.
+    pub expected: BTreeMap<String, Answer>,
+}
+
+/// The file holding the recorded answers.
+pub const EXPECTED: &str = "expected.json";
+
+/// True when `dir` is a unit suite (it has `cases/*.yaml`).
+pub fn is_unit_suite(dir: &Path) -> bool {
+    dir.join("cases").is_dir()
+}
+
+impl UnitSuite {
+    /// Reads `DIR/cases/*.yaml` (strictly; errors name file, line and
+    /// field) and `DIR/expected.json` when present.
+    pub fn load(dir: &Path) -> Result<UnitSuite, TaskError> {
+        let error = |file: &Path, line: Option<usize>, field: Option<&str>, message: String| TaskError {
+            file: file.to_path_buf(),
+            line,
+            field: field.map(str::to_string),
+            message,
+        };
+        let cases_dir = dir.join("cases");
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&cases_dir)
+            .map_err(|e| error(&cases_dir, None, None, format!("cannot read: {e}")))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        paths.sort();
+        let mut files = Vec::new();
+        let mut seen = BTreeMap::new();
+        for path in paths {
+            let text = std::fs::read_to_string(&path).map_err(|e| error(&path, None, None, format!("cannot read: {e}")))?;
+            let file: CaseFile = parse_yaml(&text, &path)?;
+            for (i, case) in file.cases.iter().enumerate() {
+                let line = text.lines().position(|l| l.trim_start().trim_start_matches("- ") == format!("id: {}", case.id)).map(|n| n + 1);
+                let field = format!("cases[{i}]");
+                if case.entry().is_none() {
+                    return Err(error(&path, line, Some(&format!("{field}.header")), "has no `def NAME(`".into()));
+                }
+                if case.entry() != Case::entry(&Case { header: case.reference.clone(), ..case.clone() }) {
+                    return Err(error(&path, line, Some(&format!("{field}.reference")), format!("must define `{}` as the header does", case.entry().unwrap_or_default())));
+                }
+                let key = format!("{}/{}", file.library, case.id);
+                if let Some(other) = seen.insert(key.clone(), path.clone()) {
+                    return Err(error(&path, line, Some(&format!("{field}.id")), format!("`{key}` is also defined in {}", other.display())));
+                }
+            }
+            files.push((path, file));
+        }
+        let expected_path = dir.join(EXPECTED);
+        let expected = if expected_path.is_file() {
+            let text = std::fs::read_to_string(&expected_path).map_err(|e| error(&expected_path, None, None, format!("cannot read: {e}")))?;
+            serde_json::from_str(&text).map_err(|e| error(&expected_path, Some(e.line()), None, e.to_string()))?
+        } else {
+            BTreeMap::new()
+        };
+        Ok(UnitSuite {
+            dir: dir.to_path_buf(),
+            files,
+            expected,
+        })
+    }
+
+    /// Every instance of every case, in file order.
+    pub fn instances(&self) -> Vec<Instance<'_>> {
+        self.files.iter().flat_map(|(_, f)| f.cases.iter().flat_map(|c| c.instances(&f.library))).collect()
+    }
+
+    /// The number of cases.
+    pub fn case_count(&self) -> usize {
+        self.files.iter().map(|(_, f)| f.cases.len()).sum()
+    }
+}
+
+/// Runs `code` (a complete function) on one instance in `session` and reads
+/// the answer. `Err` only when the harness itself failed (e.g. the setup).
+pub fn run_instance(session: &mut Session, instance: &Instance, code: &str) -> Result<Answer, String> {
+    let entry = instance.case.entry().unwrap_or_default();
+    let answer_file = session.workdir().join(".gisclaw-answer.json");
+    let _ = std::fs::remove_file(&answer_file);
+    let lit = |s: &str| serde_json::to_string(s).expect("strings serialise");
+    let cell = format!(
+        "import gisclaw_runtime as _gisclaw_runtime\n_gisclaw_runtime.run_case({}, {}, {}, {}, {})\ndel _gisclaw_runtime\n",
+        lit(code),
+        lit(&entry),
+        lit(instance.case.setup.as_deref().unwrap_or("")),
+        lit(&Value::Object(instance.params.clone()).to_string()),
+        lit(&answer_file.to_string_lossy()),
+    );
+    let outcome = session.execute(&cell).map_err(|e| format!("sandbox: {e}"))?;
+    if outcome.status != CellStatus::Ok {
+        let text = observation::render(&outcome);
+        return Err(format!("the harness failed: {}", observation::error_line(&text)));
+    }
+    let text = std::fs::read_to_string(&answer_file).map_err(|e| format!("no answer was written: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("unreadable answer: {e}"))
+}
+
+/// The verdict on one instance of the reference run.
+#[derive(Debug, Clone)]
+pub struct InstanceVerdict {
+    /// The instance key.
+    pub key: String,
+    /// The answer the reference gave now.
+    pub answer: Option<Answer>,
+    /// What is wrong (empty when it agrees with `expected.json`).
+    pub problem: Option<String>,
+}
+
+/// Runs every reference implementation (one sandbox session per case file,
+/// each case in its own namespace) and returns the answers.
+pub fn run_references(zygote: &Arc<Zygote>, suite: &UnitSuite, workdir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Vec<(String, Result<Answer, String>)>, String> {
+    let mut results = Vec::new();
+    for (path, file) in &suite.files {
+        let instances: Vec<Instance> = file.cases.iter().flat_map(|c| c.instances(&file.library)).filter(|i| keep(&i.key)).collect();
+        if instances.is_empty() {
+            continue;
+        }
+        let dir = workdir.join(&file.library);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut session = Session::open(zygote, &dir).map_err(|e| format!("{}: sandbox: {e}", path.display()))?;
+        for instance in instances {
+            let answer = run_instance(&mut session, &instance, &instance.case.reference);
+            results.push((instance.key.clone(), answer));
+        }
+    }
+    Ok(results)
+}
+
+/// Judges the reference answers against `expected.json`: every instance
+/// must have a recorded answer, the normal call must not raise, and the
+/// reference must still produce what was recorded.
+pub fn verify(suite: &UnitSuite, answers: &[(String, Result<Answer, String>)]) -> Vec<InstanceVerdict> {
+    let cases: BTreeMap<String, &Case> = suite.instances().into_iter().map(|i| (i.key, i.case)).collect();
+    answers
+        .iter()
+        .map(|(key, answer)| {
+            let problem = match (answer, suite.expected.get(key), cases.get(key)) {
+                (Err(e), _, _) => Some(e.clone()),
+                (_, None, _) => Some(format!("no answer recorded in {EXPECTED} (run `gisclaw bench expect`)")),
+                (Ok(a), _, _) if a.kind == "error" && !key.contains('#') => Some(format!("the reference raised on the normal call: {}", a.value)),
+                (Ok(a), Some(want), Some(case)) => judge::judge(case.output, want, a, &case.tolerance).err().map(|m: Mismatch| format!("the reference no longer agrees: {m}")),
+                (Ok(_), Some(_), None) => Some("not a case of this suite".into()),
+            };
+            InstanceVerdict {
+                key: key.clone(),
+                answer: answer.as_ref().ok().cloned(),
+                problem,
+            }
+        })
+        .collect()
+}
+
+/// Records the reference answers in `expected.json` (atomically), keeping
+/// the answers of instances not run. Refuses when the normal call of a
+/// case raises or the harness failed.
+pub fn record(suite: &UnitSuite, answers: &[(String, Result<Answer, String>)]) -> Result<usize, String> {
+    let mut expected = suite.expected.clone();
+    let known: std::collections::BTreeSet<String> = suite.instances().into_iter().map(|i| i.key).collect();
+    expected.retain(|k, _| known.contains(k));
+    for (key, answer) in answers {
+        match answer {
+            Err(e) => return Err(format!("{key}: {e}")),
+            Ok(a) if a.kind == "error" && !key.contains('#') => return Err(format!("{key}: the reference raised on the normal call: {}", a.value)),
+            Ok(a) => {
+                expected.insert(key.clone(), a.clone());
+            }
+        }
+    }
+    // One line per instance: diffs stay readable when a case changes.
+    let lines: Vec<String> = expected
+        .iter()
+        .map(|(k, a)| format!("  {}: {}", Value::String(k.clone()), serde_json::to_string(a).expect("answers serialise")))
+        .collect();
+    let text = format!("{{\n{}\n}}\n", lines.join(",\n"));
+    let path = suite.dir.join(EXPECTED);
+    let tmp = suite.dir.join(format!(".{EXPECTED}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(answers.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_entry_comes_from_the_header_and_boundaries_override_params() {
+        let text = "library: lib\ncases:\n  - id: area\n    header: |\n      def area(w: float, h: float) -> float:\n          \"\"\"Area.\"\"\"\n    reference: |\n      def area(w, h):\n          return w * h\n    params: {w: 2, h: 3}\n    output: number\n    boundary:\n      - {w: 0}\n";
+        let file: CaseFile = parse_yaml(text, Path::new("lib.yaml")).unwrap();
+        let case = &file.cases[0];
+        assert_eq!(case.entry().as_deref(), Some("area"));
+        let all = case.instances("lib");
+        assert_eq!(all.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(), ["lib/area", "lib/area#b1"]);
+        assert_eq!(all[1].params["w"], 0);
+        assert_eq!(all[1].params["h"], 3);
+    }
+
+    #[test]
+    fn a_bad_output_type_names_the_case_field_and_line() {
+        let text = "library: lib\ncases:\n  - id: a\n    header: 'def a(): pass'\n    reference: 'def a(): pass'\n    output: numbr\n";
+        let e = parse_yaml::<CaseFile>(text, Path::new("cases/lib.yaml")).unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        assert_eq!(e.field.as_deref(), Some("cases[0].output"), "{e}");
+        assert!(e.to_string().starts_with("cases/lib.yaml:6: field `cases[0].output`: unknown variant `numbr`"), "{e}");
+    }
+}
