@@ -526,17 +526,19 @@ fn same_array(a: &Value, y: &Value, tol: &Tolerance) -> Result<(), Mismatch> {
     }
 }
 
-/// A wrong answer near `answer`: a number off by 1 % (+ 1e-3), a string
-/// with a character more, a flipped boolean, a list or set missing its last
-/// item (or gaining one), a dict with one value perturbed, a geometry moved
-/// by 1 % of its extent (+ 1e-3), an array with a band of its cells raised
-/// by 10 % of the range (+ 1). Used to prove every judge rejects.
-pub fn perturb(answer: &Answer) -> Answer {
-    fn nudge(v: &Value) -> Value {
+/// A wrong answer near `answer`: a number off by 1 % + 1e-3 (at least ten
+/// times the tolerance), a string with a character more, a flipped boolean,
+/// a list or set missing its last item (or gaining one), a dict with one
+/// value perturbed, a geometry moved by 1 % of its extent + 1e-3 (at least
+/// ten times the tolerance), an array with half its cells raised by 10 % of
+/// the range + 1. Used to prove every judge rejects.
+pub fn perturb(answer: &Answer, tol: &Tolerance) -> Answer {
+    fn nudge(v: &Value, tol: &Tolerance) -> Value {
         match v {
             Value::Number(n) => {
                 let x = n.as_f64().unwrap_or(0.0);
-                serde_json::json!(x * 1.01 + 1e-3)
+                let by = (0.01 * x.abs() + 1e-3).max(10.0 * (tol.abs + tol.rel * x.abs()));
+                serde_json::json!(x + by)
             }
             Value::String(s) => Value::String(format!("{s}x")),
             Value::Bool(b) => Value::Bool(!b),
@@ -546,7 +548,7 @@ pub fn perturb(answer: &Answer) -> Answer {
                 let mut map = map.clone();
                 match map.keys().next().cloned() {
                     Some(k) => {
-                        let changed = nudge(&map[&k]);
+                        let changed = nudge(&map[&k], tol);
                         map.insert(k, changed);
                     }
                     None => {
@@ -573,7 +575,7 @@ pub fn perturb(answer: &Answer) -> Answer {
     let value = match answer.kind.as_str() {
         "geometry" => {
             let diagonal = Shape::parse(&answer.value).map(|s| s.diagonal()).unwrap_or(0.0);
-            shift(&answer.value, 0.01 * diagonal + 1e-3)
+            shift(&answer.value, (0.01 * diagonal + 1e-3).max(10.0 * (tol.abs + tol.rel * diagonal)))
         }
         "array" => match Grid::from_value(&answer.value) {
             Some(mut grid) => {
@@ -593,7 +595,7 @@ pub fn perturb(answer: &Answer) -> Answer {
         },
         "error" => return Answer { kind: "none".into(), value: Value::Null },
         "none" => return Answer { kind: "number".into(), value: serde_json::json!(0) },
-        _ => nudge(&answer.value),
+        _ => nudge(&answer.value, tol),
     };
     Answer { kind: answer.kind.clone(), value }
 }
@@ -676,7 +678,7 @@ mod tests {
         ];
         for (output, a) in cases {
             assert!(judge(output, &a, &a, &t).is_ok(), "{a:?}");
-            assert!(judge(output, &a, &perturb(&a), &t).is_err(), "{a:?}");
+            assert!(judge(output, &a, &perturb(&a, &t), &t).is_err(), "{a:?}");
         }
     }
 }

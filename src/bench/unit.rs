@@ -25,6 +25,10 @@ use crate::task::{parse_yaml, TaskError};
 pub struct CaseFile {
     /// The library the cases exercise (the prefix of every case key).
     pub library: String,
+    /// Python run before every case's `setup` (shared helpers, e.g. a
+    /// function that writes a small GeoTIFF).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prelude: Option<String>,
     /// The cases.
     pub cases: Vec<Case>,
 }
@@ -66,6 +70,8 @@ pub struct Instance<'a> {
     pub case: &'a Case,
     /// The arguments given as JSON.
     pub params: Map<String, Value>,
+    /// The file's prelude and the case's setup, run before the call.
+    pub setup: String,
 }
 
 impl Case {
@@ -76,12 +82,15 @@ impl Case {
         (!name.is_empty()).then_some(name)
     }
 
-    /// The normal call then the boundary calls.
-    pub fn instances(&self, library: &str) -> Vec<Instance<'_>> {
+    /// The normal call then the boundary calls; `prelude` runs before the
+    /// case's setup.
+    pub fn instances(&self, library: &str, prelude: Option<&str>) -> Vec<Instance<'_>> {
+        let setup = format!("{}\n{}", prelude.unwrap_or(""), self.setup.as_deref().unwrap_or(""));
         let mut all = vec![Instance {
             key: format!("{library}/{}", self.id),
             case: self,
             params: self.params.clone(),
+            setup: setup.clone(),
         }];
         for (i, overrides) in self.boundary.iter().enumerate() {
             let mut params = self.params.clone();
@@ -90,6 +99,7 @@ impl Case {
                 key: format!("{library}/{}#b{}", self.id, i + 1),
                 case: self,
                 params,
+                setup: setup.clone(),
             });
         }
         all
@@ -170,7 +180,7 @@ impl UnitSuite {
 
     /// Every instance of every case, in file order.
     pub fn instances(&self) -> Vec<Instance<'_>> {
-        self.files.iter().flat_map(|(_, f)| f.cases.iter().flat_map(|c| c.instances(&f.library))).collect()
+        self.files.iter().flat_map(|(_, f)| f.cases.iter().flat_map(|c| c.instances(&f.library, f.prelude.as_deref()))).collect()
     }
 
     /// The number of cases.
@@ -190,7 +200,7 @@ pub fn run_instance(session: &mut Session, instance: &Instance, code: &str) -> R
         "import gisclaw_runtime as _gisclaw_runtime\n_gisclaw_runtime.run_case({}, {}, {}, {}, {})\ndel _gisclaw_runtime\n",
         lit(code),
         lit(&entry),
-        lit(instance.case.setup.as_deref().unwrap_or("")),
+        lit(&instance.setup),
         lit(&Value::Object(instance.params.clone()).to_string()),
         lit(&answer_file.to_string_lossy()),
     );
@@ -219,7 +229,7 @@ pub struct InstanceVerdict {
 pub fn run_references(zygote: &Arc<Zygote>, suite: &UnitSuite, workdir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Vec<(String, Result<Answer, String>)>, String> {
     let mut results = Vec::new();
     for (path, file) in &suite.files {
-        let instances: Vec<Instance> = file.cases.iter().flat_map(|c| c.instances(&file.library)).filter(|i| keep(&i.key)).collect();
+        let instances: Vec<Instance> = file.cases.iter().flat_map(|c| c.instances(&file.library, file.prelude.as_deref())).filter(|i| keep(&i.key)).collect();
         if instances.is_empty() {
             continue;
         }
@@ -296,7 +306,7 @@ mod tests {
         let file: CaseFile = parse_yaml(text, Path::new("lib.yaml")).unwrap();
         let case = &file.cases[0];
         assert_eq!(case.entry().as_deref(), Some("area"));
-        let all = case.instances("lib");
+        let all = case.instances("lib", None);
         assert_eq!(all.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(), ["lib/area", "lib/area#b1"]);
         assert_eq!(all[1].params["w"], 0);
         assert_eq!(all[1].params["h"], 3);
