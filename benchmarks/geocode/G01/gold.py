@@ -1,0 +1,15 @@
+homes = gpd.read_file("data/homes.geojson").to_crs(32633)
+parks = gpd.read_file("data/parks.geojson").to_crs(32633)
+districts = gpd.read_file("data/districts.geojson").to_crs(32633)
+# %%
+walk_zone = parks.buffer(400).union_all()
+# %%
+homes["near_park"] = homes.within(walk_zone)
+pct_near = homes["near_park"].mean() * 100
+# %%
+residents_near = homes.loc[homes["near_park"], "residents"].sum()
+# %%
+homes = gpd.sjoin(homes, districts[["district", "geometry"]], predicate="within").drop(columns="index_right")
+district_share = (homes.groupby("district")["near_park"].mean() * 100).round(1).to_dict()
+# %%
+worst_district = min(district_share, key=district_share.get)

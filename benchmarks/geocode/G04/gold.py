@@ -1,0 +1,19 @@
+counties = gpd.read_file("data/counties.gpkg", layer="counties")
+# %%
+from libpysal import weights
+w = weights.Queen.from_dataframe(counties, use_index=False)
+w.transform = "r"
+# %%
+import esda
+np.random.seed(12345)
+mi = esda.Moran(counties["rate"], w, permutations=999)
+moran_i, moran_p = mi.I, mi.p_sim
+# %%
+lisa = esda.Moran_Local(counties["rate"], w, permutations=999, seed=12345)
+counties["cluster"] = "ns"
+counties.loc[(lisa.q == 1) & (lisa.p_sim < 0.05), "cluster"] = "HH"
+counties.loc[(lisa.q == 3) & (lisa.p_sim < 0.05), "cluster"] = "LL"
+# %%
+hh = counties[counties["cluster"] == "HH"]
+hh_pop = hh["pop"].sum()
+hh_rate = round(float((hh["rate"] * hh["pop"]).sum() / hh_pop), 2)
