@@ -1,7 +1,8 @@
 //! Benchmark suites (`benchmarks/…`): which tasks a suite holds and which of
 //! them a command selects, their generated data, the proof that every gold
-//! solution runs through the real agent loop, and the GeoAnalystBench
-//! importer.
+//! solution runs through the real agent loop, the GeoAnalystBench importer,
+//! multi-step tasks with per-step checks (`steps`), function-level cases
+//! (`unit`) and the typed judges both use (`judge`).
 
 pub mod data;
 pub mod import;
