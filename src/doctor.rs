@@ -124,7 +124,7 @@ pub fn run(config: &SandboxConfig) -> Report {
     report.lines.push("native GIS (for the schema card)".into());
     match Command::new("gdal-config").arg("--version").output() {
         Ok(out) if out.status.success() => {
-            report.ok("GDAL (Debian)", String::from_utf8_lossy(&out.stdout).trim().to_string());
+            report.ok("GDAL (Debian)", String::from_utf8_lossy(&out.stdout).trim());
         }
         _ => report.missing("GDAL (Debian)", format!("libgdal-dev not installed: run `{FIX}`")),
     }

@@ -121,7 +121,7 @@ impl ErrorMemory {
     /// Every entry, most recently used first.
     pub fn entries(&self) -> Vec<&Entry> {
         let mut all: Vec<&Entry> = self.entries.iter().collect();
-        all.sort_by(|a, b| b.last_used.cmp(&a.last_used));
+        all.sort_by_key(|e| std::cmp::Reverse(e.last_used));
         all
     }
 

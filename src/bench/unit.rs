@@ -224,9 +224,12 @@ pub struct InstanceVerdict {
     pub problem: Option<String>,
 }
 
+/// Answers per instance key; `Err` when the harness itself failed.
+pub type Answers = Vec<(String, Result<Answer, String>)>;
+
 /// Runs every reference implementation (one sandbox session per case file,
 /// each case in its own namespace) and returns the answers.
-pub fn run_references(zygote: &Arc<Zygote>, suite: &UnitSuite, workdir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Vec<(String, Result<Answer, String>)>, String> {
+pub fn run_references(zygote: &Arc<Zygote>, suite: &UnitSuite, workdir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Answers, String> {
     let mut results = Vec::new();
     for (path, file) in &suite.files {
         let instances: Vec<Instance> = file.cases.iter().flat_map(|c| c.instances(&file.library, file.prelude.as_deref())).filter(|i| keep(&i.key)).collect();
@@ -247,7 +250,7 @@ pub fn run_references(zygote: &Arc<Zygote>, suite: &UnitSuite, workdir: &Path, k
 /// Judges the reference answers against `expected.json`: every instance
 /// must have a recorded answer, the normal call must not raise, and the
 /// reference must still produce what was recorded.
-pub fn verify(suite: &UnitSuite, answers: &[(String, Result<Answer, String>)]) -> Vec<InstanceVerdict> {
+pub fn verify(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
     let cases: BTreeMap<String, &Case> = suite.instances().into_iter().map(|i| (i.key, i.case)).collect();
     answers
         .iter()
@@ -271,7 +274,7 @@ pub fn verify(suite: &UnitSuite, answers: &[(String, Result<Answer, String>)]) -
 /// Records the reference answers in `expected.json` (atomically), keeping
 /// the answers of instances not run. Refuses when the normal call of a
 /// case raises or the harness failed.
-pub fn record(suite: &UnitSuite, answers: &[(String, Result<Answer, String>)]) -> Result<usize, String> {
+pub fn record(suite: &UnitSuite, answers: &Answers) -> Result<usize, String> {
     let mut expected = suite.expected.clone();
     let known: std::collections::BTreeSet<String> = suite.instances().into_iter().map(|i| i.key).collect();
     expected.retain(|k, _| known.contains(k));
