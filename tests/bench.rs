@@ -74,14 +74,16 @@ fn every_gold_solution_runs_through_the_agent_loop() {
     assert!(transcript.contains("\"status\":\"finished\""), "{transcript}");
 }
 
-/// Copies a task of the suite (with its generator's shared files) into `dir`.
+/// Copies a task of the suite, with its generator's shared files, into
+/// `dir/geoanalyst/` (and `dir/_lib/`, shared by the suites).
 fn copy_task(id: &str, dir: &Path) -> PathBuf {
-    let lib = dir.join("_lib");
-    std::fs::create_dir_all(&lib).unwrap();
-    for entry in std::fs::read_dir(suite().join("_lib")).unwrap().flatten() {
-        std::fs::copy(entry.path(), lib.join(entry.file_name())).unwrap();
+    for (from, to) in [(suite().join("_lib"), dir.join("geoanalyst/_lib")), (repo().join("benchmarks/_lib"), dir.join("_lib"))] {
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
     }
-    let task_dir = dir.join(id);
+    let task_dir = dir.join("geoanalyst").join(id);
     std::fs::create_dir_all(&task_dir).unwrap();
     for entry in std::fs::read_dir(suite().join(id)).unwrap().flatten() {
         std::fs::copy(entry.path(), task_dir.join(entry.file_name())).unwrap();
@@ -97,8 +99,9 @@ fn an_output_the_gold_does_not_produce_fails_with_task_and_path() {
         .unwrap()
         .replace("  - pred_results/deforestation_rate.csv\n", "  - pred_results/deforestation_rate.csv\n  - pred_results/by_status.csv\n");
     std::fs::write(&task, yaml).unwrap();
+    let suite_copy = dir.path().join("geoanalyst");
     let runs = tempfile::tempdir().unwrap();
-    let out = verify(dir.path(), runs.path(), &[]);
+    let out = verify(&suite_copy, runs.path(), &[]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
     assert!(report.contains("T09: declared output pred_results/by_status.csv was not produced by the gold"), "{report}");
