@@ -167,20 +167,7 @@ impl LoadedStepTask {
 
 /// Evaluates a step's check in the session namespace.
 pub fn run_check(session: &mut Session, check: &str) -> Result<Answer, String> {
-    let answer_file = session.workdir().join(".gisclaw-answer.json");
-    let _ = std::fs::remove_file(&answer_file);
-    let lit = |s: &str| serde_json::to_string(s).expect("strings serialise");
-    let cell = format!(
-        "import gisclaw_runtime as _gisclaw_runtime\n_gisclaw_runtime.evaluate_check({}, globals(), {})\ndel _gisclaw_runtime\n",
-        lit(check),
-        lit(&answer_file.to_string_lossy())
-    );
-    let outcome = session.execute(&cell).map_err(|e| format!("sandbox: {e}"))?;
-    if outcome.status != CellStatus::Ok {
-        return Err(format!("the check harness failed: {}", observation::error_line(&observation::render(&outcome))));
-    }
-    let text = std::fs::read_to_string(&answer_file).map_err(|e| format!("no answer was written: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("unreadable answer: {e}"))
+    judge::answer_from_runtime(session, "evaluate_check", &[judge::py_str(check), "globals()".into()])
 }
 
 /// What happened in one step of a gold run.

@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::judge::{self, Answer, Mismatch, OutputType, Tolerance};
-use crate::observation;
-use crate::sandbox::{CellStatus, Session, Zygote};
+use crate::sandbox::{Session, Zygote};
 use crate::task::{parse_yaml, TaskError};
 
 /// One file of cases: `benchmarks/unit/cases/<library>.yaml`.
@@ -192,25 +191,13 @@ impl UnitSuite {
 /// Runs `code` (a complete function) on one instance in `session` and reads
 /// the answer. `Err` only when the harness itself failed (e.g. the setup).
 pub fn run_instance(session: &mut Session, instance: &Instance, code: &str) -> Result<Answer, String> {
-    let entry = instance.case.entry().unwrap_or_default();
-    let answer_file = session.workdir().join(".gisclaw-answer.json");
-    let _ = std::fs::remove_file(&answer_file);
-    let lit = |s: &str| serde_json::to_string(s).expect("strings serialise");
-    let cell = format!(
-        "import gisclaw_runtime as _gisclaw_runtime\n_gisclaw_runtime.run_case({}, {}, {}, {}, {})\ndel _gisclaw_runtime\n",
-        lit(code),
-        lit(&entry),
-        lit(&instance.setup),
-        lit(&Value::Object(instance.params.clone()).to_string()),
-        lit(&answer_file.to_string_lossy()),
-    );
-    let outcome = session.execute(&cell).map_err(|e| format!("sandbox: {e}"))?;
-    if outcome.status != CellStatus::Ok {
-        let text = observation::render(&outcome);
-        return Err(format!("the harness failed: {}", observation::error_line(&text)));
-    }
-    let text = std::fs::read_to_string(&answer_file).map_err(|e| format!("no answer was written: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("unreadable answer: {e}"))
+    let args = [
+        code.to_string(),
+        instance.case.entry().unwrap_or_default(),
+        instance.setup.clone(),
+        Value::Object(instance.params.clone()).to_string(),
+    ];
+    judge::answer_from_runtime(session, "run_case", &args.map(|a| judge::py_str(&a)))
 }
 
 /// The verdict on one instance of the reference run.
