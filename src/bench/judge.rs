@@ -1,5 +1,5 @@
-//! Typed judges: is an answer (as written by the sandbox's
-//! `gisclaw_runtime.write_answer`) equivalent to the expected one?
+//! Typed judges: is an answer (see [`super::answers`]) equivalent to the
+//! expected one?
 //!
 //! The comparison is chosen by the declared output type, as in GeoJSEval's
 //! type-aware judge and AutoGEEval's image metrics: numbers within a
@@ -10,47 +10,10 @@
 //! at once. A type mismatch is reported as such and skips the comparison.
 
 use schemars::JsonSchema;
-
-use crate::observation;
-use crate::sandbox::{CellStatus, Session};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// An answer: the kind the encoder saw and its plain-JSON value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
-    /// number, string, bool, list, dict, geometry, array, none, error, other.
-    pub kind: String,
-    /// The value; for `array` `{"shape": [...], "data": [...]}` (NaN as
-    /// null), for `error` `{"ename", "evalue"}`.
-    #[serde(default)]
-    pub value: Value,
-}
-
-/// Runs `gisclaw_runtime.<function>(<args>…, <answer file>)` as a cell in
-/// `session` — each argument a Python expression — and reads the answer it
-/// wrote. `Err` only when the harness itself failed.
-pub fn answer_from_runtime(session: &mut Session, function: &str, args: &[String]) -> Result<Answer, String> {
-    let answer_file = session.workdir().join(".gisclaw-answer.json");
-    let _ = std::fs::remove_file(&answer_file);
-    let mut args = args.to_vec();
-    args.push(py_str(&answer_file.to_string_lossy()));
-    let cell = format!(
-        "import gisclaw_runtime as _gisclaw_runtime\n_gisclaw_runtime.{function}({})\ndel _gisclaw_runtime\n",
-        args.join(", ")
-    );
-    let outcome = session.execute(&cell).map_err(|e| format!("sandbox: {e}"))?;
-    if outcome.status != CellStatus::Ok {
-        return Err(format!("the harness failed: {}", observation::error_line(&observation::render(&outcome))));
-    }
-    let text = std::fs::read_to_string(&answer_file).map_err(|e| format!("no answer was written: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("unreadable answer: {e}"))
-}
-
-/// `text` as a Python string literal (JSON string syntax is valid Python).
-pub fn py_str(text: &str) -> String {
-    serde_json::to_string(text).expect("strings serialise")
-}
+pub use super::answers::Answer;
 
 /// The output type a case declares, which picks the judge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -2,8 +2,10 @@
 //! them a command selects, their generated data, the proof that every gold
 //! solution runs through the real agent loop, the GeoAnalystBench importer,
 //! multi-step tasks with per-step checks (`steps`), function-level cases
-//! (`unit`) and the typed judges both use (`judge`).
+//! (`unit`), the answers both record (`answers`) and the typed judges that
+//! compare them (`judge`).
 
+pub mod answers;
 pub mod data;
 pub mod import;
 pub mod judge;

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::answers::{answer_from_runtime, answer_json, py_str, save_expected, Answer, EXPECTED};
 use super::data;
-use super::judge::{self, Answer, OutputType, Tolerance};
+use super::judge::{self, OutputType, Tolerance};
 use crate::agent::run::prepare_out;
 use crate::agent::solution::split_cells;
 use crate::observation;
@@ -76,9 +77,6 @@ pub struct LoadedStepTask {
     /// recorded).
     pub expected: Vec<Answer>,
 }
-
-/// The file beside `task.yaml` holding the gold's answers.
-pub const EXPECTED: &str = "expected.json";
 
 /// True when the task file is a step task (it has a top-level `steps:`).
 pub fn is_step_task(path: &Path) -> bool {
@@ -167,7 +165,7 @@ impl LoadedStepTask {
 
 /// Evaluates a step's check in the session namespace.
 pub fn run_check(session: &mut Session, check: &str) -> Result<Answer, String> {
-    judge::answer_from_runtime(session, "evaluate_check", &[judge::py_str(check), "globals()".into()])
+    answer_from_runtime(session, "evaluate_check", &[py_str(check), "globals()".into()])
 }
 
 /// What happened in one step of a gold run.
@@ -236,13 +234,9 @@ pub fn record(task: &LoadedStepTask, verdicts: &[StepVerdict]) -> Result<(), Str
     if let Some(problem) = verdicts.iter().find_map(|v| v.problem.clone()) {
         return Err(problem);
     }
-    let answers: Vec<&Answer> = verdicts.iter().filter_map(|v| v.answer.as_ref()).collect();
-    let dir = task.path.parent().unwrap_or(Path::new("."));
-    let path = dir.join(EXPECTED);
-    let tmp = dir.join(format!(".{EXPECTED}.tmp-{}", std::process::id()));
-    let lines: Vec<String> = answers.iter().map(|a| format!("  {}", serde_json::to_string(a).expect("answers serialise"))).collect();
-    let text = format!("[\n{}\n]\n", lines.join(",\n"));
-    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|e| format!("{}: {e}", path.display()))
+    let entries: Vec<String> = verdicts.iter().filter_map(|v| v.answer.as_ref()).map(answer_json).collect();
+    let path = task.path.parent().unwrap_or(Path::new(".")).join(EXPECTED);
+    save_expected(&path, &entries, ('[', ']'))
 }
 
 #[cfg(test)]

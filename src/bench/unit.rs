@@ -14,7 +14,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::judge::{self, Answer, Mismatch, OutputType, Tolerance};
+use super::answers::{answer_from_runtime, answer_json, py_str, save_expected, Answer, EXPECTED};
+use super::judge::{self, Mismatch, OutputType, Tolerance};
 use crate::sandbox::{Session, Zygote};
 use crate::task::{parse_yaml, TaskError};
 
@@ -73,12 +74,17 @@ pub struct Instance<'a> {
     pub setup: String,
 }
 
+/// The name of the first function `text` defines (`def NAME(`).
+fn defined_function(text: &str) -> Option<String> {
+    let after = text.split("def ").nth(1)?;
+    let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    (!name.is_empty()).then_some(name)
+}
+
 impl Case {
     /// The function's name, from `def NAME(` in the header.
     pub fn entry(&self) -> Option<String> {
-        let after = self.header.split("def ").nth(1)?;
-        let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        (!name.is_empty()).then_some(name)
+        defined_function(&self.header)
     }
 
     /// The normal call then the boundary calls; `prelude` runs before the
@@ -116,9 +122,6 @@ pub struct UnitSuite {
     pub expected: BTreeMap<String, Answer>,
 }
 
-/// The file holding the recorded answers.
-pub const EXPECTED: &str = "expected.json";
-
 /// True when `dir` is a unit suite (it has `cases/*.yaml`).
 pub fn is_unit_suite(dir: &Path) -> bool {
     dir.join("cases").is_dir()
@@ -153,7 +156,7 @@ impl UnitSuite {
                 if case.entry().is_none() {
                     return Err(error(&path, line, Some(&format!("{field}.header")), "has no `def NAME(`".into()));
                 }
-                if case.entry() != Case::entry(&Case { header: case.reference.clone(), ..case.clone() }) {
+                if case.entry() != defined_function(&case.reference) {
                     return Err(error(&path, line, Some(&format!("{field}.reference")), format!("must define `{}` as the header does", case.entry().unwrap_or_default())));
                 }
                 let key = format!("{}/{}", file.library, case.id);
@@ -197,7 +200,7 @@ pub fn run_instance(session: &mut Session, instance: &Instance, code: &str) -> R
         instance.setup.clone(),
         Value::Object(instance.params.clone()).to_string(),
     ];
-    judge::answer_from_runtime(session, "run_case", &args.map(|a| judge::py_str(&a)))
+    answer_from_runtime(session, "run_case", &args.map(|a| py_str(&a)))
 }
 
 /// The verdict on one instance of the reference run.
@@ -274,15 +277,8 @@ pub fn record(suite: &UnitSuite, answers: &Answers) -> Result<usize, String> {
             }
         }
     }
-    // One line per instance: diffs stay readable when a case changes.
-    let lines: Vec<String> = expected
-        .iter()
-        .map(|(k, a)| format!("  {}: {}", Value::String(k.clone()), serde_json::to_string(a).expect("answers serialise")))
-        .collect();
-    let text = format!("{{\n{}\n}}\n", lines.join(",\n"));
-    let path = suite.dir.join(EXPECTED);
-    let tmp = suite.dir.join(format!(".{EXPECTED}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let entries: Vec<String> = expected.iter().map(|(k, a)| format!("{}: {}", Value::String(k.clone()), answer_json(a))).collect();
+    save_expected(&suite.dir.join(EXPECTED), &entries, ('{', '}'))?;
     Ok(answers.len())
 }
 

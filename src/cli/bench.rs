@@ -8,6 +8,7 @@ use anyhow::Context;
 use gisclaw::bench::data::{self, Provenance};
 use gisclaw::bench::import::{self, DataMode};
 use gisclaw::bench::select::Selection;
+use gisclaw::bench::answers::EXPECTED;
 use gisclaw::bench::steps::{self, LoadedStepTask};
 use gisclaw::bench::unit::{self, UnitSuite};
 use gisclaw::bench::{suite_tasks, verify, SuiteKind};
@@ -325,7 +326,7 @@ fn verify_unit(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> a
     }
     if record {
         let n = unit::record(&loaded, &answers).map_err(|e| anyhow::anyhow!(e))?;
-        println!("gisclaw: {n} answers recorded in {}", suite.join(unit::EXPECTED).display());
+        println!("gisclaw: {n} answers recorded in {}", suite.join(EXPECTED).display());
         return Ok(ExitCode::SUCCESS);
     }
     let verdicts = unit::verify(&loaded, &answers);
@@ -347,7 +348,7 @@ fn verify_unit(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> a
         "gisclaw: {}/{} reference answers agree with {} ({} cases)",
         verdicts.len() - failed.len(),
         verdicts.len(),
-        unit::EXPECTED,
+        EXPECTED,
         loaded.case_count()
     );
     Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
