@@ -608,7 +608,12 @@ def _encode(value):
         }
     if isinstance(value, dict):
         return "dict", {str(k): _encode(v)[1] for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
+    if isinstance(value, (set, frozenset)):
+        # Sets have no order (string hashing varies per process): sort, so
+        # that the same set is always written the same way.
+        items = [_encode(v)[1] for v in value]
+        return "list", sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (list, tuple)):
         return "list", [_encode(v)[1] for v in value]
     if hasattr(value, "to_wkt") and hasattr(value, "to_epsg"):  # a pyproj CRS
         return "string", value.to_string()
