@@ -14,7 +14,7 @@ use gisclaw::bench::unit::{self, UnitSuite};
 use gisclaw::bench::{suite_tasks, verify, SuiteKind};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 use gisclaw::schema;
-use gisclaw::task::{LoadedTask, Task};
+use gisclaw::task::{LoadedTask, Task, TaskError};
 
 use super::solve::UsageError;
 
@@ -111,19 +111,20 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The selected tasks of a suite, loaded (a bad task file is a usage
-/// error); step tasks are loaded as plain tasks (for their data).
-fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTask>> {
+/// The selected tasks of a suite, each read by `load` (a bad task file is a
+/// usage error); `id` names a loaded task for `--tasks`.
+fn select<T>(
+    suite: &Path,
+    tasks: Option<&str>,
+    load: impl Fn(&Path) -> Result<T, TaskError>,
+    id: impl Fn(&T) -> &str,
+) -> anyhow::Result<Vec<T>> {
     let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
     let files = suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))?;
     let mut loaded = Vec::new();
     for file in files {
-        let task = if steps::is_step_task(&file) {
-            LoadedStepTask::load(&file).map_err(|e| UsageError(e.to_string()))?.as_loaded_task()
-        } else {
-            Task::load(&file).map_err(|e| UsageError(e.to_string()))?
-        };
-        if selection.matches(&task.task.id) {
+        let task = load(&file).map_err(|e| UsageError(e.to_string()))?;
+        if selection.matches(id(&task)) {
             loaded.push(task);
         }
     }
@@ -131,6 +132,19 @@ fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTas
         return Err(UsageError(format!("{}: no task.yaml selected", suite.display())).into());
     }
     Ok(loaded)
+}
+
+/// The selected tasks of a suite as plain tasks; step tasks are loaded as
+/// plain tasks too (for their data).
+fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTask>> {
+    let load = |file: &Path| {
+        if steps::is_step_task(file) {
+            LoadedStepTask::load(file).map(|t| t.as_loaded_task())
+        } else {
+            Task::load(file)
+        }
+    };
+    select(suite, tasks, load, |t| &t.task.id)
 }
 
 fn bar(len: usize) -> Option<indicatif::ProgressBar> {
@@ -243,17 +257,7 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
 /// Step suites: runs each gold step by step with its checks; judges them
 /// against the recorded answers, or (`record`) records them.
 fn verify_steps(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> anyhow::Result<ExitCode> {
-    let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
-    let mut loaded = Vec::new();
-    for file in suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))? {
-        let task = LoadedStepTask::load(&file).map_err(|e| UsageError(e.to_string()))?;
-        if selection.matches(&task.task.id) {
-            loaded.push(task);
-        }
-    }
-    if loaded.is_empty() {
-        return Err(UsageError(format!("{}: no task.yaml selected", suite.display())).into());
-    }
+    let loaded = select(suite, tasks, LoadedStepTask::load, |t| &t.task.id)?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let bar = bar(loaded.len());
     println!("{:<8} {:>5}  {:<7} steps", "task", "steps", "result");
