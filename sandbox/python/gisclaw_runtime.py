@@ -582,6 +582,11 @@ def encode_answer(value):
     return {"kind": kind, "value": plain}
 
 
+def _finite_or_none(x):
+    """JSON has no NaN or infinity: they become null."""
+    return x if x == x and abs(x) != float("inf") else None
+
+
 def _encode(value):
     import numbers
 
@@ -591,8 +596,7 @@ def _encode(value):
     if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return "bool", bool(value)
     if isinstance(value, numbers.Number) and not isinstance(value, complex):
-        number = float(value)
-        return "number", (number if abs(number) != float("inf") and number == number else None)
+        return "number", _finite_or_none(float(value))
     if isinstance(value, str):
         return "string", value
     if hasattr(value, "__geo_interface__") and hasattr(value, "geom_type"):
@@ -604,7 +608,7 @@ def _encode(value):
         flat = data.astype("float64").ravel()
         return "array", {
             "shape": list(data.shape),
-            "data": [x if x == x and abs(x) != float("inf") else None for x in flat.tolist()],
+            "data": [_finite_or_none(x) for x in flat.tolist()],
         }
     if isinstance(value, dict):
         return "dict", {str(k): _encode(v)[1] for k, v in value.items()}

@@ -321,7 +321,7 @@ fn verify_unit(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> a
     let keep = |key: &str| {
         let library = key.split('/').next().unwrap_or_default();
         let case = key.split('#').next().unwrap_or_default();
-        tasks.is_none() || selection.matches(library) || selection.matches(case)
+        selection.matches(library) || selection.matches(case)
     };
     let zygote = Zygote::start(SandboxConfig::default())?;
     let answers = unit::run_references(&zygote, &loaded, out, &keep).map_err(|e| anyhow::anyhow!(e))?;
