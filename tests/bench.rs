@@ -7,13 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{gisclaw, repo};
+use common::{gisclaw, repo, text};
 use gisclaw::outputs::{self, OutputCheck};
 use gisclaw::task::Task;
-
-fn text(out: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
 
 fn suite() -> PathBuf {
     repo().join("benchmarks/geoanalyst")

@@ -6,17 +6,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{gisclaw, repo, zygote};
+use common::{gisclaw, repo, text, zygote};
 use gisclaw::bench::judge::{judge, perturb};
 use gisclaw::bench::steps::{complete_at_1, run_gold, LoadedStepTask};
 use gisclaw::bench::suite_tasks;
 
 fn suite_dir() -> PathBuf {
     repo().join("benchmarks/geocode")
-}
-
-fn text(out: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
 fn all_tasks() -> Vec<LoadedStepTask> {

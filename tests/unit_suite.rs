@@ -6,16 +6,12 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{gisclaw, repo, session};
+use common::{gisclaw, repo, session, text};
 use gisclaw::bench::judge::{judge, perturb, Mismatch};
 use gisclaw::bench::unit::{run_instance, UnitSuite};
 
 fn suite_dir() -> PathBuf {
     repo().join("benchmarks/unit")
-}
-
-fn text(out: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
 #[test]

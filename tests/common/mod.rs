@@ -65,6 +65,11 @@ pub fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
     cmd.output().expect("gisclaw runs")
 }
 
+/// What a run printed: stdout then stderr.
+pub fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
