@@ -223,12 +223,17 @@ fn writes_outside_the_workdir_are_refused_where_landlock_is_available() {
     }
     assert!(matches!(s.confinement().filesystem, LayerStatus::Enforced(_)));
     let escape = dir.path().parent().unwrap().join("gisclaw-escape-test");
-    for code in ["open('/tmp/x', 'w').write('no')", "open('../gisclaw-escape-test', 'w').write('no')"] {
+    // A path under /tmp that no one else uses: a fixed name such as /tmp/x may
+    // already be a directory on the machine, which raises IsADirectoryError.
+    let outside = format!("/tmp/gisclaw-escape-{}", std::process::id());
+    let in_tmp = format!("open('{outside}', 'w').write('no')");
+    for code in [in_tmp.as_str(), "open('../gisclaw-escape-test', 'w').write('no')"] {
         let out = run(&mut s, code);
         let err = out.result.error.unwrap_or_else(|| panic!("{code} was allowed"));
         assert_eq!(err.ename, "PermissionError", "{code}");
     }
     assert!(!escape.exists());
+    assert!(!std::path::Path::new(&outside).exists());
     let ok = run(
         &mut s,
         "open('pred_results/out.txt', 'w').write('yes')\n\
