@@ -14,8 +14,11 @@ pub fn mean(values: &[f64]) -> f64 {
 }
 
 /// The q-quantile (0 ≤ q ≤ 1) with linear interpolation between order
-/// statistics — numpy.quantile's default ("linear") method.
+/// statistics — numpy.quantile's default ("linear") method; NaN when empty.
 pub fn quantile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
     let mut v: Vec<f64> = values.to_vec();
     v.sort_by(f64::total_cmp);
     let pos = q * (v.len() - 1) as f64;
@@ -264,7 +267,11 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
 
 /// Unbiased pass@k from n samples of which c passed: 1 − C(n−c, k) / C(n, k)
 /// (Chen et al. 2021), computed as a product to stay exact for large n.
+/// NaN when c > n or k > n (no such estimate).
 pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
+    if c > n || k > n {
+        return f64::NAN;
+    }
     if n - c < k {
         return 1.0;
     }
@@ -316,6 +323,8 @@ mod tests {
         assert!((pass_at_k(5, 2, 3) - 0.9).abs() < 1e-12);
         assert_eq!(pass_at_k(5, 2, 5), 1.0);
         assert_eq!(pass_at_k(5, 0, 1), 0.0);
+        assert!(pass_at_k(3, 4, 1).is_nan() && pass_at_k(3, 1, 5).is_nan());
+        assert!(quantile(&[], 0.5).is_nan());
         assert!((coefficient_of_variation(&[1.0, 3.0]) - 0.5).abs() < 1e-12);
         assert!((stability_adjusted(65.36, 0.097) - 59.58).abs() < 0.01);
         // Exact Wilcoxon, n = 3, all positive: W⁻ = 0, p = 2 · 1/8.
