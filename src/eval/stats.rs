@@ -16,11 +16,16 @@ pub fn mean(values: &[f64]) -> f64 {
 /// The q-quantile (0 ≤ q ≤ 1) with linear interpolation between order
 /// statistics — numpy.quantile's default ("linear") method; NaN when empty.
 pub fn quantile(values: &[f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
     let mut v: Vec<f64> = values.to_vec();
     v.sort_by(f64::total_cmp);
+    quantile_of_sorted(&v, q)
+}
+
+/// `quantile` of values already sorted ascending.
+fn quantile_of_sorted(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
     let pos = q * (v.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
@@ -64,9 +69,10 @@ pub fn bootstrap_means(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> 
 /// Percentile-bootstrap confidence interval of the mean at `level` (e.g. 0.95),
 /// as scipy.stats.bootstrap(method="percentile") computes it.
 pub fn bootstrap_ci(values: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
-    let means = bootstrap_means(values, resamples, seed);
+    let mut means = bootstrap_means(values, resamples, seed);
+    means.sort_by(f64::total_cmp);
     let alpha = (1.0 - level) / 2.0;
-    (quantile(&means, alpha), quantile(&means, 1.0 - alpha))
+    (quantile_of_sorted(&means, alpha), quantile_of_sorted(&means, 1.0 - alpha))
 }
 
 /// How a Wilcoxon p-value was computed (scipy's `method="auto"` choice).
@@ -94,26 +100,26 @@ pub struct Wilcoxon {
 }
 
 /// Average ranks (1-based) of `values`, ties sharing their mean rank, and
-/// whether any tie occurred.
-fn average_ranks(values: &[f64]) -> (Vec<f64>, bool) {
+/// the size of every group of equal values (1 for a value without ties).
+fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
     let mut ranks = vec![0.0; values.len()];
-    let mut ties = false;
+    let mut groups = Vec::new();
     let mut i = 0;
     while i < order.len() {
         let mut j = i;
         while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
             j += 1;
         }
-        ties |= j > i;
+        groups.push(j - i + 1);
         let rank = (i + j) as f64 / 2.0 + 1.0;
         for &k in &order[i..=j] {
             ranks[k] = rank;
         }
         i = j + 1;
     }
-    (ranks, ties)
+    (ranks, groups)
 }
 
 /// Paired two-sided Wilcoxon signed-rank test of x − y, zero differences
@@ -131,7 +137,8 @@ pub fn wilcoxon(x: &[f64], y: &[f64]) -> Option<Wilcoxon> {
         return None;
     }
     let abs: Vec<f64> = nonzero.iter().map(|v| v.abs()).collect();
-    let (ranks, ties) = average_ranks(&abs);
+    let (ranks, groups) = average_ranks(&abs);
+    let ties = groups.iter().any(|&g| g > 1);
     let r_plus: f64 = nonzero.iter().zip(&ranks).filter(|(v, _)| **v > 0.0).map(|(_, r)| r).sum();
     let total = n as f64 * (n as f64 + 1.0) / 2.0;
     let r_minus = total - r_plus;
@@ -162,11 +169,7 @@ pub fn wilcoxon(x: &[f64], y: &[f64]) -> Option<Wilcoxon> {
             (2.0 * le.min(ge) as f64 / flips as f64).min(1.0)
         }
         WilcoxonMethod::Asymptotic => {
-            let mut counts = std::collections::BTreeMap::<u64, f64>::new();
-            for a in &abs {
-                *counts.entry(a.to_bits()).or_default() += 1.0;
-            }
-            let tie_term: f64 = counts.values().map(|t| t * t * t - t).sum();
+            let tie_term: f64 = groups.iter().map(|&g| (g * g * g - g) as f64).sum();
             let nf = n as f64;
             let se = ((nf * (nf + 1.0) * (2.0 * nf + 1.0) - tie_term / 2.0) / 24.0).sqrt();
             let z = (r_plus - nf * (nf + 1.0) / 4.0) / se;
