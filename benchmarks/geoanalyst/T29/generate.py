@@ -1,6 +1,7 @@
 # Atlantic-like bathymetry (WGS 84 model, warped to a custom Atlantic Albers
 # projection at 10 km): America in the west, Europe/Africa in the east, shelves,
 # abyssal plains and a mid-ocean ridge; tsunami paths from an origin off Portugal.
+import pyproj
 from rasterio.warp import reproject, Resampling
 r = rng()
 ALBERS = "+proj=aea +lat_0=30 +lon_0=-47.49013888888889 +lat_1=20 +lat_2=45 +x_0=0 +y_0=0 +datum=WGS84 +units=m +no_defs"
@@ -23,7 +24,7 @@ write_raster("data/AtlanticDEM.tif", dem, dst_t, ALBERS, nodata=-32768.0)
 origin = (-11.5, 36.5)
 targets = {"Lisbon": 38.7, "Casablanca": 33.6, "Cork": 51.9, "Madeira": None, "Halifax": 44.6,
            "New York": 40.7, "Bermuda": None, "Puerto Rico": 18.4, "Cape Hatteras": 35.2, "Barbados": 13.1}
-geod = __import__("pyproj").Geod(ellps="WGS84")
+geod = pyproj.Geod(ellps="WGS84")
 rows_ = []
 for name, la in targets.items():
     if la is None:

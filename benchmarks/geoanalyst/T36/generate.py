@@ -20,7 +20,8 @@ swath = np.exp(-(axis / 900.0) ** 2)
 def image(veg):
     red = 0.12 - 0.09 * veg; nir = 0.18 + 0.35 * veg
     bands = [0.05 + 0.02 * (1 - veg), 0.07 + 0.03 * veg, red, nir]
-    return np.stack([b + 0.005 * rng(len(b.shape) + k).standard_normal(full) for k, b in enumerate(bands)])
+    # the same noise streams for both images: only the storm differs between them
+    return np.stack([b + 0.005 * rng(2 + k).standard_normal(full) for k, b in enumerate(bands)])
 before = image(ndvi_like)
 after = image(np.clip(ndvi_like - 0.55 * swath * (ndvi_like > 0.5), 0.05, 1))
 write_raster("data/Before_Storm.tif", (before[:, 0:460, 5:475] * 10000).astype("uint16"), from_origin(x0 + 50, y0, 10, 10), "EPSG:26915")

@@ -6,9 +6,10 @@ tweets = json.load(open("data/12500-tweets-2021-09-24_01-48-23.json"))
 rows = []
 for tw in tweets:
     words = re.findall(r"[a-z]+", tw["text"].lower())
-    score = sum(vocab[w] for w in words if w in vocab)
-    if not any(w in vocab for w in words):
+    hits = [vocab[w] for w in words if w in vocab]
+    if not hits:
         continue
+    score = sum(hits)
     if tw.get("coordinates"):
         lon, lat = tw["coordinates"]["coordinates"]
     elif tw.get("place") and tw["place"].get("bounding_box"):

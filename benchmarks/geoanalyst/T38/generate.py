@@ -1,6 +1,7 @@
 # A campus drive network saved like osmnx.save_graph_geopackage: a street grid
 # around the Natural History Building (WGS 84) with highway types, posted
 # speeds on main streets, missing speeds elsewhere and some one-way streets.
+import pyproj
 r = rng()
 lon0, lat0 = -88.2450, 40.0960
 dlon, dlat = 0.00170, 0.00118                       # ~145 m × 131 m blocks
@@ -17,7 +18,7 @@ ew = {3: ("Springfield Avenue", "secondary", "30 mph"), 8: ("Green Street", "pri
 ns = {4: ("Neil Street", "primary", "30 mph"), 11: ("Goodwin Avenue", "tertiary", None), 14: ("Lincoln Avenue", "secondary", "30 mph"),
       20: ("Vine Street", "secondary", "35 mph"), 7: ("Wright Street", "residential", None)}
 oneway_ew = {5, 10}; oneway_ns = {9, 17}
-geod = __import__("pyproj").Geod(ellps="WGS84")
+geod = pyproj.Geod(ellps="WGS84")
 edges = []
 def add(a, b, name, hw, speed, oneway):
     (x1, y1), (x2, y2) = pos[a], pos[b]
