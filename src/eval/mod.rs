@@ -3,3 +3,6 @@
 //! not exist yet.
 
 pub mod stats;
+pub mod api;
+pub mod code;
+pub mod output_score;

@@ -1,0 +1,552 @@
+//! L3: each declared output of a run scored against the gold's, by type, in
+//! [0, 1]; a missing or unreadable output scores 0.
+//!
+//! - **Raster** (GeoTIFF, NetCDF, …): `0.2·shape + 0.2·CRS + 0.3·f(ρ) +
+//!   0.3·g(MRE)` (GISclaw §3.3). ρ is the Pearson correlation over cells
+//!   valid (finite, not nodata) in both; MRE is Σ|p−g| / Σ|g| over those
+//!   cells — the aggregate form, because per-cell ratios explode where the
+//!   gold is near 0 (a dNBR or a residual raster). When the shapes differ,
+//!   no cell pairs up and f = g = 0. Thresholds: [`f_rho`], [`g_mre`].
+//! - **Vector**: the mean of four parts: feature count (min/max of the two
+//!   counts), CRS (same or both absent), column overlap (Jaccard of the
+//!   attribute names, case-insensitive) and area-weighted geometry overlap
+//!   (IoU of the dissolved geometries, the candidate reprojected to the
+//!   gold's CRS; points and lines are buffered by 0.5 % of the gold extent's
+//!   diagonal first). Geometry runs through OGR/GEOS — the engine shapely
+//!   uses — rather than the `geo` crate, so it agrees with a Python scorer
+//!   and adds no dependency.
+//! - **Table** (CSV): the mean of column overlap (Jaccard of the headers),
+//!   row count (min/max) and the mean Pearson ρ (negative counts as 0) over
+//!   shared numeric columns; rows pair up through the first shared column
+//!   whose values are unique (an id), else by position. With no shared
+//!   numeric column the mean is over the other two.
+//! - **Image** (PNG, …): 0 when blank (≤ [`crate::outputs::MIN_COLOURS`]
+//!   colours); otherwise the SSIM of the two images in grey at 256×256 —
+//!   a **weak signal** (alternative but correct maps score low), labelled as
+//!   such. The paper's vision judge is not built.
+//! - **Text** (JSON, TXT, …): 1 for equal JSON values; otherwise ROUGE-L
+//!   over whitespace-separated words.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use gdal::spatial_ref::{AxisMappingStrategy, SpatialRef};
+use gdal::vector::{Geometry, LayerAccess, OGRwkbGeometryType};
+use gdal::{Dataset, GdalOpenFlags, Metadata};
+use serde::{Deserialize, Serialize};
+
+use super::code::rouge_l;
+use crate::bench::judge::{image_metrics, Grid};
+use crate::outputs::{self, OutputCheck, OutputKind};
+use crate::schema;
+
+/// One output's L3 score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputScore {
+    /// The declared path (relative to the work dir).
+    pub path: String,
+    /// `raster`, `vector`, `table`, `image` or `text`.
+    pub kind: String,
+    /// The score in [0, 1].
+    pub score: f64,
+    /// The parts the score combines (`shape`, `crs`, `rho`, …).
+    pub parts: BTreeMap<String, f64>,
+    /// True for a weak signal (image SSIM).
+    pub weak: bool,
+    /// Why the score is what it is, when it is not self-explanatory.
+    pub note: String,
+}
+
+/// f(ρ): 1 for ρ ≥ 0.99, 0.75 for ≥ 0.9, 0.5 for ≥ 0.7, 0.25 for ≥ 0.5, else 0.
+pub fn f_rho(rho: f64) -> f64 {
+    match rho {
+        r if r >= 0.99 => 1.0,
+        r if r >= 0.9 => 0.75,
+        r if r >= 0.7 => 0.5,
+        r if r >= 0.5 => 0.25,
+        _ => 0.0,
+    }
+}
+
+/// g(MRE): 1 for MRE ≤ 0.01, 0.75 for ≤ 0.05, 0.5 for ≤ 0.15, 0.25 for ≤ 0.3, else 0.
+pub fn g_mre(mre: f64) -> f64 {
+    match mre {
+        m if m <= 0.01 => 1.0,
+        m if m <= 0.05 => 0.75,
+        m if m <= 0.15 => 0.5,
+        m if m <= 0.3 => 0.25,
+        _ => 0.0,
+    }
+}
+
+fn kind_name(kind: OutputKind) -> &'static str {
+    match kind {
+        OutputKind::Image => "image",
+        OutputKind::Raster => "raster",
+        OutputKind::Vector => "vector",
+        OutputKind::Table => "table",
+        OutputKind::Text => "text",
+    }
+}
+
+/// Scores `candidate` against `gold`; `declared` is the output's declared path.
+pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScore {
+    let kind = outputs::kind_of(Path::new(declared));
+    let mut score = OutputScore {
+        path: declared.to_string(),
+        kind: kind_name(kind).to_string(),
+        score: 0.0,
+        parts: BTreeMap::new(),
+        weak: kind == OutputKind::Image,
+        note: String::new(),
+    };
+    match std::fs::metadata(candidate) {
+        Ok(m) if m.is_file() && m.len() > 0 => {}
+        Ok(m) if m.is_file() => {
+            score.note = "empty file".into();
+            return score;
+        }
+        _ => {
+            score.note = "missing".into();
+            return score;
+        }
+    }
+    if !gold.is_file() {
+        score.note = "the gold output is missing".into();
+        return score;
+    }
+    let result = match kind {
+        OutputKind::Raster => raster(gold, candidate),
+        OutputKind::Vector => vector(gold, candidate),
+        OutputKind::Table if is_csv(declared) => table(gold, candidate),
+        OutputKind::Table => vector(gold, candidate).map(|(s, mut p, n)| {
+            p.remove("geometry");
+            (s, p, n)
+        }),
+        OutputKind::Image => image(gold, candidate),
+        OutputKind::Text => text(gold, candidate),
+    };
+    match result {
+        Ok((value, parts, note)) => {
+            score.score = value.clamp(0.0, 1.0);
+            score.parts = parts;
+            score.note = note;
+        }
+        Err(why) => score.note = why,
+    }
+    score
+}
+
+fn is_csv(path: &str) -> bool {
+    Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+}
+
+type Scored = Result<(f64, BTreeMap<String, f64>, String), String>;
+
+fn parts(items: &[(&str, f64)]) -> BTreeMap<String, f64> {
+    items.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+// ---------------------------------------------------------------- raster
+
+/// A raster's bands, read as f64 with invalid cells as NaN.
+struct RasterData {
+    shape: (usize, usize, usize),
+    srs: Option<SpatialRef>,
+    values: Vec<f64>,
+}
+
+fn open_raster(path: &Path) -> Result<Dataset, String> {
+    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(|e| format!("not a readable raster: {e}"))?;
+    if ds.raster_count() > 0 {
+        return Ok(ds);
+    }
+    let first = ds
+        .metadata_item("SUBDATASET_1_NAME", "SUBDATASETS")
+        .ok_or("a raster file with no band")?;
+    Dataset::open(first).map_err(|e| format!("not a readable raster: {e}"))
+}
+
+fn read_raster(path: &Path) -> Result<RasterData, String> {
+    let ds = open_raster(path)?;
+    let (w, h) = ds.raster_size();
+    let count = ds.raster_count();
+    let mut values = Vec::with_capacity(w * h * count);
+    for i in 1..=count {
+        let band = ds.rasterband(i).map_err(|e| e.to_string())?;
+        let nodata = band.no_data_value();
+        let buffer = band.read_as::<f64>((0, 0), (w, h), (w, h), None).map_err(|e| e.to_string())?;
+        values.extend(
+            buffer
+                .data()
+                .iter()
+                .map(|v| if !v.is_finite() || nodata.is_some_and(|n| n == *v) { f64::NAN } else { *v }),
+        );
+    }
+    Ok(RasterData {
+        shape: (count, h, w),
+        srs: ds.spatial_ref().ok(),
+        values,
+    })
+}
+
+fn same_crs(a: &Option<SpatialRef>, b: &Option<SpatialRef>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// Pearson correlation of paired values; for a constant side, 1 when both
+/// are the same constant, else 0. NaN for fewer than two pairs.
+pub fn pearson(pairs: &[(f64, f64)]) -> f64 {
+    let n = pairs.len() as f64;
+    if pairs.len() < 2 {
+        return f64::NAN;
+    }
+    let (mx, my) = pairs.iter().fold((0.0, 0.0), |(x, y), (a, b)| (x + a / n, y + b / n));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in pairs {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        let identical = pairs.iter().all(|(a, b)| a == b);
+        return if identical { 1.0 } else { 0.0 };
+    }
+    (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0)
+}
+
+fn raster(gold: &Path, candidate: &Path) -> Scored {
+    let g = read_raster(gold).map_err(|e| format!("gold: {e}"))?;
+    let c = read_raster(candidate)?;
+    let shape = f64::from(g.shape == c.shape);
+    let crs = f64::from(same_crs(&g.srs, &c.srs));
+    if shape == 0.0 {
+        let s = 0.2 * crs;
+        let note = format!("shape {:?} ≠ gold {:?}: no cells pair up", c.shape, g.shape);
+        return Ok((s, parts(&[("shape", 0.0), ("crs", crs), ("f_rho", 0.0), ("g_mre", 0.0)]), note));
+    }
+    let pairs: Vec<(f64, f64)> = g.values.iter().zip(&c.values).filter(|(a, b)| !a.is_nan() && !b.is_nan()).map(|(a, b)| (*a, *b)).collect();
+    let rho = pearson(&pairs);
+    let (abs_err, abs_gold) = pairs.iter().fold((0.0, 0.0), |(e, m), (a, b)| (e + (a - b).abs(), m + a.abs()));
+    let mre = if abs_gold > 0.0 {
+        abs_err / abs_gold
+    } else if abs_err == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY
+    };
+    let (f, gm) = (if rho.is_nan() { 0.0 } else { f_rho(rho) }, g_mre(mre));
+    let s = 0.2 * shape + 0.2 * crs + 0.3 * f + 0.3 * gm;
+    let note = format!("{} valid cell pairs", pairs.len());
+    Ok((s, parts(&[("shape", shape), ("crs", crs), ("rho", rho), ("mre", mre), ("f_rho", f), ("g_mre", gm)]), note))
+}
+
+// ---------------------------------------------------------------- vector
+
+/// A vector file's features, merged over its layers.
+struct VectorData {
+    count: u64,
+    columns: BTreeSet<String>,
+    srs: Option<SpatialRef>,
+    geometries: Vec<Geometry>,
+    polygonal: bool,
+}
+
+fn read_vector(path: &Path) -> Result<VectorData, String> {
+    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(|e| format!("not a readable vector file: {e}"))?;
+    let mut data = VectorData {
+        count: 0,
+        columns: BTreeSet::new(),
+        srs: None,
+        geometries: Vec::new(),
+        polygonal: true,
+    };
+    for mut layer in ds.layers() {
+        if data.srs.is_none() {
+            data.srs = layer.spatial_ref().map(|mut s| {
+                s.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+                s
+            });
+        }
+        data.columns.extend(layer.defn().fields().map(|f| f.name().to_lowercase()));
+        for feature in layer.features() {
+            data.count += 1;
+            if let Some(geometry) = feature.geometry() {
+                if geometry.is_empty() {
+                    continue;
+                }
+                let flat = gdal::vector::geometry_type_flatten(geometry.geometry_type());
+                if flat != OGRwkbGeometryType::wkbPolygon && flat != OGRwkbGeometryType::wkbMultiPolygon {
+                    data.polygonal = false;
+                }
+                data.geometries.push(geometry.clone());
+            }
+        }
+    }
+    Ok(data)
+}
+
+/// Jaccard index of two name sets (1 when both are empty).
+fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        1.0
+    } else {
+        a.intersection(b).count() as f64 / union as f64
+    }
+}
+
+/// min/max of two counts (1 when both are 0).
+fn count_ratio(a: u64, b: u64) -> f64 {
+    if a.max(b) == 0 {
+        1.0
+    } else {
+        a.min(b) as f64 / a.max(b) as f64
+    }
+}
+
+/// The dissolved footprint of `geometries`, buffered by `distance`.
+fn footprint(geometries: &[Geometry], distance: f64) -> Result<Geometry, String> {
+    let mut collection = Geometry::empty(OGRwkbGeometryType::wkbGeometryCollection).map_err(|e| e.to_string())?;
+    for g in geometries {
+        collection.add_geometry(g.clone()).map_err(|e| e.to_string())?;
+    }
+    collection.buffer(distance, 8).map_err(|e| e.to_string())
+}
+
+/// Area IoU of the two footprints, the candidate in the gold's CRS.
+fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, String> {
+    if gold.geometries.is_empty() || candidate.geometries.is_empty() {
+        return Ok(if gold.geometries.is_empty() && candidate.geometries.is_empty() { 1.0 } else { 0.0 });
+    }
+    let mut theirs = candidate.geometries.clone();
+    if let (Some(target), Some(source)) = (&gold.srs, &candidate.srs) {
+        if target != source {
+            for g in &mut theirs {
+                g.transform_to_inplace(target).map_err(|e| format!("reprojecting to the gold CRS: {e}"))?;
+            }
+        }
+    }
+    let distance = if gold.polygonal && candidate.polygonal {
+        0.0
+    } else {
+        let envelope = footprint(&gold.geometries, 0.0)?.envelope();
+        let diagonal = ((envelope.MaxX - envelope.MinX).powi(2) + (envelope.MaxY - envelope.MinY).powi(2)).sqrt();
+        (0.005 * diagonal).max(f64::MIN_POSITIVE)
+    };
+    let ours = footprint(&gold.geometries, distance)?;
+    let theirs = footprint(&theirs, distance)?;
+    let inter = ours.intersection(&theirs).map(|g| g.area()).unwrap_or(0.0);
+    let union = ours.area() + theirs.area() - inter;
+    Ok(if union > 0.0 { (inter / union).clamp(0.0, 1.0) } else { 0.0 })
+}
+
+fn vector(gold: &Path, candidate: &Path) -> Scored {
+    let g = read_vector(gold).map_err(|e| format!("gold: {e}"))?;
+    let c = read_vector(candidate)?;
+    let count = count_ratio(g.count, c.count);
+    let crs = f64::from(same_crs(&g.srs, &c.srs));
+    let columns = jaccard(&g.columns, &c.columns);
+    let (geometry, note) = match geometry_overlap(&g, &c) {
+        Ok(v) => (v, format!("{} features vs gold {}", c.count, g.count)),
+        Err(e) => (0.0, e),
+    };
+    let s = (count + crs + columns + geometry) / 4.0;
+    Ok((s, parts(&[("count", count), ("crs", crs), ("columns", columns), ("geometry", geometry)]), note))
+}
+
+// ---------------------------------------------------------------- table
+
+/// Reads a CSV file (RFC 4180 quoting) into rows of fields.
+pub fn read_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.trim_start_matches('\u{feff}').chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', true) => quoted = false,
+            ('"', false) if field.is_empty() => quoted = true,
+            (',', false) => row.push(std::mem::take(&mut field)),
+            ('\r', false) => {}
+            ('\n', false) => {
+                row.push(std::mem::take(&mut field));
+                if !(row.len() == 1 && row[0].is_empty()) {
+                    rows.push(std::mem::take(&mut row));
+                }
+                row.clear();
+            }
+            _ => field.push(c),
+        }
+    }
+    if !field.is_empty() || !row.is_empty() {
+        row.push(field);
+        rows.push(row);
+    }
+    rows
+}
+
+/// A CSV as named columns.
+struct Table {
+    columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn read(path: &Path) -> Result<Table, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        let mut rows = read_csv(&text);
+        if rows.is_empty() {
+            return Err("an empty table".into());
+        }
+        let columns = rows.remove(0).into_iter().map(|c| c.trim().to_lowercase()).collect();
+        Ok(Table { columns, rows })
+    }
+
+    fn column(&self, name: &str) -> Option<Vec<&str>> {
+        let i = self.columns.iter().position(|c| c == name)?;
+        Some(self.rows.iter().map(|r| r.get(i).map(|s| s.trim()).unwrap_or("")).collect())
+    }
+
+    /// A column's values as numbers, if every non-empty one parses.
+    fn numeric(&self, name: &str) -> Option<Vec<f64>> {
+        let values = self.column(name)?;
+        let parsed: Vec<f64> = values.iter().map(|v| if v.is_empty() { Some(f64::NAN) } else { v.parse().ok() }).collect::<Option<_>>()?;
+        parsed.iter().any(|v| !v.is_nan()).then_some(parsed)
+    }
+}
+
+fn table(gold: &Path, candidate: &Path) -> Scored {
+    let g = Table::read(gold).map_err(|e| format!("gold: {e}"))?;
+    let c = Table::read(candidate)?;
+    let gold_cols: BTreeSet<String> = g.columns.iter().cloned().collect();
+    let cand_cols: BTreeSet<String> = c.columns.iter().cloned().collect();
+    let columns = jaccard(&gold_cols, &cand_cols);
+    let rows = count_ratio(g.rows.len() as u64, c.rows.len() as u64);
+    let shared: Vec<&String> = g.columns.iter().filter(|name| cand_cols.contains(*name)).collect();
+    // Pair rows through a shared id column when there is one.
+    let key = shared.iter().find(|name| {
+        let unique = |t: &Table| t.column(name).is_some_and(|v| v.iter().collect::<BTreeSet<_>>().len() == v.len() && t.numeric(name).is_none());
+        unique(&g) && unique(&c)
+    });
+    let pairing: Vec<(usize, usize)> = match key {
+        Some(name) => {
+            let theirs: HashMap<&str, usize> = c.column(name).unwrap_or_default().into_iter().enumerate().map(|(i, v)| (v, i)).collect();
+            g.column(name).unwrap_or_default().iter().enumerate().filter_map(|(i, v)| theirs.get(v).map(|j| (i, *j))).collect()
+        }
+        None => (0..g.rows.len().min(c.rows.len())).map(|i| (i, i)).collect(),
+    };
+    let mut rhos = Vec::new();
+    for name in &shared {
+        let (Some(a), Some(b)) = (g.numeric(name), c.numeric(name)) else { continue };
+        let pairs: Vec<(f64, f64)> = pairing.iter().map(|(i, j)| (a[*i], b[*j])).filter(|(x, y)| !x.is_nan() && !y.is_nan()).collect();
+        let rho = pearson(&pairs);
+        rhos.push(if rho.is_nan() { 0.0 } else { rho.max(0.0) });
+    }
+    let mut p = parts(&[("columns", columns), ("rows", rows)]);
+    let note = match key {
+        Some(k) => format!("rows paired by `{k}`"),
+        None => "rows paired by position".to_string(),
+    };
+    if rhos.is_empty() {
+        return Ok(((columns + rows) / 2.0, p, format!("{note}; no shared numeric column")));
+    }
+    let rho = rhos.iter().sum::<f64>() / rhos.len() as f64;
+    p.insert("rho".into(), rho);
+    Ok(((columns + rows + rho) / 3.0, p, format!("{note}; {} shared numeric column(s)", rhos.len())))
+}
+
+// ---------------------------------------------------------------- image
+
+const IMAGE_SIDE: usize = 256;
+
+/// The image in grey (mean of the colour bands), resampled to 256×256.
+fn grey(path: &Path) -> Result<Grid, String> {
+    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(|e| format!("not a readable image: {e}"))?;
+    let size = ds.raster_size();
+    let bands = ds.raster_count().min(3);
+    let mut data = vec![0.0; IMAGE_SIDE * IMAGE_SIDE];
+    for i in 1..=bands {
+        let band = ds.rasterband(i).map_err(|e| e.to_string())?;
+        let buffer = band.read_as::<f64>((0, 0), size, (IMAGE_SIDE, IMAGE_SIDE), None).map_err(|e| e.to_string())?;
+        for (d, v) in data.iter_mut().zip(buffer.data()) {
+            *d += v / bands as f64;
+        }
+    }
+    Ok(Grid {
+        shape: vec![IMAGE_SIDE, IMAGE_SIDE],
+        data,
+    })
+}
+
+fn image(gold: &Path, candidate: &Path) -> Scored {
+    match outputs::check(candidate) {
+        OutputCheck::Content(..) => {}
+        OutputCheck::Trivial(_, why) => return Ok((0.0, parts(&[("blank", 1.0)]), why)),
+        OutputCheck::Unreadable(why) => return Err(why),
+    }
+    let g = grey(gold).map_err(|e| format!("gold: {e}"))?;
+    let c = grey(candidate)?;
+    let m = image_metrics(&g, &c).ok_or("images do not pair up")?;
+    Ok((m.ssim.max(0.0), parts(&[("blank", 0.0), ("ssim", m.ssim)]), "SSIM at 256×256 in grey: a weak signal".into()))
+}
+
+// ---------------------------------------------------------------- text
+
+fn text(gold: &Path, candidate: &Path) -> Scored {
+    let g = std::fs::read(gold).map_err(|e| format!("gold: {e}"))?;
+    let c = std::fs::read(candidate).map_err(|e| e.to_string())?;
+    if let (Ok(a), Ok(b)) = (serde_json::from_slice::<serde_json::Value>(&g), serde_json::from_slice::<serde_json::Value>(&c)) {
+        if a == b {
+            return Ok((1.0, parts(&[("equal", 1.0)]), "equal JSON".into()));
+        }
+    }
+    let words = |b: &[u8]| String::from_utf8_lossy(b).split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let r = rouge_l(&words(&g), &words(&c));
+    Ok((r, parts(&[("rouge_l", r)]), "ROUGE-L over words".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_are_piecewise() {
+        assert_eq!(f_rho(1.0), 1.0);
+        assert_eq!(f_rho(0.95), 0.75);
+        assert_eq!(f_rho(0.7), 0.5);
+        assert_eq!(f_rho(0.6), 0.25);
+        assert_eq!(f_rho(-1.0), 0.0);
+        assert_eq!(g_mre(0.0), 1.0);
+        assert_eq!(g_mre(0.04), 0.75);
+        assert_eq!(g_mre(0.1), 0.5);
+        assert_eq!(g_mre(0.3), 0.25);
+        assert_eq!(g_mre(f64::INFINITY), 0.0);
+    }
+
+    #[test]
+    fn pearson_matches_a_hand_computation() {
+        // x = 1,2,3; y = 2,4,7: means 2, 13/3; sxy = 5, sxx = 2, syy = 38/3.
+        let r = pearson(&[(1.0, 2.0), (2.0, 4.0), (3.0, 7.0)]);
+        assert!((r - 5.0 / (2.0f64 * 38.0 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(pearson(&[(1.0, 1.0), (1.0, 1.0)]), 1.0);
+        assert_eq!(pearson(&[(1.0, 2.0), (1.0, 3.0)]), 0.0);
+        assert!(pearson(&[(1.0, 2.0)]).is_nan());
+    }
+
+    #[test]
+    fn csv_reader_handles_quotes_and_newlines() {
+        let rows = read_csv("a,b\r\n\"x, y\",\"he said \"\"hi\"\"\"\n\"multi\nline\",2\n\n");
+        assert_eq!(rows, vec![vec!["a", "b"], vec!["x, y", "he said \"hi\""], vec!["multi\nline", "2"]]);
+        assert_eq!(read_csv("a,b\n1,2"), vec![vec!["a", "b"], vec!["1", "2"]]);
+    }
+}
