@@ -70,6 +70,46 @@ pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
     messages
 }
 
+/// The messages that play a gold script through the Dual Agent: a plan of
+/// 3–7 steps (the cells split into that many consecutive groups), then each
+/// step's cells as `execute_python` calls closed by `step_done`.
+pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
+    use crate::agent::dual::PLAN_STEPS;
+    let cells = split_cells(source);
+    let steps = cells.len().clamp(PLAN_STEPS.0, PLAN_STEPS.1);
+    // Consecutive groups of nearly equal size (trailing steps may be empty
+    // when there are fewer cells than the fewest steps of a plan).
+    let total = cells.len().max(1);
+    let mut groups: Vec<Vec<String>> = vec![Vec::new(); steps];
+    for (i, cell) in cells.into_iter().enumerate() {
+        groups[i * steps / total].push(cell);
+    }
+    let call = |id: String, name: &str, arguments: serde_json::Value| ToolCall::function(id, name, arguments.to_string());
+    let plan: Vec<serde_json::Value> = (1..=steps)
+        .map(|s| json!({ "goal": format!("gold cells of step {s} of {task_id} have run"), "details": "" }))
+        .collect();
+    let mut messages = vec![Message {
+        content: Some(format!("Plan for the gold solution of {task_id}.")),
+        tool_calls: vec![call("gold_plan".into(), "submit_plan", json!({ "steps": plan }))],
+        ..Message::default()
+    }];
+    for (s, group) in groups.into_iter().enumerate() {
+        for (c, code) in group.into_iter().enumerate() {
+            messages.push(Message {
+                content: Some(format!("Gold step {}, cell {}.", s + 1, c + 1)),
+                tool_calls: vec![call(format!("gold_{}_{}", s + 1, c + 1), "execute_python", json!({ "code": code }))],
+                ..Message::default()
+            });
+        }
+        messages.push(Message {
+            content: Some(format!("Gold step {} is done.", s + 1)),
+            tool_calls: vec![call(format!("gold_{}_done", s + 1), "step_done", json!({ "summary": format!("gold step {}", s + 1) }))],
+            ..Message::default()
+        });
+    }
+    messages
+}
+
 /// Runs one task's gold in `out` (a fresh work dir) and judges it.
 pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Verdict {
     let id = loaded.task.id.clone();

@@ -136,7 +136,7 @@ fn select<T>(
 
 /// The selected tasks of a suite as plain tasks; step tasks are loaded as
 /// plain tasks too (for their data).
-fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTask>> {
+pub(crate) fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTask>> {
     let load = |file: &Path| {
         if steps::is_step_task(file) {
             LoadedStepTask::load(file).map(|t| t.as_loaded_task())

@@ -28,9 +28,9 @@ const KEYWORDS: [&str; 35] = [
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Reference {
     /// The qualified name: resolved through imports when the chain starts at
-    /// an imported name (`geopandas.read_file`), else the attribute chain
-    /// after the receiver with a leading dot (`.to_crs` for `gdf.to_crs`),
-    /// or the bare name (`len`).
+    /// an imported name (`geopandas.read_file`), else the last attribute
+    /// with a leading dot (`.to_crs` for `gdf.to_crs`, `.mean` for
+    /// `df.col.mean`), or the bare name (`len`).
     pub name: String,
     /// True when it is called.
     pub called: bool,
@@ -151,7 +151,7 @@ pub fn references(source: &str) -> Vec<Reference> {
             if matches!(before(2), ")" | "]") {
                 let (chain, called) = chain_from(i);
                 found.push(Reference {
-                    name: format!(".{}", chain.join(".")),
+                    name: format!(".{}", chain[chain.len() - 1]),
                     called,
                 });
             }
@@ -177,7 +177,7 @@ fn qualify(chain: &[String], called: bool, aliases: &HashMap<String, String>) ->
             }
             chain[0].clone()
         }
-        None => format!(".{}", chain[1..].join(".")),
+        None => format!(".{}", chain[chain.len() - 1]),
     };
     Some(Reference { name, called })
 }

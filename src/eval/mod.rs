@@ -1,8 +1,17 @@
-//! Evaluation (issue 5). Only the statistics are built so far; the runner,
-//! the three scoring layers and the report are not, and `gisclaw eval` does
-//! not exist yet.
+//! Evaluation: `gisclaw eval` runs a task suite repeatedly ([`runner`]),
+//! scores every run ([`record`]: L1 [`code`] and [`api`], L3
+//! [`output_score`], the [`errors`] taxonomy) and writes the [`report`] with
+//! its [`stats`].
+//!
+//! Not built yet: CodeBLEU, L2 (the offline embedding model and the LLM
+//! judge), the vision judge, PNG charts, and eval of the step (geocode) and
+//! unit suites.
 
-pub mod stats;
 pub mod api;
 pub mod code;
+pub mod errors;
 pub mod output_score;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod stats;

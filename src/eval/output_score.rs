@@ -143,8 +143,10 @@ fn is_csv(path: &str) -> bool {
 
 type Scored = Result<(f64, BTreeMap<String, f64>, String), String>;
 
+/// The named parts of a score; non-finite values (an undefined ρ, an
+/// infinite MRE) are left out so that records stay valid JSON numbers.
 fn parts(items: &[(&str, f64)]) -> BTreeMap<String, f64> {
-    items.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    items.iter().filter(|(_, v)| v.is_finite()).map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
 // ---------------------------------------------------------------- raster

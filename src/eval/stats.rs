@@ -76,7 +76,8 @@ pub fn bootstrap_ci(values: &[f64], level: f64, resamples: usize, seed: u64) -> 
 }
 
 /// How a Wilcoxon p-value was computed (scipy's `method="auto"` choice).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum WilcoxonMethod {
     /// The exact null distribution (no ties, no zero differences, n ≤ 50).
     Exact,
@@ -87,7 +88,7 @@ pub enum WilcoxonMethod {
 }
 
 /// Result of a two-sided paired Wilcoxon signed-rank test.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Wilcoxon {
     /// min(W⁺, W⁻), as scipy reports for the two-sided test.
     pub statistic: f64,

@@ -1,0 +1,346 @@
+//! `gisclaw eval`: run a task suite for evaluation and write the report;
+//! `gisclaw eval report DIR…`: re-render the report from saved results.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use gisclaw::agent::run::Arch;
+use gisclaw::bench::SuiteKind;
+use gisclaw::eval::api::OpTable;
+use gisclaw::eval::report::{self, EvalData, Weights};
+use gisclaw::eval::runner::{run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
+use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
+use gisclaw::sandbox::{SandboxConfig, Zygote};
+
+use super::bench::load_suite;
+use super::solve::UsageError;
+
+/// Which architectures to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArchChoice {
+    /// Single-Agent ReAct.
+    Single,
+    /// Dual-Agent Plan-Execute-Replan.
+    Dual,
+    /// Both, paired run by run.
+    Both,
+}
+
+/// `gisclaw eval …`.
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct EvalArgs {
+    /// `report`: re-render a report from saved results.
+    #[command(subcommand)]
+    pub command: Option<EvalCommand>,
+    /// Options of an eval run.
+    #[command(flatten)]
+    pub run: EvalRunArgs,
+}
+
+/// Subcommands of `gisclaw eval`.
+#[derive(clap::Subcommand, Debug)]
+pub enum EvalCommand {
+    /// Re-render report.md, results.json and results.csv from the records of
+    /// one or more eval folders (several folders: one table row per backend
+    /// and architecture), without running anything.
+    Report {
+        /// Eval folders.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where to write the report (default: the first folder).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Composite weights: success, output, api, embedding.
+        #[arg(long, value_name = "W,W,W,W", default_value = "0.4,0.3,0.15,0.15")]
+        weights: String,
+    },
+}
+
+/// Options of `gisclaw eval --suite …`.
+#[derive(clap::Args, Debug)]
+pub struct EvalRunArgs {
+    /// The suite folder (its */task.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub suite: Option<PathBuf>,
+    /// Architectures.
+    #[arg(long, value_enum, default_value = "single")]
+    pub arch: ArchChoice,
+    /// Runs per task and architecture.
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Which tasks: e.g. `1-10,18` or ids.
+    #[arg(long, value_name = "LIST")]
+    pub tasks: Option<String>,
+    /// Runs in parallel (each with its own sandbox session).
+    #[arg(short = 'j', long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Model backend: `openai`, `ollama` or a config profile (see `solve`).
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+    /// Model name.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Server URL.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Play each task's gold solution through the loop (the ceiling of the
+    /// infrastructure: what a perfect model would score).
+    #[arg(long, conflicts_with_all = ["replay", "backend", "model", "base_url"])]
+    pub replay_gold: bool,
+    /// Play recorded sessions: DIR/<task>.<arch>.<run>.jsonl, else
+    /// DIR/<task>.<arch>.jsonl, else DIR/<task>.jsonl.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["backend", "model", "base_url"])]
+    pub replay: Option<PathBuf>,
+    /// Leave the expert workflow out of the prompts (ablation).
+    #[arg(long)]
+    pub no_workflow: bool,
+    /// The eval folder (default: gisclaw-runs/eval/<suite name>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue the eval in --out: runs already recorded are kept.
+    #[arg(long)]
+    pub resume: bool,
+    /// Most model rounds per run.
+    #[arg(long, default_value_t = 50)]
+    pub max_rounds: usize,
+    /// Time budget per run, in seconds.
+    #[arg(long, default_value_t = 1200)]
+    pub budget: u64,
+    /// Per-cell time limit, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub cell_timeout: u64,
+    /// Extra GIS operations for API-operation F1 (TOML, `[ops] name = ["pattern", …]`).
+    #[arg(long, value_name = "FILE")]
+    pub api_ops: Option<PathBuf>,
+    /// Composite weights: success, output, api, embedding.
+    #[arg(long, value_name = "W,W,W,W", default_value = "0.4,0.3,0.15,0.15")]
+    pub weights: String,
+}
+
+/// Runs the command.
+pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Some(EvalCommand::Report { dirs, out, weights }) => render(&dirs, out.as_deref(), &weights),
+        None => run_suite(args.run),
+    }
+}
+
+fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result<ExitCode> {
+    let weights = Weights::parse(weights).map_err(UsageError)?;
+    let evals: Vec<EvalData> = dirs
+        .iter()
+        .map(|d| EvalData::load(d).map_err(|e| UsageError(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    let out = out.unwrap_or(&dirs[0]);
+    let report = report::build(&evals, weights);
+    report::write(&report, out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    print_summary(&report, out);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(report: &report::Report, out: &Path) {
+    for c in &report.cells {
+        eprintln!(
+            "gisclaw: {}: {} runs, success {:.3}, Q_out {:.3}, F_api {:.3}, S {:.3} [{:.3}, {:.3}]",
+            c.label, c.n, c.success_rate, c.q_out, c.f_api, c.composite, c.composite_ci.0, c.composite_ci.1
+        );
+    }
+    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+}
+
+fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
+    if args.replay_gold {
+        return Ok(BackendSource::Gold);
+    }
+    if let Some(dir) = &args.replay {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("--replay {}: not a folder", dir.display())));
+        }
+        return Ok(BackendSource::Recorded(dir.clone()));
+    }
+    let path = config::config_path();
+    let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
+    let choice = BackendChoice {
+        backend: args.backend.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let Some(live) = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))? else {
+        return Err(UsageError(format!(
+            "no model backend: set OPENAI_API_KEY (and OPENAI_MODEL), OPENAI_BASE_URL or OLLAMA_HOST, pass --backend/--model or a profile in {}; or --replay-gold / --replay DIR",
+            path.display()
+        )));
+    };
+    live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
+    Ok(BackendSource::Live(live))
+}
+
+fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
+    let Some(suite) = args.suite.clone() else {
+        return Err(UsageError("gisclaw eval needs --suite DIR (or `gisclaw eval report DIR`)".into()).into());
+    };
+    match SuiteKind::of(&suite) {
+        SuiteKind::Tasks => {}
+        SuiteKind::Steps | SuiteKind::Unit => {
+            return Err(UsageError(format!(
+                "{}: eval of step suites (complete@1) and unit suites (pass@k) is not built yet; `gisclaw bench verify` checks their gold",
+                suite.display()
+            ))
+            .into())
+        }
+    }
+    if args.runs == 0 {
+        return Err(UsageError("--runs must be at least 1".into()).into());
+    }
+    let weights = Weights::parse(&args.weights).map_err(UsageError)?;
+    let ops = match &args.api_ops {
+        Some(file) => OpTable::with_extension(file).map_err(|e| UsageError(e.to_string()))?,
+        None => OpTable::built_in(),
+    };
+    let source = backend_source(&args)?;
+    let mut tasks = load_suite(&suite, args.tasks.as_deref())?;
+    let archs: Vec<Arch> = match args.arch {
+        ArchChoice::Single => vec![Arch::Single],
+        ArchChoice::Dual => vec![Arch::Dual],
+        ArchChoice::Both => vec![Arch::Single, Arch::Dual],
+    };
+    for loaded in &tasks {
+        if matches!(source, BackendSource::Gold) && loaded.gold.is_none() {
+            return Err(UsageError(format!("{}: --replay-gold: the task has no gold solution", loaded.path.display())).into());
+        }
+        for &arch in &archs {
+            for run in 1..=args.runs {
+                if let (BackendSource::Recorded(dir), None) = (&source, source.recording(&loaded.task.id, arch, run)) {
+                    return Err(UsageError(format!(
+                        "--replay {}: no recording for {} {} run {run} ({}.{}.{run}.jsonl, {}.{}.jsonl or {}.jsonl)",
+                        dir.display(),
+                        loaded.task.id,
+                        arch.name(),
+                        loaded.task.id,
+                        arch.name(),
+                        loaded.task.id,
+                        arch.name(),
+                        loaded.task.id
+                    ))
+                    .into());
+                }
+            }
+        }
+    }
+    let suite_name = suite.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "suite".into());
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(suite_name));
+    let manifest = Manifest {
+        suite: std::fs::canonicalize(&suite).unwrap_or(suite.clone()),
+        tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
+        archs: archs.iter().map(|a| a.name().to_string()).collect(),
+        runs: args.runs,
+        backend: source.describe(),
+        workflow: !args.no_workflow,
+        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let options = EvalOptions {
+        out: out.clone(),
+        jobs: args.jobs.max(1),
+        workflow: !args.no_workflow,
+        resume: args.resume,
+        max_rounds: args.max_rounds,
+        budget: Duration::from_secs(args.budget),
+        cell_timeout: Duration::from_secs(args.cell_timeout),
+        ops,
+    };
+    let zygote = Zygote::start(SandboxConfig::default())?;
+    let progress = Progress::new();
+    let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| progress.event(e)).map_err(|e| UsageError(e.to_string()))?;
+    progress.finish();
+    let data = EvalData::load(&out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = report::build(&[data], weights);
+    report::write(&report, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    print_summary(&report, &out);
+    if failed > 0 {
+        eprintln!("gisclaw: {failed} run(s) could not run and have no record; `gisclaw eval … --resume` retries them");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The progress display: a bar with ETA, successes and tokens on a
+/// terminal, one line per event otherwise.
+struct Progress {
+    bar: Mutex<Option<indicatif::ProgressBar>>,
+    tally: Mutex<(usize, usize, u64)>,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            bar: Mutex::new(None),
+            tally: Mutex::new((0, 0, 0)),
+        }
+    }
+
+    fn line(&self, text: String) {
+        match &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn event(&self, event: EvalEvent) {
+        match event {
+            EvalEvent::Gold { task, problems } if !problems.is_empty() => {
+                self.line(format!("gisclaw: {task}: the gold run has problems (its L3 is unreliable): {}", problems.join("; ")))
+            }
+            EvalEvent::Gold { .. } => {}
+            EvalEvent::Planned { total, done } => {
+                if std::io::stderr().is_terminal() {
+                    let bar = indicatif::ProgressBar::new(total as u64);
+                    bar.set_style(
+                        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs · {msg} (eta {eta})")
+                            .expect("a valid template"),
+                    );
+                    bar.set_position(done as u64);
+                    bar.reset_eta();
+                    *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
+                } else {
+                    eprintln!("gisclaw: {total} runs, {done} already recorded");
+                }
+            }
+            EvalEvent::Recorded(record) => {
+                let (ok, all, tokens) = {
+                    let mut t = self.tally.lock().unwrap_or_else(|e| e.into_inner());
+                    t.0 += usize::from(record.success);
+                    t.1 += 1;
+                    t.2 += record.tokens_in + record.tokens_out;
+                    *t
+                };
+                let text = format!(
+                    "{} {} run {}: {} (Q_out {:.2}, F_api {:.2})",
+                    record.task,
+                    record.arch,
+                    record.run,
+                    if record.success { "success" } else { record.status.as_str() },
+                    record.q_out,
+                    record.code.api.f1
+                );
+                match &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
+                    Some(bar) => {
+                        bar.inc(1);
+                        bar.set_message(format!("{ok}/{all} succeeded · {tokens} tokens"));
+                    }
+                    None => eprintln!("gisclaw: {text} · {ok}/{all} succeeded · {tokens} tokens"),
+                }
+            }
+            EvalEvent::Failed { label, reason } => self.line(format!("gisclaw: {label} could not run: {reason}")),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The error taxonomy: every failed cell and every failed run gets one type,
+//! after AutoGEEval's error analysis (syntax, parameter, invalid answer,
+//! runtime) with GISclaw's sandbox cases added (timeouts and crashes,
+//! blocked imports) and the output checks (wrong type, trivial content).
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::judge::Mismatch;
+use crate::observation;
+
+/// What went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    /// SyntaxError, IndentationError, TabError.
+    Syntax,
+    /// AttributeError, TypeError, NameError, ImportError, or a ValueError
+    /// about an argument: a function or parameter that does not exist or
+    /// does not fit (the hallucination class).
+    AttributeParameter,
+    /// An output of the wrong type (unreadable as its extension says, or an
+    /// answer of the wrong type).
+    OutputType,
+    /// An output or answer present but wrong or empty of meaning.
+    InvalidAnswer,
+    /// Any other exception, a cell timeout, a worker crash.
+    RuntimeTimeout,
+    /// An import refused by the Package Constraint.
+    BlockedImport,
+    /// None of the above (e.g. the model stopped calling tools).
+    Other,
+}
+
+impl ErrorType {
+    /// Every type, in report order.
+    pub const ALL: [ErrorType; 7] = [
+        ErrorType::Syntax,
+        ErrorType::AttributeParameter,
+        ErrorType::OutputType,
+        ErrorType::InvalidAnswer,
+        ErrorType::RuntimeTimeout,
+        ErrorType::BlockedImport,
+        ErrorType::Other,
+    ];
+
+    /// The snake_case name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorType::Syntax => "syntax",
+            ErrorType::AttributeParameter => "attribute_parameter",
+            ErrorType::OutputType => "output_type",
+            ErrorType::InvalidAnswer => "invalid_answer",
+            ErrorType::RuntimeTimeout => "runtime_timeout",
+            ErrorType::BlockedImport => "blocked_import",
+            ErrorType::Other => "other",
+        }
+    }
+}
+
+/// The type of a failed cell from its transcript status (`Error`,
+/// `TimedOut…`, `Crashed…`, `Cancelled…`) and observation text.
+pub fn classify_cell(status: &str, observation_text: &str) -> ErrorType {
+    if status.starts_with("TimedOut") || status.starts_with("Crashed") || status.starts_with("Cancelled") {
+        return ErrorType::RuntimeTimeout;
+    }
+    if observation_text.contains("is not available in this sandbox (package constraint)") {
+        return ErrorType::BlockedImport;
+    }
+    classify_exception(observation::error_line(observation_text))
+}
+
+/// The type of an exception from its last traceback line (`KeyError: 'x'`).
+pub fn classify_exception(line: &str) -> ErrorType {
+    let name = line.split(':').next().unwrap_or("").trim();
+    let name = name.rsplit('.').next().unwrap_or(name);
+    let message = line.to_lowercase();
+    match name {
+        "SyntaxError" | "IndentationError" | "TabError" => ErrorType::Syntax,
+        "AttributeError" | "TypeError" | "NameError" | "ImportError" | "ModuleNotFoundError" | "UnboundLocalError" => {
+            ErrorType::AttributeParameter
+        }
+        "ValueError" if ["argument", "parameter", "keyword"].iter().any(|w| message.contains(w)) => ErrorType::AttributeParameter,
+        n if n.ends_with("Error") || n.ends_with("Exception") || n.ends_with("Interrupt") || n == "StopIteration" => {
+            ErrorType::RuntimeTimeout
+        }
+        _ => ErrorType::Other,
+    }
+}
+
+/// The type of a judged answer's mismatch (unit and step suites).
+pub fn classify_mismatch(mismatch: &Mismatch) -> ErrorType {
+    match mismatch {
+        Mismatch::Type { .. } => ErrorType::OutputType,
+        Mismatch::Value(_) => ErrorType::InvalidAnswer,
+        Mismatch::Raised(text) => classify_exception(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_classified_by_status_then_exception() {
+        assert_eq!(classify_cell("TimedOut { limit: 5s, killed: false }", "x"), ErrorType::RuntimeTimeout);
+        let blocked = "[error]\nModuleNotFoundError: 'arcpy' is not available in this sandbox (package constraint); use geopandas instead";
+        assert_eq!(classify_cell("Error", blocked), ErrorType::BlockedImport);
+        assert_eq!(classify_cell("Error", "[error]\n  File \"<cell 3>\", line 1\nSyntaxError: invalid syntax"), ErrorType::Syntax);
+        assert_eq!(
+            classify_cell("Error", "[error]\nAttributeError: 'GeoDataFrame' object has no attribute 'bufer'"),
+            ErrorType::AttributeParameter
+        );
+        assert_eq!(classify_cell("Error", "[error]\nKeyError: 'POP'"), ErrorType::RuntimeTimeout);
+        assert_eq!(classify_cell("Error", "[error]\nValueError: unexpected keyword argument 'how'"), ErrorType::AttributeParameter);
+        assert_eq!(classify_cell("Error", "[error]\nValueError: cannot reshape"), ErrorType::RuntimeTimeout);
+        assert_eq!(classify_cell("Error", "[error]\nrasterio.errors.RasterioIOError: no such file"), ErrorType::RuntimeTimeout);
+        assert_eq!(classify_cell("Error", "something odd"), ErrorType::Other);
+    }
+
+    #[test]
+    fn mismatches_map_to_answer_types() {
+        assert_eq!(classify_mismatch(&Mismatch::Type { expected: "int".into(), got: "str".into() }), ErrorType::OutputType);
+        assert_eq!(classify_mismatch(&Mismatch::Value("x".into())), ErrorType::InvalidAnswer);
+        assert_eq!(classify_mismatch(&Mismatch::Raised("TypeError: f() got 3".into())), ErrorType::AttributeParameter);
+    }
+}

@@ -1,0 +1,209 @@
+//! One scored run: what `records/<task>.<arch>.<run>.json` holds, and how it
+//! is computed from a finished work dir and the gold's.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::api::{self, OpTable, SetScore};
+use super::code;
+use super::errors::{self, ErrorType};
+use super::output_score::{self, OutputScore};
+use crate::agent::transcript::{write_atomic, RunSummary};
+use crate::outputs::{self, OutputCheck};
+
+/// L1 scores of the code of one run's successful cells against the gold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeScores {
+    /// BLEU-4 over Python tokens.
+    pub bleu4: f64,
+    /// ROUGE-L F1 over Python tokens.
+    pub rouge_l: f64,
+    /// 1 − Levenshtein / longer length, over Python tokens.
+    pub edit_similarity: f64,
+    /// API-operation precision, recall, F1.
+    pub api: SetScore,
+    /// The GIS operations the run's code performs.
+    pub ops: Vec<String>,
+    /// The functions it calls (GeoAgent's labels).
+    pub calls: Vec<String>,
+}
+
+/// A run's scores, resources and errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The task id.
+    pub task: String,
+    /// `single` or `dual`.
+    pub arch: String,
+    /// The run number, from 1.
+    pub run: usize,
+    /// `finished`, `failed` or `error` (infrastructure).
+    pub status: String,
+    /// Why the run ended.
+    pub reason: String,
+    /// R_succ of this run: finished and every declared output has content.
+    pub success: bool,
+    /// Model rounds.
+    pub rounds: usize,
+    /// Prompt tokens.
+    pub tokens_in: u64,
+    /// Completion tokens.
+    pub tokens_out: u64,
+    /// Seconds waiting for the model.
+    pub llm_seconds: f64,
+    /// Seconds running cells.
+    pub sandbox_seconds: f64,
+    /// Seconds in all.
+    pub wall_seconds: f64,
+    /// USD, when the model's price is known.
+    pub cost_usd: Option<f64>,
+    /// `execute_python` calls.
+    pub cells: usize,
+    /// Cells that did not end Ok.
+    pub failed_cells: usize,
+    /// Non-blank lines of code sent to the sandbox.
+    pub code_lines: usize,
+    /// Failed cells by error type.
+    pub cell_errors: BTreeMap<ErrorType, usize>,
+    /// The run's error type when it did not succeed.
+    pub run_error: Option<ErrorType>,
+    /// L1.
+    pub code: CodeScores,
+    /// L3 per declared output.
+    pub outputs: Vec<OutputScore>,
+    /// Q_out of this run: the mean output score (missing outputs score 0).
+    pub q_out: f64,
+    /// C_emb: cosine similarity of the log and the gold reference (not
+    /// computed yet: the embedding model is not built).
+    pub c_emb: Option<f64>,
+}
+
+impl RunRecord {
+    /// The record's file name.
+    pub fn file_name(task: &str, arch: &str, run: usize) -> String {
+        format!("{task}.{arch}.{run}.json")
+    }
+
+    /// Writes the record atomically.
+    pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        let path = dir.join(RunRecord::file_name(&self.task, &self.arch, self.run));
+        let mut bytes = serde_json::to_vec_pretty(self).expect("records serialise");
+        bytes.push(b'\n');
+        write_atomic(&path, &bytes)?;
+        Ok(path)
+    }
+
+    /// Reads a record; `None` when absent or not a whole record.
+    pub fn read(path: &Path) -> Option<RunRecord> {
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    }
+}
+
+/// What scoring needs of the gold.
+pub struct GoldReference {
+    /// The gold solution's source.
+    pub code: String,
+    /// The gold run's work dir (its `pred_results/` are the gold outputs).
+    pub dir: PathBuf,
+}
+
+/// The cells a transcript shows: (code, status, observation) per
+/// `execute_python` call.
+fn transcript_cells(path: &Path) -> Vec<(String, String, String)> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "tool" && e["name"] == "execute_python")
+        .map(|e| {
+            let args: serde_json::Value = serde_json::from_str(e["arguments"].as_str().unwrap_or("{}")).unwrap_or_default();
+            (
+                args["code"].as_str().unwrap_or_default().to_string(),
+                e["status"].as_str().unwrap_or_default().to_string(),
+                e["observation"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// L1 scores of `candidate` code against `gold` code.
+pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
+    let (g, c) = (code::token_texts(gold), code::token_texts(candidate));
+    let (gold_ops, ops) = (table.operations(gold), table.operations(candidate));
+    CodeScores {
+        bleu4: code::bleu4(&g, &c),
+        rouge_l: code::rouge_l(&g, &c),
+        edit_similarity: code::edit_similarity(&g, &c),
+        api: api::set_score(&gold_ops, &ops),
+        ops: ops.into_iter().collect(),
+        calls: api::called_functions(candidate).into_iter().collect(),
+    }
+}
+
+/// Scores a finished run in `workdir` (its `run.json`, `transcript.jsonl`,
+/// `solution.py` and `pred_results/`) against the gold.
+pub fn score_run(summary: &RunSummary, run: usize, workdir: &Path, declared: &[String], gold: &GoldReference, table: &OpTable) -> RunRecord {
+    let cells = transcript_cells(&workdir.join("transcript.jsonl"));
+    let mut cell_errors: BTreeMap<ErrorType, usize> = BTreeMap::new();
+    let mut last_error = None;
+    for (_, status, observation) in cells.iter().filter(|(_, s, _)| s != "Ok") {
+        let kind = errors::classify_cell(status, observation);
+        *cell_errors.entry(kind).or_default() += 1;
+        last_error = Some(kind);
+    }
+    let code_lines = cells.iter().map(|(c, _, _)| c.lines().filter(|l| !l.trim().is_empty()).count()).sum();
+    let checks: Vec<OutputCheck> = declared.iter().map(|d| outputs::check(&workdir.join(d))).collect();
+    let all_content = checks.iter().all(OutputCheck::is_content);
+    let success = summary.status == "finished" && all_content;
+    let run_error = (!success).then(|| {
+        if checks.iter().any(|c| matches!(c, OutputCheck::Unreadable(why) if why != "missing")) {
+            ErrorType::OutputType
+        } else if checks.iter().any(|c| matches!(c, OutputCheck::Trivial(..))) {
+            ErrorType::InvalidAnswer
+        } else if let Some(kind) = last_error {
+            kind
+        } else if summary.reason.contains("budget") {
+            ErrorType::RuntimeTimeout
+        } else {
+            ErrorType::Other
+        }
+    });
+    // The code the model wrote: its successful cells, in order (solution.py
+    // adds gisclaw's preamble, which is not the model's).
+    let candidate: String = cells.iter().filter(|(_, s, _)| s == "Ok").map(|(c, _, _)| format!("{c}\n")).collect();
+    let scores: Vec<OutputScore> = declared
+        .iter()
+        .map(|d| output_score::score_output(d, &gold.dir.join(d), &workdir.join(d)))
+        .collect();
+    let q_out = if scores.is_empty() { 0.0 } else { scores.iter().map(|s| s.score).sum::<f64>() / scores.len() as f64 };
+    RunRecord {
+        task: summary.task.clone(),
+        arch: summary.arch.clone(),
+        run,
+        status: summary.status.clone(),
+        reason: summary.reason.clone(),
+        success,
+        rounds: summary.rounds,
+        tokens_in: summary.tokens_in,
+        tokens_out: summary.tokens_out,
+        llm_seconds: summary.llm_seconds,
+        sandbox_seconds: summary.sandbox_seconds,
+        wall_seconds: summary.wall_seconds,
+        cost_usd: summary.cost_usd,
+        cells: cells.len(),
+        failed_cells: cells.iter().filter(|(_, s, _)| s != "Ok").count(),
+        code_lines,
+        cell_errors,
+        run_error,
+        code: code_scores(&gold.code, &candidate, table),
+        outputs: scores,
+        q_out,
+        c_emb: None,
+    }
+}
+
+/// The distinct functions the gold calls.
+pub fn gold_calls(gold: &GoldReference) -> BTreeSet<String> {
+    api::called_functions(&gold.code)
+}

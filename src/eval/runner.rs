@@ -1,0 +1,362 @@
+//! Runs a task suite for evaluation: every (task, arch, run) in its own work
+//! dir and sandbox session, scored as soon as it ends, its record written
+//! atomically — so a killed eval resumes with nothing lost or duplicated.
+//!
+//! Layout of the eval folder:
+//!
+//! ```text
+//! eval.json                       what was asked (checked on --resume)
+//! gold/<task>/                    the gold run: outputs, transcript, gold.py, gold.json
+//! runs/<task>/<arch>-<run>/       each run's work dir (pred_results/, transcript, solution.py, run.json)
+//! records/<task>.<arch>.<run>.json  each run's scores (its presence means done)
+//! results.json results.csv report.md   the report (see `report`)
+//! ```
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::api::OpTable;
+use super::record::{score_run, GoldReference, RunRecord};
+use crate::agent::dual::DualLimits;
+use crate::agent::memory::ErrorMemory;
+use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
+use crate::agent::single::AgentLimits;
+use crate::agent::transcript::write_atomic;
+use crate::bench::verify::{self, gold_dual_messages, gold_messages};
+use crate::llm::config::LiveConfig;
+use crate::llm::replay::ReplayBackend;
+use crate::llm::ChatBackend;
+use crate::sandbox::Zygote;
+use crate::task::LoadedTask;
+
+/// Where each run's model comes from.
+#[derive(Clone)]
+pub enum BackendSource {
+    /// The task's gold solution played through the loop (the ceiling).
+    Gold,
+    /// Recorded sessions: `DIR/<task>.<arch>.<run>.jsonl`, else
+    /// `DIR/<task>.<arch>.jsonl`, else `DIR/<task>.jsonl`.
+    Recorded(PathBuf),
+    /// A live model.
+    Live(LiveConfig),
+}
+
+impl BackendSource {
+    /// A description for the manifest and the report (never a secret).
+    pub fn describe(&self) -> String {
+        match self {
+            BackendSource::Gold => "gold replay".into(),
+            BackendSource::Recorded(dir) => format!("recorded sessions in {}", dir.display()),
+            BackendSource::Live(live) => format!("{}: {} at {}", live.name, live.model, live.base_url),
+        }
+    }
+
+    /// The recording for one run, if this source replays files.
+    pub fn recording(&self, task: &str, arch: Arch, run: usize) -> Option<PathBuf> {
+        let BackendSource::Recorded(dir) = self else { return None };
+        [
+            format!("{task}.{}.{run}.jsonl", arch.name()),
+            format!("{task}.{}.jsonl", arch.name()),
+            format!("{task}.jsonl"),
+        ]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
+    }
+
+    fn open(&self, task: &str, gold: &str, arch: Arch, run: usize) -> Result<Box<dyn ChatBackend>, String> {
+        match self {
+            BackendSource::Gold => {
+                let messages = match arch {
+                    Arch::Single => gold_messages(task, gold),
+                    Arch::Dual => gold_dual_messages(task, gold),
+                };
+                Ok(Box::new(ReplayBackend::from_messages(&format!("gold of {task}"), messages)))
+            }
+            BackendSource::Recorded(dir) => {
+                let file = self
+                    .recording(task, arch, run)
+                    .ok_or_else(|| format!("{}: no recording for {task} ({} run {run})", dir.display(), arch.name()))?;
+                ReplayBackend::open(&file).map(|b| Box::new(b) as Box<dyn ChatBackend>).map_err(|e| e.to_string())
+            }
+            BackendSource::Live(live) => crate::llm::open_live(live.clone()).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// `eval.json`: what an eval folder holds. `--resume` continues only an
+/// eval asking the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The suite folder.
+    pub suite: PathBuf,
+    /// Task ids, in order.
+    pub tasks: Vec<String>,
+    /// `single` and/or `dual`.
+    pub archs: Vec<String>,
+    /// Runs per task and arch.
+    pub runs: usize,
+    /// The backend's description.
+    pub backend: String,
+    /// Whether the prompt carried the expert workflow.
+    pub workflow: bool,
+    /// The gisclaw version that started it.
+    pub gisclaw: String,
+}
+
+/// How to run.
+pub struct EvalOptions {
+    /// The eval folder.
+    pub out: PathBuf,
+    /// Runs in parallel.
+    pub jobs: usize,
+    /// Put the expert workflow in the prompt.
+    pub workflow: bool,
+    /// Continue an existing eval folder.
+    pub resume: bool,
+    /// Most model rounds per run.
+    pub max_rounds: usize,
+    /// Time budget per run.
+    pub budget: Duration,
+    /// Per-cell time limit.
+    pub cell_timeout: Duration,
+    /// The GIS operation table of API-operation F1.
+    pub ops: OpTable,
+}
+
+/// Problems that stop an eval before it runs.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The folder holds another eval.
+    #[error("{path}: {message}")]
+    Folder {
+        /// eval.json.
+        path: String,
+        /// What differs.
+        message: String,
+    },
+    /// File system trouble.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> EvalError + '_ {
+    move |source| EvalError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// What happened, for the progress display.
+#[derive(Debug, Clone)]
+pub enum EvalEvent {
+    /// The gold of a task ran (or was found).
+    Gold {
+        /// Task id.
+        task: String,
+        /// Problems of the gold run (empty when it passed).
+        problems: Vec<String>,
+    },
+    /// The runs to do: `total` in all, `done` already recorded.
+    Planned {
+        /// All runs.
+        total: usize,
+        /// Runs recorded before this start.
+        done: usize,
+    },
+    /// A run ended and was recorded.
+    Recorded(Box<RunRecord>),
+    /// A run could not run (the sandbox or backend failed); no record.
+    Failed {
+        /// `task arch run`.
+        label: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Where the gold runs of `out` are.
+pub fn gold_dir(out: &Path, task: &str) -> PathBuf {
+    out.join("gold").join(task)
+}
+
+/// Where the records of `out` are.
+pub fn records_dir(out: &Path) -> PathBuf {
+    out.join("records")
+}
+
+/// Checks or writes `eval.json`.
+fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), EvalError> {
+    let path = out.join("eval.json");
+    std::fs::create_dir_all(records_dir(out)).map_err(io(out))?;
+    if path.is_file() {
+        if !resume {
+            return Err(EvalError::Folder {
+                path: path.display().to_string(),
+                message: "this folder already holds an eval: pass --resume to continue it, or choose another --out".into(),
+            });
+        }
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        let old: Manifest = serde_json::from_str(&text).map_err(|e| EvalError::Folder {
+            path: path.display().to_string(),
+            message: format!("line {}: {e}", e.line()),
+        })?;
+        let differs = [
+            ("suite", old.suite != manifest.suite),
+            ("tasks", old.tasks != manifest.tasks),
+            ("arch", old.archs != manifest.archs),
+            ("runs", old.runs != manifest.runs),
+            ("backend", old.backend != manifest.backend),
+            ("workflow", old.workflow != manifest.workflow),
+        ];
+        if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
+            return Err(EvalError::Folder {
+                path: path.display().to_string(),
+                message: format!("--resume: field `{field}` differs from this eval's; run with the same options or choose another --out"),
+            });
+        }
+        return Ok(());
+    }
+    let mut bytes = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
+    bytes.push(b'\n');
+    write_atomic(&path, &bytes).map_err(io(&path))
+}
+
+/// The gold run of a task: reused when `gold.json` says it ran, else run now.
+fn ensure_gold(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Vec<String> {
+    let dir = gold_dir(out, &loaded.task.id);
+    let marker = dir.join("gold.json");
+    if let Some(problems) = std::fs::read(&marker)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| serde_json::from_value::<Vec<String>>(v["problems"].clone()).ok())
+    {
+        return problems;
+    }
+    let verdict = verify::verify_task(zygote, loaded, &dir);
+    // The gold source beside its run, for reports rendered later.
+    if let Some(source) = loaded.gold.as_ref().and_then(|g| std::fs::read(g).ok()) {
+        let _ = write_atomic(&dir.join("gold.py"), &source);
+    }
+    let body = serde_json::json!({ "task": loaded.task.id, "problems": verdict.problems, "seconds": verdict.run_seconds });
+    let _ = write_atomic(&marker, format!("{body:#}\n").as_bytes());
+    verdict.problems
+}
+
+/// One (task, arch, run).
+struct Item {
+    task: usize,
+    arch: Arch,
+    run: usize,
+}
+
+/// Runs every missing (task, arch, run) of `tasks` and returns the number
+/// of runs that could not run (no record was written for them).
+pub fn run_eval(
+    zygote: &Arc<Zygote>,
+    tasks: &mut [LoadedTask],
+    manifest: &Manifest,
+    source: &BackendSource,
+    options: &EvalOptions,
+    events: &(dyn Fn(EvalEvent) + Sync),
+) -> Result<usize, EvalError> {
+    prepare_folder(&options.out, manifest, options.resume)?;
+    let archs: Vec<Arch> = manifest
+        .archs
+        .iter()
+        .map(|a| if a == "dual" { Arch::Dual } else { Arch::Single })
+        .collect();
+    let mut golds = Vec::new();
+    for loaded in tasks.iter_mut() {
+        let problems = ensure_gold(zygote, loaded, &options.out);
+        events(EvalEvent::Gold {
+            task: loaded.task.id.clone(),
+            problems,
+        });
+        let code = loaded.gold.as_ref().and_then(|g| std::fs::read_to_string(g).ok()).unwrap_or_default();
+        golds.push(GoldReference {
+            code,
+            dir: gold_dir(&options.out, &loaded.task.id),
+        });
+    }
+    let records = records_dir(&options.out);
+    let mut queue = VecDeque::new();
+    let mut done = 0;
+    for (t, loaded) in tasks.iter().enumerate() {
+        for &arch in &archs {
+            for run in 1..=manifest.runs {
+                let path = records.join(RunRecord::file_name(&loaded.task.id, arch.name(), run));
+                if RunRecord::read(&path).is_some() {
+                    done += 1;
+                } else {
+                    queue.push_back(Item { task: t, arch, run });
+                }
+            }
+        }
+    }
+    events(EvalEvent::Planned {
+        total: done + queue.len(),
+        done,
+    });
+    let queue = Mutex::new(queue);
+    let failed = Mutex::new(0usize);
+    let tasks: &[LoadedTask] = tasks;
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.max(1) {
+            scope.spawn(|| loop {
+                let Some(item) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else { break };
+                let loaded = &tasks[item.task];
+                let gold = &golds[item.task];
+                match run_one(zygote, loaded, gold, source, options, &item) {
+                    Ok(record) => events(EvalEvent::Recorded(Box::new(record))),
+                    Err(reason) => {
+                        *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                        events(EvalEvent::Failed {
+                            label: format!("{} {} run {}", loaded.task.id, item.arch.name(), item.run),
+                            reason,
+                        });
+                    }
+                }
+            });
+        }
+    });
+    Ok(failed.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Runs, scores and records one item.
+fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, source: &BackendSource, options: &EvalOptions, item: &Item) -> Result<RunRecord, String> {
+    let id = &loaded.task.id;
+    let workdir = options.out.join("runs").join(id).join(format!("{}-{}", item.arch.name(), item.run));
+    let mut backend = source.open(id, &gold.code, item.arch, item.run)?;
+    let run_options = RunOptions {
+        arch: item.arch,
+        include_workflow: options.workflow,
+        hints: Vec::new(),
+        limits: AgentLimits {
+            max_rounds: options.max_rounds,
+            budget: options.budget,
+            ..AgentLimits::default()
+        },
+        dual: DualLimits::default(),
+        sandbox: sandbox_limits(zygote.config(), options.cell_timeout, options.budget),
+    };
+    // Each run starts with an empty Error Memory, so runs stay independent.
+    let mut memory = ErrorMemory::in_memory();
+    let summary = run_task(zygote, loaded, backend.as_mut(), &mut memory, &workdir, &run_options, &mut |_| {})
+        .map_err(|e| format!("{e:#}"))?;
+    if summary.status == "error" {
+        return Err(summary.reason);
+    }
+    let record = score_run(&summary, item.run, &workdir, &loaded.task.outputs, gold, &options.ops);
+    record.write(&records_dir(&options.out)).map_err(|e| format!("writing the record: {e}"))?;
+    Ok(record)
+}
