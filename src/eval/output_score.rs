@@ -17,8 +17,9 @@
 //!   and adds no dependency.
 //! - **Table** (CSV): the mean of column overlap (Jaccard of the headers),
 //!   row count (min/max) and the mean Pearson ρ (negative counts as 0) over
-//!   shared numeric columns; rows pair up through the first shared column
-//!   whose values are unique (an id), else by position. With no shared
+//!   shared numeric columns; rows pair up through a shared key (a column
+//!   unique in both that is text or named like an id: `id`, `geoid`,
+//!   `name`, `*_code`…), else by position. With no shared
 //!   numeric column the mean is over the other two.
 //! - **Image** (PNG, …): 0 when blank (≤ [`crate::outputs::MIN_COLOURS`]
 //!   colours); otherwise the SSIM of the two images in grey at 256×256 —
@@ -311,13 +312,37 @@ fn count_ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-/// The dissolved footprint of `geometries`, buffered by `distance`.
+/// The dissolved footprint of `geometries`, each buffered by `distance`
+/// first (0: polygons as they are; other geometry types have no area).
 fn footprint(geometries: &[Geometry], distance: f64) -> Result<Geometry, String> {
-    let mut collection = Geometry::empty(OGRwkbGeometryType::wkbGeometryCollection).map_err(|e| e.to_string())?;
+    let mut multi = Geometry::empty(OGRwkbGeometryType::wkbMultiPolygon).map_err(|e| e.to_string())?;
     for g in geometries {
-        collection.add_geometry(g.clone()).map_err(|e| e.to_string())?;
+        let shape = if distance > 0.0 { g.buffer(distance, 8).map_err(|e| e.to_string())? } else { g.clone() };
+        match gdal::vector::geometry_type_flatten(shape.geometry_type()) {
+            OGRwkbGeometryType::wkbPolygon => multi.add_geometry(shape).map_err(|e| e.to_string())?,
+            OGRwkbGeometryType::wkbMultiPolygon => {
+                for i in 0..shape.geometry_count() {
+                    multi.add_geometry(shape.get_geometry(i).clone()).map_err(|e| e.to_string())?;
+                }
+            }
+            _ => {}
+        }
     }
-    collection.buffer(distance, 8).map_err(|e| e.to_string())
+    // A zero buffer dissolves overlapping parts into one valid footprint.
+    multi.buffer(0.0, 8).map_err(|e| e.to_string())
+}
+
+/// The diagonal of the bounding box of `geometries`.
+fn extent_diagonal(geometries: &[Geometry]) -> f64 {
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for g in geometries {
+        let e = g.envelope();
+        x0 = x0.min(e.MinX);
+        y0 = y0.min(e.MinY);
+        x1 = x1.max(e.MaxX);
+        y1 = y1.max(e.MaxY);
+    }
+    ((x1 - x0).powi(2) + (y1 - y0).powi(2)).sqrt()
 }
 
 /// Area IoU of the two footprints, the candidate in the gold's CRS.
@@ -336,9 +361,9 @@ fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, St
     let distance = if gold.polygonal && candidate.polygonal {
         0.0
     } else {
-        let envelope = footprint(&gold.geometries, 0.0)?.envelope();
-        let diagonal = ((envelope.MaxX - envelope.MinX).powi(2) + (envelope.MaxY - envelope.MinY).powi(2)).sqrt();
-        (0.005 * diagonal).max(f64::MIN_POSITIVE)
+        // A single point has no extent: one unit then.
+        let diagonal = extent_diagonal(&gold.geometries);
+        if diagonal > 0.0 { 0.005 * diagonal } else { 1.0 }
     };
     let ours = footprint(&gold.geometries, distance)?;
     let theirs = footprint(&theirs, distance)?;
@@ -435,11 +460,16 @@ fn table(gold: &Path, candidate: &Path) -> Scored {
     let columns = jaccard(&gold_cols, &cand_cols);
     let rows = count_ratio(g.rows.len() as u64, c.rows.len() as u64);
     let shared: Vec<&String> = g.columns.iter().filter(|name| cand_cols.contains(*name)).collect();
-    // Pair rows through a shared id column when there is one.
-    let key = shared.iter().find(|name| {
-        let unique = |t: &Table| t.column(name).is_some_and(|v| v.iter().collect::<BTreeSet<_>>().len() == v.len() && t.numeric(name).is_none());
-        unique(&g) && unique(&c)
-    });
+    // Pair rows through a shared key: a column unique in both tables that
+    // is not numeric, or whose name says it is an identifier.
+    let unique = |t: &Table, name: &str| t.column(name).is_some_and(|v| v.iter().collect::<BTreeSet<_>>().len() == v.len());
+    let id_like = |name: &str| ["id", "name", "code", "key", "fips"].iter().any(|w| name == *w || name.ends_with(&format!("_{w}")) || name.ends_with(w) && name.len() <= 6);
+    let keys: Vec<&&String> = shared.iter().filter(|n| unique(&g, n) && unique(&c, n)).collect();
+    let key = keys
+        .iter()
+        .find(|n| g.numeric(n).is_none())
+        .or_else(|| keys.iter().find(|n| id_like(n)))
+        .map(|n| **n);
     let pairing: Vec<(usize, usize)> = match key {
         Some(name) => {
             let theirs: HashMap<&str, usize> = c.column(name).unwrap_or_default().into_iter().enumerate().map(|(i, v)| (v, i)).collect();
