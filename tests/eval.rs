@@ -1,0 +1,248 @@
+//! `gisclaw eval` end to end with recorded sessions through the real loop
+//! and sandbox: the report's numbers, a resume after SIGKILL, bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::gisclaw;
+use gisclaw::bench::verify::{gold_dual_messages, gold_messages};
+use gisclaw::eval::api::{self, OpTable};
+use gisclaw::llm::{Message, ToolCall};
+use serde_json::{json, Value};
+
+fn suite() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst")
+}
+
+fn gold(task: &str) -> String {
+    std::fs::read_to_string(suite().join(task).join("gold.py")).unwrap()
+}
+
+fn write_jsonl(path: &Path, messages: &[Message]) {
+    let lines: Vec<String> = messages.iter().map(|m| serde_json::to_string(m).unwrap()).collect();
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+fn cell(code: &str) -> Message {
+    Message {
+        content: Some("a cell".into()),
+        tool_calls: vec![ToolCall::function("c", "execute_python", json!({ "code": code }).to_string())],
+        ..Message::default()
+    }
+}
+
+fn finish() -> Message {
+    Message {
+        content: Some("done".into()),
+        tool_calls: vec![ToolCall::function("f", "finish", json!({ "summary": "done" }).to_string())],
+        ..Message::default()
+    }
+}
+
+/// T03's gold without its last cell (the map): the PNG is never drawn.
+fn gold_t03_without_map() -> String {
+    let source = gold("T03");
+    source[..source.find("# %% map").expect("T03's gold has a map cell")].to_string()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = gisclaw(args, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{args:?}\n{stderr}");
+    stderr
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("recordings");
+    std::fs::create_dir(&rec).unwrap();
+    // T01: the gold, both architectures (success).
+    write_jsonl(&rec.join("T01.single.jsonl"), &gold_messages("T01", &gold("T01")));
+    write_jsonl(&rec.join("T01.dual.jsonl"), &gold_dual_messages("T01", &gold("T01")));
+    // T02: a blocked import and a syntax error, then a finish that is refused.
+    write_jsonl(&rec.join("T02.jsonl"), &[cell("import arcpy"), cell("x = (1,"), finish()]);
+    // T03: gold for SA; DA leaves out the map.
+    write_jsonl(&rec.join("T03.single.jsonl"), &gold_messages("T03", &gold("T03")));
+    write_jsonl(&rec.join("T03.dual.jsonl"), &gold_dual_messages("T03", &gold_t03_without_map()));
+    let out = dir.path().join("eval");
+    let suite = suite();
+    run_ok(&[
+        "eval", "--suite", suite.to_str().unwrap(), "--tasks", "1-3", "--arch", "both", "--runs", "1", "--replay",
+        rec.to_str().unwrap(), "--out", out.to_str().unwrap(), "-j", "2",
+    ]);
+    let results = read_json(&out.join("results.json"));
+    let cells = results["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    let (sa, da) = (&cells[0], &cells[1]);
+    assert_eq!((sa["arch"].as_str(), da["arch"].as_str()), (Some("single"), Some("dual")));
+    assert!(close(sa["success_rate"].as_f64().unwrap(), 2.0 / 3.0), "{sa}");
+    assert!(close(da["success_rate"].as_f64().unwrap(), 1.0 / 3.0), "{da}");
+
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    let run = |task: &str, arch: &str| runs.iter().find(|r| r["task"] == task && r["arch"] == arch).unwrap().clone();
+    // T02 SA: failed with two failing cells, a blocked import then a syntax error.
+    let t02 = run("T02", "single");
+    assert_eq!(t02["success"], false);
+    assert_eq!(t02["cell_errors"], json!({ "blocked_import": 1, "syntax": 1 }));
+    assert_eq!(t02["run_error"], "syntax");
+    assert_eq!((t02["q_out"].as_f64(), t02["code"]["api"]["f1"].as_f64()), (Some(0.0), Some(0.0)));
+    // T02 DA: the planner never got a plan; no cell ran.
+    let t02d = run("T02", "dual");
+    assert_eq!((t02d["cells"].as_u64(), t02d["run_error"].as_str()), (Some(0), Some("other")));
+    // T03 DA: the GeoJSON matches the gold's, the map is missing → Q_out 1/2.
+    let t03d = run("T03", "dual");
+    assert_eq!(t03d["success"], false);
+    assert!(close(t03d["q_out"].as_f64().unwrap(), 0.5), "{t03d}");
+    let outputs = t03d["outputs"].as_array().unwrap();
+    assert_eq!(outputs[0]["note"], "missing");
+    assert!(close(outputs[1]["score"].as_f64().unwrap(), 1.0), "{t03d}");
+    // Its API F1 follows from the operations of the code it ran.
+    let table = OpTable::built_in();
+    let expected_f1 = api::set_score(&table.operations(&gold("T03")), &table.operations(&gold_t03_without_map())).f1;
+    assert!(close(t03d["code"]["api"]["f1"].as_f64().unwrap(), expected_f1));
+    assert!(expected_f1 < 1.0, "dropping the map drops plotting operations");
+    // Composites: (0.4·succ + 0.3·Q + 0.15·F) / 0.85 while C_emb is absent.
+    assert_eq!(results["c_emb_missing"], true);
+    for r in runs {
+        let s = (0.4 * f64::from(u8::from(r["success"] == true)) + 0.3 * r["q_out"].as_f64().unwrap() + 0.15 * r["code"]["api"]["f1"].as_f64().unwrap()) / 0.85;
+        assert!(close(r["composite"].as_f64().unwrap(), s), "{r}");
+    }
+    let s03d = (0.3 * 0.5 + 0.15 * expected_f1) / 0.85;
+    assert!(close(run("T03", "dual")["composite"].as_f64().unwrap(), s03d));
+    // The cell's composite is the mean of its runs; Q_out counts successes only.
+    assert!(close(sa["composite"].as_f64().unwrap(), (1.0 + 0.0 + 1.0) / 3.0), "{sa}");
+    assert!(close(da["composite"].as_f64().unwrap(), (1.0 + 0.0 + s03d) / 3.0), "{da}");
+    assert!(close(da["q_out"].as_f64().unwrap(), 1.0), "{da}");
+    // Paired test over (task, run): SA (1, 0, 1) vs DA (1, 0, s03d): Cliff's δ = (4 − 2)/9.
+    let cmp = &results["comparisons"][0];
+    assert_eq!(cmp["n"], 3);
+    assert!(close(cmp["cliffs_delta"].as_f64().unwrap(), 2.0 / 9.0), "{cmp}");
+    // Error types per cell: SA has one syntax-type failed run; DA one "other" and one "other" (missing map, no failing cell).
+    assert_eq!(sa["run_errors"], json!({ "syntax": 1 }));
+    assert_eq!(da["run_errors"], json!({ "other": 2 }));
+    // CSV: a header and one row per run; the markdown carries the numbers.
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 7);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| gold replay") || md.contains("recorded sessions"), "{md}");
+    assert!(md.contains("0.667") && md.contains("0.333"), "{md}");
+    assert!(md.contains("C_emb is not computed"), "{md}");
+    // `eval report` re-renders the same numbers from the records alone.
+    std::fs::remove_file(out.join("results.json")).unwrap();
+    run_ok(&["eval", "report", out.to_str().unwrap(), "--weights", "0.4,0.3,0.15,0.15"]);
+    let again = read_json(&out.join("results.json"));
+    assert_eq!(again["cells"], results["cells"]);
+    // Other weights change the composite as the formula says: success only.
+    let other = dir.path().join("other");
+    run_ok(&["eval", "report", out.to_str().unwrap(), "--out", other.to_str().unwrap(), "--weights", "1,0,0,0"]);
+    let w = read_json(&other.join("results.json"));
+    assert!(close(w["cells"][1]["composite"].as_f64().unwrap(), 1.0 / 3.0));
+}
+
+#[test]
+fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("recordings");
+    std::fs::create_dir(&rec).unwrap();
+    write_jsonl(&rec.join("T01.jsonl"), &gold_messages("T01", &gold("T01")));
+    // T02 hangs in its first cell until the process is killed.
+    write_jsonl(&rec.join("T02.jsonl"), &[cell("import time\ntime.sleep(120)"), finish()]);
+    write_jsonl(&rec.join("T03.jsonl"), &gold_messages("T03", &gold("T03")));
+    let out = dir.path().join("eval");
+    let suite = suite();
+    let args = [
+        "eval", "--suite", suite.to_str().unwrap(), "--tasks", "1-3", "--runs", "1", "--replay", rec.to_str().unwrap(), "--out",
+        out.to_str().unwrap(),
+    ];
+    let memory = std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gisclaw"))
+        .args(args)
+        .env("GISCLAW_ERROR_MEMORY", memory)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let records = out.join("records");
+    let t01 = records.join("T01.single.1.json");
+    let t02_dir = out.join("runs/T02/single-1/transcript.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !(t01.is_file() && t02_dir.is_file()) {
+        assert!(Instant::now() < deadline, "the eval never reached T02");
+        assert!(child.try_wait().unwrap().is_none(), "the eval ended before it was killed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let names = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&records), ["T01.single.1.json"], "only the finished run is recorded, and nothing half-written");
+    let kept = std::fs::read(&t01).unwrap();
+
+    // Without --resume the folder is refused; with other options too.
+    let refused = gisclaw(&args, &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+    let mut other: Vec<&str> = args.to_vec();
+    other[6] = "2";
+    other.push("--resume");
+    let differs = gisclaw(&other, &[]);
+    assert_eq!(differs.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&differs.stderr).contains("`runs`"), "{}", String::from_utf8_lossy(&differs.stderr));
+
+    // T02's model now answers at once; resume runs only what is missing.
+    write_jsonl(&rec.join("T02.jsonl"), &[cell("print('quick')"), finish()]);
+    let mut resume: Vec<&str> = args.to_vec();
+    resume.push("--resume");
+    let stderr = run_ok(&resume);
+    assert!(stderr.contains("3 runs, 1 already recorded"), "{stderr}");
+    assert_eq!(names(&records), ["T01.single.1.json", "T02.single.1.json", "T03.single.1.json"]);
+    assert_eq!(std::fs::read(&t01).unwrap(), kept, "a recorded run is never redone");
+    let results = read_json(&out.join("results.json"));
+    assert_eq!(results["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(results["missing_runs"], 0);
+}
+
+#[test]
+fn bad_eval_input_is_one_line_naming_what_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite();
+    let s = suite.to_str().unwrap();
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["eval"], "--suite"),
+        (vec!["eval", "--suite", s, "--tasks", "1", "--replay", rec.to_str().unwrap()], "no recording for T01 single run 1"),
+        (vec!["eval", "--suite", s, "--tasks", "1", "--replay-gold", "--weights", "1,2"], "four numbers"),
+        (vec!["eval", "--suite", s, "--tasks", "1"], "no model backend"),
+        (vec!["eval", "report", dir.path().to_str().unwrap()], "not an eval folder"),
+    ];
+    for (args, needle) in cases {
+        let out = gisclaw(&args, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    let ops = dir.path().join("ops.toml");
+    std::fs::write(&ops, "[ops]\nbuffer = 3\n").unwrap();
+    let out = gisclaw(&["eval", "--suite", s, "--tasks", "1", "--replay-gold", "--api-ops", ops.to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(2) && stderr.contains("ops.toml: line 2"), "{stderr}");
+}
