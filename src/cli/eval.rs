@@ -176,7 +176,7 @@ fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
         )));
     };
     live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
-    Ok(BackendSource::Live(live))
+    Ok(BackendSource::Live(Box::new(live)))
 }
 
 fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {

@@ -42,7 +42,7 @@ pub enum BackendSource {
     /// `DIR/<task>.<arch>.jsonl`, else `DIR/<task>.jsonl`.
     Recorded(PathBuf),
     /// A live model.
-    Live(LiveConfig),
+    Live(Box<LiveConfig>),
 }
 
 impl BackendSource {
@@ -83,7 +83,7 @@ impl BackendSource {
                     .ok_or_else(|| format!("{}: no recording for {task} ({} run {run})", dir.display(), arch.name()))?;
                 ReplayBackend::open(&file).map(|b| Box::new(b) as Box<dyn ChatBackend>).map_err(|e| e.to_string())
             }
-            BackendSource::Live(live) => crate::llm::open_live(live.clone()).map_err(|e| e.to_string()),
+            BackendSource::Live(live) => crate::llm::open_live((**live).clone()).map_err(|e| e.to_string()),
         }
     }
 }
