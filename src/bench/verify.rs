@@ -232,4 +232,23 @@ mod tests {
         assert!(m[1].tool_calls[0].function.arguments.contains("b = a + 1"));
         assert_eq!(m[2].tool_calls[0].function.name, "finish");
     }
+
+    #[test]
+    fn gold_plays_through_the_dual_agent_as_a_plan_of_consecutive_cell_groups() {
+        use crate::agent::dual::{parse_plan, PLAN_STEPS};
+        let source: String = (1..=10).map(|i| format!("# %%\nx{i} = {i}\n")).collect();
+        let m = gold_dual_messages("T9", &source);
+        let plan = parse_plan(&m[0], PLAN_STEPS.0, PLAN_STEPS.1).unwrap();
+        assert_eq!(plan.steps.len(), 7);
+        // Per step: its cells, then step_done; the cells stay in order.
+        let names: Vec<&str> = m[1..].iter().map(|x| x.tool_calls[0].function.name.as_str()).collect();
+        assert_eq!(names.iter().filter(|n| **n == "step_done").count(), 7);
+        assert_eq!(names.iter().filter(|n| **n == "execute_python").count(), 10);
+        let codes: Vec<&str> = m.iter().flat_map(|x| &x.tool_calls).filter(|c| c.function.name == "execute_python").map(|c| c.function.arguments.as_str()).collect();
+        assert!(codes[0].contains("x1 = 1") && codes[9].contains("x10 = 10"));
+        // Fewer cells than the fewest steps: trailing steps are empty.
+        let short = gold_dual_messages("T9", "a = 1\n");
+        assert_eq!(parse_plan(&short[0], PLAN_STEPS.0, PLAN_STEPS.1).unwrap().steps.len(), 3);
+        assert_eq!(short.len(), 1 + 1 + 3);
+    }
 }

@@ -1,7 +1,7 @@
 //! One scored run: what `records/<task>.<arch>.<run>.json` holds, and how it
 //! is computed from a finished work dir and the gold's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -201,9 +201,4 @@ pub fn score_run(summary: &RunSummary, run: usize, workdir: &Path, declared: &[S
         q_out,
         c_emb: None,
     }
-}
-
-/// The distinct functions the gold calls.
-pub fn gold_calls(gold: &GoldReference) -> BTreeSet<String> {
-    api::called_functions(&gold.code)
 }
