@@ -89,6 +89,33 @@ pub enum SchemaError {
 fn quiet_gdal() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| gdal::config::set_error_handler(|_, _, _| {}));
+    quiet_hdf5_in_this_thread();
+}
+
+/// HDF5 (under GDAL's netCDF and HDF5 drivers) prints its error stack to
+/// stderr for every attribute netCDF probes and does not find. Its
+/// "auto print" switch is per thread, and netCDF turns it off only in the
+/// thread that opened the first file — so threads (`eval -j`) printed pages
+/// of HDF5-DIAG. Turned off here in each thread that opens a dataset; the
+/// function is looked up at run time, so a GDAL without HDF5 is fine.
+fn quiet_hdf5_in_this_thread() {
+    thread_local!(static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if DONE.get() {
+        return;
+    }
+    DONE.set(true);
+    // herr_t H5Eset_auto2(hid_t estack, H5E_auto2_t func, void *data); hid_t is int64_t.
+    type SetAuto = unsafe extern "C" fn(i64, *const libc::c_void, *mut libc::c_void) -> i32;
+    // SAFETY: dlsym with a NUL-terminated name; a non-null result is
+    // H5Eset_auto2 from the HDF5 library GDAL loaded, whose C signature is
+    // SetAuto. H5E_DEFAULT is 0 and a null handler disables printing.
+    unsafe {
+        let symbol = libc::dlsym(libc::RTLD_DEFAULT, c"H5Eset_auto2".as_ptr());
+        if !symbol.is_null() {
+            let set_auto: SetAuto = std::mem::transmute::<*mut libc::c_void, SetAuto>(symbol);
+            set_auto(0, std::ptr::null(), std::ptr::null_mut());
+        }
+    }
 }
 
 /// Every file under `dir`, relative, sorted (nested folders flattened).

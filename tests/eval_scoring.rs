@@ -105,6 +105,17 @@ fn tables_pair_rows_by_an_id_column_and_average_three_parts() {
 }
 
 #[test]
+fn one_row_tables_compare_values_by_relative_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let gold = file(dir.path(), "gold.csv", "metric,value\nauc,0.8\n");
+    assert!(close(score_output("t.csv", &gold, &gold).score, 1.0));
+    // Half the value: relative error 1/2, agreement 1/2.
+    let half = file(dir.path(), "half.csv", "metric,value\nauc,0.4\n");
+    let s = score_output("t.csv", &gold, &half);
+    assert!(close(s.score, (1.0 + 1.0 + 0.5) / 3.0), "{s:?}");
+}
+
+#[test]
 fn images_blank_score_zero_and_otherwise_ssim_is_a_weak_signal() {
     let dir = tempfile::tempdir().unwrap();
     let gold = dir.path().join("gold.png");

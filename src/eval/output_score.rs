@@ -16,8 +16,9 @@
 //!   uses — rather than the `geo` crate, so it agrees with a Python scorer
 //!   and adds no dependency.
 //! - **Table** (CSV): the mean of column overlap (Jaccard of the headers),
-//!   row count (min/max) and the mean Pearson ρ (negative counts as 0) over
-//!   shared numeric columns; rows pair up through a shared key (a column
+//!   row count (min/max) and the mean agreement of shared numeric columns —
+//!   Pearson ρ (negative counts as 0), or where ρ is undefined (one row, a
+//!   constant column) 1 − min(1, relative error); rows pair up through a shared key (a column
 //!   unique in both that is text or named like an id: `id`, `geoid`,
 //!   `name`, `*_code`…), else by position. With no shared
 //!   numeric column the mean is over the other two.
@@ -481,8 +482,7 @@ fn table(gold: &Path, candidate: &Path) -> Scored {
     for name in &shared {
         let (Some(a), Some(b)) = (g.numeric(name), c.numeric(name)) else { continue };
         let pairs: Vec<(f64, f64)> = pairing.iter().map(|(i, j)| (a[*i], b[*j])).filter(|(x, y)| !x.is_nan() && !y.is_nan()).collect();
-        let rho = pearson(&pairs);
-        rhos.push(if rho.is_nan() { 0.0 } else { rho.max(0.0) });
+        rhos.push(column_agreement(&pairs));
     }
     let mut p = parts(&[("columns", columns), ("rows", rows)]);
     let note = match key {
@@ -495,6 +495,28 @@ fn table(gold: &Path, candidate: &Path) -> Scored {
     let rho = rhos.iter().sum::<f64>() / rhos.len() as f64;
     p.insert("rho".into(), rho);
     Ok(((columns + rows + rho) / 3.0, p, format!("{note}; {} shared numeric column(s)", rhos.len())))
+}
+
+/// How well a shared numeric column agrees: Pearson ρ (negative counts 0)
+/// when it is defined — two or more pairs, neither side constant — else
+/// (a one-row summary table, a constant column) 1 − min(1, Σ|p−g| / Σ|g|),
+/// the raster's relative error.
+fn column_agreement(pairs: &[(f64, f64)]) -> f64 {
+    let constant = |side: fn(&(f64, f64)) -> f64| pairs.iter().all(|p| side(p) == side(&pairs[0]));
+    if pairs.is_empty() {
+        return 0.0;
+    }
+    if pairs.len() >= 2 && !constant(|p| p.0) && !constant(|p| p.1) {
+        return pearson(pairs).max(0.0);
+    }
+    let (err, size) = pairs.iter().fold((0.0, 0.0), |(e, s), (g, c)| (e + (g - c).abs(), s + g.abs()));
+    if size > 0.0 {
+        1.0 - (err / size).min(1.0)
+    } else if err == 0.0 {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 // ---------------------------------------------------------------- image
