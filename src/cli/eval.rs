@@ -12,11 +12,10 @@ use gisclaw::bench::SuiteKind;
 use gisclaw::eval::api::OpTable;
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::eval::runner::{run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
-use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 
 use super::bench::load_suite;
-use super::solve::UsageError;
+use super::solve::{no_backend, BackendArgs, UsageError};
 
 /// Which architectures to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -78,15 +77,9 @@ pub struct EvalRunArgs {
     /// Runs in parallel (each with its own sandbox session).
     #[arg(short = 'j', long, default_value_t = 1)]
     pub jobs: usize,
-    /// Model backend: `openai`, `ollama` or a config profile (see `solve`).
-    #[arg(long, value_name = "NAME")]
-    pub backend: Option<String>,
-    /// Model name.
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Server URL.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    /// The model backend.
+    #[command(flatten)]
+    pub model: BackendArgs,
     /// Play each task's gold solution through the loop (the ceiling of the
     /// infrastructure: what a perfect model would score).
     #[arg(long, conflicts_with_all = ["replay", "backend", "model", "base_url"])]
@@ -162,20 +155,9 @@ fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
         }
         return Ok(BackendSource::Recorded(dir.clone()));
     }
-    let path = config::config_path();
-    let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
-    let choice = BackendChoice {
-        backend: args.backend.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
+    let Some(live) = args.model.resolve_live()? else {
+        return Err(no_backend("--replay-gold / --replay DIR"));
     };
-    let Some(live) = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))? else {
-        return Err(UsageError(format!(
-            "no model backend: set OPENAI_API_KEY (and OPENAI_MODEL), OPENAI_BASE_URL or OLLAMA_HOST, pass --backend/--model or a profile in {}; or --replay-gold / --replay DIR",
-            path.display()
-        )));
-    };
-    live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
     Ok(BackendSource::Live(Box::new(live)))
 }
 

@@ -26,17 +26,9 @@ pub struct SolveArgs {
     /// Agent architecture: single (ReAct) or dual (plan/execute/replan).
     #[arg(long, value_enum, default_value = "single")]
     pub arch: Arch,
-    /// Model backend: `openai`, `ollama`, `replay`, or a profile of the
-    /// config file (default: the config's `default`, else OPENAI_* /
-    /// OLLAMA_HOST from the environment, else the task's recorded replay).
-    #[arg(long, value_name = "NAME")]
-    pub backend: Option<String>,
-    /// Model name (overrides the profile, OPENAI_MODEL and OLLAMA_MODEL).
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Server URL (overrides the profile, OPENAI_BASE_URL and OLLAMA_HOST).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    /// The model backend (without one: the task's recorded replay).
+    #[command(flatten)]
+    pub model: BackendArgs,
     /// Play back this JSONL file of assistant messages instead of a live model.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
@@ -61,6 +53,54 @@ pub struct SolveArgs {
     /// Neither read nor update the Error Memory (ablation).
     #[arg(long)]
     pub no_memory: bool,
+}
+
+/// The live-model options of `solve` and `eval`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BackendArgs {
+    /// Model backend: `openai`, `ollama`, or a profile of the config file
+    /// (default: the config's `default`, else OPENAI_* / OLLAMA_HOST from
+    /// the environment).
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+    /// Model name (overrides the profile, OPENAI_MODEL and OLLAMA_MODEL).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Server URL (overrides the profile, OPENAI_BASE_URL and OLLAMA_HOST).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
+/// What to set when no model is configured (`alternatives` ends the line).
+pub fn no_backend(alternatives: &str) -> UsageError {
+    UsageError(format!(
+        "no model backend: set OPENAI_API_KEY (and OPENAI_MODEL), or OPENAI_BASE_URL for a local OpenAI-compatible server, or OLLAMA_HOST (and OLLAMA_MODEL); or pass --backend/--model, a profile in {}, or {alternatives}",
+        config::config_path().display()
+    ))
+}
+
+impl BackendArgs {
+    /// The live model these options, the config file and the environment
+    /// name, checked to be reachable; `None` when none is configured.
+    pub fn resolve_live(&self) -> Result<Option<config::LiveConfig>, UsageError> {
+        if self.backend.as_deref() == Some("local") {
+            return Err(UsageError(
+                "the `local` backend (a llama.cpp server managed by gisclaw) is not built yet; start an OpenAI-compatible server yourself and use --backend openai --base-url URL".into(),
+            ));
+        }
+        let path = config::config_path();
+        let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
+        let choice = BackendChoice {
+            backend: self.backend.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+        };
+        let live = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))?;
+        if let Some(live) = &live {
+            live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
+        }
+        Ok(live)
+    }
 }
 
 /// A usage or configuration problem: exit code 2.
@@ -88,31 +128,15 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
     if let Some(file) = &args.replay {
         return open(file);
     }
-    if args.backend.as_deref() == Some("replay") {
+    if args.model.backend.as_deref() == Some("replay") {
         return Err(UsageError("--backend replay needs --replay FILE".into()));
     }
-    if args.backend.as_deref() == Some("local") {
-        return Err(UsageError(
-            "the `local` backend (a llama.cpp server managed by gisclaw) is not built yet; start an OpenAI-compatible server yourself and use --backend openai --base-url URL".into(),
-        ));
-    }
-    let path = config::config_path();
-    let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
-    let choice = BackendChoice {
-        backend: args.backend.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-    };
-    if let Some(live) = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))? {
-        live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
+    if let Some(live) = args.model.resolve_live()? {
         return gisclaw::llm::open_live(live).map_err(|e| UsageError(e.to_string()));
     }
     let recorded = task.path.parent().unwrap_or(Path::new(".")).join(RECORDED_SESSION);
     if !recorded.is_file() {
-        return Err(UsageError(format!(
-            "no model backend: set OPENAI_API_KEY (and OPENAI_MODEL), or OPENAI_BASE_URL for a local OpenAI-compatible server, or OLLAMA_HOST (and OLLAMA_MODEL); or pass --backend/--model, a profile in {}, or --replay FILE",
-            path.display()
-        )));
+        return Err(no_backend("--replay FILE"));
     }
     eprintln!(
         "gisclaw: REPLAY — no model backend is configured, so this run plays back the recorded session {} through the real sandbox; it is not a model answering. To go live: set OPENAI_API_KEY and OPENAI_MODEL (or OPENAI_BASE_URL for a local server, or OLLAMA_HOST), or pass --backend.",
