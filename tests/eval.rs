@@ -216,6 +216,8 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
     assert_eq!(std::fs::read(&t01).unwrap(), kept, "a recorded run is never redone");
     let results = read_json(&out.join("results.json"));
     assert_eq!(results["runs"].as_array().unwrap().len(), 3);
+    // The resumed runs have their data: T03's gold succeeds again.
+    assert_eq!(read_json(&records.join("T03.single.1.json"))["success"], true);
     assert_eq!(results["missing_runs"], 0);
 }
 

@@ -26,6 +26,7 @@ use crate::agent::memory::ErrorMemory;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::transcript::write_atomic;
+use crate::bench::data;
 use crate::bench::verify::{self, gold_dual_messages, gold_messages};
 use crate::llm::config::LiveConfig;
 use crate::llm::replay::ReplayBackend;
@@ -231,10 +232,15 @@ fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), E
     write_atomic(&path, &bytes).map_err(io(&path))
 }
 
-/// The gold run of a task: reused when `gold.json` says it ran, else run now.
+/// The gold run of a task: reused when `gold.json` says it ran, else run
+/// now. Either way the task's data are made ready (generated or found in
+/// the cache), which the runs need.
 fn ensure_gold(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Vec<String> {
     let dir = gold_dir(out, &loaded.task.id);
     let marker = dir.join("gold.json");
+    if let Err(e) = data::ensure(zygote, loaded) {
+        return vec![e.to_string()];
+    }
     if let Some(problems) = std::fs::read(&marker)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
