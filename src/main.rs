@@ -27,8 +27,9 @@ enum Command {
     /// Benchmark suites: verify gold solutions, generate data, import GeoAnalystBench.
     #[command(subcommand)]
     Bench(cli::bench::BenchCommand),
-    /// Evaluate an agent on a task suite: repeated runs, three-layer scoring
-    /// (code, process, outputs), statistics and a report.
+    /// Evaluate an agent on a task suite: repeated runs scored on code (L1)
+    /// and outputs (L3), statistics and a report (process scoring, L2, is
+    /// not built yet).
     Eval(cli::eval::EvalArgs),
     /// Report what is installed, what is missing and how to fix it.
     Doctor,
