@@ -83,3 +83,24 @@ fn doctor_names_the_fix_for_a_missing_venv() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("MISSING") && stdout.contains("make setup"), "{stdout}");
 }
+
+#[test]
+fn cells_are_interrupted_even_when_gisclaw_starts_with_sigint_ignored() {
+    // A background job of a shell without job control (a CI script, nohup)
+    // starts with SIGINT ignored; the worker must still turn the timeout's
+    // SIGINT into KeyboardInterrupt instead of being killed.
+    let dir = tempfile::tempdir().unwrap();
+    let file = script(&dir, "kept = 1\n# %%\nwhile True:\n    pass\n# %%\nprint('after', kept)\n");
+    let work = dir.path().join("work");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#"trap "" INT; exec "$0" exec "$1" --workdir "$2" --cell-timeout 2"#)
+        .arg(env!("CARGO_BIN_EXE_gisclaw"))
+        .arg(&file)
+        .arg(&work)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("limit and was interrupted"), "{stdout}");
+    assert!(stdout.contains("after 1"), "{stdout}");
+}

@@ -118,6 +118,16 @@ fn init_python(venv: &Path) -> Result<(), StartError> {
     let python = venv.join("bin").join("python");
     let executable = CString::new(python.as_os_str().as_encoded_bytes())
         .map_err(|_| StartError::Init("venv path contains a NUL byte".into()))?;
+    // CPython installs its SIGINT handler (KeyboardInterrupt, which cell
+    // timeouts and cancellation rely on) only when SIGINT is not ignored at
+    // start-up — and a process started in the background by a shell without
+    // job control (`cmd &` in a script, nohup, some CI runners) inherits
+    // SIGINT ignored. Reset it so the handler is always installed.
+    // SAFETY: setting a signal disposition to its default has no
+    // preconditions; no other thread exists yet.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
     // SAFETY: the config is initialised by PyConfig_InitIsolatedConfig before
     // use, only written through CPython's setters or plain int fields, and
     // cleared after Py_InitializeFromConfig copied it.
