@@ -30,7 +30,7 @@ use serde_json::json;
 
 use super::api::{self, LabelMetrics};
 use super::record::RunRecord;
-use super::runner::{gold_dir, records_dir, Manifest};
+use super::runner::{self, gold_dir, records_dir, Manifest};
 use super::stats::{self, Wilcoxon};
 use crate::agent::transcript::write_atomic;
 
@@ -148,11 +148,7 @@ impl EvalData {
             let gold = gold_dir(dir, task);
             let code = std::fs::read_to_string(gold.join("gold.py")).unwrap_or_default();
             gold_calls.insert(task.clone(), api::called_functions(&code));
-            let problems = std::fs::read(gold.join("gold.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-                .and_then(|v| serde_json::from_value::<Vec<String>>(v["problems"].clone()).ok())
-                .unwrap_or_else(|| vec!["the gold run left no gold.json".into()]);
+            let problems = runner::gold_problems(dir, task).unwrap_or_else(|| vec!["the gold run left no gold.json".into()]);
             gold_problems.insert(task.clone(), problems);
             for arch in &manifest.archs {
                 for run in 1..=manifest.runs {

@@ -190,6 +190,14 @@ pub fn gold_dir(out: &Path, task: &str) -> PathBuf {
     out.join("gold").join(task)
 }
 
+/// The problems `gold/<task>/gold.json` recorded for the task's gold run
+/// (empty when it passed); `None` when the gold has not run.
+pub fn gold_problems(out: &Path, task: &str) -> Option<Vec<String>> {
+    let bytes = std::fs::read(gold_dir(out, task).join("gold.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    serde_json::from_value(value["problems"].clone()).ok()
+}
+
 /// Where the records of `out` are.
 pub fn records_dir(out: &Path) -> PathBuf {
     out.join("records")
@@ -241,11 +249,7 @@ fn ensure_gold(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Vec
     if let Err(e) = data::ensure(zygote, loaded) {
         return vec![e.to_string()];
     }
-    if let Some(problems) = std::fs::read(&marker)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| serde_json::from_value::<Vec<String>>(v["problems"].clone()).ok())
-    {
+    if let Some(problems) = gold_problems(out, &loaded.task.id) {
         return problems;
     }
     let verdict = verify::verify_task(zygote, loaded, &dir);
