@@ -61,6 +61,39 @@ impl Transcript {
     }
 }
 
+/// One `execute_python` call as a transcript recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellEvent {
+    /// The tool call's id (`?` when absent).
+    pub call_id: String,
+    /// The code sent.
+    pub code: String,
+    /// The cell's status (`Ok`, `Error`, `TimedOut { … }`…; `?` when absent).
+    pub status: String,
+    /// The observation the model read.
+    pub observation: String,
+}
+
+/// The `execute_python` calls of the transcript at `path`, in order.
+pub fn read_cells(path: &Path) -> std::io::Result<Vec<CellEvent>> {
+    let text = std::fs::read_to_string(path)?;
+    let field = |e: &Value, name: &str, absent: &str| e[name].as_str().unwrap_or(absent).to_string();
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "tool" && e["name"] == "execute_python")
+        .map(|e| {
+            let args: Value = serde_json::from_str(e["arguments"].as_str().unwrap_or("{}")).unwrap_or_default();
+            CellEvent {
+                call_id: field(&e, "call_id", "?"),
+                code: field(&args, "code", ""),
+                status: field(&e, "status", "?"),
+                observation: field(&e, "observation", ""),
+            }
+        })
+        .collect())
+}
+
 /// One declared output and whether it exists.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct OutputStatus {

@@ -15,6 +15,7 @@ use crate::agent::memory::ErrorMemory;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::solution::split_cells;
+use crate::agent::transcript::read_cells;
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{Message, ToolCall};
 use crate::observation;
@@ -192,20 +193,18 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
 
 /// Gold cells that did not run cleanly, from the run's transcript.
 fn failed_cells(transcript: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(transcript) else {
+    let Ok(cells) = read_cells(transcript) else {
         return vec!["no transcript was written".into()];
     };
-    let mut failures = Vec::new();
-    for event in text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
-        if event["event"] != "tool" || event["name"] != "execute_python" || event["status"] == "Ok" {
-            continue;
-        }
-        let observation = event["observation"].as_str().unwrap_or_default();
-        let last = observation::error_line(observation);
-        let cell = event["call_id"].as_str().unwrap_or("?").trim_start_matches("gold_");
-        failures.push(format!("gold cell {cell} failed ({}): {last}", event["status"].as_str().unwrap_or("?")));
-    }
-    failures
+    cells
+        .iter()
+        .filter(|c| c.status != "Ok")
+        .map(|c| {
+            let last = observation::error_line(&c.observation);
+            let cell = c.call_id.trim_start_matches("gold_");
+            format!("gold cell {cell} failed ({}): {last}", c.status)
+        })
+        .collect()
 }
 
 /// Data files GDAL cannot read although their extension says it should.

@@ -10,7 +10,7 @@ use super::api::{self, OpTable, SetScore};
 use super::code;
 use super::errors::{self, ErrorType};
 use super::output_score::{self, OutputScore};
-use crate::agent::transcript::{write_atomic, RunSummary};
+use crate::agent::transcript::{read_cells, write_atomic, RunSummary};
 use crate::outputs::{self, OutputCheck};
 
 /// L1 scores of the code of one run's successful cells against the gold.
@@ -109,24 +109,6 @@ pub struct GoldReference {
     pub dir: PathBuf,
 }
 
-/// The cells a transcript shows: (code, status, observation) per
-/// `execute_python` call.
-fn transcript_cells(path: &Path) -> Vec<(String, String, String)> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e["event"] == "tool" && e["name"] == "execute_python")
-        .map(|e| {
-            let args: serde_json::Value = serde_json::from_str(e["arguments"].as_str().unwrap_or("{}")).unwrap_or_default();
-            (
-                args["code"].as_str().unwrap_or_default().to_string(),
-                e["status"].as_str().unwrap_or_default().to_string(),
-                e["observation"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// L1 scores of `candidate` code against `gold` code.
 pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
     let (g, c) = (code::token_texts(gold), code::token_texts(candidate));
@@ -144,15 +126,15 @@ pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
 /// Scores a finished run in `workdir` (its `run.json`, `transcript.jsonl`,
 /// `solution.py` and `pred_results/`) against the gold.
 pub fn score_run(summary: &RunSummary, run: usize, workdir: &Path, declared: &[String], gold: &GoldReference, table: &OpTable) -> RunRecord {
-    let cells = transcript_cells(&workdir.join("transcript.jsonl"));
+    let cells = read_cells(&workdir.join("transcript.jsonl")).unwrap_or_default();
     let mut cell_errors: BTreeMap<ErrorType, usize> = BTreeMap::new();
     let mut last_error = None;
-    for (_, status, observation) in cells.iter().filter(|(_, s, _)| s != "Ok") {
-        let kind = errors::classify_cell(status, observation);
+    for cell in cells.iter().filter(|c| c.status != "Ok") {
+        let kind = errors::classify_cell(&cell.status, &cell.observation);
         *cell_errors.entry(kind).or_default() += 1;
         last_error = Some(kind);
     }
-    let code_lines = cells.iter().map(|(c, _, _)| c.lines().filter(|l| !l.trim().is_empty()).count()).sum();
+    let code_lines = cells.iter().map(|c| c.code.lines().filter(|l| !l.trim().is_empty()).count()).sum();
     let checks: Vec<OutputCheck> = declared.iter().map(|d| outputs::check(&workdir.join(d))).collect();
     let all_content = checks.iter().all(OutputCheck::is_content);
     let success = summary.status == "finished" && all_content;
@@ -171,7 +153,7 @@ pub fn score_run(summary: &RunSummary, run: usize, workdir: &Path, declared: &[S
     });
     // The code the model wrote: its successful cells, in order (solution.py
     // adds gisclaw's preamble, which is not the model's).
-    let candidate: String = cells.iter().filter(|(_, s, _)| s == "Ok").map(|(c, _, _)| format!("{c}\n")).collect();
+    let candidate: String = cells.iter().filter(|c| c.status == "Ok").map(|c| format!("{}\n", c.code)).collect();
     let scores: Vec<OutputScore> = declared
         .iter()
         .map(|d| output_score::score_output(d, &gold.dir.join(d), &workdir.join(d)))
@@ -192,7 +174,7 @@ pub fn score_run(summary: &RunSummary, run: usize, workdir: &Path, declared: &[S
         wall_seconds: summary.wall_seconds,
         cost_usd: summary.cost_usd,
         cells: cells.len(),
-        failed_cells: cells.iter().filter(|(_, s, _)| s != "Ok").count(),
+        failed_cells: cells.iter().filter(|c| c.status != "Ok").count(),
         code_lines,
         cell_errors,
         run_error,
