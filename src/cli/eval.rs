@@ -5,7 +5,6 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use gisclaw::agent::run::Arch;
 use gisclaw::bench::SuiteKind;
@@ -15,7 +14,7 @@ use gisclaw::eval::runner::{run_eval, BackendSource, EvalEvent, EvalOptions, Man
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 
 use super::bench::load_suite;
-use super::solve::{no_backend, BackendArgs, UsageError};
+use super::solve::{no_backend, BackendArgs, LimitArgs, UsageError};
 
 /// Which architectures to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -97,15 +96,9 @@ pub struct EvalRunArgs {
     /// Continue the eval in --out: runs already recorded are kept.
     #[arg(long)]
     pub resume: bool,
-    /// Most model rounds per run.
-    #[arg(long, default_value_t = 50)]
-    pub max_rounds: usize,
-    /// Time budget per run, in seconds.
-    #[arg(long, default_value_t = 1200)]
-    pub budget: u64,
-    /// Per-cell time limit, in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub cell_timeout: u64,
+    /// Rounds and time limits of each run.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Extra GIS operations for API-operation F1 (TOML, `[ops] name = ["pattern", …]`).
     #[arg(long, value_name = "FILE")]
     pub api_ops: Option<PathBuf>,
@@ -229,9 +222,9 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         jobs: args.jobs.max(1),
         workflow: !args.no_workflow,
         resume: args.resume,
-        max_rounds: args.max_rounds,
-        budget: Duration::from_secs(args.budget),
-        cell_timeout: Duration::from_secs(args.cell_timeout),
+        max_rounds: args.limits.max_rounds,
+        budget: args.limits.budget(),
+        cell_timeout: args.limits.cell_timeout(),
         ops,
     };
     let zygote = Zygote::start(SandboxConfig::default())?;

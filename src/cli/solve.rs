@@ -41,15 +41,9 @@ pub struct SolveArgs {
     /// Extra domain knowledge for the model (repeatable).
     #[arg(long, value_name = "TEXT")]
     pub hint: Vec<String>,
-    /// Most model rounds.
-    #[arg(long, default_value_t = 50)]
-    pub max_rounds: usize,
-    /// Time budget for the whole task, in seconds.
-    #[arg(long, default_value_t = 1200)]
-    pub budget: u64,
-    /// Per-cell time limit, in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub cell_timeout: u64,
+    /// Rounds and time limits.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Neither read nor update the Error Memory (ablation).
     #[arg(long)]
     pub no_memory: bool,
@@ -69,6 +63,32 @@ pub struct BackendArgs {
     /// Server URL (overrides the profile, OPENAI_BASE_URL and OLLAMA_HOST).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+}
+
+/// The limits of one task run, for `solve` and `eval`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LimitArgs {
+    /// Most model rounds per task run.
+    #[arg(long, default_value_t = 50)]
+    pub max_rounds: usize,
+    /// Time budget per task run, in seconds.
+    #[arg(long, default_value_t = 1200)]
+    pub budget: u64,
+    /// Per-cell time limit, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub cell_timeout: u64,
+}
+
+impl LimitArgs {
+    /// The budget as a duration.
+    pub fn budget(&self) -> Duration {
+        Duration::from_secs(self.budget)
+    }
+
+    /// The cell time limit as a duration.
+    pub fn cell_timeout(&self) -> Duration {
+        Duration::from_secs(self.cell_timeout)
+    }
 }
 
 /// What to set when no model is configured (`alternatives` ends the line).
@@ -188,8 +208,8 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = Task::load(&args.task).map_err(|e| UsageError(e.to_string()))?;
     let mut backend = select_backend(&args, &loaded)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&loaded.task.id));
-    let budget = Duration::from_secs(args.budget);
-    let sandbox = sandbox_limits(&SandboxConfig::default(), Duration::from_secs(args.cell_timeout), budget);
+    let budget = args.limits.budget();
+    let sandbox = sandbox_limits(&SandboxConfig::default(), args.limits.cell_timeout(), budget);
     let zygote = Zygote::start(sandbox.clone())?;
     if let Provenance::Generated(took) = data::ensure(&zygote, &mut loaded)? {
         eprintln!("gisclaw: generated the data of {} in {:.1} s", loaded.task.id, took.as_secs_f64());
@@ -200,7 +220,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         include_workflow: !args.no_workflow,
         hints: args.hint.clone(),
         limits: AgentLimits {
-            max_rounds: args.max_rounds,
+            max_rounds: args.limits.max_rounds,
             budget,
             ..AgentLimits::default()
         },
