@@ -114,6 +114,13 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     let expected_f1 = api::set_score(&table.operations(&gold("T03")), &table.operations(&gold_t03_without_map())).f1;
     assert!(close(t03d["code"]["api"]["f1"].as_f64().unwrap(), expected_f1));
     assert!(expected_f1 < 1.0, "dropping the map drops plotting operations");
+    // CodeBLEU likewise (over its cells, one after another), and no
+    // successful code scores 0.
+    let ran: String = gisclaw::agent::solution::split_cells(&gold_t03_without_map()).iter().map(|c| format!("{c}\n")).collect();
+    let expected_cb = gisclaw::eval::codebleu::codebleu(&gold("T03"), &ran).codebleu;
+    assert!(close(t03d["code"]["codebleu"]["codebleu"].as_f64().unwrap(), expected_cb), "{t03d}");
+    assert!(expected_cb > 0.5 && expected_cb < 1.0, "{expected_cb}");
+    assert_eq!(t02["code"]["codebleu"]["codebleu"].as_f64(), Some(0.0));
     // Composites: (0.4·succ + 0.3·Q + 0.15·F) / 0.85 while C_emb is absent.
     assert_eq!(results["c_emb_missing"], true);
     for r in runs {
@@ -140,6 +147,7 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     assert!(md.contains("| gold replay") || md.contains("recorded sessions"), "{md}");
     assert!(md.contains("0.667") && md.contains("0.333"), "{md}");
     assert!(md.contains("C_emb is not computed"), "{md}");
+    assert!(md.contains("| CodeBLEU |") && csv.lines().next().unwrap().contains(",codebleu,"), "{md}");
     // `eval report` re-renders the same numbers from the records alone.
     std::fs::remove_file(out.join("results.json")).unwrap();
     run_ok(&["eval", "report", out.to_str().unwrap(), "--weights", "0.4,0.3,0.15,0.15"]);

@@ -134,8 +134,8 @@ pub fn token_texts(source: &str) -> Vec<String> {
     tokenize(source).into_iter().map(|t| t.text).collect()
 }
 
-/// Counts of every n-gram of `tokens`.
-fn ngram_counts(tokens: &[String], n: usize) -> HashMap<&[String], usize> {
+/// Counts of every n-gram of `tokens` (none when shorter than `n`).
+pub(crate) fn ngram_counts<T: Eq + std::hash::Hash>(tokens: &[T], n: usize) -> HashMap<&[T], usize> {
     let mut counts = HashMap::new();
     if tokens.len() >= n {
         for gram in tokens.windows(n) {

@@ -1,14 +1,15 @@
 //! Evaluation: `gisclaw eval` runs a task suite repeatedly ([`runner`]),
-//! scores every run ([`record`]: L1 [`code`] and [`api`], L3
+//! scores every run ([`record`]: L1 [`code`], [`codebleu`] and [`api`], L3
 //! [`output_score`], the [`errors`] taxonomy) and writes the [`report`] with
 //! its [`stats`].
 //!
-//! Not built yet: CodeBLEU, L2 (the offline embedding model and the LLM
+//! Not built yet: L2 (the offline embedding model and the LLM
 //! judge), the vision judge, PNG charts, and eval of the step (geocode) and
 //! unit suites.
 
 pub mod api;
 pub mod code;
+pub mod codebleu;
 pub mod errors;
 pub mod output_score;
 pub mod record;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::api::{self, OpTable, SetScore};
 use super::code;
+use super::codebleu::{self, CodeBleu};
 use super::errors::{self, ErrorType};
 use super::output_score::{self, OutputScore};
 use crate::agent::transcript::{read_cells, write_atomic, RunSummary};
@@ -22,6 +23,9 @@ pub struct CodeScores {
     pub rouge_l: f64,
     /// 1 − Levenshtein / longer length, over Python tokens.
     pub edit_similarity: f64,
+    /// CodeBLEU and its four parts (absent in records written before it).
+    #[serde(default)]
+    pub codebleu: Option<CodeBleu>,
     /// API-operation precision, recall, F1.
     pub api: SetScore,
     /// The GIS operations the run's code performs.
@@ -117,6 +121,7 @@ pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
         bleu4: code::bleu4(&g, &c),
         rouge_l: code::rouge_l(&g, &c),
         edit_similarity: code::edit_similarity(&g, &c),
+        codebleu: Some(codebleu::codebleu(gold, candidate)),
         api: api::set_score(&gold_ops, &ops),
         ops: ops.into_iter().collect(),
         calls: api::called_functions(candidate).into_iter().collect(),
