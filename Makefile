@@ -26,6 +26,7 @@ bench:
 	cargo build --release -p gisclaw-worker
 	cargo bench --bench sandbox_start
 	cargo bench --bench agent_step
+	cargo bench --bench eval_scoring
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

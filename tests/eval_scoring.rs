@@ -85,6 +85,12 @@ fn vectors_average_count_crs_columns_and_area_overlap() {
     let p = file(dir.path(), "p.geojson", &points);
     let s = score_output("x.geojson", &p, &p);
     assert!(close(s.parts["geometry"], 1.0), "{s:?}");
+    // Overlapping parts are dissolved before areas are taken: a repeated
+    // point adds no area, so the overlap stays 1 while the count ratio drops.
+    let point = |x: u32| format!(r#"{{"type":"Feature","properties":{{}},"geometry":{{"type":"Point","coordinates":[{x},{x}]}}}}"#);
+    let repeated = file(dir.path(), "r.geojson", &collection(&[&point(0), &point(0), &point(5)]));
+    let s = score_output("x.geojson", &repeated, &p);
+    assert!(close(s.parts["geometry"], 1.0) && close(s.parts["count"], 2.0 / 3.0), "{s:?}");
 }
 
 #[test]

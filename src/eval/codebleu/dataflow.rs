@@ -172,11 +172,13 @@ fn sorted(mut flows: Vec<Flow>) -> Vec<Flow> {
 /// after walking a loop twice.
 fn merge_repeats(flows: Vec<Flow>) -> Vec<Flow> {
     let mut merged: Vec<Flow> = Vec::new();
+    let mut at: HashMap<(String, usize, Relation), usize> = HashMap::new();
     for f in flows {
-        if let Some(m) = merged.iter_mut().find(|m| m.code == f.code && m.idx == f.idx && m.relation == f.relation) {
-            merge_names(&mut m.names, &f.names);
-            merge_idxs(&mut m.idxs, &f.idxs);
+        if let Some(&i) = at.get(&(f.code.clone(), f.idx, f.relation)) {
+            merge_names(&mut merged[i].names, &f.names);
+            merge_idxs(&mut merged[i].idxs, &f.idxs);
         } else {
+            at.insert((f.code.clone(), f.idx, f.relation), merged.len());
             merged.push(f);
         }
     }
@@ -225,23 +227,25 @@ fn sides<'t>(node: &Node<'t>) -> Result<(Vec<Node<'t>>, Vec<Node<'t>>), Broken> 
     Ok((lefts, rights))
 }
 
-/// `DFG_python`: the flows under `node` and the variable states after it.
-fn dfg(node: &Node, tokens: &Tokens, states: &States) -> Result<(Vec<Flow>, States), Broken> {
-    let mut states = states.clone();
+/// `DFG_python`: the flows under `node`; `states` becomes the variable
+/// states after it. (The reference copies the states into every call and
+/// hands the copy back; every caller adopts it except an `if`'s other
+/// branches, which get their own copy here.)
+fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, Broken> {
     let kind = node.kind();
     if is_leaf(node) {
         let (idx, code) = tokens.get(&span(node))?;
         if kind == code {
-            return Ok((Vec::new(), states));
+            return Ok(Vec::new());
         }
         if let Some(from) = states.get(code) {
             let flow = Flow { code: code.clone(), idx: *idx, relation: Relation::ComesFrom, names: vec![code.clone()], idxs: from.clone() };
-            return Ok((vec![flow], states));
+            return Ok(vec![flow]);
         }
         if kind == "identifier" {
             states.insert(code.clone(), vec![*idx]);
         }
-        return Ok((vec![Flow { code: code.clone(), idx: *idx, relation: Relation::ComesFrom, names: vec![], idxs: vec![] }], states));
+        return Ok(vec![Flow { code: code.clone(), idx: *idx, relation: Relation::ComesFrom, names: vec![], idxs: vec![] }]);
     }
     match kind {
         "default_parameter" => {
@@ -258,9 +262,7 @@ fn dfg(node: &Node, tokens: &Tokens, states: &States) -> Result<(Vec<Flow>, Stat
                 Some(value) => {
                     let names = variable_spans(&name, tokens)?;
                     let values = variable_spans(&value, tokens)?;
-                    let (inner, after) = dfg(&value, tokens, &states)?;
-                    states = after;
-                    flows.extend(inner);
+                    flows.extend(dfg(&value, tokens, states)?);
                     for n in &names {
                         let (idx1, code1) = tokens.get(n)?;
                         for v in &values {
@@ -271,7 +273,7 @@ fn dfg(node: &Node, tokens: &Tokens, states: &States) -> Result<(Vec<Flow>, Stat
                     }
                 }
             }
-            Ok((sorted(flows), states))
+            Ok(sorted(flows))
         }
         "assignment" | "augmented_assignment" | "for_in_clause" => {
             let (lefts, rights) = if kind == "for_in_clause" {
@@ -279,23 +281,21 @@ fn dfg(node: &Node, tokens: &Tokens, states: &States) -> Result<(Vec<Flow>, Stat
                 (vec![node.child_by_field_name("left").ok_or(Broken)?], vec![last])
             } else {
                 if node.child_by_field_name("right").is_none() {
-                    return Ok((Vec::new(), states));
+                    return Ok(Vec::new());
                 }
                 sides(node)?
             };
             let mut flows = Vec::new();
             for r in &rights {
-                let (inner, after) = dfg(r, tokens, &states)?;
-                states = after;
-                flows.extend(inner);
+                flows.extend(dfg(r, tokens, states)?);
             }
             let pairs: Vec<(Node, Node)> = lefts.into_iter().zip(rights).collect();
-            flows.extend(assign(&pairs, tokens, &mut states)?);
-            Ok((sorted(flows), states))
+            flows.extend(assign(&pairs, tokens, states)?);
+            Ok(sorted(flows))
         }
         "if_statement" => {
             let mut flows = Vec::new();
-            let mut current = states.clone();
+            let entry = states.clone();
             let mut others = Vec::new();
             let mut has_else = false;
             for child in children(node) {
@@ -303,73 +303,62 @@ fn dfg(node: &Node, tokens: &Tokens, states: &States) -> Result<(Vec<Flow>, Stat
                     has_else = true;
                 }
                 if !matches!(child.kind(), "elif_clause" | "else_clause") {
-                    let (inner, after) = dfg(&child, tokens, &current)?;
-                    current = after;
-                    flows.extend(inner);
+                    flows.extend(dfg(&child, tokens, states)?);
                 } else {
-                    let (inner, after) = dfg(&child, tokens, &states)?;
-                    flows.extend(inner);
-                    others.push(after);
+                    let mut branch = entry.clone();
+                    flows.extend(dfg(&child, tokens, &mut branch)?);
+                    others.push(branch);
                 }
             }
-            others.push(current);
+            others.push(std::mem::take(states));
             if !has_else {
-                others.push(states.clone());
+                others.push(entry);
             }
-            let mut merged: States = HashMap::new();
             for branch in others {
                 for (k, v) in branch {
-                    merged.entry(k).or_default().extend(v);
+                    states.entry(k).or_default().extend(v);
                 }
             }
-            for v in merged.values_mut() {
+            for v in states.values_mut() {
                 v.sort_unstable();
                 v.dedup();
             }
-            Ok((sorted(flows), merged))
+            Ok(sorted(flows))
         }
         "for_statement" => {
             let mut flows = Vec::new();
             for _ in 0..2 {
                 let (lefts, rights) = sides(node)?;
                 for r in &rights {
-                    let (inner, after) = dfg(r, tokens, &states)?;
-                    states = after;
-                    flows.extend(inner);
+                    flows.extend(dfg(r, tokens, states)?);
                 }
                 let pairs: Vec<(Node, Node)> = lefts.into_iter().zip(rights).collect();
-                flows.extend(assign(&pairs, tokens, &mut states)?);
+                flows.extend(assign(&pairs, tokens, states)?);
                 let last = children(node).pop().ok_or(Broken)?;
                 if last.kind() == "block" {
-                    let (inner, after) = dfg(&last, tokens, &states)?;
-                    states = after;
-                    flows.extend(inner);
+                    flows.extend(dfg(&last, tokens, states)?);
                 }
             }
-            Ok((merge_repeats(flows), states))
+            Ok(merge_repeats(flows))
         }
         "while_statement" => {
             let mut flows = Vec::new();
             for _ in 0..2 {
                 for child in children(node) {
-                    let (inner, after) = dfg(&child, tokens, &states)?;
-                    states = after;
-                    flows.extend(inner);
+                    flows.extend(dfg(&child, tokens, states)?);
                 }
             }
-            Ok((merge_repeats(flows), states))
+            Ok(merge_repeats(flows))
         }
         _ => {
             let mut flows = Vec::new();
             let kids = children(node);
             for first in [true, false] {
                 for child in kids.iter().filter(|c| (c.kind() == "for_in_clause") == first) {
-                    let (inner, after) = dfg(child, tokens, &states)?;
-                    states = after;
-                    flows.extend(inner);
+                    flows.extend(dfg(child, tokens, states)?);
                 }
             }
-            Ok((sorted(flows), states))
+            Ok(sorted(flows))
         }
     }
 }
@@ -385,8 +374,8 @@ fn data_flow(code: &str, root: &Node) -> Vec<Flow> {
         by_span.insert(*s, (idx, token_text(s, &lines)));
     }
     let tokens = Tokens { by_span };
-    let flows = match dfg(root, &tokens, &HashMap::new()) {
-        Ok((flows, _)) => sorted(flows),
+    let flows = match dfg(root, &tokens, &mut HashMap::new()) {
+        Ok(flows) => sorted(flows),
         Err(Broken) => Vec::new(),
     };
     let mut used = std::collections::HashSet::new();
@@ -397,13 +386,16 @@ fn data_flow(code: &str, root: &Node) -> Vec<Flow> {
         used.extend(f.idxs.iter().copied());
     }
     let mut by_idx: Vec<Flow> = Vec::new();
+    let mut at: HashMap<usize, usize> = HashMap::new();
     for f in flows.into_iter().filter(|f| used.contains(&f.idx)) {
-        if let Some(m) = by_idx.iter_mut().find(|m| m.idx == f.idx) {
+        if let Some(&i) = at.get(&f.idx) {
+            let m = &mut by_idx[i];
             merge_names(&mut m.names, &f.names);
             merge_idxs(&mut m.idxs, &f.idxs);
             m.code = f.code;
             m.relation = f.relation;
         } else {
+            at.insert(f.idx, by_idx.len());
             by_idx.push(f);
         }
     }

@@ -108,23 +108,56 @@ fn weighted_ngram_match(gold: &[&str], cand: &[&str]) -> f64 {
     smoothed_bleu(&parts, brevity_penalty(2, cand.len()))
 }
 
-/// S-expressions of every node of `root` that has children, root included.
-fn subtrees(root: Node) -> Vec<String> {
+/// Identities of the subtrees of every node of `root` that has children,
+/// root included: equal exactly when the nodes' tree-sitter S-expressions
+/// (what the reference compares) are equal, up to 64-bit hash collisions.
+fn subtrees(root: Node, source: &str) -> Vec<u64> {
     let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        out.push(node.to_sexp());
-        let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor).filter(|c| c.child_count() > 0));
-    }
+    sexp_hash(root, source, &mut out);
     out
 }
 
+/// The hash of `node`'s S-expression as `ts_node_string` writes it: a node
+/// is written when it is named or missing, with its field name, its kind
+/// (`MISSING kind` for a missing node, `UNEXPECTED c` for an error leaf) and
+/// its written descendants; unnamed tokens are left out. Pushes the hash of
+/// every node with children onto `out`.
+fn sexp_hash(node: Node, source: &str, out: &mut Vec<u64>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if node.is_error() && node.child_count() == 0 && node.end_byte() > node.start_byte() {
+        ("UNEXPECTED", source.get(node.start_byte()..).and_then(|s| s.chars().next())).hash(&mut h);
+    } else if node.is_missing() {
+        ("MISSING", node.kind(), node.is_named()).hash(&mut h);
+    } else {
+        node.kind().hash(&mut h);
+    }
+    let mut cursor = node.walk();
+    if cursor.goto_first_child() {
+        loop {
+            let child = cursor.node();
+            let child_hash = sexp_hash(child, source, out);
+            if child.is_named() || child.is_missing() {
+                (cursor.field_name(), child_hash).hash(&mut h);
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    ")".hash(&mut h);
+    let hash = h.finish();
+    if node.child_count() > 0 {
+        out.push(hash);
+    }
+    hash
+}
+
 /// The AST match: the share of the gold's subtrees present in the candidate.
-fn syntax_match(gold: &Tree, cand: &Tree) -> f64 {
-    let gold_trees = subtrees(gold.root_node());
-    let cand_trees: HashSet<String> = subtrees(cand.root_node()).into_iter().collect();
-    let found = gold_trees.iter().filter(|t| cand_trees.contains(*t)).count();
+fn syntax_match(gold_code: &str, gold: &Tree, cand_code: &str, cand: &Tree) -> f64 {
+    let gold_trees = subtrees(gold.root_node(), gold_code);
+    let cand_trees: HashSet<u64> = subtrees(cand.root_node(), cand_code).into_iter().collect();
+    let found = gold_trees.iter().filter(|t| cand_trees.contains(t)).count();
     found as f64 / gold_trees.len() as f64
 }
 
@@ -168,7 +201,7 @@ pub fn codebleu(gold: &str, candidate: &str) -> CodeBleu {
     let gold_clean = comments::remove_comments_and_docstrings(gold);
     let cand_clean = comments::remove_comments_and_docstrings(candidate);
     let (gold_tree, cand_tree) = (parse(&gold_clean), parse(&cand_clean));
-    let syntax = syntax_match(&gold_tree, &cand_tree);
+    let syntax = syntax_match(&gold_clean, &gold_tree, &cand_clean, &cand_tree);
     let dataflow = dataflow_match(&gold_clean, &gold_tree, &cand_clean, &cand_tree);
     let dataflow_in_total = if dataflow == 0.0 { 1.0 } else { dataflow };
     CodeBleu {
