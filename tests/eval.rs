@@ -158,6 +158,19 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     run_ok(&["eval", "report", out.to_str().unwrap(), "--out", other.to_str().unwrap(), "--weights", "1,0,0,0"]);
     let w = read_json(&other.join("results.json"));
     assert!(close(w["cells"][1]["composite"].as_f64().unwrap(), 1.0 / 3.0));
+    // The charts: four real images (more than five colours), linked from the
+    // report; without the font they are skipped with the reason in the report.
+    for name in gisclaw::eval::charts::FILES {
+        let chart = out.join("charts").join(name);
+        assert!(matches!(gisclaw::outputs::check(&chart), gisclaw::outputs::OutputCheck::Content(..)), "{name}");
+        assert!(md.contains(&format!("(charts/{name})")), "{name} linked");
+    }
+    let bare = dir.path().join("bare");
+    let out2 = gisclaw(&["eval", "report", out.to_str().unwrap(), "--out", bare.to_str().unwrap()], &[("GISCLAW_VENV", "/nonexistent/venv")]);
+    assert!(out2.status.success());
+    let md2 = std::fs::read_to_string(bare.join("report.md")).unwrap();
+    assert!(md2.contains("Charts not drawn: no DejaVuSans.ttf under /nonexistent/venv"), "{md2}");
+    assert!(!bare.join("charts/success.png").exists());
 }
 
 #[test]

@@ -1,13 +1,13 @@
 //! Evaluation: `gisclaw eval` runs a task suite repeatedly ([`runner`]),
 //! scores every run ([`record`]: L1 [`code`], [`codebleu`] and [`api`], L3
 //! [`output_score`], the [`errors`] taxonomy) and writes the [`report`] with
-//! its [`stats`].
+//! its [`stats`] and [`charts`].
 //!
 //! Not built yet: L2 (the offline embedding model and the LLM
-//! judge), the vision judge, PNG charts, and eval of the step (geocode) and
-//! unit suites.
+//! judge), the vision judge, and eval of the step (geocode) and unit suites.
 
 pub mod api;
+pub mod charts;
 pub mod code;
 pub mod codebleu;
 pub mod errors;

@@ -752,7 +752,21 @@ pub fn markdown(report: &Report) -> String {
 /// Writes `report.md`, `results.json` and `results.csv` into `out`.
 pub fn write(report: &Report, out: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
-    write_atomic(&out.join("report.md"), markdown(report).as_bytes())?;
+    let mut md = markdown(report);
+    md.push_str("\n## Charts\n\n");
+    match super::charts::draw(report, &out.join("charts"), &crate::paths::default_venv()) {
+        Ok(files) => {
+            for f in files {
+                let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let _ = writeln!(md, "![{}](charts/{name})\n", name.trim_end_matches(".png"));
+            }
+        }
+        Err(why) => {
+            tracing::warn!("charts not drawn: {why}");
+            let _ = writeln!(md, "Charts not drawn: {why}.");
+        }
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
     let mut bytes = serde_json::to_vec_pretty(&json(report)).expect("the report serialises");
     bytes.push(b'\n');
     write_atomic(&out.join("results.json"), &bytes)?;

@@ -1,0 +1,236 @@
+//! The report's PNG charts, drawn with `plotters`: success rate per cell
+//! (SA beside DA), composite with its 95 % CI whiskers, the per-task L3
+//! heatmap and failed runs by error type.
+//!
+//! Text needs a font and gisclaw ships none: it uses DejaVu Sans from the
+//! sandbox venv's matplotlib (always installed by `make setup`). Without it
+//! the charts are skipped and the report says why. Each PNG is written under
+//! a temporary name and renamed, so a chart is whole or absent.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::prelude::*;
+
+use super::errors::ErrorType;
+use super::report::Report;
+
+/// The chart files, in the order the report shows them.
+pub const FILES: [&str; 4] = ["success.png", "composite.png", "l3_heatmap.png", "error_types.png"];
+
+/// The font family the charts register and use.
+const FAMILY: &str = "sans-serif";
+
+/// Colours for the single- and dual-agent bars and the error types.
+const SINGLE: RGBColor = RGBColor(31, 119, 180);
+const DUAL: RGBColor = RGBColor(255, 127, 14);
+const ERROR_COLOURS: [RGBColor; 7] = [
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// DejaVu Sans inside the venv's matplotlib.
+fn font_path(venv: &Path) -> Option<PathBuf> {
+    let lib = venv.join("lib");
+    std::fs::read_dir(&lib).ok()?.flatten().map(|e| e.path().join("site-packages/matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf")).find(|p| p.is_file())
+}
+
+/// Registers the font once per process.
+fn ensure_font(venv: &Path) -> Result<(), String> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            let path = font_path(venv).ok_or_else(|| format!("no DejaVuSans.ttf under {}/lib/*/site-packages/matplotlib (run `make setup`)", venv.display()))?;
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            plotters::style::register_font(FAMILY, FontStyle::Normal, bytes).map_err(|_| format!("{}: not a usable font", path.display()))
+        })
+        .clone()
+}
+
+/// Draws every chart into `dir` (the venv provides the font); returns the
+/// files written.
+pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<Vec<PathBuf>, String> {
+    ensure_font(venv)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut written = Vec::new();
+    for name in FILES {
+        let path = dir.join(name);
+        let tmp = dir.join(format!(".tmp-{name}"));
+        let drawn = match name {
+            "success.png" => success(report, &tmp),
+            "composite.png" => composite(report, &tmp),
+            "l3_heatmap.png" => heatmap(report, &tmp),
+            _ => error_types(report, &tmp),
+        };
+        drawn.map_err(|e| format!("{name}: {e}"))?;
+        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+fn arch_colour(arch: &str) -> RGBColor {
+    if arch == "dual" {
+        DUAL
+    } else {
+        SINGLE
+    }
+}
+
+/// Writes `labels[i]` under the middle of column `i` of a chart whose x
+/// axis runs over 0..labels.len() (plotters' own tick labels land between
+/// bars).
+fn column_labels<DB: DrawingBackend>(root: &DrawingArea<DB, plotters::coord::Shift>, at: impl Fn(f64) -> (i32, i32), labels: &[String]) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
+    let style = TextStyle::from((FAMILY, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, label) in labels.iter().enumerate() {
+        let (x, y) = at(i as f64 + 0.5);
+        root.draw_text(label, &style, (x, y + 6))?;
+    }
+    Ok(())
+}
+
+/// Bars of one value per cell, coloured by architecture, with optional
+/// (low, high) whiskers.
+/// One bar: the cell's label, its architecture, the value and its whiskers.
+type Bar = (String, String, f64, Option<(f64, f64)>);
+
+fn cell_bars(path: &Path, caption: &str, y_desc: &str, values: &[Bar]) -> Drawn {
+    let n = values.len().max(1);
+    let labels: Vec<String> = values.iter().map(|v| v.0.clone()).collect();
+    let root = BitMapBackend::new(path, ((220 + 150 * n as u32).max(480), 480)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, (FAMILY, 22))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0f64..n as f64, 0f64..1.0)?;
+    chart.configure_mesh().disable_x_mesh().x_labels(0).y_desc(y_desc).label_style((FAMILY, 14)).draw()?;
+    chart.draw_series(values.iter().enumerate().map(|(i, (_, arch, value, _))| {
+        Rectangle::new([(i as f64 + 0.2, 0.0), (i as f64 + 0.8, value.clamp(0.0, 1.0))], arch_colour(arch).filled())
+    }))?;
+    chart.draw_series(values.iter().enumerate().filter_map(|(i, v)| {
+        v.3.map(|(lo, hi)| PathElement::new(vec![(i as f64 + 0.5, lo), (i as f64 + 0.5, hi)], BLACK.stroke_width(2)))
+    }))?;
+    column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
+    root.present()?;
+    Ok(())
+}
+
+fn success(report: &Report, path: &Path) -> Drawn {
+    let values: Vec<_> = report.cells.iter().map(|c| (c.label.clone(), c.arch.clone(), c.success_rate, None)).collect();
+    cell_bars(path, "Success rate (R_succ), single vs dual agent", "R_succ", &values)
+}
+
+fn composite(report: &Report, path: &Path) -> Drawn {
+    let values: Vec<_> = report.cells.iter().map(|c| (c.label.clone(), c.arch.clone(), c.composite, Some(c.composite_ci))).collect();
+    cell_bars(path, "Composite S with 95 % bootstrap CI", "S", &values)
+}
+
+/// A colour for a score in [0, 1]: dark purple through teal to yellow.
+fn ramp(x: f64) -> RGBColor {
+    let stops = [(68.0, 1.0, 84.0), (33.0, 145.0, 140.0), (253.0, 231.0, 37.0)];
+    let x = if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 } * 2.0;
+    let (i, t) = if x >= 2.0 { (1, 1.0) } else { (x.floor() as usize, x.fract()) };
+    let (a, b) = (stops[i], stops[i + 1]);
+    let mix = |p: f64, q: f64| (p + (q - p) * t).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+fn heatmap(report: &Report, path: &Path) -> Drawn {
+    let (cols, rows) = (report.cells.len().max(1), report.tasks.len().max(1));
+    let labels: Vec<String> = report.cells.iter().map(|c| c.label.clone()).collect();
+    let root = BitMapBackend::new(path, ((260 + 160 * cols as u32).max(560), 120 + 18 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Mean L3 score per task (0 purple → 1 yellow, grey: no run)", (FAMILY, 20))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..cols as f64, 0f64..rows as f64)?;
+    chart.configure_mesh().disable_mesh().x_labels(0).y_labels(0).draw()?;
+    let mut boxes = Vec::new();
+    for (row, line) in report.tasks.iter().enumerate() {
+        // The first task at the top.
+        let y = (rows - 1 - row) as f64;
+        for (col, cell) in line.cells.iter().enumerate() {
+            let colour = if cell.1 == 0 { RGBColor(230, 230, 230) } else { ramp(cell.2) };
+            boxes.push(Rectangle::new([(col as f64, y), (col as f64 + 1.0, y + 1.0)], colour.filled()));
+        }
+    }
+    chart.draw_series(boxes)?;
+    column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
+    let style = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+    for (row, line) in report.tasks.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(0.0, (rows - 1 - row) as f64 + 0.5));
+        root.draw_text(&line.task, &style, (x - 6, y))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn error_types(report: &Report, path: &Path) -> Drawn {
+    let n = report.cells.len().max(1);
+    let labels: Vec<String> = report.cells.iter().map(|c| c.label.clone()).collect();
+    let totals: Vec<usize> = report.cells.iter().map(|c| c.run_errors.values().sum()).collect();
+    let top = totals.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let root = BitMapBackend::new(path, ((340 + 150 * n as u32).max(560), 480)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Failed runs by error type", (FAMILY, 22))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0f64..n as f64, 0f64..top * 1.6)?;
+    chart.configure_mesh().disable_x_mesh().x_labels(0).y_desc("failed runs").label_style((FAMILY, 14)).draw()?;
+    let mut base = vec![0.0; n];
+    for (kind, colour) in ErrorType::ALL.iter().zip(ERROR_COLOURS) {
+        let mut bars = Vec::new();
+        for (i, cell) in report.cells.iter().enumerate() {
+            let count = cell.run_errors.get(kind.name()).copied().unwrap_or(0) as f64;
+            if count > 0.0 {
+                bars.push(Rectangle::new([(i as f64 + 0.2, base[i]), (i as f64 + 0.8, base[i] + count)], colour.filled()));
+                base[i] += count;
+            }
+        }
+        chart
+            .draw_series(bars)?
+            .label(kind.name())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FAMILY, 13))
+        .draw()?;
+    column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ramp;
+
+    #[test]
+    fn the_ramp_runs_from_purple_to_yellow() {
+        assert_eq!(ramp(0.0), super::RGBColor(68, 1, 84));
+        assert_eq!(ramp(0.5), super::RGBColor(33, 145, 140));
+        assert_eq!(ramp(1.0), super::RGBColor(253, 231, 37));
+        assert_eq!(ramp(f64::NAN), ramp(0.0));
+    }
+}
