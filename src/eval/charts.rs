@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::errors::ErrorType;
@@ -54,12 +56,10 @@ fn ensure_font(venv: &Path) -> Result<(), String> {
         .clone()
 }
 
-/// Draws every chart into `dir` (the venv provides the font); returns the
-/// files written.
-pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<Vec<PathBuf>, String> {
+/// Draws every chart of [`FILES`] into `dir` (the venv provides the font).
+pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), String> {
     ensure_font(venv)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut written = Vec::new();
     for name in FILES {
         let path = dir.join(name);
         let tmp = dir.join(format!(".tmp-{name}"));
@@ -71,9 +71,8 @@ pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<Vec<PathBuf>, St
         };
         drawn.map_err(|e| format!("{name}: {e}"))?;
         std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
-        written.push(path);
     }
-    Ok(written)
+    Ok(())
 }
 
 type Drawn = Result<(), Box<dyn std::error::Error>>;
@@ -89,7 +88,7 @@ fn arch_colour(arch: &str) -> RGBColor {
 /// Writes `labels[i]` under the middle of column `i` of a chart whose x
 /// axis runs over 0..labels.len() (plotters' own tick labels land between
 /// bars).
-fn column_labels<DB: DrawingBackend>(root: &DrawingArea<DB, plotters::coord::Shift>, at: impl Fn(f64) -> (i32, i32), labels: &[String]) -> Drawn
+fn column_labels<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, at: impl Fn(f64) -> (i32, i32), labels: &[String]) -> Drawn
 where
     DB::ErrorType: 'static,
 {
@@ -101,23 +100,32 @@ where
     Ok(())
 }
 
-/// Bars of one value per cell, coloured by architecture, with optional
-/// (low, high) whiskers.
-/// One bar: the cell's label, its architecture, the value and its whiskers.
-type Bar = (String, String, f64, Option<(f64, f64)>);
+/// A bar chart's plot area: one column per cell over x in 0..n, y in
+/// 0..y_max, horizontal grid lines only (column labels: [`column_labels`]).
+type BarChart<'a, 'b> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-fn cell_bars(path: &Path, caption: &str, y_desc: &str, values: &[Bar]) -> Drawn {
-    let n = values.len().max(1);
-    let labels: Vec<String> = values.iter().map(|v| v.0.clone()).collect();
-    let root = BitMapBackend::new(path, ((220 + 150 * n as u32).max(480), 480)).into_drawing_area();
+fn bar_frame<'a, 'b>(root: &'a DrawingArea<BitMapBackend<'b>, Shift>, caption: &str, y_desc: &str, n: usize, y_max: f64) -> Result<BarChart<'a, 'b>, Box<dyn std::error::Error>> {
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(caption, (FAMILY, 22))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(0f64..n as f64, 0f64..1.0)?;
+        .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;
     chart.configure_mesh().disable_x_mesh().x_labels(0).y_desc(y_desc).label_style((FAMILY, 14)).draw()?;
+    Ok(chart)
+}
+
+/// One bar: the cell's label, its architecture, the value and its whiskers.
+type Bar = (String, String, f64, Option<(f64, f64)>);
+
+/// Bars of one value in [0, 1] per cell, coloured by architecture, with
+/// optional (low, high) whiskers.
+fn cell_bars(path: &Path, caption: &str, y_desc: &str, values: &[Bar]) -> Drawn {
+    let n = values.len().max(1);
+    let labels: Vec<String> = values.iter().map(|v| v.0.clone()).collect();
+    let root = BitMapBackend::new(path, ((220 + 150 * n as u32).max(480), 480)).into_drawing_area();
+    let mut chart = bar_frame(&root, caption, y_desc, n, 1.0)?;
     chart.draw_series(values.iter().enumerate().map(|(i, (_, arch, value, _))| {
         Rectangle::new([(i as f64 + 0.2, 0.0), (i as f64 + 0.8, value.clamp(0.0, 1.0))], arch_colour(arch).filled())
     }))?;
@@ -187,14 +195,7 @@ fn error_types(report: &Report, path: &Path) -> Drawn {
     let totals: Vec<usize> = report.cells.iter().map(|c| c.run_errors.values().sum()).collect();
     let top = totals.iter().copied().max().unwrap_or(0).max(1) as f64;
     let root = BitMapBackend::new(path, ((340 + 150 * n as u32).max(560), 480)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("Failed runs by error type", (FAMILY, 22))
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0f64..n as f64, 0f64..top * 1.6)?;
-    chart.configure_mesh().disable_x_mesh().x_labels(0).y_desc("failed runs").label_style((FAMILY, 14)).draw()?;
+    let mut chart = bar_frame(&root, "Failed runs by error type", "failed runs", n, top * 1.6)?;
     let mut base = vec![0.0; n];
     for (kind, colour) in ErrorType::ALL.iter().zip(ERROR_COLOURS) {
         let mut bars = Vec::new();

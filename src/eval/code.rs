@@ -145,6 +145,15 @@ pub(crate) fn ngram_counts<T: Eq + std::hash::Hash>(tokens: &[T], n: usize) -> H
     counts
 }
 
+/// BLEU's clipped n-gram matches of `candidate` against `reference`, and
+/// the candidate's n-gram total: (Σ min(count, reference count), Σ count).
+pub(crate) fn clipped_matches<T: Eq + std::hash::Hash>(reference: &[T], candidate: &[T], n: usize) -> (usize, usize) {
+    let cand = ngram_counts(candidate, n);
+    let refs = ngram_counts(reference, n);
+    let clipped = cand.iter().map(|(g, c)| (*c).min(refs.get(g).copied().unwrap_or(0))).sum();
+    (clipped, cand.values().sum())
+}
+
 /// Sentence BLEU-4 of `candidate` against one `reference`: the geometric
 /// mean of the clipped 1- to 4-gram precisions times the brevity penalty
 /// `min(1, exp(1 - r/c))`, without smoothing (0 when some order has no
@@ -155,10 +164,7 @@ pub fn bleu4(reference: &[String], candidate: &[String]) -> f64 {
     }
     let mut log_sum = 0.0;
     for n in 1..=4 {
-        let cand = ngram_counts(candidate, n);
-        let refs = ngram_counts(reference, n);
-        let total: usize = cand.values().sum();
-        let clipped: usize = cand.iter().map(|(g, c)| (*c).min(refs.get(g).copied().unwrap_or(0))).sum();
+        let (clipped, total) = clipped_matches(reference, candidate, n);
         if total == 0 || clipped == 0 {
             return 0.0;
         }

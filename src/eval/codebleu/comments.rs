@@ -36,7 +36,7 @@ struct Tok {
 
 /// Why `tokenize` would raise: the reference then keeps the source whole.
 #[derive(Debug)]
-struct Unterminated;
+struct Rejected;
 
 /// `source` without comments and docstrings, rebuilt as the reference
 /// `codebleu` package rebuilds it; `source` itself when Python's tokenizer
@@ -132,8 +132,8 @@ fn is_ident_char(c: char) -> bool {
 }
 
 /// The token stream of CPython's pure-Python `tokenize`, reduced to the
-/// classes the rebuild needs, or [`Unterminated`] where it raises.
-fn tokenize(source: &str) -> Result<Vec<Tok>, Unterminated> {
+/// classes the rebuild needs, or [`Rejected`] where it raises.
+fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
     let lines = lines_of(source);
     let mut toks = Vec::new();
     let mut indents = vec![0usize];
@@ -151,7 +151,7 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Unterminated> {
                 so_far.push_str(&text(&line[..end]));
                 toks.push(Tok { kind: Kind::String, text: so_far, start, end: (lnum, end) });
                 pos = end;
-            } else if needs_backslash && !text(line).ends_with("\\\n") && !text(line).ends_with("\\\r\n") {
+            } else if needs_backslash && !line.ends_with(&['\\', '\n']) && !line.ends_with(&['\\', '\r', '\n']) {
                 so_far.push_str(&text(line));
                 toks.push(Tok { kind: Kind::Other, text: so_far, start, end: (lnum, max) });
                 continue;
@@ -190,7 +190,7 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Unterminated> {
             }
             while column < *indents.last().unwrap_or(&0) {
                 if !indents.contains(&column) {
-                    return Err(Unterminated);
+                    return Err(Rejected);
                 }
                 indents.pop();
                 toks.push(Tok { kind: Kind::Dedent, text: String::new(), start: (lnum, pos), end: (lnum, pos) });
@@ -262,7 +262,7 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Unterminated> {
                     open = Some((q.to_string(), (lnum, start), text(&line[start..]), true));
                     break;
                 }
-                // Unterminated on its line: the prefix is a name, the quote
+                // Rejected on its line: the prefix is a name, the quote
                 // an error token; tokenizing goes on after it.
                 let end = if plen > 0 { pos + plen } else { pos + 1 };
                 toks.push(Tok { kind: Kind::Other, text: text(&line[start..end]), start: (lnum, start), end: (lnum, end) });
@@ -284,7 +284,7 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Unterminated> {
         }
     }
     if open.is_some() || paren > 0 || continued {
-        return Err(Unterminated);
+        return Err(Rejected);
     }
     if let Some(last) = lines.last() {
         let ends_line = matches!(last.last(), Some('\n' | '\r'));

@@ -29,7 +29,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser, Tree};
 
-use super::code::ngram_counts;
+use super::code::{clipped_matches, ngram_counts};
 
 /// The CodeBLEU of one candidate against one gold and its four parts.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -80,10 +80,7 @@ fn brevity_penalty(r: usize, c: usize) -> f64 {
 fn ngram_match(gold: &[&str], cand: &[&str]) -> f64 {
     let mut parts = [(0.0, 0.0); 4];
     for (n, part) in (1..=4).zip(parts.iter_mut()) {
-        let counts = ngram_counts(cand, n);
-        let refs = ngram_counts(gold, n);
-        let clipped: usize = counts.iter().map(|(g, c)| (*c).min(refs.get(g).copied().unwrap_or(0))).sum();
-        let total: usize = counts.values().sum();
+        let (clipped, total) = clipped_matches(gold, cand, n);
         *part = (clipped as f64, total.max(1) as f64);
     }
     smoothed_bleu(&parts, brevity_penalty(gold.len(), cand.len()))
