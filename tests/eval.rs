@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use common::gisclaw;
 use gisclaw::bench::verify::{gold_dual_messages, gold_messages};
 use gisclaw::eval::api::{self, OpTable};
+use gisclaw::eval::process;
 use gisclaw::llm::{Message, ToolCall};
 use serde_json::{json, Value};
 
@@ -121,22 +122,47 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     assert!(close(t03d["code"]["codebleu"]["codebleu"].as_f64().unwrap(), expected_cb), "{t03d}");
     assert!(expected_cb > 0.5 && expected_cb < 1.0, "{expected_cb}");
     assert_eq!(t02["code"]["codebleu"]["codebleu"].as_f64(), Some(0.0));
-    // Composites: (0.4·succ + 0.3·Q + 0.15·F) / 0.85 while C_emb is absent.
-    assert_eq!(results["c_emb_missing"], true);
+    // C_emb (L2): the cosine of the run's cleaned log and the gold
+    // reference, as recomputed here from the files; the gold replays are
+    // far closer to the gold than T02's two broken cells.
+    assert_eq!(results["c_emb_missing"], 0);
+    let embedder = gisclaw::embed::Embedder::load_default().expect("the embedding model is installed (make setup)");
+    let c_emb = |task: &str, arch: &str| {
+        let workflow = gisclaw::task::Task::load(&suite.join(task).join("task.yaml")).unwrap().task.workflow;
+        let reference = process::gold_reference(workflow.as_deref(), &out.join("gold").join(task).join("transcript.jsonl")).unwrap();
+        let log = process::cleaned_log(&out.join("runs").join(task).join(format!("{arch}-1")).join("transcript.jsonl"), true).unwrap();
+        gisclaw::embed::cosine(&embedder.embed_document(&log).unwrap(), &embedder.embed_document(&reference).unwrap())
+    };
     for r in runs {
-        let s = (0.4 * f64::from(u8::from(r["success"] == true)) + 0.3 * r["q_out"].as_f64().unwrap() + 0.15 * r["code"]["api"]["f1"].as_f64().unwrap()) / 0.85;
-        assert!(close(r["composite"].as_f64().unwrap(), s), "{r}");
+        let expected = c_emb(r["task"].as_str().unwrap(), r["arch"].as_str().unwrap());
+        assert!((r["c_emb"].as_f64().unwrap() - expected).abs() < 1e-6, "{r} vs {expected}");
     }
-    let s03d = (0.3 * 0.5 + 0.15 * expected_f1) / 0.85;
-    assert!(close(run("T03", "dual")["composite"].as_f64().unwrap(), s03d));
+    let (c01, c02) = (run("T01", "single")["c_emb"].as_f64().unwrap(), t02["c_emb"].as_f64().unwrap());
+    assert!(c01 > 0.7 && c01 > c02 + 0.2, "gold {c01}, broken {c02}");
+    // Composites: 0.4·succ + 0.3·Q + 0.15·F + 0.15·C.
+    let composite = |r: &Value| {
+        0.4 * f64::from(u8::from(r["success"] == true))
+            + 0.3 * r["q_out"].as_f64().unwrap()
+            + 0.15 * r["code"]["api"]["f1"].as_f64().unwrap()
+            + 0.15 * r["c_emb"].as_f64().unwrap()
+    };
+    for r in runs {
+        assert!(close(r["composite"].as_f64().unwrap(), composite(r)), "{r}");
+    }
+    let s03d = composite(&run("T03", "dual"));
     // The cell's composite is the mean of its runs; Q_out counts successes only.
-    assert!(close(sa["composite"].as_f64().unwrap(), (1.0 + 0.0 + 1.0) / 3.0), "{sa}");
-    assert!(close(da["composite"].as_f64().unwrap(), (1.0 + 0.0 + s03d) / 3.0), "{da}");
+    let mean = |arch: &str| ["T01", "T02", "T03"].iter().map(|t| composite(&run(t, arch))).sum::<f64>() / 3.0;
+    assert!(close(sa["composite"].as_f64().unwrap(), mean("single")), "{sa}");
+    assert!(close(da["composite"].as_f64().unwrap(), mean("dual")), "{da}");
     assert!(close(da["q_out"].as_f64().unwrap(), 1.0), "{da}");
-    // Paired test over (task, run): SA (1, 0, 1) vs DA (1, 0, s03d): Cliff's δ = (4 − 2)/9.
+    // Paired test over (task, run): Cliff's δ of the three SA composites vs
+    // the three DA composites, counted pair by pair.
     let cmp = &results["comparisons"][0];
     assert_eq!(cmp["n"], 3);
-    assert!(close(cmp["cliffs_delta"].as_f64().unwrap(), 2.0 / 9.0), "{cmp}");
+    let (sa3, da3): (Vec<f64>, Vec<f64>) = ["T01", "T02", "T03"].iter().map(|t| (composite(&run(t, "single")), composite(&run(t, "dual")))).unzip();
+    let dominance: i32 = sa3.iter().flat_map(|a| da3.iter().map(move |b| (a > b) as i32 - (a < b) as i32)).sum();
+    assert!(close(cmp["cliffs_delta"].as_f64().unwrap(), f64::from(dominance) / 9.0), "{cmp}");
+    assert!(s03d < composite(&run("T03", "single")), "the DA run without its map scores lower");
     // Error types per cell: SA has one syntax-type failed run; DA one "other" and one "other" (missing map, no failing cell).
     assert_eq!(sa["run_errors"], json!({ "syntax": 1 }));
     assert_eq!(da["run_errors"], json!({ "other": 2 }));
@@ -146,13 +172,28 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| gold replay") || md.contains("recorded sessions"), "{md}");
     assert!(md.contains("0.667") && md.contains("0.333"), "{md}");
-    assert!(md.contains("C_emb is not computed"), "{md}");
+    assert!(!md.contains("C_emb is missing") && md.contains("all-MiniLM-L6-v2"), "{md}");
     assert!(md.contains("| CodeBLEU |") && csv.lines().next().unwrap().contains(",codebleu,"), "{md}");
     // `eval report` re-renders the same numbers from the records alone.
     std::fs::remove_file(out.join("results.json")).unwrap();
     run_ok(&["eval", "report", out.to_str().unwrap(), "--weights", "0.4,0.3,0.15,0.15"]);
     let again = read_json(&out.join("results.json"));
     assert_eq!(again["cells"], results["cells"]);
+    // Without the embedding model C_emb is missing, said in one line at
+    // the start and in the report, and S is renormalised over the rest.
+    let no_model = dir.path().join("no-model");
+    let out3 = gisclaw(
+        &["eval", "--suite", suite.to_str().unwrap(), "--tasks", "1", "--runs", "1", "--replay", rec.to_str().unwrap(), "--out", no_model.to_str().unwrap()],
+        &[("GISCLAW_EMBED_MODEL", "/nonexistent/model")],
+    );
+    let stderr3 = String::from_utf8_lossy(&out3.stderr);
+    assert!(out3.status.success(), "{stderr3}");
+    assert!(stderr3.contains("C_emb (L2) will not be computed: /nonexistent/model/config.json: not found"), "{stderr3}");
+    let r3 = read_json(&no_model.join("results.json"));
+    assert_eq!(r3["c_emb_missing"], 1);
+    let only = &r3["runs"][0];
+    assert!(only["c_emb"].is_null() && close(only["composite"].as_f64().unwrap(), (0.4 + 0.3 * only["q_out"].as_f64().unwrap() + 0.15 * only["code"]["api"]["f1"].as_f64().unwrap()) / 0.85), "{only}");
+    assert!(std::fs::read_to_string(no_model.join("report.md")).unwrap().contains("**C_emb is missing for 1 run(s)**"));
     // Other weights change the composite as the formula says: success only.
     let other = dir.path().join("other");
     run_ok(&["eval", "report", out.to_str().unwrap(), "--out", other.to_str().unwrap(), "--weights", "1,0,0,0"]);

@@ -4,10 +4,11 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use gisclaw::agent::run::Arch;
 use gisclaw::bench::SuiteKind;
+use gisclaw::embed::Embedder;
 use gisclaw::eval::api::OpTable;
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::eval::runner::{run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
@@ -131,11 +132,30 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
 fn print_summary(report: &report::Report, out: &Path) {
     for c in &report.cells {
         eprintln!(
-            "gisclaw: {}: {} runs, success {:.3}, Q_out {:.3}, F_api {:.3}, S {:.3} [{:.3}, {:.3}]",
-            c.label, c.n, c.success_rate, c.q_out, c.f_api, c.composite, c.composite_ci.0, c.composite_ci.1
+            "gisclaw: {}: {} runs, success {:.3}, Q_out {:.3}, F_api {:.3}, C_emb {}, S {:.3} [{:.3}, {:.3}]",
+            c.label,
+            c.n,
+            c.success_rate,
+            c.q_out,
+            c.f_api,
+            c.c_emb.map(|v| format!("{v:.3}")).unwrap_or_else(|| "n/a".into()),
+            c.composite,
+            c.composite_ci.0,
+            c.composite_ci.1
         );
     }
     eprintln!("gisclaw: report in {}", out.join("report.md").display());
+}
+
+/// The embedding model for C_emb, or `None` with one line saying why.
+fn load_embedder() -> Option<Arc<Embedder>> {
+    match Embedder::load_default() {
+        Ok(e) => Some(Arc::new(e)),
+        Err(e) => {
+            eprintln!("gisclaw: C_emb (L2) will not be computed: {e}");
+            None
+        }
+    }
 }
 
 fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
@@ -226,6 +246,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         budget: args.limits.budget(),
         cell_timeout: args.limits.cell_timeout(),
         ops,
+        embedder: load_embedder(),
     };
     let zygote = Zygote::start(SandboxConfig::default())?;
     let progress = Progress::new();

@@ -11,6 +11,8 @@ use super::code;
 use super::codebleu::{self, CodeBleu};
 use super::errors::{self, ErrorType};
 use super::output_score::{self, OutputScore};
+use super::process;
+use crate::embed::Embedder;
 use crate::agent::transcript::{read_cells, write_atomic, RunSummary};
 use crate::outputs::{self, OutputCheck};
 
@@ -79,8 +81,9 @@ pub struct RunRecord {
     pub outputs: Vec<OutputScore>,
     /// Q_out of this run: the mean output score (missing outputs score 0).
     pub q_out: f64,
-    /// C_emb: cosine similarity of the log and the gold reference (not
-    /// computed yet: the embedding model is not built).
+    /// C_emb: cosine similarity of the cleaned log and the gold reference
+    /// (L2, see [`super::process`]); `None` when the embedding model was
+    /// not available.
     pub c_emb: Option<f64>,
 }
 
@@ -111,6 +114,9 @@ pub struct GoldReference {
     pub code: String,
     /// The gold run's work dir (its `pred_results/` are the gold outputs).
     pub dir: PathBuf,
+    /// The embedding of the gold reference text (L2), when the embedding
+    /// model is loaded.
+    pub embedding: Option<Vec<f32>>,
 }
 
 /// L1 scores of `candidate` code against `gold` code.
@@ -129,8 +135,17 @@ pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
 }
 
 /// Scores a finished run in `workdir` (its `run.json`, `transcript.jsonl`,
-/// `solution.py` and `pred_results/`) against the gold.
-pub fn score_run(summary: &RunSummary, run: usize, workdir: &Path, declared: &[String], gold: &GoldReference, table: &OpTable) -> RunRecord {
+/// `solution.py` and `pred_results/`) against the gold; C_emb only with an
+/// embedder and the gold's embedding.
+pub fn score_run(
+    summary: &RunSummary,
+    run: usize,
+    workdir: &Path,
+    declared: &[String],
+    gold: &GoldReference,
+    table: &OpTable,
+    embedder: Option<&Embedder>,
+) -> RunRecord {
     let cells = read_cells(&workdir.join("transcript.jsonl")).unwrap_or_default();
     let mut cell_errors: BTreeMap<ErrorType, usize> = BTreeMap::new();
     let mut last_error = None;
@@ -186,6 +201,20 @@ pub fn score_run(summary: &RunSummary, run: usize, workdir: &Path, declared: &[S
         code: code_scores(&gold.code, &candidate, table),
         outputs: scores,
         q_out,
-        c_emb: None,
+        c_emb: process_score(workdir, gold, embedder),
+    }
+}
+
+/// C_emb of the run in `workdir`; `None` without the model or the gold's
+/// embedding, or when embedding fails (logged).
+fn process_score(workdir: &Path, gold: &GoldReference, embedder: Option<&Embedder>) -> Option<f64> {
+    let (embedder, reference) = (embedder?, gold.embedding.as_deref()?);
+    let log = process::cleaned_log(&workdir.join("transcript.jsonl"), true).unwrap_or_default();
+    match process::c_emb(embedder, &log, reference) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            tracing::warn!("C_emb of {}: {e}", workdir.display());
+            None
+        }
     }
 }

@@ -9,8 +9,9 @@
 //!   with that run's Q_out (outputs it did produce count, missing ones 0);
 //!   the cell's S is the mean over runs, with a 95 % percentile-bootstrap CI
 //!   (10 000 resamples, fixed seed). The cell's Q_out column is the mean
-//!   over successful runs only, as in Table 6. While C_emb is not computed,
-//!   S is renormalised over the other three weights, and the report says so.
+//!   over successful runs only, as in Table 6. A run without C_emb (the
+//!   embedding model was not available) has S renormalised over the other
+//!   three weights, and the report says how many runs that concerns.
 //! - pass@k is the unbiased estimator per task (n = runs, c = successes),
 //!   averaged over tasks, for k ∈ {1, 3, 5} up to the number of runs. CV is
 //!   the population σ/μ of the per-run success rates (run r over all tasks);
@@ -304,8 +305,8 @@ pub struct Report {
     pub evals: Vec<PathBuf>,
     /// Composite weights.
     pub weights: Weights,
-    /// Whether C_emb was missing (the composite renormalised).
-    pub c_emb_missing: bool,
+    /// Runs without C_emb (their composite renormalised).
+    pub c_emb_missing: usize,
     /// Per cell.
     pub cells: Vec<CellSummary>,
     /// SA vs DA per backend.
@@ -502,7 +503,7 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
     Report {
         evals: evals.iter().map(|e| e.dir.clone()).collect(),
         weights,
-        c_emb_missing: runs.iter().any(|(_, r, _)| r.c_emb.is_none()),
+        c_emb_missing: runs.iter().filter(|(_, r, _)| r.c_emb.is_none()).count(),
         cells,
         comparisons,
         sweep,
@@ -612,9 +613,17 @@ pub fn markdown(report: &Report) -> String {
         "Composite S = {}·R_succ + {}·Q_out + {}·F_api + {}·C_emb (per run, then averaged; 95 % percentile-bootstrap CI).",
         w.success, w.output, w.api, w.embedding
     );
-    if report.c_emb_missing {
-        md.push_str("\n**C_emb is not computed** (the offline embedding model is not built yet): S is renormalised over R_succ, Q_out and F_api.\n");
+    if report.c_emb_missing > 0 {
+        let _ = writeln!(
+            md,
+            "\n**C_emb is missing for {} run(s)** (the embedding model was not available when they were scored; `gisclaw doctor` says why): their S is renormalised over R_succ, Q_out and F_api.",
+            report.c_emb_missing
+        );
     }
+    md.push_str(
+        "\nC_emb (L2): cosine of the all-MiniLM-L6-v2 embeddings (384-d, run offline) of each run's cleaned log and its task's gold reference (expert workflow + gold run). \
+         The paper used text-embedding-3-large, so C_emb values are not comparable with its Table 6.\n",
+    );
     if report.missing_runs > 0 {
         let _ = writeln!(md, "\n**{} run(s) have no record** (not run yet or could not run): `gisclaw eval --resume` completes them.", report.missing_runs);
     }

@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::api::OpTable;
+use super::process;
 use super::record::{score_run, GoldReference, RunRecord};
 use crate::agent::dual::DualLimits;
 use crate::agent::memory::ErrorMemory;
@@ -27,6 +28,7 @@ use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::transcript::write_atomic;
 use crate::bench::data;
+use crate::embed::Embedder;
 use crate::bench::verify::{self, gold_dual_messages, gold_messages};
 use crate::llm::config::LiveConfig;
 use crate::llm::replay::ReplayBackend;
@@ -127,6 +129,9 @@ pub struct EvalOptions {
     pub cell_timeout: Duration,
     /// The GIS operation table of API-operation F1.
     pub ops: OpTable,
+    /// The sentence-embedding model for C_emb (L2); `None`: C_emb is not
+    /// computed.
+    pub embedder: Option<Arc<Embedder>>,
 }
 
 /// Problems that stop an eval before it runs.
@@ -262,6 +267,19 @@ fn ensure_gold(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Vec
     verdict.problems
 }
 
+/// The embedding of a task's gold reference (L2); `None` (logged) when the
+/// gold run left no transcript or embedding fails.
+fn gold_embedding(embedder: &Embedder, loaded: &LoadedTask, dir: &Path) -> Option<Vec<f32>> {
+    let text = process::gold_reference(loaded.task.workflow.as_deref(), &dir.join("transcript.jsonl"));
+    match text.map_err(|e| e.to_string()).and_then(|t| embedder.embed_document(&t).map_err(|e| e.to_string())) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!("no C_emb for {}: its gold reference: {e}", loaded.task.id);
+            None
+        }
+    }
+}
+
 /// One (task, arch, run).
 struct Item {
     task: usize,
@@ -293,10 +311,9 @@ pub fn run_eval(
             problems,
         });
         let code = loaded.gold.as_ref().and_then(|g| std::fs::read_to_string(g).ok()).unwrap_or_default();
-        golds.push(GoldReference {
-            code,
-            dir: gold_dir(&options.out, &loaded.task.id),
-        });
+        let dir = gold_dir(&options.out, &loaded.task.id);
+        let embedding = options.embedder.as_deref().and_then(|e| gold_embedding(e, loaded, &dir));
+        golds.push(GoldReference { code, dir, embedding });
     }
     let records = records_dir(&options.out);
     let mut queue = VecDeque::new();
@@ -366,7 +383,7 @@ fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, sour
     if summary.status == "error" {
         return Err(summary.reason);
     }
-    let record = score_run(&summary, item.run, &workdir, &loaded.task.outputs, gold, &options.ops);
+    let record = score_run(&summary, item.run, &workdir, &loaded.task.outputs, gold, &options.ops, options.embedder.as_deref());
     record.write(&records_dir(&options.out)).map_err(|e| format!("writing the record: {e}"))?;
     Ok(record)
 }

