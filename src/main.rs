@@ -27,10 +27,9 @@ enum Command {
     /// Benchmark suites: verify gold solutions, generate data, import GeoAnalystBench.
     #[command(subcommand)]
     Bench(cli::bench::BenchCommand),
-    /// Evaluate an agent on a task suite: repeated runs scored on code (L1)
-    /// and outputs (L3), statistics and a report (process scoring, L2, is
-    /// not built yet).
-    Eval(cli::eval::EvalArgs),
+    /// Evaluate an agent on a task suite: repeated runs scored on code (L1),
+    /// process (L2) and outputs (L3), statistics and a report.
+    Eval(Box<cli::eval::EvalArgs>),
     /// Report what is installed, what is missing and how to fix it.
     Doctor,
     /// Run a Python file in a sandbox session, cell by cell (cells are split
@@ -83,7 +82,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Solve(args) => cli::solve::run(args),
         Command::Bench(command) => cli::bench::run(command),
-        Command::Eval(args) => cli::eval::run(args),
+        Command::Eval(args) => cli::eval::run(*args),
         Command::Doctor => {
             let report = doctor::run(&SandboxConfig::default());
             for line in &report.lines {

@@ -310,3 +310,86 @@ fn bad_eval_input_is_one_line_naming_what_to_fix() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.code() == Some(2) && stderr.contains("ops.toml: line 2"), "{stderr}");
 }
+
+#[test]
+fn the_llm_judge_grades_runs_re_asks_once_and_records_failures() {
+    use common::fake_llm::{openai_answer, FakeServer, Reply};
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("recordings");
+    std::fs::create_dir(&rec).unwrap();
+    write_jsonl(&rec.join("T01.jsonl"), &gold_messages("T01", &gold("T01")));
+    let grades = json!({
+        "task_understanding": {"score": 5, "justification": "Reads the task right."},
+        "data_handling": {"score": 4, "justification": "Checks the CRS."},
+        "methodology": {"score": 4, "justification": "Fitting method."},
+        "self_correction": {"score": 3, "justification": "Nothing to correct."},
+        "result_completeness": {"score": 5, "justification": "All outputs."}
+    });
+    let say = |text: String| Reply::Json(200, openai_answer(json!({ "role": "assistant", "content": text })));
+    // Run 1: prose, then (re-asked) a fenced JSON answer. Run 2: invalid twice.
+    let server = FakeServer::start(vec![
+        say("The agent did well overall.".into()),
+        say(format!("```json\n{grades}\n```")),
+        say("{\"task_understanding\": {\"score\": 9}}".into()),
+        say("still not JSON".into()),
+    ]);
+    let out = dir.path().join("eval");
+    let suite = suite();
+    let secret = "sk-judge-secret-0123456789";
+    let result = gisclaw(
+        &[
+            "eval", "--suite", suite.to_str().unwrap(), "--tasks", "1", "--runs", "2", "--replay", rec.to_str().unwrap(), "--out",
+            out.to_str().unwrap(), "--judge", "openai", "--judge-model", "judge-m", "--judge-base-url", &format!("{}/v1", server.url),
+        ],
+        &[("OPENAI_API_KEY", secret)],
+    );
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The judge reads the task, the gold code and the run's log.
+    let first = requests[0].body["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(first.contains("## The expert's gold solution") && first.contains(gold("T01").lines().find(|l| l.contains("read_")).unwrap().trim()), "{first}");
+    assert_eq!(requests[0].body["model"], "judge-m");
+    // The re-ask carries the reason.
+    let reask = requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(reask.contains("the reply holds no JSON object"), "{reask}");
+    let r1 = read_json(&out.join("records/T01.single.1.json"));
+    assert_eq!(r1["judge"]["calls"], 2);
+    assert_eq!(r1["judge"]["grades"]["data_handling"], json!({"score": 4, "justification": "Checks the CRS."}));
+    assert_eq!(r1["judge"]["model"], "judge-m");
+    let r2 = read_json(&out.join("records/T01.single.2.json"));
+    assert!(r2["judge"].is_null());
+    assert!(r2["judge_error"].as_str().unwrap().starts_with("the judge's answer was invalid twice"), "{r2}");
+    // The report's judge table: one run judged (mean 4.2), one failed; the
+    // composite does not move.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## LLM-as-judge") && md.contains("judge: judge-m.") && md.contains("| 1 | 1 | 5.00 | 4.00 | 4.00 | 3.00 | 5.00 | 4.20 |"), "{md}");
+    let results = read_json(&out.join("results.json"));
+    for r in results["runs"].as_array().unwrap() {
+        let s = 0.4 * f64::from(u8::from(r["success"] == true))
+            + 0.3 * r["q_out"].as_f64().unwrap()
+            + 0.15 * r["code"]["api"]["f1"].as_f64().unwrap()
+            + 0.15 * r["c_emb"].as_f64().unwrap();
+        assert!(close(r["composite"].as_f64().unwrap(), s), "{r}");
+    }
+    // The key is sent to the server and written nowhere.
+    assert_eq!(requests[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.as_str()), Some(&*format!("Bearer {secret}")));
+    for entry in walk(&out) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains(secret), "{} holds the key", entry.display());
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

@@ -106,6 +106,16 @@ pub struct EvalRunArgs {
     /// Composite weights: success, output, api, embedding.
     #[arg(long, value_name = "W,W,W,W", default_value = "0.4,0.3,0.15,0.15")]
     pub weights: String,
+    /// LLM-as-judge (L2 diagnostic, not in the composite): grade every run
+    /// on five dimensions with this backend or config profile.
+    #[arg(long, value_name = "NAME")]
+    pub judge: Option<String>,
+    /// The judge's model (overrides its profile, OPENAI_MODEL, OLLAMA_MODEL).
+    #[arg(long, value_name = "NAME", requires = "judge")]
+    pub judge_model: Option<String>,
+    /// The judge's server URL.
+    #[arg(long, value_name = "URL", requires = "judge")]
+    pub judge_base_url: Option<String>,
 }
 
 /// Runs the command.
@@ -197,6 +207,18 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         None => OpTable::built_in(),
     };
     let source = backend_source(&args)?;
+    let judge = match &args.judge {
+        None => None,
+        Some(name) => {
+            let choice = BackendArgs {
+                backend: Some(name.clone()),
+                model: args.judge_model.clone(),
+                base_url: args.judge_base_url.clone(),
+            };
+            let live = choice.resolve_live().map_err(|e| UsageError(format!("--judge: {e}")))?;
+            Some(live.ok_or_else(|| UsageError(format!("--judge {name}: no such backend")))?)
+        }
+    };
     let mut tasks = load_suite(&suite, args.tasks.as_deref())?;
     let archs: Vec<Arch> = match args.arch {
         ArchChoice::Single => vec![Arch::Single],
@@ -247,6 +269,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         cell_timeout: args.limits.cell_timeout(),
         ops,
         embedder: load_embedder(),
+        judge,
     };
     let zygote = Zygote::start(SandboxConfig::default())?;
     let progress = Progress::new();

@@ -10,6 +10,7 @@ use super::api::{self, OpTable, SetScore};
 use super::code;
 use super::codebleu::{self, CodeBleu};
 use super::errors::{self, ErrorType};
+use super::llm_judge::Verdict;
 use super::output_score::{self, OutputScore};
 use super::process;
 use crate::embed::Embedder;
@@ -85,6 +86,12 @@ pub struct RunRecord {
     /// (L2, see [`super::process`]); `None` when the embedding model was
     /// not available.
     pub c_emb: Option<f64>,
+    /// The LLM judge's verdict (L2 diagnostic), when `--judge` was given.
+    #[serde(default)]
+    pub judge: Option<Verdict>,
+    /// Why judging failed, when it did.
+    #[serde(default)]
+    pub judge_error: Option<String>,
 }
 
 impl RunRecord {
@@ -202,6 +209,8 @@ pub fn score_run(
         outputs: scores,
         q_out,
         c_emb: process_score(workdir, gold, embedder),
+        judge: None,
+        judge_error: None,
     }
 }
 

@@ -30,6 +30,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::api::{self, LabelMetrics};
+use super::llm_judge;
 use super::record::RunRecord;
 use super::runner::{self, gold_dir, records_dir, Manifest};
 use super::stats::{self, Wilcoxon};
@@ -255,6 +256,42 @@ pub struct CellSummary {
     pub run_errors: BTreeMap<String, usize>,
     /// Failed cells by error type.
     pub cell_errors: BTreeMap<String, usize>,
+    /// The LLM judge's means (None when no run of the cell was judged).
+    pub judge: Option<JudgeSummary>,
+}
+
+/// The LLM judge's grades of one cell (diagnostic; cf. Table 9).
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeSummary {
+    /// Runs judged.
+    pub judged: usize,
+    /// Runs whose judging failed (no valid answer).
+    pub failed: usize,
+    /// Mean score per dimension, in [`llm_judge::DIMENSIONS`] order.
+    pub means: Vec<(String, f64)>,
+    /// Mean of the five.
+    pub overall: f64,
+    /// The judging models.
+    pub models: BTreeSet<String>,
+}
+
+fn judge_summary(records: &[&RunRecord]) -> Option<JudgeSummary> {
+    let verdicts: Vec<&llm_judge::Verdict> = records.iter().filter_map(|r| r.judge.as_ref()).collect();
+    let failed = records.iter().filter(|r| r.judge_error.is_some()).count();
+    if verdicts.is_empty() && failed == 0 {
+        return None;
+    }
+    let means = llm_judge::DIMENSIONS
+        .iter()
+        .map(|(key, _)| (key.to_string(), stats::mean(&verdicts.iter().filter_map(|v| v.score(key)).map(f64::from).collect::<Vec<_>>())))
+        .collect();
+    Some(JudgeSummary {
+        judged: verdicts.len(),
+        failed,
+        means,
+        overall: stats::mean(&verdicts.iter().map(|v| v.mean()).collect::<Vec<_>>()),
+        models: verdicts.iter().map(|v| v.model.clone()).collect(),
+    })
 }
 
 /// A paired comparison of two cells of the same backend (SA vs DA).
@@ -377,6 +414,7 @@ fn summarise(backend: &str, arch: &str, records: &[&RunRecord], gold_calls: &BTr
     let lines = mean_of(records, |r| r.code_lines as f64);
     let per = |x: f64| if x > 0.0 { top / x } else { f64::NAN };
     CellSummary {
+        judge: judge_summary(records),
         label: format!("{backend} · {arch}"),
         backend: backend.to_string(),
         arch: arch.to_string(),
@@ -520,6 +558,15 @@ fn f3(x: f64) -> String {
         "–".into()
     } else {
         format!("{x:.3}")
+    }
+}
+
+/// A grade mean for tables: 2 decimals, `–` for NaN.
+fn f2(x: f64) -> String {
+    if x.is_nan() {
+        "–".into()
+    } else {
+        format!("{x:.2}")
     }
 }
 
@@ -677,6 +724,21 @@ pub fn markdown(report: &Report) -> String {
             f3(c.calls.f1),
             f3(c.calls.hamming_loss)
         );
+    }
+    if report.cells.iter().any(|c| c.judge.is_some()) {
+        let heads: Vec<&str> = llm_judge::DIMENSIONS.iter().map(|(k, _)| *k).collect();
+        let _ = write!(
+            md,
+            "\n## LLM-as-judge (L2 diagnostic, cf. Table 9; not in the composite)\n\nMean grades 1–5 over the judged runs; judge: {}.\n\n| cell | judged | failed | {} | mean |\n|---|---|---|{}---|\n",
+            report.cells.iter().filter_map(|c| c.judge.as_ref()).flat_map(|j| j.models.iter().cloned()).collect::<BTreeSet<String>>().into_iter().collect::<Vec<_>>().join(", "),
+            heads.join(" | ").replace('_', " "),
+            "---|".repeat(heads.len())
+        );
+        for c in &report.cells {
+            let Some(j) = &c.judge else { continue };
+            let grades: Vec<String> = j.means.iter().map(|(_, m)| f2(*m)).collect();
+            let _ = writeln!(md, "| {} | {} | {} | {} | {} |", c.label, j.judged, j.failed, grades.join(" | "), f2(j.overall));
+        }
     }
     md.push_str("\n## Stability and efficiency\n\n| cell | pass@k | CV | SA = pass@k_max/(1+CV) | rounds | LLM s | sandbox s | code lines | inference eff. (/s) | token eff. (/1k tok) | code-line eff. (/100 lines) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {

@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::api::OpTable;
+use super::llm_judge;
 use super::process;
 use super::record::{score_run, GoldReference, RunRecord};
 use crate::agent::dual::DualLimits;
@@ -132,6 +133,8 @@ pub struct EvalOptions {
     /// The sentence-embedding model for C_emb (L2); `None`: C_emb is not
     /// computed.
     pub embedder: Option<Arc<Embedder>>,
+    /// The model of the LLM judge (L2 diagnostic); `None`: no judging.
+    pub judge: Option<LiveConfig>,
 }
 
 /// Problems that stop an eval before it runs.
@@ -280,6 +283,13 @@ fn gold_embedding(embedder: &Embedder, loaded: &LoadedTask, dir: &Path) -> Optio
     }
 }
 
+/// The LLM judge's verdict on the run in `workdir`.
+fn judge_run(judge: &LiveConfig, loaded: &LoadedTask, gold: &GoldReference, workdir: &Path) -> Result<llm_judge::Verdict, String> {
+    let mut backend = crate::llm::open_live(judge.clone()).map_err(|e| e.to_string())?;
+    let log = process::cleaned_log(&workdir.join("transcript.jsonl"), true).map_err(|e| format!("the run's transcript: {e}"))?;
+    llm_judge::judge(backend.as_mut(), &loaded.task.instruction, &gold.code, &log)
+}
+
 /// One (task, arch, run).
 struct Item {
     task: usize,
@@ -383,7 +393,13 @@ fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, sour
     if summary.status == "error" {
         return Err(summary.reason);
     }
-    let record = score_run(&summary, item.run, &workdir, &loaded.task.outputs, gold, &options.ops, options.embedder.as_deref());
+    let mut record = score_run(&summary, item.run, &workdir, &loaded.task.outputs, gold, &options.ops, options.embedder.as_deref());
+    if let Some(judge) = &options.judge {
+        match judge_run(judge, loaded, gold, &workdir) {
+            Ok(verdict) => record.judge = Some(verdict),
+            Err(e) => record.judge_error = Some(e),
+        }
+    }
     record.write(&records_dir(&options.out)).map_err(|e| format!("writing the record: {e}"))?;
     Ok(record)
 }
