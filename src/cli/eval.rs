@@ -11,7 +11,9 @@ use gisclaw::bench::SuiteKind;
 use gisclaw::embed::Embedder;
 use gisclaw::eval::api::OpTable;
 use gisclaw::eval::report::{self, EvalData, Weights};
-use gisclaw::eval::runner::{run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
+use gisclaw::bench::unit::UnitSuite;
+use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
+use gisclaw::eval::unit_eval::{self, UnitEvent, UnitSource};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 
 use super::bench::load_suite;
@@ -128,6 +130,17 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
 
 fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(weights).map_err(UsageError)?;
+    if let [dir] = dirs {
+        let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
+        if manifest.kind == "unit" {
+            let records = unit_eval::load_records(dir).map_err(UsageError)?;
+            let out = out.unwrap_or(dir);
+            std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+            let summary = unit_eval::write_report(&records, &manifest.backend, out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+            print_unit_summary(&summary, out);
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let evals: Vec<EvalData> = dirs
         .iter()
         .map(|d| EvalData::load(d).map_err(|e| UsageError(e.to_string())))
@@ -154,6 +167,80 @@ fn print_summary(report: &report::Report, out: &Path) {
             c.composite_ci.1
         );
     }
+    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+}
+
+/// `gisclaw eval --suite <unit suite>`: `--runs` samples per case.
+fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        return Err(UsageError("--runs (samples per case) must be at least 1".into()).into());
+    }
+    let suite = UnitSuite::load(dir).map_err(|e| UsageError(e.to_string()))?;
+    let source = if args.replay_gold {
+        UnitSource::Gold
+    } else if let Some(rec) = &args.replay {
+        if !rec.is_dir() {
+            return Err(UsageError(format!("--replay {}: not a folder", rec.display())).into());
+        }
+        for (_, file) in &suite.files {
+            for case in &file.cases {
+                let path = rec.join(format!("{}.{}.jsonl", file.library, case.id));
+                if !path.is_file() {
+                    return Err(UsageError(format!("--replay {}: no recording {}", rec.display(), path.display())).into());
+                }
+            }
+        }
+        UnitSource::Recorded(rec.clone())
+    } else {
+        match args.model.resolve_live()? {
+            Some(live) => UnitSource::Live(Box::new(live)),
+            None => return Err(no_backend("--replay-gold / --replay DIR").into()),
+        }
+    };
+    let backend = match &source {
+        UnitSource::Gold => "reference implementations".to_string(),
+        UnitSource::Recorded(d) => format!("recorded answers in {}", d.display()),
+        UnitSource::Live(live) => format!("{}: {} at {}", live.name, live.model, live.base_url),
+    };
+    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "unit".into());
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(name));
+    let manifest = Manifest {
+        suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
+        tasks: suite.files.iter().flat_map(|(_, f)| f.cases.iter().map(|c| format!("{}/{}", f.library, c.id))).collect(),
+        archs: Vec::new(),
+        runs: args.runs,
+        backend: backend.clone(),
+        workflow: false,
+        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
+        kind: "unit".into(),
+    };
+    prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
+    let zygote = Zygote::start(SandboxConfig::default())?;
+    let events = |event: UnitEvent| match event {
+        UnitEvent::Planned { total, done } => eprintln!("gisclaw: {total} cases × {} samples, {done} cases already recorded", args.runs),
+        UnitEvent::Recorded(r) => eprintln!(
+            "gisclaw: {}/{}: {}/{} samples pass",
+            r.library,
+            r.case,
+            r.samples.iter().filter(|s| s.passed).count(),
+            r.samples.len()
+        ),
+        UnitEvent::Failed { key, reason } => eprintln!("gisclaw: {key}: could not run: {reason}"),
+    };
+    let failed = unit_eval::run_unit_eval(&zygote, &suite, &source, args.runs, &out, args.jobs, &events).map_err(UsageError)?;
+    let records = unit_eval::load_records(&out).map_err(UsageError)?;
+    let summary = unit_eval::write_report(&records, &backend, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    print_unit_summary(&summary, &out);
+    if failed > 0 {
+        eprintln!("gisclaw: {failed} case(s) could not run: `gisclaw eval … --resume` retries them");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_unit_summary(summary: &unit_eval::UnitSummary, out: &Path) {
+    let pass: Vec<String> = summary.pass_at.iter().map(|(k, v)| format!("pass@{k} {v:.3}")).collect();
+    eprintln!("gisclaw: {} cases × {} samples: {}", summary.cases, summary.samples, pass.join(", "));
     eprintln!("gisclaw: report in {}", out.join("report.md").display());
 }
 
@@ -190,9 +277,10 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     };
     match SuiteKind::of(&suite) {
         SuiteKind::Tasks => {}
-        SuiteKind::Steps | SuiteKind::Unit => {
+        SuiteKind::Unit => return run_unit(&args, &suite),
+        SuiteKind::Steps => {
             return Err(UsageError(format!(
-                "{}: eval of step suites (complete@1) and unit suites (pass@k) is not built yet; `gisclaw bench verify` checks their gold",
+                "{}: eval of step suites (complete@1) is not built yet; `gisclaw bench verify` checks their gold",
                 suite.display()
             ))
             .into())
@@ -258,6 +346,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         backend: source.describe(),
         workflow: !args.no_workflow,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
+        kind: "tasks".into(),
     };
     let options = EvalOptions {
         out: out.clone(),

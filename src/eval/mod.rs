@@ -4,8 +4,9 @@
 //! [`errors`] taxonomy) and writes the [`report`] with its [`stats`] and
 //! [`charts`].
 //!
-//! Not built yet: the vision judge, and eval of the step (geocode) and unit
-//! suites.
+//! Unit suites (pass@k over samples) are run and reported by [`unit_eval`].
+//!
+//! Not built yet: the vision judge, and eval of the step (geocode) suites.
 
 pub mod api;
 pub mod charts;
@@ -19,3 +20,4 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod unit_eval;

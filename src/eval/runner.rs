@@ -110,6 +110,25 @@ pub struct Manifest {
     pub workflow: bool,
     /// The gisclaw version that started it.
     pub gisclaw: String,
+    /// `tasks` (default), `unit` or `steps`: which report the folder gets.
+    #[serde(default = "tasks_kind")]
+    pub kind: String,
+}
+
+fn tasks_kind() -> String {
+    "tasks".into()
+}
+
+impl Manifest {
+    /// Reads `DIR/eval.json`.
+    pub fn read(out: &Path) -> Result<Manifest, EvalError> {
+        let path = out.join("eval.json");
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        serde_json::from_str(&text).map_err(|e| EvalError::Folder {
+            path: path.display().to_string(),
+            message: format!("line {}: {e}", e.line()),
+        })
+    }
 }
 
 /// How to run.
@@ -211,8 +230,9 @@ pub fn records_dir(out: &Path) -> PathBuf {
     out.join("records")
 }
 
-/// Checks or writes `eval.json`.
-fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), EvalError> {
+/// Checks or writes `eval.json`: a new folder gets it; an existing one is
+/// refused, or with `resume` must have asked the same.
+pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), EvalError> {
     let path = out.join("eval.json");
     std::fs::create_dir_all(records_dir(out)).map_err(io(out))?;
     if path.is_file() {
@@ -234,6 +254,7 @@ fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), E
             ("runs", old.runs != manifest.runs),
             ("backend", old.backend != manifest.backend),
             ("workflow", old.workflow != manifest.workflow),
+            ("kind", old.kind != manifest.kind),
         ];
         if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
             return Err(EvalError::Folder {

@@ -1,0 +1,439 @@
+//! Eval of a unit suite (`benchmarks/unit/`, AutoGEEval/GeoJSEval style):
+//! for every case, `n` samples of the model's implementation of the
+//! function header, each run in the sandbox on the normal call and every
+//! boundary call and judged against `expected.json`. A sample passes when
+//! every call agrees. Scored by pass@k (unbiased, k ∈ {1, 3, 5} ≤ n) per
+//! case, averaged; the failing samples are typed by the error taxonomy.
+//!
+//! One generation per sample, no agent loop: the papers' protocol is
+//! single-shot code generation. The model's code runs only in the sandbox.
+//!
+//! Layout of the eval folder: `eval.json`, `records/<library>.<case>.json`
+//! (one per case, written atomically when its samples are done — its
+//! presence means done, so `--resume` continues), `results.json`,
+//! `results.csv` (one row per case × sample), `report.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::errors::{self, ErrorType};
+use super::stats;
+use crate::agent::transcript::write_atomic;
+use crate::bench::judge;
+use crate::bench::unit::{run_instance, Case, Instance, UnitSuite};
+use crate::llm::replay::ReplayBackend;
+use crate::llm::{ChatBackend, Message, Role};
+use crate::sandbox::{Session, Zygote};
+
+/// Where each sample's code comes from.
+pub enum UnitSource {
+    /// The reference implementation (the ceiling: every sample passes).
+    Gold,
+    /// Recorded answers: `DIR/<library>.<case>.jsonl`, one assistant
+    /// message per sample.
+    Recorded(PathBuf),
+    /// A live model.
+    Live(Box<crate::llm::config::LiveConfig>),
+}
+
+/// One call of one sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallResult {
+    /// The instance key (`lib/case` or `lib/case#bN`).
+    pub key: String,
+    /// Whether the answer agreed with the reference's.
+    pub passed: bool,
+    /// Why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// One sample of one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRecord {
+    /// From 1.
+    pub sample: usize,
+    /// The code that ran (extracted from the model's answer).
+    pub code: String,
+    /// Every call agreed.
+    pub passed: bool,
+    /// Per call.
+    pub calls: Vec<CallResult>,
+    /// The error type of a failing sample (its first failing call).
+    pub error: Option<ErrorType>,
+    /// Prompt tokens.
+    pub tokens_in: u64,
+    /// Completion tokens.
+    pub tokens_out: u64,
+    /// Seconds waiting for the model.
+    pub llm_seconds: f64,
+}
+
+/// One case's samples: `records/<library>.<case>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseRecord {
+    /// The case file's library.
+    pub library: String,
+    /// The case id.
+    pub case: String,
+    /// Its samples, in order.
+    pub samples: Vec<SampleRecord>,
+}
+
+impl CaseRecord {
+    /// The record's file name.
+    pub fn file_name(library: &str, case: &str) -> String {
+        format!("{library}.{case}.json")
+    }
+}
+
+/// The prompt that asks for one implementation.
+pub fn prompt(library: &str, case: &Case) -> Vec<Message> {
+    vec![
+        Message::text(
+            Role::System,
+            "You write Python functions for geospatial analysis. Answer with the complete function in one ```python code block: \
+             the `def` line as given, its body, and the imports it needs inside the function. No explanations.",
+        ),
+        Message::text(Role::User, format!("Library: {library}\n\nComplete this function:\n\n```python\n{}\n```", case.header.trim_end())),
+    ]
+}
+
+/// The code in a model's answer: its first ```python block, else its first
+/// fenced block, else the whole text.
+pub fn extract_code(reply: &str) -> String {
+    for opener in ["```python", "```py", "```"] {
+        if let Some(start) = reply.find(opener) {
+            let body = &reply[start + opener.len()..];
+            let body = body.split_once('\n').map_or("", |(_, rest)| rest);
+            let end = body.find("```").unwrap_or(body.len());
+            return body[..end].trim_end().to_string() + "\n";
+        }
+    }
+    reply.trim().to_string() + "\n"
+}
+
+/// Runs `code` on every instance of one case and judges each answer.
+pub fn judge_sample(session: &mut Session, instances: &[Instance], expected: &BTreeMap<String, judge::Answer>, code: &str) -> (Vec<CallResult>, Option<ErrorType>) {
+    let mut calls = Vec::new();
+    let mut error = None;
+    for instance in instances {
+        let verdict = match (run_instance(session, instance, code), expected.get(&instance.key)) {
+            (_, None) => Err((ErrorType::Other, format!("no reference answer for {} (run `gisclaw bench expect`)", instance.key))),
+            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e)),
+            (Ok(got), Some(want)) => judge::judge(instance.case.output, want, &got, &instance.case.tolerance).map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
+        };
+        let (passed, problem) = match verdict {
+            Ok(()) => (true, None),
+            Err((kind, why)) => {
+                error.get_or_insert(kind);
+                (false, Some(why))
+            }
+        };
+        calls.push(CallResult {
+            key: instance.key.clone(),
+            passed,
+            problem,
+        });
+    }
+    (calls, error)
+}
+
+/// What happened, for the progress display.
+pub enum UnitEvent {
+    /// Cases to do: `total`, `done` already recorded.
+    Planned {
+        /// All cases.
+        total: usize,
+        /// Recorded before this start.
+        done: usize,
+    },
+    /// A case's samples are recorded.
+    Recorded(Box<CaseRecord>),
+    /// A case could not run (sandbox, backend or recording failed).
+    Failed {
+        /// `lib/case`.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Runs every case of `suite` not yet recorded in `out/records/` with
+/// `samples` samples each, `jobs` cases at a time (each worker its own
+/// sandbox session); returns how many cases could not run.
+pub fn run_unit_eval(zygote: &Arc<Zygote>, suite: &UnitSuite, source: &UnitSource, samples: usize, out: &Path, jobs: usize, events: &(dyn Fn(UnitEvent) + Sync)) -> Result<usize, String> {
+    let records = out.join("records");
+    std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
+    let mut todo = Vec::new();
+    let mut done = 0;
+    for (_, file) in &suite.files {
+        for case in &file.cases {
+            if records.join(CaseRecord::file_name(&file.library, &case.id)).is_file() {
+                done += 1;
+            } else {
+                todo.push((file, case));
+            }
+        }
+    }
+    events(UnitEvent::Planned { total: done + todo.len(), done });
+    let queue = Mutex::new(todo.into_iter());
+    let failed = Mutex::new(0usize);
+    std::thread::scope(|scope| {
+        for worker in 0..jobs.max(1) {
+            let (queue, failed, records) = (&queue, &failed, &records);
+            scope.spawn(move || {
+                let dir = out.join("work").join(format!("worker-{worker}"));
+                let mut session = None;
+                loop {
+                    let Some((file, case)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
+                    let key = format!("{}/{}", file.library, case.id);
+                    let result = (|| -> Result<CaseRecord, String> {
+                        if session.is_none() {
+                            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                            session = Some(Session::open(zygote, &dir).map_err(|e| format!("sandbox: {e}"))?);
+                        }
+                        let session = session.as_mut().expect("opened above");
+                        let record = run_case(session, suite, &file.library, file.prelude.as_deref(), case, source, samples)?;
+                        let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
+                        bytes.push(b'\n');
+                        write_atomic(&records.join(CaseRecord::file_name(&file.library, &case.id)), &bytes).map_err(|e| format!("writing the record: {e}"))?;
+                        Ok(record)
+                    })();
+                    match result {
+                        Ok(record) => events(UnitEvent::Recorded(Box::new(record))),
+                        Err(reason) => {
+                            *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                            session = None;
+                            events(UnitEvent::Failed { key, reason });
+                        }
+                    }
+                }
+            });
+        }
+    });
+    Ok(failed.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// All samples of one case.
+fn run_case(session: &mut Session, suite: &UnitSuite, library: &str, prelude: Option<&str>, case: &Case, source: &UnitSource, samples: usize) -> Result<CaseRecord, String> {
+    let instances = case.instances(library, prelude);
+    let mut backend: Option<Box<dyn ChatBackend>> = match source {
+        UnitSource::Gold => None,
+        UnitSource::Recorded(dir) => {
+            let file = dir.join(format!("{library}.{}.jsonl", case.id));
+            Some(Box::new(ReplayBackend::open(&file).map_err(|e| format!("{}: {e}", file.display()))?))
+        }
+        UnitSource::Live(live) => Some(crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?),
+    };
+    let messages = prompt(library, case);
+    let mut out = Vec::new();
+    for sample in 1..=samples {
+        let (code, tokens_in, tokens_out, llm_seconds) = match backend.as_mut() {
+            None => (case.reference.clone(), 0, 0, 0.0),
+            Some(backend) => {
+                let asked = Instant::now();
+                let response = backend.chat(&messages, &[]).map_err(|e| format!("sample {sample}: {e}"))?;
+                let reply = response.message.content.unwrap_or_default();
+                (extract_code(&reply), response.usage.prompt_tokens, response.usage.completion_tokens, asked.elapsed().as_secs_f64())
+            }
+        };
+        let (calls, error) = judge_sample(session, &instances, &suite.expected, &code);
+        out.push(SampleRecord {
+            sample,
+            passed: error.is_none(),
+            code,
+            calls,
+            error,
+            tokens_in,
+            tokens_out,
+            llm_seconds,
+        });
+    }
+    Ok(CaseRecord {
+        library: library.to_string(),
+        case: case.id.clone(),
+        samples: out,
+    })
+}
+
+/// The figures of a unit eval.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitSummary {
+    /// Cases recorded.
+    pub cases: usize,
+    /// Samples per case (the fewest any recorded case has).
+    pub samples: usize,
+    /// pass@k, k ∈ {1, 3, 5} up to `samples`, mean over cases.
+    pub pass_at: BTreeMap<usize, f64>,
+    /// Per library: (cases, pass@1).
+    pub libraries: BTreeMap<String, (usize, f64)>,
+    /// CV of the per-sample-index pass rates (sample s over all cases).
+    pub cv: f64,
+    /// pass@k_max / (1 + CV).
+    pub stability_adjusted: f64,
+    /// Failing samples by error type.
+    pub errors: BTreeMap<String, usize>,
+    /// Mean prompt + completion tokens per sample.
+    pub tokens_per_sample: f64,
+}
+
+/// Summarises case records.
+pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
+    let samples = records.iter().map(|r| r.samples.len()).min().unwrap_or(0);
+    let counts: Vec<(usize, usize)> = records.iter().map(|r| (r.samples.len(), r.samples.iter().filter(|s| s.passed).count())).collect();
+    let mut pass_at = BTreeMap::new();
+    for k in [1, 3, 5] {
+        if k <= samples {
+            pass_at.insert(k, stats::mean(&counts.iter().map(|(n, c)| stats::pass_at_k(*n, *c, k)).collect::<Vec<_>>()));
+        }
+    }
+    let mut libraries: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (r, (n, c)) in records.iter().zip(&counts) {
+        libraries.entry(r.library.clone()).or_default().push(stats::pass_at_k(*n, *c, 1));
+    }
+    let per_index: Vec<f64> = (0..samples)
+        .map(|s| stats::mean(&records.iter().map(|r| f64::from(u8::from(r.samples[s].passed))).collect::<Vec<_>>()))
+        .collect();
+    let cv = stats::coefficient_of_variation(&per_index);
+    let top = pass_at.values().last().copied().unwrap_or(f64::NAN);
+    let mut errors = BTreeMap::new();
+    for s in records.iter().flat_map(|r| &r.samples) {
+        if let Some(e) = s.error {
+            *errors.entry(e.name().to_string()).or_insert(0) += 1;
+        }
+    }
+    let all: Vec<f64> = records.iter().flat_map(|r| &r.samples).map(|s| (s.tokens_in + s.tokens_out) as f64).collect();
+    UnitSummary {
+        cases: records.len(),
+        samples,
+        pass_at,
+        libraries: libraries.into_iter().map(|(l, v)| (l, (v.len(), stats::mean(&v)))).collect(),
+        cv,
+        stability_adjusted: stats::stability_adjusted(top, cv),
+        errors,
+        tokens_per_sample: stats::mean(&all),
+    }
+}
+
+/// Reads every case record of an eval folder.
+pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, String> {
+    let dir = out.join("records");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            serde_json::from_slice(&bytes).map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
+        })
+        .collect()
+}
+
+/// Writes `report.md`, `results.json` and `results.csv` into `out`.
+pub fn write_report(records: &[CaseRecord], backend: &str, out: &Path) -> std::io::Result<UnitSummary> {
+    use std::fmt::Write as _;
+    let summary = summarise(records);
+    let json = serde_json::json!({ "backend": backend, "summary": summary, "cases": records });
+    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
+    let mut csv = String::from("library,case,sample,passed,calls,failed_calls,error,tokens_in,tokens_out,llm_seconds\n");
+    for r in records {
+        for s in &r.samples {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{},{},{},{}",
+                r.library,
+                r.case,
+                s.sample,
+                s.passed,
+                s.calls.len(),
+                s.calls.iter().filter(|c| !c.passed).count(),
+                s.error.map(|e| e.name()).unwrap_or(""),
+                s.tokens_in,
+                s.tokens_out,
+                s.llm_seconds
+            );
+        }
+    }
+    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
+    let mut md = format!("# Unit eval: {backend}\n\n{} cases × {} samples; a sample passes when the normal call and every boundary call agree with the reference.\n\n", summary.cases, summary.samples);
+    md.push_str("| pass@k | value |\n|---|---|\n");
+    for (k, v) in &summary.pass_at {
+        let _ = writeln!(md, "| pass@{k} | {v:.3} |");
+    }
+    let _ = writeln!(md, "| CV (per-sample pass rates) | {:.3} |\n| stability-adjusted pass@k_max/(1+CV) | {:.3} |", summary.cv, summary.stability_adjusted);
+    md.push_str("\n## By library (pass@1)\n\n| library | cases | pass@1 |\n|---|---|---|\n");
+    for (lib, (n, p)) in &summary.libraries {
+        let _ = writeln!(md, "| {lib} | {n} | {p:.3} |");
+    }
+    md.push_str("\n## Failing samples by error type\n\n| error type | samples |\n|---|---|\n");
+    for (e, n) in &summary.errors {
+        let _ = writeln!(md, "| {e} | {n} |");
+    }
+    if summary.errors.is_empty() {
+        md.push_str("| (none: every sample passed) | 0 |\n");
+    }
+    md.push_str("\n## Per case (passing samples / samples)\n\n| case | passed | first problem |\n|---|---|---|\n");
+    for r in records {
+        let passed = r.samples.iter().filter(|s| s.passed).count();
+        let problem = r.samples.iter().flat_map(|s| &s.calls).find_map(|c| c.problem.as_ref().map(|p| format!("{}: {}", c.key, p)));
+        let _ = writeln!(md, "| {}/{} | {passed}/{} | {} |", r.library, r.case, r.samples.len(), problem.unwrap_or_default().replace('|', "\\|").replace('\n', " "));
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_comes_out_of_its_fence() {
+        assert_eq!(extract_code("Here:\n```python\ndef f(x):\n    return x\n```\nDone."), "def f(x):\n    return x\n");
+        assert_eq!(extract_code("```\ndef f(): pass\n```"), "def f(): pass\n");
+        assert_eq!(extract_code("def f():\n    return 1"), "def f():\n    return 1\n");
+    }
+
+    fn sample(passed: bool, error: Option<ErrorType>) -> SampleRecord {
+        SampleRecord {
+            sample: 1,
+            code: String::new(),
+            passed,
+            calls: Vec::new(),
+            error,
+            tokens_in: 10,
+            tokens_out: 5,
+            llm_seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn pass_at_k_per_case_then_averaged() {
+        // Case a: 2 of 5 pass; case b: 0 of 5; case c: 5 of 5.
+        let case = |lib: &str, id: &str, passes: usize| CaseRecord {
+            library: lib.into(),
+            case: id.into(),
+            samples: (0..5).map(|i| sample(i < passes, (i >= passes).then_some(ErrorType::InvalidAnswer))).collect(),
+        };
+        let s = summarise(&[case("x", "a", 2), case("x", "b", 0), case("y", "c", 5)]);
+        // pass@1 = (2/5 + 0 + 1)/3; pass@3 = (1 − C(3,3)/C(5,3) + 0 + 1)/3 = (0.9 + 1)/3; pass@5 = (1 + 0 + 1)/3.
+        assert!((s.pass_at[&1] - (0.4 + 1.0) / 3.0).abs() < 1e-12);
+        assert!((s.pass_at[&3] - 1.9 / 3.0).abs() < 1e-12);
+        assert!((s.pass_at[&5] - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.libraries["x"], (2, 0.2));
+        assert_eq!(s.errors["invalid_answer"], 3 + 5);
+        // Per-sample-index rates: samples 1–2 pass in a and c (2/3), 3–5 only in c (1/3).
+        let rates = [2.0 / 3.0, 2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0];
+        assert!((s.cv - stats::coefficient_of_variation(&rates)).abs() < 1e-12);
+        assert_eq!(s.tokens_per_sample, 15.0);
+    }
+}
