@@ -98,7 +98,7 @@ pub fn plan_spec() -> ToolSpec {
 }
 
 /// The `step_done` tool.
-fn step_done_spec() -> ToolSpec {
+pub fn step_done_spec() -> ToolSpec {
     let mut spec = tools::specs().into_iter().find(|s| s.name == "finish").expect("finish exists");
     spec.name = "step_done".into();
     spec.description = "Mark the current plan step as done, with a summary of what it produced.".into();

@@ -13,6 +13,8 @@ use gisclaw::eval::api::OpTable;
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::bench::unit::UnitSuite;
 use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
+use gisclaw::bench::steps::LoadedStepTask;
+use gisclaw::eval::step_eval::{self, StepEvent, StepSource};
 use gisclaw::eval::unit_eval::{self, UnitEvent, UnitSource};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 
@@ -132,6 +134,14 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
     let weights = Weights::parse(weights).map_err(UsageError)?;
     if let [dir] = dirs {
         let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
+        if manifest.kind == "steps" {
+            let records = step_eval::load_records(dir).map_err(UsageError)?;
+            let out = out.unwrap_or(dir);
+            std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+            let summary = step_eval::write_report(&records, &manifest.backend, out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+            print_step_summary(&summary, out);
+            return Ok(ExitCode::SUCCESS);
+        }
         if manifest.kind == "unit" {
             let records = unit_eval::load_records(dir).map_err(UsageError)?;
             let out = out.unwrap_or(dir);
@@ -238,6 +248,103 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `gisclaw eval --suite <step suite>`: `--runs` runs per task.
+fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        return Err(UsageError("--runs must be at least 1".into()).into());
+    }
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| UsageError(format!("{}: {e}", dir.display())))?
+        .flatten()
+        .map(|e| e.path().join("task.yaml"))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    let all: Vec<LoadedStepTask> = paths.iter().map(|p| LoadedStepTask::load(p).map_err(|e| UsageError(e.to_string()))).collect::<Result<_, _>>()?;
+    let selection = gisclaw::bench::select::Selection::parse(args.tasks.as_deref().unwrap_or("")).map_err(|e| UsageError(format!("--tasks: {e}")))?;
+    let tasks: Vec<LoadedStepTask> = all.into_iter().filter(|t| selection.matches(&t.task.id)).collect();
+    if tasks.is_empty() {
+        return Err(UsageError(format!("--tasks: no task of {} selected", dir.display())).into());
+    }
+    let source = if args.replay_gold {
+        StepSource::Gold
+    } else if let Some(rec) = &args.replay {
+        if !rec.is_dir() {
+            return Err(UsageError(format!("--replay {}: not a folder", rec.display())).into());
+        }
+        let source = StepSource::Recorded(rec.clone());
+        for t in &tasks {
+            for run in 1..=args.runs {
+                if source.recording(&t.task.id, run).is_none() {
+                    let id = &t.task.id;
+                    return Err(UsageError(format!("--replay {}: no recording for {id} run {run} ({id}.{run}.jsonl or {id}.jsonl)", rec.display())).into());
+                }
+            }
+        }
+        source
+    } else {
+        match args.model.resolve_live()? {
+            Some(live) => StepSource::Live(Box::new(live)),
+            None => return Err(no_backend("--replay-gold / --replay DIR").into()),
+        }
+    };
+    let backend = match &source {
+        StepSource::Gold => "gold replay".to_string(),
+        StepSource::Recorded(d) => format!("recorded sessions in {}", d.display()),
+        StepSource::Live(live) => format!("{}: {} at {}", live.name, live.model, live.base_url),
+    };
+    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "steps".into());
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(name));
+    let manifest = Manifest {
+        suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
+        tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
+        archs: Vec::new(),
+        runs: args.runs,
+        backend: backend.clone(),
+        workflow: false,
+        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
+        kind: "steps".into(),
+    };
+    prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
+    let zygote = Zygote::start(SandboxConfig::default())?;
+    let limits = step_eval::StepLimits {
+        max_rounds: args.limits.max_rounds,
+        step_rounds: 12,
+        step_failures: 6,
+        budget: args.limits.budget(),
+        cell_timeout: args.limits.cell_timeout(),
+    };
+    let events = |event: StepEvent| match event {
+        StepEvent::Planned { total, done } => eprintln!("gisclaw: {total} runs, {done} already recorded"),
+        StepEvent::Recorded(r) => eprintln!(
+            "gisclaw: {} run {}: {}/{} steps pass, complete@1 {:.3}",
+            r.task,
+            r.run,
+            r.steps.iter().filter(|s| s.passed).count(),
+            r.steps.len(),
+            r.complete_at_1
+        ),
+        StepEvent::Failed { label, reason } => eprintln!("gisclaw: {label}: could not run: {reason}"),
+    };
+    let failed = step_eval::run_step_eval(&zygote, &tasks, &source, args.runs, &out, args.jobs, &limits, &events).map_err(UsageError)?;
+    let records = step_eval::load_records(&out).map_err(UsageError)?;
+    let summary = step_eval::write_report(&records, &backend, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    print_step_summary(&summary, &out);
+    if failed > 0 {
+        eprintln!("gisclaw: {failed} run(s) could not run: `gisclaw eval … --resume` retries them");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_step_summary(summary: &step_eval::StepSummary, out: &Path) {
+    eprintln!(
+        "gisclaw: {} runs of {} tasks: complete@1 {:.3}, step pass rate {:.3}, task pass rate {:.3}",
+        summary.runs, summary.tasks, summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate
+    );
+    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+}
+
 fn print_unit_summary(summary: &unit_eval::UnitSummary, out: &Path) {
     let pass: Vec<String> = summary.pass_at.iter().map(|(k, v)| format!("pass@{k} {v:.3}")).collect();
     eprintln!("gisclaw: {} cases × {} samples: {}", summary.cases, summary.samples, pass.join(", "));
@@ -278,13 +385,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     match SuiteKind::of(&suite) {
         SuiteKind::Tasks => {}
         SuiteKind::Unit => return run_unit(&args, &suite),
-        SuiteKind::Steps => {
-            return Err(UsageError(format!(
-                "{}: eval of step suites (complete@1) is not built yet; `gisclaw bench verify` checks their gold",
-                suite.display()
-            ))
-            .into())
-        }
+        SuiteKind::Steps => return run_steps(&args, &suite),
     }
     if args.runs == 0 {
         return Err(UsageError("--runs must be at least 1".into()).into());

@@ -4,9 +4,10 @@
 //! [`errors`] taxonomy) and writes the [`report`] with its [`stats`] and
 //! [`charts`].
 //!
-//! Unit suites (pass@k over samples) are run and reported by [`unit_eval`].
+//! Unit suites (pass@k over samples) are run and reported by [`unit_eval`],
+//! step suites (complete@1) by [`step_eval`].
 //!
-//! Not built yet: the vision judge, and eval of the step (geocode) suites.
+//! Not built yet: the vision judge.
 
 pub mod api;
 pub mod charts;
@@ -20,4 +21,5 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod step_eval;
 pub mod unit_eval;

@@ -1,0 +1,495 @@
+//! Eval of a step suite (`benchmarks/geocode/`, GeoAgent's multi-turn
+//! tasks): per task and run, one sandbox session and one conversation; the
+//! model gets the task's context, then each step's prompt in turn, works
+//! with the agent's tools and calls `step_done`; after each step the step's
+//! check expression is evaluated in the session and judged against the
+//! gold's answer in `expected.json`.
+//!
+//! Scored per run by **complete@1** (consecutive passed steps from the
+//! first, over all steps — GeoAgent Table 6), the **step pass rate** (steps
+//! passed, each judged on its own: step-level pass@1) and **task pass**
+//! (every step passed); averaged per task and over the suite, with failing
+//! steps typed by the error taxonomy.
+//!
+//! Layout: `eval.json`, `runs/<task>/run-<r>/` (the work dir with its
+//! `transcript.jsonl`), `records/<task>.<r>.json` (atomic; its presence
+//! means done, so `--resume` continues), `results.json`, `results.csv`
+//! (task × run × step), `report.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::errors::{self, ErrorType};
+use super::stats;
+use crate::agent::converse::{converse, AgentLimits, ConverseLimits, RunState, Stop};
+use crate::agent::dual::step_done_spec;
+use crate::agent::memory::ErrorMemory;
+use crate::agent::run::{prepare_out, sandbox_limits};
+use crate::agent::tools::{self, Toolbox};
+use crate::agent::transcript::{write_atomic, Transcript};
+use crate::bench::data;
+use crate::bench::judge;
+use crate::bench::steps::{complete_at_1, run_check, LoadedStepTask};
+use crate::llm::replay::ReplayBackend;
+use crate::llm::{ChatBackend, Message, Role, ToolCall};
+use crate::sandbox::{Session, Zygote};
+
+/// Where each run's model comes from.
+pub enum StepSource {
+    /// The gold cells played as `execute_python` + `step_done` (the ceiling).
+    Gold,
+    /// Recorded sessions: `DIR/<task>.<run>.jsonl`, else `DIR/<task>.jsonl`.
+    Recorded(PathBuf),
+    /// A live model.
+    Live(Box<crate::llm::config::LiveConfig>),
+}
+
+impl StepSource {
+    /// The recording for one run, if this source replays files.
+    pub fn recording(&self, task: &str, run: usize) -> Option<PathBuf> {
+        let StepSource::Recorded(dir) = self else { return None };
+        [format!("{task}.{run}.jsonl"), format!("{task}.jsonl")].into_iter().map(|n| dir.join(n)).find(|p| p.is_file())
+    }
+}
+
+/// The messages that play a step task's gold: per step, its cell then
+/// `step_done`.
+pub fn gold_step_messages(task: &LoadedStepTask) -> Vec<Message> {
+    let call = |id: String, name: &str, arguments: serde_json::Value| ToolCall::function(id, name, arguments.to_string());
+    task.gold_cells
+        .iter()
+        .enumerate()
+        .flat_map(|(i, cell)| {
+            [
+                Message {
+                    content: Some(format!("Gold cell of step {}.", i + 1)),
+                    tool_calls: vec![call(format!("gold_{}", i + 1), "execute_python", json!({ "code": cell }))],
+                    ..Message::default()
+                },
+                Message {
+                    content: Some(format!("Step {} done.", i + 1)),
+                    tool_calls: vec![call(format!("done_{}", i + 1), "step_done", json!({ "summary": format!("gold step {}", i + 1) }))],
+                    ..Message::default()
+                },
+            ]
+        })
+        .collect()
+}
+
+/// Bounds of one run.
+#[derive(Debug, Clone)]
+pub struct StepLimits {
+    /// Most model rounds in the whole run.
+    pub max_rounds: usize,
+    /// Most model rounds per step.
+    pub step_rounds: usize,
+    /// Most failing cells per step before it is given up.
+    pub step_failures: usize,
+    /// Time budget of the run.
+    pub budget: Duration,
+    /// Per-cell time limit.
+    pub cell_timeout: Duration,
+}
+
+/// One step of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    /// From 1.
+    pub step: usize,
+    /// The check agreed with the gold's answer.
+    pub passed: bool,
+    /// Why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The failure's type.
+    pub error: Option<ErrorType>,
+    /// How the step's conversation ended: `step_done`, `gave_up`, `ended`
+    /// (the run ended before or during it).
+    pub ending: String,
+}
+
+/// One run of one step task: `records/<task>.<run>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRunRecord {
+    /// Task id.
+    pub task: String,
+    /// Run number, from 1.
+    pub run: usize,
+    /// Per step.
+    pub steps: Vec<StepResult>,
+    /// complete@1 of this run.
+    pub complete_at_1: f64,
+    /// Steps passed over steps.
+    pub step_pass_rate: f64,
+    /// Every step passed.
+    pub passed: bool,
+    /// Model rounds.
+    pub rounds: usize,
+    /// Prompt tokens.
+    pub tokens_in: u64,
+    /// Completion tokens.
+    pub tokens_out: u64,
+    /// Seconds waiting for the model.
+    pub llm_seconds: f64,
+    /// Seconds running tools.
+    pub sandbox_seconds: f64,
+    /// Why the run ended early, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+}
+
+impl StepRunRecord {
+    /// The record's file name.
+    pub fn file_name(task: &str, run: usize) -> String {
+        format!("{task}.{run}.json")
+    }
+}
+
+const SYSTEM: &str = "You are a GIS analyst working in a persistent Python sandbox: variables and imports survive from one \
+execute_python call to the next. The task comes in steps. For each step, write and run the code it asks for with execute_python, \
+read the observation, fix errors, and keep the variable names the step asks for (later steps and the checks use them). \
+When the step is done, call step_done with a one-line summary. The input data is in data/.";
+
+/// Runs one (task, run) in `workdir` and scores it.
+pub fn run_one(zygote: &Arc<Zygote>, task: &LoadedStepTask, backend: &mut dyn ChatBackend, workdir: &Path, run: usize, limits: &StepLimits) -> Result<StepRunRecord, String> {
+    let id = &task.task.id;
+    let mut loaded = task.as_loaded_task();
+    data::ensure(zygote, &mut loaded).map_err(|e| e.to_string())?;
+    prepare_out(workdir, loaded.data_dir.as_deref()).map_err(|e| format!("{id}: {e:#}"))?;
+    let config = sandbox_limits(zygote.config(), limits.cell_timeout, limits.budget);
+    let mut session = Session::open_with(zygote, workdir, config).map_err(|e| format!("{id}: sandbox: {e}"))?;
+    let mut transcript = Transcript::create(&workdir.join("transcript.jsonl")).map_err(|e| format!("{id}: transcript: {e}"))?;
+    let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "backend": backend.describe(), "replay": backend.is_replay() }));
+    let mut specs: Vec<_> = tools::specs().into_iter().filter(|s| s.name != "finish").collect();
+    specs.push(step_done_spec());
+    let run_limits = AgentLimits {
+        max_rounds: limits.max_rounds,
+        budget: limits.budget,
+        ..AgentLimits::default()
+    };
+    let bounds = ConverseLimits {
+        run: run_limits,
+        max_rounds: limits.step_rounds,
+        max_failures: Some(limits.step_failures),
+    };
+    let mut messages = vec![Message::text(Role::System, SYSTEM), Message::text(Role::User, format!("# {}\n\n{}", task.task.title, task.task.context))];
+    for m in &messages {
+        let _ = transcript.record("message", json!({ "round": 0, "message": m }));
+    }
+    let mut state = RunState::new();
+    let mut memory = ErrorMemory::in_memory();
+    let mut ended: Option<String> = None;
+    let mut results = Vec::new();
+    let n = task.task.steps.len();
+    for (i, step) in task.task.steps.iter().enumerate() {
+        let number = i + 1;
+        if let Some(why) = &ended {
+            results.push(StepResult {
+                step: number,
+                passed: false,
+                problem: Some(format!("not attempted: {why}")),
+                error: Some(ErrorType::Other),
+                ending: "ended".into(),
+            });
+            continue;
+        }
+        let brief = Message::text(Role::User, format!("Step {number} of {n}: {}\n\nCall step_done when this step is done.", step.prompt.trim()));
+        let _ = transcript.record("step", json!({ "step": number, "of": n }));
+        let _ = transcript.record("message", json!({ "round": state.rounds, "message": brief }));
+        messages.push(brief);
+        let stop = {
+            let mut toolbox = Toolbox {
+                session: &mut session,
+                data_dir: loaded.data_dir.clone(),
+                data_path: "data/".into(),
+                outputs: Vec::new(),
+            };
+            converse(backend, &mut toolbox, &mut memory, &mut transcript, &mut messages, &specs, &bounds, &mut state, &mut |_| {})
+        };
+        let ending = match &stop {
+            Stop::StepDone(_) | Stop::Finished(_) => "step_done",
+            Stop::GaveUp { .. } => "gave_up",
+            Stop::End(e) => {
+                ended = Some(format!("{e:?}"));
+                "ended"
+            }
+        };
+        // The check runs whatever happened: the variable may be there.
+        let verdict = match (run_check(&mut session, &step.check), task.expected.get(i)) {
+            (_, None) => Err((ErrorType::Other, format!("no gold answer recorded for step {number} (run `gisclaw bench expect`)"))),
+            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e)),
+            (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance).map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
+        };
+        let _ = transcript.record("check", json!({ "step": number, "check": step.check, "passed": verdict.is_ok(), "problem": verdict.as_ref().err().map(|e| &e.1) }));
+        let (passed, problem, error) = match verdict {
+            Ok(()) => (true, None, None),
+            Err((kind, why)) => (false, Some(why), Some(kind)),
+        };
+        results.push(StepResult {
+            step: number,
+            passed,
+            problem,
+            error,
+            ending: ending.into(),
+        });
+    }
+    let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
+    let _ = transcript.record("end", json!({ "steps_passed": passed.iter().filter(|p| **p).count(), "of": n }));
+    Ok(StepRunRecord {
+        task: id.clone(),
+        run,
+        complete_at_1: complete_at_1(&passed),
+        step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / n.max(1) as f64,
+        passed: passed.iter().all(|p| *p),
+        steps: results,
+        rounds: state.rounds,
+        tokens_in: state.usage.prompt_tokens,
+        tokens_out: state.usage.completion_tokens,
+        llm_seconds: state.llm_time.as_secs_f64(),
+        sandbox_seconds: state.tool_time.as_secs_f64(),
+        ended,
+    })
+}
+
+/// What happened, for the progress display.
+pub enum StepEvent {
+    /// Runs to do: `total`, `done` already recorded.
+    Planned {
+        /// All runs.
+        total: usize,
+        /// Recorded before this start.
+        done: usize,
+    },
+    /// A run is recorded.
+    Recorded(Box<StepRunRecord>),
+    /// A run could not run.
+    Failed {
+        /// `task run r`.
+        label: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Runs every (task, run) not yet recorded, `jobs` at a time; returns how
+/// many could not run.
+#[allow(clippy::too_many_arguments)]
+pub fn run_step_eval(
+    zygote: &Arc<Zygote>,
+    tasks: &[LoadedStepTask],
+    source: &StepSource,
+    runs: usize,
+    out: &Path,
+    jobs: usize,
+    limits: &StepLimits,
+    events: &(dyn Fn(StepEvent) + Sync),
+) -> Result<usize, String> {
+    let records = out.join("records");
+    std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
+    let mut todo = Vec::new();
+    let mut done = 0;
+    for task in tasks {
+        for run in 1..=runs {
+            if records.join(StepRunRecord::file_name(&task.task.id, run)).is_file() {
+                done += 1;
+            } else {
+                todo.push((task, run));
+            }
+        }
+    }
+    events(StepEvent::Planned { total: done + todo.len(), done });
+    let queue = Mutex::new(todo.into_iter());
+    let failed = Mutex::new(0usize);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| loop {
+                let Some((task, run)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
+                let id = &task.task.id;
+                let result = (|| -> Result<StepRunRecord, String> {
+                    let mut backend: Box<dyn ChatBackend> = match source {
+                        StepSource::Gold => Box::new(ReplayBackend::from_messages(&format!("gold of {id}"), gold_step_messages(task))),
+                        StepSource::Recorded(dir) => {
+                            let file = source.recording(id, run).ok_or_else(|| format!("{}: no recording for {id} run {run}", dir.display()))?;
+                            Box::new(ReplayBackend::open(&file).map_err(|e| e.to_string())?)
+                        }
+                        StepSource::Live(live) => crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?,
+                    };
+                    let workdir = out.join("runs").join(id).join(format!("run-{run}"));
+                    let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
+                    let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
+                    bytes.push(b'\n');
+                    write_atomic(&records.join(StepRunRecord::file_name(id, run)), &bytes).map_err(|e| format!("writing the record: {e}"))?;
+                    Ok(record)
+                })();
+                match result {
+                    Ok(record) => events(StepEvent::Recorded(Box::new(record))),
+                    Err(reason) => {
+                        *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                        events(StepEvent::Failed { label: format!("{id} run {run}"), reason });
+                    }
+                }
+            });
+        }
+    });
+    Ok(failed.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The figures of a step eval.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepSummary {
+    /// Runs recorded.
+    pub runs: usize,
+    /// Tasks with a record.
+    pub tasks: usize,
+    /// Mean complete@1 over runs.
+    pub complete_at_1: f64,
+    /// Mean step pass rate (step-level pass@1) over runs.
+    pub step_pass_rate: f64,
+    /// Share of runs passing every step.
+    pub task_pass_rate: f64,
+    /// Per task: (runs, mean complete@1, mean step pass rate, runs passing every step).
+    pub per_task: BTreeMap<String, (usize, f64, f64, usize)>,
+    /// Failing steps by error type.
+    pub errors: BTreeMap<String, usize>,
+    /// Mean rounds per run.
+    pub rounds: f64,
+    /// Mean prompt + completion tokens per run.
+    pub tokens: f64,
+}
+
+/// Summarises run records.
+pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
+    let mean = |f: &dyn Fn(&StepRunRecord) -> f64| stats::mean(&records.iter().map(f).collect::<Vec<_>>());
+    let mut per_task: BTreeMap<String, Vec<&StepRunRecord>> = BTreeMap::new();
+    for r in records {
+        per_task.entry(r.task.clone()).or_default().push(r);
+    }
+    let mut errors = BTreeMap::new();
+    for e in records.iter().flat_map(|r| &r.steps).filter_map(|s| s.error) {
+        *errors.entry(e.name().to_string()).or_insert(0) += 1;
+    }
+    StepSummary {
+        runs: records.len(),
+        tasks: per_task.len(),
+        complete_at_1: mean(&|r| r.complete_at_1),
+        step_pass_rate: mean(&|r| r.step_pass_rate),
+        task_pass_rate: mean(&|r| f64::from(u8::from(r.passed))),
+        per_task: per_task
+            .into_iter()
+            .map(|(t, rs)| {
+                let c = stats::mean(&rs.iter().map(|r| r.complete_at_1).collect::<Vec<_>>());
+                let p = stats::mean(&rs.iter().map(|r| r.step_pass_rate).collect::<Vec<_>>());
+                (t, (rs.len(), c, p, rs.iter().filter(|r| r.passed).count()))
+            })
+            .collect(),
+        errors,
+        rounds: mean(&|r| r.rounds as f64),
+        tokens: mean(&|r| (r.tokens_in + r.tokens_out) as f64),
+    }
+}
+
+/// Reads every run record of an eval folder.
+pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, String> {
+    let dir = out.join("records");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            serde_json::from_slice(&bytes).map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
+        })
+        .collect()
+}
+
+/// Writes `report.md`, `results.json` and `results.csv` into `out`.
+pub fn write_report(records: &[StepRunRecord], backend: &str, out: &Path) -> std::io::Result<StepSummary> {
+    use std::fmt::Write as _;
+    let summary = summarise(records);
+    let json = json!({ "backend": backend, "summary": summary, "runs": records });
+    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
+    let mut csv = String::from("task,run,step,passed,ending,error,problem\n");
+    for r in records {
+        for s in &r.steps {
+            let problem = s.problem.clone().unwrap_or_default().replace('"', "\"\"").replace('\n', " ");
+            let _ = writeln!(csv, "{},{},{},{},{},{},\"{problem}\"", r.task, r.run, s.step, s.passed, s.ending, s.error.map(|e| e.name()).unwrap_or(""));
+        }
+    }
+    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
+    let mut md = format!(
+        "# Step eval: {backend}\n\n{} tasks, {} runs. complete@1: consecutive passed steps from the first over all steps (GeoAgent); step pass rate: steps passed, each on its own; task pass: every step passed.\n\n",
+        summary.tasks, summary.runs
+    );
+    let _ = writeln!(
+        md,
+        "| complete@1 | step pass rate | task pass rate | rounds per run | tokens per run |\n|---|---|---|---|---|\n| {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
+        summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate, summary.rounds, summary.tokens
+    );
+    md.push_str("\n## Per task\n\n| task | runs | complete@1 | step pass rate | runs passing every step |\n|---|---|---|---|---|\n");
+    for (t, (n, c, p, all)) in &summary.per_task {
+        let _ = writeln!(md, "| {t} | {n} | {c:.3} | {p:.3} | {all} |");
+    }
+    md.push_str("\n## Failing steps by error type\n\n| error type | steps |\n|---|---|\n");
+    for (e, n) in &summary.errors {
+        let _ = writeln!(md, "| {e} | {n} |");
+    }
+    if summary.errors.is_empty() {
+        md.push_str("| (none: every step passed) | 0 |\n");
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(task: &str, passed: &[bool]) -> StepRunRecord {
+        StepRunRecord {
+            task: task.into(),
+            run: 1,
+            steps: passed
+                .iter()
+                .enumerate()
+                .map(|(i, p)| StepResult {
+                    step: i + 1,
+                    passed: *p,
+                    problem: None,
+                    error: (!p).then_some(ErrorType::InvalidAnswer),
+                    ending: "step_done".into(),
+                })
+                .collect(),
+            complete_at_1: complete_at_1(passed),
+            step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / passed.len() as f64,
+            passed: passed.iter().all(|p| *p),
+            rounds: 4,
+            tokens_in: 100,
+            tokens_out: 10,
+            llm_seconds: 0.0,
+            sandbox_seconds: 0.0,
+            ended: None,
+        }
+    }
+
+    #[test]
+    fn the_summary_averages_runs() {
+        let s = summarise(&[record("A", &[true, true, false, true]), record("A", &[true; 4]), record("B", &[false, true, true, true])]);
+        // complete@1: 0.5, 1, 0; step pass: 0.75, 1, 0.75; task pass: 0, 1, 0.
+        assert!((s.complete_at_1 - 0.5).abs() < 1e-12);
+        assert!((s.step_pass_rate - 2.5 / 3.0).abs() < 1e-12);
+        assert!((s.task_pass_rate - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.per_task["A"], (2, 0.75, 0.875, 1));
+        assert_eq!(s.errors["invalid_answer"], 2);
+        assert_eq!(s.tokens, 110.0);
+    }
+}
