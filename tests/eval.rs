@@ -393,3 +393,50 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+#[test]
+fn the_vision_judge_grades_a_map_against_the_gold_map() {
+    use common::fake_llm::{openai_answer, FakeServer, Reply};
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("recordings");
+    std::fs::create_dir(&rec).unwrap();
+    write_jsonl(&rec.join("T03.jsonl"), &gold_messages("T03", &gold("T03")));
+    let grades = json!({
+        "task_completion": {"score": 5, "justification": "Shows the result."},
+        "spatial_accuracy": {"score": 4, "justification": "Same pattern."},
+        "visual_readability": {"score": 4, "justification": "Legible."},
+        "cartographic_quality": {"score": 3, "justification": "No scale bar."},
+        "data_integrity": {"score": 4, "justification": "Plausible."}
+    });
+    let server = FakeServer::start(vec![Reply::Json(200, openai_answer(json!({ "role": "assistant", "content": grades.to_string() })))]);
+    let out = dir.path().join("eval");
+    let suite = suite();
+    let result = gisclaw(
+        &[
+            "eval", "--suite", suite.to_str().unwrap(), "--tasks", "3", "--runs", "1", "--replay", rec.to_str().unwrap(), "--out",
+            out.to_str().unwrap(), "--vision-judge", "openai", "--vision-model", "vis-m", "--vision-base-url", &format!("{}/v1", server.url),
+        ],
+        &[("OPENAI_API_KEY", "sk-test")],
+    );
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    // One call: the task, then the gold's PNG and the agent's, as data URLs.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["model"], "vis-m");
+    let parts = requests[0].body["messages"][1]["content"].as_array().unwrap().clone();
+    assert_eq!(parts.len(), 3);
+    assert!(parts[0]["text"].as_str().unwrap().contains("The first image is the expert's (gold) figure"));
+    for part in &parts[1..] {
+        assert!(part["image_url"]["url"].as_str().unwrap().starts_with("data:image/png;base64,iVBORw0KGgo"), "{part}");
+    }
+    // The map's score is the mean grade over 5; Q_out follows.
+    let record = read_json(&out.join("records/T03.single.1.json"));
+    let outputs = record["outputs"].as_array().unwrap();
+    let map = outputs.iter().find(|o| o["kind"] == "image").unwrap();
+    assert!(close(map["score"].as_f64().unwrap(), 0.8), "{map}");
+    assert_eq!(map["weak"], false);
+    assert!(close(map["parts"]["vision_cartographic_quality"].as_f64().unwrap(), 0.6), "{map}");
+    assert!(map["parts"]["ssim"].is_number());
+    let mean = outputs.iter().map(|o| o["score"].as_f64().unwrap()).sum::<f64>() / outputs.len() as f64;
+    assert!(close(record["q_out"].as_f64().unwrap(), mean), "{record}");
+}

@@ -298,6 +298,7 @@ mod tests {
             content: None,
             tool_calls: vec![ToolCall::function("p", "submit_plan", args)],
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 

@@ -120,6 +120,29 @@ pub struct EvalRunArgs {
     /// The judge's server URL.
     #[arg(long, value_name = "URL", requires = "judge")]
     pub judge_base_url: Option<String>,
+    /// Vision judge for image outputs (L3): grade maps and charts against
+    /// the gold's on five dimensions with this backend or profile (a vision
+    /// model); without it, SSIM (a weak signal).
+    #[arg(long, value_name = "NAME")]
+    pub vision_judge: Option<String>,
+    /// The vision judge's model.
+    #[arg(long, value_name = "NAME", requires = "vision_judge")]
+    pub vision_model: Option<String>,
+    /// The vision judge's server URL.
+    #[arg(long, value_name = "URL", requires = "vision_judge")]
+    pub vision_base_url: Option<String>,
+}
+
+/// A judge's backend from `--judge`-style options.
+fn judge_backend(flag: &str, name: &Option<String>, model: &Option<String>, base_url: &Option<String>) -> Result<Option<gisclaw::llm::config::LiveConfig>, UsageError> {
+    let Some(name) = name else { return Ok(None) };
+    let choice = BackendArgs {
+        backend: Some(name.clone()),
+        model: model.clone(),
+        base_url: base_url.clone(),
+    };
+    let live = choice.resolve_live().map_err(|e| UsageError(format!("{flag}: {e}")))?;
+    live.map(Some).ok_or_else(|| UsageError(format!("{flag} {name}: no such backend")))
 }
 
 /// Runs the command.
@@ -132,23 +155,26 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
 
 fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(weights).map_err(UsageError)?;
+    // A unit or step eval folder has its own report; any other folder goes
+    // to the task report (which says when it is not an eval folder).
     if let [dir] = dirs {
-        let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
-        if manifest.kind == "steps" {
-            let records = step_eval::load_records(dir).map_err(UsageError)?;
+        if dir.join("eval.json").is_file() {
+            let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
             let out = out.unwrap_or(dir);
-            std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-            let summary = step_eval::write_report(&records, &manifest.backend, out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-            print_step_summary(&summary, out);
-            return Ok(ExitCode::SUCCESS);
-        }
-        if manifest.kind == "unit" {
-            let records = unit_eval::load_records(dir).map_err(UsageError)?;
-            let out = out.unwrap_or(dir);
-            std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-            let summary = unit_eval::write_report(&records, &manifest.backend, out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-            print_unit_summary(&summary, out);
-            return Ok(ExitCode::SUCCESS);
+            if manifest.kind == "steps" || manifest.kind == "unit" {
+                std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+            }
+            let written = |e: std::io::Error| anyhow::anyhow!("writing the report into {}: {e}", out.display());
+            if manifest.kind == "steps" {
+                let records = step_eval::load_records(dir).map_err(UsageError)?;
+                print_step_summary(&step_eval::write_report(&records, &manifest.backend, out).map_err(written)?, out);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if manifest.kind == "unit" {
+                let records = unit_eval::load_records(dir).map_err(UsageError)?;
+                print_unit_summary(&unit_eval::write_report(&records, &manifest.backend, out).map_err(written)?, out);
+                return Ok(ExitCode::SUCCESS);
+            }
         }
     }
     let evals: Vec<EvalData> = dirs
@@ -396,18 +422,8 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         None => OpTable::built_in(),
     };
     let source = backend_source(&args)?;
-    let judge = match &args.judge {
-        None => None,
-        Some(name) => {
-            let choice = BackendArgs {
-                backend: Some(name.clone()),
-                model: args.judge_model.clone(),
-                base_url: args.judge_base_url.clone(),
-            };
-            let live = choice.resolve_live().map_err(|e| UsageError(format!("--judge: {e}")))?;
-            Some(live.ok_or_else(|| UsageError(format!("--judge {name}: no such backend")))?)
-        }
-    };
+    let judge = judge_backend("--judge", &args.judge, &args.judge_model, &args.judge_base_url)?;
+    let vision_judge = judge_backend("--vision-judge", &args.vision_judge, &args.vision_model, &args.vision_base_url)?;
     let mut tasks = load_suite(&suite, args.tasks.as_deref())?;
     let archs: Vec<Arch> = match args.arch {
         ArchChoice::Single => vec![Arch::Single],
@@ -460,6 +476,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         ops,
         embedder: load_embedder(),
         judge,
+        vision_judge,
     };
     let zygote = Zygote::start(SandboxConfig::default())?;
     let progress = Progress::new();

@@ -65,10 +65,6 @@ impl Verdict {
 /// The conversation that asks for a verdict.
 pub fn prompt(instruction: &str, gold_code: &str, log: &str) -> Vec<Message> {
     let dimensions: String = DIMENSIONS.iter().map(|(key, what)| format!("- `{key}` — {what}\n")).collect();
-    let shape: Vec<String> = DIMENSIONS
-        .iter()
-        .map(|(key, _)| format!("  \"{key}\": {{\"score\": <1-5>, \"justification\": \"<one or two sentences>\"}}"))
-        .collect();
     let system = "You grade the work of an AI agent that did a GIS analysis by writing and running Python. \
                   You are strict, fair and brief. A different but correct method is as good as the expert's. \
                   You answer with one JSON object and nothing else.";
@@ -76,10 +72,10 @@ pub fn prompt(instruction: &str, gold_code: &str, log: &str) -> Vec<Message> {
         "## Task given to the agent\n\n{instruction}\n\n## The expert's gold solution\n\n```python\n{gold}\n```\n\n\
          ## The agent's execution log (its reasoning, code and what each step printed)\n\n{log}\n\n\
          ## Grade the agent from 1 (poor) to 5 (excellent) on\n\n{dimensions}\n\
-         Answer with exactly this JSON object:\n\n{{\n{shape}\n}}\n",
+         Answer with exactly this JSON object:\n\n{shape}\n",
         gold = gold_code.trim(),
         log = clip_log(log),
-        shape = shape.join(",\n"),
+        shape = answer_shape(&DIMENSIONS),
     );
     vec![Message::text(Role::System, system), Message::text(Role::User, user)]
 }
@@ -95,12 +91,13 @@ fn clip_log(log: &str) -> String {
     format!("{head}\n\n[… {} characters of the log left out …]\n\n{tail}", n - head.chars().count() - tail.chars().count())
 }
 
-/// Reads a verdict's grades out of a reply; the error says what is wrong.
-pub fn parse_grades(reply: &str) -> Result<BTreeMap<String, Grade>, String> {
+/// Reads the grades of `dimensions` out of a reply; the error says what is
+/// wrong.
+pub fn parse_grades(reply: &str, dimensions: &[(&str, &str)]) -> Result<BTreeMap<String, Grade>, String> {
     let start = reply.find('{').ok_or("the reply holds no JSON object")?;
     let end = reply.rfind('}').filter(|&e| e > start).ok_or("the reply's JSON object is not closed")?;
     let value: Value = serde_json::from_str(&reply[start..=end]).map_err(|e| format!("the JSON does not parse: {e}"))?;
-    DIMENSIONS
+    dimensions
         .iter()
         .map(|(key, _)| {
             let entry = value.get(key).ok_or_else(|| format!("`{key}` is missing"))?;
@@ -128,14 +125,28 @@ pub fn parse_grades(reply: &str) -> Result<BTreeMap<String, Grade>, String> {
 
 /// Asks `backend` for a verdict, re-asking once when the reply is invalid.
 pub fn judge(backend: &mut dyn ChatBackend, instruction: &str, gold_code: &str, log: &str) -> Result<Verdict, String> {
-    let mut messages = prompt(instruction, gold_code, log);
+    ask_grades(backend, prompt(instruction, gold_code, log), &DIMENSIONS)
+}
+
+/// The JSON shape a judge must answer with, for a prompt.
+pub fn answer_shape(dimensions: &[(&str, &str)]) -> String {
+    let lines: Vec<String> = dimensions
+        .iter()
+        .map(|(key, _)| format!("  \"{key}\": {{\"score\": <1-5>, \"justification\": \"<one or two sentences>\"}}"))
+        .collect();
+    format!("{{\n{}\n}}", lines.join(",\n"))
+}
+
+/// Sends `messages` and reads the grades of `dimensions` from the answer,
+/// re-asking once with the reason when it is invalid.
+pub fn ask_grades(backend: &mut dyn ChatBackend, mut messages: Vec<Message>, dimensions: &[(&str, &str)]) -> Result<Verdict, String> {
     let mut tokens = (0, 0);
     for call in 1..=2u32 {
         let response = backend.chat(&messages, &[]).map_err(|e| e.to_string())?;
         tokens.0 += response.usage.prompt_tokens;
         tokens.1 += response.usage.completion_tokens;
         let reply = response.message.content.clone().unwrap_or_default();
-        match parse_grades(&reply) {
+        match parse_grades(&reply, dimensions) {
             Ok(grades) => {
                 return Ok(Verdict {
                     model: backend.model().unwrap_or_else(|| backend.describe()),
@@ -148,7 +159,7 @@ pub fn judge(backend: &mut dyn ChatBackend, instruction: &str, gold_code: &str, 
                 messages.push(Message::text(Role::Assistant, reply));
                 messages.push(Message::text(
                     Role::User,
-                    format!("That answer cannot be used: {why}. Answer again with only the JSON object, all five keys, whole-number scores from 1 to 5."),
+                    format!("That answer cannot be used: {why}. Answer again with only the JSON object, every key, whole-number scores from 1 to 5."),
                 ));
             }
             Err(why) => return Err(format!("the judge's answer was invalid twice: {why}")),
@@ -173,7 +184,7 @@ mod tests {
     #[test]
     fn a_fenced_reply_parses() {
         let text = format!("```json\n{}\n```", reply([5, 4, 3, 2, 1]));
-        let grades = parse_grades(&text).unwrap();
+        let grades = parse_grades(&text, &DIMENSIONS).unwrap();
         let scores: Vec<u8> = DIMENSIONS.iter().map(|(k, _)| grades[*k].score).collect();
         assert_eq!(scores, vec![5, 4, 3, 2, 1]);
         assert_eq!(grades["data_handling"].justification, "data_handling ok");
@@ -184,14 +195,14 @@ mod tests {
 
     #[test]
     fn invalid_replies_say_what_is_wrong() {
-        assert_eq!(parse_grades("I think it went well.").unwrap_err(), "the reply holds no JSON object");
-        assert!(parse_grades("{\"a\": }").unwrap_err().starts_with("the JSON does not parse"));
+        assert_eq!(parse_grades("I think it went well.", &DIMENSIONS).unwrap_err(), "the reply holds no JSON object");
+        assert!(parse_grades("{\"a\": }", &DIMENSIONS).unwrap_err().starts_with("the JSON does not parse"));
         let mut v: Value = serde_json::from_str(&reply([5, 4, 3, 2, 1])).unwrap();
         v["methodology"]["score"] = serde_json::json!(7);
-        assert_eq!(parse_grades(&v.to_string()).unwrap_err(), "`methodology.score` must be a whole number from 1 to 5, got 7");
+        assert_eq!(parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(), "`methodology.score` must be a whole number from 1 to 5, got 7");
         v["methodology"]["score"] = serde_json::json!(3);
         v.as_object_mut().unwrap().remove("self_correction");
-        assert_eq!(parse_grades(&v.to_string()).unwrap_err(), "`self_correction` is missing");
+        assert_eq!(parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(), "`self_correction` is missing");
     }
 
     #[test]

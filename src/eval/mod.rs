@@ -5,9 +5,8 @@
 //! [`charts`].
 //!
 //! Unit suites (pass@k over samples) are run and reported by [`unit_eval`],
-//! step suites (complete@1) by [`step_eval`].
-//!
-//! Not built yet: the vision judge.
+//! step suites (complete@1) by [`step_eval`]. Image outputs can be graded by
+//! a [`vision_judge`].
 
 pub mod api;
 pub mod charts;
@@ -23,3 +22,4 @@ pub mod runner;
 pub mod stats;
 pub mod step_eval;
 pub mod unit_eval;
+pub mod vision_judge;

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::api::OpTable;
 use super::llm_judge;
 use super::process;
+use super::vision_judge;
 use super::record::{score_run, GoldReference, RunRecord};
 use crate::agent::dual::DualLimits;
 use crate::agent::memory::ErrorMemory;
@@ -154,6 +155,8 @@ pub struct EvalOptions {
     pub embedder: Option<Arc<Embedder>>,
     /// The model of the LLM judge (L2 diagnostic); `None`: no judging.
     pub judge: Option<LiveConfig>,
+    /// The vision model grading image outputs (L3); `None`: SSIM.
+    pub vision_judge: Option<LiveConfig>,
 }
 
 /// Problems that stop an eval before it runs.
@@ -304,6 +307,23 @@ fn gold_embedding(embedder: &Embedder, loaded: &LoadedTask, dir: &Path) -> Optio
     }
 }
 
+/// Grades the run's non-blank image outputs with the vision judge and
+/// recomputes Q_out; a failed call keeps SSIM and says why in the note.
+fn judge_images(vision: &LiveConfig, loaded: &LoadedTask, gold: &GoldReference, workdir: &Path, record: &mut RunRecord) {
+    for score in record.outputs.iter_mut().filter(|s| vision_judge::wants_judging(s)) {
+        let verdict = crate::llm::open_live(vision.clone())
+            .map_err(|e| e.to_string())
+            .and_then(|mut backend| vision_judge::judge(backend.as_mut(), &loaded.task.instruction, &gold.dir.join(&score.path), &workdir.join(&score.path)));
+        match verdict {
+            Ok(v) => vision_judge::apply(score, &v),
+            Err(e) => score.note = format!("{}; vision judge failed: {e}", score.note),
+        }
+    }
+    if !record.outputs.is_empty() {
+        record.q_out = record.outputs.iter().map(|s| s.score).sum::<f64>() / record.outputs.len() as f64;
+    }
+}
+
 /// The LLM judge's verdict on the run in `workdir`.
 fn judge_run(judge: &LiveConfig, loaded: &LoadedTask, gold: &GoldReference, workdir: &Path) -> Result<llm_judge::Verdict, String> {
     let mut backend = crate::llm::open_live(judge.clone()).map_err(|e| e.to_string())?;
@@ -415,6 +435,9 @@ fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, sour
         return Err(summary.reason);
     }
     let mut record = score_run(&summary, item.run, &workdir, &loaded.task.outputs, gold, &options.ops, options.embedder.as_deref());
+    if let Some(vision) = &options.vision_judge {
+        judge_images(vision, loaded, gold, &workdir, &mut record);
+    }
     if let Some(judge) = &options.judge {
         match judge_run(judge, loaded, gold, &workdir) {
             Ok(verdict) => record.judge = Some(verdict),

@@ -210,6 +210,7 @@ mod tests {
                 .map(|(n, a)| ToolCall::function(String::new(), n, a))
                 .collect(),
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 

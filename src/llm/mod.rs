@@ -45,6 +45,11 @@ pub struct Message {
     /// For a tool message: the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// PNG images shown with a user message, base64-encoded (for vision
+    /// models; sent as `image_url` parts to OpenAI-compatible servers and
+    /// as `images` to Ollama).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 impl Default for Message {
@@ -54,6 +59,7 @@ impl Default for Message {
             content: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 }
@@ -66,6 +72,7 @@ impl Message {
             content: Some(content.into()),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 
@@ -76,6 +83,7 @@ impl Message {
             content: Some(content.into()),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.to_string()),
+            images: Vec::new(),
         }
     }
 }

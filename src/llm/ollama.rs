@@ -172,6 +172,9 @@ fn to_ollama(m: &Message) -> ChatMessage {
             },
         })
         .collect();
+    if !m.images.is_empty() {
+        out = out.with_images(m.images.iter().map(ollama_rs::generation::images::Image::from_base64).collect());
+    }
     out
 }
 
@@ -183,6 +186,7 @@ fn from_ollama(m: ChatMessage) -> Message {
     }
     Message {
         role: Role::Assistant,
+        images: Vec::new(),
         content: (!content.is_empty()).then_some(content),
         tool_calls: m
             .tool_calls
@@ -221,5 +225,23 @@ fn classify(err: OllamaError, model: &str) -> Failure {
             }
         }
         other => Failure::transient(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_go_in_the_messages_images_field() {
+        let message = Message {
+            images: vec!["aGVsbG8=".into(), "d29ybGQ=".into()],
+            ..Message::text(Role::User, "two figures")
+        };
+        let wire = serde_json::to_value(to_ollama(&message)).unwrap();
+        assert_eq!(wire["images"], serde_json::json!(["aGVsbG8=", "d29ybGQ="]));
+        assert_eq!(wire["content"], "two figures");
+        let plain = serde_json::to_value(to_ollama(&Message::text(Role::User, "text"))).unwrap();
+        assert!(plain.get("images").is_none_or(serde_json::Value::is_null), "{plain}");
     }
 }

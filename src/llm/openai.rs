@@ -163,11 +163,20 @@ impl ChatBackend for OpenAiBackend {
     }
 }
 
-/// A message as sent on the wire: `null` content becomes `""`.
+/// A message as sent on the wire: `null` content becomes `""`; a message
+/// with images gets content parts (its text, then one `image_url` data URL
+/// per PNG).
 fn wire_message(m: &Message) -> Value {
     let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
     if v.get("content").is_some_and(Value::is_null) {
         v["content"] = json!("");
+    }
+    if let Some(object) = v.as_object_mut() {
+        if object.remove("images").is_some() {
+            let mut parts = vec![json!({ "type": "text", "text": m.content.clone().unwrap_or_default() })];
+            parts.extend(m.images.iter().map(|b64| json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{b64}") } })));
+            object.insert("content".into(), Value::Array(parts));
+        }
     }
     v
 }

@@ -77,6 +77,7 @@ mod tests {
             content: Some("Thought: look".into()),
             tool_calls: vec![call],
             tool_call_id: None,
+            images: Vec::new(),
         };
         let conv = vec![
             Message::text(Role::System, "rules"),
