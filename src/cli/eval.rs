@@ -14,8 +14,8 @@ use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::bench::unit::UnitSuite;
 use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
 use gisclaw::bench::steps::LoadedStepTask;
-use gisclaw::eval::step_eval::{self, StepEvent, StepSource};
-use gisclaw::eval::unit_eval::{self, UnitEvent, UnitSource};
+use gisclaw::eval::step_eval::{self, StepEvent};
+use gisclaw::eval::unit_eval::{self, UnitEvent};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 
 use super::bench::load_suite;
@@ -212,34 +212,19 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         return Err(UsageError("--runs (samples per case) must be at least 1".into()).into());
     }
     let suite = UnitSuite::load(dir).map_err(|e| UsageError(e.to_string()))?;
-    let source = if args.replay_gold {
-        UnitSource::Gold
-    } else if let Some(rec) = &args.replay {
-        if !rec.is_dir() {
-            return Err(UsageError(format!("--replay {}: not a folder", rec.display())).into());
-        }
+    let source = backend_source(args)?;
+    if let BackendSource::Recorded(rec) = &source {
         for (_, file) in &suite.files {
             for case in &file.cases {
-                let path = rec.join(format!("{}.{}.jsonl", file.library, case.id));
+                let path = unit_eval::recording(rec, &file.library, &case.id);
                 if !path.is_file() {
                     return Err(UsageError(format!("--replay {}: no recording {}", rec.display(), path.display())).into());
                 }
             }
         }
-        UnitSource::Recorded(rec.clone())
-    } else {
-        match args.model.resolve_live()? {
-            Some(live) => UnitSource::Live(Box::new(live)),
-            None => return Err(no_backend("--replay-gold / --replay DIR").into()),
-        }
-    };
-    let backend = match &source {
-        UnitSource::Gold => "reference implementations".to_string(),
-        UnitSource::Recorded(d) => format!("recorded answers in {}", d.display()),
-        UnitSource::Live(live) => format!("{}: {} at {}", live.name, live.model, live.base_url),
-    };
-    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "unit".into());
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(name));
+    }
+    let backend = unit_eval::describe(&source);
+    let out = eval_folder(args, dir);
     let manifest = Manifest {
         suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
         tasks: suite.files.iter().flat_map(|(_, f)| f.cases.iter().map(|c| format!("{}/{}", f.library, c.id))).collect(),
@@ -292,35 +277,19 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     if tasks.is_empty() {
         return Err(UsageError(format!("--tasks: no task of {} selected", dir.display())).into());
     }
-    let source = if args.replay_gold {
-        StepSource::Gold
-    } else if let Some(rec) = &args.replay {
-        if !rec.is_dir() {
-            return Err(UsageError(format!("--replay {}: not a folder", rec.display())).into());
-        }
-        let source = StepSource::Recorded(rec.clone());
+    let source = backend_source(args)?;
+    if let BackendSource::Recorded(rec) = &source {
         for t in &tasks {
             for run in 1..=args.runs {
-                if source.recording(&t.task.id, run).is_none() {
+                if step_eval::recording(rec, &t.task.id, run).is_none() {
                     let id = &t.task.id;
                     return Err(UsageError(format!("--replay {}: no recording for {id} run {run} ({id}.{run}.jsonl or {id}.jsonl)", rec.display())).into());
                 }
             }
         }
-        source
-    } else {
-        match args.model.resolve_live()? {
-            Some(live) => StepSource::Live(Box::new(live)),
-            None => return Err(no_backend("--replay-gold / --replay DIR").into()),
-        }
-    };
-    let backend = match &source {
-        StepSource::Gold => "gold replay".to_string(),
-        StepSource::Recorded(d) => format!("recorded sessions in {}", d.display()),
-        StepSource::Live(live) => format!("{}: {} at {}", live.name, live.model, live.base_url),
-    };
-    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "steps".into());
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(name));
+    }
+    let backend = source.describe();
+    let out = eval_folder(args, dir);
     let manifest = Manifest {
         suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
         tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
@@ -388,6 +357,12 @@ fn load_embedder() -> Option<Arc<Embedder>> {
     }
 }
 
+/// The eval folder: `--out`, else `gisclaw-runs/eval/<suite name>`.
+fn eval_folder(args: &EvalRunArgs, suite: &Path) -> PathBuf {
+    let name = suite.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "suite".into());
+    args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(name))
+}
+
 fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
     if args.replay_gold {
         return Ok(BackendSource::Gold);
@@ -453,8 +428,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let suite_name = suite.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "suite".into());
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(suite_name));
+    let out = eval_folder(&args, &suite);
     let manifest = Manifest {
         suite: std::fs::canonicalize(&suite).unwrap_or(suite.clone()),
         tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),

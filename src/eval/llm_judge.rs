@@ -141,31 +141,32 @@ pub fn answer_shape(dimensions: &[(&str, &str)]) -> String {
 /// re-asking once with the reason when it is invalid.
 pub fn ask_grades(backend: &mut dyn ChatBackend, mut messages: Vec<Message>, dimensions: &[(&str, &str)]) -> Result<Verdict, String> {
     let mut tokens = (0, 0);
-    for call in 1..=2u32 {
-        let response = backend.chat(&messages, &[]).map_err(|e| e.to_string())?;
+    let mut ask = |backend: &mut dyn ChatBackend, messages: &[Message]| -> Result<String, String> {
+        let response = backend.chat(messages, &[]).map_err(|e| e.to_string())?;
         tokens.0 += response.usage.prompt_tokens;
         tokens.1 += response.usage.completion_tokens;
-        let reply = response.message.content.clone().unwrap_or_default();
-        match parse_grades(&reply, dimensions) {
-            Ok(grades) => {
-                return Ok(Verdict {
-                    model: backend.model().unwrap_or_else(|| backend.describe()),
-                    grades,
-                    calls: call,
-                    tokens,
-                })
-            }
-            Err(why) if call == 1 => {
-                messages.push(Message::text(Role::Assistant, reply));
-                messages.push(Message::text(
-                    Role::User,
-                    format!("That answer cannot be used: {why}. Answer again with only the JSON object, every key, whole-number scores from 1 to 5."),
-                ));
-            }
-            Err(why) => return Err(format!("the judge's answer was invalid twice: {why}")),
+        Ok(response.message.content.unwrap_or_default())
+    };
+    let first = ask(backend, &messages)?;
+    let (grades, calls) = match parse_grades(&first, dimensions) {
+        Ok(grades) => (grades, 1),
+        Err(why) => {
+            messages.push(Message::text(Role::Assistant, first));
+            messages.push(Message::text(
+                Role::User,
+                format!("That answer cannot be used: {why}. Answer again with only the JSON object, every key, whole-number scores from 1 to 5."),
+            ));
+            let second = ask(backend, &messages)?;
+            let grades = parse_grades(&second, dimensions).map_err(|why| format!("the judge's answer was invalid twice: {why}"))?;
+            (grades, 2)
         }
-    }
-    unreachable!("the loop returns on its second call")
+    };
+    Ok(Verdict {
+        model: backend.model().unwrap_or_else(|| backend.describe()),
+        grades,
+        calls,
+        tokens,
+    })
 }
 
 #[cfg(test)]

@@ -38,13 +38,17 @@ use crate::llm::ChatBackend;
 use crate::sandbox::Zygote;
 use crate::task::LoadedTask;
 
-/// Where each run's model comes from.
+/// Where each run's model comes from (for every kind of suite; each says
+/// what its gold and its recordings are).
 #[derive(Clone)]
 pub enum BackendSource {
-    /// The task's gold solution played through the loop (the ceiling).
+    /// The suite's gold (the ceiling): task suites play their gold
+    /// solution through the loop, step suites their gold cells, unit
+    /// suites run the reference implementations.
     Gold,
-    /// Recorded sessions: `DIR/<task>.<arch>.<run>.jsonl`, else
-    /// `DIR/<task>.<arch>.jsonl`, else `DIR/<task>.jsonl`.
+    /// Recorded sessions in this folder. Task suites:
+    /// `DIR/<task>.<arch>.<run>.jsonl`, else `DIR/<task>.<arch>.jsonl`, else
+    /// `DIR/<task>.jsonl` (step and unit suites: see their modules).
     Recorded(PathBuf),
     /// A live model.
     Live(Box<LiveConfig>),
@@ -233,6 +237,26 @@ pub fn records_dir(out: &Path) -> PathBuf {
     out.join("records")
 }
 
+/// Reads every `records/*.json` of an eval folder, in file-name order
+/// (the task suite's run records, or a unit or step suite's).
+pub fn read_records<T: serde::de::DeserializeOwned>(out: &Path) -> Result<Vec<T>, String> {
+    let dir = records_dir(out);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            serde_json::from_slice(&bytes).map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
+        })
+        .collect()
+}
+
 /// Checks or writes `eval.json`: a new folder gets it; an existing one is
 /// refused, or with `resume` must have asked the same.
 pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), EvalError> {
@@ -363,8 +387,7 @@ pub fn run_eval(
         });
         let code = loaded.gold.as_ref().and_then(|g| std::fs::read_to_string(g).ok()).unwrap_or_default();
         let dir = gold_dir(&options.out, &loaded.task.id);
-        let embedding = options.embedder.as_deref().and_then(|e| gold_embedding(e, loaded, &dir));
-        golds.push(GoldReference { code, dir, embedding });
+        golds.push(GoldReference { code, dir, embedding: None });
     }
     let records = records_dir(&options.out);
     let mut queue = VecDeque::new();
@@ -385,6 +408,14 @@ pub fn run_eval(
         total: done + queue.len(),
         done,
     });
+    // The gold reference's embedding (L2), only for tasks with runs to score.
+    if let Some(embedder) = options.embedder.as_deref() {
+        for (t, gold) in golds.iter_mut().enumerate() {
+            if queue.iter().any(|item| item.task == t) {
+                gold.embedding = gold_embedding(embedder, &tasks[t], &gold.dir);
+            }
+        }
+    }
     let queue = Mutex::new(queue);
     let failed = Mutex::new(0usize);
     let tasks: &[LoadedTask] = tasks;

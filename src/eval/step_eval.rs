@@ -11,6 +11,9 @@
 //! (every step passed); averaged per task and over the suite, with failing
 //! steps typed by the error taxonomy.
 //!
+//! Models: a live backend, recorded sessions ([`recording`]) or the gold
+//! cells ([`gold_step_messages`]).
+//!
 //! Layout: `eval.json`, `runs/<task>/run-<r>/` (the work dir with its
 //! `transcript.jsonl`), `records/<task>.<r>.json` (atomic; its presence
 //! means done, so `--resume` continues), `results.json`, `results.csv`
@@ -25,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::errors::{self, ErrorType};
+use super::runner::{read_records, records_dir, BackendSource};
 use super::stats;
 use crate::agent::converse::{converse, AgentLimits, ConverseLimits, RunState, Stop};
 use crate::agent::dual::step_done_spec;
@@ -39,22 +43,10 @@ use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role, ToolCall};
 use crate::sandbox::{Session, Zygote};
 
-/// Where each run's model comes from.
-pub enum StepSource {
-    /// The gold cells played as `execute_python` + `step_done` (the ceiling).
-    Gold,
-    /// Recorded sessions: `DIR/<task>.<run>.jsonl`, else `DIR/<task>.jsonl`.
-    Recorded(PathBuf),
-    /// A live model.
-    Live(Box<crate::llm::config::LiveConfig>),
-}
-
-impl StepSource {
-    /// The recording for one run, if this source replays files.
-    pub fn recording(&self, task: &str, run: usize) -> Option<PathBuf> {
-        let StepSource::Recorded(dir) = self else { return None };
-        [format!("{task}.{run}.jsonl"), format!("{task}.jsonl")].into_iter().map(|n| dir.join(n)).find(|p| p.is_file())
-    }
+/// The recording of one run: `DIR/<task>.<run>.jsonl`, else
+/// `DIR/<task>.jsonl`.
+pub fn recording(dir: &Path, task: &str, run: usize) -> Option<PathBuf> {
+    [format!("{task}.{run}.jsonl"), format!("{task}.jsonl")].into_iter().map(|n| dir.join(n)).find(|p| p.is_file())
 }
 
 /// The messages that play a step task's gold: per step, its cell then
@@ -282,14 +274,14 @@ pub enum StepEvent {
 pub fn run_step_eval(
     zygote: &Arc<Zygote>,
     tasks: &[LoadedStepTask],
-    source: &StepSource,
+    source: &BackendSource,
     runs: usize,
     out: &Path,
     jobs: usize,
     limits: &StepLimits,
     events: &(dyn Fn(StepEvent) + Sync),
 ) -> Result<usize, String> {
-    let records = out.join("records");
+    let records = records_dir(out);
     std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
     let mut todo = Vec::new();
     let mut done = 0;
@@ -312,12 +304,12 @@ pub fn run_step_eval(
                 let id = &task.task.id;
                 let result = (|| -> Result<StepRunRecord, String> {
                     let mut backend: Box<dyn ChatBackend> = match source {
-                        StepSource::Gold => Box::new(ReplayBackend::from_messages(&format!("gold of {id}"), gold_step_messages(task))),
-                        StepSource::Recorded(dir) => {
-                            let file = source.recording(id, run).ok_or_else(|| format!("{}: no recording for {id} run {run}", dir.display()))?;
+                        BackendSource::Gold => Box::new(ReplayBackend::from_messages(&format!("gold of {id}"), gold_step_messages(task))),
+                        BackendSource::Recorded(dir) => {
+                            let file = recording(dir, id, run).ok_or_else(|| format!("{}: no recording for {id} run {run}", dir.display()))?;
                             Box::new(ReplayBackend::open(&file).map_err(|e| e.to_string())?)
                         }
-                        StepSource::Live(live) => crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?,
+                        BackendSource::Live(live) => crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?,
                     };
                     let workdir = out.join("runs").join(id).join(format!("run-{run}"));
                     let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
@@ -395,21 +387,7 @@ pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
 
 /// Reads every run record of an eval folder.
 pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, String> {
-    let dir = out.join("records");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| {
-            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            serde_json::from_slice(&bytes).map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
-        })
-        .collect()
+    read_records(out)
 }
 
 /// Writes `report.md`, `results.json` and `results.csv` into `out`.

@@ -8,6 +8,9 @@
 //! One generation per sample, no agent loop: the papers' protocol is
 //! single-shot code generation. The model's code runs only in the sandbox.
 //!
+//! Models: a live backend, recorded answers ([`recording`]) or the
+//! reference implementations ([`BackendSource::Gold`]).
+//!
 //! Layout of the eval folder: `eval.json`, `records/<library>.<case>.json`
 //! (one per case, written atomically when its samples are done — its
 //! presence means done, so `--resume` continues), `results.json`,
@@ -21,6 +24,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::errors::{self, ErrorType};
+use super::runner::{read_records, records_dir, BackendSource};
 use super::stats;
 use crate::agent::transcript::write_atomic;
 use crate::bench::judge;
@@ -29,15 +33,20 @@ use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role};
 use crate::sandbox::{Session, Zygote};
 
-/// Where each sample's code comes from.
-pub enum UnitSource {
-    /// The reference implementation (the ceiling: every sample passes).
-    Gold,
-    /// Recorded answers: `DIR/<library>.<case>.jsonl`, one assistant
-    /// message per sample.
-    Recorded(PathBuf),
-    /// A live model.
-    Live(Box<crate::llm::config::LiveConfig>),
+/// What the report calls `source` (a unit suite's gold is its reference
+/// implementations, its recordings are answers).
+pub fn describe(source: &BackendSource) -> String {
+    match source {
+        BackendSource::Gold => "reference implementations".into(),
+        BackendSource::Recorded(dir) => format!("recorded answers in {}", dir.display()),
+        BackendSource::Live(_) => source.describe(),
+    }
+}
+
+/// The recording of one case: `DIR/<library>.<case>.jsonl`, one assistant
+/// message per sample.
+pub fn recording(dir: &Path, library: &str, case: &str) -> PathBuf {
+    dir.join(format!("{library}.{case}.jsonl"))
 }
 
 /// One call of one sample.
@@ -166,8 +175,8 @@ pub enum UnitEvent {
 /// Runs every case of `suite` not yet recorded in `out/records/` with
 /// `samples` samples each, `jobs` cases at a time (each worker its own
 /// sandbox session); returns how many cases could not run.
-pub fn run_unit_eval(zygote: &Arc<Zygote>, suite: &UnitSuite, source: &UnitSource, samples: usize, out: &Path, jobs: usize, events: &(dyn Fn(UnitEvent) + Sync)) -> Result<usize, String> {
-    let records = out.join("records");
+pub fn run_unit_eval(zygote: &Arc<Zygote>, suite: &UnitSuite, source: &BackendSource, samples: usize, out: &Path, jobs: usize, events: &(dyn Fn(UnitEvent) + Sync)) -> Result<usize, String> {
+    let records = records_dir(out);
     std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
     let mut todo = Vec::new();
     let mut done = 0;
@@ -220,15 +229,15 @@ pub fn run_unit_eval(zygote: &Arc<Zygote>, suite: &UnitSuite, source: &UnitSourc
 }
 
 /// All samples of one case.
-fn run_case(session: &mut Session, suite: &UnitSuite, library: &str, prelude: Option<&str>, case: &Case, source: &UnitSource, samples: usize) -> Result<CaseRecord, String> {
+fn run_case(session: &mut Session, suite: &UnitSuite, library: &str, prelude: Option<&str>, case: &Case, source: &BackendSource, samples: usize) -> Result<CaseRecord, String> {
     let instances = case.instances(library, prelude);
     let mut backend: Option<Box<dyn ChatBackend>> = match source {
-        UnitSource::Gold => None,
-        UnitSource::Recorded(dir) => {
-            let file = dir.join(format!("{library}.{}.jsonl", case.id));
+        BackendSource::Gold => None,
+        BackendSource::Recorded(dir) => {
+            let file = recording(dir, library, &case.id);
             Some(Box::new(ReplayBackend::open(&file).map_err(|e| format!("{}: {e}", file.display()))?))
         }
-        UnitSource::Live(live) => Some(crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?),
+        BackendSource::Live(live) => Some(crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?),
     };
     let messages = prompt(library, case);
     let mut out = Vec::new();
@@ -322,21 +331,7 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
 
 /// Reads every case record of an eval folder.
 pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, String> {
-    let dir = out.join("records");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| {
-            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            serde_json::from_slice(&bytes).map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
-        })
-        .collect()
+    read_records(out)
 }
 
 /// Writes `report.md`, `results.json` and `results.csv` into `out`.
