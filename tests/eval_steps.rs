@@ -58,6 +58,7 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     let run = gisclaw(&args, &[]);
     let stderr = String::from_utf8_lossy(&run.stderr).to_string();
     assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("G01 run 1: 3/6 steps pass, complete@1 0.333 · 0/1 succeeded · "), "{stderr}");
 
     let record = read_json(&out.join("records/G01.1.json"));
     let steps = record["steps"].as_array().unwrap();

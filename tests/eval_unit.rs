@@ -85,6 +85,10 @@ fn a_unit_eval_scores_samples_by_pass_at_k_and_resumes() {
     let run = gisclaw(&args, &[]);
     let stderr = String::from_utf8_lossy(&run.stderr).to_string();
     assert!(run.status.success(), "{stderr}");
+    // Progress without a terminal: one line per case with the running tally
+    // (a case succeeds when every sample passed: area 2/5, hull 5/5).
+    assert!(stderr.contains("5 samples per case") && stderr.contains("2 cases, 0 already recorded"), "{stderr}");
+    assert!(stderr.contains("demo/hull: 5/5 samples pass · ") && stderr.contains(" · 1/2 succeeded · "), "{stderr}");
 
     let area = read_json(&out.join("records/demo.area.json"));
     let samples = area["samples"].as_array().unwrap();
@@ -116,7 +120,7 @@ fn a_unit_eval_scores_samples_by_pass_at_k_and_resumes() {
     resume.push("--resume");
     let resumed = gisclaw(&resume, &[]);
     let text = String::from_utf8_lossy(&resumed.stderr).to_string();
-    assert!(resumed.status.success() && text.contains("2 cases × 5 samples, 2 cases already recorded"), "{text}");
+    assert!(resumed.status.success() && text.contains("2 cases, 2 already recorded"), "{text}");
     assert_eq!(read_json(&out.join("records/demo.area.json")), area);
 
     // `eval report` re-renders the same figures from the records alone.

@@ -237,18 +237,10 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(SandboxConfig::default())?;
-    let events = |event: UnitEvent| match event {
-        UnitEvent::Planned { total, done } => eprintln!("gisclaw: {total} cases × {} samples, {done} cases already recorded", args.runs),
-        UnitEvent::Recorded(r) => eprintln!(
-            "gisclaw: {}/{}: {}/{} samples pass",
-            r.library,
-            r.case,
-            r.samples.iter().filter(|s| s.passed).count(),
-            r.samples.len()
-        ),
-        UnitEvent::Failed { key, reason } => eprintln!("gisclaw: {key}: could not run: {reason}"),
-    };
-    let failed = unit_eval::run_unit_eval(&zygote, &suite, &source, args.runs, &out, args.jobs, &events).map_err(UsageError)?;
+    let progress = Progress::new("cases");
+    eprintln!("gisclaw: {} samples per case", args.runs);
+    let failed = unit_eval::run_unit_eval(&zygote, &suite, &source, args.runs, &out, args.jobs, &|e| progress.unit_event(e)).map_err(UsageError)?;
+    progress.finish();
     let records = unit_eval::load_records(&out).map_err(UsageError)?;
     let summary = unit_eval::write_report(&records, &backend, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_unit_summary(&summary, &out);
@@ -309,19 +301,9 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         budget: args.limits.budget(),
         cell_timeout: args.limits.cell_timeout(),
     };
-    let events = |event: StepEvent| match event {
-        StepEvent::Planned { total, done } => eprintln!("gisclaw: {total} runs, {done} already recorded"),
-        StepEvent::Recorded(r) => eprintln!(
-            "gisclaw: {} run {}: {}/{} steps pass, complete@1 {:.3}",
-            r.task,
-            r.run,
-            r.steps.iter().filter(|s| s.passed).count(),
-            r.steps.len(),
-            r.complete_at_1
-        ),
-        StepEvent::Failed { label, reason } => eprintln!("gisclaw: {label}: could not run: {reason}"),
-    };
-    let failed = step_eval::run_step_eval(&zygote, &tasks, &source, args.runs, &out, args.jobs, &limits, &events).map_err(UsageError)?;
+    let progress = Progress::new("runs");
+    let failed = step_eval::run_step_eval(&zygote, &tasks, &source, args.runs, &out, args.jobs, &limits, &|e| progress.step_event(e)).map_err(UsageError)?;
+    progress.finish();
     let records = step_eval::load_records(&out).map_err(UsageError)?;
     let summary = step_eval::write_report(&records, &backend, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
@@ -453,8 +435,8 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         vision_judge,
     };
     let zygote = Zygote::start(SandboxConfig::default())?;
-    let progress = Progress::new();
-    let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| progress.event(e)).map_err(|e| UsageError(e.to_string()))?;
+    let progress = Progress::new("runs");
+    let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| progress.task_event(e)).map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
     let data = EvalData::load(&out).map_err(|e| anyhow::anyhow!("{e}"))?;
     let report = report::build(&[data], weights);
@@ -467,21 +449,26 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The progress display: a bar with ETA, successes and tokens on a
-/// terminal, one line per event otherwise.
+/// The progress display shared by the three suites: a bar with ETA,
+/// successes and tokens on a terminal, one line per event otherwise.
 struct Progress {
+    /// What one unit of work is called ("runs", "cases").
+    unit: &'static str,
     bar: Mutex<Option<indicatif::ProgressBar>>,
+    /// (successes, finished, tokens) since the start of this invocation.
     tally: Mutex<(usize, usize, u64)>,
 }
 
 impl Progress {
-    fn new() -> Progress {
+    fn new(unit: &'static str) -> Progress {
         Progress {
+            unit,
             bar: Mutex::new(None),
             tally: Mutex::new((0, 0, 0)),
         }
     }
 
+    /// A line above the bar (or on stderr when there is none).
     fn line(&self, text: String) {
         match &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(bar) => bar.println(text),
@@ -489,34 +476,48 @@ impl Progress {
         }
     }
 
-    fn event(&self, event: EvalEvent) {
+    /// `total` units planned, `done` of them recorded by an earlier invocation.
+    fn planned(&self, total: usize, done: usize) {
+        if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            let template = format!("{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {} · {{msg}} (eta {{eta}})", self.unit);
+            bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("a valid template"));
+            bar.set_position(done as u64);
+            bar.reset_eta();
+            *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
+        } else {
+            eprintln!("gisclaw: {total} {}, {done} already recorded", self.unit);
+        }
+    }
+
+    /// One unit finished: `success` counts towards the tally, `text`
+    /// describes it when there is no bar.
+    fn finished(&self, success: bool, tokens: u64, text: String) {
+        let (ok, all, spent) = {
+            let mut t = self.tally.lock().unwrap_or_else(|e| e.into_inner());
+            t.0 += usize::from(success);
+            t.1 += 1;
+            t.2 += tokens;
+            *t
+        };
+        match &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(format!("{ok}/{all} succeeded · {spent} tokens"));
+            }
+            None => eprintln!("gisclaw: {text} · {ok}/{all} succeeded · {spent} tokens"),
+        }
+    }
+
+    /// Task-level suite events.
+    fn task_event(&self, event: EvalEvent) {
         match event {
             EvalEvent::Gold { task, problems } if !problems.is_empty() => {
                 self.line(format!("gisclaw: {task}: the gold run has problems (its L3 is unreliable): {}", problems.join("; ")))
             }
             EvalEvent::Gold { .. } => {}
-            EvalEvent::Planned { total, done } => {
-                if std::io::stderr().is_terminal() {
-                    let bar = indicatif::ProgressBar::new(total as u64);
-                    bar.set_style(
-                        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs · {msg} (eta {eta})")
-                            .expect("a valid template"),
-                    );
-                    bar.set_position(done as u64);
-                    bar.reset_eta();
-                    *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
-                } else {
-                    eprintln!("gisclaw: {total} runs, {done} already recorded");
-                }
-            }
+            EvalEvent::Planned { total, done } => self.planned(total, done),
             EvalEvent::Recorded(record) => {
-                let (ok, all, tokens) = {
-                    let mut t = self.tally.lock().unwrap_or_else(|e| e.into_inner());
-                    t.0 += usize::from(record.success);
-                    t.1 += 1;
-                    t.2 += record.tokens_in + record.tokens_out;
-                    *t
-                };
                 let text = format!(
                     "{} {} run {}: {} (Q_out {:.2}, F_api {:.2})",
                     record.task,
@@ -526,15 +527,42 @@ impl Progress {
                     record.q_out,
                     record.code.api.f1
                 );
-                match &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
-                    Some(bar) => {
-                        bar.inc(1);
-                        bar.set_message(format!("{ok}/{all} succeeded · {tokens} tokens"));
-                    }
-                    None => eprintln!("gisclaw: {text} · {ok}/{all} succeeded · {tokens} tokens"),
-                }
+                self.finished(record.success, record.tokens_in + record.tokens_out, text);
             }
             EvalEvent::Failed { label, reason } => self.line(format!("gisclaw: {label} could not run: {reason}")),
+        }
+    }
+
+    /// Unit suite events: a case succeeds when every sample passed.
+    fn unit_event(&self, event: UnitEvent) {
+        match event {
+            UnitEvent::Planned { total, done } => self.planned(total, done),
+            UnitEvent::Recorded(r) => {
+                let passed = r.samples.iter().filter(|s| s.passed).count();
+                let tokens = r.samples.iter().map(|s| s.tokens_in + s.tokens_out).sum();
+                let text = format!("{}/{}: {passed}/{} samples pass", r.library, r.case, r.samples.len());
+                self.finished(passed == r.samples.len(), tokens, text);
+            }
+            UnitEvent::Failed { key, reason } => self.line(format!("gisclaw: {key}: could not run: {reason}")),
+        }
+    }
+
+    /// Step suite events: a run succeeds when every step passed.
+    fn step_event(&self, event: StepEvent) {
+        match event {
+            StepEvent::Planned { total, done } => self.planned(total, done),
+            StepEvent::Recorded(r) => {
+                let text = format!(
+                    "{} run {}: {}/{} steps pass, complete@1 {:.3}",
+                    r.task,
+                    r.run,
+                    r.steps.iter().filter(|s| s.passed).count(),
+                    r.steps.len(),
+                    r.complete_at_1
+                );
+                self.finished(r.passed, r.tokens_in + r.tokens_out, text);
+            }
+            StepEvent::Failed { label, reason } => self.line(format!("gisclaw: {label}: could not run: {reason}")),
         }
     }
 
