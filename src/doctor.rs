@@ -133,6 +133,15 @@ pub fn run(config: &SandboxConfig) -> Report {
         Ok(e) => report.ok("embedding model", format!("all-MiniLM-L6-v2 for C_emb (L2): {}", e.dir().display())),
         Err(e) => report.warn("embedding model", format!("{e}; without it eval leaves C_emb out")),
     }
+    report.lines.push("local model (optional: `make setup-local-model`)".into());
+    let local = crate::llm::local::LocalSpec::installed();
+    match local.check() {
+        Ok(()) => report.ok(
+            "llama-server + GGUF",
+            format!("ready for --backend local: {} with {}", local.server.display(), local.model_name()),
+        ),
+        Err(e) => report.warn("llama-server + GGUF", format!("not ready ({e}); cloud, Ollama and replay backends work without it")),
+    }
     let mut summary = String::new();
     if report.problems == 0 {
         let _ = write!(summary, "all good");

@@ -162,8 +162,13 @@ fn a_bad_task_file_is_one_line_naming_file_line_and_field_with_exit_two() {
 fn backend_problems_are_one_line_with_exit_two() {
     let task = repo().join("examples/heat_island/task.yaml");
     let t = task.to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--backend", "openai"], "OPENAI_MODEL"),
+        // The local backend without `make setup-local-model` (the test
+        // helper points GISCLAW_LLAMA_SERVER at a file that does not exist).
+        (&["--backend", "local"], "no llama-server at /nonexistent/llama-server: run `make setup-local-model`"),
+        (&["--gguf", "/nonexistent/m.gguf"], "no llama-server at"),
+        (&["--backend", "openai", "--model", "m", "--gguf", "m.gguf"], "--gguf needs the local backend"),
         (&["--backend", "openai", "--model", "gpt-4o"], "OPENAI_API_KEY"),
         (&["--backend", "nope"], "no backend or profile named `nope`"),
         (&["--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:1/v1"], "cannot reach the model server at http://127.0.0.1:1/v1"),

@@ -140,6 +140,7 @@ fn judge_backend(flag: &str, name: &Option<String>, model: &Option<String>, base
         backend: Some(name.clone()),
         model: model.clone(),
         base_url: base_url.clone(),
+        gguf: None,
     };
     let live = choice.resolve_live().map_err(|e| UsageError(format!("{flag}: {e}")))?;
     live.map(Some).ok_or_else(|| UsageError(format!("{flag} {name}: no such backend")))
@@ -191,11 +192,12 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
 fn print_summary(report: &report::Report, out: &Path) {
     for c in &report.cells {
         eprintln!(
-            "gisclaw: {}: {} runs, success {:.3}, Q_out {:.3}, F_api {:.3}, C_emb {}, S {:.3} [{:.3}, {:.3}]",
+            "gisclaw: {}: {} runs, success {:.3}, Q_out {}, F_api {:.3}, C_emb {}, S {:.3} [{:.3}, {:.3}]",
             c.label,
             c.n,
             c.success_rate,
-            c.q_out,
+            // Q_out is over successful runs only.
+            if c.q_out.is_nan() { "n/a (no successful run)".to_string() } else { format!("{:.3}", c.q_out) },
             c.f_api,
             c.c_emb.map(|v| format!("{v:.3}")).unwrap_or_else(|| "n/a".into()),
             c.composite,

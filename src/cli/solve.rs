@@ -13,6 +13,7 @@ use gisclaw::agent::memory::{self, ErrorMemory};
 use gisclaw::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use gisclaw::agent::single::AgentLimits;
 use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
+use gisclaw::llm::local::LocalSpec;
 use gisclaw::llm::replay::ReplayBackend;
 use gisclaw::llm::ChatBackend;
 use gisclaw::sandbox::{SandboxConfig, Zygote};
@@ -52,9 +53,9 @@ pub struct SolveArgs {
 /// The live-model options of `solve` and `eval`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BackendArgs {
-    /// Model backend: `openai`, `ollama`, or a profile of the config file
-    /// (default: the config's `default`, else OPENAI_* / OLLAMA_HOST from
-    /// the environment).
+    /// Model backend: `openai`, `ollama`, `local` (a llama.cpp server gisclaw
+    /// starts with --gguf), or a profile of the config file (default: the
+    /// config's `default`, else OPENAI_* / OLLAMA_HOST from the environment).
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
     /// Model name (overrides the profile, OPENAI_MODEL and OLLAMA_MODEL).
@@ -63,6 +64,10 @@ pub struct BackendArgs {
     /// Server URL (overrides the profile, OPENAI_BASE_URL and OLLAMA_HOST).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// GGUF model file for `--backend local` (default: the one
+    /// `make setup-local-model` installs).
+    #[arg(long, value_name = "PATH")]
+    pub gguf: Option<PathBuf>,
 }
 
 /// The limits of one task run, for `solve` and `eval`.
@@ -101,26 +106,54 @@ pub fn no_backend(alternatives: &str) -> UsageError {
 
 impl BackendArgs {
     /// The live model these options, the config file and the environment
-    /// name, checked to be reachable; `None` when none is configured.
+    /// name, checked to be reachable (a local server is started here and
+    /// lives as long as the returned config); `None` when none is configured.
     pub fn resolve_live(&self) -> Result<Option<config::LiveConfig>, UsageError> {
-        if self.backend.as_deref() == Some("local") {
-            return Err(UsageError(
-                "the `local` backend (a llama.cpp server managed by gisclaw) is not built yet; start an OpenAI-compatible server yourself and use --backend openai --base-url URL".into(),
-            ));
-        }
         let path = config::config_path();
         let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
         let choice = BackendChoice {
-            backend: self.backend.clone(),
+            // A GGUF file alone means the local backend.
+            backend: self.backend.clone().or_else(|| self.gguf.as_ref().map(|_| "local".to_string())),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
+            gguf: self.gguf.clone(),
         };
         let live = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))?;
-        if let Some(live) = &live {
-            live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
-        }
-        Ok(live)
+        let Some(live) = live else { return Ok(None) };
+        live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
+        start_local(live).map(Some)
     }
+}
+
+/// Starts a local config's llama-server with a spinner (a line without a
+/// terminal); other configs pass through.
+pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, UsageError> {
+    let Some(spec) = live.local.clone().filter(|_| live.kind == config::BackendKind::Local) else {
+        return Ok(live);
+    };
+    let what = format!("starting llama-server with {}", spec.model_name());
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("a valid template"));
+        bar.set_message(what.clone());
+        bar
+    });
+    if bar.is_none() {
+        eprintln!("gisclaw: {what}");
+    }
+    let started = live.start_local(&|_| {
+        if let Some(bar) = &bar {
+            bar.tick();
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let started = started.map_err(|e| UsageError(e.to_string()))?;
+    if let Some(server) = &started.server {
+        eprintln!("gisclaw: local model {} ready at {}", server.model(), server.base_url());
+    }
+    Ok(started)
 }
 
 /// A usage or configuration problem: exit code 2.
@@ -154,12 +187,26 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
     if let Some(live) = args.model.resolve_live()? {
         return gisclaw::llm::open_live(live).map_err(|e| UsageError(e.to_string()));
     }
+    // Nothing configured: the installed local model, else the recording.
+    let local = LocalSpec::installed();
+    if local.check().is_ok() {
+        eprintln!(
+            "gisclaw: no model backend is configured; using the local model {} that `make setup-local-model` installed (tiny models rarely solve GIS tasks: for real work set OPENAI_API_KEY and OPENAI_MODEL, or OLLAMA_HOST, or pass --backend)",
+            local.model_name()
+        );
+        let choice = BackendArgs {
+            backend: Some("local".into()),
+            ..args.model.clone()
+        };
+        let live = choice.resolve_live()?.ok_or_else(|| no_backend("--replay FILE"))?;
+        return gisclaw::llm::open_live(live).map_err(|e| UsageError(e.to_string()));
+    }
     let recorded = task.path.parent().unwrap_or(Path::new(".")).join(RECORDED_SESSION);
     if !recorded.is_file() {
         return Err(no_backend("--replay FILE"));
     }
     eprintln!(
-        "gisclaw: REPLAY — no model backend is configured, so this run plays back the recorded session {} through the real sandbox; it is not a model answering. To go live: set OPENAI_API_KEY and OPENAI_MODEL (or OPENAI_BASE_URL for a local server, or OLLAMA_HOST), or pass --backend.",
+        "gisclaw: REPLAY — no model backend is configured, so this run plays back the recorded session {} through the real sandbox; it is not a model answering. To go live: set OPENAI_API_KEY and OPENAI_MODEL (or OPENAI_BASE_URL for a local server, or OLLAMA_HOST), pass --backend, or run `make setup-local-model` for an offline local model.",
         recorded.display()
     );
     open(&recorded)

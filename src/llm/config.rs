@@ -26,8 +26,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 
+use super::local::{LocalError, LocalServer, LocalSpec};
 use super::retry::RetryPolicy;
 use super::tokens::{self, Price};
 
@@ -39,6 +42,8 @@ pub enum BackendKind {
     Openai,
     /// Ollama's native `/api/chat`.
     Ollama,
+    /// A llama.cpp server that gisclaw starts with a GGUF file (see [`super::local`]).
+    Local,
 }
 
 /// How tools are offered to the model.
@@ -85,6 +90,16 @@ pub struct Profile {
     /// Extra JSON fields merged into every OpenAI-compatible request
     /// (e.g. a provider's thinking budget or `reasoning_effort`).
     pub extra_body: Option<toml::Table>,
+    /// Local: the GGUF model file (default: the set-up's SmolLM2).
+    pub gguf: Option<PathBuf>,
+    /// Local: the `llama-server` binary (default: the set-up's).
+    pub server: Option<PathBuf>,
+    /// Local: inference threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Local: context window in tokens (default 8192).
+    pub ctx_size: Option<u32>,
+    /// Local: a fixed loopback port (default: a free one).
+    pub port: Option<u16>,
 }
 
 /// The config file.
@@ -161,6 +176,8 @@ pub struct BackendChoice {
     pub model: Option<String>,
     /// `--base-url`.
     pub base_url: Option<String>,
+    /// `--gguf` (local backend).
+    pub gguf: Option<PathBuf>,
 }
 
 /// A fully resolved live backend. `Debug` never shows the key.
@@ -194,6 +211,11 @@ pub struct LiveConfig {
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Price for cost estimates (`None`: unknown).
     pub price: Option<Price>,
+    /// Local: what to start (kind [`BackendKind::Local`] until started).
+    pub local: Option<LocalSpec>,
+    /// Local: the running server, shared by every backend opened from this
+    /// config; it stops when the last clone is dropped.
+    pub server: Option<Arc<LocalServer>>,
 }
 
 impl std::fmt::Debug for LiveConfig {
@@ -209,13 +231,37 @@ impl std::fmt::Debug for LiveConfig {
 }
 
 impl LiveConfig {
+    /// For [`BackendKind::Local`]: starts the server (see
+    /// [`LocalServer::start`] for `on_wait`) and returns the OpenAI-compatible
+    /// config that talks to it and keeps it alive. Other kinds come back unchanged.
+    pub fn start_local(self, on_wait: &dyn Fn(Duration)) -> Result<LiveConfig, LocalError> {
+        let (BackendKind::Local, Some(spec)) = (self.kind, &self.local) else {
+            return Ok(self);
+        };
+        let server = LocalServer::start(spec, on_wait)?;
+        Ok(LiveConfig {
+            kind: BackendKind::Openai,
+            base_url: server.base_url(),
+            model: server.model().to_string(),
+            server: Some(Arc::new(server)),
+            ..self
+        })
+    }
+
     /// Checks that the server's port accepts connections (no request is
     /// sent, nothing is spent), so a wrong URL fails at start-up in one line.
+    /// A local server not started yet is checked for its files instead.
     pub fn check_reachable(&self) -> Result<(), ConfigError> {
         use std::net::{TcpStream, ToSocketAddrs};
         let hint = match self.kind {
             BackendKind::Openai => "check --base-url / OPENAI_BASE_URL and that the server is running",
             BackendKind::Ollama => "check OLLAMA_HOST and that `ollama serve` is running",
+            BackendKind::Local => {
+                return match &self.local {
+                    Some(spec) => spec.check().map_err(|e| ConfigError::Missing(e.to_string())),
+                    None => Ok(()),
+                }
+            }
         };
         let url = reqwest::Url::parse(&self.base_url)
             .map_err(|e| ConfigError::Missing(format!("the backend URL `{}` is not a URL ({e}): {hint}", self.base_url)))?;
@@ -267,10 +313,11 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
             None => match name {
                 "openai" => (name.to_string(), Profile { kind: Some(BackendKind::Openai), ..Profile::default() }),
                 "ollama" => (name.to_string(), Profile { kind: Some(BackendKind::Ollama), ..Profile::default() }),
+                "local" => (name.to_string(), Profile { kind: Some(BackendKind::Local), ..Profile::default() }),
                 other => {
                     let known: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
                     return Err(ConfigError::Missing(format!(
-                        "no backend or profile named `{other}`: use openai, ollama, replay{}{}",
+                        "no backend or profile named `{other}`: use openai, ollama, local, replay{}{}",
                         if known.is_empty() { String::new() } else { format!(", or a profile of {} ({})", file_path.display(), known.join(", ")) },
                         if known.is_empty() { format!(" (profiles go in {})", file_path.display()) } else { String::new() }
                     )))
@@ -280,11 +327,11 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
         None => match environment_names_a_backend() {
             Some(BackendKind::Openai) => ("openai".to_string(), Profile { kind: Some(BackendKind::Openai), ..Profile::default() }),
             Some(BackendKind::Ollama) => ("ollama".to_string(), Profile { kind: Some(BackendKind::Ollama), ..Profile::default() }),
-            None => return Ok(None),
+            Some(BackendKind::Local) | None => return Ok(None),
         },
     };
     let kind = profile.kind.ok_or_else(|| {
-        ConfigError::Missing(format!("{}: profile `{name}` has no `kind` (openai or ollama)", file_path.display()))
+        ConfigError::Missing(format!("{}: profile `{name}` has no `kind` (openai, ollama or local)", file_path.display()))
     })?;
     let where_set = |field: &str| {
         if file.profiles.contains_key(&name) {
@@ -293,7 +340,24 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
             String::new()
         }
     };
+    if choice.gguf.is_some() && kind != BackendKind::Local {
+        return Err(ConfigError::Missing(format!("--gguf needs the local backend (--backend local), not `{name}`")));
+    }
+    let mut local = None;
     let (base_url, model, api_key) = match kind {
+        BackendKind::Local => {
+            let spec = LocalSpec {
+                server: profile.server.clone().unwrap_or_else(super::local::default_server),
+                gguf: choice.gguf.clone().or(profile.gguf.clone()).unwrap_or_else(super::local::default_gguf),
+                threads: profile.threads,
+                ctx_size: profile.ctx_size.unwrap_or(super::local::DEFAULT_CTX),
+                port: profile.port,
+                jinja: profile.tool_mode.unwrap_or(LOCAL_TOOL_MODE) != ToolMode::Text,
+            };
+            let model = choice.model.clone().or(profile.model.clone()).unwrap_or_else(|| spec.model_name());
+            local = Some(spec);
+            (String::new(), model, None)
+        }
         BackendKind::Openai => {
             let base_url = choice
                 .base_url
@@ -343,7 +407,7 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
     };
     let attempts = profile.attempts.unwrap_or(5).max(1);
     let price = match kind {
-        BackendKind::Ollama => tokens::price_of(&model, &file.prices).or(Some(Price { input: 0.0, output: 0.0 })),
+        BackendKind::Ollama | BackendKind::Local => tokens::price_of(&model, &file.prices).or(Some(Price { input: 0.0, output: 0.0 })),
         BackendKind::Openai => tokens::price_of(&model, &file.prices),
     };
     Ok(Some(LiveConfig {
@@ -352,17 +416,27 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
         base_url: base_url.trim_end_matches('/').to_string(),
         model,
         api_key,
-        tool_mode: profile.tool_mode.unwrap_or_default(),
+        tool_mode: profile.tool_mode.unwrap_or(if kind == BackendKind::Local { LOCAL_TOOL_MODE } else { ToolMode::Auto }),
         temperature: profile.temperature,
-        max_tokens: profile.max_tokens,
+        max_tokens: profile.max_tokens.or((kind == BackendKind::Local).then_some(LOCAL_MAX_TOKENS)),
         timeout: Duration::from_secs(profile.timeout_secs.unwrap_or(300).max(1)),
         retry: RetryPolicy { attempts, ..RetryPolicy::default() },
         num_ctx: profile.num_ctx.unwrap_or(16_384),
         think: profile.think,
         extra_body,
         price,
+        local,
+        server: None,
     }))
 }
+
+/// How tools reach small local models: their chat templates rarely carry
+/// tool calling, so the text protocol is the default (a profile may say otherwise).
+pub const LOCAL_TOOL_MODE: ToolMode = ToolMode::Text;
+
+/// Completion tokens per call for local models, which otherwise can repeat
+/// themselves until the context is full.
+pub const LOCAL_MAX_TOKENS: u32 = 1024;
 
 /// `OLLAMA_HOST` may be `host`, `host:port` or a URL; a bare host gets
 /// `http://` and Ollama's port 11434.
@@ -413,6 +487,28 @@ mod tests {
         let choice = BackendChoice { backend: Some("nope".into()), ..BackendChoice::default() };
         let err = resolve(&choice, &file, path).unwrap_err().to_string();
         assert!(err.contains("nope") && err.contains("local"), "{err}");
+    }
+
+    #[test]
+    fn a_local_profile_resolves_to_a_server_spec_in_text_mode() {
+        let file = parse("[profiles.tiny]\nkind = \"local\"\ngguf = \"/models/SmolLM2-135M.Q4_1.gguf\"\nthreads = 1\nctx_size = 4096\nport = 18080\n").unwrap();
+        let path = Path::new("config.toml");
+        let choice = BackendChoice { backend: Some("tiny".into()), ..BackendChoice::default() };
+        let live = resolve(&choice, &file, path).unwrap().unwrap();
+        assert_eq!(live.kind, BackendKind::Local);
+        assert_eq!(live.model, "SmolLM2-135M.Q4_1");
+        assert_eq!(live.tool_mode, ToolMode::Text);
+        assert_eq!(live.max_tokens, Some(LOCAL_MAX_TOKENS));
+        assert_eq!(live.price.map(|p| p.input + p.output), Some(0.0));
+        let spec = live.local.unwrap();
+        assert_eq!((spec.threads, spec.ctx_size, spec.port, spec.jinja), (Some(1), 4096, Some(18080), false));
+        // --gguf overrides the profile; `local` works without a profile.
+        let choice = BackendChoice { backend: Some("local".into()), gguf: Some("/m/other.gguf".into()), ..BackendChoice::default() };
+        let live = resolve(&choice, &ConfigFile::default(), path).unwrap().unwrap();
+        assert_eq!((live.model.as_str(), live.local.unwrap().gguf), ("other", PathBuf::from("/m/other.gguf")));
+        // A GGUF is meaningless for other backends.
+        let choice = BackendChoice { backend: Some("ollama".into()), gguf: Some("/m/x.gguf".into()), ..BackendChoice::default() };
+        assert!(resolve(&choice, &file, path).unwrap_err().to_string().contains("--gguf needs the local backend"));
     }
 
     #[test]

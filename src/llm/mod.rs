@@ -8,6 +8,7 @@
 pub mod adapt;
 pub mod config;
 mod live;
+pub mod local;
 pub mod ollama;
 pub mod openai;
 pub mod replay;
@@ -208,10 +209,19 @@ pub enum LlmError {
 }
 
 /// Opens the live backend that `config` names.
+/// A local config not started yet starts its server here, from the calling
+/// thread (which must outlive it; see [`local`]).
 pub fn open_live(config: config::LiveConfig) -> Result<Box<dyn ChatBackend>, LlmError> {
     Ok(match config.kind {
-        config::BackendKind::Openai => Box::new(openai::OpenAiBackend::new(config)?),
+        config::BackendKind::Openai => match config.server.clone() {
+            Some(server) => Box::new(local::LocalBackend::new(openai::OpenAiBackend::new(config)?, server)),
+            None => Box::new(openai::OpenAiBackend::new(config)?),
+        },
         config::BackendKind::Ollama => Box::new(ollama::OllamaBackend::new(config)?),
+        config::BackendKind::Local => {
+            let started = config.start_local(&|_| {}).map_err(|e| LlmError::Backend(e.to_string()))?;
+            return open_live(started);
+        }
     })
 }
 

@@ -51,18 +51,26 @@ pub fn in_dir(dir: &tempfile::TempDir, name: &str) -> PathBuf {
 /// Runs the real `gisclaw` binary with `envs` added. Its Error Memory is a
 /// file of this test process, never the user's.
 pub fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    gisclaw_command(args, envs).output().expect("gisclaw runs")
+}
+
+/// The command [`gisclaw`] runs, for tests that spawn it themselves.
+pub fn gisclaw_command(args: &[&str], envs: &[(&str, &str)]) -> Command {
     let memory = std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
     cmd.args(args).env("GISCLAW_ERROR_MEMORY", memory);
     // No live backend leaks in from the developer's environment or config.
-    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL"] {
+    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL", "GISCLAW_GGUF"] {
         cmd.env_remove(var);
     }
     cmd.env("GISCLAW_CONFIG", "/nonexistent/gisclaw-test-config.toml");
+    // Nor the local model `make setup-local-model` may have installed (the
+    // local-model tests name theirs).
+    cmd.env("GISCLAW_LLAMA_SERVER", "/nonexistent/llama-server");
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    cmd.output().expect("gisclaw runs")
+    cmd
 }
 
 /// What a run printed: stdout then stderr.

