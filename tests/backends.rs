@@ -21,7 +21,7 @@ fn live(kind: BackendKind, url: &str) -> LiveConfig {
         kind,
         base_url: match kind {
             BackendKind::Openai => format!("{url}/v1"),
-            BackendKind::Ollama => url.to_string(),
+            BackendKind::Ollama | BackendKind::Local => url.to_string(),
         },
         model: "fake".into(),
         api_key: (kind == BackendKind::Openai).then(|| KEY.to_string()),
@@ -34,6 +34,8 @@ fn live(kind: BackendKind, url: &str) -> LiveConfig {
         think: None,
         extra_body: serde_json::Map::new(),
         price: None,
+        local: None,
+        server: None,
     }
 }
 
