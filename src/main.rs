@@ -24,6 +24,10 @@ struct Cli {
 enum Command {
     /// Solve one task end to end (task.yaml → pred_results/, transcript, solution.py, run.json).
     Solve(cli::solve::SolveArgs),
+    /// An interactive GIS analysis session: you talk, the agent runs Python
+    /// in a persistent sandbox; slash commands for data, variables, your own
+    /// code, saving and resuming.
+    Chat(cli::chat::ChatArgs),
     /// Benchmark suites: verify gold solutions, generate data, import GeoAnalystBench.
     #[command(subcommand)]
     Bench(cli::bench::BenchCommand),
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Solve(args) => cli::solve::run(args),
+        Command::Chat(args) => cli::chat::run(args),
         Command::Bench(command) => cli::bench::run(command),
         Command::Eval(args) => cli::eval::run(*args),
         Command::Doctor => {

@@ -84,13 +84,18 @@ pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
 
 /// The system prompt of the single agent.
 pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
+    sandbox_system_prompt(inputs.data_path, &inputs.packages, inputs.blocked)
+}
+
+/// The single agent's system prompt from its parts (also used by `chat`).
+pub fn sandbox_system_prompt(data_path: &str, packages: &[String], blocked: &[BlockedImport]) -> String {
     environment()
         .get_template("single")
         .and_then(|t| {
             t.render(context! {
-                data_path => inputs.data_path,
-                packages => inputs.packages,
-                blocked => inputs.blocked,
+                data_path => data_path,
+                packages => packages,
+                blocked => blocked,
             })
         })
         .expect("the system template renders")

@@ -41,6 +41,17 @@ impl Transcript {
         })
     }
 
+    /// Opens the transcript file for appending (created when missing), for
+    /// sessions that continue (`gisclaw chat --resume`).
+    pub fn append(path: &Path) -> std::io::Result<Transcript> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Transcript {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+            started: Instant::now(),
+        })
+    }
+
     /// Where it is written.
     pub fn path(&self) -> &Path {
         &self.path

@@ -1,6 +1,7 @@
 //! One module per subcommand; `main.rs` only dispatches.
 
 pub mod bench;
+pub mod chat;
 pub mod eval;
 pub mod exec;
 pub mod memory;

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fake_llm;
+pub mod pty;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,465 @@
+//! `gisclaw chat`: the interactive session. rustyline for input (history
+//! file, multi-line with a trailing `\`, tab completion of slash commands
+//! and data file names), the chat engine for the work, Ctrl-C to stop a
+//! step, Ctrl-D or `/quit` to leave.
+
+use std::borrow::Cow;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use gisclaw::chat::engine::{ChatEngine, ChatEvent, ChatOptions, TurnEnd};
+use gisclaw::chat::render::Style;
+use gisclaw::chat::store::{self, SavedChat};
+use gisclaw::llm::replay::ReplayBackend;
+use gisclaw::llm::ChatBackend;
+use gisclaw::sandbox::{SandboxConfig, Zygote};
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+
+use super::solve::{no_backend, BackendArgs, UsageError};
+
+/// Options of `gisclaw chat`.
+#[derive(clap::Args, Debug)]
+pub struct ChatArgs {
+    /// A data folder to attach at the start (`/data DIR` later).
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Agent architecture; chat runs the single agent (ReAct) per turn.
+    #[arg(long, value_parser = ["single"], default_value = "single")]
+    pub arch: String,
+    /// The model backend.
+    #[command(flatten)]
+    pub model: BackendArgs,
+    /// Play back this JSONL file of assistant messages (tests, demos).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Resume a saved session (its id is printed at the start of every chat).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Most model rounds per user turn.
+    #[arg(long, default_value_t = 20)]
+    pub max_rounds: usize,
+    /// Per-cell time limit, in seconds.
+    #[arg(long, default_value_t = 600)]
+    pub cell_timeout: u64,
+}
+
+/// The slash commands, with their one-line help.
+const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "this list"),
+    ("/data", "DIR — attach a data folder and show its schema card"),
+    ("/files", "the data files and the outputs so far"),
+    ("/vars", "the namespace, one line per variable"),
+    ("/inspect", "NAME — a closer look at one variable"),
+    ("/run", "CODE — run your own Python in the sandbox (the model is told)"),
+    ("/edit", "edit the last failed cell in $EDITOR and run it"),
+    ("/hint", "TEXT — domain knowledge for the next turns"),
+    ("/arch", "the agent architecture"),
+    ("/model", "the model backend"),
+    ("/tokens", "tokens and cost so far"),
+    ("/save", "FILE — write the script of the successful cells"),
+    ("/export", "DIR — copy the transcript, script and outputs"),
+    ("/reset", "a fresh namespace (the conversation stays)"),
+    ("/undo", "drop the last turn from the conversation"),
+    ("/quit", "leave (Ctrl-D too)"),
+];
+
+/// Set by the SIGINT handler; the engine polls it.
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPT.store(true, Ordering::SeqCst);
+}
+
+fn install_sigint_handler() {
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigint as *const () as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+/// Line editing: completion of slash commands and data file names.
+struct ChatHelper {
+    data_dir: Option<PathBuf>,
+}
+
+impl Completer for ChatHelper {
+    type Candidate = Pair;
+
+    fn complete(&self, line: &str, pos: usize, _: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = &line[..pos];
+        let start = before.rfind(char::is_whitespace).map(|i| i + 1).unwrap_or(0);
+        let word = &before[start..];
+        if start == 0 && word.starts_with('/') {
+            let pairs = COMMANDS
+                .iter()
+                .filter(|(c, _)| c.starts_with(word))
+                .map(|(c, _)| Pair { display: c.to_string(), replacement: format!("{c} ") })
+                .collect();
+            return Ok((0, pairs));
+        }
+        let Some(dir) = &self.data_dir else { return Ok((pos, Vec::new())) };
+        let prefix = word.strip_prefix("data/").unwrap_or(word);
+        let pairs = gisclaw::schema::files_under(dir)
+            .into_iter()
+            .filter(|(rel, _)| rel.starts_with(prefix))
+            .take(200)
+            .map(|(rel, _)| Pair { display: rel.clone(), replacement: format!("data/{rel}") })
+            .collect();
+        Ok((start, pairs))
+    }
+}
+
+impl Hinter for ChatHelper {
+    type Hint = String;
+}
+
+impl Highlighter for ChatHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _default: bool) -> Cow<'b, str> {
+        Cow::Borrowed(prompt)
+    }
+}
+
+impl Validator for ChatHelper {}
+
+impl Helper for ChatHelper {}
+
+/// The input history file, beside the saved sessions
+/// (`$XDG_DATA_HOME/gisclaw/chats/history`).
+fn history_path() -> PathBuf {
+    store::chats_dir().join("history")
+}
+
+fn open_backend(args: &ChatArgs) -> Result<(Box<dyn ChatBackend>, Option<gisclaw::llm::config::LiveConfig>), UsageError> {
+    if let Some(file) = &args.replay {
+        let backend = ReplayBackend::open(file).map_err(|e| UsageError(e.to_string()))?;
+        return Ok((Box::new(backend), None));
+    }
+    let Some(live) = args.model.resolve_live()? else {
+        return Err(no_backend("--replay FILE"));
+    };
+    let backend = gisclaw::llm::open_live(live.clone()).map_err(|e| UsageError(e.to_string()))?;
+    Ok((backend, Some(live)))
+}
+
+/// Runs `gisclaw chat`.
+pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let saved = match &args.resume {
+        Some(id) => SavedChat::load(id).map_err(UsageError)?,
+        None => SavedChat { id: store::new_id(), ..SavedChat::default() },
+    };
+    let (backend, reopen) = open_backend(&args)?;
+    let style = Style::detect();
+    let sandbox = SandboxConfig {
+        cell_timeout: Duration::from_secs(args.cell_timeout),
+        task_budget: Duration::from_secs(365 * 24 * 3600),
+        ..SandboxConfig::default()
+    };
+    let zygote = Zygote::start(sandbox.clone())?;
+    let resuming = args.resume.is_some();
+    let options = ChatOptions { max_rounds: args.max_rounds, sandbox };
+    let (mut engine, rebuilt) = ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT).map_err(UsageError)?;
+    let say = |text: &str| println!("{}", style.note(text));
+    say(&format!("gisclaw chat · {} · session {} (resume: gisclaw chat --resume {})", engine.backend(), engine.saved.id, engine.saved.id));
+    if resuming {
+        say(&format!(
+            "resumed: {} message(s), {} cell(s) replayed into the namespace{}",
+            engine.saved.messages.len(),
+            rebuilt.replayed,
+            if rebuilt.failed.is_empty() { String::new() } else { format!(", {} failed on replay", rebuilt.failed.len()) }
+        ));
+    }
+    if let Some(dir) = &args.data {
+        match engine.attach_data(dir) {
+            Ok(card) => println!("{card}"),
+            Err(e) => println!("{}", style.error(&e)),
+        }
+    }
+    say("/help lists the commands · Ctrl-C stops a step · Ctrl-D or /quit leaves");
+
+    let mut editor: Editor<ChatHelper, DefaultHistory> = Editor::new()?;
+    // After the editor: rustyline installs its own SIGINT handler for the
+    // editor's lifetime (unused here: while it reads a line the terminal
+    // is raw and Ctrl-C is a key).
+    install_sigint_handler();
+    editor.set_helper(Some(ChatHelper { data_dir: engine.saved.data_dir.clone() }));
+    let history = history_path();
+    let _ = editor.load_history(&history);
+    loop {
+        let line = match read_input(&mut editor, &style) {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("gisclaw: reading input: {e}");
+                break;
+            }
+        };
+        let line = line.trim().to_string();
+        if line.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(line.as_str());
+        if let Some(command) = line.strip_prefix('/') {
+            match slash(&mut engine, command, &style) {
+                Flow::Continue => {}
+                Flow::Quit => break,
+            }
+            if let Some(h) = editor.helper_mut() {
+                h.data_dir = engine.saved.data_dir.clone();
+            }
+            continue;
+        }
+        let end = {
+            let mut screen = Screen::new(style);
+            let end = engine.turn(&line, &mut |e| screen.show(e));
+            screen.close();
+            end
+        };
+        report_end(&end, &style);
+        say(&engine.tokens());
+    }
+    if let Some(parent) = history.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let _ = editor.save_history(&history);
+    engine.save();
+    say(&format!("saved: gisclaw chat --resume {}", engine.saved.id));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One input: lines ending in `\` continue on the next line. `None` on Ctrl-D.
+fn read_input(editor: &mut Editor<ChatHelper, DefaultHistory>, style: &Style) -> rustyline::Result<Option<String>> {
+    let mut text = String::new();
+    let mut prompt = style.prompt();
+    loop {
+        match editor.readline(&prompt) {
+            Ok(line) => {
+                if let Some(head) = line.strip_suffix('\\') {
+                    text.push_str(head);
+                    text.push('\n');
+                    prompt = "...> ".to_string();
+                    continue;
+                }
+                text.push_str(&line);
+                return Ok(Some(text));
+            }
+            Err(ReadlineError::Interrupted) => {
+                // Ctrl-C at the prompt drops the line being typed.
+                println!("{}", style.note("(Ctrl-D or /quit leaves)"));
+                text.clear();
+                prompt = style.prompt();
+            }
+            Err(ReadlineError::Eof) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn report_end(end: &TurnEnd, style: &Style) {
+    match end {
+        TurnEnd::Answered => {}
+        TurnEnd::Interrupted => println!("{}", style.note("interrupted: the session and its variables are intact")),
+        TurnEnd::RoundLimit(n) => println!("{}", style.note(&format!("stopped after {n} rounds in this turn (--max-rounds); say how to go on"))),
+        TurnEnd::Failed(why) => println!("{}", style.error(&format!("the turn failed: {why}"))),
+    }
+}
+
+/// Renders engine events: streamed text, code, a spinner while a cell runs,
+/// observations.
+struct Screen {
+    style: Style,
+    spinner: Option<indicatif::ProgressBar>,
+    in_text: bool,
+}
+
+impl Screen {
+    fn new(style: Style) -> Screen {
+        Screen { style, spinner: None, in_text: false }
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some(s) = self.spinner.take() {
+            s.finish_and_clear();
+        }
+    }
+
+    fn show(&mut self, event: ChatEvent<'_>) {
+        let mut out = std::io::stdout();
+        match event {
+            ChatEvent::Text(t) => {
+                self.in_text = true;
+                let _ = write!(out, "{}", self.style.reasoning(t));
+                let _ = out.flush();
+            }
+            ChatEvent::MessageDone => {
+                if self.in_text {
+                    let _ = writeln!(out);
+                    self.in_text = false;
+                }
+            }
+            ChatEvent::Tool { name, code, arguments } => {
+                let _ = match code {
+                    Some(code) => write!(out, "{}", self.style.code("python", code)),
+                    None => writeln!(out, "{}", self.style.note(&format!("── {name} {arguments}"))),
+                };
+            }
+            ChatEvent::CellRunning => {
+                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    let s = indicatif::ProgressBar::new_spinner();
+                    s.set_style(indicatif::ProgressStyle::with_template("{spinner} running [{elapsed}] (Ctrl-C stops it)").expect("a valid template"));
+                    s.enable_steady_tick(Duration::from_millis(120));
+                    self.spinner = Some(s);
+                }
+            }
+            ChatEvent::Observation { text, ok } => {
+                self.stop_spinner();
+                let _ = write!(out, "{}", self.style.observation(text));
+                if !ok {
+                    let _ = writeln!(out, "{}", self.style.error("(the cell failed)"));
+                }
+            }
+            ChatEvent::Note(t) => {
+                let _ = writeln!(out, "{}", self.style.note(t));
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        self.stop_spinner();
+        if self.in_text {
+            println!();
+        }
+    }
+}
+
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// Runs one slash command (without its `/`).
+fn slash(engine: &mut ChatEngine, command: &str, style: &Style) -> Flow {
+    let (name, rest) = match command.split_once(char::is_whitespace) {
+        Some((n, r)) => (n, r.trim()),
+        None => (command, ""),
+    };
+    let fail = |e: String| println!("{}", style.error(&e));
+    match name {
+        "help" => {
+            for (c, h) in COMMANDS {
+                println!("  {c:<9} {h}");
+            }
+        }
+        "quit" | "exit" => return Flow::Quit,
+        "data" if rest.is_empty() => match &engine.saved.data_dir {
+            Some(d) => println!("data: {}", d.display()),
+            None => fail("/data DIR: name the folder to attach".into()),
+        },
+        "data" => match engine.attach_data(Path::new(rest)) {
+            Ok(card) => println!("{card}"),
+            Err(e) => fail(e),
+        },
+        "files" => print!("{}", engine.files()),
+        "vars" => match engine.variables() {
+            Ok(vars) if vars.is_empty() => println!("(no variables yet)"),
+            Ok(vars) => vars.iter().for_each(|v| println!("{v}")),
+            Err(e) => fail(e),
+        },
+        "inspect" => match engine.inspect(rest) {
+            Ok(text) => println!("{text}"),
+            Err(e) => fail(e),
+        },
+        "run" if rest.is_empty() => fail("/run CODE: type the Python after /run (end lines with \\ to continue)".into()),
+        "run" => run_code(engine, rest, style),
+        "edit" => match engine.last_failed.clone() {
+            None => fail("/edit: no failed cell to edit".into()),
+            Some(code) => match edit_in_editor(&code) {
+                Ok(edited) if edited.trim().is_empty() => println!("(empty: nothing run)"),
+                Ok(edited) => run_code(engine, &edited, style),
+                Err(e) => fail(e),
+            },
+        },
+        "hint" if rest.is_empty() => {
+            if engine.saved.hints.is_empty() {
+                println!("(no hints: /hint TEXT adds one)");
+            }
+            engine.saved.hints.iter().for_each(|h| println!("- {h}"));
+        }
+        "hint" => {
+            engine.saved.hints.push(rest.to_string());
+            engine.save();
+            println!("{}", style.note("noted: the model sees it from the next turn"));
+        }
+        "arch" => println!("single (ReAct: reason, run a cell, observe) — the dual plan/execute agent runs in `gisclaw solve --arch dual`"),
+        "model" => println!("{}", engine.backend()),
+        "tokens" => println!("{} · sandbox time {:.1} s", engine.tokens(), engine.sandbox_time().as_secs_f64()),
+        "save" if rest.is_empty() => fail("/save FILE: name the file".into()),
+        "save" => match gisclaw::agent::transcript::write_atomic(Path::new(rest), engine.script().as_bytes()) {
+            Ok(()) => println!("wrote {} ({} cells)", rest, engine.saved.cells.len()),
+            Err(e) => fail(format!("/save {rest}: {e}")),
+        },
+        "export" if rest.is_empty() => fail("/export DIR: name the folder".into()),
+        "export" => match engine.export(Path::new(rest)) {
+            Ok(n) => println!("exported {n} files to {rest}"),
+            Err(e) => fail(e),
+        },
+        "reset" => match engine.reset() {
+            Ok(()) => println!("{}", style.note("fresh namespace: every variable is gone")),
+            Err(e) => fail(e),
+        },
+        "undo" => {
+            if engine.undo() {
+                println!("{}", style.note("dropped the last turn from the conversation (variables it made stay)"));
+            } else {
+                println!("(nothing to undo)");
+            }
+        }
+        other => {
+            let near: Vec<&str> = COMMANDS.iter().map(|(c, _)| *c).filter(|c| c[1..].starts_with(&other.chars().take(2).collect::<String>())).collect();
+            let tip = if near.is_empty() { String::new() } else { format!(" (did you mean {}?)", near.join(", ")) };
+            fail(format!("unknown command /{other}{tip}: /help lists the commands"));
+        }
+    }
+    Flow::Continue
+}
+
+fn run_code(engine: &mut ChatEngine, code: &str, style: &Style) {
+    let mut screen = Screen::new(*style);
+    print!("{}", style.code("python (you)", code));
+    let result = engine.run_user_code(code, &mut |e| screen.show(e));
+    screen.close();
+    match result {
+        Ok((text, _)) => print!("{}", style.observation(&text)),
+        Err(e) => println!("{}", style.error(&e)),
+    }
+}
+
+/// Opens `code` in `$VISUAL` / `$EDITOR` (default `vi`) and returns the result.
+fn edit_in_editor(code: &str) -> Result<String, String> {
+    let file = tempfile::Builder::new().prefix("gisclaw-edit-").suffix(".py").tempfile().map_err(|e| e.to_string())?;
+    std::fs::write(file.path(), code).map_err(|e| e.to_string())?;
+    let editor = std::env::var("VISUAL").or_else(|_| std::env::var("EDITOR")).unwrap_or_else(|_| "vi".into());
+    let mut parts = editor.split_whitespace();
+    let program = parts.next().unwrap_or("vi");
+    let status = std::process::Command::new(program)
+        .args(parts)
+        .arg(file.path())
+        .status()
+        .map_err(|e| format!("/edit: cannot start the editor `{editor}`: {e} (set $EDITOR)"))?;
+    if !status.success() {
+        return Err(format!("/edit: the editor `{editor}` exited with {status}; nothing run"));
+    }
+    std::fs::read_to_string(file.path()).map_err(|e| e.to_string())
+}

@@ -1,0 +1,134 @@
+//! `gisclaw chat` driven through a real pseudo-terminal with the replay
+//! backend: turns that share a namespace, slash commands, Ctrl-C during a
+//! running cell, resuming a saved session, and start-up errors.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::gisclaw_command;
+use common::pty::Pty;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// One assistant message calling `execute_python(code)`, as a replay line.
+fn code(text: &str, code: &str) -> String {
+    let arguments = serde_json::json!({ "code": code }).to_string();
+    serde_json::json!({ "role": "assistant", "content": text, "tool_calls": [{ "type": "function", "function": { "name": "execute_python", "arguments": arguments } }] }).to_string()
+}
+
+fn answer(text: &str) -> String {
+    serde_json::json!({ "role": "assistant", "content": text }).to_string()
+}
+
+fn chat(dir: &Path, replay: &Path, extra: &[&str]) -> Pty {
+    let mut args = vec!["chat", "--replay", replay.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let chats = dir.join("chats");
+    let mut cmd = gisclaw_command(&args, &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")]);
+    cmd.current_dir(dir);
+    Pty::spawn(cmd)
+}
+
+fn session_id(seen: &str) -> String {
+    let at = seen.find("gisclaw chat --resume ").expect("the resume hint is shown") + "gisclaw chat --resume ".len();
+    seen[at..].split(|c: char| c == ')' || c.is_whitespace()).next().unwrap().to_string()
+}
+
+#[test]
+fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [code("I will set x.", "x = 21"), answer("x is set to 21."), code("", "print('double is', x * 2)"), answer("The double is 42.")];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    let id = session_id(&pty.seen);
+
+    pty.send("set x please\r");
+    pty.expect("x is set to 21.", WAIT);
+    pty.expect("you> ", WAIT);
+    // The second turn uses the first turn's variable.
+    pty.send("now double it\r");
+    pty.expect("double is 42", WAIT);
+    pty.expect("The double is 42.", WAIT);
+    pty.expect("you> ", WAIT);
+
+    pty.send("/vars\r");
+    pty.expect("x  int  21", WAIT);
+    pty.send("/run y = x + 1\r");
+    pty.expect("y (int, new): 22", WAIT);
+    pty.send("/vars\r");
+    pty.expect("y  int  22", WAIT);
+    let script = dir.path().join("kept.py");
+    pty.send(&format!("/save {}\r", script.display()));
+    pty.expect("(3 cells)", WAIT);
+    pty.send("/nope\r");
+    pty.expect("unknown command /nope", WAIT);
+    pty.expect("/help lists the commands", WAIT);
+    pty.send("/hel\t");
+    pty.expect("/help ", WAIT);
+    pty.send("\r");
+    pty.expect("/undo", WAIT);
+    pty.send("\x04");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    assert!(pty.seen.contains(&format!("saved: gisclaw chat --resume {id}")), "{}", pty.seen);
+
+    // /save wrote the successful cells, in order, as a runnable script.
+    let text = std::fs::read_to_string(&script).unwrap();
+    let (x, d, y) = (text.find("x = 21").unwrap(), text.find("x * 2").unwrap(), text.find("y = x + 1").unwrap());
+    assert!(x < d && d < y, "{text}");
+
+    // Resuming rebuilds the namespace from the journal.
+    let mut again = chat(dir.path(), &replay, &["--resume", &id]);
+    again.expect("3 cell(s) replayed", WAIT);
+    again.expect("you> ", WAIT);
+    again.send("/vars\r");
+    again.expect("y  int  22", WAIT);
+    again.send("/quit\r");
+    assert_eq!(again.wait(WAIT), Some(0), "{}", again.seen);
+}
+
+#[test]
+fn ctrl_c_stops_a_running_cell_and_keeps_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [code("", "z = 5"), answer("z is 5."), code("Sleeping.", "import time\ntime.sleep(60)"), answer("never reached")];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    pty.send("make z\r");
+    pty.expect("z is 5.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("now sleep\r");
+    pty.expect("time.sleep(60)", WAIT);
+    std::thread::sleep(Duration::from_millis(500));
+    pty.send("\x03");
+    // Far sooner than the 60 s sleep: the cell was interrupted.
+    pty.expect("KeyboardInterrupt", Duration::from_secs(15));
+    pty.expect("interrupted: the session and its variables are intact", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/vars\r");
+    pty.expect("z  int  5", WAIT);
+    pty.send("\x04");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+}
+
+#[test]
+fn start_up_problems_are_one_line() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["chat", "--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:1/v1"], "cannot reach the model server"),
+        (&["chat", "--backend", "openai"], "OPENAI_MODEL"),
+        (&["chat", "--resume", "nope", "--replay", "/dev/null"], "--resume nope: no saved session"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in cases {
+        let chats = dir.path().join("chats");
+        let out = gisclaw_command(args, &[("GISCLAW_CHATS", chats.to_str().unwrap())]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
