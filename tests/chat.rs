@@ -132,3 +132,72 @@ fn start_up_problems_are_one_line() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn ctrl_c_during_a_model_call_drops_the_request_and_the_next_turn_works() {
+    use common::fake_llm::{FakeServer, Reply};
+    use serde_json::json;
+    let chunk = |text: &str| json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]});
+    // The first answer would take a minute; the second comes at once.
+    let server = FakeServer::start(vec![
+        Reply::Slow(Duration::from_secs(60), Box::new(Reply::Sse(vec![chunk("too late")]))),
+        Reply::Sse(vec![chunk("Hello "), chunk("back.")]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let chats = dir.path().join("chats");
+    let base = format!("{}/v1", server.url);
+    let mut cmd = gisclaw_command(
+        &["chat", "--backend", "openai", "--model", "fake", "--base-url", &base],
+        &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")],
+    );
+    cmd.current_dir(dir.path());
+    let mut pty = Pty::spawn(cmd);
+    pty.expect("you> ", WAIT);
+    pty.send("hi\r");
+    // Wait until the request is at the server, then interrupt it.
+    let start = std::time::Instant::now();
+    while server.requests().is_empty() {
+        assert!(start.elapsed() < WAIT, "no request reached the server: {}", pty.seen);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    pty.send("\x03");
+    pty.expect("interrupted: the session and its variables are intact", Duration::from_secs(15));
+    pty.expect("you> ", WAIT);
+    pty.send("hi again\r");
+    pty.expect("Hello back.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    assert!(!pty.seen.contains("too late"), "{}", pty.seen);
+}
+
+#[test]
+fn edit_reruns_the_last_failed_cell_through_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [code("", "w = undefined_name + 1"), answer("That failed.")];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    // An "editor" that fixes the cell in place.
+    let editor = dir.path().join("fix.sh");
+    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/undefined_name/41/' \"$1\"\n").unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let chats = dir.path().join("chats");
+    let mut cmd = gisclaw_command(
+        &["chat", "--replay", replay.to_str().unwrap()],
+        &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm"), ("EDITOR", editor.to_str().unwrap())],
+    );
+    cmd.current_dir(dir.path()).env_remove("VISUAL");
+    let mut pty = Pty::spawn(cmd);
+    pty.expect("you> ", WAIT);
+    pty.send("make w\r");
+    pty.expect("NameError", WAIT);
+    pty.expect("That failed.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/edit\r");
+    pty.expect("w = 41 + 1", WAIT);
+    pty.expect("w (int, new): 42", WAIT);
+    pty.send("/vars\r");
+    pty.expect("w  int  42", WAIT);
+    pty.send("\x04");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+}

@@ -364,3 +364,33 @@ fn a_killed_gisclaw_leaves_no_server_behind() {
     let left = survivors_after(gguf.to_str().unwrap(), Duration::from_secs(10));
     assert!(left.is_empty(), "orphaned llama-server: {left:?}");
 }
+
+#[test]
+#[ignore = "needs `make setup-local-model`; run by `make e2e`"]
+fn chat_on_a_terminal_answers_one_turn_with_the_local_model() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = model(dir.path(), "default.gguf");
+    let chats = dir.path().join("chats");
+    let mut cmd = gisclaw_command(
+        &["chat", "--backend", "local", "--gguf", gguf.to_str().unwrap(), "--max-rounds", "3"],
+        &[("GISCLAW_LLAMA_SERVER", server.to_str().unwrap()), ("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")],
+    );
+    cmd.current_dir(dir.path());
+    let mut pty = common::pty::Pty::spawn(cmd);
+    let wait = Duration::from_secs(300);
+    pty.expect("local llama-server http://127.0.0.1:", wait);
+    pty.expect("you> ", wait);
+    pty.send("Print the sum of 2 and 3 with Python.\r");
+    // The turn ends (an answer or the round limit) with the token counter.
+    pty.expect(" tokens in / ", wait);
+    pty.expect("you> ", wait);
+    pty.send("\x04");
+    assert_eq!(pty.wait(wait), Some(0), "{}", pty.seen);
+    assert!(!pty.seen.contains("panicked"), "{}", pty.seen);
+    // Every model message of the turn is in the session's transcript.
+    let session = std::fs::read_dir(&chats).unwrap().flatten().find(|e| e.path().join("transcript.jsonl").is_file()).expect("a saved session");
+    let transcript = std::fs::read_to_string(session.path().join("transcript.jsonl")).unwrap();
+    assert!(transcript.contains("\"role\":\"assistant\""), "{transcript}");
+    assert!(survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(), "the server was stopped");
+}
