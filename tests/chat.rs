@@ -71,6 +71,7 @@ fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
     pty.expect("/help ", WAIT);
     pty.send("\r");
     pty.expect("/undo", WAIT);
+    pty.expect("you> ", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
     assert!(pty.seen.contains(&format!("saved: gisclaw chat --resume {id}")), "{}", pty.seen);
@@ -111,6 +112,7 @@ fn ctrl_c_stops_a_running_cell_and_keeps_the_session() {
     pty.expect("you> ", WAIT);
     pty.send("/vars\r");
     pty.expect("z  int  5", WAIT);
+    pty.expect("you> ", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
 }
@@ -198,6 +200,31 @@ fn edit_reruns_the_last_failed_cell_through_the_editor() {
     pty.expect("w (int, new): 42", WAIT);
     pty.send("/vars\r");
     pty.expect("w  int  42", WAIT);
+    pty.expect("you> ", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+}
+
+#[test]
+fn a_pasted_block_and_backslash_continuations_are_one_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    std::fs::write(&replay, [answer("Got the first."), answer("Got the second.")].join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    let id = session_id(&pty.seen);
+    // A bracketed paste (what terminals send for a paste) with two lines.
+    pty.send("\x1b[200~first line\nsecond line\x1b[201~\r");
+    pty.expect("Got the first.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("third \\\r");
+    pty.expect("...> ", WAIT);
+    pty.send("fourth\r");
+    pty.expect("Got the second.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("\x04");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap()).unwrap();
+    let users: Vec<&str> = saved["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(users, ["first line\nsecond line", "third \nfourth"], "{saved:#}");
 }
