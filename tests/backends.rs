@@ -217,3 +217,15 @@ fn ollama_models_without_tools_switch_to_text_mode_and_streams_work() {
     assert_eq!(r.message.content.as_deref(), Some("Thought: continue"));
     assert_eq!(r.usage.prompt_tokens, 70);
 }
+
+#[test]
+fn a_full_context_window_is_said_at_once_without_retries() {
+    // llama.cpp's refusal, whose integer `code` async-openai cannot read.
+    let body = json!({"error": {"code": 400, "message": "request (8705 tokens) exceeds the available context size (8192 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 8705, "n_ctx": 8192}});
+    let server = FakeServer::start(vec![Reply::Json(400, body.clone()), Reply::Json(400, body)]);
+    let mut b = backend(BackendKind::Openai, &server);
+    let err = b.chat(&conversation(), &tools::specs()).unwrap_err();
+    assert!(matches!(err, gisclaw::llm::LlmError::ContextFull(_)), "{err:?}");
+    assert!(err.to_string().contains("no longer fits the model's context window") && err.to_string().contains("8192"), "{err}");
+    assert_eq!(server.requests().len(), 1, "a full context is not retried");
+}

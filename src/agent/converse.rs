@@ -142,6 +142,9 @@ impl RunState {
                 self.rounds -= 1;
                 Err(Ending::Failed(format!("the replay ended after {n} messages without an accepted finish")))
             }
+            // A run that outgrew the model's context is the run failing,
+            // not the infrastructure.
+            Err(err @ LlmError::ContextFull(_)) => Err(Ending::Failed(err.to_string())),
             Err(err) => Err(Ending::Error(err.to_string())),
         }
     }

@@ -76,10 +76,17 @@ impl LiveCore {
                 tracing::warn!("model call attempt {n} failed ({}); retrying in {:.1} s", f.message, wait.as_secs_f64());
                 notes.push(format!("attempt {n} failed: {}", f.message));
             }))
-            .map_err(|g| LlmError::Unavailable {
-                backend: self.config.base_url.clone(),
-                attempts: g.attempts,
-                message: redact(&g.last.message, self.config.api_key.as_deref()),
+            .map_err(|g| {
+                let message = redact(&g.last.message, self.config.api_key.as_deref());
+                if is_context_overflow(&message) {
+                    LlmError::ContextFull(message)
+                } else {
+                    LlmError::Unavailable {
+                        backend: self.config.base_url.clone(),
+                        attempts: g.attempts,
+                        message,
+                    }
+                }
             })
     }
 
@@ -133,6 +140,15 @@ impl LiveCore {
 }
 
 /// Removes the API key from text that may echo it.
+/// Whether a server's refusal says the conversation is longer than the
+/// model's context window (llama.cpp, OpenAI, vLLM, Ollama wordings).
+pub(crate) fn is_context_overflow(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    ["exceeds the available context size", "exceed_context_size", "context_length_exceeded", "maximum context length", "context window"]
+        .iter()
+        .any(|p| m.contains(p))
+}
+
 pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
     match secret {
         Some(s) if s.len() >= 4 => text.replace(s, "***"),

@@ -196,6 +196,9 @@ pub enum LlmError {
     /// The backend cannot work (bad answer shape, local set-up failure).
     #[error("{0}")]
     Backend(String),
+    /// The conversation no longer fits the model's context window.
+    #[error("the conversation no longer fits the model's context window: {0}")]
+    ContextFull(String),
     /// A replay line is not an assistant message.
     #[error("{file}:{line}: {message}")]
     BadReplay {

@@ -181,12 +181,27 @@ fn wire_message(m: &Message) -> Value {
     v
 }
 
+/// The message of a JSON `{"error": {...}}` body, if `body` is one.
+fn error_object(body: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    let error = value.get("error")?;
+    Some(match error.get("message").and_then(Value::as_str) {
+        Some(m) => m.to_string(),
+        None => error.to_string(),
+    })
+}
+
 /// Sorts an async-openai error into retry-worthy or not.
 fn classify(err: OpenAIError) -> Failure {
     match err {
         OpenAIError::Reqwest(e) if e.is_timeout() => Failure::transient(format!("timed out: {e}")),
         OpenAIError::Reqwest(e) if e.is_connect() => Failure::transient(format!("cannot connect: {}", source_chain(&e))),
         OpenAIError::Reqwest(e) => Failure::transient(format!("HTTP failure: {}", source_chain(&e))),
+        // An error object async-openai cannot read (llama.cpp's has an
+        // integer `code`) is the server refusing, not a garbled answer.
+        OpenAIError::JSONDeserialize(_, body) if error_object(&body).is_some() => {
+            Failure::permanent(format!("the server refused the request: {}", clip(&error_object(&body).unwrap_or_default())))
+        }
         OpenAIError::JSONDeserialize(e, body) => Failure::transient(format!("the answer is not valid JSON ({e}): {}", clip(&body))),
         // async-openai already retried 429 and 5xx with backoff before this.
         OpenAIError::ApiError(api) if api.r#type.is_none() && api.code.is_none() => {
