@@ -29,17 +29,8 @@ say() { printf '==> %s\n' "$*"; }
 die() { printf 'setup-local-model: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. Debian packages ---------------------------------------------------
-need_apt=()
-for pkg in cmake g++ curl; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
-done
-if ((${#need_apt[@]})); then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  say "installing Debian packages: ${need_apt[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
+source "$root/sandbox/debian.sh"
+install_debian_packages cmake g++ curl
 
 # --- 2. llama-server ------------------------------------------------------
 server="$local_dir/bin/llama-server"

@@ -21,19 +21,9 @@ say() { printf '==> %s\n' "$*"; }
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 
 # --- 1. Debian packages ---------------------------------------------------
-need_apt=()
-for pkg in libgdal-dev pkg-config; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
-done
-if ((${#need_apt[@]})); then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  say "installing Debian packages: ${need_apt[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
-else
-  say "Debian packages present (GDAL $(gdal-config --version))"
-fi
+source "$root/sandbox/debian.sh"
+install_debian_packages libgdal-dev pkg-config
+[ -n "$debian_installed" ] || say "Debian packages present (GDAL $(gdal-config --version))"
 
 # --- 2. Python venv -------------------------------------------------------
 command -v "$python" >/dev/null || die "no $python on PATH: install CPython 3.11 or set GISCLAW_PYTHON"

@@ -22,13 +22,20 @@ fn answer(text: &str) -> String {
     serde_json::json!({ "role": "assistant", "content": text }).to_string()
 }
 
-fn chat(dir: &Path, replay: &Path, extra: &[&str]) -> Pty {
-    let mut args = vec!["chat", "--replay", replay.to_str().unwrap()];
-    args.extend_from_slice(extra);
+/// `gisclaw chat ARGS` on a pty in `dir`, its sessions in `dir/chats`,
+/// without colours, with `envs` added.
+fn spawn_chat(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Pty {
     let chats = dir.join("chats");
-    let mut cmd = gisclaw_command(&args, &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")]);
-    cmd.current_dir(dir);
+    let mut all = vec![("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")];
+    all.extend_from_slice(envs);
+    let mut cmd = gisclaw_command(&[&["chat"], args].concat(), &all);
+    cmd.current_dir(dir).env_remove("VISUAL");
     Pty::spawn(cmd)
+}
+
+/// `gisclaw chat --replay REPLAY EXTRA…` on a pty.
+fn chat(dir: &Path, replay: &Path, extra: &[&str]) -> Pty {
+    spawn_chat(dir, &[&["--replay", replay.to_str().unwrap()], extra].concat(), &[])
 }
 
 fn session_id(seen: &str) -> String {
@@ -146,14 +153,8 @@ fn ctrl_c_during_a_model_call_drops_the_request_and_the_next_turn_works() {
         Reply::Sse(vec![chunk("Hello "), chunk("back.")]),
     ]);
     let dir = tempfile::tempdir().unwrap();
-    let chats = dir.path().join("chats");
     let base = format!("{}/v1", server.url);
-    let mut cmd = gisclaw_command(
-        &["chat", "--backend", "openai", "--model", "fake", "--base-url", &base],
-        &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")],
-    );
-    cmd.current_dir(dir.path());
-    let mut pty = Pty::spawn(cmd);
+    let mut pty = spawn_chat(dir.path(), &["--backend", "openai", "--model", "fake", "--base-url", &base], &[]);
     pty.expect("you> ", WAIT);
     pty.send("hi\r");
     // Wait until the request is at the server, then interrupt it.
@@ -183,13 +184,7 @@ fn edit_reruns_the_last_failed_cell_through_the_editor() {
     let editor = dir.path().join("fix.sh");
     std::fs::write(&editor, "#!/bin/sh\nsed -i 's/undefined_name/41/' \"$1\"\n").unwrap();
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let chats = dir.path().join("chats");
-    let mut cmd = gisclaw_command(
-        &["chat", "--replay", replay.to_str().unwrap()],
-        &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm"), ("EDITOR", editor.to_str().unwrap())],
-    );
-    cmd.current_dir(dir.path()).env_remove("VISUAL");
-    let mut pty = Pty::spawn(cmd);
+    let mut pty = spawn_chat(dir.path(), &["--replay", replay.to_str().unwrap()], &[("EDITOR", editor.to_str().unwrap())]);
     pty.expect("you> ", WAIT);
     pty.send("make w\r");
     pty.expect("NameError", WAIT);

@@ -47,8 +47,6 @@ pub enum ChatEvent<'a> {
         /// False for failing cells and refused calls.
         ok: bool,
     },
-    /// A note from gisclaw.
-    Note(&'a str),
 }
 
 /// How a turn ended.
@@ -86,6 +84,9 @@ pub struct ChatEngine {
     describe: String,
     price: Option<Price>,
     system: String,
+    /// The attached data folder's schema card (made once per attach: it
+    /// reads every file with GDAL).
+    card: Option<String>,
     transcript: Transcript,
     memory: ErrorMemory,
     interrupt: &'static AtomicBool,
@@ -141,6 +142,7 @@ impl ChatEngine {
         let describe = backend.describe();
         let _ = transcript.record("start", json!({ "chat": saved.id, "backend": describe, "replay": backend.is_replay(), "resumed_cells": rebuilt.replayed }));
         let price = backend.price();
+        let card = saved.data_dir.as_deref().map(data_card);
         let mut saved = saved;
         saved.cells = kept;
         let engine = ChatEngine {
@@ -151,6 +153,7 @@ impl ChatEngine {
             describe,
             price,
             system,
+            card,
             transcript,
             memory: ErrorMemory::in_memory(),
             interrupt,
@@ -183,8 +186,8 @@ impl ChatEngine {
     fn wire(&self) -> Vec<Message> {
         let mut system = self.system.clone();
         system.push_str("\n\n## Data\n");
-        match &self.saved.data_dir {
-            Some(dir) => system.push_str(&crate::schema::card_for_dir(dir, "data/", crate::schema::CARD_TOKEN_BUDGET)),
+        match &self.card {
+            Some(card) => system.push_str(card),
             None => system.push_str("No data folder is attached yet (the user can attach one with /data DIR)."),
         }
         if !self.saved.hints.is_empty() {
@@ -415,9 +418,11 @@ impl ChatEngine {
             return Err(format!("/data {}: not a folder", dir.display()));
         }
         link_data(self.workdir(), Some(&dir))?;
-        self.saved.data_dir = Some(dir.clone());
+        let card = data_card(&dir);
+        self.saved.data_dir = Some(dir);
+        self.card = Some(card.clone());
         self.save();
-        Ok(crate::schema::card_for_dir(&dir, "data/", crate::schema::CARD_TOKEN_BUDGET))
+        Ok(card)
     }
 
     /// The data files and the outputs made so far.
@@ -500,6 +505,11 @@ impl ChatEngine {
     pub fn sandbox_time(&self) -> Duration {
         self.session.spent()
     }
+}
+
+/// The schema card of a data folder as the model sees it (`data/`).
+fn data_card(dir: &Path) -> String {
+    crate::schema::card_for_dir(dir, "data/", crate::schema::CARD_TOKEN_BUDGET)
 }
 
 /// Points `workdir/data` at `dir` (replacing an earlier link).

@@ -330,9 +330,6 @@ impl Screen {
                     let _ = writeln!(out, "{}", self.style.error("(the cell failed)"));
                 }
             }
-            ChatEvent::Note(t) => {
-                let _ = writeln!(out, "{}", self.style.note(t));
-            }
         }
     }
 

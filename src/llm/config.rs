@@ -24,9 +24,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Deserialize;
 

@@ -139,7 +139,6 @@ impl LiveCore {
     }
 }
 
-/// Removes the API key from text that may echo it.
 /// Whether a server's refusal says the conversation is longer than the
 /// model's context window (llama.cpp, OpenAI, vLLM, Ollama wordings).
 pub(crate) fn is_context_overflow(message: &str) -> bool {
@@ -149,6 +148,7 @@ pub(crate) fn is_context_overflow(message: &str) -> bool {
         .any(|p| m.contains(p))
 }
 
+/// Removes the API key from text that may echo it.
 pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
     match secret {
         Some(s) if s.len() >= 4 => text.replace(s, "***"),

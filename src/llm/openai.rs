@@ -199,10 +199,10 @@ fn classify(err: OpenAIError) -> Failure {
         OpenAIError::Reqwest(e) => Failure::transient(format!("HTTP failure: {}", source_chain(&e))),
         // An error object async-openai cannot read (llama.cpp's has an
         // integer `code`) is the server refusing, not a garbled answer.
-        OpenAIError::JSONDeserialize(_, body) if error_object(&body).is_some() => {
-            Failure::permanent(format!("the server refused the request: {}", clip(&error_object(&body).unwrap_or_default())))
-        }
-        OpenAIError::JSONDeserialize(e, body) => Failure::transient(format!("the answer is not valid JSON ({e}): {}", clip(&body))),
+        OpenAIError::JSONDeserialize(e, body) => match error_object(&body) {
+            Some(message) => Failure::permanent(format!("the server refused the request: {}", clip(&message))),
+            None => Failure::transient(format!("the answer is not valid JSON ({e}): {}", clip(&body))),
+        },
         // async-openai already retried 429 and 5xx with backoff before this.
         OpenAIError::ApiError(api) if api.r#type.is_none() && api.code.is_none() => {
             Failure::permanent(format!("server error (retried): {}", clip(&api.message)))
