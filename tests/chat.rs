@@ -18,6 +18,17 @@ fn code(text: &str, code: &str) -> String {
     serde_json::json!({ "role": "assistant", "content": text, "tool_calls": [{ "type": "function", "function": { "name": "execute_python", "arguments": arguments } }] }).to_string()
 }
 
+/// One assistant message calling `name(arguments)`, as a replay line.
+fn call(name: &str, arguments: serde_json::Value) -> String {
+    serde_json::json!({ "role": "assistant", "content": null, "tool_calls": [{ "type": "function", "function": { "name": name, "arguments": arguments.to_string() } }] }).to_string()
+}
+
+/// A planner message submitting steps with these goals.
+fn plan(goals: &[&str]) -> String {
+    let steps: Vec<_> = goals.iter().map(|g| serde_json::json!({ "goal": g, "details": "" })).collect();
+    call("submit_plan", serde_json::json!({ "steps": steps }))
+}
+
 fn answer(text: &str) -> String {
     serde_json::json!({ "role": "assistant", "content": text }).to_string()
 }
@@ -143,6 +154,42 @@ fn start_up_problems_are_one_line() {
 }
 
 #[test]
+fn a_wrong_model_name_or_a_refused_key_is_one_line_at_start_up() {
+    use common::fake_llm::FakeServer;
+    use serde_json::json;
+    let openai = FakeServer::start(Vec::new()).with_catalogue(200, json!({"object": "list", "data": [{"id": "gpt-good", "object": "model", "owned_by": "o"}]}));
+    let ollama = FakeServer::start(Vec::new()).with_catalogue(200, json!({"models": [{"name": "qwen2.5:7b", "model": "qwen2.5:7b"}]}));
+    let locked = FakeServer::start(Vec::new()).with_catalogue(401, json!({"error": {"message": "Incorrect API key provided"}}));
+    let (o, l) = (format!("{}/v1", openai.url), format!("{}/v1", locked.url));
+    let cases: [(&[&str], &str); 4] = [
+        (&["chat", "--backend", "openai", "--model", "gpt-bad", "--base-url", &o], "has no model `gpt-bad` (it serves `gpt-good`)"),
+        (&["solve", "task.yaml", "--backend", "openai", "--model", "gpt-bad", "--base-url", &o], "set --model, OPENAI_MODEL"),
+        (&["chat", "--backend", "ollama", "--model", "qwen2.5", "--base-url", &ollama.url], "ollama pull qwen2.5"),
+        (&["chat", "--backend", "openai", "--model", "m", "--base-url", &l], "refused the API key (HTTP 401)"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("task.yaml"), "id: t\ntitle: T\ninstruction: do it\ndata: data\n").unwrap();
+    for (args, needle) in cases {
+        let chats = dir.path().join("chats");
+        let mut cmd = gisclaw_command(args, &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("OPENAI_API_KEY", "sk-secret-1234")]);
+        let out = cmd.current_dir(dir.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("sk-secret"), "{stderr}");
+    }
+    // The right name passes the check (and the catalogue took no scripted reply).
+    let out = gisclaw_command(&["chat", "--backend", "openai", "--model", "gpt-good", "--base-url", &o], &[("GISCLAW_CHATS", dir.path().join("chats").to_str().unwrap())])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(openai.requests().is_empty());
+}
+
+#[test]
 fn ctrl_c_during_a_model_call_drops_the_request_and_the_next_turn_works() {
     use common::fake_llm::{FakeServer, Reply};
     use serde_json::json;
@@ -222,4 +269,83 @@ fn a_pasted_block_and_backslash_continuations_are_one_message() {
     let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap()).unwrap();
     let users: Vec<&str> = saved["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap()).collect();
     assert_eq!(users, ["first line\nsecond line", "third \nfourth"], "{saved:#}");
+}
+
+#[test]
+fn the_dual_agent_plans_a_turn_runs_each_step_and_can_be_switched_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        plan(&["Set x to 21", "Print the double of x"]),
+        code("", "x = 21"),
+        call("step_done", serde_json::json!({ "summary": "x holds 21" })),
+        code("", "print('double is', x * 2)"),
+        call("step_done", serde_json::json!({ "summary": "printed the double" })),
+        answer("Back to one agent: x is still 21."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &["--arch", "dual"]);
+    pty.expect("dual agent", WAIT);
+    pty.expect("you> ", WAIT);
+    let id = session_id(&pty.seen);
+    pty.send("set x then double it\r");
+    pty.expect("plan (2 steps)", WAIT);
+    pty.expect("2. Print the double of x", WAIT);
+    pty.expect("step 1/2: Set x to 21", WAIT);
+    pty.expect("step done: x holds 21", WAIT);
+    pty.expect("step 2/2: Print the double of x", WAIT);
+    pty.expect("double is 42", WAIT);
+    pty.expect("step done: printed the double", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/arch\r");
+    pty.expect("dual agent (a Planner", WAIT);
+    pty.send("/arch single\r");
+    pty.expect("from the next turn: single agent", WAIT);
+    pty.send("/arch triple\r");
+    pty.expect("/arch triple: say single or dual", WAIT);
+    pty.send("and now?\r");
+    pty.expect("Back to one agent: x is still 21.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+
+    // The conversation keeps the plan's outcome, not the workers' traffic;
+    // the architecture is saved with the session.
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap()).unwrap();
+    assert_eq!(saved["arch"], "single");
+    let texts: Vec<String> = saved["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap_or("").to_string()).collect();
+    assert_eq!(texts[1], "Steps done:\n- Set x to 21: x holds 21\n- Print the double of x: printed the double", "{texts:?}");
+    assert_eq!(saved["cells"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_failed_dual_step_is_replanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        plan(&["Divide by zero"]),
+        code("", "q = 1 / 0"),
+        code("", "q = 1 / 0"),
+        plan(&["Set y instead"]),
+        code("", "y = 7"),
+        call("step_done", serde_json::json!({ "summary": "y is 7" })),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &["--arch", "dual", "--max-rounds", "2"]);
+    pty.expect("you> ", WAIT);
+    let id = session_id(&pty.seen);
+    pty.send("try it\r");
+    pty.expect("ZeroDivisionError", WAIT);
+    pty.expect("step failed: no step_done within 2 rounds; replanning", WAIT);
+    pty.expect("new plan, replanning cycle 1 (1 steps)", WAIT);
+    pty.expect("step done: y is 7", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/vars\r");
+    pty.expect("y  int  7", WAIT);
+    pty.send("\x04");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    let transcript = std::fs::read_to_string(dir.path().join("chats").join(&id).join("transcript.jsonl")).unwrap();
+    // The replanner was told the failed step and its last error.
+    let replan = transcript.lines().find(|l| l.contains("\"event\":\"replan\"")).expect("a replan record");
+    assert!(replan.contains("Divide by zero") && replan.contains("ZeroDivisionError"), "{replan}");
 }

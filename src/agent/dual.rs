@@ -127,7 +127,70 @@ pub fn parse_plan(message: &Message, min: usize, max: usize) -> Result<Plan, Str
     Ok(plan)
 }
 
-/// Asks the planner (up to three times) for a valid plan.
+/// The Planner's system prompt for plans of `min`..=`max` steps; `chat`
+/// words it for one request of a chat session instead of a whole task.
+pub fn planner_prompt(min: usize, max: usize, packages: &[String], blocked: &[gisclaw_protocol::BlockedImport], chat: bool) -> String {
+    templates()
+        .get_template("planner")
+        .and_then(|t| t.render(context! { min_steps => min, max_steps => max, packages => packages, blocked => blocked, chat => chat }))
+        .expect("planner template renders")
+}
+
+/// The Worker's brief for step `current` (1-based) of `plan`, after the
+/// `done` steps; `finish_tool`: the last step ends the run with `finish`.
+pub fn step_brief(plan: &Plan, current: usize, done: &[String], finish_tool: bool) -> String {
+    templates()
+        .get_template("step")
+        .and_then(|t| {
+            t.render(context! { steps => plan.steps, current => current, step => plan.steps[current - 1], done => done, finish_tool => finish_tool })
+        })
+        .expect("step template renders")
+}
+
+/// A planner answer, checked: the message as kept in the planner's
+/// conversation, the plan or what is wrong with it, and the reply that
+/// follows it in the conversation.
+pub struct PlanReview {
+    /// The message, with any call other than `submit_plan` dropped (a plan
+    /// written as text is not a call: the text stays).
+    pub message: Message,
+    /// The plan, or why it was refused.
+    pub plan: Result<Plan, String>,
+    /// "Plan accepted." or the refusal, as a tool result or a user message.
+    pub reply: Message,
+}
+
+/// Checks a planner answer for a plan of `min`..=`max` steps.
+pub fn review_plan(mut message: Message, min: usize, max: usize) -> PlanReview {
+    message.tool_calls.retain(|c| c.function.name == "submit_plan");
+    let plan = parse_plan(&message, min, max);
+    let text = match &plan {
+        Ok(_) => "Plan accepted.".to_string(),
+        Err(e) => format!("{e}. Call submit_plan again with {min} to {max} steps."),
+    };
+    let reply = match message.tool_calls.first() {
+        Some(call) => Message::tool_result(&call.id, text),
+        None => Message::text(Role::User, text),
+    };
+    PlanReview { message, plan, reply }
+}
+
+/// What the Replanner is told: where the plan failed and why, what was
+/// done, the outputs still missing and the last error.
+pub fn replan_request(goal: &str, reason: &str, done: &[String], missing: &[String], last_error: Option<&str>) -> String {
+    format!(
+        "The plan failed at `{goal}`: {reason}.\nDone so far:\n{}\nMissing outputs: {}\nLast error:\n{}\n\nWrite a new plan (1 to {} steps) for the remaining work only. The sandbox keeps every variable and file made so far.",
+        if done.is_empty() { "- nothing".to_string() } else { done.iter().map(|d| format!("- {d}")).collect::<Vec<_>>().join("\n") },
+        if missing.is_empty() { "none".to_string() } else { missing.join(", ") },
+        last_error.unwrap_or("(none)"),
+        PLAN_STEPS.1
+    )
+}
+
+/// How many times the Planner is asked for a valid plan.
+pub const PLAN_TRIES: usize = 3;
+
+/// Asks the planner (up to [`PLAN_TRIES`] times) for a valid plan.
 #[allow(clippy::too_many_arguments)]
 fn ask_planner(
     backend: &mut dyn ChatBackend,
@@ -141,38 +204,27 @@ fn ask_planner(
 ) -> Result<Plan, Ending> {
     let specs = [plan_spec()];
     let mut last = String::new();
-    for _ in 0..3 {
+    for _ in 0..PLAN_TRIES {
         let (response, llm_time) = state.ask(backend, messages, &specs, limits)?;
         let adapted = adapt::adapt(response.message, state.rounds);
-        let mut message = adapted.message;
-        // A plan written as text is not a call: keep the text, drop the
-        // synthetic call so the conversation stays consistent.
-        message.tool_calls.retain(|c| c.function.name == "submit_plan");
-        let parsed = parse_plan(&message, min, max);
+        let review = review_plan(adapted.message, min, max);
         let _ = transcript.record(
             "message",
             json!({
                 "round": state.rounds,
                 "agent": "planner",
-                "message": message,
+                "message": review.message,
                 "usage": response.usage,
                 "llm_ms": llm_time.as_millis() as u64,
                 "retries": response.retries,
                 "backend_notes": response.notes,
-                "plan": parsed.as_ref().ok(),
-                "plan_error": parsed.as_ref().err(),
+                "plan": review.plan.as_ref().ok(),
+                "plan_error": review.plan.as_ref().err(),
             }),
         );
-        messages.push(message.clone());
-        let reply = match &parsed {
-            Ok(_) => "Plan accepted.".to_string(),
-            Err(e) => format!("{e}. Call submit_plan again with {min} to {max} steps."),
-        };
-        match message.tool_calls.first() {
-            Some(call) => messages.push(Message::tool_result(&call.id, reply)),
-            None => messages.push(Message::text(Role::User, reply)),
-        }
-        match parsed {
+        messages.push(review.message);
+        messages.push(review.reply);
+        match review.plan {
             Ok(plan) => {
                 progress(&format!("round {}: plan of {} steps", state.rounds, plan.steps.len()));
                 return Ok(plan);
@@ -183,7 +235,7 @@ fn ask_planner(
             }
         }
     }
-    Err(Ending::Failed(format!("the planner gave no valid plan in 3 tries ({last})")))
+    Err(Ending::Failed(format!("the planner gave no valid plan in {PLAN_TRIES} tries ({last})")))
 }
 
 /// Runs Plan → Execute → Replan.
@@ -199,18 +251,7 @@ pub fn run(
     progress: Progress<'_>,
 ) -> AgentOutcome {
     let mut state = RunState::new();
-    let env = templates();
-    let planner_system = env
-        .get_template("planner")
-        .and_then(|t| {
-            t.render(context! {
-                min_steps => PLAN_STEPS.0,
-                max_steps => PLAN_STEPS.1,
-                packages => inputs.packages,
-                blocked => inputs.blocked,
-            })
-        })
-        .expect("planner template renders");
+    let planner_system = planner_prompt(PLAN_STEPS.0, PLAN_STEPS.1, &inputs.packages, &inputs.blocked, false);
     let mut planner = vec![
         Message::text(Role::System, planner_system),
         Message::text(Role::User, inputs.task_prompt.clone()),
@@ -229,10 +270,7 @@ pub fn run(
     loop {
         let mut failure: Option<(String, String, Option<String>)> = None;
         for (i, step) in plan.steps.iter().enumerate() {
-            let brief = env
-                .get_template("step")
-                .and_then(|t| t.render(context! { steps => plan.steps, current => i + 1, step => step, done => done }))
-                .expect("step template renders");
+            let brief = step_brief(&plan, i + 1, &done, true);
             let mut messages = vec![
                 Message::text(Role::System, inputs.system.clone()),
                 Message::text(Role::User, format!("{}\n\n{brief}", inputs.task_prompt)),
@@ -270,13 +308,7 @@ pub fn run(
             );
         }
         replans += 1;
-        let context = format!(
-            "The plan failed at `{goal}`: {reason}.\nDone so far:\n{}\nMissing outputs: {}\nLast error:\n{}\n\nWrite a new plan (1 to {} steps) for the remaining work only. The sandbox keeps every variable and file made so far.",
-            if done.is_empty() { "- nothing".to_string() } else { done.iter().map(|d| format!("- {d}")).collect::<Vec<_>>().join("\n") },
-            if missing.is_empty() { "none".to_string() } else { missing.join(", ") },
-            last_error.as_deref().unwrap_or("(none)"),
-            PLAN_STEPS.1
-        );
+        let context = replan_request(&goal, &reason, &done, &missing, last_error.as_deref());
         progress(&format!("replanning ({replans}/{}): {reason}", dual.max_replans));
         let _ = transcript.record("replan", json!({ "cycle": replans, "failed_step": goal, "reason": reason }));
         planner.push(Message::text(Role::User, context));

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::store::SavedChat;
+use super::store::{ChatArch, SavedChat};
+use crate::agent::dual::PlanStep;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::tools::{self, Toolbox};
 use crate::agent::transcript::Transcript;
@@ -47,6 +48,32 @@ pub enum ChatEvent<'a> {
         /// False for failing cells and refused calls.
         ok: bool,
     },
+    /// Dual: the Planner's plan (`replan` 0 for the first).
+    Plan {
+        /// The steps, in order.
+        steps: &'a [PlanStep],
+        /// Which replanning cycle made it.
+        replan: usize,
+    },
+    /// Dual: a step starts.
+    Step {
+        /// 1-based.
+        index: usize,
+        /// Steps in the plan.
+        of: usize,
+        /// The step's goal.
+        goal: &'a str,
+    },
+    /// Dual: the worker marked the step done.
+    StepDone {
+        /// What it made.
+        summary: &'a str,
+    },
+    /// Dual: the step failed and the plan is redone.
+    StepFailed {
+        /// Why.
+        reason: &'a str,
+    },
 }
 
 /// How a turn ended.
@@ -60,6 +87,20 @@ pub enum TurnEnd {
     RoundLimit(usize),
     /// The backend or the sandbox failed (one line).
     Failed(String),
+}
+
+/// What one exchange with the model came to.
+#[derive(Debug)]
+pub(super) enum Exchange {
+    /// The model answered in text (no tool call): its text.
+    Answered(String),
+    /// It called tools.
+    Called {
+        /// Observations of the cells that failed.
+        failed: Vec<String>,
+        /// The summary of a `step_done` call.
+        step_done: Option<String>,
+    },
 }
 
 /// Settings of a chat.
@@ -77,7 +118,7 @@ turn. There is no finish tool. Keep files you make under `pred_results/`.";
 
 /// A live chat session.
 pub struct ChatEngine {
-    zygote: Arc<Zygote>,
+    pub(super) zygote: Arc<Zygote>,
     session: Session,
     backend: Option<Box<dyn ChatBackend>>,
     reopen: Option<LiveConfig>,
@@ -90,7 +131,7 @@ pub struct ChatEngine {
     transcript: Transcript,
     memory: ErrorMemory,
     interrupt: &'static AtomicBool,
-    options: ChatOptions,
+    pub(super) options: ChatOptions,
     /// The saved state: conversation, hints, data folder, cell journal.
     pub saved: SavedChat,
     /// Tokens used in this process.
@@ -183,91 +224,147 @@ impl ChatEngine {
         }
     }
 
-    fn wire(&self) -> Vec<Message> {
+    /// The chat's system message: rules, the data folder's schema card,
+    /// the user's hints.
+    pub(super) fn system_message(&self) -> Message {
         let mut system = self.system.clone();
         system.push_str("\n\n## Data\n");
-        match &self.card {
-            Some(card) => system.push_str(card),
-            None => system.push_str("No data folder is attached yet (the user can attach one with /data DIR)."),
-        }
+        system.push_str(self.data_section());
         if !self.saved.hints.is_empty() {
             system.push_str("\n\n## Domain knowledge from the user\n");
-            for h in &self.saved.hints {
-                system.push_str(&format!("- {h}\n"));
-            }
+            system.push_str(&self.hints_section());
         }
-        let mut all = vec![Message::text(Role::System, system)];
-        all.extend(self.saved.messages.iter().cloned());
-        all
+        Message::text(Role::System, system)
     }
 
-    fn record(&mut self, kind: &str, fields: serde_json::Value) {
+    /// The schema card, or a line saying no data is attached.
+    pub(super) fn data_section(&self) -> &str {
+        self.card.as_deref().unwrap_or("No data folder is attached yet (the user can attach one with /data DIR).")
+    }
+
+    /// The hints, one `- ` line each.
+    pub(super) fn hints_section(&self) -> String {
+        self.saved.hints.iter().map(|h| format!("- {h}\n")).collect()
+    }
+
+    pub(super) fn record(&mut self, kind: &str, fields: serde_json::Value) {
         let _ = self.transcript.record(kind, fields);
     }
 
-    /// One user turn.
+    /// One user turn, with the session's architecture.
     pub fn turn(&mut self, text: &str, ev: &mut dyn FnMut(ChatEvent<'_>)) -> TurnEnd {
         self.interrupt.store(false, Ordering::SeqCst);
         self.saved.turns.push(self.saved.messages.len());
         let user = Message::text(Role::User, text);
         self.record("message", json!({ "message": user }));
         self.saved.messages.push(user);
-        let end = self.rounds(ev);
+        let end = match self.saved.arch {
+            ChatArch::Single => self.react(ev),
+            ChatArch::Dual => self.plan_and_execute(text, ev),
+        };
         self.record("turn_end", json!({ "end": format!("{end:?}") }));
         self.save();
         end
     }
 
-    fn rounds(&mut self, ev: &mut dyn FnMut(ChatEvent<'_>)) -> TurnEnd {
-        let specs: Vec<ToolSpec> = tools::specs().into_iter().filter(|s| s.name != "finish").collect();
+    /// The chat's tools (no `finish`: a text answer ends a turn).
+    pub(super) fn chat_tools() -> Vec<ToolSpec> {
+        tools::specs().into_iter().filter(|s| s.name != "finish").collect()
+    }
+
+    /// Single: exchanges on the conversation itself until the model answers.
+    fn react(&mut self, ev: &mut dyn FnMut(ChatEvent<'_>)) -> TurnEnd {
+        let specs = Self::chat_tools();
+        let prefix = [self.system_message()];
+        let mut conversation = std::mem::take(&mut self.saved.messages);
+        let mut end = TurnEnd::RoundLimit(self.options.max_rounds);
         for round in 1..=self.options.max_rounds {
-            let response = match self.ask(&specs, ev) {
-                Ok(r) => r,
-                Err(end) => return end,
-            };
-            let adapted = adapt::adapt(response.message, round);
-            ev(ChatEvent::MessageDone);
-            self.record("message", json!({ "message": adapted.message, "usage": response.usage, "repairs": adapted.repairs }));
-            self.saved.messages.push(adapted.message.clone());
-            if adapted.message.tool_calls.is_empty() {
-                return TurnEnd::Answered;
+            match self.exchange(&prefix, &mut conversation, &specs, round, "single", ev) {
+                Ok(Exchange::Answered(_)) => {
+                    end = TurnEnd::Answered;
+                    break;
+                }
+                Ok(Exchange::Called { .. }) => {}
+                Err(e) => {
+                    end = e;
+                    break;
+                }
             }
-            let calls = adapted.message.tool_calls.clone();
-            for (i, call) in calls.iter().enumerate() {
-                let name = call.function.name.as_str();
+        }
+        self.saved.messages = conversation;
+        end
+    }
+
+    /// One exchange: the model is sent `prefix` then `log`; its message and
+    /// the results of the tools it called are appended to `log`. A
+    /// `step_done` call (offered to dual workers) is answered, not run.
+    pub(super) fn exchange(
+        &mut self,
+        prefix: &[Message],
+        log: &mut Vec<Message>,
+        specs: &[ToolSpec],
+        round: usize,
+        agent: &str,
+        ev: &mut dyn FnMut(ChatEvent<'_>),
+    ) -> Result<Exchange, TurnEnd> {
+        let mut messages = prefix.to_vec();
+        messages.extend(log.iter().cloned());
+        let response = self.ask(messages, specs, ev)?;
+        let adapted = adapt::adapt(response.message, round);
+        ev(ChatEvent::MessageDone);
+        self.record("message", json!({ "agent": agent, "message": adapted.message, "usage": response.usage, "repairs": adapted.repairs }));
+        log.push(adapted.message.clone());
+        if adapted.message.tool_calls.is_empty() {
+            return Ok(Exchange::Answered(adapted.message.content.unwrap_or_default()));
+        }
+        let mut failed = Vec::new();
+        let mut step_done = None;
+        let calls = adapted.message.tool_calls;
+        for (i, call) in calls.iter().enumerate() {
+            let name = call.function.name.as_str();
+            let malformed = adapted.malformed.iter().find(|m| m.call_id == call.id);
+            let (text, ok) = if let Some(bad) = malformed {
+                ev(ChatEvent::Tool { name, code: None, arguments: &call.function.arguments });
+                (format!("{} Send the call again with valid JSON arguments.", bad.reason), false)
+            } else if name == "step_done" && specs.iter().any(|s| s.name == "step_done") {
+                let summary = serde_json::from_str::<tools::FinishArgs>(&call.function.arguments).map(|a| a.summary).unwrap_or_default();
+                ev(ChatEvent::StepDone { summary: &summary });
+                step_done = Some(summary);
+                ("Step recorded.".to_string(), true)
+            } else {
                 let code = (name == "execute_python")
                     .then(|| serde_json::from_str::<tools::ExecuteArgs>(&call.function.arguments).ok())
                     .flatten()
                     .map(|a| a.code);
                 ev(ChatEvent::Tool { name, code: code.as_deref(), arguments: &call.function.arguments });
-                let (text, ok) = if let Some(bad) = adapted.malformed.iter().find(|m| m.call_id == call.id) {
-                    (format!("{} Send the call again with valid JSON arguments.", bad.reason), false)
-                } else {
-                    match self.call_tool(name, &call.function.arguments, code.as_deref(), ev) {
-                        Ok(r) => r,
-                        Err(e) => return TurnEnd::Failed(format!("sandbox failure: {e}")),
-                    }
+                let (text, ok) = match self.call_tool(name, &call.function.arguments, code.as_deref(), ev) {
+                    Ok(r) => r,
+                    Err(e) => return Err(TurnEnd::Failed(format!("sandbox failure: {e}"))),
                 };
                 ev(ChatEvent::Observation { text: &text, ok });
-                self.record("tool", json!({ "name": name, "arguments": call.function.arguments, "ok": ok, "observation": text }));
-                self.saved.messages.push(Message::tool_result(&call.id, text));
-                if self.interrupt.swap(false, Ordering::SeqCst) {
-                    // Every call of the message gets a result, so the
-                    // conversation stays well-formed.
-                    for rest in &calls[i + 1..] {
-                        self.saved.messages.push(Message::tool_result(&rest.id, "Not run: the user interrupted."));
-                    }
-                    return TurnEnd::Interrupted;
+                if !ok && code.is_some() {
+                    failed.push(text.clone());
                 }
+                (text, ok)
+            };
+            self.record("tool", json!({ "agent": agent, "name": name, "arguments": call.function.arguments, "ok": ok, "observation": text }));
+            log.push(Message::tool_result(&call.id, text));
+            if self.interrupt.swap(false, Ordering::SeqCst) {
+                // Every call of the message gets a result, so the
+                // conversation stays well-formed.
+                for rest in &calls[i + 1..] {
+                    log.push(Message::tool_result(&rest.id, "Not run: the user interrupted."));
+                }
+                return Err(TurnEnd::Interrupted);
             }
         }
-        TurnEnd::RoundLimit(self.options.max_rounds)
+        Ok(Exchange::Called { failed, step_done })
     }
 
     /// One model call, cancellable with the interrupt flag: the call runs on
     /// a helper thread; on Ctrl-C its answer is dropped (a live backend is
     /// re-opened for the next turn; a replay is waited for, it is instant).
-    fn ask(&mut self, specs: &[ToolSpec], ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<ChatResponse, TurnEnd> {
+    pub(super) fn ask(&mut self, messages: Vec<Message>, specs: &[ToolSpec], ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<ChatResponse, TurnEnd> {
         let mut backend = match self.backend.take() {
             Some(b) => b,
             None => match &self.reopen {
@@ -275,7 +372,6 @@ impl ChatEngine {
                 None => return Err(TurnEnd::Failed("the model backend is gone".into())),
             },
         };
-        let messages = self.wire();
         let specs = specs.to_vec();
         enum Piece {
             Text(String),

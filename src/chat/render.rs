@@ -89,6 +89,16 @@ impl Style {
         self.paint(RED, text)
     }
 
+    /// A heading: a plan, a step of it.
+    pub fn heading(&self, text: &str) -> String {
+        self.paint(BOLD, text)
+    }
+
+    /// A good outcome (a step done).
+    pub fn success(&self, text: &str) -> String {
+        self.paint(GREEN, text)
+    }
+
     /// A note from gisclaw (status, counters).
     pub fn note(&self, text: &str) -> String {
         self.paint(GREY, text)

@@ -10,6 +10,27 @@ use serde::{Deserialize, Serialize};
 use crate::agent::transcript::write_atomic;
 use crate::llm::Message;
 
+/// The agent architecture of a chat's turns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatArch {
+    /// ReAct: the model reasons, runs a cell, observes, until it answers.
+    #[default]
+    Single,
+    /// Plan → Execute → Replan: a plan for the request, a worker per step.
+    Dual,
+}
+
+impl ChatArch {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChatArch::Single => "single",
+            ChatArch::Dual => "dual",
+        }
+    }
+}
+
 /// What a saved session holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SavedChat {
@@ -30,6 +51,9 @@ pub struct SavedChat {
     /// The cells that ran successfully, in order (replayed on resume).
     #[serde(default)]
     pub cells: Vec<String>,
+    /// The architecture of the next turns.
+    #[serde(default)]
+    pub arch: ChatArch,
 }
 
 /// Where chat sessions live.

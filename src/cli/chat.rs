@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use gisclaw::chat::engine::{ChatEngine, ChatEvent, ChatOptions, TurnEnd};
 use gisclaw::chat::render::Style;
-use gisclaw::chat::store::{self, SavedChat};
+use gisclaw::chat::store::{self, ChatArch, SavedChat};
 use gisclaw::llm::replay::ReplayBackend;
 use gisclaw::llm::ChatBackend;
 use gisclaw::sandbox::{SandboxConfig, Zygote};
@@ -32,9 +32,11 @@ pub struct ChatArgs {
     /// A data folder to attach at the start (`/data DIR` later).
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
-    /// Agent architecture; chat runs the single agent (ReAct) per turn.
-    #[arg(long, value_parser = ["single"], default_value = "single")]
-    pub arch: String,
+    /// Agent architecture of the turns: single (ReAct) or dual (plan, then
+    /// a worker per step); `/arch` switches later. Default: single, or the
+    /// resumed session's.
+    #[arg(long, value_enum)]
+    pub arch: Option<ChatArch>,
     /// The model backend.
     #[command(flatten)]
     pub model: BackendArgs,
@@ -62,7 +64,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/run", "CODE — run your own Python in the sandbox (the model is told)"),
     ("/edit", "edit the last failed cell in $EDITOR and run it"),
     ("/hint", "TEXT — domain knowledge for the next turns"),
-    ("/arch", "the agent architecture"),
+    ("/arch", "[single|dual] — show or switch the agent architecture"),
     ("/model", "the model backend"),
     ("/tokens", "tokens and cost so far"),
     ("/save", "FILE — write the script of the successful cells"),
@@ -156,10 +158,13 @@ fn open_backend(args: &ChatArgs) -> Result<(Box<dyn ChatBackend>, Option<gisclaw
 
 /// Runs `gisclaw chat`.
 pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
-    let saved = match &args.resume {
+    let mut saved = match &args.resume {
         Some(id) => SavedChat::load(id).map_err(UsageError)?,
         None => SavedChat { id: store::new_id(), ..SavedChat::default() },
     };
+    if let Some(arch) = args.arch {
+        saved.arch = arch;
+    }
     let (backend, reopen) = open_backend(&args)?;
     let style = Style::detect();
     let sandbox = SandboxConfig {
@@ -172,7 +177,13 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     let options = ChatOptions { max_rounds: args.max_rounds, sandbox };
     let (mut engine, rebuilt) = ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT).map_err(UsageError)?;
     let say = |text: &str| println!("{}", style.note(text));
-    say(&format!("gisclaw chat · {} · session {} (resume: gisclaw chat --resume {})", engine.backend(), engine.saved.id, engine.saved.id));
+    say(&format!(
+        "gisclaw chat · {} · {} agent · session {} (resume: gisclaw chat --resume {})",
+        engine.backend(),
+        engine.saved.arch.name(),
+        engine.saved.id,
+        engine.saved.id
+    ));
     if resuming {
         say(&format!(
             "resumed: {} message(s), {} cell(s) replayed into the namespace{}",
@@ -330,6 +341,22 @@ impl Screen {
                     let _ = writeln!(out, "{}", self.style.error("(the cell failed)"));
                 }
             }
+            ChatEvent::Plan { steps, replan } => {
+                let title = if replan == 0 { format!("plan ({} steps)", steps.len()) } else { format!("new plan, replanning cycle {replan} ({} steps)", steps.len()) };
+                let _ = writeln!(out, "{}", self.style.heading(&title));
+                for (i, step) in steps.iter().enumerate() {
+                    let _ = writeln!(out, "  {}. {}", i + 1, step.goal);
+                }
+            }
+            ChatEvent::Step { index, of, goal } => {
+                let _ = writeln!(out, "{}", self.style.heading(&format!("── step {index}/{of}: {goal}")));
+            }
+            ChatEvent::StepDone { summary } => {
+                let _ = writeln!(out, "{}", self.style.success(&format!("✓ step done: {}", summary.trim())));
+            }
+            ChatEvent::StepFailed { reason } => {
+                let _ = writeln!(out, "{}", self.style.error(&format!("✗ step failed: {reason}; replanning")));
+            }
         }
     }
 
@@ -399,7 +426,15 @@ fn slash(engine: &mut ChatEngine, command: &str, style: &Style) -> Flow {
             engine.save();
             println!("{}", style.note("noted: the model sees it from the next turn"));
         }
-        "arch" => println!("single (ReAct: reason, run a cell, observe) — the dual plan/execute agent runs in `gisclaw solve --arch dual`"),
+        "arch" if rest.is_empty() => println!("{} — /arch single: reason, run a cell, observe · /arch dual: plan, then a worker per step", describe_arch(engine.saved.arch)),
+        "arch" => match <ChatArch as clap::ValueEnum>::from_str(rest, true) {
+            Ok(arch) => {
+                engine.saved.arch = arch;
+                engine.save();
+                println!("{}", style.note(&format!("from the next turn: {}", describe_arch(arch))));
+            }
+            Err(_) => fail(format!("/arch {rest}: say single or dual")),
+        },
         "model" => println!("{}", engine.backend()),
         "tokens" => println!("{} · sandbox time {:.1} s", engine.tokens(), engine.sandbox_time().as_secs_f64()),
         "save" if rest.is_empty() => fail("/save FILE: name the file".into()),
@@ -430,6 +465,14 @@ fn slash(engine: &mut ChatEngine, command: &str, style: &Style) -> Flow {
         }
     }
     Flow::Continue
+}
+
+/// One line on an architecture.
+fn describe_arch(arch: ChatArch) -> String {
+    match arch {
+        ChatArch::Single => "single agent (ReAct: reason, run a cell, observe, until it answers)".into(),
+        ChatArch::Dual => "dual agent (a Planner splits the request into steps; a Worker does each; a failed step is replanned)".into(),
+    }
 }
 
 fn run_code(engine: &mut ChatEngine, code: &str, style: &Style) {

@@ -106,8 +106,9 @@ pub fn no_backend(alternatives: &str) -> UsageError {
 
 impl BackendArgs {
     /// The live model these options, the config file and the environment
-    /// name, checked to be reachable (a local server is started here and
-    /// lives as long as the returned config); `None` when none is configured.
+    /// name, checked to be reachable and to serve the model under the key
+    /// (a local server is started here and lives as long as the returned
+    /// config); `None` when none is configured.
     pub fn resolve_live(&self) -> Result<Option<config::LiveConfig>, UsageError> {
         let path = config::config_path();
         let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
@@ -121,6 +122,7 @@ impl BackendArgs {
         let live = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))?;
         let Some(live) = live else { return Ok(None) };
         live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
+        gisclaw::llm::probe::check_model(&live).map_err(|e| UsageError(e.to_string()))?;
         start_local(live).map(Some)
     }
 }

@@ -11,6 +11,7 @@ mod live;
 pub mod local;
 pub mod ollama;
 pub mod openai;
+pub mod probe;
 pub mod replay;
 pub mod retry;
 pub mod textmode;

@@ -51,6 +51,7 @@ pub struct FakeServer {
     pub url: String,
     script: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    catalogue: Arc<Mutex<Option<(u16, Value)>>>,
 }
 
 impl FakeServer {
@@ -60,15 +61,24 @@ impl FakeServer {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let (s, r) = (script.clone(), requests.clone());
+        let catalogue = Arc::new(Mutex::new(None));
+        let (s, r, c) = (script.clone(), requests.clone(), catalogue.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let (s, r) = (s.clone(), r.clone());
-                std::thread::spawn(move || serve(stream, &s, &r));
+                let (s, r, c) = (s.clone(), r.clone(), c.clone());
+                std::thread::spawn(move || serve(stream, &s, &r, &c));
             }
         });
-        FakeServer { url, script, requests }
+        FakeServer { url, script, requests, catalogue }
+    }
+
+    /// Answers the model catalogue (`GET …/models`, `GET /api/tags`) with
+    /// `status` and `body`; without one it answers 404. Catalogue requests
+    /// never take a scripted reply and are not recorded.
+    pub fn with_catalogue(self, status: u16, body: Value) -> FakeServer {
+        *self.catalogue.lock().unwrap() = Some((status, body));
+        self
     }
 
     /// Requests received so far.
@@ -82,7 +92,7 @@ impl FakeServer {
     }
 }
 
-fn serve(mut stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Recorded>>) {
+fn serve(mut stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Recorded>>, catalogue: &Mutex<Option<(u16, Value)>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
@@ -105,6 +115,15 @@ fn serve(mut stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mute
     }
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
+    let path = line.split_whitespace().nth(1).unwrap_or("");
+    if line.starts_with("GET ") && (path.ends_with("/models") || path.ends_with("/api/tags")) {
+        let reply = match catalogue.lock().unwrap().clone() {
+            Some((status, body)) => Reply::Json(status, body),
+            None => Reply::Text(404, "no catalogue".into()),
+        };
+        answer(&mut stream, reply);
+        return;
+    }
     requests.lock().unwrap().push(Recorded {
         line: line.trim().to_string(),
         headers,
@@ -122,6 +141,7 @@ fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
+        401 => "Unauthorized",
         404 => "Not Found",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
