@@ -409,6 +409,12 @@ fn chat_on_a_terminal_answers_one_turn_with_the_local_model() {
     // The turn ends (an answer or the round limit) with the token counter.
     pty.expect(" tokens in / ", wait);
     pty.expect("you> ", wait);
+    // A dual-agent turn ends too, whatever the tiny model makes of planning.
+    pty.send("/arch dual\r");
+    pty.expect("from the next turn: dual agent", wait);
+    pty.send("Now print the product of 2 and 3.\r");
+    pty.expect(" tokens in / ", wait);
+    pty.expect("you> ", wait);
     pty.send("\x04");
     assert_eq!(pty.wait(wait), Some(0), "{}", pty.seen);
     assert!(!pty.seen.contains("panicked"), "{}", pty.seen);
@@ -417,4 +423,46 @@ fn chat_on_a_terminal_answers_one_turn_with_the_local_model() {
     let transcript = std::fs::read_to_string(session.path().join("transcript.jsonl")).unwrap();
     assert!(transcript.contains("\"role\":\"assistant\""), "{transcript}");
     assert!(survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(), "the server was stopped");
+}
+
+/// GET `path` on 127.0.0.1:`port`: the status code, if any answer came.
+fn http_status(port: u16, path: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").as_bytes()).ok()?;
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).ok()?;
+    String::from_utf8_lossy(&head[9..12]).parse().ok()
+}
+
+#[test]
+#[ignore = "needs `make setup-local-model`; run by `make e2e`"]
+fn a_llama_server_behind_the_openai_backend_passes_the_model_check_under_any_name() {
+    // llama.cpp's server answers under any model name, so the start-up
+    // check of the model catalogue must not refuse a name it does not list.
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = model(dir.path(), "default.gguf");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(&server)
+        .args(["-m", gguf.to_str().unwrap(), "--host", "127.0.0.1", "--port", &port.to_string(), "--offline", "--no-webui", "-c", "2048"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while http_status(port, "/health") != Some(200) {
+        assert!(start.elapsed() < Duration::from_secs(120), "llama-server did not become ready");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let chats = dir.path().join("chats");
+    let base = format!("http://127.0.0.1:{port}/v1");
+    let out = gisclaw_command(&["chat", "--backend", "openai", "--model", "any-name", "--base-url", &base], &[("GISCLAW_CHATS", chats.to_str().unwrap())])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("saved: gisclaw chat --resume"));
 }

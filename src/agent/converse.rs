@@ -252,18 +252,12 @@ pub fn converse(
             let mut cell_us = None;
             let mut stop = None;
             let (text, status) = if let Some(bad) = adapted.malformed.iter().find(|m| m.call_id == call.id) {
-                (format!("{} Send the call again with valid JSON arguments.", bad.reason), "malformed".to_string())
+                (tools::malformed_reply(&bad.reason), "malformed".to_string())
             } else if name == "step_done" && specs.iter().any(|s| s.name == "step_done") {
-                let summary = serde_json::from_str::<tools::FinishArgs>(&call.function.arguments)
-                    .map(|a| a.summary)
-                    .unwrap_or_default();
-                stop = Some(Stop::StepDone(summary));
+                stop = Some(Stop::StepDone(tools::summary_of(&call.function.arguments)));
                 ("Step recorded.".to_string(), "step_done".to_string())
             } else {
-                let code = (name == "execute_python")
-                    .then(|| serde_json::from_str::<tools::ExecuteArgs>(&call.function.arguments).ok())
-                    .flatten()
-                    .map(|a| a.code);
+                let code = tools::code_of(name, &call.function.arguments);
                 let warning = code.as_deref().and_then(|c| state.guard.warning(c));
                 match toolbox.call(name, &call.function.arguments) {
                     Ok(result) => {

@@ -41,6 +41,22 @@ pub struct InspectArgs {
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {}
 
+/// The code of an `execute_python` call (`None` for other tools, or
+/// arguments that do not parse).
+pub fn code_of(name: &str, arguments: &str) -> Option<String> {
+    (name == "execute_python").then(|| serde_json::from_str::<ExecuteArgs>(arguments).ok()).flatten().map(|a| a.code)
+}
+
+/// The summary of a `finish` or `step_done` call (empty if unreadable).
+pub fn summary_of(arguments: &str) -> String {
+    serde_json::from_str::<FinishArgs>(arguments).map(|a| a.summary).unwrap_or_default()
+}
+
+/// The observation for a call whose arguments could not be read.
+pub fn malformed_reply(reason: &str) -> String {
+    format!("{reason} Send the call again with valid JSON arguments.")
+}
+
 /// The JSON Schema of a tool's arguments, without the `$schema` and `title`
 /// noise models do not need.
 pub fn schema<T: JsonSchema>() -> serde_json::Value {
@@ -155,9 +171,7 @@ impl Toolbox<'_> {
                 },
             })),
             "finish" => {
-                let summary = serde_json::from_str::<FinishArgs>(arguments)
-                    .map(|a| a.summary)
-                    .unwrap_or_default();
+                let summary = summary_of(arguments);
                 let missing = missing_outputs(self.session.workdir(), &self.outputs);
                 if missing.is_empty() {
                     Ok(ToolResult {

@@ -325,17 +325,14 @@ impl ChatEngine {
             let malformed = adapted.malformed.iter().find(|m| m.call_id == call.id);
             let (text, ok) = if let Some(bad) = malformed {
                 ev(ChatEvent::Tool { name, code: None, arguments: &call.function.arguments });
-                (format!("{} Send the call again with valid JSON arguments.", bad.reason), false)
+                (tools::malformed_reply(&bad.reason), false)
             } else if name == "step_done" && specs.iter().any(|s| s.name == "step_done") {
-                let summary = serde_json::from_str::<tools::FinishArgs>(&call.function.arguments).map(|a| a.summary).unwrap_or_default();
+                let summary = tools::summary_of(&call.function.arguments);
                 ev(ChatEvent::StepDone { summary: &summary });
                 step_done = Some(summary);
                 ("Step recorded.".to_string(), true)
             } else {
-                let code = (name == "execute_python")
-                    .then(|| serde_json::from_str::<tools::ExecuteArgs>(&call.function.arguments).ok())
-                    .flatten()
-                    .map(|a| a.code);
+                let code = tools::code_of(name, &call.function.arguments);
                 ev(ChatEvent::Tool { name, code: code.as_deref(), arguments: &call.function.arguments });
                 let (text, ok) = match self.call_tool(name, &call.function.arguments, code.as_deref(), ev) {
                     Ok(r) => r,
