@@ -349,3 +349,34 @@ fn a_failed_dual_step_is_replanned() {
     let replan = transcript.lines().find(|l| l.contains("\"event\":\"replan\"")).expect("a replan record");
     assert!(replan.contains("Divide by zero") && replan.contains("ZeroDivisionError"), "{replan}");
 }
+
+#[test]
+fn keys_typed_during_a_turn_start_the_next_prompt_and_ctrl_d_leaves_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code("", "import time\ntime.sleep(3)\nw = 1"),
+        answer("Slept once."),
+        code("", "time.sleep(3)"),
+        answer("Slept twice."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    pty.send("sleep\r");
+    pty.expect("time.sleep(3)", WAIT);
+    // Typed while the cell runs: not echoed into the output, and waiting
+    // at the next prompt.
+    pty.send("/va");
+    pty.send("rs");
+    pty.expect("Slept once.", WAIT);
+    pty.expect("you> /vars", WAIT);
+    pty.send("\r");
+    pty.expect("w  int  1", WAIT);
+    pty.send("sleep again\r");
+    pty.expect("time.sleep(3)", WAIT);
+    pty.send("\x04");
+    pty.expect("Slept twice.", WAIT);
+    pty.expect("leaving", WAIT);
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+}
