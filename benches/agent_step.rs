@@ -51,6 +51,7 @@ fn measure(zygote: &std::sync::Arc<Zygote>, task_file: &Path, replay: &Path, out
         limits: AgentLimits::default(),
         dual: DualLimits::default(),
         sandbox: zygote.config().clone(),
+        docs: None,
     };
     let mut memory = ErrorMemory::in_memory();
     run_task(zygote, &loaded, &mut backend, &mut memory, out, &options, &mut |_| {}).expect("run");

@@ -4,7 +4,7 @@
 //! Nothing is downloaded.
 //!
 //! Used by eval's L2 (C_emb, the cosine of a run's cleaned log and the gold
-//! reference) and meant for the RAG index too. Why candle and not
+//! reference) and by the library-docs index (`knowledge`). Why candle and not
 //! fastembed/ONNX Runtime: see README "Embeddings".
 //!
 //! - [`Embedder::embed`] embeds short texts as sentence-transformers does:

@@ -11,6 +11,7 @@ pub mod chat;
 pub mod doctor;
 pub mod embed;
 pub mod eval;
+pub mod knowledge;
 pub mod llm;
 pub mod task;
 pub mod observation;

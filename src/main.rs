@@ -34,6 +34,9 @@ enum Command {
     /// Evaluate an agent on a task suite: repeated runs scored on code (L1),
     /// process (L2) and outputs (L3), statistics and a report.
     Eval(Box<cli::eval::EvalArgs>),
+    /// The library-docs index behind `--rag`: build it, search it.
+    #[command(subcommand)]
+    Knowledge(cli::knowledge::KnowledgeCommand),
     /// Report what is installed, what is missing and how to fix it.
     Doctor,
     /// Run a Python file in a sandbox session, cell by cell (cells are split
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
             no_confine,
         } => cli::exec::run(file, workdir, cell_timeout, no_confine),
         Command::Memory { action } => cli::memory::run(&action),
+        Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { .. } => {
             let schema = gisclaw::task::Task::json_schema();
             println!("{}", serde_json::to_string_pretty(&schema).expect("schema serialises"));

@@ -265,7 +265,7 @@ pub fn run(
     };
     let mut done: Vec<String> = Vec::new();
     let mut replans = 0;
-    let mut worker_specs = tools::specs();
+    let mut worker_specs = toolbox.offered();
     worker_specs.push(step_done_spec());
     loop {
         let mut failure: Option<(String, String, Option<String>)> = None;

@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub dual: DualLimits,
     /// Sandbox limits for this task's session.
     pub sandbox: SandboxConfig,
+    /// The library-docs index for `search_docs` (`--rag`).
+    pub docs: Option<std::sync::Arc<crate::knowledge::Library>>,
 }
 
 /// Prepares the output folder: a fresh `pred_results/` and a `data` link to
@@ -117,6 +119,7 @@ pub fn run_task(
             "backend": backend.describe(),
             "replay": backend.is_replay(),
             "workflow": options.include_workflow,
+            "rag": options.docs.is_some(),
             "gisclaw": env!("CARGO_PKG_VERSION"),
         }),
     )?;
@@ -125,6 +128,7 @@ pub fn run_task(
         data_dir: loaded.data_dir.clone(),
         data_path: "data/".into(),
         outputs: task.outputs.clone(),
+        docs: options.docs.as_deref(),
     };
     let outcome: AgentOutcome = match options.arch {
         Arch::Single => single::run(

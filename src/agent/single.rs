@@ -5,7 +5,7 @@
 use super::converse::{converse, ConverseLimits, RunState, Stop};
 pub use super::converse::{AgentLimits, AgentOutcome, Ending, Progress};
 use super::memory::ErrorMemory;
-use super::tools::{self, Toolbox};
+use super::tools::Toolbox;
 use super::transcript::Transcript;
 use crate::llm::{ChatBackend, Message, Role};
 use serde_json::json;
@@ -32,7 +32,7 @@ pub fn run(
         max_rounds: limits.max_rounds,
         max_failures: None,
     };
-    let specs = tools::specs();
+    let specs = toolbox.offered();
     match converse(backend, toolbox, memory, transcript, &mut messages, &specs, &bounds, &mut state, progress) {
         Stop::Finished(summary) => state.outcome(Ending::Finished, Some(summary)),
         Stop::End(ending) => state.outcome(ending, None),

@@ -36,6 +36,53 @@ pub struct InspectArgs {
     pub path: String,
 }
 
+/// Arguments of `search_docs`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchDocsArgs {
+    /// What you want to do, or the API name you are unsure of (e.g.
+    /// "burn polygons into a raster", "GeoDataFrame.to_crs").
+    pub query: String,
+}
+
+/// Hits appended to an observation whose error is a wrong API.
+pub const API_HITS: usize = 3;
+
+/// What to look up when an observation's error says an API does not exist
+/// or was called wrongly (no such attribute or name, an unexpected
+/// keyword): the names the error quotes, as one dotted name
+/// (`module 'rasterio.features' has no attribute 'rasterise'` →
+/// `rasterio.features.rasterise`).
+pub fn api_error(observation: &str) -> Option<String> {
+    let line = observation.lines().rev().map(str::trim).find(|l| {
+        (l.starts_with("AttributeError:") && l.contains("has no attribute"))
+            || (l.starts_with("TypeError:") && l.contains("unexpected keyword argument"))
+            || (l.starts_with("ImportError:") && l.contains("cannot import name"))
+    })?;
+    let message = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
+    // The called function of a TypeError (`sjoin() got …`) comes first.
+    let mut names: Vec<&str> = message.split_once("()").map(|(f, _)| vec![f.trim()]).unwrap_or_default();
+    names.extend(message.split('\'').skip(1).step_by(2));
+    if message.starts_with("cannot import name") {
+        // `cannot import name 'X' from 'pkg'`: the package first.
+        names.reverse();
+    }
+    let names: Vec<&str> = names.into_iter().filter(|n| !n.is_empty() && !n.contains(' ')).collect();
+    (!names.is_empty()).then(|| names.join("."))
+}
+
+/// Hits `search_docs` returns.
+pub const DOC_HITS: usize = 5;
+
+/// The `search_docs` tool, offered when a run has the library-docs index.
+pub fn search_docs_spec() -> ToolSpec {
+    ToolSpec {
+        name: "search_docs".into(),
+        description: "Search the documentation of the installed GIS libraries (geopandas, rasterio, shapely, pyproj, scipy, scikit-learn, PySAL, xarray, matplotlib, gisclaw's helpers): exact signatures and docstrings of the best-matching functions, classes and methods.".into(),
+        parameters: schema::<SearchDocsArgs>(),
+    }
+}
+
 /// Arguments of `list_files` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -137,9 +184,21 @@ pub struct Toolbox<'a> {
     pub data_path: String,
     /// Declared outputs, checked by `finish`.
     pub outputs: Vec<String>,
+    /// The library-docs index behind `search_docs` (`--rag`).
+    pub docs: Option<&'a crate::knowledge::Library>,
 }
 
 impl Toolbox<'_> {
+    /// The tools this toolbox offers: [`specs`], and `search_docs` when it
+    /// has the library docs.
+    pub fn offered(&self) -> Vec<ToolSpec> {
+        let mut all = specs();
+        if self.docs.is_some() {
+            all.push(search_docs_spec());
+        }
+        all
+    }
+
     /// Dispatches `name(arguments)`. Errors in arguments become observations;
     /// only a failing sandbox is an `Err`.
     pub fn call(&mut self, name: &str, arguments: &str) -> Result<ToolResult, SandboxError> {
@@ -147,8 +206,14 @@ impl Toolbox<'_> {
             "execute_python" => match serde_json::from_str::<ExecuteArgs>(arguments) {
                 Ok(args) => {
                     let outcome = self.session.execute(&args.code)?;
+                    let mut text = observation::render(&outcome);
+                    if let (Some(docs), Some(query)) = (self.docs, api_error(&text)) {
+                        // GeoAgent §3.2: a hallucinated API gets its real documentation.
+                        let hits = docs.near_names(&query, API_HITS);
+                        text.push_str(&format!("\n[library docs for `{query}`]\n{}", crate::knowledge::search::render_hits(&query, &hits)));
+                    }
                     Ok(ToolResult {
-                        text: observation::render(&outcome),
+                        text,
                         cell: Some(outcome),
                         finished: false,
                         summary: None,
@@ -169,6 +234,11 @@ impl Toolbox<'_> {
                     Ok(text) => text,
                     Err(e) => format!("{e}. Call list_files for the exact names."),
                 },
+            })),
+            "search_docs" => Ok(ToolResult::text(match (serde_json::from_str::<SearchDocsArgs>(arguments), self.docs) {
+                (_, None) => "search_docs is not available in this run (it needs --rag).".to_string(),
+                (Err(e), _) => format!("search_docs needs {{\"query\": \"...\"}}: {e}."),
+                (Ok(args), Some(docs)) => docs.render(&args.query, DOC_HITS),
             })),
             "finish" => {
                 let summary = summary_of(arguments);
@@ -191,5 +261,24 @@ impl Toolbox<'_> {
                 "There is no tool named `{other}`. The tools are list_files, inspect_data, execute_python and finish."
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::api_error;
+
+    #[test]
+    fn wrong_apis_are_recognised_in_an_observation() {
+        let obs = "Traceback (most recent call last):\n  File \"<cell>\", line 2\nAttributeError: module 'rasterio.features' has no attribute 'rasterise'\n";
+        assert_eq!(api_error(obs).as_deref(), Some("rasterio.features.rasterise"));
+        let obs = "TypeError: sjoin() got an unexpected keyword argument 'op'";
+        assert_eq!(api_error(obs).as_deref(), Some("sjoin.op"));
+        let obs = "ImportError: cannot import name 'rasterise' from 'rasterio.features' (/venv/rasterio/features.py)";
+        assert_eq!(api_error(obs).as_deref(), Some("rasterio.features.rasterise"));
+        assert_eq!(api_error("AttributeError: 'GeoDataFrame' object has no attribute 'to_epsg'").as_deref(), Some("GeoDataFrame.to_epsg"));
+        // Other failures are not an API question.
+        assert_eq!(api_error("ZeroDivisionError: division by zero"), None);
+        assert_eq!(api_error("KeyError: 'NAME'"), None);
     }
 }

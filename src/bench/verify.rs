@@ -161,6 +161,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         },
         dual: DualLimits::default(),
         sandbox: sandbox_limits(zygote.config(), Duration::from_secs(300), budget),
+        docs: None,
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();

@@ -110,6 +110,8 @@ pub struct ChatOptions {
     pub max_rounds: usize,
     /// The sandbox limits.
     pub sandbox: SandboxConfig,
+    /// The library-docs index for `search_docs` (`--rag`).
+    pub docs: Option<Arc<crate::knowledge::Library>>,
 }
 
 const CHAT_NOTE: &str = "\n\n## Chat\nYou work with a GIS analyst in an interactive session. Use the tools to do what they ask, \
@@ -267,14 +269,19 @@ impl ChatEngine {
         end
     }
 
-    /// The chat's tools (no `finish`: a text answer ends a turn).
-    pub(super) fn chat_tools() -> Vec<ToolSpec> {
-        tools::specs().into_iter().filter(|s| s.name != "finish").collect()
+    /// The chat's tools (no `finish`: a text answer ends a turn;
+    /// `search_docs` with `--rag`).
+    pub(super) fn chat_tools(&self) -> Vec<ToolSpec> {
+        let mut all: Vec<ToolSpec> = tools::specs().into_iter().filter(|s| s.name != "finish").collect();
+        if self.options.docs.is_some() {
+            all.push(tools::search_docs_spec());
+        }
+        all
     }
 
     /// Single: exchanges on the conversation itself until the model answers.
     fn react(&mut self, ev: &mut dyn FnMut(ChatEvent<'_>)) -> TurnEnd {
-        let specs = Self::chat_tools();
+        let specs = self.chat_tools();
         let prefix = [self.system_message()];
         let mut conversation = std::mem::take(&mut self.saved.messages);
         let mut end = TurnEnd::RoundLimit(self.options.max_rounds);
@@ -426,7 +433,7 @@ impl ChatEngine {
         let canceller = self.session.canceller();
         let interrupt = self.interrupt;
         let done = AtomicBool::new(false);
-        let mut toolbox = Toolbox { session: &mut self.session, data_dir, data_path: "data/".into(), outputs: Vec::new() };
+        let mut toolbox = Toolbox { session: &mut self.session, data_dir, data_path: "data/".into(), outputs: Vec::new(), docs: self.options.docs.as_deref() };
         let result = std::thread::scope(|s| {
             s.spawn(|| {
                 while !done.load(Ordering::SeqCst) {

@@ -144,7 +144,7 @@ impl ChatEngine {
     /// Runs step `i` of `plan` with a Worker that sees the conversation and
     /// the step's brief.
     fn run_step(&mut self, plan: &Plan, i: usize, done: &[String], limits: &DualLimits, ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<StepEnd, TurnEnd> {
-        let mut specs = Self::chat_tools();
+        let mut specs = self.chat_tools();
         specs.push(dual::step_done_spec());
         let mut prefix = vec![self.system_message()];
         prefix.extend(self.saved.messages.iter().cloned());

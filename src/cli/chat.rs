@@ -52,6 +52,10 @@ pub struct ChatArgs {
     /// Per-cell time limit, in seconds.
     #[arg(long, default_value_t = 600)]
     pub cell_timeout: u64,
+    /// Give the agent `search_docs` over the library-docs index
+    /// (`gisclaw knowledge build` once).
+    #[arg(long)]
+    pub rag: bool,
 }
 
 /// The slash commands, with their one-line help.
@@ -174,7 +178,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     };
     let zygote = Zygote::start(sandbox.clone())?;
     let resuming = args.resume.is_some();
-    let options = ChatOptions { max_rounds: args.max_rounds, sandbox };
+    let options = ChatOptions { max_rounds: args.max_rounds, sandbox, docs: super::solve::open_docs(args.rag)? };
     let (mut engine, rebuilt) = ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT).map_err(UsageError)?;
     let say = |text: &str| println!("{}", style.note(text));
     say(&format!(

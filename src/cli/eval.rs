@@ -95,6 +95,10 @@ pub struct EvalRunArgs {
     /// Leave the expert workflow out of the prompts (ablation).
     #[arg(long)]
     pub no_workflow: bool,
+    /// Give the agent `search_docs` over the library-docs index
+    /// (`gisclaw knowledge build` once).
+    #[arg(long)]
+    pub rag: bool,
     /// The eval folder (default: gisclaw-runs/eval/<suite name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -234,6 +238,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         backend: backend.clone(),
         workflow: false,
+        rag: false,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
         kind: "unit".into(),
     };
@@ -291,6 +296,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         backend: backend.clone(),
         workflow: false,
+        rag: false,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
         kind: "steps".into(),
     };
@@ -420,6 +426,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         backend: source.describe(),
         workflow: !args.no_workflow,
+        rag: args.rag,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
         kind: "tasks".into(),
     };
@@ -433,6 +440,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         cell_timeout: args.limits.cell_timeout(),
         ops,
         embedder: load_embedder(),
+        docs: super::solve::open_docs(args.rag)?,
         judge,
         vision_judge,
     };

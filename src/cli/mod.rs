@@ -4,5 +4,6 @@ pub mod bench;
 pub mod chat;
 pub mod eval;
 pub mod exec;
+pub mod knowledge;
 pub mod memory;
 pub mod solve;

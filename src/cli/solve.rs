@@ -48,6 +48,10 @@ pub struct SolveArgs {
     /// Neither read nor update the Error Memory (ablation).
     #[arg(long)]
     pub no_memory: bool,
+    /// Give the agent `search_docs` over the library-docs index
+    /// (`gisclaw knowledge build` once).
+    #[arg(long)]
+    pub rag: bool,
 }
 
 /// The live-model options of `solve` and `eval`.
@@ -156,6 +160,16 @@ pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, Usage
         eprintln!("gisclaw: local model {} ready at {}", server.model(), server.base_url());
     }
     Ok(started)
+}
+
+/// The library-docs index when `rag` is asked for (a missing index is a
+/// usage error saying how to build it).
+pub fn open_docs(rag: bool) -> Result<Option<std::sync::Arc<gisclaw::knowledge::Library>>, UsageError> {
+    if !rag {
+        return Ok(None);
+    }
+    let library = gisclaw::knowledge::Library::open_default().map_err(|e| UsageError(format!("--rag: {e}")))?;
+    Ok(Some(std::sync::Arc::new(library)))
 }
 
 /// A usage or configuration problem: exit code 2.
@@ -275,6 +289,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         },
         dual: DualLimits::default(),
         sandbox,
+        docs: open_docs(args.rag)?,
     };
     let mut memory = if args.no_memory {
         ErrorMemory::in_memory()

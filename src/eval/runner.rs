@@ -113,6 +113,9 @@ pub struct Manifest {
     pub backend: String,
     /// Whether the prompt carried the expert workflow.
     pub workflow: bool,
+    /// Whether the agent had `search_docs` (`--rag`).
+    #[serde(default)]
+    pub rag: bool,
     /// The gisclaw version that started it.
     pub gisclaw: String,
     /// `tasks` (default), `unit` or `steps`: which report the folder gets.
@@ -157,6 +160,8 @@ pub struct EvalOptions {
     /// The sentence-embedding model for C_emb (L2); `None`: C_emb is not
     /// computed.
     pub embedder: Option<Arc<Embedder>>,
+    /// The library-docs index for `search_docs` (`--rag`).
+    pub docs: Option<Arc<crate::knowledge::Library>>,
     /// The model of the LLM judge (L2 diagnostic); `None`: no judging.
     pub judge: Option<LiveConfig>,
     /// The vision model grading image outputs (L3); `None`: SSIM.
@@ -281,6 +286,7 @@ pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(
             ("runs", old.runs != manifest.runs),
             ("backend", old.backend != manifest.backend),
             ("workflow", old.workflow != manifest.workflow),
+            ("rag", old.rag != manifest.rag),
             ("kind", old.kind != manifest.kind),
         ];
         if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
@@ -457,6 +463,7 @@ fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, sour
         },
         dual: DualLimits::default(),
         sandbox: sandbox_limits(zygote.config(), options.cell_timeout, options.budget),
+        docs: options.docs.clone(),
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();

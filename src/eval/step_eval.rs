@@ -200,6 +200,7 @@ pub fn run_one(zygote: &Arc<Zygote>, task: &LoadedStepTask, backend: &mut dyn Ch
                 data_dir: loaded.data_dir.clone(),
                 data_path: "data/".into(),
                 outputs: Vec::new(),
+                docs: None,
             };
             converse(backend, &mut toolbox, &mut memory, &mut transcript, &mut messages, &specs, &bounds, &mut state, &mut |_| {})
         };
