@@ -400,10 +400,7 @@ fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
         Some(F::DateTimeValue(d)) => d.to_string(),
         Some(other) => format!("{other:?}"),
     };
-    match text.char_indices().nth(VALUE_CHARS) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text,
-    }
+    crate::observation::clip(&text, VALUE_CHARS)
 }
 
 /// A number without float noise.

@@ -2,7 +2,7 @@
 //! script that runs on its own with the venv's python, from the work dir.
 
 /// The helper module the sandbox pre-loads; inlined when the cells use it.
-const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
+pub(crate) const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 
 /// Helper names whose use pulls the helper module into the script.
 const HELPERS: &[&str] = &["load_raster", "save_raster", "list_files", "to_numeric_columns", "gisclaw_tools"];

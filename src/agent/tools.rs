@@ -54,11 +54,13 @@ pub const API_HITS: usize = 3;
 /// (`module 'rasterio.features' has no attribute 'rasterise'` →
 /// `rasterio.features.rasterise`).
 pub fn api_error(observation: &str) -> Option<String> {
-    let line = observation.lines().rev().map(str::trim).find(|l| {
-        (l.starts_with("AttributeError:") && l.contains("has no attribute"))
-            || (l.starts_with("TypeError:") && l.contains("unexpected keyword argument"))
-            || (l.starts_with("ImportError:") && l.contains("cannot import name"))
-    })?;
+    let line = observation::error_line(observation);
+    let wrong_api = (line.starts_with("AttributeError:") && line.contains("has no attribute"))
+        || (line.starts_with("TypeError:") && line.contains("unexpected keyword argument"))
+        || (line.starts_with("ImportError:") && line.contains("cannot import name"));
+    if !wrong_api {
+        return None;
+    }
     let message = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
     // The called function of a TypeError (`sjoin() got …`) comes first.
     let mut names: Vec<&str> = message.split_once("()").map(|(f, _)| vec![f.trim()]).unwrap_or_default();
@@ -113,6 +115,16 @@ pub fn schema<T: JsonSchema>() -> serde_json::Value {
         obj.remove("title");
     }
     value
+}
+
+/// The tools offered to a run: [`specs`], and `search_docs` when it has the
+/// library docs.
+pub fn offered(docs: bool) -> Vec<ToolSpec> {
+    let mut all = specs();
+    if docs {
+        all.push(search_docs_spec());
+    }
+    all
 }
 
 /// The tools offered to the model.
@@ -189,14 +201,9 @@ pub struct Toolbox<'a> {
 }
 
 impl Toolbox<'_> {
-    /// The tools this toolbox offers: [`specs`], and `search_docs` when it
-    /// has the library docs.
+    /// The tools this toolbox offers (see [`offered`]).
     pub fn offered(&self) -> Vec<ToolSpec> {
-        let mut all = specs();
-        if self.docs.is_some() {
-            all.push(search_docs_spec());
-        }
-        all
+        offered(self.docs.is_some())
     }
 
     /// Dispatches `name(arguments)`. Errors in arguments become observations;

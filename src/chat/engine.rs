@@ -272,11 +272,7 @@ impl ChatEngine {
     /// The chat's tools (no `finish`: a text answer ends a turn;
     /// `search_docs` with `--rag`).
     pub(super) fn chat_tools(&self) -> Vec<ToolSpec> {
-        let mut all: Vec<ToolSpec> = tools::specs().into_iter().filter(|s| s.name != "finish").collect();
-        if self.options.docs.is_some() {
-            all.push(tools::search_docs_spec());
-        }
-        all
+        tools::offered(self.options.docs.is_some()).into_iter().filter(|s| s.name != "finish").collect()
     }
 
     /// Single: exchanges on the conversation itself until the model answers.

@@ -16,6 +16,7 @@ use super::engine::{ChatEngine, ChatEvent, Exchange, TurnEnd};
 use crate::agent::dual::{self, DualLimits, Plan, PLAN_STEPS, PLAN_TRIES};
 use crate::agent::prompt;
 use crate::llm::{adapt, Message, Role};
+use crate::observation::clip;
 
 /// Most earlier messages of the conversation the Planner is shown.
 const PLANNER_HISTORY: usize = 12;
@@ -103,7 +104,7 @@ impl ChatEngine {
             .filter_map(|m| {
                 let content = m.content.as_deref()?.trim();
                 let who = if m.role == Role::User { "User" } else { "Assistant" };
-                (!content.is_empty()).then(|| format!("{who}: {}", cut(content, PLANNER_MESSAGE_CHARS)))
+                (!content.is_empty()).then(|| format!("{who}: {}", clip(content, PLANNER_MESSAGE_CHARS)))
             })
             .collect();
         if !said.is_empty() {
@@ -185,10 +186,3 @@ impl ChatEngine {
     }
 }
 
-/// The first `max` characters of `text`, marked when cut.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
-}

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::{docs_file, embedding_text, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError};
+use crate::agent::solution::TOOLS_SRC;
 use crate::agent::transcript::write_atomic;
 use crate::embed::Embedder;
 
@@ -15,8 +16,6 @@ use crate::embed::Embedder;
 const EXTRACT: &str = include_str!("../../knowledge/extract_docs.py");
 /// The default module list.
 const MODULES: &str = include_str!("../../knowledge/modules.txt");
-/// gisclaw's own helpers, documented too (they are in every session).
-const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 
 /// The default modules, most specific first.
 pub fn default_modules() -> Vec<String> {

@@ -9,6 +9,8 @@ use std::path::Path;
 use super::index::Bm25;
 use super::{docs_file, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError};
 use crate::embed::Embedder;
+use crate::eval::code::levenshtein;
+use crate::observation::clip;
 
 /// How deep each ranking goes before fusion.
 const CANDIDATES: usize = 50;
@@ -134,16 +136,16 @@ impl Library {
     /// when none is that close, the hybrid search of the name.
     pub fn near_names(&self, dotted: &str, k: usize) -> Vec<Hit<'_>> {
         let (owner, last) = dotted.rsplit_once('.').unwrap_or(("", dotted));
-        let last = last.to_lowercase();
+        let last: Vec<char> = last.to_lowercase().chars().collect();
         let mut near: Vec<(usize, bool, usize)> = self
             .entries
             .iter()
             .enumerate()
             .filter_map(|(i, e)| {
-                let tail = e.name.rsplit('.').next().unwrap_or(&e.name).to_lowercase();
-                let distance = edit_distance(&last, &tail);
+                let tail: Vec<char> = e.name.rsplit('.').next().unwrap_or(&e.name).to_lowercase().chars().collect();
+                let distance = levenshtein(&last, &tail);
                 let same_owner = !owner.is_empty() && e.name.contains(owner);
-                (distance * 3 <= last.chars().count().max(3)).then_some((distance, !same_owner, i))
+                (distance * 3 <= last.len().max(3)).then_some((distance, !same_owner, i))
             })
             .collect();
         if near.is_empty() {
@@ -169,47 +171,10 @@ pub fn render_hits(query: &str, hits: &[Hit<'_>]) -> String {
     for (i, hit) in hits.iter().enumerate() {
         let e = hit.entry;
         let signature: String = e.signature.split_whitespace().collect::<Vec<_>>().join(" ");
-        text.push_str(&format!("{}. {}{} ({})\n", i + 1, e.name, cut(&signature, 200), e.kind));
-        for line in cut(&e.doc, SHOWN_DOC).lines().filter(|l| !l.trim().is_empty()) {
+        text.push_str(&format!("{}. {}{} ({})\n", i + 1, e.name, clip(&signature, 200), e.kind));
+        for line in clip(&e.doc, SHOWN_DOC).lines().filter(|l| !l.trim().is_empty()) {
             text.push_str(&format!("   {line}\n"));
         }
     }
     text
-}
-
-/// Levenshtein distance in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
-/// The first `max` characters, marked when cut.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::edit_distance;
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("rasterise", "rasterize"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("to_crs", "to_crs"), 0);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-    }
 }

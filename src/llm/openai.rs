@@ -226,11 +226,7 @@ fn source_chain(e: &dyn std::error::Error) -> String {
 
 /// The first 300 characters of a server's text.
 fn clip(text: &str) -> String {
-    let one_line = text.replace('\n', " ");
-    match one_line.char_indices().nth(300) {
-        Some((i, _)) => format!("{}…", &one_line[..i]),
-        None => one_line,
-    }
+    crate::observation::clip(&text.replace('\n', " "), 300)
 }
 
 /// Builds one chat-completion message from streamed chunks.
