@@ -10,8 +10,26 @@ use crate::sandbox::{worker_message, SandboxConfig};
 
 /// Distributions the sandbox must offer (PyPI names).
 pub const REQUIRED_PACKAGES: &[&str] = &[
-    "numpy", "pandas", "geopandas", "shapely", "pyproj", "pyogrio", "fiona", "rasterio", "rasterstats", "xarray",
-    "netCDF4", "h5netcdf", "scipy", "scikit-learn", "libpysal", "esda", "mgwr", "matplotlib", "seaborn", "networkx",
+    "numpy",
+    "pandas",
+    "geopandas",
+    "shapely",
+    "pyproj",
+    "pyogrio",
+    "fiona",
+    "rasterio",
+    "rasterstats",
+    "xarray",
+    "netCDF4",
+    "h5netcdf",
+    "scipy",
+    "scikit-learn",
+    "libpysal",
+    "esda",
+    "mgwr",
+    "matplotlib",
+    "seaborn",
+    "networkx",
     "openpyxl",
 ];
 
@@ -29,16 +47,19 @@ pub struct Report {
 
 impl Report {
     fn ok(&mut self, what: &str, detail: impl AsRef<str>) {
-        self.lines.push(format!("  ok       {what:<22} {}", detail.as_ref()));
+        self.lines
+            .push(format!("  ok       {what:<22} {}", detail.as_ref()));
     }
 
     fn warn(&mut self, what: &str, detail: impl AsRef<str>) {
-        self.lines.push(format!("  warning  {what:<22} {}", detail.as_ref()));
+        self.lines
+            .push(format!("  warning  {what:<22} {}", detail.as_ref()));
     }
 
     fn missing(&mut self, what: &str, detail: impl AsRef<str>) {
         self.problems += 1;
-        self.lines.push(format!("  MISSING  {what:<22} {}", detail.as_ref()));
+        self.lines
+            .push(format!("  MISSING  {what:<22} {}", detail.as_ref()));
     }
 }
 
@@ -62,14 +83,19 @@ fn probe(config: &SandboxConfig) -> Result<WorkerInfo, String> {
 /// Checks everything and returns the report.
 pub fn run(config: &SandboxConfig) -> Report {
     let mut report = Report::default();
-    report.lines.push(format!("gisclaw {}", env!("CARGO_PKG_VERSION")));
+    report
+        .lines
+        .push(format!("gisclaw {}", env!("CARGO_PKG_VERSION")));
     report.lines.push("sandbox".into());
     if config.worker.is_file() {
         report.ok("worker", config.worker.display().to_string());
     } else {
         report.missing(
             "worker",
-            format!("{} not found: run `{FIX}` (or `cargo build --workspace`)", config.worker.display()),
+            format!(
+                "{} not found: run `{FIX}` (or `cargo build --workspace`)",
+                config.worker.display()
+            ),
         );
     }
     if config.venv.join("pyvenv.cfg").is_file() {
@@ -77,7 +103,10 @@ pub fn run(config: &SandboxConfig) -> Report {
     } else {
         report.missing(
             "python env",
-            format!("no venv at {}: run `{FIX}` (or set GISCLAW_VENV)", config.venv.display()),
+            format!(
+                "no venv at {}: run `{FIX}` (or set GISCLAW_VENV)",
+                config.venv.display()
+            ),
         );
     }
     let info = if report.problems == 0 {
@@ -92,11 +121,25 @@ pub fn run(config: &SandboxConfig) -> Report {
         None
     };
     if let Some(info) = &info {
-        report.ok("python", format!("{} ({})", info.python_version, info.executable));
-        report.ok("stack import", format!("{:.1} s for {} modules", info.import_seconds, info.preloaded.len()));
+        report.ok(
+            "python",
+            format!("{} ({})", info.python_version, info.executable),
+        );
+        report.ok(
+            "stack import",
+            format!(
+                "{:.1} s for {} modules",
+                info.import_seconds,
+                info.preloaded.len()
+            ),
+        );
         report.lines.push("libraries".into());
         for name in REQUIRED_PACKAGES {
-            match info.packages.iter().find(|p| p.name.eq_ignore_ascii_case(name)) {
+            match info
+                .packages
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(name))
+            {
                 Some(p) => report.ok(name, &p.version),
                 None => report.missing(name, format!("not installed: run `{FIX}`")),
             }
@@ -104,21 +147,43 @@ pub fn run(config: &SandboxConfig) -> Report {
         for failure in &info.import_failures {
             report.missing(
                 &failure.module,
-                format!("installed but fails to import: {} (fix: `{FIX}`)", failure.error),
+                format!(
+                    "installed but fails to import: {} (fix: `{FIX}`)",
+                    failure.error
+                ),
             );
         }
         report.lines.push("confinement".into());
+        match &info.namespace_error {
+            None => report.ok(
+                "namespaces",
+                "user, mount, PID and IPC namespaces per session: a minimal filesystem view, no other process visible, all of a session's processes end with it",
+            ),
+            Some(why) => report.warn(
+                "namespaces",
+                format!("unavailable ({why}): sessions fall back to Landlock, seccomp and a process group; other processes of this user stay visible where Landlock is missing"),
+            ),
+        }
         match info.landlock_abi {
-            Some(abi) => report.ok("filesystem", format!("Landlock ABI {abi}: writes confined to the work dir")),
+            Some(abi) => report.ok(
+                "filesystem",
+                format!("Landlock ABI {abi}: reads limited to the system, the Python environment, the data and the session's folders; writes to the work dir, outputs and a private tmp"),
+            ),
             None => report.warn(
                 "filesystem",
-                "no Landlock in this kernel: sessions can write anywhere the user can (needs Linux ≥ 5.13 with Landlock enabled)",
+                "no Landlock in this kernel: without namespaces, sessions can read and write anywhere the user can (needs Linux ≥ 5.13 with Landlock enabled)",
             ),
         }
         if info.seccomp {
-            report.ok("network", "seccomp: sessions may only open AF_UNIX sockets");
+            report.ok(
+                "system calls",
+                "seccomp: no sockets, ptrace, new namespaces, mounts or new sessions",
+            );
         } else {
-            report.warn("network", "no seccomp in this kernel: sessions can open network sockets");
+            report.warn(
+                "system calls",
+                "no seccomp in this kernel: sessions can open network sockets",
+            );
         }
     }
     report.lines.push("native GIS (for the schema card)".into());
@@ -126,27 +191,49 @@ pub fn run(config: &SandboxConfig) -> Report {
         Ok(out) if out.status.success() => {
             report.ok("GDAL (Debian)", String::from_utf8_lossy(&out.stdout).trim());
         }
-        _ => report.missing("GDAL (Debian)", format!("libgdal-dev not installed: run `{FIX}`")),
+        _ => report.missing(
+            "GDAL (Debian)",
+            format!("libgdal-dev not installed: run `{FIX}`"),
+        ),
     }
     report.lines.push("eval".into());
     match crate::embed::Embedder::load_default() {
-        Ok(e) => report.ok("embedding model", format!("all-MiniLM-L6-v2 for C_emb (L2): {}", e.dir().display())),
-        Err(e) => report.warn("embedding model", format!("{e}; without it eval leaves C_emb out")),
+        Ok(e) => report.ok(
+            "embedding model",
+            format!("all-MiniLM-L6-v2 for C_emb (L2): {}", e.dir().display()),
+        ),
+        Err(e) => report.warn(
+            "embedding model",
+            format!("{e}; without it eval leaves C_emb out"),
+        ),
     }
-    report.lines.push("local model (optional: `make setup-local-model`)".into());
+    report
+        .lines
+        .push("local model (optional: `make setup-local-model`)".into());
     let local = crate::llm::local::LocalSpec::installed();
     match local.check() {
         Ok(()) => report.ok(
             "llama-server + GGUF",
-            format!("ready for --backend local: {} with {}", local.server.display(), local.model_name()),
+            format!(
+                "ready for --backend local: {} with {}",
+                local.server.display(),
+                local.model_name()
+            ),
         ),
-        Err(e) => report.warn("llama-server + GGUF", format!("not ready ({e}); cloud, Ollama and replay backends work without it")),
+        Err(e) => report.warn(
+            "llama-server + GGUF",
+            format!("not ready ({e}); cloud, Ollama and replay backends work without it"),
+        ),
     }
     let mut summary = String::new();
     if report.problems == 0 {
         let _ = write!(summary, "all good");
     } else {
-        let _ = write!(summary, "{} problem(s); `{FIX}` fixes them", report.problems);
+        let _ = write!(
+            summary,
+            "{} problem(s); `{FIX}` fixes them",
+            report.problems
+        );
     }
     report.lines.push(summary);
     report

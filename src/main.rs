@@ -84,6 +84,7 @@ fn init_logging(verbose: u8) {
 }
 
 fn main() -> ExitCode {
+    gisclaw::environ::scrub_initial_block();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let result = match cli.command {
@@ -96,7 +97,11 @@ fn main() -> ExitCode {
             for line in &report.lines {
                 println!("{line}");
             }
-            Ok(if report.problems == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if report.problems == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Exec {
             file,
@@ -108,7 +113,10 @@ fn main() -> ExitCode {
         Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { .. } => {
             let schema = gisclaw::task::Task::json_schema();
-            println!("{}", serde_json::to_string_pretty(&schema).expect("schema serialises"));
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).expect("schema serialises")
+            );
             Ok(ExitCode::SUCCESS)
         }
     };

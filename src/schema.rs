@@ -54,17 +54,28 @@ pub fn is_sidecar(path: &Path) -> bool {
 }
 
 fn kind_of(path: &Path) -> Kind {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     if name.ends_with(".aux.xml") {
         return Kind::Sidecar;
     }
-    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     match ext.as_str() {
-        "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson" => Kind::Vector,
-        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" => Kind::Raster,
+        "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson" => {
+            Kind::Vector
+        }
+        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" => {
+            Kind::Raster
+        }
         "csv" | "tsv" | "xlsx" | "xls" | "ods" => Kind::Table,
         "nc" | "nc4" | "h5" | "hdf5" | "hdf" | "zarr" => Kind::Multidim,
-        "shx" | "dbf" | "prj" | "cpg" | "sbn" | "sbx" | "qix" | "ovr" | "qmd" | "xml" | "aux" | "tfw" | "wld" => Kind::Sidecar,
+        "shx" | "dbf" | "prj" | "cpg" | "sbn" | "sbx" | "qix" | "ovr" | "qmd" | "xml" | "aux"
+        | "tfw" | "wld" => Kind::Sidecar,
         _ => Kind::Other,
     }
 }
@@ -119,23 +130,54 @@ fn quiet_hdf5_in_this_thread() {
 }
 
 /// Every file under `dir`, relative, sorted (nested folders flattened).
+/// A folder reached twice (a symlink cycle such as `self -> .`, or two
+/// links to one folder) is walked once; see [`folder_links_skipped`].
 pub fn files_under(dir: &Path) -> Vec<(String, u64)> {
+    walk(dir).0
+}
+
+/// Links under `dir` to folders already listed (cycles), relative and
+/// sorted: they are not followed.
+pub fn folder_links_skipped(dir: &Path) -> Vec<String> {
+    walk(dir).1
+}
+
+/// The files under `dir` and the folder links not followed.
+fn walk(dir: &Path) -> (Vec<(String, u64)>, Vec<String>) {
     let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    if let Ok(real) = dir.canonicalize() {
+        seen.insert(real);
+    }
     let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
             if path.is_dir() {
-                stack.push(path);
+                match path.canonicalize() {
+                    Ok(real) if !seen.contains(&real) => {
+                        seen.insert(real);
+                        stack.push(path);
+                    }
+                    _ => skipped.push(rel),
+                }
             } else if let Ok(meta) = entry.metadata() {
-                let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().into_owned();
                 files.push((rel, meta.len()));
             }
         }
     }
     files.sort();
-    files
+    skipped.sort();
+    (files, skipped)
 }
 
 /// A human size.
@@ -150,12 +192,22 @@ fn size_text(bytes: u64) -> String {
 
 /// The card for a data folder, within `budget` tokens.
 pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
-    let files = files_under(dir);
+    let (files, skipped) = walk(dir);
+    let loops: String = skipped
+        .iter()
+        .map(|rel| {
+            format!("- {shown_as}{rel}/ — a link to a folder already listed (not followed)\n")
+        })
+        .collect();
     if files.is_empty() {
-        return format!("`{shown_as}` is empty.");
+        return format!("`{shown_as}` is empty.\n{loops}");
     }
     let total: u64 = files.iter().map(|f| f.1).sum();
-    let mut card = format!("{} file(s) in `{shown_as}`, {} in all (read natively with GDAL):\n", files.len(), size_text(total));
+    let mut card = format!(
+        "{} file(s) in `{shown_as}`, {} in all (read natively with GDAL):\n{loops}",
+        files.len(),
+        size_text(total)
+    );
     let mut used = tokens::count(&card);
     let mut brief: Vec<&(String, u64)> = Vec::new();
     let mut full = true;
@@ -163,7 +215,11 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
         let path = dir.join(&file.0);
         let kind = kind_of(&path);
         let name = format!("{shown_as}{}", file.0);
-        let entry = if full && matches!(kind, Kind::Vector | Kind::Raster | Kind::Table | Kind::Multidim) {
+        let entry = if full
+            && matches!(
+                kind,
+                Kind::Vector | Kind::Raster | Kind::Table | Kind::Multidim
+            ) {
             Some(match inspect_path(&path, &name, kind) {
                 Ok(text) => text,
                 Err(e) => format!("- {e}\n"),
@@ -203,14 +259,25 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     if !rest.is_empty() {
         let mut by_ext: BTreeMap<String, usize> = BTreeMap::new();
         for (rel, _) in &rest {
-            let ext = Path::new(rel).extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "(none)".into());
+            let ext = Path::new(rel)
+                .extension()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "(none)".into());
             *by_ext.entry(ext).or_default() += 1;
         }
-        let mut groups: Vec<String> = by_ext.iter().take(8).map(|(ext, n)| format!("{n} .{ext}")).collect();
+        let mut groups: Vec<String> = by_ext
+            .iter()
+            .take(8)
+            .map(|(ext, n)| format!("{n} .{ext}"))
+            .collect();
         if by_ext.len() > 8 {
             groups.push("…".into());
         }
-        card.push_str(&format!("- … and {} more: {}; call list_files or inspect_data for details\n", rest.len(), groups.join(", ")));
+        card.push_str(&format!(
+            "- … and {} more: {}; call list_files or inspect_data for details\n",
+            rest.len(),
+            groups.join(", ")
+        ));
     }
     card
 }
@@ -237,7 +304,10 @@ pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String
 
 fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaError> {
     quiet_gdal();
-    let unreadable = |e: gdal::errors::GdalError| SchemaError::Unreadable { file: name.to_string(), message: e.to_string() };
+    let unreadable = |e: gdal::errors::GdalError| SchemaError::Unreadable {
+        file: name.to_string(),
+        message: e.to_string(),
+    };
     match kind {
         Kind::Raster => {
             let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
@@ -246,17 +316,21 @@ fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaErr
         Kind::Multidim => match open_readonly(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[]) {
             Ok(ds) => Ok(multidim_entry(&ds, name)),
             Err(_) => {
-                let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
+                let ds =
+                    open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
                 Ok(raster_entry(&ds, name))
             }
         },
         Kind::Table => {
-            let opts: &[&str] = if name.to_ascii_lowercase().ends_with(".xlsx") || name.to_ascii_lowercase().ends_with(".ods") {
+            let opts: &[&str] = if name.to_ascii_lowercase().ends_with(".xlsx")
+                || name.to_ascii_lowercase().ends_with(".ods")
+            {
                 &["FIELD_TYPES=AUTO", "HEADERS=AUTO"]
             } else {
                 &["AUTODETECT_TYPE=YES", "AUTODETECT_SIZE_LIMIT=0"]
             };
-            let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, opts).map_err(unreadable)?;
+            let ds =
+                open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, opts).map_err(unreadable)?;
             Ok(vector_entry(&ds, name, true))
         }
         Kind::Vector | Kind::Sidecar | Kind::Other => {
@@ -268,7 +342,11 @@ fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaErr
 
 /// Opens `path` read-only with GDAL, its own messages silenced (errors come
 /// back as values).
-pub fn open_readonly(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> gdal::errors::Result<Dataset> {
+pub fn open_readonly(
+    path: &Path,
+    flags: GdalOpenFlags,
+    options: &[&str],
+) -> gdal::errors::Result<Dataset> {
     quiet_gdal();
     Dataset::open_ex(
         path,
@@ -282,7 +360,9 @@ pub fn open_readonly(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> gda
 
 /// `EPSG:4326`, or the CRS's name, or `no CRS`.
 fn crs_text(srs: Option<gdal::spatial_ref::SpatialRef>) -> String {
-    let Some(srs) = srs else { return "no CRS".into() };
+    let Some(srs) = srs else {
+        return "no CRS".into();
+    };
     match (srs.auth_name(), srs.auth_code()) {
         (Some(auth), Ok(code)) => format!("{auth}:{code}"),
         _ => match srs.to_proj4() {
@@ -296,9 +376,18 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
     let (w, h) = ds.raster_size();
     let bands = ds.raster_count();
     let crs = crs_text(ds.spatial_ref().ok());
-    let mut text = format!("- {name} — raster ({}), {w}×{h} px, {bands} band(s), {crs}", ds.driver().short_name());
+    let mut text = format!(
+        "- {name} — raster ({}), {w}×{h} px, {bands} band(s), {crs}",
+        ds.driver().short_name()
+    );
     if let Ok(gt) = ds.geo_transform() {
-        text.push_str(&format!(", pixel {}×{}, origin ({}, {})", fmt_num(gt[1]), fmt_num(gt[5].abs()), fmt_num(gt[0]), fmt_num(gt[3])));
+        text.push_str(&format!(
+            ", pixel {}×{}, origin ({}, {})",
+            fmt_num(gt[1]),
+            fmt_num(gt[5].abs()),
+            fmt_num(gt[0]),
+            fmt_num(gt[3])
+        ));
     }
     text.push('\n');
     for i in 1..=bands.min(8) {
@@ -309,7 +398,11 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
             None => line.push_str(", no nodata"),
         }
         if let Ok(mm) = band.compute_raster_min_max(true) {
-            line.push_str(&format!(", min {} max {}", fmt_num(mm.min), fmt_num(mm.max)));
+            line.push_str(&format!(
+                ", min {} max {}",
+                fmt_num(mm.min),
+                fmt_num(mm.max)
+            ));
         }
         text.push_str(&line);
         text.push('\n');
@@ -321,19 +414,28 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
 }
 
 fn multidim_entry(ds: &Dataset, name: &str) -> String {
-    let mut text = format!("- {name} — multidimensional ({})\n", ds.driver().short_name());
+    let mut text = format!(
+        "- {name} — multidimensional ({})\n",
+        ds.driver().short_name()
+    );
     let Ok(root) = ds.root_group() else {
         return text;
     };
     let dims: Vec<String> = root
         .dimensions(Default::default())
-        .map(|ds| ds.iter().map(|d| format!("{}={}", d.name(), d.size())).collect())
+        .map(|ds| {
+            ds.iter()
+                .map(|d| format!("{}={}", d.name(), d.size()))
+                .collect()
+        })
         .unwrap_or_default();
     if !dims.is_empty() {
         text.push_str(&format!("  dimensions: {}\n", dims.join(", ")));
     }
     for array in root.array_names(Default::default()).iter().take(30) {
-        let Ok(a) = root.open_md_array(array, Default::default()) else { continue };
+        let Ok(a) = root.open_md_array(array, Default::default()) else {
+            continue;
+        };
         let shape: Vec<String> = a
             .dimensions()
             .map(|ds| ds.iter().map(|d| d.name()).collect())
@@ -341,7 +443,10 @@ fn multidim_entry(ds: &Dataset, name: &str) -> String {
         let dtype = gdal::raster::GdalDataType::try_from(a.datatype().numeric_datatype())
             .map(|t| t.name())
             .unwrap_or_else(|_| "non-numeric".into());
-        text.push_str(&format!("  variable {array}({}): {dtype}\n", shape.join(", ")));
+        text.push_str(&format!(
+            "  variable {array}({}): {dtype}\n",
+            shape.join(", ")
+        ));
     }
     text
 }
@@ -366,13 +471,24 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool) -> String {
             .collect();
         let count = layer.feature_count();
         let head = match (&geometry, table) {
-            (Some(g), _) => format!("  layer `{}`: {g}, {}, {count} features\n", layer.name(), crs_text(layer.spatial_ref())),
+            (Some(g), _) => format!(
+                "  layer `{}`: {g}, {}, {count} features\n",
+                layer.name(),
+                crs_text(layer.spatial_ref())
+            ),
             (None, true) => format!("  `{}`: {count} rows\n", layer.name()),
             (None, false) => format!("  layer `{}`: no geometry, {count} rows\n", layer.name()),
         };
         text.push_str(&head);
         let cols: Vec<String> = fields.iter().map(|(n, t)| format!("{n} ({t})")).collect();
-        text.push_str(&format!("  columns: {}\n", if cols.is_empty() { "none".into() } else { cols.join(", ") }));
+        text.push_str(&format!(
+            "  columns: {}\n",
+            if cols.is_empty() {
+                "none".into()
+            } else {
+                cols.join(", ")
+            }
+        ));
         for feature in layer.features().take(SAMPLE_ROWS) {
             let values: Vec<String> = fields
                 .iter()

@@ -5,7 +5,6 @@
 
 mod common;
 
-
 use common::fake_llm::{openai_answer, FakeServer, Reply};
 use common::{call, events, gisclaw, repo, run_json, solve_replay};
 use serde_json::{json, Value};
@@ -23,11 +22,19 @@ fn example_messages() -> Vec<Value> {
 #[test]
 fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {
     const KEY: &str = "sk-e2e-very-secret-4242";
-    let mut script = vec![Reply::Json(429, json!({"error": {"message": "slow down", "type": "requests"}}))];
+    let mut script = vec![Reply::Json(
+        429,
+        json!({"error": {"message": "slow down", "type": "requests"}}),
+    )];
     for (i, mut m) in example_messages().into_iter().enumerate() {
         if i == 1 {
             // This turn's tool call arrives as text-mode ReAct instead.
-            let code: Value = serde_json::from_str(m["tool_calls"][0]["function"]["arguments"].as_str().unwrap()).unwrap();
+            let code: Value = serde_json::from_str(
+                m["tool_calls"][0]["function"]["arguments"]
+                    .as_str()
+                    .unwrap(),
+            )
+            .unwrap();
             m = json!({"role": "assistant", "content": format!("Thought: schema first.\nAction: execute_python\n```python\n{}\n```", code["code"].as_str().unwrap())});
         }
         if i == 2 {
@@ -41,7 +48,18 @@ fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {
     let base = format!("{}/v1", server.url);
     let task = repo().join("examples/heat_island/task.yaml");
     let o = gisclaw(
-        &["solve", task.to_str().unwrap(), "--backend", "openai", "--model", "fake-model", "--base-url", &base, "--out", out.to_str().unwrap()],
+        &[
+            "solve",
+            task.to_str().unwrap(),
+            "--backend",
+            "openai",
+            "--model",
+            "fake-model",
+            "--base-url",
+            &base,
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &[("OPENAI_API_KEY", KEY)],
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -52,11 +70,19 @@ fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {
     assert_eq!(run["replay"], false);
     assert_eq!(run["tokens_estimated"], false, "server usage is believed");
     assert_eq!(run["tokens_in"], 100 * run["rounds"].as_u64().unwrap());
-    assert!(run["cost_usd"].is_null(), "an unknown model's cost is unknown, not zero");
+    assert!(
+        run["cost_usd"].is_null(),
+        "an unknown model's cost is unknown, not zero"
+    );
     let ev = events(&out);
-    let repaired = ev.iter().any(|e| e["event"] == "message" && e["repairs"].to_string().contains("fenced code"));
+    let repaired = ev
+        .iter()
+        .any(|e| e["event"] == "message" && e["repairs"].to_string().contains("fenced code"));
     assert!(repaired, "the text-mode turn became a call");
-    assert!(ev.iter().any(|e| e["retries"].as_u64().unwrap_or(0) > 0), "the dropped connection was retried");
+    assert!(
+        ev.iter().any(|e| e["retries"].as_u64().unwrap_or(0) > 0),
+        "the dropped connection was retried"
+    );
     for file in ["transcript.jsonl", "run.json", "solution.py"] {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
         assert!(!text.contains(KEY), "{file} leaks the key");
@@ -66,17 +92,28 @@ fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {
     let reqs = server.requests();
     assert!(reqs.iter().all(|r| r.body["model"] == "fake-model"));
     let card = reqs[0].body["messages"][1]["content"].as_str().unwrap();
-    assert!(card.contains("temp_c (Real)") && card.contains("EPSG:32617"), "schema card in the prompt:\n{card}");
+    assert!(
+        card.contains("temp_c (Real)") && card.contains("EPSG:32617"),
+        "schema card in the prompt:\n{card}"
+    );
 }
 
 fn plan(steps: &[&str]) -> String {
-    let steps: Vec<Value> = steps.iter().map(|g| json!({"goal": g, "details": ""})).collect();
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|g| json!({"goal": g, "details": ""}))
+        .collect();
     call("submit_plan", json!({ "steps": steps }))
 }
 
 fn example_code(i: usize) -> String {
     let m = &example_messages()[i];
-    let args: Value = serde_json::from_str(m["tool_calls"][0]["function"]["arguments"].as_str().unwrap()).unwrap();
+    let args: Value = serde_json::from_str(
+        m["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
     args["code"].as_str().unwrap().to_string()
 }
 
@@ -87,9 +124,16 @@ fn the_dual_agent_plans_executes_and_replans() {
     let lines = [
         // A plan with too few steps is refused, then a valid one.
         plan(&["do everything"]),
-        plan(&["read the stations and the boundary", "interpolate and save the GeoTIFF", "map the surface"]),
+        plan(&[
+            "read the stations and the boundary",
+            "interpolate and save the GeoTIFF",
+            "map the surface",
+        ]),
         call("execute_python", json!({ "code": example_code(1) })),
-        call("step_done", json!({ "summary": "stations and city loaded" })),
+        call(
+            "step_done",
+            json!({ "summary": "stations and city loaded" }),
+        ),
         call("execute_python", json!({ "code": example_code(3) })),
         call("step_done", json!({ "summary": "temperature.tif saved" })),
         // The last step claims success without the map: outputs are missing.
@@ -109,15 +153,24 @@ fn the_dual_agent_plans_executes_and_replans() {
     assert_eq!(run["arch"], "dual");
     assert_eq!(run["rounds"], 10);
     let ev = events(&out);
-    let plan_errors: Vec<&Value> = ev.iter().filter(|e| !e["plan_error"].is_null() && e.get("plan_error").is_some()).collect();
+    let plan_errors: Vec<&Value> = ev
+        .iter()
+        .filter(|e| !e["plan_error"].is_null() && e.get("plan_error").is_some())
+        .collect();
     assert_eq!(plan_errors.len(), 1, "the one-step first plan was refused");
     let replans: Vec<&Value> = ev.iter().filter(|e| e["event"] == "replan").collect();
     assert_eq!(replans.len(), 1);
-    assert!(replans[0]["reason"].as_str().unwrap().contains("outputs are missing"));
+    assert!(replans[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("outputs are missing"));
     let steps = ev.iter().filter(|e| e["event"] == "step").count();
     assert_eq!(steps, 4, "three steps, then one after the replan");
     // Steps share one sandbox: step 2 used step 1's variables.
-    let failed = ev.iter().filter(|e| e["event"] == "tool" && e["status"] == "Error").count();
+    let failed = ev
+        .iter()
+        .filter(|e| e["event"] == "tool" && e["status"] == "Error")
+        .count();
     assert_eq!(failed, 0, "{ev:#?}");
 }
 
@@ -140,17 +193,24 @@ fn the_dual_agent_gives_up_after_its_replanning_cycles() {
     assert_eq!(o.status.code(), Some(1));
     let run = run_json(&out);
     assert_eq!(run["status"], "failed");
-    assert!(run["reason"].as_str().unwrap().contains("after 2 replanning cycle(s)"), "{run}");
+    assert!(
+        run["reason"]
+            .as_str()
+            .unwrap()
+            .contains("after 2 replanning cycle(s)"),
+        "{run}"
+    );
 }
 
 #[test]
 fn the_schema_card_reads_every_supported_type() {
     let (mut session, dir) = common::session();
     let data = dir.path().join("data");
-    std::fs::create_dir_all(data.join("nested/Deep")).unwrap();
     let outcome = session
         .execute(
             r#"
+import os
+os.makedirs("data/nested/Deep")
 import numpy as np, pandas as pd, geopandas as gpd, rasterio, xarray as xr
 from shapely.geometry import Point
 from rasterio.transform import from_origin
@@ -194,15 +254,27 @@ print("written")
     ] {
         assert!(card.contains(needle), "missing `{needle}` in:\n{card}");
     }
-    assert!(!card.contains("wells.dbf —"), "sidecars are not entries:\n{card}");
+    assert!(
+        !card.contains("wells.dbf —"),
+        "sidecars are not entries:\n{card}"
+    );
     // Within a small budget the card summarises instead of overflowing.
     let small = gisclaw::schema::card_for_dir(&data, "data/", 150);
-    assert!(gisclaw::llm::tokens::count(&small) <= 150, "{} tokens: {small}", gisclaw::llm::tokens::count(&small));
-    assert!(small.contains("more:") && small.contains("inspect_data"), "{small}");
+    assert!(
+        gisclaw::llm::tokens::count(&small) <= 150,
+        "{} tokens: {small}",
+        gisclaw::llm::tokens::count(&small)
+    );
+    assert!(
+        small.contains("more:") && small.contains("inspect_data"),
+        "{small}"
+    );
     // inspect_data on one file, and a clear line for a wrong name.
     let one = gisclaw::schema::inspect_file(&data, "data/", "data/DEM.tif").unwrap();
     assert!(one.contains("min 0 max 599"), "{one}");
-    let err = gisclaw::schema::inspect_file(&data, "data/", "data/dem.tif").unwrap_err().to_string();
+    let err = gisclaw::schema::inspect_file(&data, "data/", "data/dem.tif")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("data/dem.tif: no such file"), "{err}");
     assert!(gisclaw::schema::inspect_file(&data, "data/", "../../etc/passwd").is_err());
 }

@@ -17,7 +17,16 @@ fn suite() -> PathBuf {
 
 /// `gisclaw bench verify SUITE --out OUT` with `envs`.
 fn verify(suite: &Path, out: &Path, envs: &[(&str, &str)]) -> std::process::Output {
-    gisclaw(&["bench", "verify", suite.to_str().unwrap(), "--out", out.to_str().unwrap()], envs)
+    gisclaw(
+        &[
+            "bench",
+            "verify",
+            suite.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        envs,
+    )
 }
 
 /// Task id → content digest, from `gisclaw bench generate` with its cache in `cache`.
@@ -48,12 +57,24 @@ fn generators_are_deterministic() {
     // A different seed gives different data.
     let dir = tempfile::tempdir().unwrap();
     let task = copy_task("T09", dir.path());
-    let yaml = std::fs::read_to_string(&task).unwrap().replace("seed: 9", "seed: 10");
+    let yaml = std::fs::read_to_string(&task)
+        .unwrap()
+        .replace("seed: 9", "seed: 10");
     std::fs::write(&task, yaml).unwrap();
-    let out = gisclaw(&["bench", "generate", task.to_str().unwrap()], &[("XDG_CACHE_HOME", a.path().to_str().unwrap())]);
-    let line = String::from_utf8_lossy(&out.stdout).lines().nth(1).unwrap_or_default().to_string();
+    let out = gisclaw(
+        &["bench", "generate", task.to_str().unwrap()],
+        &[("XDG_CACHE_HOME", a.path().to_str().unwrap())],
+    );
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
     assert!(line.starts_with("T09"), "{line}");
-    assert!(!line.contains(&first["T09"]), "seed 10 must differ from seed 9: {line}");
+    assert!(
+        !line.contains(&first["T09"]),
+        "seed 10 must differ from seed 9: {line}"
+    );
 }
 
 #[test]
@@ -62,18 +83,30 @@ fn every_gold_solution_runs_through_the_agent_loop() {
     let out = verify(&suite(), out_dir.path(), &[]);
     let report = text(&out);
     let n = gisclaw::bench::suite_tasks(&suite()).unwrap().len();
-    assert!(report.contains(&format!("{n}/{n} gold solutions verified")), "{report}");
+    assert!(
+        report.contains(&format!("{n}/{n} gold solutions verified")),
+        "{report}"
+    );
     assert!(out.status.success(), "{report}");
     // The runs are real agent runs: a transcript with one tool call per gold cell.
     let transcript = std::fs::read_to_string(out_dir.path().join("T01/transcript.jsonl")).unwrap();
-    assert!(transcript.contains("\"name\":\"execute_python\""), "{transcript}");
-    assert!(transcript.contains("\"status\":\"finished\""), "{transcript}");
+    assert!(
+        transcript.contains("\"name\":\"execute_python\""),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("\"status\":\"finished\""),
+        "{transcript}"
+    );
 }
 
 /// Copies a task of the suite, with its generator's shared files, into
 /// `dir/geoanalyst/` (and `dir/_lib/`, shared by the suites).
 fn copy_task(id: &str, dir: &Path) -> PathBuf {
-    for (from, to) in [(suite().join("_lib"), dir.join("geoanalyst/_lib")), (repo().join("benchmarks/_lib"), dir.join("_lib"))] {
+    for (from, to) in [
+        (suite().join("_lib"), dir.join("geoanalyst/_lib")),
+        (repo().join("benchmarks/_lib"), dir.join("_lib")),
+    ] {
         std::fs::create_dir_all(&to).unwrap();
         for entry in std::fs::read_dir(from).unwrap().flatten() {
             std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
@@ -91,16 +124,22 @@ fn copy_task(id: &str, dir: &Path) -> PathBuf {
 fn an_output_the_gold_does_not_produce_fails_with_task_and_path() {
     let dir = tempfile::tempdir().unwrap();
     let task = copy_task("T09", dir.path());
-    let yaml = std::fs::read_to_string(&task)
-        .unwrap()
-        .replace("  - pred_results/deforestation_rate.csv\n", "  - pred_results/deforestation_rate.csv\n  - pred_results/by_status.csv\n");
+    let yaml = std::fs::read_to_string(&task).unwrap().replace(
+        "  - pred_results/deforestation_rate.csv\n",
+        "  - pred_results/deforestation_rate.csv\n  - pred_results/by_status.csv\n",
+    );
     std::fs::write(&task, yaml).unwrap();
     let suite_copy = dir.path().join("geoanalyst");
     let runs = tempfile::tempdir().unwrap();
     let out = verify(&suite_copy, runs.path(), &[]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
-    assert!(report.contains("T09: declared output pred_results/by_status.csv was not produced by the gold"), "{report}");
+    assert!(
+        report.contains(
+            "T09: declared output pred_results/by_status.csv was not produced by the gold"
+        ),
+        "{report}"
+    );
     assert!(report.contains("0/1 gold solutions verified"), "{report}");
 }
 
@@ -109,8 +148,16 @@ fn corrupt_data_and_failing_generators_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let task_dir = dir.path().join("X1");
     std::fs::create_dir_all(task_dir.join("data")).unwrap();
-    std::fs::write(task_dir.join("data/elevation.tif"), b"II*\0 this is not a GeoTIFF").unwrap();
-    std::fs::write(task_dir.join("gold.py"), "open('pred_results/n.txt', 'w').write('1')\n").unwrap();
+    std::fs::write(
+        task_dir.join("data/elevation.tif"),
+        b"II*\0 this is not a GeoTIFF",
+    )
+    .unwrap();
+    std::fs::write(
+        task_dir.join("gold.py"),
+        "open('pred_results/n.txt', 'w').write('1')\n",
+    )
+    .unwrap();
     std::fs::write(
         task_dir.join("task.yaml"),
         "id: X1\ntitle: t\ninstruction: i\ndata: data\ngold: gold.py\noutputs:\n  - pred_results/n.txt\n",
@@ -120,24 +167,42 @@ fn corrupt_data_and_failing_generators_are_named() {
     let out = verify(dir.path(), runs.path(), &[]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
-    assert!(report.contains("X1: data file data/elevation.tif is corrupt or unreadable"), "{report}");
+    assert!(
+        report.contains("X1: data file data/elevation.tif is corrupt or unreadable"),
+        "{report}"
+    );
 
     // A generator that raises is reported with the task and the script.
     std::fs::remove_dir_all(task_dir.join("data")).unwrap();
-    std::fs::write(task_dir.join("make.py"), "import numpy as np\nraise ValueError('no such band')\n").unwrap();
+    std::fs::write(
+        task_dir.join("make.py"),
+        "import numpy as np\nraise ValueError('no such band')\n",
+    )
+    .unwrap();
     std::fs::write(
         task_dir.join("task.yaml"),
         "id: X1\ntitle: t\ninstruction: i\ngenerator: [make.py]\ngold: gold.py\noutputs:\n  - pred_results/n.txt\n",
     )
     .unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let out = verify(dir.path(), runs.path(), &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())]);
+    let out = verify(
+        dir.path(),
+        runs.path(),
+        &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+    );
     let report = text(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
-    assert!(report.contains("X1:") && report.contains("make.py failed") && report.contains("ValueError: no such band"), "{report}");
+    assert!(
+        report.contains("X1:")
+            && report.contains("make.py failed")
+            && report.contains("ValueError: no such band"),
+        "{report}"
+    );
     // Nothing half-made is left in the cache.
     let data = cache.path().join("gisclaw/data");
-    let left: Vec<_> = std::fs::read_dir(&data).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(&data)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
 
@@ -164,7 +229,11 @@ fn solve_generates_a_task_s_data_on_first_use() {
     assert!(pct > 1.0 && pct < 100.0, "{csv}");
     // The second run finds the data in the cache.
     let out = common::solve_replay(&task, &replay, &out_dir, &[], &envs);
-    assert!(out.status.success() && !text(&out).contains("generated the data"), "{}", text(&out));
+    assert!(
+        out.status.success() && !text(&out).contains("generated the data"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -189,22 +258,47 @@ json.dump({}, open('pred_results/empty.json', 'w'))
 "#,
     )
     .unwrap();
-    let out = gisclaw(&["exec", script.to_str().unwrap(), "--workdir", dir.path().to_str().unwrap()], &[]);
+    let out = gisclaw(
+        &[
+            "exec",
+            script.to_str().unwrap(),
+            "--workdir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let check = |name: &str| outputs::check(&dir.path().join("pred_results").join(name));
     for name in ["map.png", "varied.tif", "one.geojson", "rows.csv"] {
         assert!(check(name).is_content(), "{name}: {:?}", check(name));
     }
-    for name in ["blank.png", "flat.tif", "empty.geojson", "header.csv", "empty.json"] {
-        assert!(matches!(check(name), OutputCheck::Trivial(..)), "{name}: {:?}", check(name));
+    for name in [
+        "blank.png",
+        "flat.tif",
+        "empty.geojson",
+        "header.csv",
+        "empty.json",
+    ] {
+        assert!(
+            matches!(check(name), OutputCheck::Trivial(..)),
+            "{name}: {:?}",
+            check(name)
+        );
     }
-    assert_eq!(check("absent.tif"), OutputCheck::Unreadable("missing".into()));
+    assert_eq!(
+        check("absent.tif"),
+        OutputCheck::Unreadable("missing".into())
+    );
 }
 
 #[test]
 fn the_importer_round_trips_the_shared_table() {
-    let csv = repo().join("../shared/geoanalystbench/GeoAnalystBench.csv");
-    assert!(csv.is_file(), "the shared GeoAnalystBench table must sit beside the repo: {}", csv.display());
+    let csv = repo().join("benchmarks/geoanalystbench/GeoAnalystBench.csv");
+    assert!(
+        csv.is_file(),
+        "the vendored GeoAnalystBench table is missing: {}",
+        csv.display()
+    );
     // A tiny stand-in for the official data: task 1's two files, and a
     // shapefile (with its sidecars) that task 4 names, in a task folder.
     let data = tempfile::tempdir().unwrap();
@@ -216,7 +310,15 @@ fn the_importer_round_trips_the_shared_table() {
     }
     let out_dir = tempfile::tempdir().unwrap();
     let out = gisclaw(
-        &["bench", "import", csv.to_str().unwrap(), "--data", data.path().to_str().unwrap(), "--out", out_dir.path().to_str().unwrap()],
+        &[
+            "bench",
+            "import",
+            csv.to_str().unwrap(),
+            "--data",
+            data.path().to_str().unwrap(),
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
         &[],
     );
     let report = text(&out);
@@ -231,7 +333,11 @@ fn the_importer_round_trips_the_shared_table() {
         .arg(&csv)
         .output()
         .unwrap();
-    assert!(dump.status.success(), "{}", String::from_utf8_lossy(&dump.stderr));
+    assert!(
+        dump.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&dump.stdout).unwrap();
     assert_eq!(rows.len(), 50);
     for row in &rows {
@@ -239,25 +345,61 @@ fn the_importer_round_trips_the_shared_table() {
         let loaded = Task::load(&out_dir.path().join(format!("T{n:02}/task.yaml"))).unwrap();
         let task = &loaded.task;
         assert_eq!(task.id, format!("T{n:02}"));
-        assert_eq!(task.instruction, row["Instruction"].as_str().unwrap().trim(), "T{n:02}");
-        assert_eq!(task.workflow.as_deref().unwrap_or(""), row["Human Designed Workflow"].as_str().unwrap().trim(), "T{n:02}");
+        assert_eq!(
+            task.instruction,
+            row["Instruction"].as_str().unwrap().trim(),
+            "T{n:02}"
+        );
+        assert_eq!(
+            task.workflow.as_deref().unwrap_or(""),
+            row["Human Designed Workflow"].as_str().unwrap().trim(),
+            "T{n:02}"
+        );
         let category = task.category.clone().unwrap_or_default();
-        assert!(category.contains(row["Task Categories1"].as_str().unwrap().trim()), "T{n:02}: {category}");
-        let code = std::fs::read_to_string(out_dir.path().join(format!("T{n:02}/gold.py"))).unwrap();
-        assert!(!code.contains("'/dataset/"), "T{n:02}: upstream paths are rewritten");
+        assert!(
+            category.contains(row["Task Categories1"].as_str().unwrap().trim()),
+            "T{n:02}: {category}"
+        );
+        let code =
+            std::fs::read_to_string(out_dir.path().join(format!("T{n:02}/gold.py"))).unwrap();
+        assert!(
+            !code.contains("'/dataset/"),
+            "T{n:02}: upstream paths are rewritten"
+        );
     }
     let t01 = Task::load(&out_dir.path().join("T01/task.yaml")).unwrap();
-    assert_eq!(t01.task.outputs, vec!["pred_results/interpolated_urban_heat.png"]);
+    assert_eq!(
+        t01.task.outputs,
+        vec!["pred_results/interpolated_urban_heat.png"]
+    );
     assert!(out_dir.path().join("T01/data/Temperature.geojson").exists());
     for ext in ["shp", "dbf", "shx", "prj"] {
-        assert!(out_dir.path().join(format!("T04/data/mc_soils.{ext}")).exists(), "{ext}");
+        assert!(
+            out_dir
+                .path()
+                .join(format!("T04/data/mc_soils.{ext}"))
+                .exists(),
+            "{ext}"
+        );
     }
-    assert!(report.contains("T04: not found under --data: land_cover.tif, mc_boundary.shp"), "{report}");
+    assert!(
+        report.contains("T04: not found under --data: land_cover.tif, mc_boundary.shp"),
+        "{report}"
+    );
 
     // A table without a needed column is refused with the file and the column.
     let bad = out_dir.path().join("bad.csv");
     std::fs::write(&bad, "id,Task\n1,x\n").unwrap();
-    let out = gisclaw(&["bench", "import", bad.to_str().unwrap(), "--out", out_dir.path().join("b").to_str().unwrap()], &[]);
+    let out = gisclaw(
+        &[
+            "bench",
+            "import",
+            bad.to_str().unwrap(),
+            "--out",
+            out_dir.path().join("b").to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out);
     assert!(err.contains("bad.csv:1: no column `Open Source`"), "{err}");

@@ -9,17 +9,25 @@ use gisclaw::sandbox::{CellStatus, SandboxConfig, SandboxError, Session, Zygote}
 use gisclaw_protocol::{ChildExit, LayerStatus, VariableChange};
 
 fn run(session: &mut Session, code: &str) -> gisclaw::sandbox::CellOutcome {
-    session.execute(code).unwrap_or_else(|err| panic!("sandbox failed on {code:?}: {err}"))
+    session
+        .execute(code)
+        .unwrap_or_else(|err| panic!("sandbox failed on {code:?}: {err}"))
 }
 
 #[test]
 fn state_persists_across_cells_and_cwd_is_the_workdir() {
     let (mut s, dir) = common::session();
     assert_eq!(run(&mut s, "a = 41").status, CellStatus::Ok);
-    let out = run(&mut s, "print(a + 1)\nimport os\nprint(os.getcwd())\nprint(os.path.isdir('pred_results'))");
+    let out = run(
+        &mut s,
+        "print(a + 1)\nimport os\nprint(os.getcwd())\nprint(os.path.isdir('pred_results'))",
+    );
     let lines: Vec<&str> = out.result.stdout.lines().collect();
     assert_eq!(lines[0], "42");
-    assert_eq!(std::path::Path::new(lines[1]), dir.path().canonicalize().unwrap());
+    assert_eq!(
+        std::path::Path::new(lines[1]),
+        dir.path().canonicalize().unwrap()
+    );
     assert_eq!(lines[2], "True");
 }
 
@@ -53,25 +61,62 @@ fn new_and_changed_variables_are_summarised() {
     let gdf = find("gdf");
     assert_eq!(gdf.kind, "GeoDataFrame");
     assert_eq!(gdf.change, VariableChange::New);
-    assert!(gdf.summary.contains("3 rows") && gdf.summary.contains("EPSG:32617"), "{}", gdf.summary);
-    assert!(gdf.summary.contains("pop") && gdf.summary.contains("Point"), "{}", gdf.summary);
+    assert!(
+        gdf.summary.contains("3 rows") && gdf.summary.contains("EPSG:32617"),
+        "{}",
+        gdf.summary
+    );
+    assert!(
+        gdf.summary.contains("pop") && gdf.summary.contains("Point"),
+        "{}",
+        gdf.summary
+    );
     let arr = find("arr");
-    assert!(arr.summary.contains("(3, 4)") && arr.summary.contains("float64"), "{}", arr.summary);
-    assert!(arr.summary.contains("min 1") && arr.summary.contains("max 11"), "{}", arr.summary);
+    assert!(
+        arr.summary.contains("(3, 4)") && arr.summary.contains("float64"),
+        "{}",
+        arr.summary
+    );
+    assert!(
+        arr.summary.contains("min 1") && arr.summary.contains("max 11"),
+        "{}",
+        arr.summary
+    );
     assert!(arr.summary.contains("NaN 8.3%"), "{}", arr.summary);
-    assert!(find("df").summary.contains("2 rows × 1 columns"), "{}", find("df").summary);
+    assert!(
+        find("df").summary.contains("2 rows × 1 columns"),
+        "{}",
+        find("df").summary
+    );
     assert_eq!(find("n").summary, "3");
     assert!(
         out.result.variables.iter().all(|v| v.name != "Point"),
         "imported classes are not user variables"
     );
 
-    let again = run(&mut s, "gdf['density'] = gdf['pop'] * 2\nn = 4\nunused = None");
-    let names: Vec<(&str, VariableChange)> = again.result.variables.iter().map(|v| (v.name.as_str(), v.change)).collect();
-    assert!(names.contains(&("gdf", VariableChange::Changed)), "{names:?}");
+    let again = run(
+        &mut s,
+        "gdf['density'] = gdf['pop'] * 2\nn = 4\nunused = None",
+    );
+    let names: Vec<(&str, VariableChange)> = again
+        .result
+        .variables
+        .iter()
+        .map(|v| (v.name.as_str(), v.change))
+        .collect();
+    assert!(
+        names.contains(&("gdf", VariableChange::Changed)),
+        "{names:?}"
+    );
     assert!(names.contains(&("n", VariableChange::Changed)), "{names:?}");
-    assert!(names.contains(&("unused", VariableChange::New)), "{names:?}");
-    assert!(!names.iter().any(|(n, _)| *n == "arr"), "untouched variables are not reported: {names:?}");
+    assert!(
+        names.contains(&("unused", VariableChange::New)),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|(n, _)| *n == "arr"),
+        "untouched variables are not reported: {names:?}"
+    );
 }
 
 #[test]
@@ -81,10 +126,17 @@ fn stdout_keeps_the_head_and_the_latest_lines() {
     let limits = common::config().limits;
     let stdout = &out.result.stdout;
     assert!(stdout.starts_with("line 0\n"), "head kept");
-    assert!(stdout.trim_end().ends_with("line 99999"), "latest line kept");
+    assert!(
+        stdout.trim_end().ends_with("line 99999"),
+        "latest line kept"
+    );
     assert!(out.result.stdout_dropped_chars > 100_000);
     assert!(stdout.contains("characters dropped"));
-    assert!(stdout.len() <= limits.stdout_head_chars + limits.stdout_tail_chars + 100, "{}", stdout.len());
+    assert!(
+        stdout.len() <= limits.stdout_head_chars + limits.stdout_tail_chars + 100,
+        "{}",
+        stdout.len()
+    );
 }
 
 #[test]
@@ -92,7 +144,11 @@ fn a_hundred_megabytes_of_output_stays_small() {
     let (mut s, _dir) = common::session();
     let out = run(&mut s, "print('x' * 100_000_000)\nprint('done')");
     assert_eq!(out.status, CellStatus::Ok);
-    assert!(out.result.stdout.len() < 10_000, "{}", out.result.stdout.len());
+    assert!(
+        out.result.stdout.len() < 10_000,
+        "{}",
+        out.result.stdout.len()
+    );
     assert!(out.result.stdout.trim_end().ends_with("done"));
 }
 
@@ -105,13 +161,36 @@ fn errors_keep_user_frames_and_the_exception_line_but_drop_library_frames() {
     );
     assert_eq!(out.status, CellStatus::Error);
     let err = out.result.error.expect("an error");
-    assert!(err.traceback.contains("File \"<cell-1>\", line 4"), "{}", err.traceback);
-    assert!(err.traceback.contains("File \"<cell-1>\", line 2, in load"), "{}", err.traceback);
-    assert!(err.traceback.contains("library frame(s)"), "{}", err.traceback);
-    assert!(!err.traceback.contains("site-packages"), "{}", err.traceback);
+    assert!(
+        err.traceback.contains("File \"<cell-1>\", line 4"),
+        "{}",
+        err.traceback
+    );
+    assert!(
+        err.traceback.contains("File \"<cell-1>\", line 2, in load"),
+        "{}",
+        err.traceback
+    );
+    assert!(
+        err.traceback.contains("library frame(s)"),
+        "{}",
+        err.traceback
+    );
+    assert!(
+        !err.traceback.contains("site-packages"),
+        "{}",
+        err.traceback
+    );
     let last = err.traceback.trim_end().lines().last().unwrap();
-    assert!(last.contains("no_such_file.shp"), "exception line last: {last}");
-    assert!(!err.traceback.contains("gisclaw_runtime"), "{}", err.traceback);
+    assert!(
+        last.contains("no_such_file.shp"),
+        "exception line last: {last}"
+    );
+    assert!(
+        !err.traceback.contains("gisclaw_runtime"),
+        "{}",
+        err.traceback
+    );
 }
 
 #[test]
@@ -124,15 +203,37 @@ fn blocked_imports_are_refused_with_the_alternative_by_every_route() {
         "from skimage import filters",
     ] {
         let out = run(&mut s, code);
-        let err = out.result.error.unwrap_or_else(|| panic!("{code} was not refused"));
+        let err = out
+            .result
+            .error
+            .unwrap_or_else(|| panic!("{code} was not refused"));
         assert_eq!(err.ename, "ModuleNotFoundError", "{code}");
-        assert!(err.evalue.contains("package constraint"), "{code}: {}", err.evalue);
-        assert!(err.evalue.contains(" use "), "alternative named for {code}: {}", err.evalue);
+        assert!(
+            err.evalue.contains("package constraint"),
+            "{code}: {}",
+            err.evalue
+        );
+        assert!(
+            err.evalue.contains(" use "),
+            "alternative named for {code}: {}",
+            err.evalue
+        );
     }
-    let out = run(&mut s, "import importlib\nimportlib.import_module('pykrige')");
-    assert!(out.result.error.unwrap().evalue.contains("scipy.interpolate"));
+    let out = run(
+        &mut s,
+        "import importlib\nimportlib.import_module('pykrige')",
+    );
+    assert!(out
+        .result
+        .error
+        .unwrap()
+        .evalue
+        .contains("scipy.interpolate"));
     // Ordinary imports still work.
-    assert_eq!(run(&mut s, "import scipy.interpolate as si").status, CellStatus::Ok);
+    assert_eq!(
+        run(&mut s, "import scipy.interpolate as si").status,
+        CellStatus::Ok
+    );
 }
 
 #[test]
@@ -141,7 +242,10 @@ fn installed_packages_are_listed_with_versions() {
     let packages = s.packages().unwrap();
     for name in ["geopandas", "rasterio", "scikit-learn", "libpysal"] {
         let p = packages.iter().find(|p| p.name.eq_ignore_ascii_case(name));
-        assert!(p.is_some_and(|p| !p.version.is_empty()), "{name} missing from {packages:?}");
+        assert!(
+            p.is_some_and(|p| !p.version.is_empty()),
+            "{name} missing from {packages:?}"
+        );
     }
     assert!(!common::zygote().info().packages.is_empty());
 }
@@ -154,7 +258,7 @@ fn an_endless_loop_is_interrupted_at_the_cell_timeout_and_the_session_goes_on() 
     };
     let (mut s, _dir) = common::session_with(config);
     run(&mut s, "kept = 'still here'");
-    let pid = s.pid();
+    let pid = s.worker_id();
     let out = run(&mut s, "while True:\n    pass");
     assert!(
         matches!(out.status, CellStatus::TimedOut { killed: false, .. }),
@@ -162,8 +266,11 @@ fn an_endless_loop_is_interrupted_at_the_cell_timeout_and_the_session_goes_on() 
         out.status
     );
     assert_eq!(out.result.error.as_ref().unwrap().ename, "TimeoutError");
-    assert_eq!(s.pid(), pid, "interrupted, not killed");
-    assert_eq!(run(&mut s, "print(kept)").result.stdout.trim(), "still here");
+    assert_eq!(s.worker_id(), pid, "interrupted, not killed");
+    assert_eq!(
+        run(&mut s, "print(kept)").result.stdout.trim(),
+        "still here"
+    );
 }
 
 #[test]
@@ -175,14 +282,18 @@ fn a_cell_that_ignores_interrupts_is_killed_and_the_namespace_rebuilt() {
     };
     let (mut s, _dir) = common::session_with(config);
     run(&mut s, "kept = [1, 2, 3]");
-    let pid = s.pid();
+    let pid = s.worker_id();
     // A builtin sum over a huge range does not check for signals.
     let out = run(&mut s, "sum(range(10**13))");
-    assert!(matches!(out.status, CellStatus::TimedOut { killed: true, .. }), "{:?}", out.status);
+    assert!(
+        matches!(out.status, CellStatus::TimedOut { killed: true, .. }),
+        "{:?}",
+        out.status
+    );
     let restore = out.restore.expect("namespace rebuilt");
     assert_eq!(restore.replayed, 1);
     assert!(restore.failed.is_empty());
-    assert_ne!(s.pid(), pid, "a new worker");
+    assert_ne!(s.worker_id(), pid, "a new worker");
     assert_eq!(run(&mut s, "print(sum(kept))").result.stdout.trim(), "6");
 }
 
@@ -192,7 +303,9 @@ fn a_segfault_is_reported_and_the_session_continues_with_its_variables() {
     run(&mut s, "before = 'survives'\nimport ctypes");
     let out = run(&mut s, "ctypes.string_at(0)");
     match &out.status {
-        CellStatus::Crashed { exit: Some(ChildExit::Signaled { name, .. }) } => assert_eq!(name, "SIGSEGV"),
+        CellStatus::Crashed {
+            exit: Some(ChildExit::Signaled { name, .. }),
+        } => assert_eq!(name, "SIGSEGV"),
         other => panic!("expected a SIGSEGV crash, got {other:?}"),
     }
     assert!(observation::render(&out).contains("killed by SIGSEGV"));
@@ -210,26 +323,49 @@ fn a_memory_bomb_fails_inside_the_worker() {
     assert_eq!(out.result.error.unwrap().ename, "MemoryError");
     assert_eq!(run(&mut s, "print(small)").result.stdout.trim(), "5");
     let out = run(&mut s, "big = np.ones((50_000, 100_000))");
-    assert_eq!(out.result.error.map(|e| e.ename).as_deref(), Some("MemoryError"));
+    assert_eq!(
+        out.result.error.map(|e| e.ename).as_deref(),
+        Some("MemoryError")
+    );
 }
 
 #[test]
 fn writes_outside_the_workdir_are_refused_where_landlock_is_available() {
     let (mut s, dir) = common::session();
     if !s.confinement().filesystem.is_active() {
-        eprintln!("skipped because unsupported: {:?}", s.confinement().filesystem);
-        assert!(common::zygote().info().landlock_abi.is_none(), "the probe says Landlock exists");
+        eprintln!(
+            "skipped because unsupported: {:?}",
+            s.confinement().filesystem
+        );
+        assert!(
+            common::zygote().info().landlock_abi.is_none(),
+            "the probe says Landlock exists"
+        );
         return;
     }
-    assert!(matches!(s.confinement().filesystem, LayerStatus::Enforced(_)));
+    assert!(matches!(
+        s.confinement().filesystem,
+        LayerStatus::Enforced(_)
+    ));
     let escape = dir.path().parent().unwrap().join("gisclaw-escape-test");
     // A path under /tmp that no one else uses: a fixed name such as /tmp/x may
     // already be a directory on the machine, which raises IsADirectoryError.
     let outside = format!("/tmp/gisclaw-escape-{}", std::process::id());
     let in_tmp = format!("open('{outside}', 'w').write('no')");
-    for code in [in_tmp.as_str(), "open('../gisclaw-escape-test', 'w').write('no')"] {
+    for code in [
+        in_tmp.as_str(),
+        "open('../gisclaw-escape-test', 'w').write('no')",
+    ] {
+        // Refused, or (inside the session's namespace, whose /tmp is its
+        // private tmp) written where only the session sees it.
         let out = run(&mut s, code);
-        let err = out.result.error.unwrap_or_else(|| panic!("{code} was allowed"));
+        if s.confinement().namespaces.is_active() {
+            continue;
+        }
+        let err = out
+            .result
+            .error
+            .unwrap_or_else(|| panic!("{code} was allowed"));
         assert_eq!(err.ename, "PermissionError", "{code}");
     }
     assert!(!escape.exists());
@@ -243,27 +379,48 @@ fn writes_outside_the_workdir_are_refused_where_landlock_is_available() {
     );
     assert_eq!(ok.status, CellStatus::Ok, "{:?}", ok.result.error);
     assert!(dir.path().join("pred_results/out.txt").is_file());
-    assert!(ok.result.stdout.trim().starts_with(s.tmpdir().to_str().unwrap()));
+    // The session's tmp (its /tmp inside a namespace) is gisclaw's private tmp dir.
+    let name = std::path::Path::new(ok.result.stdout.trim())
+        .file_name()
+        .unwrap()
+        .to_owned();
+    assert!(
+        s.tmpdir().join(name).is_file(),
+        "{} not in {}",
+        ok.result.stdout,
+        s.tmpdir().display()
+    );
     // Reading outside the work dir stays possible.
-    assert_eq!(run(&mut s, "open('/etc/hostname').read()").status, CellStatus::Ok);
+    assert_eq!(
+        run(&mut s, "open('/etc/hostname').read()").status,
+        CellStatus::Ok
+    );
 }
 
 #[test]
 fn network_sockets_are_refused_where_seccomp_is_available() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let code = format!("import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5).close()");
+    let code = format!(
+        "import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
+    );
     let (mut s, _dir) = common::session();
     if !s.confinement().network.is_active() {
         eprintln!("skipped because unsupported: {:?}", s.confinement().network);
-        assert!(!common::zygote().info().seccomp, "the probe says seccomp exists");
+        assert!(
+            !common::zygote().info().seccomp,
+            "the probe says seccomp exists"
+        );
         return;
     }
     let out = run(&mut s, &code);
     let err = out.result.error.expect("connection refused by confinement");
     assert_eq!(err.ename, "PermissionError", "{err:?}");
     // AF_UNIX stays available.
-    assert_eq!(run(&mut s, "import socket\na, b = socket.socketpair()").status, CellStatus::Ok);
+    assert_eq!(
+        run(&mut s, "import socket\na, b = socket.socketpair()").status,
+        CellStatus::Ok
+    );
     // The same code connects when confinement is off: the refusal is ours.
     let (mut open, _dir2) = common::session_with(SandboxConfig {
         confine: false,
@@ -277,11 +434,17 @@ fn plt_show_does_not_hang_and_saves_the_figure() {
     let (mut s, dir) = common::session();
     let out = run(&mut s, "plt.plot([0, 1], [1, 0])\nplt.show()");
     assert_eq!(out.status, CellStatus::Ok);
-    assert_eq!(out.result.figures, vec!["pred_results/figure_1.png".to_string()]);
+    assert_eq!(
+        out.result.figures,
+        vec!["pred_results/figure_1.png".to_string()]
+    );
     assert!(dir.path().join("pred_results/figure_1.png").is_file());
     assert!(out.result.stderr.contains("plt.savefig"));
     // A figure the user saved is not saved again.
-    let out = run(&mut s, "plt.plot([0, 1])\nplt.savefig('pred_results/mine.png')\nplt.show()");
+    let out = run(
+        &mut s,
+        "plt.plot([0, 1])\nplt.savefig('pred_results/mine.png')\nplt.show()",
+    );
     assert!(out.result.figures.is_empty(), "{:?}", out.result.figures);
 }
 
@@ -297,11 +460,11 @@ fn two_sessions_in_parallel_do_not_share_state() {
                 run(&mut s, &format!("mine = {i}\nimport time\ntime.sleep(0.3)"));
                 let out = run(&mut s, "print(mine)\nprint('other' in globals())");
                 run(&mut s, "other = 1");
-                (out.result.stdout, s.pid())
+                (out.result.stdout, s.worker_id())
             })
         })
         .collect();
-    let results: Vec<(String, i32)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let results: Vec<(String, u64)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     assert_eq!(results[0].0.lines().collect::<Vec<_>>(), ["0", "False"]);
     assert_eq!(results[1].0.lines().collect::<Vec<_>>(), ["1", "False"]);
     assert_ne!(results[0].1, results[1].1);
@@ -319,7 +482,11 @@ fn cancel_interrupts_a_sleep_at_once_and_keeps_the_namespace() {
     let start = Instant::now();
     let out = run(&mut s, "time.sleep(60)");
     t.join().unwrap();
-    assert!(matches!(out.status, CellStatus::Cancelled { killed: false }), "{:?}", out.status);
+    assert!(
+        matches!(out.status, CellStatus::Cancelled { killed: false }),
+        "{:?}",
+        out.status
+    );
     assert!(start.elapsed() < Duration::from_secs(30));
     assert_eq!(run(&mut s, "print(keep)").result.stdout.trim(), "yes");
 }
@@ -332,7 +499,11 @@ fn the_task_budget_ends_the_session() {
     };
     let (mut s, _dir) = common::session_with(config);
     let out = run(&mut s, "import time\ntime.sleep(30)");
-    assert!(matches!(out.status, CellStatus::TimedOut { .. }), "{:?}", out.status);
+    assert!(
+        matches!(out.status, CellStatus::TimedOut { .. }),
+        "{:?}",
+        out.status
+    );
     match s.execute("print(1)") {
         Err(SandboxError::BudgetExhausted(_)) => {}
         other => panic!("expected the budget to be spent, got {other:?}"),
@@ -359,7 +530,10 @@ fn helpers_return_rasters_as_band_first_arrays() {
          print(data.shape, meta['crs'], meta['res'])",
     );
     assert_eq!(out.status, CellStatus::Ok, "{:?}", out.result.error);
-    assert_eq!(out.result.stdout.trim(), "(1, 4, 5) EPSG:32617 (10.0, 10.0)");
+    assert_eq!(
+        out.result.stdout.trim(),
+        "(1, 4, 5) EPSG:32617 (10.0, 10.0)"
+    );
 }
 
 #[test]
@@ -369,7 +543,10 @@ fn a_missing_venv_is_one_clear_line_naming_the_fix() {
         ..SandboxConfig::default()
     };
     let err = Zygote::start(config).err().expect("must fail").to_string();
-    assert!(err.contains("/nonexistent/gisclaw-venv") && err.contains("make setup"), "{err}");
+    assert!(
+        err.contains("/nonexistent/gisclaw-venv") && err.contains("make setup"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1);
 }
 
@@ -387,15 +564,33 @@ fn a_broken_site_packages_names_the_failing_library() {
         .status()
         .unwrap();
     assert!(status.success());
-    let site = std::fs::read_dir(venv.join("lib")).unwrap().next().unwrap().unwrap().path().join("site-packages");
-    std::fs::write(site.join("numpy.py"), "raise ImportError('numpy is broken here')\n").unwrap();
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    std::fs::write(
+        site.join("numpy.py"),
+        "raise ImportError('numpy is broken here')\n",
+    )
+    .unwrap();
     let z = Zygote::start(SandboxConfig {
         venv,
         ..SandboxConfig::default()
     })
     .expect("a zygote starts even with a broken stack");
-    let failure = z.info().import_failures.iter().find(|f| f.module == "numpy").expect("numpy failure reported");
-    assert!(failure.error.contains("numpy is broken here"), "{failure:?}");
+    let failure = z
+        .info()
+        .import_failures
+        .iter()
+        .find(|f| f.module == "numpy")
+        .expect("numpy failure reported");
+    assert!(
+        failure.error.contains("numpy is broken here"),
+        "{failure:?}"
+    );
 }
 
 #[test]
@@ -403,19 +598,41 @@ fn a_snapshot_copies_the_live_namespace_and_then_goes_its_own_way() {
     let (mut s, dir) = common::session();
     run(&mut s, "trail = ['start']\nimport time");
     let mut copy = s.snapshot().expect("snapshot");
-    assert_ne!(copy.pid(), s.pid());
-    assert_eq!(run(&mut copy, "trail.append('copy')\nprint(trail)").result.stdout.trim(), "['start', 'copy']");
-    assert_eq!(run(&mut s, "print(trail)").result.stdout.trim(), "['start']");
+    assert_ne!(copy.worker_id(), s.worker_id());
+    assert_eq!(
+        run(&mut copy, "trail.append('copy')\nprint(trail)")
+            .result
+            .stdout
+            .trim(),
+        "['start', 'copy']"
+    );
+    assert_eq!(
+        run(&mut s, "print(trail)").result.stdout.trim(),
+        "['start']"
+    );
     // The copy writes to the same work dir, confined like the original.
-    run(&mut copy, "open('pred_results/from_copy.txt', 'w').write('x')");
+    run(
+        &mut copy,
+        "open('pred_results/from_copy.txt', 'w').write('x')",
+    );
     assert!(dir.path().join("pred_results/from_copy.txt").is_file());
     // The copy outlives the original …
     drop(s);
-    assert_eq!(run(&mut copy, "print(len(trail))").result.stdout.trim(), "2");
+    assert_eq!(
+        run(&mut copy, "print(len(trail))").result.stdout.trim(),
+        "2"
+    );
     // … and a crash in the copy rebuilds the copy's own history.
     let out = run(&mut copy, "import ctypes\nctypes.string_at(0)");
-    assert!(matches!(out.status, CellStatus::Crashed { .. }), "{:?}", out.status);
-    assert_eq!(run(&mut copy, "print(trail)").result.stdout.trim(), "['start', 'copy']");
+    assert!(
+        matches!(out.status, CellStatus::Crashed { .. }),
+        "{:?}",
+        out.status
+    );
+    assert_eq!(
+        run(&mut copy, "print(trail)").result.stdout.trim(),
+        "['start', 'copy']"
+    );
 }
 
 #[test]
@@ -433,6 +650,11 @@ fn process_pools_run_inside_the_confined_worker() {
              print(len(m.estimators_), len(g.p_sim))",
         )
         .unwrap();
-    assert_eq!(out.status, gisclaw::sandbox::CellStatus::Ok, "{:?}", out.result);
+    assert_eq!(
+        out.status,
+        gisclaw::sandbox::CellStatus::Ok,
+        "{:?}",
+        out.result
+    );
     assert!(out.result.stdout.contains("8 16"), "{}", out.result.stdout);
 }

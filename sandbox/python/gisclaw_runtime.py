@@ -44,6 +44,16 @@ ALIASES = {
     "sns": "seaborn", "os": "os", "json": "json", "math": "math",
 }
 
+# The bookkeeping around a cell must not notice what the cell did to shared
+# state: this module looks builtins up in its own copy (a cell may rebind
+# `builtins.len`), and keeps its own references to library functions a cell
+# could patch.
+__builtins__ = dict(builtins.__dict__)
+_dumps = json.dumps
+_ModuleType = types.ModuleType
+_FunctionType = types.FunctionType
+_BuiltinFunctionType = types.BuiltinFunctionType
+
 _preloaded = []
 _failures = []
 _import_seconds = 0.0
@@ -134,11 +144,43 @@ class ImportBlocker(importlib.abc.MetaPathFinder):
         )
 
 
+_audited_blocks = {}
+
+
+def _audit_blocked_imports(event, args):
+    """An audit hook (which no cell can remove) that refuses blocked modules
+    even when a cell took the finder off ``sys.meta_path``: ``import`` events
+    by name, ``exec`` events of a module file named like a blocked package."""
+    if event == "import":
+        name = args[0]
+    elif event == "exec":
+        filename = getattr(args[0], "co_filename", "")
+        if type(filename) is not str or not filename.endswith(".py"):
+            return
+        base = os.path.basename(filename)[:-3]
+        name = os.path.basename(os.path.dirname(filename)) if base == "__init__" else base
+    else:
+        return
+    if type(name) is not str:
+        return
+    top = name.partition(".")[0]
+    alternative = _audited_blocks.get(top)
+    if alternative is not None:
+        raise ModuleNotFoundError(
+            f"'{top}' is not available in this sandbox (package constraint); use {alternative} instead",
+            name=top,
+        )
+
+
 def install_import_blocker(blocked):
     """Put an :class:`ImportBlocker` first on the meta path and purge the
     blocked modules from ``sys.modules``."""
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, ImportBlocker)]
     sys.meta_path.insert(0, ImportBlocker(blocked))
+    if not _audited_blocks and blocked:
+        sys.addaudithook(_audit_blocked_imports)
+    _audited_blocks.clear()
+    _audited_blocks.update(blocked)
     for name in list(sys.modules):
         if name.partition(".")[0] in blocked:
             del sys.modules[name]
@@ -268,13 +310,37 @@ def _array_text(arr):
     return ", ".join(parts)
 
 
+def _safe_text(fn, *args):
+    """``fn(*args)`` as text, or a note saying why it failed; never raises,
+    whatever ``fn`` (a user object's ``__str__`` or ``__repr__``) does."""
+    try:
+        text = fn(*args)
+        if type(text) is not str:
+            text = str.__str__(text) if isinstance(text, str) else f"<{type(text).__name__}>"
+        return text
+    except BaseException as exc:  # a hostile object must not break the report
+        try:
+            why = type(exc).__name__
+        except BaseException:
+            why = "error"
+        return f"<unprintable: {why}>"
+
+
+def _kind_of(value):
+    """The type's short name, even for objects that lie about their class."""
+    try:
+        return str(type(value).__name__)
+    except BaseException:
+        return "object"
+
+
 def summarize(value):
     """``(kind, one-line summary)`` of any value; never raises."""
-    kind = type(value).__name__
+    kind = _kind_of(value)
     try:
-        return kind, _summary(value)
-    except Exception as exc:  # a summary must never break a cell
-        return kind, f"<summary failed: {type(exc).__name__}: {exc}>"
+        return kind, str(_summary(value))
+    except BaseException as exc:  # a summary must never break a cell
+        return kind, f"<no summary: {_kind_of(exc)}: {_safe_text(str, exc)}>"
 
 
 def _summary(value):
@@ -327,34 +393,50 @@ def _summary(value):
 
 
 def _fingerprint(value):
-    """Cheap identity of a value, to tell changed variables from unchanged."""
-    shape = getattr(value, "shape", None)
-    columns = getattr(value, "columns", None)
+    """Cheap identity of a value, to tell changed variables from unchanged.
+    Never raises: an object whose attributes raise is known by its id."""
     key = (id(value), type(value))
-    if isinstance(shape, tuple):
-        key += (shape,)
-    if columns is not None:
-        try:
+    try:
+        shape = getattr(value, "shape", None)
+        if type(shape) is tuple:
+            key += (shape,)
+        columns = getattr(value, "columns", None)
+        if columns is not None:
             key += (tuple(map(str, columns)),)
-        except Exception:
-            pass
-    if isinstance(value, (bool, int, float, str, bytes, type(None))):
+    except BaseException:
+        pass
+    kind = type(value)
+    if kind is bool or kind is int or kind is float or kind is str or kind is bytes or value is None:
         key += (value,)
-    elif isinstance(value, (list, dict, set)):
+    elif kind is list or kind is dict or kind is set:
         key += (len(value),)
     return key
 
 
 def _user_names(ns):
     """Names the user made: no private names, modules, or functions and
-    classes imported from libraries."""
-    for name, value in ns.items():
-        if name.startswith("_") or isinstance(value, types.ModuleType):
+    classes imported from libraries. Takes a copy of the items first, and
+    skips what cannot be classified without running user code."""
+    for name, value in list(dict.items(ns)):
+        if type(name) is not str or name.startswith("_"):
             continue
-        if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
-            if getattr(value, "__module__", None) != "__main__":
-                continue
+        kind = type(value)
+        if _issubclass_safe(kind, _ModuleType):
+            continue
+        if _issubclass_safe(kind, (type, _FunctionType, _BuiltinFunctionType)):
+            try:
+                if getattr(value, "__module__", None) != "__main__":
+                    continue
+            except BaseException:
+                pass
         yield name, value
+
+
+def _issubclass_safe(kind, bases):
+    try:
+        return issubclass(kind, bases)
+    except BaseException:
+        return False
 
 
 # ---------------------------------------------------------------- errors
@@ -369,6 +451,17 @@ def _is_runtime_frame(frame):
 
 
 def format_error(exc, budget):
+    """Traceback with the user's frames kept, library frames collapsed, and the
+    exception line always present; cut to ``budget`` characters from the
+    middle of the frames, never the exception line. Never raises: an
+    exception whose ``__str__`` raises is named by its type."""
+    try:
+        return _format_error(exc, budget)
+    except BaseException:
+        return f"{_kind_of(exc)}: {_safe_text(str, exc)}\n"
+
+
+def _format_error(exc, budget):
     """Traceback with the user's frames kept, library frames collapsed, and the
     exception line always present; cut to ``budget`` characters from the
     middle of the frames, never the exception line."""
@@ -463,7 +556,7 @@ def start_session(spec_json):
     global _session
     spec = json.loads(spec_json)
     tmpdir = spec["tmpdir"]
-    for var in ("TMPDIR", "TEMP", "TMP"):
+    for var in ("TMPDIR", "TEMP", "TMP", "HOME"):
         os.environ[var] = tmpdir
     tempfile.tempdir = tmpdir
     install_import_blocker({b["module"]: b["alternative"] for b in spec["blocked_imports"]})
@@ -481,12 +574,80 @@ def _split_last_expression(code, filename):
     return compile(tree, filename, "exec"), None
 
 
+def _clean(text):
+    """``text`` as valid UTF-8: lone surrogates (from ``print('\\ud800')`` or a
+    non-UTF-8 file name) become U+FFFD instead of breaking the report."""
+    if type(text) is not str:
+        text = _safe_text(str, text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _report(value):
+    """JSON text of a report whose strings are already clean."""
+    return _dumps(value, ensure_ascii=False)
+
+
+def _error_of(exc, budget):
+    """The ``error`` object of a cell that raised ``exc``."""
+    if _isinstance_safe(exc, SystemExit):
+        code = _safe_text(str, getattr(exc, "code", None))
+        return {
+            "ename": "SystemExit",
+            "evalue": _clean(code),
+            "traceback": _clean(f"SystemExit: {code} (exit() ends nothing here: the session continues)\n"),
+        }
+    return {
+        "ename": _clean(_kind_of(exc)),
+        "evalue": _clean(_safe_text(str, exc)),
+        "traceback": _clean(format_error(exc, budget)),
+    }
+
+
+def _isinstance_safe(value, kind):
+    return _issubclass_safe(type(value), kind)
+
+
+def _changes(ns, before, limits):
+    """Summaries of the variables a cell created or changed."""
+    changes = []
+    for name, value in _user_names(ns):
+        fp = _fingerprint(value)
+        if name not in before:
+            change = "new"
+        else:
+            try:
+                same = before[name] == fp
+            except BaseException:  # a value whose __eq__ raises
+                same = False
+            if same:
+                continue
+            change = "changed"
+        kind, summary = summarize(value)
+        changes.append({
+            "name": _clean(name[: limits["summary_chars"]]),
+            "kind": _clean(kind),
+            "summary": _clean(summary[: limits["summary_chars"]]),
+            "change": change,
+        })
+        if len(changes) >= limits["max_variables"]:
+            break
+    return changes
+
+
 def run_cell(code, cell):
-    """Run one cell in the session namespace; JSON ``CellResult``."""
+    """Run one cell in the session namespace; JSON ``CellResult``.
+
+    Everything around the user's code uses the references saved at start-up
+    and guards each call into user objects, so no cell can make this fail."""
     session = _session
     limits = session.limits
     filename = f"<cell-{cell}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    install_import_blocker(dict(_audited_blocks))
     out = BoundedText(limits["stdout_head_chars"], limits["stdout_tail_chars"])
     err = BoundedText(limits["stderr_chars"] * 3 // 4, limits["stderr_chars"] // 4)
     ns = session.namespace
@@ -503,45 +664,31 @@ def run_cell(code, cell):
             value = eval(last, ns)
             if value is not None:
                 ns["_"] = value
-                print(repr(value))
-    except SystemExit as exc:
-        error = {
-            "ename": "SystemExit",
-            "evalue": str(exc.code),
-            "traceback": f"SystemExit: {exc.code} (exit() ends nothing here: the session continues)\n",
-        }
+                out.write(repr(value) + "\n")
     except BaseException as exc:
-        error = {
-            "ename": type(exc).__name__,
-            "evalue": str(exc),
-            "traceback": format_error(exc, limits["traceback_chars"]),
-        }
+        error = _error_of(exc, limits["traceback_chars"])
     finally:
         elapsed = time.perf_counter() - start
         sys.stdout, sys.stderr = old_out, old_err
-    changes = []
-    for name, value in _user_names(ns):
-        fp = _fingerprint(value)
-        if name not in before:
-            change = "new"
-        elif before[name] != fp:
-            change = "changed"
-        else:
-            continue
-        kind, summary = summarize(value)
-        changes.append({"name": name, "kind": kind, "summary": summary[: limits["summary_chars"]], "change": change})
-        if len(changes) >= limits["max_variables"]:
-            break
+    try:
+        changes = _changes(ns, before, limits)
+    except BaseException as exc:
+        changes = [{
+            "name": "(variables)",
+            "kind": "note",
+            "summary": _clean(f"the variables could not be summarised: {_kind_of(exc)}: {_safe_text(str, exc)}"),
+            "change": "changed",
+        }]
     stdout, dropped = out.result()
     stderr, _ = err.result()
-    return json.dumps({
+    return _report({
         "ok": error is None,
-        "stdout": stdout,
+        "stdout": _clean(stdout),
         "stdout_dropped_chars": dropped,
-        "stderr": stderr,
+        "stderr": _clean(stderr),
         "error": error,
         "variables": changes,
-        "figures": session.figures,
+        "figures": [_clean(f) for f in session.figures if type(f) is str],
         "duration_us": int(elapsed * 1_000_000),
     })
 
@@ -550,10 +697,10 @@ def variables():
     """JSON list of summaries of every user variable."""
     limit = _session.limits["summary_chars"]
     result = []
-    for name, value in sorted(_user_names(_session.namespace)):
+    for name, value in sorted(_user_names(_session.namespace), key=lambda item: item[0]):
         kind, summary = summarize(value)
-        result.append({"name": name, "kind": kind, "summary": summary[:limit], "change": "listed"})
-    return json.dumps(result)
+        result.append({"name": _clean(name), "kind": _clean(kind), "summary": _clean(summary[:limit]), "change": "listed"})
+    return _report(result)
 
 
 def _package_list():

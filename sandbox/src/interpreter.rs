@@ -10,7 +10,9 @@ use std::ffi::{CStr, CString};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
-use gisclaw_protocol::{CellResult, PackageInfo, SessionSpec, VariableSummary, WorkerInfo};
+use gisclaw_protocol::{
+    CellResult, PackageInfo, PyError, SessionSpec, VariableSummary, WorkerInfo,
+};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyModule, PyString, PyTuple};
@@ -26,7 +28,9 @@ const BUILT_FOR_PYTHON: &str = env!("GISCLAW_BUILT_FOR_PYTHON");
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// The venv directory or its python is missing.
-    #[error("no Python environment at {0}: run `make setup` (or set GISCLAW_VENV to an existing one)")]
+    #[error(
+        "no Python environment at {0}: run `make setup` (or set GISCLAW_VENV to an existing one)"
+    )]
     MissingVenv(PathBuf),
     /// The venv was made from another Python than the one this binary links.
     #[error("the Python environment at {venv} is Python {found}, but gisclaw-worker was built for Python {BUILT_FOR_PYTHON}: run `make setup` to recreate it")]
@@ -53,6 +57,9 @@ enum Arg<'a> {
 /// A running interpreter with the runtime module loaded.
 pub struct Runtime {
     module: Py<PyModule>,
+    /// The venv, the base installation it was made from, and the worker's
+    /// cache: what a session must be able to read.
+    environment: Vec<PathBuf>,
 }
 
 /// Formats a Python exception as one line (type and message).
@@ -95,6 +102,10 @@ fn set_process_env(cache: &Path) {
     std::env::set_var("MPLBACKEND", "Agg");
     std::env::set_var("MPLCONFIGDIR", cache.join("matplotlib"));
     std::env::set_var("PYTHONHASHSEED", "0");
+    // One UTF-8 locale for Python and the C libraries alike (C.UTF-8 ships
+    // with every glibc), whatever the user's shell uses.
+    std::env::set_var("LC_ALL", "C.UTF-8");
+    std::env::set_var("LANG", "C.UTF-8");
 }
 
 /// Turns a `PyStatus` into a `Result`.
@@ -108,7 +119,9 @@ unsafe fn check_status(status: ffi::PyStatus, what: &str) -> Result<(), StartErr
     let msg = if status.err_msg.is_null() {
         "unknown error".to_string()
     } else {
-        CStr::from_ptr(status.err_msg).to_string_lossy().into_owned()
+        CStr::from_ptr(status.err_msg)
+            .to_string_lossy()
+            .into_owned()
     };
     Err(StartError::Init(format!("{what}: {msg}")))
 }
@@ -131,6 +144,18 @@ fn init_python(venv: &Path) -> Result<(), StartError> {
     // SAFETY: the config is initialised by PyConfig_InitIsolatedConfig before
     // use, only written through CPython's setters or plain int fields, and
     // cleared after Py_InitializeFromConfig copied it.
+    // UTF-8 mode and a UTF-8 C locale: the isolated defaults are ASCII,
+    // and GIS data is full of place names (`São_Paulo.csv`, `°C`).
+    // SAFETY: the pre-config is initialised by CPython before the two
+    // plain int fields are set, and read only by Py_PreInitialize.
+    unsafe {
+        let mut pre = MaybeUninit::<ffi::PyPreConfig>::uninit();
+        ffi::PyPreConfig_InitIsolatedConfig(pre.as_mut_ptr());
+        let mut pre = pre.assume_init();
+        pre.utf8_mode = 1;
+        pre.configure_locale = 1;
+        check_status(ffi::Py_PreInitialize(&pre), "pre-initialising (UTF-8 mode)")?;
+    }
     unsafe {
         let mut config = MaybeUninit::<ffi::PyConfig>::uninit();
         ffi::PyConfig_InitIsolatedConfig(config.as_mut_ptr());
@@ -150,12 +175,19 @@ fn init_python(venv: &Path) -> Result<(), StartError> {
 }
 
 /// Loads `src` as a module named `name` and registers it in `sys.modules`.
-fn load_module<'py>(py: Python<'py>, src: &str, file: &str, name: &str) -> PyResult<Bound<'py, PyModule>> {
+fn load_module<'py>(
+    py: Python<'py>,
+    src: &str,
+    file: &str,
+    name: &str,
+) -> PyResult<Bound<'py, PyModule>> {
     let code = CString::new(src).expect("embedded Python source has no NUL");
     let file = CString::new(file).expect("file name has no NUL");
     let cname = CString::new(name).expect("module name has no NUL");
     let module = PyModule::from_code(py, &code, &file, &cname)?;
-    py.import("sys")?.getattr("modules")?.set_item(name, &module)?;
+    py.import("sys")?
+        .getattr("modules")?
+        .set_item(name, &module)?;
     Ok(module)
 }
 
@@ -182,8 +214,17 @@ impl Runtime {
                 .and_then(|_| load_module(py, RUNTIME_SRC, "gisclaw_runtime.py", "gisclaw_runtime"))
                 .and_then(|module| {
                     module.getattr("preload")?.call0()?;
+                    let sys = py.import("sys")?;
+                    let mut environment = vec![venv.to_path_buf(), cache.to_path_buf()];
+                    for name in ["prefix", "base_prefix", "exec_prefix", "base_exec_prefix"] {
+                        let dir: String = sys.getattr(name)?.extract()?;
+                        environment.push(PathBuf::from(dir));
+                    }
+                    environment.sort();
+                    environment.dedup();
                     Ok(Runtime {
                         module: module.unbind(),
+                        environment,
                     })
                 })
                 .map_err(|err| StartError::Runtime(py_err_line(py, &err)))
@@ -191,7 +232,11 @@ impl Runtime {
     }
 
     /// Calls a runtime function that returns a JSON string and parses it.
-    fn call_json<T: serde::de::DeserializeOwned>(&self, func: &str, args: &[Arg<'_>]) -> Result<T, String> {
+    fn call_json<T: serde::de::DeserializeOwned>(
+        &self,
+        func: &str,
+        args: &[Arg<'_>],
+    ) -> Result<T, String> {
         Python::attach(|py| {
             let result = (|| {
                 let items: Vec<Bound<'_, PyAny>> = args
@@ -202,11 +247,22 @@ impl Runtime {
                     })
                     .collect();
                 let args = PyTuple::new(py, items)?;
-                self.module.bind(py).getattr(func)?.call1(args)?.extract::<String>()
+                self.module
+                    .bind(py)
+                    .getattr(func)?
+                    .call1(args)?
+                    .extract::<String>()
             })();
             let text = result.map_err(|err| format!("{func} failed: {}", py_err_line(py, &err)))?;
-            serde_json::from_str(&text).map_err(|err| format!("{func} returned malformed JSON: {err}"))
+            serde_json::from_str(&text)
+                .map_err(|err| format!("{func} returned malformed JSON: {err}"))
         })
+    }
+
+    /// The directories of the Python environment a session must be able to
+    /// read (venv, base installation, cache).
+    pub fn environment_dirs(&self) -> Vec<PathBuf> {
+        self.environment.clone()
     }
 
     /// Versions, pre-imported modules and import failures.
@@ -214,6 +270,7 @@ impl Runtime {
         let mut info: WorkerInfo = self.call_json("worker_info", &[])?;
         info.landlock_abi = crate::confine::landlock_abi();
         info.seccomp = crate::confine::seccomp_available();
+        info.namespace_error = crate::isolate::probe().err();
         Ok(info)
     }
 
@@ -225,13 +282,16 @@ impl Runtime {
         Ok(())
     }
 
-    /// Runs one cell and returns its (already truncated) outcome.
-    pub fn run_cell(&self, code: &str, cell: u64) -> Result<CellResult, String> {
+    /// Runs one cell and returns its (already truncated) outcome. Never
+    /// fails: when the report itself cannot be made (a cell that sabotaged
+    /// the runtime), the outcome says so and the session goes on.
+    pub fn run_cell(&self, code: &str, cell: u64) -> CellResult {
         // An interrupt that arrived while no cell ran must not hit this one.
         Python::attach(|py| {
             let _ = py.check_signals();
         });
         self.call_json("run_cell", &[Arg::Str(code), Arg::Int(cell)])
+            .unwrap_or_else(|why| unreported_cell(&why))
     }
 
     /// Summaries of every user variable.
@@ -287,5 +347,26 @@ impl Runtime {
                 Ok(pid)
             }
         }
+    }
+}
+
+/// The outcome of a cell whose result could not be reported (`why`).
+fn unreported_cell(why: &str) -> CellResult {
+    let evalue = format!(
+        "the cell ran, but its result could not be reported ({why}); the session goes on, with the variables as the cell left them"
+    );
+    CellResult {
+        ok: false,
+        stdout: String::new(),
+        stdout_dropped_chars: 0,
+        stderr: String::new(),
+        error: Some(PyError {
+            ename: "SandboxReportError".into(),
+            traceback: format!("SandboxReportError: {evalue}\n"),
+            evalue,
+        }),
+        variables: Vec::new(),
+        figures: Vec::new(),
+        duration_us: 0,
     }
 }

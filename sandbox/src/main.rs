@@ -12,6 +12,8 @@
 
 mod confine;
 mod interpreter;
+mod isolate;
+mod monitor;
 mod session;
 mod zygote;
 
@@ -27,7 +29,9 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut argv = std::env::args().skip(1);
-    let mode = argv.next().ok_or("usage: gisclaw-worker zygote|probe --venv DIR --cache DIR")?;
+    let mode = argv
+        .next()
+        .ok_or("usage: gisclaw-worker zygote|probe --venv DIR --cache DIR")?;
     let (mut venv, mut cache) = (None, None);
     while let Some(flag) = argv.next() {
         let value = argv.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -44,7 +48,17 @@ fn parse_args() -> Result<Args, String> {
     })
 }
 
+/// Closes every descriptor above stderr that this process inherited but
+/// for the control socket on fd 0: whatever gisclaw's own parent left open
+/// must not reach a session.
+fn close_inherited_fds() {
+    // SAFETY: close_range takes integers only; nothing is open yet but the
+    // standard streams and what the parent left.
+    unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+}
+
 fn main() -> ExitCode {
+    close_inherited_fds();
     let args = match parse_args() {
         Ok(args) => args,
         Err(msg) => {
@@ -62,7 +76,10 @@ fn main() -> ExitCode {
     match args.mode.as_str() {
         "probe" => match runtime.worker_info() {
             Ok(info) => {
-                println!("{}", serde_json::to_string(&info).expect("WorkerInfo serialises"));
+                println!(
+                    "{}",
+                    serde_json::to_string(&info).expect("WorkerInfo serialises")
+                );
                 runtime.flush_std_streams();
                 ExitCode::SUCCESS
             }

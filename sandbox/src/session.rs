@@ -6,25 +6,34 @@ use std::os::unix::net::UnixStream;
 
 use gisclaw_protocol::fdpass::recv_fd;
 use gisclaw_protocol::{
-    read_frame, write_frame, ConfinementReport, FrameError, SessionRequest, SessionResponse, SessionSpec,
+    read_frame, write_frame, ConfinementReport, FrameError, LayerStatus, SessionRequest,
+    SessionResponse, SessionSpec,
 };
 
 use crate::confine;
 use crate::interpreter::Runtime;
 
-/// Prepares the work dir and tmp dir, confines the process, starts the
-/// Python session, then serves requests. Returns the process exit code.
-pub fn run(runtime: &Runtime, stream: UnixStream, spec: &SessionSpec) -> i32 {
+/// Confines the process, starts the Python session in the work dir, then
+/// serves requests. `namespaces` says how the monitor isolated the sandbox.
+/// Returns the process exit code.
+pub fn run(
+    runtime: &Runtime,
+    stream: UnixStream,
+    spec: &SessionSpec,
+    namespaces: LayerStatus,
+) -> i32 {
     let mut stream = stream;
-    let prepared = std::fs::create_dir_all(spec.workdir.join("pred_results"))
-        .and_then(|()| std::fs::create_dir_all(&spec.tmpdir))
-        .and_then(|()| std::env::set_current_dir(&spec.workdir));
-    if let Err(err) = prepared {
-        let message = format!("cannot prepare work dir {}: {err}", spec.workdir.display());
+    if let Err(err) = std::env::set_current_dir(&spec.workdir) {
+        let message = format!(
+            "cannot enter the work dir {}: {err}",
+            spec.workdir.display()
+        );
         let _ = write_frame(&mut stream, &SessionResponse::Error { message });
         return 1;
     }
-    let confinement = confine::apply(&spec.policy);
+    let mut read_roots = runtime.environment_dirs();
+    read_roots.extend(spec.policy.read_roots.iter().cloned());
+    let confinement = confine::apply(&spec.policy, namespaces, &read_roots);
     if let Err(message) = runtime.start_session(spec) {
         let _ = write_frame(&mut stream, &SessionResponse::Error { message });
         return 1;
@@ -51,11 +60,8 @@ fn serve(runtime: &Runtime, stream: UnixStream, confinement: ConfinementReport) 
             Err(_) => return 1,
         };
         let response = match request {
-            SessionRequest::Exec { code, cell } => match runtime.run_cell(&code, cell) {
-                Ok(result) => SessionResponse::Cell {
-                    result: Box::new(result),
-                },
-                Err(message) => SessionResponse::Error { message },
+            SessionRequest::Exec { code, cell } => SessionResponse::Cell {
+                result: Box::new(runtime.run_cell(&code, cell)),
             },
             SessionRequest::Variables => match runtime.variables() {
                 Ok(variables) => SessionResponse::Variables { variables },
@@ -100,12 +106,13 @@ enum Fork {
     Copy,
 }
 
-/// Forks a copy of this session that the zygote adopts: a double fork, so
-/// that the copy's parent is the zygote (a child subreaper), which reaps it
-/// and whose death kills it, and so that the copy outlives this session.
+/// Forks a copy of this session that the sandbox's monitor adopts: a double
+/// fork, so that the copy's parent is the monitor (PID 1 of the namespace,
+/// or a child subreaper), which reaps it and whose end ends it, and so that
+/// the copy outlives this session.
 fn fork_snapshot(runtime: &Runtime) -> std::io::Result<Fork> {
-    // SAFETY: getppid has no preconditions; this session's parent is the zygote.
-    let zygote_pid = unsafe { libc::getppid() };
+    // SAFETY: getppid has no preconditions; this session's parent is the monitor.
+    let monitor_pid = unsafe { libc::getppid() };
     let middle = runtime.fork()?;
     if middle > 0 {
         let mut status = 0;
@@ -123,17 +130,19 @@ fn fork_snapshot(runtime: &Runtime) -> std::io::Result<Fork> {
         // SAFETY: leaving the middle process without running any handlers.
         unsafe { libc::_exit(if copy.is_ok() { 0 } else { 1 }) };
     }
-    // Wait to be adopted by the zygote, then die with it.
+    // Wait to be adopted by the monitor, then die with it.
     // SAFETY: plain process-state calls.
     unsafe {
-        while libc::getppid() != zygote_pid {
-            if libc::getppid() == 1 {
+        let mut waited = 0;
+        while libc::getppid() != monitor_pid {
+            waited += 1;
+            if waited > 50_000 {
                 libc::_exit(1);
             }
             libc::usleep(200);
         }
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if libc::getppid() != zygote_pid {
+        if libc::getppid() != monitor_pid {
             libc::_exit(1);
         }
     }

@@ -2,111 +2,36 @@
 //! per session on request (milliseconds instead of seconds).
 //!
 //! It is single-threaded and holds the GIL for its whole life. It is a child
-//! subreaper: session children and the snapshots they fork are all its
-//! children, reaped here, with their exit status kept briefly so the agent
-//! can ask why a session died.
+//! subreaper, so the monitors its session launchers leave behind are reaped
+//! here; each monitor reaps its own sandbox (see [`crate::monitor`]).
 
-use std::collections::{BTreeSet, VecDeque};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gisclaw_protocol::fdpass::recv_fd;
-use gisclaw_protocol::{read_frame, write_frame, ChildExit, ControlRequest, ControlResponse, FrameError, SessionSpec};
+use gisclaw_protocol::{
+    read_frame, write_frame, ControlRequest, ControlResponse, FrameError, LayerStatus, SessionSpec,
+};
 
 use crate::interpreter::Runtime;
-use crate::session;
+use crate::isolate;
+use crate::monitor::{self, Isolation};
 
-/// How many exit statuses of reaped children are remembered.
-const REMEMBERED_EXITS: usize = 256;
 /// How often the zygote wakes to reap children while idle.
 const IDLE_POLL: Duration = Duration::from_millis(250);
 
-/// Bookkeeping of forked children.
-#[derive(Default)]
-struct Children {
-    running: BTreeSet<i32>,
-    exits: VecDeque<(i32, ChildExit)>,
-}
-
-impl Children {
-    /// Reaps every child that has ended, without blocking.
-    fn reap_ready(&mut self) {
-        loop {
-            let mut status = 0;
-            // SAFETY: status is a valid out-pointer.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                return;
-            }
-            self.running.remove(&pid);
-            if self.exits.len() == REMEMBERED_EXITS {
-                self.exits.pop_front();
-            }
-            self.exits.push_back((pid, decode_status(status)));
+/// Reaps every child that has ended (session launchers, and the monitors
+/// they leave behind), without blocking.
+fn reap_ready() {
+    loop {
+        let mut status = 0;
+        // SAFETY: status is a valid out-pointer.
+        if unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } <= 0 {
+            return;
         }
     }
-
-    /// Waits up to `patience` for `pid` to be reaped and returns how it ended.
-    fn exit_of(&mut self, pid: i32, patience: Duration) -> Option<ChildExit> {
-        let deadline = Instant::now() + patience;
-        loop {
-            self.reap_ready();
-            if let Some((_, exit)) = self.exits.iter().find(|(p, _)| *p == pid) {
-                return Some(exit.clone());
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Kills and reaps every child, adopted snapshots included.
-    fn kill_all(&mut self) {
-        for pid in &self.running {
-            // SAFETY: plain kill of a child we forked and have not reaped.
-            unsafe { libc::kill(*pid, libc::SIGKILL) };
-        }
-        self.running.clear();
-        // Adopted snapshots are not in `running`; PDEATHSIG ends them when
-        // the zygote exits. Reap whatever has already ended.
-        self.reap_ready();
-    }
-}
-
-/// Turns a `waitpid` status into a [`ChildExit`].
-fn decode_status(status: i32) -> ChildExit {
-    if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        ChildExit::Signaled {
-            signal,
-            name: signal_name(signal),
-        }
-    } else {
-        ChildExit::Exited {
-            code: libc::WEXITSTATUS(status),
-        }
-    }
-}
-
-/// `SIGSEGV` and friends by number.
-fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        other => return format!("signal {other}"),
-    };
-    name.to_string()
 }
 
 /// Waits until fd 0 is readable or `timeout` passes. `Err` when it is closed or broken.
@@ -135,33 +60,57 @@ fn wait_readable(timeout: Duration) -> Result<bool, ()> {
     }
 }
 
-/// Forks a session child that talks on `session_fd`. Returns the child's pid.
-fn fork_session(runtime: &Runtime, session_fd: OwnedFd, spec: &SessionSpec) -> std::io::Result<i32> {
-    // SAFETY: getpid has no preconditions.
-    let zygote_pid = unsafe { libc::getpid() };
+/// Forks a session launcher for `spec`: it enters the sandbox's namespaces
+/// (the zygote writes its id maps) and forks the monitor as their PID 1, or,
+/// where namespaces are unavailable or not asked for, becomes the monitor of
+/// a process group itself. Returns the launcher's pid.
+fn fork_session(
+    runtime: &Runtime,
+    session_fd: OwnedFd,
+    monitor_fd: OwnedFd,
+    spec: &SessionSpec,
+) -> std::io::Result<i32> {
+    let want_namespaces = spec.policy.namespaces && spec.policy.confine;
+    let (mut ours, mut theirs) = UnixStream::pair()?;
     let pid = runtime.fork()?;
     if pid > 0 {
-        drop(session_fd);
+        drop((session_fd, monitor_fd, theirs));
+        if want_namespaces {
+            if let Err(why) = isolate::write_id_maps(pid, &mut ours) {
+                eprintln!("gisclaw-worker: {why}");
+            }
+        }
         return Ok(pid);
     }
+    drop(ours);
     // SAFETY: replacing fd 0 (the control socket) with /dev/null so the
-    // child holds no handle on the zygote's channel; PDEATHSIG ties the
-    // child to the zygote (single-threaded, so the thread caveat does not apply).
+    // child holds no handle on the zygote's channel.
     unsafe {
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
         if null >= 0 {
             libc::dup2(null, 0);
             libc::close(null);
         }
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if libc::getppid() != zygote_pid {
-            libc::_exit(1);
+    }
+    let isolation = if !want_namespaces {
+        Isolation::ProcessGroup(LayerStatus::Disabled)
+    } else {
+        match isolate::unshare(&mut theirs) {
+            Ok(()) => Isolation::Namespaces,
+            Err(why) => Isolation::ProcessGroup(LayerStatus::Unsupported(why)),
+        }
+    };
+    drop(theirs);
+    if matches!(isolation, Isolation::Namespaces) {
+        // The monitor must be a child to be PID 1 of the new PID namespace;
+        // the launcher leaves and the zygote (a subreaper) adopts it.
+        match runtime.fork() {
+            Ok(0) => {}
+            Ok(_) => unsafe { libc::_exit(0) },
+            Err(_) => unsafe { libc::_exit(1) },
         }
     }
-    let code = session::run(runtime, UnixStream::from(session_fd), spec);
-    runtime.flush_std_streams();
-    // SAFETY: leaving the child without running the parent's atexit handlers.
-    unsafe { libc::_exit(code) }
+    monitor::run(runtime, session_fd, monitor_fd, spec, isolation)
 }
 
 /// Serves the control channel on fd 0 until it closes or asks to shut down.
@@ -175,8 +124,11 @@ pub fn serve(runtime: Runtime) -> ExitCode {
     }
     // SAFETY: PR_SET_CHILD_SUBREAPER takes integer arguments only.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    isolate::note_outside_ids();
     let ready = match runtime.worker_info() {
-        Ok(info) => ControlResponse::Ready { info: Box::new(info) },
+        Ok(info) => ControlResponse::Ready {
+            info: Box::new(info),
+        },
         Err(message) => ControlResponse::Error { message },
     };
     let failed = matches!(ready, ControlResponse::Error { .. });
@@ -184,9 +136,8 @@ pub fn serve(runtime: Runtime) -> ExitCode {
         return ExitCode::from(3);
     }
     runtime.freeze();
-    let mut children = Children::default();
     loop {
-        children.reap_ready();
+        reap_ready();
         match wait_readable(IDLE_POLL) {
             Ok(false) => continue,
             Ok(true) => {}
@@ -201,30 +152,30 @@ pub fn serve(runtime: Runtime) -> ExitCode {
             }
         };
         let response = match request {
-            ControlRequest::Spawn { spec } => match recv_fd(&control) {
-                Ok(fd) => match fork_session(&runtime, fd, &spec) {
-                    Ok(pid) => {
-                        children.running.insert(pid);
-                        ControlResponse::Spawned { pid }
+            ControlRequest::Spawn { spec } => {
+                match recv_fd(&control).and_then(|s| Ok((s, recv_fd(&control)?))) {
+                    Ok((session_fd, monitor_fd)) => {
+                        match fork_session(&runtime, session_fd, monitor_fd, &spec) {
+                            Ok(pid) => ControlResponse::Spawned { pid },
+                            Err(err) => ControlResponse::Error {
+                                message: format!("fork failed: {err}"),
+                            },
+                        }
                     }
                     Err(err) => ControlResponse::Error {
-                        message: format!("fork failed: {err}"),
+                        message: format!(
+                            "the session's sockets did not arrive with the spawn request: {err}"
+                        ),
                     },
-                },
-                Err(err) => ControlResponse::Error {
-                    message: format!("no session socket arrived with the spawn request: {err}"),
-                },
-            },
-            ControlRequest::Reap { pid } => ControlResponse::Reaped {
-                pid,
-                exit: children.exit_of(pid, Duration::from_secs(2)),
-            },
+                }
+            }
             ControlRequest::Shutdown => break,
         };
         if write_frame(&mut &control, &response).is_err() {
             break;
         }
     }
-    children.kill_all();
+    // Sessions end when gisclaw closes their monitor sockets, not with the zygote.
+    reap_ready();
     ExitCode::SUCCESS
 }

@@ -44,6 +44,14 @@ pub enum Ending {
     Failed(String),
     /// The infrastructure failed (sandbox, unusable backend).
     Error(String),
+    /// gisclaw was asked to stop (SIGTERM, SIGINT, SIGHUP).
+    Interrupted(String),
+}
+
+/// The ending of a run whose process was signalled, if it was.
+fn interrupted() -> Option<Ending> {
+    crate::interrupt::requested()
+        .map(|signal| Ending::Interrupted(format!("stopped by {}", crate::interrupt::name(signal))))
 }
 
 /// What a run reports back.
@@ -120,17 +128,29 @@ impl RunState {
         specs: &[ToolSpec],
         limits: &AgentLimits,
     ) -> Result<(ChatResponse, Duration), Ending> {
+        if let Some(ending) = interrupted() {
+            return Err(ending);
+        }
         if self.rounds >= limits.max_rounds {
-            return Err(Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)));
+            return Err(Ending::Failed(format!(
+                "no finish within {} rounds",
+                limits.max_rounds
+            )));
         }
         if self.started.elapsed() >= limits.budget {
-            return Err(Ending::Failed(format!("the {} s time budget is spent", limits.budget.as_secs())));
+            return Err(Ending::Failed(format!(
+                "the {} s time budget is spent",
+                limits.budget.as_secs()
+            )));
         }
         self.rounds += 1;
         let asked = Instant::now();
         let response = backend.chat(messages, specs);
         let took = asked.elapsed();
         self.llm_time += took;
+        if let Some(ending) = interrupted() {
+            return Err(ending);
+        }
         match response {
             Ok(r) => {
                 self.usage.prompt_tokens += r.usage.prompt_tokens;
@@ -140,7 +160,9 @@ impl RunState {
             }
             Err(LlmError::ReplayExhausted(n)) => {
                 self.rounds -= 1;
-                Err(Ending::Failed(format!("the replay ended after {n} messages without an accepted finish")))
+                Err(Ending::Failed(format!(
+                    "the replay ended after {n} messages without an accepted finish"
+                )))
             }
             // A run that outgrew the model's context is the run failing,
             // not the infrastructure.
@@ -229,9 +251,13 @@ pub fn converse(
         messages.push(adapted.message.clone());
         if adapted.message.tool_calls.is_empty() {
             idle += 1;
-            progress(&format!("round {round}: the model answered without calling a tool"));
+            progress(&format!(
+                "round {round}: the model answered without calling a tool"
+            ));
             if idle > limits.run.max_idle {
-                return Stop::End(Ending::Failed(format!("the model stopped calling tools ({idle} messages in a row)")));
+                return Stop::End(Ending::Failed(format!(
+                    "the model stopped calling tools ({idle} messages in a row)"
+                )));
             }
             let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
             let nudge = Message::text(
@@ -251,7 +277,9 @@ pub fn converse(
             let ran = Instant::now();
             let mut cell_us = None;
             let mut stop = None;
-            let (text, status) = if let Some(bad) = adapted.malformed.iter().find(|m| m.call_id == call.id) {
+            let (text, status) = if let Some(bad) =
+                adapted.malformed.iter().find(|m| m.call_id == call.id)
+            {
                 (tools::malformed_reply(&bad.reason), "malformed".to_string())
             } else if name == "step_done" && specs.iter().any(|s| s.name == "step_done") {
                 stop = Some(Stop::StepDone(tools::summary_of(&call.function.arguments)));
@@ -294,14 +322,20 @@ pub fn converse(
                         (text, status)
                     }
                     Err(SandboxError::BudgetExhausted(b)) => {
-                        return Stop::End(Ending::Failed(format!("the sandbox's {} s budget is spent", b.as_secs())));
+                        return Stop::End(Ending::Failed(format!(
+                            "the sandbox's {} s budget is spent",
+                            b.as_secs()
+                        )));
                     }
                     Err(err) => return Stop::End(Ending::Error(format!("sandbox failure: {err}"))),
                 }
             };
             let took = ran.elapsed();
             state.tool_time += took;
-            progress(&format!("round {round}: {name} → {status} ({:.1} s)", took.as_secs_f64()));
+            progress(&format!(
+                "round {round}: {name} → {status} ({:.1} s)",
+                took.as_secs_f64()
+            ));
             let _ = transcript.record(
                 "tool",
                 json!({
@@ -319,11 +353,16 @@ pub fn converse(
             if let Some(stop) = stop {
                 return stop;
             }
+            if let Some(ending) = interrupted() {
+                return Stop::End(ending);
+            }
         }
         if let Some(max) = limits.max_failures {
             if failures > max {
                 return Stop::GaveUp {
-                    reason: format!("{failures} failing cells (the limit is {max} self-corrections)"),
+                    reason: format!(
+                        "{failures} failing cells (the limit is {max} self-corrections)"
+                    ),
                     last_error,
                 };
             }

@@ -18,7 +18,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::converse::{converse, AgentLimits, AgentOutcome, ConverseLimits, Ending, Progress, RunState, Stop};
+use super::converse::{
+    converse, AgentLimits, AgentOutcome, ConverseLimits, Ending, Progress, RunState, Stop,
+};
 use super::memory::ErrorMemory;
 use super::tools::{self, missing_outputs, Toolbox};
 use super::transcript::Transcript;
@@ -83,8 +85,10 @@ const STEP: &str = include_str!("../../prompts/step.md.j2");
 fn templates() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_trim_blocks(true);
-    env.add_template("planner", PLANNER).expect("planner template compiles");
-    env.add_template("step", STEP).expect("step template compiles");
+    env.add_template("planner", PLANNER)
+        .expect("planner template compiles");
+    env.add_template("step", STEP)
+        .expect("step template compiles");
     env
 }
 
@@ -99,27 +103,42 @@ pub fn plan_spec() -> ToolSpec {
 
 /// The `step_done` tool.
 pub fn step_done_spec() -> ToolSpec {
-    let mut spec = tools::specs().into_iter().find(|s| s.name == "finish").expect("finish exists");
+    let mut spec = tools::specs()
+        .into_iter()
+        .find(|s| s.name == "finish")
+        .expect("finish exists");
     spec.name = "step_done".into();
-    spec.description = "Mark the current plan step as done, with a summary of what it produced.".into();
+    spec.description =
+        "Mark the current plan step as done, with a summary of what it produced.".into();
     spec
 }
 
 /// Reads a plan from a planner message: a `submit_plan` call, or a JSON
 /// object in the text. Checks the number of steps.
 pub fn parse_plan(message: &Message, min: usize, max: usize) -> Result<Plan, String> {
-    let raw = match message.tool_calls.iter().find(|c| c.function.name == "submit_plan") {
-        Some(call) => adapt::repair_json(&call.function.arguments).ok_or("the submit_plan arguments are not JSON")?,
+    let raw = match message
+        .tool_calls
+        .iter()
+        .find(|c| c.function.name == "submit_plan")
+    {
+        Some(call) => adapt::repair_json(&call.function.arguments)
+            .ok_or("the submit_plan arguments are not JSON")?,
         None => {
             let text = message.content.as_deref().unwrap_or("");
-            let start = text.find('{').ok_or("no submit_plan call and no JSON plan in the text")?;
+            let start = text
+                .find('{')
+                .ok_or("no submit_plan call and no JSON plan in the text")?;
             let end = text.rfind('}').map(|e| e + 1).unwrap_or(text.len());
             adapt::repair_json(&text[start..end]).ok_or("the plan in the text is not JSON")?
         }
     };
-    let plan: Plan = serde_json::from_value(raw).map_err(|e| format!("the plan does not match its schema: {e}"))?;
+    let plan: Plan = serde_json::from_value(raw)
+        .map_err(|e| format!("the plan does not match its schema: {e}"))?;
     if plan.steps.len() < min || plan.steps.len() > max {
-        return Err(format!("the plan has {} steps; it needs {min} to {max}", plan.steps.len()));
+        return Err(format!(
+            "the plan has {} steps; it needs {min} to {max}",
+            plan.steps.len()
+        ));
     }
     if plan.steps.iter().any(|s| s.goal.trim().is_empty()) {
         return Err("every step needs a goal".into());
@@ -129,7 +148,13 @@ pub fn parse_plan(message: &Message, min: usize, max: usize) -> Result<Plan, Str
 
 /// The Planner's system prompt for plans of `min`..=`max` steps; `chat`
 /// words it for one request of a chat session instead of a whole task.
-pub fn planner_prompt(min: usize, max: usize, packages: &[String], blocked: &[gisclaw_protocol::BlockedImport], chat: bool) -> String {
+pub fn planner_prompt(
+    min: usize,
+    max: usize,
+    packages: &[String],
+    blocked: &[gisclaw_protocol::BlockedImport],
+    chat: bool,
+) -> String {
     templates()
         .get_template("planner")
         .and_then(|t| t.render(context! { min_steps => min, max_steps => max, packages => packages, blocked => blocked, chat => chat }))
@@ -162,7 +187,9 @@ pub struct PlanReview {
 
 /// Checks a planner answer for a plan of `min`..=`max` steps.
 pub fn review_plan(mut message: Message, min: usize, max: usize) -> PlanReview {
-    message.tool_calls.retain(|c| c.function.name == "submit_plan");
+    message
+        .tool_calls
+        .retain(|c| c.function.name == "submit_plan");
     let plan = parse_plan(&message, min, max);
     let text = match &plan {
         Ok(_) => "Plan accepted.".to_string(),
@@ -172,12 +199,22 @@ pub fn review_plan(mut message: Message, min: usize, max: usize) -> PlanReview {
         Some(call) => Message::tool_result(&call.id, text),
         None => Message::text(Role::User, text),
     };
-    PlanReview { message, plan, reply }
+    PlanReview {
+        message,
+        plan,
+        reply,
+    }
 }
 
 /// What the Replanner is told: where the plan failed and why, what was
 /// done, the outputs still missing and the last error.
-pub fn replan_request(goal: &str, reason: &str, done: &[String], missing: &[String], last_error: Option<&str>) -> String {
+pub fn replan_request(
+    goal: &str,
+    reason: &str,
+    done: &[String],
+    missing: &[String],
+    last_error: Option<&str>,
+) -> String {
     format!(
         "The plan failed at `{goal}`: {reason}.\nDone so far:\n{}\nMissing outputs: {}\nLast error:\n{}\n\nWrite a new plan (1 to {} steps) for the remaining work only. The sandbox keeps every variable and file made so far.",
         if done.is_empty() { "- nothing".to_string() } else { done.iter().map(|d| format!("- {d}")).collect::<Vec<_>>().join("\n") },
@@ -226,7 +263,11 @@ fn ask_planner(
         messages.push(review.reply);
         match review.plan {
             Ok(plan) => {
-                progress(&format!("round {}: plan of {} steps", state.rounds, plan.steps.len()));
+                progress(&format!(
+                    "round {}: plan of {} steps",
+                    state.rounds,
+                    plan.steps.len()
+                ));
                 return Ok(plan);
             }
             Err(e) => {
@@ -235,7 +276,9 @@ fn ask_planner(
             }
         }
     }
-    Err(Ending::Failed(format!("the planner gave no valid plan in {PLAN_TRIES} tries ({last})")))
+    Err(Ending::Failed(format!(
+        "the planner gave no valid plan in {PLAN_TRIES} tries ({last})"
+    )))
 }
 
 /// Runs Plan → Execute → Replan.
@@ -251,15 +294,33 @@ pub fn run(
     progress: Progress<'_>,
 ) -> AgentOutcome {
     let mut state = RunState::new();
-    let planner_system = planner_prompt(PLAN_STEPS.0, PLAN_STEPS.1, &inputs.packages, &inputs.blocked, false);
+    let planner_system = planner_prompt(
+        PLAN_STEPS.0,
+        PLAN_STEPS.1,
+        &inputs.packages,
+        &inputs.blocked,
+        false,
+    );
     let mut planner = vec![
         Message::text(Role::System, planner_system),
         Message::text(Role::User, inputs.task_prompt.clone()),
     ];
     for m in &planner {
-        let _ = transcript.record("message", json!({ "round": 0, "agent": "planner", "message": m }));
+        let _ = transcript.record(
+            "message",
+            json!({ "round": 0, "agent": "planner", "message": m }),
+        );
     }
-    let mut plan = match ask_planner(backend, transcript, &mut state, limits, &mut planner, PLAN_STEPS.0, PLAN_STEPS.1, progress) {
+    let mut plan = match ask_planner(
+        backend,
+        transcript,
+        &mut state,
+        limits,
+        &mut planner,
+        PLAN_STEPS.0,
+        PLAN_STEPS.1,
+        progress,
+    ) {
         Ok(p) => p,
         Err(ending) => return state.outcome(ending, None),
     };
@@ -276,14 +337,32 @@ pub fn run(
                 Message::text(Role::User, format!("{}\n\n{brief}", inputs.task_prompt)),
             ];
             let _ = transcript.record("step", json!({ "step": i + 1, "of": plan.steps.len(), "goal": step.goal, "replan": replans }));
-            let _ = transcript.record("message", json!({ "round": state.rounds, "agent": "worker", "message": messages[1] }));
-            progress(&format!("step {}/{}: {}", i + 1, plan.steps.len(), step.goal));
+            let _ = transcript.record(
+                "message",
+                json!({ "round": state.rounds, "agent": "worker", "message": messages[1] }),
+            );
+            progress(&format!(
+                "step {}/{}: {}",
+                i + 1,
+                plan.steps.len(),
+                step.goal
+            ));
             let bounds = ConverseLimits {
                 run: limits.clone(),
                 max_rounds: dual.step_rounds,
                 max_failures: Some(dual.max_corrections),
             };
-            match converse(backend, toolbox, memory, transcript, &mut messages, &worker_specs, &bounds, &mut state, progress) {
+            match converse(
+                backend,
+                toolbox,
+                memory,
+                transcript,
+                &mut messages,
+                &worker_specs,
+                &bounds,
+                &mut state,
+                progress,
+            ) {
                 Stop::Finished(summary) => return state.outcome(Ending::Finished, Some(summary)),
                 Stop::StepDone(summary) => done.push(format!("{}: {}", step.goal, summary.trim())),
                 Stop::GaveUp { reason, last_error } => {
@@ -293,26 +372,47 @@ pub fn run(
                 Stop::End(ending) => return state.outcome(ending, None),
             }
         }
-        let missing = missing_outputs(toolbox.session.workdir(), &toolbox.outputs);
+        let missing = missing_outputs(&toolbox.out_dir, &toolbox.outputs);
         let (goal, reason, last_error) = match failure {
             None if missing.is_empty() => {
                 return state.outcome(Ending::Finished, Some(done.join("\n")));
             }
-            None => ("the plan's end".to_string(), "every step was done but outputs are missing".to_string(), None),
+            None => (
+                "the plan's end".to_string(),
+                "every step was done but outputs are missing".to_string(),
+                None,
+            ),
             Some(f) => f,
         };
         if replans >= dual.max_replans {
             return state.outcome(
-                Ending::Failed(format!("step `{goal}` failed ({reason}) after {replans} replanning cycle(s)")),
+                Ending::Failed(format!(
+                    "step `{goal}` failed ({reason}) after {replans} replanning cycle(s)"
+                )),
                 None,
             );
         }
         replans += 1;
         let context = replan_request(&goal, &reason, &done, &missing, last_error.as_deref());
-        progress(&format!("replanning ({replans}/{}): {reason}", dual.max_replans));
-        let _ = transcript.record("replan", json!({ "cycle": replans, "failed_step": goal, "reason": reason }));
+        progress(&format!(
+            "replanning ({replans}/{}): {reason}",
+            dual.max_replans
+        ));
+        let _ = transcript.record(
+            "replan",
+            json!({ "cycle": replans, "failed_step": goal, "reason": reason }),
+        );
         planner.push(Message::text(Role::User, context));
-        plan = match ask_planner(backend, transcript, &mut state, limits, &mut planner, 1, PLAN_STEPS.1, progress) {
+        plan = match ask_planner(
+            backend,
+            transcript,
+            &mut state,
+            limits,
+            &mut planner,
+            1,
+            PLAN_STEPS.1,
+            progress,
+        ) {
             Ok(p) => p,
             Err(ending) => return state.outcome(ending, None),
         };
@@ -341,11 +441,22 @@ mod tests {
         let err = parse_plan(&call(r#"{"steps":[{"goal":"a"}]}"#), 3, 7).unwrap_err();
         assert!(err.contains("1 steps") && err.contains("3 to 7"), "{err}");
         assert!(parse_plan(&call(r#"{"steps":[{"goal":"a"}]}"#), 1, 7).is_ok());
-        assert!(parse_plan(&call(r#"{"plan":[]}"#), 1, 7).unwrap_err().contains("schema"));
-        let text = Message::text(Role::Assistant, format!("Here is the plan:\n```json\n{three}\n```"));
+        assert!(parse_plan(&call(r#"{"plan":[]}"#), 1, 7)
+            .unwrap_err()
+            .contains("schema"));
+        let text = Message::text(
+            Role::Assistant,
+            format!("Here is the plan:\n```json\n{three}\n```"),
+        );
         assert_eq!(parse_plan(&text, 3, 7).unwrap().steps[1].details, "x");
         // Truncated JSON is repaired.
-        assert_eq!(parse_plan(&call(&three[..three.len() - 3]), 3, 7).unwrap().steps.len(), 3);
+        assert_eq!(
+            parse_plan(&call(&three[..three.len() - 3]), 3, 7)
+                .unwrap()
+                .steps
+                .len(),
+            3
+        );
     }
 
     #[test]

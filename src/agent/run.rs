@@ -18,7 +18,7 @@ use super::solution;
 use super::tools::Toolbox;
 use super::transcript::{output_status, write_atomic, RunSummary, Transcript};
 use crate::llm::ChatBackend;
-use crate::sandbox::{SandboxConfig, Session, Zygote};
+use crate::sandbox::{SandboxConfig, Session, SessionDirs, Zygote};
 use crate::schema;
 use crate::task::LoadedTask;
 
@@ -60,22 +60,69 @@ pub struct RunOptions {
     pub docs: Option<std::sync::Arc<crate::knowledge::Library>>,
 }
 
-/// Prepares the output folder: a fresh `pred_results/` and a `data` link to
-/// the task's data.
-pub fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<()> {
+/// Prepares the output folder of a run and returns the session's folders:
+///
+/// - `OUT/pred_results/` (fresh): the outputs, writable by the cells;
+/// - `OUT/work/`: the cells' cwd and scratch space, with `data` and
+///   `pred_results` links to the two above;
+/// - `OUT/data`: a link to the task's data (so `solution.py` runs from `OUT`);
+/// - the run's records (`transcript.jsonl`, `run.json`, `solution.py`) are
+///   written into `OUT/` by gisclaw, where no cell can write.
+pub fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<SessionDirs> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let out = out
+        .canonicalize()
+        .with_context(|| format!("resolving {}", out.display()))?;
     let pred = out.join("pred_results");
+    let work = out.join("work");
+    let data = data_dir
+        .map(|d| {
+            d.canonicalize()
+                .with_context(|| format!("resolving the data folder {}", d.display()))
+        })
+        .transpose()?;
+    if let Some(data) = &data {
+        if data.starts_with(&pred) || data.starts_with(&work) || out.starts_with(data) {
+            bail!(
+                "the data folder {} overlaps the run's folder {}: choose an --out outside the data (and the data outside the run's work/ and pred_results/)",
+                data.display(),
+                out.display()
+            );
+        }
+    }
     if pred.exists() {
         std::fs::remove_dir_all(&pred).with_context(|| format!("clearing {}", pred.display()))?;
     }
-    let link = out.join("data");
-    match std::fs::symlink_metadata(&link) {
-        Ok(meta) if meta.file_type().is_symlink() => std::fs::remove_file(&link)?,
-        Ok(_) => bail!("{} exists and is not gisclaw's data link: choose another --out", link.display()),
+    std::fs::create_dir_all(&pred).with_context(|| format!("creating {}", pred.display()))?;
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    replace_link(&out.join("data"), data.as_deref(), true)?;
+    replace_link(&work.join("data"), data.as_deref(), false)?;
+    replace_link(&work.join("pred_results"), Some(&pred), false)?;
+    Ok(SessionDirs {
+        work,
+        writable: vec![pred],
+        readable: data.into_iter().collect(),
+    })
+}
+
+/// Points `link` at `target` (or removes it when `None`). A non-link in
+/// its place is an error when `strict` (the user's file), else removed
+/// (the cells' scratch space).
+fn replace_link(link: &Path, target: Option<&Path>, strict: bool) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(link) {
+        Ok(meta) if meta.file_type().is_symlink() || meta.is_file() && !strict => {
+            std::fs::remove_file(link)?
+        }
+        Ok(meta) if meta.is_dir() && !strict => std::fs::remove_dir_all(link)?,
+        Ok(_) => bail!(
+            "{} exists and is not gisclaw's link: choose another --out",
+            link.display()
+        ),
         Err(_) => {}
     }
-    if let Some(dir) = data_dir {
-        std::os::unix::fs::symlink(dir, &link).with_context(|| format!("linking {}", link.display()))?;
+    if let Some(target) = target {
+        std::os::unix::fs::symlink(target, link)
+            .with_context(|| format!("linking {}", link.display()))?;
     }
     Ok(())
 }
@@ -93,10 +140,13 @@ pub fn run_task(
     progress: Progress<'_>,
 ) -> anyhow::Result<RunSummary> {
     let task = &loaded.task;
-    prepare_out(out, loaded.data_dir.as_deref())?;
+    let dirs = prepare_out(out, loaded.data_dir.as_deref())?;
     let started = Instant::now();
-    let mut session = Session::open_with(zygote, out, options.sandbox.clone())?;
-    let card = loaded.data_dir.as_deref().map(|d| schema::card_for_dir(d, "data/", schema::CARD_TOKEN_BUDGET));
+    let mut session = Session::open_in(zygote, &dirs, options.sandbox.clone())?;
+    let card = loaded
+        .data_dir
+        .as_deref()
+        .map(|d| schema::card_for_dir(d, "data/", schema::CARD_TOKEN_BUDGET));
     let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {
         task,
@@ -110,7 +160,8 @@ pub fn run_task(
     };
     let system = prompt::system_prompt(&inputs);
     let task_prompt = prompt::task_prompt(&inputs);
-    let mut transcript = Transcript::create(&out.join("transcript.jsonl")).context("creating the transcript")?;
+    let mut transcript =
+        Transcript::create(&out.join("transcript.jsonl")).context("creating the transcript")?;
     transcript.record(
         "start",
         json!({
@@ -123,8 +174,10 @@ pub fn run_task(
             "gisclaw": env!("CARGO_PKG_VERSION"),
         }),
     )?;
+    let _stopper = CellStopper::start(session.canceller());
     let mut toolbox = Toolbox {
         session: &mut session,
+        out_dir: out.to_path_buf(),
         data_dir: loaded.data_dir.clone(),
         data_path: "data/".into(),
         outputs: task.outputs.clone(),
@@ -160,9 +213,13 @@ pub fn run_task(
     let script = solution::consolidate(&task.id, session.journal());
     write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;
     let (status, reason) = match &outcome.ending {
-        Ending::Finished => ("finished", "finish accepted: every declared output exists".to_string()),
+        Ending::Finished => (
+            "finished",
+            "finish accepted: every declared output exists".to_string(),
+        ),
         Ending::Failed(why) => ("failed", why.clone()),
         Ending::Error(why) => ("error", why.clone()),
+        Ending::Interrupted(why) => ("interrupted", why.clone()),
     };
     let summary = RunSummary {
         task: task.id.clone(),
@@ -184,14 +241,52 @@ pub fn run_task(
         outputs: output_status(out, &task.outputs),
         summary: outcome.summary.clone(),
     };
-    summary.write(&out.join("run.json")).context("writing run.json")?;
-    transcript.record("end", json!({ "status": status, "reason": reason, "rounds": outcome.rounds }))?;
+    summary
+        .write(&out.join("run.json"))
+        .context("writing run.json")?;
+    transcript.record(
+        "end",
+        json!({ "status": status, "reason": reason, "rounds": outcome.rounds }),
+    )?;
     Ok(summary)
+}
+
+/// Interrupts the session's running cell once gisclaw is signalled to
+/// stop (see [`crate::interrupt`]), so the run ends within a cell's grace
+/// period instead of at the cell's timeout. Stops watching when dropped.
+struct CellStopper {
+    done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CellStopper {
+    fn start(canceller: crate::sandbox::Canceller) -> CellStopper {
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watching = done.clone();
+        std::thread::spawn(move || {
+            while !watching.load(std::sync::atomic::Ordering::SeqCst) {
+                if crate::interrupt::requested().is_some() {
+                    canceller.cancel();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        CellStopper { done }
+    }
+}
+
+impl Drop for CellStopper {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The default sandbox limits for a task: the zygote's, with this task's
 /// cell timeout and budget.
-pub fn sandbox_limits(base: &SandboxConfig, cell_timeout: Duration, budget: Duration) -> SandboxConfig {
+pub fn sandbox_limits(
+    base: &SandboxConfig,
+    cell_timeout: Duration,
+    budget: Duration,
+) -> SandboxConfig {
     SandboxConfig {
         cell_timeout,
         task_budget: budget,

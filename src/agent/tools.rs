@@ -63,13 +63,19 @@ pub fn api_error(observation: &str) -> Option<String> {
     }
     let message = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
     // The called function of a TypeError (`sjoin() got …`) comes first.
-    let mut names: Vec<&str> = message.split_once("()").map(|(f, _)| vec![f.trim()]).unwrap_or_default();
+    let mut names: Vec<&str> = message
+        .split_once("()")
+        .map(|(f, _)| vec![f.trim()])
+        .unwrap_or_default();
     names.extend(message.split('\'').skip(1).step_by(2));
     if message.starts_with("cannot import name") {
         // `cannot import name 'X' from 'pkg'`: the package first.
         names.reverse();
     }
-    let names: Vec<&str> = names.into_iter().filter(|n| !n.is_empty() && !n.contains(' ')).collect();
+    let names: Vec<&str> = names
+        .into_iter()
+        .filter(|n| !n.is_empty() && !n.contains(' '))
+        .collect();
     (!names.is_empty()).then(|| names.join("."))
 }
 
@@ -93,12 +99,17 @@ pub struct ListFilesArgs {}
 /// The code of an `execute_python` call (`None` for other tools, or
 /// arguments that do not parse).
 pub fn code_of(name: &str, arguments: &str) -> Option<String> {
-    (name == "execute_python").then(|| serde_json::from_str::<ExecuteArgs>(arguments).ok()).flatten().map(|a| a.code)
+    (name == "execute_python")
+        .then(|| serde_json::from_str::<ExecuteArgs>(arguments).ok())
+        .flatten()
+        .map(|a| a.code)
 }
 
 /// The summary of a `finish` or `step_done` call (empty if unreadable).
 pub fn summary_of(arguments: &str) -> String {
-    serde_json::from_str::<FinishArgs>(arguments).map(|a| a.summary).unwrap_or_default()
+    serde_json::from_str::<FinishArgs>(arguments)
+        .map(|a| a.summary)
+        .unwrap_or_default()
 }
 
 /// The observation for a call whose arguments could not be read.
@@ -177,12 +188,17 @@ impl ToolResult {
     }
 }
 
-/// Declared outputs that do not exist (or are empty) in `workdir`.
-pub fn missing_outputs(workdir: &Path, outputs: &[String]) -> Vec<String> {
-    output_status(workdir, outputs)
+/// Declared outputs that are not real files in `out`'s `pred_results/`:
+/// missing, empty, or refused (a symlink, or a path leading outside
+/// `pred_results/`), each with the reason.
+pub fn missing_outputs(out: &Path, outputs: &[String]) -> Vec<String> {
+    output_status(out, outputs)
         .into_iter()
         .filter(|o| !o.exists)
-        .map(|o| o.path)
+        .map(|o| match o.refused {
+            Some(why) => format!("{} ({why})", o.path),
+            None => o.path,
+        })
         .collect()
 }
 
@@ -190,6 +206,8 @@ pub fn missing_outputs(workdir: &Path, outputs: &[String]) -> Vec<String> {
 pub struct Toolbox<'a> {
     /// The sandbox session.
     pub session: &'a mut Session,
+    /// The run's folder holding `pred_results/` (checked by `finish`).
+    pub out_dir: PathBuf,
     /// The data folder listed by `list_files`.
     pub data_dir: Option<PathBuf>,
     /// How the data folder is named in the work dir.
@@ -249,7 +267,7 @@ impl Toolbox<'_> {
             })),
             "finish" => {
                 let summary = summary_of(arguments);
-                let missing = missing_outputs(self.session.workdir(), &self.outputs);
+                let missing = missing_outputs(&self.out_dir, &self.outputs);
                 if missing.is_empty() {
                     Ok(ToolResult {
                         text: "Finished.".into(),
@@ -259,7 +277,7 @@ impl Toolbox<'_> {
                     })
                 } else {
                     Ok(ToolResult::text(format!(
-                        "finish refused: these required outputs do not exist yet (or are empty): {}. Create them, then call finish again.",
+                        "finish refused: these required outputs do not exist yet (or are empty, or are not plain files inside pred_results/): {}. Create them as files in pred_results/, then call finish again.",
                         missing.join(", ")
                     )))
                 }
@@ -278,12 +296,22 @@ mod tests {
     #[test]
     fn wrong_apis_are_recognised_in_an_observation() {
         let obs = "Traceback (most recent call last):\n  File \"<cell>\", line 2\nAttributeError: module 'rasterio.features' has no attribute 'rasterise'\n";
-        assert_eq!(api_error(obs).as_deref(), Some("rasterio.features.rasterise"));
+        assert_eq!(
+            api_error(obs).as_deref(),
+            Some("rasterio.features.rasterise")
+        );
         let obs = "TypeError: sjoin() got an unexpected keyword argument 'op'";
         assert_eq!(api_error(obs).as_deref(), Some("sjoin.op"));
         let obs = "ImportError: cannot import name 'rasterise' from 'rasterio.features' (/venv/rasterio/features.py)";
-        assert_eq!(api_error(obs).as_deref(), Some("rasterio.features.rasterise"));
-        assert_eq!(api_error("AttributeError: 'GeoDataFrame' object has no attribute 'to_epsg'").as_deref(), Some("GeoDataFrame.to_epsg"));
+        assert_eq!(
+            api_error(obs).as_deref(),
+            Some("rasterio.features.rasterise")
+        );
+        assert_eq!(
+            api_error("AttributeError: 'GeoDataFrame' object has no attribute 'to_epsg'")
+                .as_deref(),
+            Some("GeoDataFrame.to_epsg")
+        );
         // Other failures are not an API question.
         assert_eq!(api_error("ZeroDivisionError: division by zero"), None);
         assert_eq!(api_error("KeyError: 'NAME'"), None);

@@ -14,12 +14,18 @@ use serde_json::{json, Value};
 /// Writes `bytes` to `path` atomically (temp file in the same folder, fsync,
 /// rename), so a reader never sees half a file and a crash loses nothing old.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     // Temp files are created 0600; results are ordinary files.
-    std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
@@ -44,7 +50,10 @@ impl Transcript {
     /// Opens the transcript file for appending (created when missing), for
     /// sessions that continue (`gisclaw chat --resume`).
     pub fn append(path: &Path) -> std::io::Result<Transcript> {
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
         Ok(Transcript {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
@@ -88,13 +97,15 @@ pub struct CellEvent {
 /// The `execute_python` calls of the transcript at `path`, in order.
 pub fn read_cells(path: &Path) -> std::io::Result<Vec<CellEvent>> {
     let text = std::fs::read_to_string(path)?;
-    let field = |e: &Value, name: &str, absent: &str| e[name].as_str().unwrap_or(absent).to_string();
+    let field =
+        |e: &Value, name: &str, absent: &str| e[name].as_str().unwrap_or(absent).to_string();
     Ok(text
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|e| e["event"] == "tool" && e["name"] == "execute_python")
         .map(|e| {
-            let args: Value = serde_json::from_str(e["arguments"].as_str().unwrap_or("{}")).unwrap_or_default();
+            let args: Value =
+                serde_json::from_str(e["arguments"].as_str().unwrap_or("{}")).unwrap_or_default();
             CellEvent {
                 call_id: field(&e, "call_id", "?"),
                 code: field(&args, "code", ""),
@@ -108,12 +119,16 @@ pub fn read_cells(path: &Path) -> std::io::Result<Vec<CellEvent>> {
 /// One declared output and whether it exists.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct OutputStatus {
-    /// Path relative to the work dir.
+    /// Path relative to the run's folder (e.g. `pred_results/map.png`).
     pub path: String,
     /// Whether it exists and is not empty.
     pub exists: bool,
     /// Its size in bytes.
     pub bytes: u64,
+    /// Why it does not count although something is there (a symlink, a
+    /// path leading outside `pred_results/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// `run.json`.
@@ -162,16 +177,38 @@ impl RunSummary {
     }
 }
 
-/// The status of each declared output in `workdir`.
-pub fn output_status(workdir: &Path, outputs: &[String]) -> Vec<OutputStatus> {
+/// The status of each declared output under `out` (paths such as
+/// `pred_results/map.png`). An output counts only as a plain, non-empty
+/// file that really lies inside `out/pred_results/`: a symlink (to the
+/// input data, or anywhere else) or a path that resolves outside is refused
+/// with the reason.
+pub fn output_status(out: &Path, outputs: &[String]) -> Vec<OutputStatus> {
+    let pred = out.join("pred_results").canonicalize().ok();
     outputs
         .iter()
         .map(|o| {
-            let bytes = std::fs::metadata(workdir.join(o)).map(|m| m.len()).unwrap_or(0);
+            let path = out.join(o);
+            let refused = match (std::fs::symlink_metadata(&path), path.canonicalize(), &pred) {
+                (Ok(meta), _, _) if meta.file_type().is_symlink() => {
+                    Some("a symbolic link, not a file".to_string())
+                }
+                (Ok(_), Ok(real), Some(pred)) if !real.starts_with(pred) => {
+                    Some("resolves outside pred_results/".to_string())
+                }
+                (Ok(meta), _, _) if !meta.is_file() => Some("not a regular file".to_string()),
+                _ => None,
+            };
+            let bytes = match refused {
+                None => std::fs::symlink_metadata(&path)
+                    .map(|m| m.len())
+                    .unwrap_or(0),
+                Some(_) => 0,
+            };
             OutputStatus {
                 path: o.clone(),
                 exists: bytes > 0,
                 bytes,
+                refused,
             }
         })
         .collect()
@@ -186,10 +223,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let mut t = Transcript::create(&path).unwrap();
-        t.record("message", json!({"round": 1, "text": "a\nb"})).unwrap();
+        t.record("message", json!({"round": 1, "text": "a\nb"}))
+            .unwrap();
         t.record("end", json!({"status": "finished"})).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["event"], "message");
         assert_eq!(lines[0]["text"], "a\nb");
@@ -203,6 +244,10 @@ mod tests {
         write_atomic(&path, b"old").unwrap();
         write_atomic(&path, b"new").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp files left");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp files left"
+        );
     }
 }

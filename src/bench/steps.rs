@@ -100,23 +100,50 @@ impl LoadedStepTask {
             message: format!("cannot read: {e}"),
         })?;
         let task: StepTask = parse_yaml(&text, path)?;
-        let line_of = |key: &str| text.lines().position(|l| l.starts_with(&format!("{key}:"))).map(|n| n + 1);
+        let line_of = |key: &str| {
+            text.lines()
+                .position(|l| l.starts_with(&format!("{key}:")))
+                .map(|n| n + 1)
+        };
         if !(4..=10).contains(&task.steps.len()) {
-            return Err(TaskError { line: line_of("steps"), ..error("steps", format!("{} steps; a task has 4 to 10", task.steps.len())) });
+            return Err(TaskError {
+                line: line_of("steps"),
+                ..error(
+                    "steps",
+                    format!("{} steps; a task has 4 to 10", task.steps.len()),
+                )
+            });
         }
         let base = path.parent().unwrap_or(Path::new("."));
         for script in &task.generator {
             if !base.join(script).is_file() {
-                return Err(TaskError { line: line_of("generator"), ..error("generator", format!("no file at {}", base.join(script).display())) });
+                return Err(TaskError {
+                    line: line_of("generator"),
+                    ..error(
+                        "generator",
+                        format!("no file at {}", base.join(script).display()),
+                    )
+                });
             }
         }
         let gold_path = base.join(&task.gold);
-        let source = std::fs::read_to_string(&gold_path).map_err(|e| TaskError { line: line_of("gold"), ..error("gold", format!("{}: {e}", gold_path.display())) })?;
+        let source = std::fs::read_to_string(&gold_path).map_err(|e| TaskError {
+            line: line_of("gold"),
+            ..error("gold", format!("{}: {e}", gold_path.display()))
+        })?;
         let gold_cells = split_cells(&source);
         if gold_cells.len() != task.steps.len() {
             return Err(TaskError {
                 line: line_of("gold"),
-                ..error("gold", format!("{} has {} cells for {} steps", gold_path.display(), gold_cells.len(), task.steps.len()))
+                ..error(
+                    "gold",
+                    format!(
+                        "{} has {} cells for {} steps",
+                        gold_path.display(),
+                        gold_cells.len(),
+                        task.steps.len()
+                    ),
+                )
             });
         }
         let expected_path = base.join(EXPECTED);
@@ -165,7 +192,11 @@ impl LoadedStepTask {
 
 /// Evaluates a step's check in the session namespace.
 pub fn run_check(session: &mut Session, check: &str) -> Result<Answer, String> {
-    answer_from_runtime(session, "evaluate_check", &[py_str(check), "globals()".into()])
+    answer_from_runtime(
+        session,
+        "evaluate_check",
+        &[py_str(check), "globals()".into()],
+    )
 }
 
 /// What happened in one step of a gold run.
@@ -189,42 +220,66 @@ pub fn complete_at_1(passed: &[bool]) -> f64 {
 /// checks each step against the recorded answers (when `judge_expected`;
 /// otherwise only that every cell and check runs and the step's answer is
 /// not an error).
-pub fn run_gold(zygote: &Arc<Zygote>, task: &LoadedStepTask, out: &Path, judge_expected: bool) -> Result<Vec<StepVerdict>, String> {
+pub fn run_gold(
+    zygote: &Arc<Zygote>,
+    task: &LoadedStepTask,
+    out: &Path,
+    judge_expected: bool,
+) -> Result<Vec<StepVerdict>, String> {
     let id = &task.task.id;
     let mut loaded = task.as_loaded_task();
     data::ensure(zygote, &mut loaded).map_err(|e| e.to_string())?;
-    prepare_out(out, loaded.data_dir.as_deref()).map_err(|e| format!("{id}: {e:#}"))?;
-    let mut session = Session::open(zygote, out).map_err(|e| format!("{id}: sandbox: {e}"))?;
+    let dirs = prepare_out(out, loaded.data_dir.as_deref()).map_err(|e| format!("{id}: {e:#}"))?;
+    let mut session = Session::open_in(zygote, &dirs, zygote.config().clone())
+        .map_err(|e| format!("{id}: sandbox: {e}"))?;
     let mut verdicts = Vec::new();
     for (i, (step, cell)) in task.task.steps.iter().zip(&task.gold_cells).enumerate() {
         let n = i + 1;
-        let outcome = session.execute(cell).map_err(|e| format!("{id}: sandbox: {e}"))?;
+        let outcome = session
+            .execute(cell)
+            .map_err(|e| format!("{id}: sandbox: {e}"))?;
         if outcome.status != CellStatus::Ok {
             let text = observation::render(&outcome);
             verdicts.push(StepVerdict {
                 answer: None,
-                problem: Some(format!("{id}: gold cell {n} failed: {}", observation::error_line(&text))),
+                problem: Some(format!(
+                    "{id}: gold cell {n} failed: {}",
+                    observation::error_line(&text)
+                )),
             });
             continue;
         }
         let answer = match run_check(&mut session, &step.check) {
             Ok(a) => a,
             Err(e) => {
-                verdicts.push(StepVerdict { answer: None, problem: Some(format!("{id}: step {n}: {e}")) });
+                verdicts.push(StepVerdict {
+                    answer: None,
+                    problem: Some(format!("{id}: step {n}: {e}")),
+                });
                 continue;
             }
         };
         let problem = if answer.kind == "error" {
-            Some(format!("{id}: step {n}: the check `{}` raised {}", step.check, answer.value))
+            Some(format!(
+                "{id}: step {n}: the check `{}` raised {}",
+                step.check, answer.value
+            ))
         } else if !judge_expected {
             None
         } else {
             match task.expected.get(i) {
-                None => Some(format!("{id}: step {n}: no answer recorded in {EXPECTED} (run `gisclaw bench expect`)")),
-                Some(want) => judge::judge(step.output, want, &answer, &step.tolerance).err().map(|m| format!("{id}: step {n}: the gold no longer agrees: {m}")),
+                None => Some(format!(
+                    "{id}: step {n}: no answer recorded in {EXPECTED} (run `gisclaw bench expect`)"
+                )),
+                Some(want) => judge::judge(step.output, want, &answer, &step.tolerance)
+                    .err()
+                    .map(|m| format!("{id}: step {n}: the gold no longer agrees: {m}")),
             }
         };
-        verdicts.push(StepVerdict { answer: Some(answer), problem });
+        verdicts.push(StepVerdict {
+            answer: Some(answer),
+            problem,
+        });
     }
     Ok(verdicts)
 }
@@ -234,7 +289,11 @@ pub fn record(task: &LoadedStepTask, verdicts: &[StepVerdict]) -> Result<(), Str
     if let Some(problem) = verdicts.iter().find_map(|v| v.problem.clone()) {
         return Err(problem);
     }
-    let entries: Vec<String> = verdicts.iter().filter_map(|v| v.answer.as_ref()).map(answer_json).collect();
+    let entries: Vec<String> = verdicts
+        .iter()
+        .filter_map(|v| v.answer.as_ref())
+        .map(answer_json)
+        .collect();
     let path = task.path.parent().unwrap_or(Path::new(".")).join(EXPECTED);
     save_expected(&path, &entries, ('[', ']'))
 }

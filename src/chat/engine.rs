@@ -164,10 +164,15 @@ impl ChatEngine {
     ) -> Result<(ChatEngine, Rebuilt), String> {
         let dir = saved.dir();
         let workdir = dir.join("work");
-        std::fs::create_dir_all(workdir.join("pred_results")).map_err(|e| format!("{}: {e}", workdir.display()))?;
+        std::fs::create_dir_all(workdir.join("pred_results"))
+            .map_err(|e| format!("{}: {e}", workdir.display()))?;
         link_data(&workdir, saved.data_dir.as_deref())?;
-        let mut session = Session::open_with(zygote, &workdir, options.sandbox.clone()).map_err(|e| e.to_string())?;
-        let mut rebuilt = Rebuilt { replayed: 0, failed: Vec::new() };
+        let mut session = Session::open_with(zygote, &workdir, options.sandbox.clone())
+            .map_err(|e| e.to_string())?;
+        let mut rebuilt = Rebuilt {
+            replayed: 0,
+            failed: Vec::new(),
+        };
         let mut kept = Vec::new();
         for cell in &saved.cells {
             match session.execute(cell) {
@@ -175,13 +180,18 @@ impl ChatEngine {
                     rebuilt.replayed += 1;
                     kept.push(cell.clone());
                 }
-                Ok(_) => rebuilt.failed.push(cell.lines().next().unwrap_or("").to_string()),
+                Ok(_) => rebuilt
+                    .failed
+                    .push(cell.lines().next().unwrap_or("").to_string()),
                 Err(e) => return Err(format!("rebuilding the namespace: {e}")),
             }
         }
         let packages = prompt::listed_packages(&zygote.info().packages);
-        let system = prompt::sandbox_system_prompt("data/", &packages, &zygote.config().blocked_imports) + CHAT_NOTE;
-        let mut transcript = Transcript::append(&dir.join("transcript.jsonl")).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let system =
+            prompt::sandbox_system_prompt("data/", &packages, &zygote.config().blocked_imports)
+                + CHAT_NOTE;
+        let mut transcript = Transcript::append(&dir.join("transcript.jsonl"))
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
         let describe = backend.describe();
         let _ = transcript.record("start", json!({ "chat": saved.id, "backend": describe, "replay": backend.is_replay(), "resumed_cells": rebuilt.replayed }));
         let price = backend.price();
@@ -241,12 +251,18 @@ impl ChatEngine {
 
     /// The schema card, or a line saying no data is attached.
     pub(super) fn data_section(&self) -> &str {
-        self.card.as_deref().unwrap_or("No data folder is attached yet (the user can attach one with /data DIR).")
+        self.card
+            .as_deref()
+            .unwrap_or("No data folder is attached yet (the user can attach one with /data DIR).")
     }
 
     /// The hints, one `- ` line each.
     pub(super) fn hints_section(&self) -> String {
-        self.saved.hints.iter().map(|h| format!("- {h}\n")).collect()
+        self.saved
+            .hints
+            .iter()
+            .map(|h| format!("- {h}\n"))
+            .collect()
     }
 
     pub(super) fn record(&mut self, kind: &str, fields: serde_json::Value) {
@@ -272,7 +288,10 @@ impl ChatEngine {
     /// The chat's tools (no `finish`: a text answer ends a turn;
     /// `search_docs` with `--rag`).
     pub(super) fn chat_tools(&self) -> Vec<ToolSpec> {
-        tools::offered(self.options.docs.is_some()).into_iter().filter(|s| s.name != "finish").collect()
+        tools::offered(self.options.docs.is_some())
+            .into_iter()
+            .filter(|s| s.name != "finish")
+            .collect()
     }
 
     /// Single: exchanges on the conversation itself until the model answers.
@@ -318,7 +337,9 @@ impl ChatEngine {
         self.record("message", json!({ "agent": agent, "message": adapted.message, "usage": response.usage, "repairs": adapted.repairs }));
         log.push(adapted.message.clone());
         if adapted.message.tool_calls.is_empty() {
-            return Ok(Exchange::Answered(adapted.message.content.unwrap_or_default()));
+            return Ok(Exchange::Answered(
+                adapted.message.content.unwrap_or_default(),
+            ));
         }
         let mut failed = Vec::new();
         let mut step_done = None;
@@ -327,7 +348,11 @@ impl ChatEngine {
             let name = call.function.name.as_str();
             let malformed = adapted.malformed.iter().find(|m| m.call_id == call.id);
             let (text, ok) = if let Some(bad) = malformed {
-                ev(ChatEvent::Tool { name, code: None, arguments: &call.function.arguments });
+                ev(ChatEvent::Tool {
+                    name,
+                    code: None,
+                    arguments: &call.function.arguments,
+                });
                 (tools::malformed_reply(&bad.reason), false)
             } else if name == "step_done" && specs.iter().any(|s| s.name == "step_done") {
                 let summary = tools::summary_of(&call.function.arguments);
@@ -336,11 +361,16 @@ impl ChatEngine {
                 ("Step recorded.".to_string(), true)
             } else {
                 let code = tools::code_of(name, &call.function.arguments);
-                ev(ChatEvent::Tool { name, code: code.as_deref(), arguments: &call.function.arguments });
-                let (text, ok) = match self.call_tool(name, &call.function.arguments, code.as_deref(), ev) {
-                    Ok(r) => r,
-                    Err(e) => return Err(TurnEnd::Failed(format!("sandbox failure: {e}"))),
-                };
+                ev(ChatEvent::Tool {
+                    name,
+                    code: code.as_deref(),
+                    arguments: &call.function.arguments,
+                });
+                let (text, ok) =
+                    match self.call_tool(name, &call.function.arguments, code.as_deref(), ev) {
+                        Ok(r) => r,
+                        Err(e) => return Err(TurnEnd::Failed(format!("sandbox failure: {e}"))),
+                    };
                 ev(ChatEvent::Observation { text: &text, ok });
                 if !ok && code.is_some() {
                     failed.push(text.clone());
@@ -353,7 +383,10 @@ impl ChatEngine {
                 // Every call of the message gets a result, so the
                 // conversation stays well-formed.
                 for rest in &calls[i + 1..] {
-                    log.push(Message::tool_result(&rest.id, "Not run: the user interrupted."));
+                    log.push(Message::tool_result(
+                        &rest.id,
+                        "Not run: the user interrupted.",
+                    ));
                 }
                 return Err(TurnEnd::Interrupted);
             }
@@ -364,11 +397,17 @@ impl ChatEngine {
     /// One model call, cancellable with the interrupt flag: the call runs on
     /// a helper thread; on Ctrl-C its answer is dropped (a live backend is
     /// re-opened for the next turn; a replay is waited for, it is instant).
-    pub(super) fn ask(&mut self, messages: Vec<Message>, specs: &[ToolSpec], ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<ChatResponse, TurnEnd> {
+    pub(super) fn ask(
+        &mut self,
+        messages: Vec<Message>,
+        specs: &[ToolSpec],
+        ev: &mut dyn FnMut(ChatEvent<'_>),
+    ) -> Result<ChatResponse, TurnEnd> {
         let mut backend = match self.backend.take() {
             Some(b) => b,
             None => match &self.reopen {
-                Some(config) => crate::llm::open_live(config.clone()).map_err(|e| TurnEnd::Failed(e.to_string()))?,
+                Some(config) => crate::llm::open_live(config.clone())
+                    .map_err(|e| TurnEnd::Failed(e.to_string()))?,
                 None => return Err(TurnEnd::Failed("the model backend is gone".into())),
             },
         };
@@ -402,7 +441,9 @@ impl ChatEngine {
                             self.usage.estimated |= r.usage.estimated;
                             Ok(r)
                         }
-                        Err(LlmError::ReplayExhausted(n)) => Err(TurnEnd::Failed(format!("the replay has no more messages (after {n})"))),
+                        Err(LlmError::ReplayExhausted(n)) => Err(TurnEnd::Failed(format!(
+                            "the replay has no more messages (after {n})"
+                        ))),
                         Err(e) => Err(TurnEnd::Failed(e.to_string())),
                     };
                 }
@@ -415,13 +456,21 @@ impl ChatEngine {
                         }
                     }
                 }
-                Err(RecvTimeoutError::Disconnected) => return Err(TurnEnd::Failed("the model call failed unexpectedly".into())),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(TurnEnd::Failed("the model call failed unexpectedly".into()))
+                }
             }
         }
     }
 
     /// Runs a tool; a cell can be interrupted with the flag. `(text, ok)`.
-    fn call_tool(&mut self, name: &str, arguments: &str, code: Option<&str>, ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<(String, bool), SandboxError> {
+    fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        code: Option<&str>,
+        ev: &mut dyn FnMut(ChatEvent<'_>),
+    ) -> Result<(String, bool), SandboxError> {
         if name == "execute_python" {
             ev(ChatEvent::CellRunning);
         }
@@ -429,7 +478,15 @@ impl ChatEngine {
         let canceller = self.session.canceller();
         let interrupt = self.interrupt;
         let done = AtomicBool::new(false);
-        let mut toolbox = Toolbox { session: &mut self.session, data_dir, data_path: "data/".into(), outputs: Vec::new(), docs: self.options.docs.as_deref() };
+        let out_dir = self.session.workdir().to_path_buf();
+        let mut toolbox = Toolbox {
+            session: &mut self.session,
+            out_dir,
+            data_dir,
+            data_path: "data/".into(),
+            outputs: Vec::new(),
+            docs: self.options.docs.as_deref(),
+        };
         let result = std::thread::scope(|s| {
             s.spawn(|| {
                 while !done.load(Ordering::SeqCst) {
@@ -467,17 +524,26 @@ impl ChatEngine {
 
     /// Runs the user's own code (`/run`, `/edit`) and tells the model about
     /// it in the conversation. `(observation, ok)`.
-    pub fn run_user_code(&mut self, code: &str, ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<(String, bool), String> {
+    pub fn run_user_code(
+        &mut self,
+        code: &str,
+        ev: &mut dyn FnMut(ChatEvent<'_>),
+    ) -> Result<(String, bool), String> {
         self.interrupt.store(false, Ordering::SeqCst);
         let arguments = json!({ "code": code }).to_string();
-        let (text, ok) = self.call_tool("execute_python", &arguments, Some(code), ev).map_err(|e| format!("sandbox failure: {e}"))?;
+        let (text, ok) = self
+            .call_tool("execute_python", &arguments, Some(code), ev)
+            .map_err(|e| format!("sandbox failure: {e}"))?;
         self.interrupt.store(false, Ordering::SeqCst);
         self.saved.turns.push(self.saved.messages.len());
         self.saved.messages.push(Message::text(
             Role::User,
             format!("I ran this code in the sandbox myself:\n```python\n{code}\n```\nObservation:\n{text}"),
         ));
-        self.record("user_cell", json!({ "code": code, "ok": ok, "observation": text }));
+        self.record(
+            "user_cell",
+            json!({ "code": code, "ok": ok, "observation": text }),
+        );
         self.save();
         Ok((text, ok))
     }
@@ -485,12 +551,17 @@ impl ChatEngine {
     /// One line per namespace variable.
     pub fn variables(&mut self) -> Result<Vec<String>, String> {
         let vars = self.session.variables().map_err(|e| e.to_string())?;
-        Ok(vars.iter().map(|v| format!("{}  {}  {}", v.name, v.kind, v.summary)).collect())
+        Ok(vars
+            .iter()
+            .map(|v| format!("{}  {}  {}", v.name, v.kind, v.summary))
+            .collect())
     }
 
     /// A closer look at one variable (type, CRS, shape, head or repr).
     pub fn inspect(&mut self, name: &str) -> Result<String, String> {
-        let valid = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit());
+        let valid = !name.is_empty()
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
         if !valid {
             return Err(format!("/inspect {name}: not a variable name"));
         }
@@ -504,16 +575,26 @@ impl ChatEngine {
         );
         let outcome = self.session.execute(&code).map_err(|e| e.to_string())?;
         let text = crate::observation::render(&outcome);
-        Ok(text.lines().filter(|l| !l.starts_with("[variables]")).collect::<Vec<_>>().join("\n"))
+        Ok(text
+            .lines()
+            .filter(|l| !l.starts_with("[variables]"))
+            .collect::<Vec<_>>()
+            .join("\n"))
     }
 
     /// Attaches a data folder and returns its schema card.
     pub fn attach_data(&mut self, dir: &Path) -> Result<String, String> {
-        let dir = std::fs::canonicalize(dir).map_err(|e| format!("/data {}: {e}", dir.display()))?;
+        let dir =
+            std::fs::canonicalize(dir).map_err(|e| format!("/data {}: {e}", dir.display()))?;
         if !dir.is_dir() {
             return Err(format!("/data {}: not a folder", dir.display()));
         }
         link_data(self.workdir(), Some(&dir))?;
+        // The sandbox sees only the folders it was opened with: a new
+        // worker gets this one, and the session's cells are replayed into it.
+        self.session
+            .set_readable(std::slice::from_ref(&dir))
+            .map_err(|e| format!("/data {}: {e}", dir.display()))?;
         let card = data_card(&dir);
         self.saved.data_dir = Some(dir);
         self.card = Some(card.clone());
@@ -537,30 +618,44 @@ impl ChatEngine {
 
     /// The consolidated script of the successful cells.
     pub fn script(&self) -> String {
-        solution::consolidate(&format!("chat {}", self.saved.id), self.saved.cells.iter().map(String::as_str))
+        solution::consolidate(
+            &format!("chat {}", self.saved.id),
+            self.saved.cells.iter().map(String::as_str),
+        )
     }
 
     /// Tokens and cost so far.
     pub fn tokens(&self) -> String {
         let cost = match self.price {
-            Some(p) => format!("${:.4}", p.cost(self.usage.prompt_tokens, self.usage.completion_tokens)),
+            Some(p) => format!(
+                "${:.4}",
+                p.cost(self.usage.prompt_tokens, self.usage.completion_tokens)
+            ),
             None => "cost unknown".into(),
         };
         format!(
             "{} tokens in / {} out{} · {cost}",
             self.usage.prompt_tokens,
             self.usage.completion_tokens,
-            if self.usage.estimated { " (partly estimated)" } else { "" }
+            if self.usage.estimated {
+                " (partly estimated)"
+            } else {
+                ""
+            }
         )
     }
 
     /// A fresh namespace (the conversation stays; the model is told).
     pub fn reset(&mut self) -> Result<(), String> {
         let workdir = self.workdir().to_path_buf();
-        self.session = Session::open_with(&self.zygote, &workdir, self.options.sandbox.clone()).map_err(|e| e.to_string())?;
+        self.session = Session::open_with(&self.zygote, &workdir, self.options.sandbox.clone())
+            .map_err(|e| e.to_string())?;
         self.saved.cells.clear();
         self.last_failed = None;
-        self.saved.messages.push(Message::text(Role::User, "(The sandbox was reset: every variable and import is gone.)"));
+        self.saved.messages.push(Message::text(
+            Role::User,
+            "(The sandbox was reset: every variable and import is gone.)",
+        ));
         self.record("reset", json!({}));
         self.save();
         Ok(())
@@ -569,7 +664,9 @@ impl ChatEngine {
     /// Drops the last turn from the conversation (the namespace keeps what
     /// its cells made). False when there is no turn.
     pub fn undo(&mut self) -> bool {
-        let Some(start) = self.saved.turns.pop() else { return false };
+        let Some(start) = self.saved.turns.pop() else {
+            return false;
+        };
         self.saved.messages.truncate(start);
         self.record("undo", json!({ "to": start }));
         self.save();
@@ -581,9 +678,14 @@ impl ChatEngine {
         let fail = |e: std::io::Error| format!("/export {}: {e}", dir.display());
         std::fs::create_dir_all(dir.join("pred_results")).map_err(fail)?;
         let session = self.saved.dir();
-        std::fs::copy(session.join("transcript.jsonl"), dir.join("transcript.jsonl")).map_err(fail)?;
+        std::fs::copy(
+            session.join("transcript.jsonl"),
+            dir.join("transcript.jsonl"),
+        )
+        .map_err(fail)?;
         std::fs::copy(session.join("chat.json"), dir.join("chat.json")).map_err(fail)?;
-        crate::agent::transcript::write_atomic(&dir.join("solution.py"), self.script().as_bytes()).map_err(fail)?;
+        crate::agent::transcript::write_atomic(&dir.join("solution.py"), self.script().as_bytes())
+            .map_err(fail)?;
         let mut copied = 3;
         let pred = self.workdir().join("pred_results");
         for (rel, _) in crate::schema::files_under(&pred) {
@@ -613,7 +715,10 @@ fn link_data(workdir: &Path, dir: Option<&Path>) -> Result<(), String> {
     let link = workdir.join("data");
     if let Ok(meta) = std::fs::symlink_metadata(&link) {
         if !meta.file_type().is_symlink() {
-            return Err(format!("{} exists and is not gisclaw's data link", link.display()));
+            return Err(format!(
+                "{} exists and is not gisclaw's data link",
+                link.display()
+            ));
         }
         std::fs::remove_file(&link).map_err(|e| format!("{}: {e}", link.display()))?;
     }

@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use gisclaw::agent::dual::DualLimits;
-use gisclaw::bench::data::{self, Provenance};
 use gisclaw::agent::memory::{self, ErrorMemory};
 use gisclaw::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use gisclaw::agent::single::AgentLimits;
+use gisclaw::bench::data::{self, Provenance};
 use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
 use gisclaw::llm::local::LocalSpec;
 use gisclaw::llm::replay::ReplayBackend;
@@ -118,14 +118,18 @@ impl BackendArgs {
         let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
         let choice = BackendChoice {
             // A GGUF file alone means the local backend.
-            backend: self.backend.clone().or_else(|| self.gguf.as_ref().map(|_| "local".to_string())),
+            backend: self
+                .backend
+                .clone()
+                .or_else(|| self.gguf.as_ref().map(|_| "local".to_string())),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             gguf: self.gguf.clone(),
         };
         let live = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))?;
         let Some(live) = live else { return Ok(None) };
-        live.check_reachable().map_err(|e| UsageError(e.to_string()))?;
+        live.check_reachable()
+            .map_err(|e| UsageError(e.to_string()))?;
         gisclaw::llm::probe::check_model(&live).map_err(|e| UsageError(e.to_string()))?;
         start_local(live).map(Some)
     }
@@ -134,13 +138,20 @@ impl BackendArgs {
 /// Starts a local config's llama-server with a spinner (a line without a
 /// terminal); other configs pass through.
 pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, UsageError> {
-    let Some(spec) = live.local.clone().filter(|_| live.kind == config::BackendKind::Local) else {
+    let Some(spec) = live
+        .local
+        .clone()
+        .filter(|_| live.kind == config::BackendKind::Local)
+    else {
         return Ok(live);
     };
     let what = format!("starting llama-server with {}", spec.model_name());
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
-        bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("a valid template"));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                .expect("a valid template"),
+        );
         bar.set_message(what.clone());
         bar
     });
@@ -157,18 +168,25 @@ pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, Usage
     }
     let started = started.map_err(|e| UsageError(e.to_string()))?;
     if let Some(server) = &started.server {
-        eprintln!("gisclaw: local model {} ready at {}", server.model(), server.base_url());
+        eprintln!(
+            "gisclaw: local model {} ready at {}",
+            server.model(),
+            server.base_url()
+        );
     }
     Ok(started)
 }
 
 /// The library-docs index when `rag` is asked for (a missing index is a
 /// usage error saying how to build it).
-pub fn open_docs(rag: bool) -> Result<Option<std::sync::Arc<gisclaw::knowledge::Library>>, UsageError> {
+pub fn open_docs(
+    rag: bool,
+) -> Result<Option<std::sync::Arc<gisclaw::knowledge::Library>>, UsageError> {
     if !rag {
         return Ok(None);
     }
-    let library = gisclaw::knowledge::Library::open_default().map_err(|e| UsageError(format!("--rag: {e}")))?;
+    let library = gisclaw::knowledge::Library::open_default()
+        .map_err(|e| UsageError(format!("--rag: {e}")))?;
     Ok(Some(std::sync::Arc::new(library)))
 }
 
@@ -214,10 +232,16 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
             backend: Some("local".into()),
             ..args.model.clone()
         };
-        let live = choice.resolve_live()?.ok_or_else(|| no_backend("--replay FILE"))?;
+        let live = choice
+            .resolve_live()?
+            .ok_or_else(|| no_backend("--replay FILE"))?;
         return gisclaw::llm::open_live(live).map_err(|e| UsageError(e.to_string()));
     }
-    let recorded = task.path.parent().unwrap_or(Path::new(".")).join(RECORDED_SESSION);
+    let recorded = task
+        .path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(RECORDED_SESSION);
     if !recorded.is_file() {
         return Err(no_backend("--replay FILE"));
     }
@@ -241,8 +265,10 @@ impl Display {
         }
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {prefix}: {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {prefix}: {wide_msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
         bar.set_prefix(task.to_string());
         bar.enable_steady_tick(Duration::from_millis(120));
@@ -268,14 +294,26 @@ impl Display {
 
 /// Runs the command; `Err(UsageError)` inside the anyhow error means exit 2.
 pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
+    gisclaw::interrupt::install();
     let mut loaded = Task::load(&args.task).map_err(|e| UsageError(e.to_string()))?;
     let mut backend = select_backend(&args, &loaded)?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&loaded.task.id));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&loaded.task.id));
     let budget = args.limits.budget();
-    let sandbox = sandbox_limits(&SandboxConfig::default(), args.limits.cell_timeout(), budget);
+    let sandbox = sandbox_limits(
+        &SandboxConfig::default(),
+        args.limits.cell_timeout(),
+        budget,
+    );
     let zygote = Zygote::start(sandbox.clone())?;
     if let Provenance::Generated(took) = data::ensure(&zygote, &mut loaded)? {
-        eprintln!("gisclaw: generated the data of {} in {:.1} s", loaded.task.id, took.as_secs_f64());
+        eprintln!(
+            "gisclaw: generated the data of {} in {:.1} s",
+            loaded.task.id,
+            took.as_secs_f64()
+        );
     }
     let task = &loaded.task;
     let options = RunOptions {
@@ -297,7 +335,15 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         ErrorMemory::load(&memory::default_path())
     };
     let display = Display::new(&task.id);
-    let summary = run_task(&zygote, &loaded, backend.as_mut(), &mut memory, &out, &options, &mut |line| display.line(line));
+    let summary = run_task(
+        &zygote,
+        &loaded,
+        backend.as_mut(),
+        &mut memory,
+        &out,
+        &options,
+        &mut |line| display.line(line),
+    );
     display.done();
     let summary = summary?;
     let present = summary.outputs.iter().filter(|o| o.exists).count();
@@ -316,9 +362,11 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         summary.tokens_out,
         summary.wall_seconds
     );
-    Ok(if summary.status == "finished" {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(
+        match (summary.status.as_str(), gisclaw::interrupt::requested()) {
+            ("finished", _) => ExitCode::SUCCESS,
+            ("interrupted", Some(signal)) => ExitCode::from(128 + signal as u8),
+            _ => ExitCode::from(1),
+        },
+    )
 }

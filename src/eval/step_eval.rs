@@ -46,13 +46,18 @@ use crate::sandbox::{Session, Zygote};
 /// The recording of one run: `DIR/<task>.<run>.jsonl`, else
 /// `DIR/<task>.jsonl`.
 pub fn recording(dir: &Path, task: &str, run: usize) -> Option<PathBuf> {
-    [format!("{task}.{run}.jsonl"), format!("{task}.jsonl")].into_iter().map(|n| dir.join(n)).find(|p| p.is_file())
+    [format!("{task}.{run}.jsonl"), format!("{task}.jsonl")]
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
 }
 
 /// The messages that play a step task's gold: per step, its cell then
 /// `step_done`.
 pub fn gold_step_messages(task: &LoadedStepTask) -> Vec<Message> {
-    let call = |id: String, name: &str, arguments: serde_json::Value| ToolCall::function(id, name, arguments.to_string());
+    let call = |id: String, name: &str, arguments: serde_json::Value| {
+        ToolCall::function(id, name, arguments.to_string())
+    };
     task.gold_cells
         .iter()
         .enumerate()
@@ -60,12 +65,20 @@ pub fn gold_step_messages(task: &LoadedStepTask) -> Vec<Message> {
             [
                 Message {
                     content: Some(format!("Gold cell of step {}.", i + 1)),
-                    tool_calls: vec![call(format!("gold_{}", i + 1), "execute_python", json!({ "code": cell }))],
+                    tool_calls: vec![call(
+                        format!("gold_{}", i + 1),
+                        "execute_python",
+                        json!({ "code": cell }),
+                    )],
                     ..Message::default()
                 },
                 Message {
                     content: Some(format!("Step {} done.", i + 1)),
-                    tool_calls: vec![call(format!("done_{}", i + 1), "step_done", json!({ "summary": format!("gold step {}", i + 1) }))],
+                    tool_calls: vec![call(
+                        format!("done_{}", i + 1),
+                        "step_done",
+                        json!({ "summary": format!("gold step {}", i + 1) }),
+                    )],
                     ..Message::default()
                 },
             ]
@@ -148,16 +161,29 @@ read the observation, fix errors, and keep the variable names the step asks for 
 When the step is done, call step_done with a one-line summary. The input data is in data/.";
 
 /// Runs one (task, run) in `workdir` and scores it.
-pub fn run_one(zygote: &Arc<Zygote>, task: &LoadedStepTask, backend: &mut dyn ChatBackend, workdir: &Path, run: usize, limits: &StepLimits) -> Result<StepRunRecord, String> {
+pub fn run_one(
+    zygote: &Arc<Zygote>,
+    task: &LoadedStepTask,
+    backend: &mut dyn ChatBackend,
+    workdir: &Path,
+    run: usize,
+    limits: &StepLimits,
+) -> Result<StepRunRecord, String> {
     let id = &task.task.id;
     let mut loaded = task.as_loaded_task();
     data::ensure(zygote, &mut loaded).map_err(|e| e.to_string())?;
-    prepare_out(workdir, loaded.data_dir.as_deref()).map_err(|e| format!("{id}: {e:#}"))?;
+    let dirs =
+        prepare_out(workdir, loaded.data_dir.as_deref()).map_err(|e| format!("{id}: {e:#}"))?;
     let config = sandbox_limits(zygote.config(), limits.cell_timeout, limits.budget);
-    let mut session = Session::open_with(zygote, workdir, config).map_err(|e| format!("{id}: sandbox: {e}"))?;
-    let mut transcript = Transcript::create(&workdir.join("transcript.jsonl")).map_err(|e| format!("{id}: transcript: {e}"))?;
+    let mut session =
+        Session::open_in(zygote, &dirs, config).map_err(|e| format!("{id}: sandbox: {e}"))?;
+    let mut transcript = Transcript::create(&workdir.join("transcript.jsonl"))
+        .map_err(|e| format!("{id}: transcript: {e}"))?;
     let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "backend": backend.describe(), "replay": backend.is_replay() }));
-    let mut specs: Vec<_> = tools::specs().into_iter().filter(|s| s.name != "finish").collect();
+    let mut specs: Vec<_> = tools::specs()
+        .into_iter()
+        .filter(|s| s.name != "finish")
+        .collect();
     specs.push(step_done_spec());
     let run_limits = AgentLimits {
         max_rounds: limits.max_rounds,
@@ -169,7 +195,13 @@ pub fn run_one(zygote: &Arc<Zygote>, task: &LoadedStepTask, backend: &mut dyn Ch
         max_rounds: limits.step_rounds,
         max_failures: Some(limits.step_failures),
     };
-    let mut messages = vec![Message::text(Role::System, SYSTEM), Message::text(Role::User, format!("# {}\n\n{}", task.task.title, task.task.context))];
+    let mut messages = vec![
+        Message::text(Role::System, SYSTEM),
+        Message::text(
+            Role::User,
+            format!("# {}\n\n{}", task.task.title, task.task.context),
+        ),
+    ];
     for m in &messages {
         let _ = transcript.record("message", json!({ "round": 0, "message": m }));
     }
@@ -190,19 +222,39 @@ pub fn run_one(zygote: &Arc<Zygote>, task: &LoadedStepTask, backend: &mut dyn Ch
             });
             continue;
         }
-        let brief = Message::text(Role::User, format!("Step {number} of {n}: {}\n\nCall step_done when this step is done.", step.prompt.trim()));
+        let brief = Message::text(
+            Role::User,
+            format!(
+                "Step {number} of {n}: {}\n\nCall step_done when this step is done.",
+                step.prompt.trim()
+            ),
+        );
         let _ = transcript.record("step", json!({ "step": number, "of": n }));
-        let _ = transcript.record("message", json!({ "round": state.rounds, "message": brief }));
+        let _ = transcript.record(
+            "message",
+            json!({ "round": state.rounds, "message": brief }),
+        );
         messages.push(brief);
         let stop = {
             let mut toolbox = Toolbox {
                 session: &mut session,
+                out_dir: workdir.to_path_buf(),
                 data_dir: loaded.data_dir.clone(),
                 data_path: "data/".into(),
                 outputs: Vec::new(),
                 docs: None,
             };
-            converse(backend, &mut toolbox, &mut memory, &mut transcript, &mut messages, &specs, &bounds, &mut state, &mut |_| {})
+            converse(
+                backend,
+                &mut toolbox,
+                &mut memory,
+                &mut transcript,
+                &mut messages,
+                &specs,
+                &bounds,
+                &mut state,
+                &mut |_| {},
+            )
         };
         let ending = match &stop {
             Stop::StepDone(_) | Stop::Finished(_) => "step_done",
@@ -214,9 +266,13 @@ pub fn run_one(zygote: &Arc<Zygote>, task: &LoadedStepTask, backend: &mut dyn Ch
         };
         // The check runs whatever happened: the variable may be there.
         let verdict = match (run_check(&mut session, &step.check), task.expected.get(i)) {
-            (_, None) => Err((ErrorType::Other, format!("no gold answer recorded for step {number} (run `gisclaw bench expect`)"))),
+            (_, None) => Err((
+                ErrorType::Other,
+                format!("no gold answer recorded for step {number} (run `gisclaw bench expect`)"),
+            )),
             (Err(e), _) => Err((ErrorType::RuntimeTimeout, e)),
-            (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance).map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
+            (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance)
+                .map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
         };
         let _ = transcript.record("check", json!({ "step": number, "check": step.check, "passed": verdict.is_ok(), "problem": verdict.as_ref().err().map(|e| &e.1) }));
         let (passed, problem, error) = match verdict {
@@ -232,7 +288,10 @@ pub fn run_one(zygote: &Arc<Zygote>, task: &LoadedStepTask, backend: &mut dyn Ch
         });
     }
     let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
-    let _ = transcript.record("end", json!({ "steps_passed": passed.iter().filter(|p| **p).count(), "of": n }));
+    let _ = transcript.record(
+        "end",
+        json!({ "steps_passed": passed.iter().filter(|p| **p).count(), "of": n }),
+    );
     Ok(StepRunRecord {
         task: id.clone(),
         run,
@@ -288,42 +347,62 @@ pub fn run_step_eval(
     let mut done = 0;
     for task in tasks {
         for run in 1..=runs {
-            if records.join(StepRunRecord::file_name(&task.task.id, run)).is_file() {
+            if records
+                .join(StepRunRecord::file_name(&task.task.id, run))
+                .is_file()
+            {
                 done += 1;
             } else {
                 todo.push((task, run));
             }
         }
     }
-    events(StepEvent::Planned { total: done + todo.len(), done });
+    events(StepEvent::Planned {
+        total: done + todo.len(),
+        done,
+    });
     let queue = Mutex::new(todo.into_iter());
     let failed = Mutex::new(0usize);
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
             scope.spawn(|| loop {
-                let Some((task, run)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
+                let Some((task, run)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next()
+                else {
+                    break;
+                };
                 let id = &task.task.id;
                 let result = (|| -> Result<StepRunRecord, String> {
                     let mut backend: Box<dyn ChatBackend> = match source {
-                        BackendSource::Gold => Box::new(ReplayBackend::from_messages(&format!("gold of {id}"), gold_step_messages(task))),
+                        BackendSource::Gold => Box::new(ReplayBackend::from_messages(
+                            &format!("gold of {id}"),
+                            gold_step_messages(task),
+                        )),
                         BackendSource::Recorded(dir) => {
-                            let file = recording(dir, id, run).ok_or_else(|| format!("{}: no recording for {id} run {run}", dir.display()))?;
+                            let file = recording(dir, id, run).ok_or_else(|| {
+                                format!("{}: no recording for {id} run {run}", dir.display())
+                            })?;
                             Box::new(ReplayBackend::open(&file).map_err(|e| e.to_string())?)
                         }
-                        BackendSource::Live(live) => crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?,
+                        BackendSource::Live(live) => {
+                            crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?
+                        }
                     };
                     let workdir = out.join("runs").join(id).join(format!("run-{run}"));
                     let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
                     let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
                     bytes.push(b'\n');
-                    write_atomic(&records.join(StepRunRecord::file_name(id, run)), &bytes).map_err(|e| format!("writing the record: {e}"))?;
+                    write_atomic(&records.join(StepRunRecord::file_name(id, run)), &bytes)
+                        .map_err(|e| format!("writing the record: {e}"))?;
                     Ok(record)
                 })();
                 match result {
                     Ok(record) => events(StepEvent::Recorded(Box::new(record))),
                     Err(reason) => {
                         *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                        events(StepEvent::Failed { label: format!("{id} run {run}"), reason });
+                        events(StepEvent::Failed {
+                            label: format!("{id} run {run}"),
+                            reason,
+                        });
                     }
                 }
             });
@@ -357,13 +436,18 @@ pub struct StepSummary {
 
 /// Summarises run records.
 pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
-    let mean = |f: &dyn Fn(&StepRunRecord) -> f64| stats::mean(&records.iter().map(f).collect::<Vec<_>>());
+    let mean =
+        |f: &dyn Fn(&StepRunRecord) -> f64| stats::mean(&records.iter().map(f).collect::<Vec<_>>());
     let mut per_task: BTreeMap<String, Vec<&StepRunRecord>> = BTreeMap::new();
     for r in records {
         per_task.entry(r.task.clone()).or_default().push(r);
     }
     let mut errors = BTreeMap::new();
-    for e in records.iter().flat_map(|r| &r.steps).filter_map(|s| s.error) {
+    for e in records
+        .iter()
+        .flat_map(|r| &r.steps)
+        .filter_map(|s| s.error)
+    {
         *errors.entry(e.name().to_string()).or_insert(0) += 1;
     }
     StepSummary {
@@ -392,7 +476,11 @@ pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, String> {
 }
 
 /// Writes `report.md`, `results.json` and `results.csv` into `out`.
-pub fn write_report(records: &[StepRunRecord], backend: &str, out: &Path) -> std::io::Result<StepSummary> {
+pub fn write_report(
+    records: &[StepRunRecord],
+    backend: &str,
+    out: &Path,
+) -> std::io::Result<StepSummary> {
     use std::fmt::Write as _;
     let summary = summarise(records);
     let json = json!({ "backend": backend, "summary": summary, "runs": records });
@@ -400,8 +488,22 @@ pub fn write_report(records: &[StepRunRecord], backend: &str, out: &Path) -> std
     let mut csv = String::from("task,run,step,passed,ending,error,problem\n");
     for r in records {
         for s in &r.steps {
-            let problem = s.problem.clone().unwrap_or_default().replace('"', "\"\"").replace('\n', " ");
-            let _ = writeln!(csv, "{},{},{},{},{},{},\"{problem}\"", r.task, r.run, s.step, s.passed, s.ending, s.error.map(|e| e.name()).unwrap_or(""));
+            let problem = s
+                .problem
+                .clone()
+                .unwrap_or_default()
+                .replace('"', "\"\"")
+                .replace('\n', " ");
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},\"{problem}\"",
+                r.task,
+                r.run,
+                s.step,
+                s.passed,
+                s.ending,
+                s.error.map(|e| e.name()).unwrap_or("")
+            );
         }
     }
     write_atomic(&out.join("results.csv"), csv.as_bytes())?;
@@ -462,7 +564,11 @@ mod tests {
 
     #[test]
     fn the_summary_averages_runs() {
-        let s = summarise(&[record("A", &[true, true, false, true]), record("A", &[true; 4]), record("B", &[false, true, true, true])]);
+        let s = summarise(&[
+            record("A", &[true, true, false, true]),
+            record("A", &[true; 4]),
+            record("B", &[false, true, true, true]),
+        ]);
         // complete@1: 0.5, 1, 0; step pass: 0.75, 1, 0.75; task pass: 0, 1, 0.
         assert!((s.complete_at_1 - 0.5).abs() < 1e-12);
         assert!((s.step_pass_rate - 2.5 / 3.0).abs() < 1e-12);

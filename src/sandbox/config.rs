@@ -29,8 +29,15 @@ pub struct SandboxConfig {
     pub memory_limit_bytes: Option<u64>,
     /// Largest file a session may write, in bytes.
     pub file_size_limit_bytes: Option<u64>,
-    /// Apply Landlock and seccomp (rlimits always apply).
+    /// Apply namespaces, Landlock and seccomp (rlimits always apply).
     pub confine: bool,
+    /// Give each session its own user, mount, PID and IPC namespaces with a
+    /// minimal filesystem view, where the kernel allows it (the other layers
+    /// stay; `gisclaw doctor` says when the kernel refuses).
+    pub namespaces: bool,
+    /// Most processes and threads a session may run at once (RLIMIT_NPROC,
+    /// in force inside a user namespace).
+    pub process_limit: Option<u64>,
     /// Allow sockets other than AF_UNIX.
     pub allow_network: bool,
     /// Observation budgets.
@@ -70,6 +77,8 @@ impl Default for SandboxConfig {
             memory_limit_bytes: Some(8 << 30),
             file_size_limit_bytes: Some(4 << 30),
             confine: true,
+            namespaces: true,
+            process_limit: Some(512),
             allow_network: false,
             limits: OutputLimits::default(),
             blocked_imports: default_blocked_imports(),

@@ -3,17 +3,22 @@
 //! `gisclaw` never runs LLM-written code itself. It starts one
 //! `gisclaw-worker` zygote ([`Zygote`]) that imports the GIS stack once, and
 //! opens [`Session`]s: forked, confined children, each with its own
-//! persistent namespace. Limits are enforced from here (cell timeout, task
-//! budget: interrupt, then kill) and in the child (rlimits, Landlock,
-//! seccomp); a dead worker is replaced and its namespace rebuilt from the
-//! journal of successful cells.
+//! persistent namespace, each in a sandbox of its own (namespaces where the
+//! kernel allows, watched by a monitor process that ends all of it when the
+//! session is dropped). Limits are enforced from here (cell timeout, task
+//! budget: interrupt, then kill) and in the child (rlimits, capabilities,
+//! Landlock, seccomp); a dead worker is replaced and its namespace rebuilt
+//! from the journal of successful cells.
 
 mod config;
 mod error;
+mod monitor;
 mod session;
 mod zygote;
 
 pub use config::{default_blocked_imports, SandboxConfig};
 pub use error::{worker_message, SandboxError};
-pub use session::{Canceller, CellOutcome, CellStatus, RestoreReport, Session};
+pub use session::{
+    Canceller, CellOutcome, CellStatus, RestoreReport, Session, SessionDirs, MAX_CODE_BYTES,
+};
 pub use zygote::Zygote;

@@ -4,26 +4,32 @@
 
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gisclaw_protocol::fdpass::send_fd;
 use gisclaw_protocol::{
-    read_frame, write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport, FrameError, PackageInfo,
-    PyError, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
+    read_frame, write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport,
+    PackageInfo, PyError, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
 };
 
 use super::config::SandboxConfig;
 use super::error::SandboxError;
+use super::monitor::{Monitor, Response};
 use super::zygote::Zygote;
 
 /// How often the wait for a cell checks for a cancel request.
 const CANCEL_POLL: Duration = Duration::from_millis(25);
 /// Longest a non-cell request (variables, packages) may take.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Largest cell the sandbox accepts (the channel's frame limit, less room
+/// for the request's envelope).
+pub const MAX_CODE_BYTES: usize = gisclaw_protocol::MAX_FRAME_BYTES - 64 * 1024;
+/// How long to wait for the monitor to report how a dead process ended.
+const EXIT_PATIENCE: Duration = Duration::from_secs(2);
 
 /// How a cell ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,11 +99,20 @@ impl Canceller {
     }
 }
 
-/// A live worker child.
+/// Numbers workers, so that a replaced worker is told apart from its predecessor.
+static NEXT_WORKER_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A live session process.
 struct Worker {
+    /// Unique in this gisclaw process (see [`Session::worker_id`]).
+    id: u64,
+    /// Its pid inside its sandbox (how the monitor names it).
     pid: i32,
     writer: UnixStream,
-    responses: Receiver<Result<SessionResponse, FrameError>>,
+    responses: Receiver<Response>,
+    /// Wakes `responses` when the monitor reports this process's end.
+    wake: Sender<Response>,
+    monitor: Arc<Monitor>,
 }
 
 /// Why waiting for a response ended without one.
@@ -111,10 +126,13 @@ enum WaitEnd {
 }
 
 impl Worker {
-    /// Starts a reader thread for the child's socket.
-    fn new(pid: i32, stream: UnixStream) -> Result<Worker, SandboxError> {
-        let mut reader = stream.try_clone().map_err(SandboxError::io("cloning the session socket"))?;
+    /// Starts a reader thread for the session process's socket.
+    fn new(stream: UnixStream, monitor: Arc<Monitor>) -> Result<Worker, SandboxError> {
+        let mut reader = stream
+            .try_clone()
+            .map_err(SandboxError::io("cloning the session socket"))?;
         let (tx, rx) = mpsc::channel();
+        let wake = tx.clone();
         std::thread::spawn(move || loop {
             let msg = read_frame::<_, SessionResponse>(&mut reader);
             let end = msg.is_err();
@@ -123,10 +141,39 @@ impl Worker {
             }
         });
         Ok(Worker {
-            pid,
+            id: NEXT_WORKER_ID.fetch_add(1, Ordering::SeqCst),
+            pid: 0,
             writer: stream,
             responses: rx,
+            wake,
+            monitor,
         })
+    }
+
+    /// Waits for the process's `Ready` and starts watching for its end.
+    fn ready(&mut self, deadline: Instant) -> Result<ConfinementReport, SandboxError> {
+        match self.wait(deadline, None) {
+            Ok(SessionResponse::Ready { pid, confinement }) => {
+                self.pid = pid;
+                self.monitor.watch(pid, self.wake.clone());
+                Ok(confinement)
+            }
+            Ok(SessionResponse::Error { message }) => Err(SandboxError::StartFailed(message)),
+            Ok(other) => Err(SandboxError::Protocol(format!(
+                "expected Ready, got {other:?}"
+            ))),
+            Err(WaitEnd::Deadline) => Err(SandboxError::StartFailed(
+                "the session worker did not start in time".into(),
+            )),
+            Err(_) => Err(SandboxError::StartFailed(
+                "the session worker died while starting".into(),
+            )),
+        }
+    }
+
+    /// How this process ended, as its monitor reports it.
+    fn exit(&self) -> Option<ChildExit> {
+        self.monitor.exit_of(self.pid, EXIT_PATIENCE)
     }
 
     fn send(&mut self, req: &SessionRequest) -> Result<(), SandboxError> {
@@ -134,7 +181,11 @@ impl Worker {
     }
 
     /// Waits for the next response until `deadline`, checking `cancel`.
-    fn wait(&self, deadline: Instant, cancel: Option<&AtomicBool>) -> Result<SessionResponse, WaitEnd> {
+    fn wait(
+        &self,
+        deadline: Instant,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<SessionResponse, WaitEnd> {
         loop {
             if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
                 return Err(WaitEnd::Cancelled);
@@ -157,9 +208,7 @@ impl Worker {
     }
 
     fn signal(&self, sig: libc::c_int) {
-        // SAFETY: plain kill(2); the pid is a zygote child that cannot be
-        // reused before the zygote reaps it, which needs its socket closed.
-        unsafe { libc::kill(self.pid, sig) };
+        self.monitor.signal(self.pid, sig);
     }
 }
 
@@ -170,44 +219,174 @@ impl Drop for Worker {
     }
 }
 
+/// Where a session works and what else it may touch. Everything else of
+/// the host is out of its reach (see the README's sandbox section).
+#[derive(Debug, Clone, Default)]
+pub struct SessionDirs {
+    /// Its cwd, writable (created with `pred_results/` inside if missing).
+    pub work: PathBuf,
+    /// Further writable directories (a run's `pred_results/` kept outside
+    /// the work dir, beside the run's records).
+    pub writable: Vec<PathBuf>,
+    /// Read-only directories (the task's data).
+    pub readable: Vec<PathBuf>,
+}
+
+impl SessionDirs {
+    /// `work` alone, with the folders its symlinks point to readable (a
+    /// `data` link to the task's data, as the front ends make).
+    pub fn work(work: &Path) -> SessionDirs {
+        let mut readable = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(work) {
+            for entry in entries.flatten() {
+                let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+                if let (true, Ok(target)) = (is_link, entry.path().canonicalize()) {
+                    if target.is_dir() {
+                        readable.push(target);
+                    }
+                }
+            }
+        }
+        SessionDirs {
+            work: work.to_path_buf(),
+            writable: Vec::new(),
+            readable,
+        }
+    }
+}
+
+/// The session's private temporary folders: `tmp/` (its `/tmp`) and
+/// `root/` (where the monitor builds the namespace's root). Removed when
+/// the session and its snapshots are gone.
+struct TmpBase {
+    dir: tempfile::TempDir,
+}
+
+impl TmpBase {
+    fn new() -> Result<TmpBase, SandboxError> {
+        let dir = tempfile::Builder::new()
+            .prefix("gisclaw-session-")
+            .tempdir()
+            .map_err(SandboxError::io("creating the session tmp dir"))?;
+        for sub in ["tmp", "root"] {
+            std::fs::create_dir(dir.path().join(sub))
+                .map_err(SandboxError::io("creating the session tmp dir"))?;
+        }
+        let base = TmpBase { dir };
+        hand_over(base.dir.path())?;
+        Ok(base)
+    }
+
+    fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    fn stage(&self) -> PathBuf {
+        self.dir.path().join("root")
+    }
+}
+
+/// When gisclaw runs as root, its sandboxes run as the unprivileged
+/// `nobody` (see the worker's `isolate` module): gives `dir` and what is in
+/// it (not following links) to that user, so cells can write there.
+fn hand_over(dir: &Path) -> Result<(), SandboxError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(());
+    }
+    const NOBODY: u32 = 65534;
+    fn walk(path: &Path) -> std::io::Result<()> {
+        std::os::unix::fs::lchown(path, Some(NOBODY), Some(NOBODY))?;
+        let meta = std::fs::symlink_metadata(path)?;
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(path)? {
+                walk(&entry?.path())?;
+            }
+        }
+        Ok(())
+    }
+    walk(dir).map_err(|e| SandboxError::Io {
+        what: "handing the work dir to the sandbox user",
+        source: e,
+    })
+}
+
 /// A persistent Python session in its own confined worker process.
 pub struct Session {
     zygote: Arc<Zygote>,
     config: SandboxConfig,
     spec: SessionSpec,
     worker: Option<Worker>,
+    /// The id of the latest worker (kept while none runs).
+    worker_id: u64,
     confinement: ConfinementReport,
     journal: Vec<(u64, String)>,
     next_cell: u64,
     spent: Duration,
     cancel: Arc<AtomicBool>,
-    current_pid: Arc<AtomicI32>,
     /// Shared with snapshots, which write to the same tmp dir.
-    _tmp: Arc<tempfile::TempDir>,
+    tmp: Arc<TmpBase>,
 }
 
 impl Session {
     /// Opens a session whose cwd is `workdir` (created if missing, with
-    /// `pred_results/` inside). Writes are confined to `workdir` and a
-    /// private tmp dir where the kernel allows it.
+    /// `pred_results/` inside); see [`SessionDirs::work`].
     pub fn open(zygote: &Arc<Zygote>, workdir: &Path) -> Result<Session, SandboxError> {
         Self::open_with(zygote, workdir, zygote.config().clone())
     }
 
     /// Like [`Session::open`], with this session's own limits and policy
     /// (the `venv`, `worker` and `cache_dir` fields are the zygote's).
-    pub fn open_with(zygote: &Arc<Zygote>, workdir: &Path, config: SandboxConfig) -> Result<Session, SandboxError> {
+    pub fn open_with(
+        zygote: &Arc<Zygote>,
+        workdir: &Path,
+        config: SandboxConfig,
+    ) -> Result<Session, SandboxError> {
         std::fs::create_dir_all(workdir).map_err(SandboxError::io("creating the work dir"))?;
-        let workdir = workdir.canonicalize().map_err(SandboxError::io("resolving the work dir"))?;
-        let tmp = tempfile::Builder::new()
-            .prefix("gisclaw-session-")
-            .tempdir()
-            .map_err(SandboxError::io("creating the session tmp dir"))?;
+        Self::open_in(zygote, &SessionDirs::work(workdir), config)
+    }
+
+    /// Opens a session in `dirs`: writes are confined to the work dir, the
+    /// further writable dirs and a private tmp dir; reads to those, the
+    /// readable dirs, the Python environment and the system's libraries.
+    pub fn open_in(
+        zygote: &Arc<Zygote>,
+        dirs: &SessionDirs,
+        config: SandboxConfig,
+    ) -> Result<Session, SandboxError> {
+        std::fs::create_dir_all(dirs.work.join("pred_results"))
+            .map_err(SandboxError::io("creating the work dir"))?;
+        let resolve = |p: &PathBuf| {
+            p.canonicalize()
+                .map_err(SandboxError::io("resolving the session's folders"))
+        };
+        let workdir = resolve(&dirs.work)?;
+        let writable = dirs
+            .writable
+            .iter()
+            .map(resolve)
+            .collect::<Result<Vec<_>, _>>()?;
+        let readable = dirs
+            .readable
+            .iter()
+            .map(resolve)
+            .collect::<Result<Vec<_>, _>>()?;
+        for dir in std::iter::once(&workdir).chain(&writable) {
+            hand_over(dir)?;
+        }
+        let tmp = TmpBase::new()?;
+        let mut write_roots = vec![workdir.clone()];
+        write_roots.extend(writable);
+        write_roots.push(tmp.tmp());
         let spec = SessionSpec {
-            workdir: workdir.clone(),
-            tmpdir: tmp.path().to_path_buf(),
+            workdir,
+            tmpdir: tmp.tmp(),
+            stage: tmp.stage(),
             policy: ConfinementPolicy {
-                write_roots: vec![workdir, tmp.path().to_path_buf()],
+                write_roots,
+                read_roots: readable,
+                namespaces: config.namespaces,
+                process_limit: config.process_limit,
                 allow_network: config.allow_network,
                 memory_limit_bytes: config.memory_limit_bytes,
                 file_size_limit_bytes: config.file_size_limit_bytes,
@@ -220,19 +399,18 @@ impl Session {
         for warning in confinement.warnings() {
             tracing::warn!("sandbox: {warning}; the session runs less confined");
         }
-        let current_pid = Arc::new(AtomicI32::new(worker.pid));
         Ok(Session {
             zygote: zygote.clone(),
             config,
             spec,
+            worker_id: worker.id,
             worker: Some(worker),
             confinement,
             journal: Vec::new(),
             next_cell: 1,
             spent: Duration::ZERO,
             cancel: Arc::new(AtomicBool::new(false)),
-            current_pid,
-            _tmp: Arc::new(tmp),
+            tmp: Arc::new(tmp),
         })
     }
 
@@ -241,15 +419,12 @@ impl Session {
         spec: &SessionSpec,
         patience: Duration,
     ) -> Result<(Worker, ConfinementReport), SandboxError> {
-        let (pid, stream) = zygote.fork_child(spec)?;
-        let worker = Worker::new(pid, stream)?;
-        let deadline = Instant::now() + patience;
-        match worker.wait(deadline, None) {
-            Ok(SessionResponse::Ready { confinement, .. }) => Ok((worker, confinement)),
-            Ok(SessionResponse::Error { message }) => Err(SandboxError::StartFailed(message)),
-            Ok(other) => Err(SandboxError::Protocol(format!("expected Ready, got {other:?}"))),
-            Err(_) => Err(SandboxError::StartFailed("the session worker died while starting".into())),
-        }
+        let (stream, monitor) = zygote.fork_child(spec)?;
+        let monitor =
+            Monitor::new(monitor).map_err(SandboxError::io("reading the sandbox monitor"))?;
+        let mut worker = Worker::new(stream, monitor)?;
+        let confinement = worker.ready(Instant::now() + patience)?;
+        Ok((worker, confinement))
     }
 
     /// The session's work dir (its cwd).
@@ -257,7 +432,8 @@ impl Session {
         &self.spec.workdir
     }
 
-    /// The private tmp dir.
+    /// The private tmp dir, as seen from gisclaw (the session sees it as
+    /// `/tmp` when it runs in its own namespaces).
     pub fn tmpdir(&self) -> &Path {
         &self.spec.tmpdir
     }
@@ -267,9 +443,11 @@ impl Session {
         &self.confinement
     }
 
-    /// The process id of the current worker child.
-    pub fn pid(&self) -> i32 {
-        self.current_pid.load(Ordering::SeqCst)
+    /// Identifies the current worker process: it changes whenever the worker
+    /// is replaced (after a crash or a kill), and differs between a session
+    /// and its snapshots.
+    pub fn worker_id(&self) -> u64 {
+        self.worker.as_ref().map_or(self.worker_id, |w| w.id)
     }
 
     /// The cells that ran successfully, in order (the replay journal).
@@ -282,47 +460,68 @@ impl Session {
         self.spent
     }
 
+    /// Makes `dirs` the session's read-only folders (a chat's newly attached
+    /// data): a new worker is started with them in view and the journal is
+    /// replayed into it.
+    pub fn set_readable(&mut self, dirs: &[PathBuf]) -> Result<RestoreReport, SandboxError> {
+        let readable = dirs
+            .iter()
+            .map(|p| {
+                p.canonicalize()
+                    .map_err(SandboxError::io("resolving the data folder"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.spec.policy.read_roots = readable;
+        self.stop_worker();
+        self.restart()
+    }
+
     /// Forks this session: the copy starts with the live namespace (copied
     /// on write, in milliseconds) and its own future. It shares this
-    /// session's work dir, tmp dir and confinement, and inherits the journal,
-    /// so a crash in either rebuilds its own namespace. For exploring
-    /// alternatives (e.g. MCTS branches) without re-running earlier cells.
+    /// session's work dir, tmp dir, sandbox and confinement, and inherits the
+    /// journal, so a crash in either rebuilds its own namespace. The sandbox
+    /// (and every process in it) lives until the session and all its copies
+    /// are dropped. For exploring alternatives (e.g. MCTS branches) without
+    /// re-running earlier cells.
     pub fn snapshot(&mut self) -> Result<Session, SandboxError> {
         if self.worker.is_none() {
             self.restart()?;
         }
         let worker = self.worker.as_mut().expect("worker present");
-        let (ours, theirs) = UnixStream::pair().map_err(SandboxError::io("creating a snapshot socket"))?;
+        let (ours, theirs) =
+            UnixStream::pair().map_err(SandboxError::io("creating a snapshot socket"))?;
         worker.send(&SessionRequest::Snapshot)?;
-        send_fd(&worker.writer, theirs.as_raw_fd()).map_err(SandboxError::io("passing the snapshot socket"))?;
+        send_fd(&worker.writer, theirs.as_raw_fd())
+            .map_err(SandboxError::io("passing the snapshot socket"))?;
         drop(theirs);
         match worker.wait(Instant::now() + QUERY_TIMEOUT, None) {
             Ok(SessionResponse::Snapshotted) => {}
             Ok(SessionResponse::Error { message }) => return Err(SandboxError::Worker(message)),
-            Ok(other) => return Err(SandboxError::Protocol(format!("expected Snapshotted, got {other:?}"))),
-            Err(_) => return Err(SandboxError::Protocol("the worker did not answer the snapshot".into())),
-        }
-        let mut copy = Worker::new(0, ours)?;
-        let confinement = match copy.wait(Instant::now() + QUERY_TIMEOUT, None) {
-            Ok(SessionResponse::Ready { pid, confinement }) => {
-                copy.pid = pid;
-                confinement
+            Ok(other) => {
+                return Err(SandboxError::Protocol(format!(
+                    "expected Snapshotted, got {other:?}"
+                )))
             }
-            Ok(other) => return Err(SandboxError::Protocol(format!("expected Ready, got {other:?}"))),
-            Err(_) => return Err(SandboxError::StartFailed("the snapshot died while starting".into())),
-        };
+            Err(_) => {
+                return Err(SandboxError::Protocol(
+                    "the worker did not answer the snapshot".into(),
+                ))
+            }
+        }
+        let mut copy = Worker::new(ours, worker.monitor.clone())?;
+        let confinement = copy.ready(Instant::now() + QUERY_TIMEOUT)?;
         Ok(Session {
             zygote: self.zygote.clone(),
             config: self.config.clone(),
             spec: self.spec.clone(),
-            current_pid: Arc::new(AtomicI32::new(copy.pid)),
+            worker_id: copy.id,
             worker: Some(copy),
             confinement,
             journal: self.journal.clone(),
             next_cell: self.next_cell,
             spent: self.spent,
             cancel: Arc::new(AtomicBool::new(false)),
-            _tmp: self._tmp.clone(),
+            tmp: self.tmp.clone(),
         })
     }
 
@@ -343,12 +542,29 @@ impl Session {
         let started = Instant::now();
         let budget_left = self.remaining_budget();
         if budget_left.is_zero() {
-            self.worker = None;
+            self.stop_worker();
             return Err(SandboxError::BudgetExhausted(self.config.task_budget));
         }
         let cell = self.next_cell;
         self.next_cell += 1;
         self.cancel.store(false, Ordering::SeqCst);
+        if code.len() > MAX_CODE_BYTES {
+            let result = synthetic_result(
+                "CodeTooLarge",
+                &format!(
+                    "the cell's code is {} bytes, over the sandbox's limit of {} bytes; nothing ran. Split it into smaller cells, or write large data to a file from several cells",
+                    code.len(),
+                    MAX_CODE_BYTES
+                ),
+            );
+            return Ok(CellOutcome {
+                cell,
+                status: CellStatus::Error,
+                result,
+                restore: None,
+                wall: started.elapsed(),
+            });
+        }
         let mut restore = None;
         if self.worker.is_none() {
             restore = Some(self.restart()?);
@@ -359,12 +575,21 @@ impl Session {
             code: code.to_string(),
             cell,
         };
-        if self.worker.as_mut().expect("worker present").send(&request).is_err() {
+        if self
+            .worker
+            .as_mut()
+            .expect("worker present")
+            .send(&request)
+            .is_err()
+        {
             // The worker died between cells (killed from outside): rebuild and resend.
-            let exit = self.worker.take().map(|w| self.zygote.exit_of(w.pid));
+            let exit = self.worker.take().map(|w| w.exit());
             tracing::warn!("sandbox worker was gone before cell {cell} ({exit:?}); rebuilding it");
             restore = Some(self.restart()?);
-            self.worker.as_mut().expect("worker present after restart").send(&request)?;
+            self.worker
+                .as_mut()
+                .expect("worker present after restart")
+                .send(&request)?;
         }
         let worker = self.worker.as_mut().expect("worker present");
         let deadline = Instant::now() + limit;
@@ -372,12 +597,16 @@ impl Session {
         let (status, result) = match first {
             Ok(resp) => {
                 let result = Self::cell_result(resp)?;
-                let status = if result.ok { CellStatus::Ok } else { CellStatus::Error };
+                let status = if result.ok {
+                    CellStatus::Ok
+                } else {
+                    CellStatus::Error
+                };
                 (status, result)
             }
             Err(WaitEnd::Gone) => {
-                let exit = self.zygote.exit_of(worker.pid);
-                self.worker = None;
+                let exit = worker.exit();
+                self.stop_worker();
                 let what = exit
                     .as_ref()
                     .map(|e| e.to_string())
@@ -411,9 +640,16 @@ impl Session {
 
     /// Sends SIGINT, waits the grace period for the cell to stop, and kills
     /// the worker if it does not.
-    fn interrupt_or_kill(&mut self, cancelled: bool, limit: Duration) -> Result<(CellStatus, CellResult), SandboxError> {
+    fn interrupt_or_kill(
+        &mut self,
+        cancelled: bool,
+        limit: Duration,
+    ) -> Result<(CellStatus, CellResult), SandboxError> {
         let grace = self.config.interrupt_grace;
-        let worker = self.worker.as_mut().expect("worker present while a cell runs");
+        let worker = self
+            .worker
+            .as_mut()
+            .expect("worker present while a cell runs");
         worker.signal(libc::SIGINT);
         let answer = worker.wait(Instant::now() + grace, None);
         let killed = !matches!(answer, Ok(SessionResponse::Cell { .. }));
@@ -422,13 +658,23 @@ impl Session {
         } else {
             CellStatus::TimedOut { limit, killed }
         };
-        let ename = if cancelled { "KeyboardInterrupt" } else { "TimeoutError" };
+        let ename = if cancelled {
+            "KeyboardInterrupt"
+        } else {
+            "TimeoutError"
+        };
         let reason = if cancelled {
             "cancelled by the user".to_string()
         } else if limit < self.config.cell_timeout {
-            format!("stopped after {} s (the session's time budget ran out)", limit.as_secs_f64().round())
+            format!(
+                "stopped after {} s (the session's time budget ran out)",
+                limit.as_secs_f64().round()
+            )
         } else {
-            format!("stopped after {} s (the cell time limit)", limit.as_secs_f64().round())
+            format!(
+                "stopped after {} s (the cell time limit)",
+                limit.as_secs_f64().round()
+            )
         };
         if let Ok(resp) = answer {
             if let Ok(mut result) = Self::cell_result(resp) {
@@ -445,10 +691,7 @@ impl Session {
                 return Ok((status, result));
             }
         }
-        worker.signal(libc::SIGKILL);
-        let pid = worker.pid;
-        self.worker = None;
-        let _ = self.zygote.exit_of(pid);
+        self.stop_worker();
         let result = synthetic_result(
             ename,
             &format!("the cell was {reason}; it ignored the interrupt, so its worker was killed and the namespace rebuilt from earlier cells"),
@@ -456,10 +699,20 @@ impl Session {
         Ok((status, result))
     }
 
+    /// Kills the current worker, if any, and lets it go (its sandbox ends
+    /// when no snapshot shares it).
+    fn stop_worker(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            worker.signal(libc::SIGKILL);
+            self.worker_id = worker.id;
+        }
+    }
+
     /// Starts a fresh worker and replays the journal into it.
     fn restart(&mut self) -> Result<RestoreReport, SandboxError> {
-        let (worker, confinement) = Self::spawn_worker(&self.zygote, &self.spec, self.config.startup_timeout)?;
-        self.current_pid.store(worker.pid, Ordering::SeqCst);
+        let (worker, confinement) =
+            Self::spawn_worker(&self.zygote, &self.spec, self.config.startup_timeout)?;
+        self.worker_id = worker.id;
         self.confinement = confinement;
         self.worker = Some(worker);
         let mut report = RestoreReport {
@@ -468,7 +721,9 @@ impl Session {
         };
         let timeout = self.config.cell_timeout;
         for (cell, code) in self.journal.clone() {
-            let Some(worker) = self.worker.as_mut() else { break };
+            let Some(worker) = self.worker.as_mut() else {
+                break;
+            };
             worker.send(&SessionRequest::Exec {
                 code: code.clone(),
                 cell,
@@ -478,10 +733,11 @@ impl Session {
                 Ok(_) => report.failed.push(cell),
                 Err(_) => {
                     // A replayed cell that hangs or crashes ends the rebuild.
-                    worker.signal(libc::SIGKILL);
                     report.failed.push(cell);
-                    let (fresh, _) = Self::spawn_worker(&self.zygote, &self.spec, self.config.startup_timeout)?;
-                    self.current_pid.store(fresh.pid, Ordering::SeqCst);
+                    self.stop_worker();
+                    let (fresh, _) =
+                        Self::spawn_worker(&self.zygote, &self.spec, self.config.startup_timeout)?;
+                    self.worker_id = fresh.id;
                     self.worker = Some(fresh);
                     break;
                 }
@@ -494,7 +750,9 @@ impl Session {
         match resp {
             SessionResponse::Cell { result } => Ok(*result),
             SessionResponse::Error { message } => Err(SandboxError::Worker(message)),
-            other => Err(SandboxError::Protocol(format!("expected a cell result, got {other:?}"))),
+            other => Err(SandboxError::Protocol(format!(
+                "expected a cell result, got {other:?}"
+            ))),
         }
     }
 
@@ -508,7 +766,7 @@ impl Session {
             Ok(SessionResponse::Error { message }) => Err(SandboxError::Worker(message)),
             Ok(resp) => Ok(resp),
             Err(_) => {
-                self.worker = None;
+                self.stop_worker();
                 Err(SandboxError::Protocol("the worker did not answer".into()))
             }
         }
@@ -518,7 +776,9 @@ impl Session {
     pub fn variables(&mut self) -> Result<Vec<VariableSummary>, SandboxError> {
         match self.query(SessionRequest::Variables)? {
             SessionResponse::Variables { variables } => Ok(variables),
-            other => Err(SandboxError::Protocol(format!("expected variables, got {other:?}"))),
+            other => Err(SandboxError::Protocol(format!(
+                "expected variables, got {other:?}"
+            ))),
         }
     }
 
@@ -526,20 +786,17 @@ impl Session {
     pub fn packages(&mut self) -> Result<Vec<PackageInfo>, SandboxError> {
         match self.query(SessionRequest::Packages)? {
             SessionResponse::Packages { packages } => Ok(packages),
-            other => Err(SandboxError::Protocol(format!("expected packages, got {other:?}"))),
+            other => Err(SandboxError::Protocol(format!(
+                "expected packages, got {other:?}"
+            ))),
         }
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some(worker) = self.worker.take() {
-            let pid = worker.pid;
-            // A worker stuck in a C call never reads Shutdown: kill it first.
-            // SAFETY: see Worker::signal.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            drop(worker);
-        }
+        // A worker stuck in a C call never reads Shutdown: kill it first.
+        self.stop_worker();
     }
 }
 

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gisclaw_protocol::fdpass::send_fd;
-use gisclaw_protocol::{read_frame, write_frame, ChildExit, ControlRequest, ControlResponse, SessionSpec, WorkerInfo};
+use gisclaw_protocol::{
+    read_frame, write_frame, ControlRequest, ControlResponse, SessionSpec, WorkerInfo,
+};
 
 use super::config::SandboxConfig;
 use super::error::SandboxError;
@@ -23,7 +25,9 @@ const LOG_LINE_CHARS: usize = 2_000;
 
 /// Environment variables the worker inherits; everything else (API keys
 /// above all) is withheld from code the model writes.
-const INHERITED_ENV: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM"];
+const INHERITED_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM",
+];
 /// Prefixes of variables that configure the GIS libraries and are passed on.
 const INHERITED_ENV_PREFIXES: &[&str] = &["LC_", "GDAL_", "CPL_", "PROJ_", "OGR_"];
 
@@ -44,7 +48,11 @@ pub struct Zygote {
 /// Forwards the worker's stdout/stderr to the log, line by line, keeping the
 /// last lines of stderr for error messages. Long lines are cut; memory stays
 /// bounded whatever the worker prints.
-fn drain<R: Read + Send + 'static>(stream: R, label: &'static str, tail: Option<Arc<Mutex<VecDeque<String>>>>) {
+fn drain<R: Read + Send + 'static>(
+    stream: R,
+    label: &'static str,
+    tail: Option<Arc<Mutex<VecDeque<String>>>>,
+) {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stream);
         let mut buf = Vec::new();
@@ -75,10 +83,12 @@ fn drain<R: Read + Send + 'static>(stream: R, label: &'static str, tail: Option<
 impl ZygoteProcess {
     /// Spawns the worker in zygote mode and waits for its `Ready`.
     fn spawn(config: &SandboxConfig) -> Result<(ZygoteProcess, WorkerInfo), SandboxError> {
-        let (ours, theirs) = UnixStream::pair().map_err(SandboxError::io("creating the control socket"))?;
+        let (ours, theirs) =
+            UnixStream::pair().map_err(SandboxError::io("creating the control socket"))?;
         let inherited = std::env::vars_os().filter(|(key, _)| {
             let key = key.to_string_lossy();
-            INHERITED_ENV.contains(&key.as_ref()) || INHERITED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+            INHERITED_ENV.contains(&key.as_ref())
+                || INHERITED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
         });
         let mut child = Command::new(&config.worker)
             .env_clear()
@@ -120,7 +130,9 @@ impl ZygoteProcess {
         match ready {
             Ok(ControlResponse::Ready { info }) => Ok((process, *info)),
             Ok(ControlResponse::Error { message }) => Err(SandboxError::StartFailed(message)),
-            Ok(other) => Err(SandboxError::Protocol(format!("expected Ready, got {other:?}"))),
+            Ok(other) => Err(SandboxError::Protocol(format!(
+                "expected Ready, got {other:?}"
+            ))),
             Err(err) => {
                 let detail = process.last_words(Duration::from_secs(2));
                 Err(SandboxError::StartFailed(if detail.is_empty() {
@@ -148,11 +160,16 @@ impl ZygoteProcess {
         super::error::worker_message(tail.iter().map(String::as_str)).unwrap_or_default()
     }
 
-    /// One request, one response.
-    fn request(&mut self, req: &ControlRequest, fd: Option<&UnixStream>) -> Result<ControlResponse, SandboxError> {
+    /// One request (followed by `fds`), one response.
+    fn request(
+        &mut self,
+        req: &ControlRequest,
+        fds: &[&UnixStream],
+    ) -> Result<ControlResponse, SandboxError> {
         write_frame(&mut &self.control, req).map_err(SandboxError::channel("zygote"))?;
-        if let Some(fd) = fd {
-            send_fd(&self.control, fd.as_raw_fd()).map_err(SandboxError::io("passing the session socket"))?;
+        for fd in fds {
+            send_fd(&self.control, fd.as_raw_fd())
+                .map_err(SandboxError::io("passing the session sockets"))?;
         }
         read_frame(&mut &self.control).map_err(SandboxError::channel("zygote"))
     }
@@ -216,20 +233,35 @@ impl Zygote {
         self.process.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Forks a session child set up by `spec`; returns its pid and socket.
-    /// A zygote that died is restarted once.
-    pub(crate) fn fork_child(&self, spec: &SessionSpec) -> Result<(i32, UnixStream), SandboxError> {
+    /// Forks a session set up by `spec`; returns its socket and its
+    /// sandbox's monitor socket. A zygote that died is restarted once.
+    pub(crate) fn fork_child(
+        &self,
+        spec: &SessionSpec,
+    ) -> Result<(UnixStream, UnixStream), SandboxError> {
         let mut process = self.lock();
         let mut attempt = 0;
         loop {
-            let (ours, theirs) = UnixStream::pair().map_err(SandboxError::io("creating a session socket"))?;
+            let (ours, theirs) =
+                UnixStream::pair().map_err(SandboxError::io("creating a session socket"))?;
+            let (monitor, monitor_theirs) =
+                UnixStream::pair().map_err(SandboxError::io("creating a monitor socket"))?;
             let req = ControlRequest::Spawn {
                 spec: Box::new(spec.clone()),
             };
-            match process.request(&req, Some(&theirs)) {
-                Ok(ControlResponse::Spawned { pid }) => return Ok((pid, ours)),
-                Ok(ControlResponse::Error { message }) => return Err(SandboxError::StartFailed(message)),
-                Ok(other) => return Err(SandboxError::Protocol(format!("expected Spawned, got {other:?}"))),
+            match process.request(&req, &[&theirs, &monitor_theirs]) {
+                Ok(ControlResponse::Spawned { pid }) => {
+                    tracing::trace!(launcher = pid, "session forked");
+                    return Ok((ours, monitor));
+                }
+                Ok(ControlResponse::Error { message }) => {
+                    return Err(SandboxError::StartFailed(message))
+                }
+                Ok(other) => {
+                    return Err(SandboxError::Protocol(format!(
+                        "expected Spawned, got {other:?}"
+                    )))
+                }
                 Err(err) if attempt == 0 => {
                     tracing::warn!("the sandbox zygote stopped answering ({err}); restarting it");
                     let (fresh, _) = ZygoteProcess::spawn(&self.config)?;
@@ -238,14 +270,6 @@ impl Zygote {
                 }
                 Err(err) => return Err(err),
             }
-        }
-    }
-
-    /// How a child ended, once its socket closed (`None` if unknown).
-    pub(crate) fn exit_of(&self, pid: i32) -> Option<ChildExit> {
-        match self.lock().request(&ControlRequest::Reap { pid }, None) {
-            Ok(ControlResponse::Reaped { exit, .. }) => exit,
-            _ => None,
         }
     }
 }

@@ -16,18 +16,14 @@ use crate::policy::{ConfinementPolicy, ConfinementReport};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ControlRequest {
-    /// Fork a session child. The session's socket follows this frame as an
-    /// SCM_RIGHTS message (see [`crate::fdpass`]).
+    /// Fork a session child. Two sockets follow this frame as SCM_RIGHTS
+    /// messages (see [`crate::fdpass`]): the session's, then its monitor's
+    /// (see [`MonitorEvent`]).
     Spawn {
         /// How the child sets itself up.
         spec: Box<SessionSpec>,
     },
-    /// Report how a child ended, once its session socket has closed.
-    Reap {
-        /// The child's process id, as reported in [`ControlResponse::Spawned`].
-        pid: i32,
-    },
-    /// Kill every child and exit.
+    /// Exit (sessions live on until the agent closes their monitor sockets).
     Shutdown,
 }
 
@@ -40,17 +36,11 @@ pub enum ControlResponse {
         /// What the zygote's interpreter holds.
         info: Box<WorkerInfo>,
     },
-    /// A child was forked.
+    /// A session launcher was forked.
     Spawned {
-        /// The child's process id (signal it directly to interrupt or kill).
+        /// The launcher's process id (for logs; the session is signalled
+        /// through its monitor).
         pid: i32,
-    },
-    /// How a child ended; `None` when it is still running after the wait.
-    Reaped {
-        /// The child's process id.
-        pid: i32,
-        /// Its exit, when known.
-        exit: Option<ChildExit>,
     },
     /// The request could not be carried out.
     Error {
@@ -86,13 +76,49 @@ impl std::fmt::Display for ChildExit {
     }
 }
 
+/// Monitor → agent, on the monitor socket of a session's sandbox (its
+/// namespace, or its process group where namespaces are unavailable).
+///
+/// The monitor is the sandbox's init: it forks the Python session, reaps
+/// every process of the sandbox, and ends all of them when the agent closes
+/// the monitor socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum MonitorEvent {
+    /// A process of the sandbox ended.
+    Exited {
+        /// Its process id inside the sandbox (as in [`SessionResponse::Ready`]).
+        pid: i32,
+        /// How it ended.
+        exit: ChildExit,
+    },
+}
+
+/// Agent → monitor.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum MonitorRequest {
+    /// Send `signal` to the sandbox's process `pid` (SIGINT interrupts a cell,
+    /// SIGKILL ends a stuck session process).
+    Signal {
+        /// The process id inside the sandbox.
+        pid: i32,
+        /// The signal number.
+        signal: i32,
+    },
+}
+
 /// Everything a forked child needs to become a session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionSpec {
     /// The task work dir: the child's cwd; `pred_results/` is created in it.
     pub workdir: PathBuf,
-    /// The session's private tmp dir (`TMPDIR`, `tempfile.gettempdir()`).
+    /// The session's private tmp dir (`TMPDIR`, `tempfile.gettempdir()`;
+    /// seen as `/tmp` inside a namespace).
     pub tmpdir: PathBuf,
+    /// An empty directory, private to the session, on which the monitor
+    /// builds the namespace's root filesystem.
+    pub stage: PathBuf,
     /// Confinement applied in the child before any user code runs.
     pub policy: ConfinementPolicy,
     /// Output budgets for observations.
@@ -170,7 +196,8 @@ pub enum SessionRequest {
 pub enum SessionResponse {
     /// Sent once, unasked, when the child is set up and confined.
     Ready {
-        /// The child's process id.
+        /// The child's process id inside its sandbox (the monitor reports
+        /// its exit under this id and signals it by it).
         pid: i32,
         /// Which confinement layers are in force.
         confinement: ConfinementReport,
@@ -288,6 +315,9 @@ pub struct WorkerInfo {
     pub landlock_abi: Option<i32>,
     /// Whether seccomp filters can be installed.
     pub seccomp: bool,
+    /// Why sessions cannot have their own namespaces here (`None`: they can).
+    #[serde(default)]
+    pub namespace_error: Option<String>,
 }
 
 /// A module of the stack that did not import.

@@ -20,6 +20,14 @@ pub struct ConfinementPolicy {
     pub memory_limit_bytes: Option<u64>,
     /// Largest file the worker may write (RLIMIT_FSIZE) in bytes; `None` leaves it unlimited.
     pub file_size_limit_bytes: Option<u64>,
+    /// Directories the session may read besides the system directories and
+    /// the Python environment (the task's data), read-only.
+    pub read_roots: Vec<PathBuf>,
+    /// Run the session in its own user, mount, PID and IPC namespaces with a
+    /// minimal filesystem view, where the kernel allows it.
+    pub namespaces: bool,
+    /// Most processes and threads the session may run at once (RLIMIT_NPROC).
+    pub process_limit: Option<u64>,
     /// When false, Landlock and seccomp are skipped (rlimits still apply).
     pub confine: bool,
 }
@@ -48,13 +56,18 @@ impl LayerStatus {
 /// What the worker reports back about each layer of its confinement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfinementReport {
+    /// User, mount, PID and IPC namespaces with a minimal filesystem view.
+    pub namespaces: LayerStatus,
+    /// Capabilities dropped (bounding, permitted, effective, ambient).
+    pub capabilities: LayerStatus,
     /// Filesystem write restriction (Landlock).
     pub filesystem: LayerStatus,
-    /// Network restriction (seccomp filter on `socket`).
+    /// Network and system-call restriction (seccomp: no sockets, no
+    /// ptrace, no new namespaces, no leaving the session's process group).
     pub network: LayerStatus,
     /// `PR_SET_NO_NEW_PRIVS`.
     pub no_new_privs: LayerStatus,
-    /// Address-space and file-size rlimits.
+    /// Address-space, file-size and process-count rlimits.
     pub rlimits: LayerStatus,
 }
 
@@ -62,8 +75,10 @@ impl ConfinementReport {
     /// One warning line per layer that was asked for but is not in force.
     pub fn warnings(&self) -> Vec<String> {
         let layers = [
+            ("namespaces", &self.namespaces),
+            ("capability drop", &self.capabilities),
             ("filesystem confinement (Landlock)", &self.filesystem),
-            ("network confinement (seccomp)", &self.network),
+            ("system-call filter (seccomp)", &self.network),
             ("no-new-privs", &self.no_new_privs),
             ("resource limits", &self.rlimits),
         ];

@@ -1,0 +1,46 @@
+//! SIGTERM, SIGINT and SIGHUP for the batch front ends (`solve`, `eval`,
+//! `exec`): the signal is noted, the running cell is interrupted, the run
+//! ends as `interrupted` with its records written, and the session's
+//! temporary folders are removed. (`chat` handles Ctrl-C itself.)
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that asked the run to stop (0: none yet).
+static REQUESTED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn note(signal: libc::c_int) {
+    REQUESTED.store(signal, Ordering::SeqCst);
+}
+
+/// Installs the handlers. A second signal of the same kind, once the run
+/// is already stopping, ends gisclaw at once (exit 128 + signal).
+pub fn install() {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = note as *const () as usize;
+            action.sa_flags = libc::SA_RESTART | libc::SA_RESETHAND;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal that asked the run to stop, if any.
+pub fn requested() -> Option<i32> {
+    match REQUESTED.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+/// `SIGTERM` and friends by number, for messages.
+pub fn name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
