@@ -38,6 +38,9 @@ impl ReplayBackend {
             }
             messages.push(msg);
         }
+        if messages.is_empty() {
+            return Err(bad(0, "holds no assistant message (one JSON message per line)".into()));
+        }
         Ok(ReplayBackend {
             file: file.to_path_buf(),
             messages,
@@ -128,5 +131,9 @@ mod tests {
         std::fs::write(&file, "{\"role\":\"assistant\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"no\"}\n").unwrap();
         let err = ReplayBackend::open(&file).err().unwrap().to_string();
         assert!(err.contains("r.jsonl:2:") && err.contains("assistant"), "{err}");
+        // An empty replay is a usage error too (exit 2), not a failed run.
+        std::fs::write(&file, "\n// nothing\n").unwrap();
+        let empty = ReplayBackend::open(&file).err().unwrap().to_string();
+        assert!(empty.contains("no assistant message"), "{empty}");
     }
 }
