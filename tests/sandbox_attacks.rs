@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{call, events, run_json, solve_replay};
+use common::{call, events, run_json, solve_replay, solve_replay_command};
 use gisclaw::sandbox::{CellStatus, SandboxConfig, Session, SessionDirs};
 use serde_json::json;
 
@@ -548,19 +548,9 @@ fn a_signalled_solve_ends_as_interrupted_and_leaves_no_temporary_folders() {
     .unwrap();
     let out = dir.path().join("out");
     let before = session_tmp_dirs();
-    let mut child = common::gisclaw_command(
-        &[
-            "solve",
-            task.to_str().unwrap(),
-            "--replay",
-            replay.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .spawn()
-    .unwrap();
+    let mut child = solve_replay_command(&task, &replay, &out, &[], &[])
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !out.join("transcript.jsonl").is_file()
         || !std::fs::read_to_string(out.join("transcript.jsonl"))

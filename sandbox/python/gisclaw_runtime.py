@@ -172,11 +172,16 @@ def _audit_blocked_imports(event, args):
         )
 
 
+_blocker = None
+
+
 def install_import_blocker(blocked):
     """Put an :class:`ImportBlocker` first on the meta path and purge the
     blocked modules from ``sys.modules``."""
+    global _blocker
+    _blocker = ImportBlocker(blocked)
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, ImportBlocker)]
-    sys.meta_path.insert(0, ImportBlocker(blocked))
+    sys.meta_path.insert(0, _blocker)
     if not _audited_blocks and blocked:
         sys.addaudithook(_audit_blocked_imports)
     _audited_blocks.clear()
@@ -184,6 +189,19 @@ def install_import_blocker(blocked):
     for name in list(sys.modules):
         if name.partition(".")[0] in blocked:
             del sys.modules[name]
+
+
+def _restore_import_blocker():
+    """Before each cell: the session's finder goes back first on the meta
+    path if an earlier cell moved or removed it (a check, not a rebuild)."""
+    if _blocker is None:
+        return
+    try:
+        if not sys.meta_path or sys.meta_path[0] is not _blocker:
+            sys.meta_path[:] = [f for f in sys.meta_path if f is not _blocker]
+            sys.meta_path.insert(0, _blocker)
+    except BaseException:  # a cell replaced sys.meta_path by something odd;
+        pass  # the audit hook still refuses the blocked imports
 
 
 # ------------------------------------------------------------- matplotlib
@@ -647,7 +665,7 @@ def run_cell(code, cell):
     limits = session.limits
     filename = f"<cell-{cell}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    install_import_blocker(dict(_audited_blocks))
+    _restore_import_blocker()
     out = BoundedText(limits["stdout_head_chars"], limits["stdout_tail_chars"])
     err = BoundedText(limits["stderr_chars"] * 3 // 4, limits["stderr_chars"] // 4)
     ns = session.namespace

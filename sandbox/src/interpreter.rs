@@ -10,9 +10,7 @@ use std::ffi::{CStr, CString};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
-use gisclaw_protocol::{
-    CellResult, PackageInfo, PyError, SessionSpec, VariableSummary, WorkerInfo,
-};
+use gisclaw_protocol::{CellResult, PackageInfo, SessionSpec, VariableSummary, WorkerInfo};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyModule, PyString, PyTuple};
@@ -259,10 +257,15 @@ impl Runtime {
         })
     }
 
-    /// The directories of the Python environment a session must be able to
-    /// read (venv, base installation, cache).
-    pub fn environment_dirs(&self) -> Vec<PathBuf> {
-        self.environment.clone()
+    /// Everything a session of `spec` may read besides the system
+    /// directories: the Python environment (venv, base installation, cache)
+    /// and the policy's read roots (the task's data).
+    pub fn readable_dirs(&self, spec: &SessionSpec) -> Vec<PathBuf> {
+        self.environment
+            .iter()
+            .chain(&spec.policy.read_roots)
+            .cloned()
+            .collect()
     }
 
     /// Versions, pre-imported modules and import failures.
@@ -352,21 +355,8 @@ impl Runtime {
 
 /// The outcome of a cell whose result could not be reported (`why`).
 fn unreported_cell(why: &str) -> CellResult {
-    let evalue = format!(
-        "the cell ran, but its result could not be reported ({why}); the session goes on, with the variables as the cell left them"
-    );
-    CellResult {
-        ok: false,
-        stdout: String::new(),
-        stdout_dropped_chars: 0,
-        stderr: String::new(),
-        error: Some(PyError {
-            ename: "SandboxReportError".into(),
-            traceback: format!("SandboxReportError: {evalue}\n"),
-            evalue,
-        }),
-        variables: Vec::new(),
-        figures: Vec::new(),
-        duration_us: 0,
-    }
+    CellResult::failure(
+        "SandboxReportError",
+        &format!("the cell ran, but its result could not be reported ({why}); the session goes on, with the variables as the cell left them"),
+    )
 }

@@ -90,8 +90,7 @@ pub fn run(
 
 /// Builds the namespace's view (see [`isolate::build_view`]).
 fn enter_view(runtime: &Runtime, spec: &SessionSpec) -> Result<(), String> {
-    let mut read_only = runtime.environment_dirs();
-    read_only.extend(spec.policy.read_roots.iter().cloned());
+    let read_only = runtime.readable_dirs(spec);
     let writable: Vec<_> = spec
         .policy
         .write_roots

@@ -31,9 +31,7 @@ pub fn run(
         let _ = write_frame(&mut stream, &SessionResponse::Error { message });
         return 1;
     }
-    let mut read_roots = runtime.environment_dirs();
-    read_roots.extend(spec.policy.read_roots.iter().cloned());
-    let confinement = confine::apply(&spec.policy, namespaces, &read_roots);
+    let confinement = confine::apply(&spec.policy, namespaces, &runtime.readable_dirs(spec));
     if let Err(message) = runtime.start_session(spec) {
         let _ = write_frame(&mut stream, &SessionResponse::Error { message });
         return 1;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use gisclaw_protocol::fdpass::send_fd;
 use gisclaw_protocol::{
     read_frame, write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport,
-    PackageInfo, PyError, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
+    PackageInfo, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
 };
 
 use super::config::SandboxConfig;
@@ -549,7 +549,7 @@ impl Session {
         self.next_cell += 1;
         self.cancel.store(false, Ordering::SeqCst);
         if code.len() > MAX_CODE_BYTES {
-            let result = synthetic_result(
+            let result = CellResult::failure(
                 "CodeTooLarge",
                 &format!(
                     "the cell's code is {} bytes, over the sandbox's limit of {} bytes; nothing ran. Split it into smaller cells, or write large data to a file from several cells",
@@ -611,7 +611,7 @@ impl Session {
                     .as_ref()
                     .map(|e| e.to_string())
                     .unwrap_or_else(|| "ended".to_string());
-                let result = synthetic_result(
+                let result = CellResult::failure(
                     "WorkerCrashed",
                     &format!("the Python worker {what} while running this cell; the cell's effects are lost"),
                 );
@@ -692,7 +692,7 @@ impl Session {
             }
         }
         self.stop_worker();
-        let result = synthetic_result(
+        let result = CellResult::failure(
             ename,
             &format!("the cell was {reason}; it ignored the interrupt, so its worker was killed and the namespace rebuilt from earlier cells"),
         );
@@ -797,23 +797,5 @@ impl Drop for Session {
     fn drop(&mut self) {
         // A worker stuck in a C call never reads Shutdown: kill it first.
         self.stop_worker();
-    }
-}
-
-/// A result for a cell whose worker died or was killed.
-fn synthetic_result(ename: &str, evalue: &str) -> CellResult {
-    CellResult {
-        ok: false,
-        stdout: String::new(),
-        stdout_dropped_chars: 0,
-        stderr: String::new(),
-        error: Some(PyError {
-            ename: ename.to_string(),
-            evalue: evalue.to_string(),
-            traceback: format!("{ename}: {evalue}\n"),
-        }),
-        variables: Vec::new(),
-        figures: Vec::new(),
-        duration_us: 0,
     }
 }

@@ -16,13 +16,17 @@ use gisclaw::sandbox::{SandboxConfig, Session, Zygote};
 pub fn zygote() -> &'static Arc<Zygote> {
     static ZYGOTE: OnceLock<Arc<Zygote>> = OnceLock::new();
     ZYGOTE.get_or_init(|| {
-        Zygote::start(SandboxConfig::default()).unwrap_or_else(|err| panic!("starting the sandbox: {err}"))
+        Zygote::start(SandboxConfig::default())
+            .unwrap_or_else(|err| panic!("starting the sandbox: {err}"))
     })
 }
 
 /// A fresh work dir, removed when the returned guard drops.
 pub fn workdir() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("gisclaw-test-").tempdir().expect("temp dir")
+    tempfile::Builder::new()
+        .prefix("gisclaw-test-")
+        .tempdir()
+        .expect("temp dir")
 }
 
 /// A session with the default limits in a fresh work dir.
@@ -57,11 +61,19 @@ pub fn gisclaw(args: &[&str], envs: &[(&str, &str)]) -> Output {
 
 /// The command [`gisclaw`] runs, for tests that spawn it themselves.
 pub fn gisclaw_command(args: &[&str], envs: &[(&str, &str)]) -> Command {
-    let memory = std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
+    let memory =
+        std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
     cmd.args(args).env("GISCLAW_ERROR_MEMORY", memory);
     // No live backend leaks in from the developer's environment or config.
-    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL", "GISCLAW_GGUF"] {
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "OLLAMA_HOST",
+        "OLLAMA_MODEL",
+        "GISCLAW_GGUF",
+    ] {
         cmd.env_remove(var);
     }
     cmd.env("GISCLAW_CONFIG", "/nonexistent/gisclaw-test-config.toml");
@@ -76,7 +88,11 @@ pub fn gisclaw_command(args: &[&str], envs: &[(&str, &str)]) -> Command {
 
 /// What a run printed: stdout then stderr.
 pub fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 /// The repository root.
@@ -85,7 +101,26 @@ pub fn repo() -> PathBuf {
 }
 
 /// `gisclaw solve TASK --replay REPLAY --out OUT [extra…]` with `envs`.
-pub fn solve_replay(task: &Path, replay: &Path, out: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Output {
+pub fn solve_replay(
+    task: &Path,
+    replay: &Path,
+    out: &Path,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> Output {
+    solve_replay_command(task, replay, out, extra, envs)
+        .output()
+        .expect("gisclaw runs")
+}
+
+/// The command [`solve_replay`] runs, for tests that spawn it themselves.
+pub fn solve_replay_command(
+    task: &Path,
+    replay: &Path,
+    out: &Path,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> Command {
     let mut args = vec![
         "solve",
         task.to_str().unwrap(),
@@ -95,7 +130,7 @@ pub fn solve_replay(task: &Path, replay: &Path, out: &Path, extra: &[&str], envs
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    gisclaw(&args, envs)
+    gisclaw_command(&args, envs)
 }
 
 /// One replay line: an assistant message calling `name(args)`.

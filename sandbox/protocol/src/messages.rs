@@ -248,6 +248,28 @@ pub struct CellResult {
     pub duration_us: u64,
 }
 
+impl CellResult {
+    /// The result of a cell that produced nothing but the error `ename:
+    /// evalue` (a worker that died or was killed, a result that could not
+    /// be reported, code refused before it ran).
+    pub fn failure(ename: &str, evalue: &str) -> CellResult {
+        CellResult {
+            ok: false,
+            stdout: String::new(),
+            stdout_dropped_chars: 0,
+            stderr: String::new(),
+            error: Some(PyError {
+                ename: ename.to_string(),
+                evalue: evalue.to_string(),
+                traceback: format!("{ename}: {evalue}\n"),
+            }),
+            variables: Vec::new(),
+            figures: Vec::new(),
+            duration_us: 0,
+        }
+    }
+}
+
 /// An exception raised by a cell.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PyError {
