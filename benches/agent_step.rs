@@ -38,7 +38,12 @@ impl<B: ChatBackend> ChatBackend for Timed<B> {
 
 /// Per-round overheads (round time minus in-worker cell time) and the
 /// transcript's events.
-fn measure(zygote: &std::sync::Arc<Zygote>, task_file: &Path, replay: &Path, out: &Path) -> (Vec<Duration>, Vec<Value>) {
+fn measure(
+    zygote: &std::sync::Arc<Zygote>,
+    task_file: &Path,
+    replay: &Path,
+    out: &Path,
+) -> (Vec<Duration>, Vec<Value>) {
     let loaded = Task::load(task_file).expect("task loads");
     let mut backend = Timed {
         inner: ReplayBackend::open(replay).expect("replay"),
@@ -54,7 +59,16 @@ fn measure(zygote: &std::sync::Arc<Zygote>, task_file: &Path, replay: &Path, out
         docs: None,
     };
     let mut memory = ErrorMemory::in_memory();
-    run_task(zygote, &loaded, &mut backend, &mut memory, out, &options, &mut |_| {}).expect("run");
+    run_task(
+        zygote,
+        &loaded,
+        &mut backend,
+        &mut memory,
+        out,
+        &options,
+        &mut |_| {},
+    )
+    .expect("run");
     let transcript_path = out.join("transcript.jsonl");
     let end = Instant::now();
     let events: Vec<Value> = std::fs::read_to_string(&transcript_path)
@@ -88,28 +102,79 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
 
     let example = root.join("examples/heat_island");
-    let (reference, events) = measure(&zygote, &example.join("task.yaml"), &example.join("replay.jsonl"), &dir.path().join("ref"));
+    let (reference, events) = measure(
+        &zygote,
+        &example.join("task.yaml"),
+        &example.join("replay.jsonl"),
+        &dir.path().join("ref"),
+    );
 
     let trivial_replay = dir.path().join("trivial.jsonl");
     let line = json!({"role": "assistant", "content": "step", "tool_calls": [
         {"type": "function", "function": {"name": "execute_python", "arguments": json!({"code": "x = 1"}).to_string()}}
     ]});
-    std::fs::write(&trivial_replay, (0..40).map(|_| line.to_string()).collect::<Vec<_>>().join("\n")).unwrap();
-    let (trivial, _) = measure(&zygote, &example.join("task.yaml"), &trivial_replay, &dir.path().join("trivial"));
+    std::fs::write(
+        &trivial_replay,
+        (0..40)
+            .map(|_| line.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap();
+    let (trivial, _) = measure(
+        &zygote,
+        &example.join("task.yaml"),
+        &trivial_replay,
+        &dir.path().join("trivial"),
+    );
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!("agent step overhead (round time minus time inside the cell; medians)");
-    println!("  example replay ({} rounds)            {:>7.2} ms", reference.len(), ms(median(reference.clone())));
-    println!("  trivial cells  ({} rounds)            {:>7.2} ms", trivial.len(), ms(median(trivial)));
-    println!("  goal <= 5 ms: {}", if median(reference) <= Duration::from_millis(5) { "met" } else { "NOT met" });
+    println!(
+        "  example replay ({} rounds)            {:>7.2} ms",
+        reference.len(),
+        ms(median(reference.clone()))
+    );
+    println!(
+        "  trivial cells  ({} rounds)            {:>7.2} ms",
+        trivial.len(),
+        ms(median(trivial))
+    );
+    println!(
+        "  goal <= 5 ms: {}",
+        if median(reference) <= Duration::from_millis(5) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
 
     // Prompt tokens per step of the reference transcript (tiktoken o200k_base).
     println!("prompt tokens per step (example transcript; tiktoken o200k_base)");
-    for e in events.iter().filter(|e| e["event"] == "message" && e["message"]["role"] == "assistant") {
-        println!("  round {:>2}: {:>6} prompt tokens", e["round"], e["usage"]["prompt_tokens"]);
+    for e in events
+        .iter()
+        .filter(|e| e["event"] == "message" && e["message"]["role"] == "assistant")
+    {
+        println!(
+            "  round {:>2}: {:>6} prompt tokens",
+            e["round"], e["usage"]["prompt_tokens"]
+        );
     }
-    let system = events.iter().find(|e| e["event"] == "message" && e["message"]["role"] == "system");
-    let user = events.iter().find(|e| e["event"] == "message" && e["message"]["role"] == "user");
-    let tokens = |e: Option<&Value>| gisclaw::llm::tokens::count(e.and_then(|e| e["message"]["content"].as_str()).unwrap_or(""));
-    println!("  of which system prompt {} and task prompt (with the schema card) {}", tokens(system), tokens(user));
+    let system = events
+        .iter()
+        .find(|e| e["event"] == "message" && e["message"]["role"] == "system");
+    let user = events
+        .iter()
+        .find(|e| e["event"] == "message" && e["message"]["role"] == "user");
+    let tokens = |e: Option<&Value>| {
+        gisclaw::llm::tokens::count(
+            e.and_then(|e| e["message"]["content"].as_str())
+                .unwrap_or(""),
+        )
+    };
+    println!(
+        "  of which system prompt {} and task prompt (with the schema card) {}",
+        tokens(system),
+        tokens(user)
+    );
 }

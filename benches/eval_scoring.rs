@@ -41,9 +41,26 @@ fn saved_outputs() -> PathBuf {
     let records = out.join("records");
     let done = std::fs::read_dir(&records).map(|d| d.count()).unwrap_or(0);
     if done < 50 {
-        eprintln!("making the saved outputs once: gisclaw eval --replay-gold over the suite into {} …", out.display());
+        eprintln!(
+            "making the saved outputs once: gisclaw eval --replay-gold over the suite into {} …",
+            out.display()
+        );
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_gisclaw"));
-        cmd.current_dir(root()).args(["eval", "--suite", "benchmarks/geoanalyst", "--arch", "single", "--runs", "1", "--replay-gold", "-j", "2", "--out"]).arg(&out);
+        cmd.current_dir(root())
+            .args([
+                "eval",
+                "--suite",
+                "benchmarks/geoanalyst",
+                "--arch",
+                "single",
+                "--runs",
+                "1",
+                "--replay-gold",
+                "-j",
+                "2",
+                "--out",
+            ])
+            .arg(&out);
         if out.join("eval.json").exists() {
             cmd.arg("--resume");
         }
@@ -55,12 +72,21 @@ fn saved_outputs() -> PathBuf {
 
 /// `code` with every `k`-th line dropped.
 fn drop_lines(code: &str, k: usize) -> String {
-    code.lines().enumerate().filter(|(i, _)| (i + 1) % k != 0).map(|(_, l)| l).collect::<Vec<_>>().join("\n")
+    code.lines()
+        .enumerate()
+        .filter(|(i, _)| (i + 1) % k != 0)
+        .map(|(_, l)| l)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn jobs(saved: &Path) -> Vec<Job> {
     let suite = root().join("benchmarks/geoanalyst");
-    let mut tasks: Vec<PathBuf> = std::fs::read_dir(&suite).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("task.yaml").exists()).collect();
+    let mut tasks: Vec<PathBuf> = std::fs::read_dir(&suite)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("task.yaml").exists())
+        .collect();
     tasks.sort();
     let mut jobs = Vec::new();
     for dir in tasks {
@@ -72,7 +98,11 @@ fn jobs(saved: &Path) -> Vec<Job> {
             jobs.push(Job {
                 gold_code: gold_code.clone(),
                 candidate_code: drop_lines(&gold_code, k),
-                outputs: task.outputs.iter().map(|d| (d.clone(), gold_dir.join(d), run_dir.join(d))).collect(),
+                outputs: task
+                    .outputs
+                    .iter()
+                    .map(|d| (d.clone(), gold_dir.join(d), run_dir.join(d)))
+                    .collect(),
             });
         }
     }
@@ -83,7 +113,10 @@ fn main() {
     let saved = saved_outputs();
     let jobs = jobs(&saved);
     let table = OpTable::built_in();
-    println!("scoring {} runs (50 tasks × 3 runs × 2 archs), L1 + L3, one thread", jobs.len());
+    println!(
+        "scoring {} runs (50 tasks × 3 runs × 2 archs), L1 + L3, one thread",
+        jobs.len()
+    );
 
     let (mut l1_time, mut l3_time) = (Duration::ZERO, Duration::ZERO);
     let (mut l1_sum, mut l3_sum) = (0.0, 0.0);
@@ -101,12 +134,19 @@ fn main() {
             *by_kind.entry(s.kind.clone()).or_insert(Duration::ZERO) += t.elapsed();
             scores.push(s.score);
         }
-        l3_sum += if scores.is_empty() { 0.0 } else { scores.iter().sum::<f64>() / scores.len() as f64 };
+        l3_sum += if scores.is_empty() {
+            0.0
+        } else {
+            scores.iter().sum::<f64>() / scores.len() as f64
+        };
         l1_time += middle - start;
         l3_time += middle.elapsed();
     }
     let n = jobs.len() as f64;
-    let kinds: Vec<String> = by_kind.iter().map(|(k, t)| format!("{k} {:.3} s", t.as_secs_f64())).collect();
+    let kinds: Vec<String> = by_kind
+        .iter()
+        .map(|(k, t)| format!("{k} {:.3} s", t.as_secs_f64()))
+        .collect();
     println!("gisclaw L3 by output kind: {}", kinds.join(", "));
 
     let file = saved.join("jobs.json");
@@ -123,16 +163,51 @@ fn main() {
         .env("PYTHONHASHSEED", "0")
         .output()
         .expect("the venv's python runs");
-    assert!(out.status.success(), "the Python baseline failed: {}", String::from_utf8_lossy(&out.stderr));
-    let base: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').rfind(|l| !l.is_empty()).unwrap()).unwrap();
-    let (py_l1, py_l3) = (base["l1_seconds"].as_f64().unwrap(), base["l3_seconds"].as_f64().unwrap());
+    assert!(
+        out.status.success(),
+        "the Python baseline failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let base: Value = serde_json::from_slice(
+        out.stdout
+            .split(|b| *b == b'\n')
+            .rfind(|l| !l.is_empty())
+            .unwrap(),
+    )
+    .unwrap();
+    let (py_l1, py_l3) = (
+        base["l1_seconds"].as_f64().unwrap(),
+        base["l3_seconds"].as_f64().unwrap(),
+    );
 
     let (rs_l1, rs_l3) = (l1_time.as_secs_f64(), l3_time.as_secs_f64());
-    println!("{:<8} {:>12} {:>12} {:>8}", "layer", "gisclaw s", "python s", "ratio");
-    println!("{:<8} {:>12.3} {:>12.3} {:>8.3}", "L1", rs_l1, py_l1, rs_l1 / py_l1);
-    println!("{:<8} {:>12.3} {:>12.3} {:>8.3}", "L3", rs_l3, py_l3, rs_l3 / py_l3);
+    println!(
+        "{:<8} {:>12} {:>12} {:>8}",
+        "layer", "gisclaw s", "python s", "ratio"
+    );
+    println!(
+        "{:<8} {:>12.3} {:>12.3} {:>8.3}",
+        "L1",
+        rs_l1,
+        py_l1,
+        rs_l1 / py_l1
+    );
+    println!(
+        "{:<8} {:>12.3} {:>12.3} {:>8.3}",
+        "L3",
+        rs_l3,
+        py_l3,
+        rs_l3 / py_l3
+    );
     let ratio = (rs_l1 + rs_l3) / (py_l1 + py_l3);
-    println!("{:<8} {:>12.3} {:>12.3} {:>8.3}   goal ≤ 0.1: {}", "L1+L3", rs_l1 + rs_l3, py_l1 + py_l3, ratio, if ratio <= 0.1 { "met" } else { "NOT met" });
+    println!(
+        "{:<8} {:>12.3} {:>12.3} {:>8.3}   goal ≤ 0.1: {}",
+        "L1+L3",
+        rs_l1 + rs_l3,
+        py_l1 + py_l3,
+        ratio,
+        if ratio <= 0.1 { "met" } else { "NOT met" }
+    );
     println!(
         "mean scores, gisclaw vs Python (a sanity check; Python's tokenize and ast reject code with dropped lines, and its fallbacks score lower): L1 {:.3} vs {:.3}, L3 {:.3} vs {:.3}",
         l1_sum / n,

@@ -51,7 +51,9 @@ fn main() {
         let mut session = Session::open(&zygote, &workdir).expect("session opens");
         open_times.push(start.elapsed());
         let start = Instant::now();
-        session.execute("gdf = gpd.GeoDataFrame(geometry=[])").expect("cell runs");
+        session
+            .execute("gdf = gpd.GeoDataFrame(geometry=[])")
+            .expect("cell runs");
         first_cell_times.push(start.elapsed());
     }
     let warm = median(open_times);
@@ -75,11 +77,29 @@ fn main() {
     let first_cell = median(first_cell_times);
 
     println!("sandbox start (medians; {baseline_runs} baseline runs, {session_runs} sessions)");
-    println!("  (a) python -c 'import geopandas, rasterio, sklearn, matplotlib'  {:>9.1} ms", ms(baseline));
-    println!("  (b) session ready from a warm zygote                            {:>9.1} ms", ms(warm));
-    println!("      first trivial cell in that session                          {:>9.1} ms", ms(first_cell));
-    println!("      snapshot of a session holding a 100k-row GeoDataFrame       {:>9.1} ms", ms(snapshot));
-    println!("      zygote cold start (full stack import, once per process)     {:>9.1} ms", ms(cold));
+    println!(
+        "  (a) python -c 'import geopandas, rasterio, sklearn, matplotlib'  {:>9.1} ms",
+        ms(baseline)
+    );
+    println!(
+        "  (b) session ready from a warm zygote                            {:>9.1} ms",
+        ms(warm)
+    );
+    println!(
+        "      first trivial cell in that session                          {:>9.1} ms",
+        ms(first_cell)
+    );
+    println!(
+        "      snapshot of a session holding a 100k-row GeoDataFrame       {:>9.1} ms",
+        ms(snapshot)
+    );
+    println!(
+        "      zygote cold start (full stack import, once per process)     {:>9.1} ms",
+        ms(cold)
+    );
     let ratio = warm.as_secs_f64() / baseline.as_secs_f64();
-    println!("  ratio (b)/(a) = {ratio:.4}  (goal <= 0.05: {})", if ratio <= 0.05 { "met" } else { "NOT met" });
+    println!(
+        "  ratio (b)/(a) = {ratio:.4}  (goal <= 0.05: {})",
+        if ratio <= 0.05 { "met" } else { "NOT met" }
+    );
 }

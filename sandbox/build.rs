@@ -5,6 +5,9 @@
 fn main() {
     pyo3_build_config::add_libpython_rpath_link_args();
     let version = pyo3_build_config::get().version();
-    println!("cargo:rustc-env=GISCLAW_BUILT_FOR_PYTHON={}.{}", version.major, version.minor);
+    println!(
+        "cargo:rustc-env=GISCLAW_BUILT_FOR_PYTHON={}.{}",
+        version.major, version.minor
+    );
     println!("cargo:rerun-if-env-changed=PYO3_PYTHON");
 }

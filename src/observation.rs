@@ -36,12 +36,22 @@ pub fn render(outcome: &CellOutcome) -> String {
             let _ = writeln!(
                 text,
                 "[sandbox] the cell was cancelled{}.",
-                if *killed { " and its worker killed" } else { "" }
+                if *killed {
+                    " and its worker killed"
+                } else {
+                    ""
+                }
             );
         }
         CellStatus::Crashed { exit } => {
-            let how = exit.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "ended".into());
-            let _ = writeln!(text, "[sandbox] the Python worker {how} while running this cell.");
+            let how = exit
+                .as_ref()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "ended".into());
+            let _ = writeln!(
+                text,
+                "[sandbox] the Python worker {how} while running this cell."
+            );
         }
         CellStatus::Ok | CellStatus::Error => {}
     }
@@ -55,7 +65,11 @@ pub fn render(outcome: &CellOutcome) -> String {
             text.push_str("; the namespace is back.\n");
         } else {
             let cells: Vec<String> = restore.failed.iter().map(|c| c.to_string()).collect();
-            let _ = writeln!(text, "; cell(s) {} failed on replay, so their variables are missing.", cells.join(", "));
+            let _ = writeln!(
+                text,
+                "; cell(s) {} failed on replay, so their variables are missing.",
+                cells.join(", ")
+            );
         }
     }
     if !result.variables.is_empty() {
@@ -66,7 +80,11 @@ pub fn render(outcome: &CellOutcome) -> String {
                 gisclaw_protocol::VariableChange::Changed => "changed",
                 gisclaw_protocol::VariableChange::Listed => "",
             };
-            let _ = writeln!(text, "  {} ({}, {mark}): {}", var.name, var.kind, var.summary);
+            let _ = writeln!(
+                text,
+                "  {} ({}, {mark}): {}",
+                var.name, var.kind, var.summary
+            );
         }
     }
     for fig in &result.figures {
@@ -90,14 +108,17 @@ pub fn clip(text: &str, max: usize) -> String {
 /// section), else its last non-blank line.
 pub fn error_line(observation: &str) -> &str {
     let lines: Vec<&str> = observation.lines().collect();
-    let section = lines.iter().rposition(|l| l.trim() == "[error]").map(|start| {
-        let rest = &lines[start + 1..];
-        let end = rest
-            .iter()
-            .position(|l| l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' '))
-            .unwrap_or(rest.len());
-        &rest[..end]
-    });
+    let section = lines
+        .iter()
+        .rposition(|l| l.trim() == "[error]")
+        .map(|start| {
+            let rest = &lines[start + 1..];
+            let end = rest
+                .iter()
+                .position(|l| l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' '))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        });
     section
         .unwrap_or(&lines[..])
         .iter()
@@ -124,5 +145,4 @@ mod tests {
         assert_eq!(error_line(obs), "PermissionError: denied");
         assert_eq!(error_line("only output\n\n"), "only output");
     }
-
 }

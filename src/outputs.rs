@@ -122,7 +122,11 @@ fn check_image(path: &Path) -> Result<OutputCheck, String> {
         }
     }
     let n = colours.len();
-    let text = if n >= ENOUGH { format!("{w}×{h} px, ≥ {ENOUGH} colours") } else { format!("{w}×{h} px, {n} colours") };
+    let text = if n >= ENOUGH {
+        format!("{w}×{h} px, ≥ {ENOUGH} colours")
+    } else {
+        format!("{w}×{h} px, {n} colours")
+    };
     Ok(if n > MIN_COLOURS {
         OutputCheck::Content(OutputKind::Image, text)
     } else {
@@ -154,7 +158,12 @@ fn check_raster(path: &Path) -> Result<OutputCheck, String> {
             Ok(mm) if mm.max > mm.min => {
                 return Ok(OutputCheck::Content(
                     OutputKind::Raster,
-                    format!("{w}×{h}×{} raster, band {i} from {} to {}", ds.raster_count(), short(mm.min), short(mm.max)),
+                    format!(
+                        "{w}×{h}×{} raster, band {i} from {} to {}",
+                        ds.raster_count(),
+                        short(mm.min),
+                        short(mm.max)
+                    ),
                 ))
             }
             Ok(mm) => constant = Some(mm.min),
@@ -178,29 +187,48 @@ fn check_multidim(path: &Path) -> Result<OutputCheck, String> {
     let root = ds.root_group().map_err(|e| e.to_string())?;
     let mut seen = 0;
     for name in root.array_names(Default::default()) {
-        let Ok(array) = root.open_md_array(&name, Default::default()) else { continue };
-        let Ok(dims) = array.dimensions() else { continue };
+        let Ok(array) = root.open_md_array(&name, Default::default()) else {
+            continue;
+        };
+        let Ok(dims) = array.dimensions() else {
+            continue;
+        };
         let shape: Vec<usize> = dims.iter().map(|d| d.size()).collect();
         let total: usize = shape.iter().product();
         if shape.len() < 2 || total == 0 || total > MAX_VALUES {
             continue;
         }
         seen += 1;
-        let Ok(values) = array.read_as::<f64>(vec![0; shape.len()], shape.clone()) else { continue };
+        let Ok(values) = array.read_as::<f64>(vec![0; shape.len()], shape.clone()) else {
+            continue;
+        };
         let nodata = array.no_data_value_as_double();
-        let valid = values.iter().filter(|v| v.is_finite() && Some(**v) != nodata);
-        let (lo, hi) = valid.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        let valid = values
+            .iter()
+            .filter(|v| v.is_finite() && Some(**v) != nodata);
+        let (lo, hi) = valid.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(*v), hi.max(*v))
+        });
         if hi > lo {
             let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
             return Ok(OutputCheck::Content(
                 OutputKind::Raster,
-                format!("variable {name} [{}] from {} to {}", dims.join("×"), short(lo), short(hi)),
+                format!(
+                    "variable {name} [{}] from {} to {}",
+                    dims.join("×"),
+                    short(lo),
+                    short(hi)
+                ),
             ));
         }
     }
     Ok(OutputCheck::Trivial(
         OutputKind::Raster,
-        if seen == 0 { "no gridded variable".into() } else { format!("{seen} constant or empty variable(s)") },
+        if seen == 0 {
+            "no gridded variable".into()
+        } else {
+            format!("{seen} constant or empty variable(s)")
+        },
     ))
 }
 
@@ -222,7 +250,10 @@ fn check_vector(path: &Path, kind: OutputKind, options: &[&str]) -> Result<Outpu
         total += layer.feature_count();
     }
     Ok(if total > 0 {
-        OutputCheck::Content(kind, format!("{total} features in {} layer(s)", ds.layer_count()))
+        OutputCheck::Content(
+            kind,
+            format!("{total} features in {} layer(s)", ds.layer_count()),
+        )
     } else {
         OutputCheck::Trivial(kind, "no features".into())
     })
@@ -230,12 +261,18 @@ fn check_vector(path: &Path, kind: OutputKind, options: &[&str]) -> Result<Outpu
 
 /// A table has content when it has a header and at least one row.
 fn check_table(path: &Path) -> Result<OutputCheck, String> {
-    let is_csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let is_csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     if !is_csv {
         return check_vector(path, OutputKind::Table, &["HEADERS=AUTO"]);
     }
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let rows = text.lines().skip(1).filter(|l| !l.trim().trim_matches(',').is_empty()).count();
+    let rows = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().trim_matches(',').is_empty())
+        .count();
     Ok(if rows > 0 {
         OutputCheck::Content(OutputKind::Table, format!("{rows} rows"))
     } else {
@@ -246,8 +283,12 @@ fn check_table(path: &Path) -> Result<OutputCheck, String> {
 /// Text has content when it has a non-blank character; JSON must parse.
 fn check_text(path: &Path) -> Result<OutputCheck, String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
-        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    {
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
         let empty = match &value {
             serde_json::Value::Null => true,
             serde_json::Value::Array(a) => a.is_empty(),

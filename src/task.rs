@@ -127,7 +127,9 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Re
             .map(|(prefix, _)| prefix)
             .filter(|p| !p.is_empty() && !p.contains(' '))
             .map(str::to_string);
-        let rest = path.as_ref().map_or(message.as_str(), |p| &message[p.len() + 2..]);
+        let rest = path
+            .as_ref()
+            .map_or(message.as_str(), |p| &message[p.len() + 2..]);
         let field = if rest.starts_with("unknown field") || rest.starts_with("missing field") {
             let name = backticked(rest);
             match (&path, name) {
@@ -135,7 +137,8 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Re
                 (_, n) => n,
             }
         } else {
-            path.clone().or_else(|| line.and_then(|l| key_at_or_above(text, l)))
+            path.clone()
+                .or_else(|| line.and_then(|l| key_at_or_above(text, l)))
         };
         let message = rest.to_string();
         TaskError {
@@ -161,10 +164,15 @@ impl Task {
             field: field.map(str::to_string),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| error(None, None, format!("cannot read: {e}")))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| error(None, None, format!("cannot read: {e}")))?;
         let task = Task::parse(&text, path)?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+        let base = if base.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            base
+        };
         let at = |field: &str| line_of_key(&text, field);
         for (i, output) in task.outputs.iter().enumerate() {
             let p = Path::new(output);
@@ -186,9 +194,16 @@ impl Task {
             Some(d) => {
                 let dir = base.join(d);
                 if !dir.is_dir() {
-                    return Err(error(at("data"), Some("data"), format!("no folder at {}", dir.display())));
+                    return Err(error(
+                        at("data"),
+                        Some("data"),
+                        format!("no folder at {}", dir.display()),
+                    ));
                 }
-                Some(dir.canonicalize().map_err(|e| error(at("data"), Some("data"), e.to_string()))?)
+                Some(
+                    dir.canonicalize()
+                        .map_err(|e| error(at("data"), Some("data"), e.to_string()))?,
+                )
             }
             None => None,
         };
@@ -196,7 +211,11 @@ impl Task {
             Some(g) => {
                 let file = base.join(g);
                 if !file.is_file() {
-                    return Err(error(at("gold"), Some("gold"), format!("no file at {}", file.display())));
+                    return Err(error(
+                        at("gold"),
+                        Some("gold"),
+                        format!("no file at {}", file.display()),
+                    ));
                 }
                 Some(file)
             }
@@ -260,7 +279,10 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("instructions"));
         assert_eq!(e.line, Some(6));
         let text = e.to_string();
-        assert!(text.starts_with("tasks/t.yaml:6: field `instructions`: unknown field"), "{text}");
+        assert!(
+            text.starts_with("tasks/t.yaml:6: field `instructions`: unknown field"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -283,21 +305,41 @@ mod tests {
         let path = dir.path().join("task.yaml");
         std::fs::write(&path, "id: T\ntitle: t\ninstruction: i\noutputs:\n  - pred_results/a.png\n  - ../escape.png\n").unwrap();
         let e = Task::load(&path).unwrap_err();
-        assert_eq!((e.field.as_deref(), e.line), (Some("outputs"), Some(6)), "{e}");
+        assert_eq!(
+            (e.field.as_deref(), e.line),
+            (Some("outputs"), Some(6)),
+            "{e}"
+        );
         std::fs::write(&path, "id: T\ntitle: t\ninstruction: i\ndata: nowhere\n").unwrap();
         let e = Task::load(&path).unwrap_err();
         assert_eq!((e.field.as_deref(), e.line), (Some("data"), Some(4)), "{e}");
         std::fs::create_dir(dir.path().join("data")).unwrap();
         std::fs::write(&path, "id: T\ntitle: t\ninstruction: i\ndata: data\n").unwrap();
         let loaded = Task::load(&path).unwrap();
-        assert_eq!(loaded.data_dir.unwrap(), dir.path().join("data").canonicalize().unwrap());
+        assert_eq!(
+            loaded.data_dir.unwrap(),
+            dir.path().join("data").canonicalize().unwrap()
+        );
     }
 
     #[test]
     fn the_schema_lists_every_field_and_forbids_others() {
         let schema = Task::json_schema();
         let props = schema["properties"].as_object().unwrap();
-        for field in ["id", "title", "instruction", "data", "domain_knowledge", "workflow", "outputs", "category", "gold", "generator", "seed", "notes"] {
+        for field in [
+            "id",
+            "title",
+            "instruction",
+            "data",
+            "domain_knowledge",
+            "workflow",
+            "outputs",
+            "category",
+            "gold",
+            "generator",
+            "seed",
+            "notes",
+        ] {
             assert!(props.contains_key(field), "{field}");
         }
         assert_eq!(schema["additionalProperties"], serde_json::json!(false));

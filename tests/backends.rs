@@ -29,7 +29,11 @@ fn live(kind: BackendKind, url: &str) -> LiveConfig {
         temperature: None,
         max_tokens: None,
         timeout: Duration::from_secs(1),
-        retry: RetryPolicy { attempts: 4, initial: Duration::from_millis(20), max_delay: Duration::from_millis(100) },
+        retry: RetryPolicy {
+            attempts: 4,
+            initial: Duration::from_millis(20),
+            max_delay: Duration::from_millis(100),
+        },
         num_ctx: 8192,
         think: None,
         extra_body: serde_json::Map::new(),
@@ -40,7 +44,10 @@ fn live(kind: BackendKind, url: &str) -> LiveConfig {
 }
 
 fn conversation() -> Vec<Message> {
-    vec![Message::text(Role::System, "You are a GIS analyst."), Message::text(Role::User, "Map the heat.")]
+    vec![
+        Message::text(Role::System, "You are a GIS analyst."),
+        Message::text(Role::User, "Map the heat."),
+    ]
 }
 
 fn backend(kind: BackendKind, server: &FakeServer) -> Box<dyn ChatBackend> {
@@ -53,37 +60,70 @@ fn code_of(m: &Message) -> String {
 }
 
 fn rate_limited() -> Reply {
-    Reply::Json(429, json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}))
+    Reply::Json(
+        429,
+        json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}),
+    )
 }
 
 #[test]
 fn openai_rate_limits_are_waited_out_and_the_request_is_well_formed() {
-    let server = FakeServer::start(vec![rate_limited(), rate_limited(), Reply::Json(200, openai_code("c1", "print(1)"))]);
+    let server = FakeServer::start(vec![
+        rate_limited(),
+        rate_limited(),
+        Reply::Json(200, openai_code("c1", "print(1)")),
+    ]);
     let mut b = backend(BackendKind::Openai, &server);
     let r = b.chat(&conversation(), &tools::specs()).unwrap();
     assert_eq!(code_of(&r.message), "print(1)");
-    assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.estimated), (100, 20, false));
+    assert_eq!(
+        (
+            r.usage.prompt_tokens,
+            r.usage.completion_tokens,
+            r.usage.estimated
+        ),
+        (100, 20, false)
+    );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     assert_eq!(reqs[0].line, "POST /v1/chat/completions HTTP/1.1");
-    let auth = reqs[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
+    let auth = reqs[0]
+        .headers
+        .iter()
+        .find(|(k, _)| k == "authorization")
+        .map(|(_, v)| v.clone());
     assert_eq!(auth.as_deref(), Some(format!("Bearer {KEY}").as_str()));
     let body = &reqs[0].body;
     assert_eq!(body["model"], "fake");
     assert_eq!(body["stream"], false);
-    let names: Vec<&str> = body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["list_files", "inspect_data", "execute_python", "finish"]);
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["list_files", "inspect_data", "execute_python", "finish"]
+    );
     assert!(!b.describe().contains(KEY));
 }
 
 #[test]
 fn openai_server_errors_end_in_one_clear_error_after_retries() {
-    let server = FakeServer::start((0..20).map(|_| Reply::Text(500, "upstream exploded".into())).collect());
+    let server = FakeServer::start(
+        (0..20)
+            .map(|_| Reply::Text(500, "upstream exploded".into()))
+            .collect(),
+    );
     let mut b = backend(BackendKind::Openai, &server);
     let err = b.chat(&conversation(), &[]).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, LlmError::Unavailable { .. }), "{text}");
-    assert!(text.contains("upstream exploded") && text.contains("/v1"), "{text}");
+    assert!(
+        text.contains("upstream exploded") && text.contains("/v1"),
+        "{text}"
+    );
     assert!(server.requests().len() >= 2, "retried");
     assert!(!text.contains(KEY));
 }
@@ -91,7 +131,10 @@ fn openai_server_errors_end_in_one_clear_error_after_retries() {
 #[test]
 fn openai_slow_truncated_and_dropped_answers_are_retried() {
     let server = FakeServer::start(vec![
-        Reply::Slow(Duration::from_secs(3), Box::new(Reply::Json(200, openai_code("a", "never seen")))),
+        Reply::Slow(
+            Duration::from_secs(3),
+            Box::new(Reply::Json(200, openai_code("a", "never seen"))),
+        ),
         Reply::Truncated(openai_code("b", "never seen either")),
         Reply::Drop,
         Reply::Json(200, openai_code("c", "x = 1")),
@@ -106,15 +149,24 @@ fn openai_slow_truncated_and_dropped_answers_are_retried() {
 
 #[test]
 fn openai_refused_tools_switch_the_run_to_text_mode() {
-    let text_answer = openai_answer(json!({"role": "assistant", "content": "Thought: look at the data.\nAction: execute_python\n```python\nprint(sorted(list_files('data')))\n```"}));
+    let text_answer = openai_answer(
+        json!({"role": "assistant", "content": "Thought: look at the data.\nAction: execute_python\n```python\nprint(sorted(list_files('data')))\n```"}),
+    );
     let server = FakeServer::start(vec![
-        Reply::Json(400, json!({"error": {"message": "this model does not support tools", "type": "invalid_request_error"}})),
+        Reply::Json(
+            400,
+            json!({"error": {"message": "this model does not support tools", "type": "invalid_request_error"}}),
+        ),
         Reply::Json(200, text_answer.clone()),
         Reply::Json(200, text_answer),
     ]);
     let mut b = backend(BackendKind::Openai, &server);
     let r = b.chat(&conversation(), &tools::specs()).unwrap();
-    assert!(r.notes.iter().any(|n| n.contains("text-mode")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("text-mode")),
+        "{:?}",
+        r.notes
+    );
     let adapted = adapt::adapt(r.message.clone(), 1).message;
     assert_eq!(code_of(&adapted), "print(sorted(list_files('data')))");
     // The follow-up (with the earlier call and its result) is plain text too.
@@ -126,11 +178,17 @@ fn openai_refused_tools_switch_the_run_to_text_mode() {
     assert!(reqs[0].body.get("tools").is_some());
     for req in &reqs[1..] {
         assert!(req.body.get("tools").is_none());
-        assert!(req.body["messages"][0]["content"].as_str().unwrap().contains("text protocol"));
+        assert!(req.body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("text protocol"));
     }
     let last = reqs[2].body["messages"].as_array().unwrap();
     assert_eq!(last[3]["role"], "user");
-    assert!(last[3]["content"].as_str().unwrap().starts_with("Observation:"));
+    assert!(last[3]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("Observation:"));
     assert!(last.iter().all(|m| m.get("tool_calls").is_none()));
 }
 
@@ -141,7 +199,9 @@ fn openai_streams_are_assembled_and_a_failed_stream_falls_back() {
         Reply::Sse(vec![
             chunk(json!({"role": "assistant", "content": "Reading "})),
             chunk(json!({"content": "the data."})),
-            chunk(json!({"tool_calls": [{"index": 0, "id": "c9", "type": "function", "function": {"name": "execute_python", "arguments": "{\"code\": "}}]})),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "c9", "type": "function", "function": {"name": "execute_python", "arguments": "{\"code\": "}}]}),
+            ),
             chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"y = 2\"}"}}]})),
             json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}}),
         ]),
@@ -150,23 +210,41 @@ fn openai_streams_are_assembled_and_a_failed_stream_falls_back() {
     ]);
     let mut b = backend(BackendKind::Openai, &server);
     let mut seen = String::new();
-    let r = b.chat_streaming(&conversation(), &tools::specs(), &mut |t| seen.push_str(t)).unwrap();
+    let r = b
+        .chat_streaming(&conversation(), &tools::specs(), &mut |t| seen.push_str(t))
+        .unwrap();
     assert_eq!(seen, "Reading the data.");
     assert_eq!(code_of(&r.message), "y = 2");
     assert_eq!((r.usage.prompt_tokens, r.usage.estimated), (50, false));
     assert_eq!(server.requests()[0].body["stream"], true);
-    let r = b.chat_streaming(&conversation(), &tools::specs(), &mut |_| {}).unwrap();
+    let r = b
+        .chat_streaming(&conversation(), &tools::specs(), &mut |_| {})
+        .unwrap();
     assert_eq!(code_of(&r.message), "z = 3");
-    assert!(r.notes.iter().any(|n| n.contains("stream failed")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("stream failed")),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]
 fn ollama_native_tools_with_context_window_and_usage() {
-    let server = FakeServer::start(vec![Reply::Json(500, json!({"error": "server busy"})), Reply::Json(200, ollama_code("print('hi')"))]);
+    let server = FakeServer::start(vec![
+        Reply::Json(500, json!({"error": "server busy"})),
+        Reply::Json(200, ollama_code("print('hi')")),
+    ]);
     let mut b = backend(BackendKind::Ollama, &server);
     let r = b.chat(&conversation(), &tools::specs()).unwrap();
     assert_eq!(code_of(&r.message), "print('hi')");
-    assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.estimated), (90, 15, false));
+    assert_eq!(
+        (
+            r.usage.prompt_tokens,
+            r.usage.completion_tokens,
+            r.usage.estimated
+        ),
+        (90, 15, false)
+    );
     assert_eq!(r.retries, 1);
     let reqs = server.requests();
     assert_eq!(reqs[1].line, "POST /api/chat HTTP/1.1");
@@ -178,17 +256,26 @@ fn ollama_native_tools_with_context_window_and_usage() {
     let adapted = adapt::adapt(r.message, 1).message;
     conv.push(adapted.clone());
     conv.push(Message::tool_result(&adapted.tool_calls[0].id, "hi"));
-    let server2 = FakeServer::start(vec![Reply::Json(200, ollama_answer(json!({"role": "assistant", "content": "done"})))]);
+    let server2 = FakeServer::start(vec![Reply::Json(
+        200,
+        ollama_answer(json!({"role": "assistant", "content": "done"})),
+    )]);
     let mut b2 = backend(BackendKind::Ollama, &server2);
     b2.chat(&conv, &tools::specs()).unwrap();
     let sent = &server2.requests()[0].body["messages"];
-    assert_eq!(sent[2]["tool_calls"][0]["function"]["arguments"]["code"], "print('hi')");
+    assert_eq!(
+        sent[2]["tool_calls"][0]["function"]["arguments"]["code"],
+        "print('hi')"
+    );
     assert_eq!(sent[3]["role"], "tool");
 }
 
 #[test]
 fn ollama_missing_models_say_how_to_pull_them() {
-    let server = FakeServer::start(vec![Reply::Json(404, json!({"error": "model \"fake\" not found, try pulling it first"}))]);
+    let server = FakeServer::start(vec![Reply::Json(
+        404,
+        json!({"error": "model \"fake\" not found, try pulling it first"}),
+    )]);
     let mut b = backend(BackendKind::Ollama, &server);
     let err = b.chat(&conversation(), &[]).unwrap_err().to_string();
     assert!(err.contains("ollama pull fake"), "{err}");
@@ -198,8 +285,16 @@ fn ollama_missing_models_say_how_to_pull_them() {
 #[test]
 fn ollama_models_without_tools_switch_to_text_mode_and_streams_work() {
     let server = FakeServer::start(vec![
-        Reply::Json(400, json!({"error": "registry.ollama.ai/library/fake does not support tools"})),
-        Reply::Json(200, ollama_answer(json!({"role": "assistant", "content": "Action: execute_python\n```python\na = 1\n```"}))),
+        Reply::Json(
+            400,
+            json!({"error": "registry.ollama.ai/library/fake does not support tools"}),
+        ),
+        Reply::Json(
+            200,
+            ollama_answer(
+                json!({"role": "assistant", "content": "Action: execute_python\n```python\na = 1\n```"}),
+            ),
+        ),
         Reply::Ndjson(vec![
             json!({"model": "fake", "created_at": "t", "message": {"role": "assistant", "content": "Thought: "}, "done": false}),
             json!({"model": "fake", "created_at": "t", "message": {"role": "assistant", "content": "continue"}, "done": false}),
@@ -208,11 +303,17 @@ fn ollama_models_without_tools_switch_to_text_mode_and_streams_work() {
     ]);
     let mut b = backend(BackendKind::Ollama, &server);
     let r = b.chat(&conversation(), &tools::specs()).unwrap();
-    assert!(r.notes.iter().any(|n| n.contains("text-mode")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("text-mode")),
+        "{:?}",
+        r.notes
+    );
     assert_eq!(code_of(&adapt::adapt(r.message, 1).message), "a = 1");
     assert!(server.requests()[1].body.get("tools").is_none());
     let mut seen = String::new();
-    let r = b.chat_streaming(&conversation(), &tools::specs(), &mut |t| seen.push_str(t)).unwrap();
+    let r = b
+        .chat_streaming(&conversation(), &tools::specs(), &mut |t| seen.push_str(t))
+        .unwrap();
     assert_eq!(seen, "Thought: continue");
     assert_eq!(r.message.content.as_deref(), Some("Thought: continue"));
     assert_eq!(r.usage.prompt_tokens, 70);
@@ -225,7 +326,15 @@ fn a_full_context_window_is_said_at_once_without_retries() {
     let server = FakeServer::start(vec![Reply::Json(400, body.clone()), Reply::Json(400, body)]);
     let mut b = backend(BackendKind::Openai, &server);
     let err = b.chat(&conversation(), &tools::specs()).unwrap_err();
-    assert!(matches!(err, gisclaw::llm::LlmError::ContextFull(_)), "{err:?}");
-    assert!(err.to_string().contains("no longer fits the model's context window") && err.to_string().contains("8192"), "{err}");
+    assert!(
+        matches!(err, gisclaw::llm::LlmError::ContextFull(_)),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("no longer fits the model's context window")
+            && err.to_string().contains("8192"),
+        "{err}"
+    );
     assert_eq!(server.requests().len(), 1, "a full context is not retried");
 }

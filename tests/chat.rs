@@ -25,7 +25,10 @@ fn call(name: &str, arguments: serde_json::Value) -> String {
 
 /// A planner message submitting steps with these goals.
 fn plan(goals: &[&str]) -> String {
-    let steps: Vec<_> = goals.iter().map(|g| serde_json::json!({ "goal": g, "details": "" })).collect();
+    let steps: Vec<_> = goals
+        .iter()
+        .map(|g| serde_json::json!({ "goal": g, "details": "" }))
+        .collect();
     call("submit_plan", serde_json::json!({ "steps": steps }))
 }
 
@@ -37,7 +40,11 @@ fn answer(text: &str) -> String {
 /// without colours, with `envs` added.
 fn spawn_chat(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Pty {
     let chats = dir.join("chats");
-    let mut all = vec![("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")];
+    let mut all = vec![
+        ("GISCLAW_CHATS", chats.to_str().unwrap()),
+        ("NO_COLOR", "1"),
+        ("TERM", "xterm"),
+    ];
     all.extend_from_slice(envs);
     let mut cmd = gisclaw_command(&[&["chat"], args].concat(), &all);
     cmd.current_dir(dir).env_remove("VISUAL");
@@ -46,19 +53,35 @@ fn spawn_chat(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Pty {
 
 /// `gisclaw chat --replay REPLAY EXTRA…` on a pty.
 fn chat(dir: &Path, replay: &Path, extra: &[&str]) -> Pty {
-    spawn_chat(dir, &[&["--replay", replay.to_str().unwrap()], extra].concat(), &[])
+    spawn_chat(
+        dir,
+        &[&["--replay", replay.to_str().unwrap()], extra].concat(),
+        &[],
+    )
 }
 
 fn session_id(seen: &str) -> String {
-    let at = seen.find("gisclaw chat --resume ").expect("the resume hint is shown") + "gisclaw chat --resume ".len();
-    seen[at..].split(|c: char| c == ')' || c.is_whitespace()).next().unwrap().to_string()
+    let at = seen
+        .find("gisclaw chat --resume ")
+        .expect("the resume hint is shown")
+        + "gisclaw chat --resume ".len();
+    seen[at..]
+        .split(|c: char| c == ')' || c.is_whitespace())
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
 fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
     let dir = tempfile::tempdir().unwrap();
     let replay = dir.path().join("replay.jsonl");
-    let lines = [code("I will set x.", "x = 21"), answer("x is set to 21."), code("", "print('double is', x * 2)"), answer("The double is 42.")];
+    let lines = [
+        code("I will set x.", "x = 21"),
+        answer("x is set to 21."),
+        code("", "print('double is', x * 2)"),
+        answer("The double is 42."),
+    ];
     std::fs::write(&replay, lines.join("\n")).unwrap();
     let mut pty = chat(dir.path(), &replay, &[]);
     pty.expect("you> ", WAIT);
@@ -92,11 +115,20 @@ fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
     pty.expect("you> ", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
-    assert!(pty.seen.contains(&format!("saved: gisclaw chat --resume {id}")), "{}", pty.seen);
+    assert!(
+        pty.seen
+            .contains(&format!("saved: gisclaw chat --resume {id}")),
+        "{}",
+        pty.seen
+    );
 
     // /save wrote the successful cells, in order, as a runnable script.
     let text = std::fs::read_to_string(&script).unwrap();
-    let (x, d, y) = (text.find("x = 21").unwrap(), text.find("x * 2").unwrap(), text.find("y = x + 1").unwrap());
+    let (x, d, y) = (
+        text.find("x = 21").unwrap(),
+        text.find("x * 2").unwrap(),
+        text.find("y = x + 1").unwrap(),
+    );
     assert!(x < d && d < y, "{text}");
 
     // Resuming rebuilds the namespace from the journal.
@@ -113,7 +145,12 @@ fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
 fn ctrl_c_stops_a_running_cell_and_keeps_the_session() {
     let dir = tempfile::tempdir().unwrap();
     let replay = dir.path().join("replay.jsonl");
-    let lines = [code("", "z = 5"), answer("z is 5."), code("Sleeping.", "import time\ntime.sleep(60)"), answer("never reached")];
+    let lines = [
+        code("", "z = 5"),
+        answer("z is 5."),
+        code("Sleeping.", "import time\ntime.sleep(60)"),
+        answer("never reached"),
+    ];
     std::fs::write(&replay, lines.join("\n")).unwrap();
     let mut pty = chat(dir.path(), &replay, &[]);
     pty.expect("you> ", WAIT);
@@ -126,7 +163,10 @@ fn ctrl_c_stops_a_running_cell_and_keeps_the_session() {
     pty.send("\x03");
     // Far sooner than the 60 s sleep: the cell was interrupted.
     pty.expect("KeyboardInterrupt", Duration::from_secs(15));
-    pty.expect("interrupted: the session and its variables are intact", WAIT);
+    pty.expect(
+        "interrupted: the session and its variables are intact",
+        WAIT,
+    );
     pty.expect("you> ", WAIT);
     pty.send("/vars\r");
     pty.expect("z  int  5", WAIT);
@@ -138,14 +178,30 @@ fn ctrl_c_stops_a_running_cell_and_keeps_the_session() {
 #[test]
 fn start_up_problems_are_one_line() {
     let cases: [(&[&str], &str); 3] = [
-        (&["chat", "--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:1/v1"], "cannot reach the model server"),
+        (
+            &[
+                "chat",
+                "--backend",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:1/v1",
+            ],
+            "cannot reach the model server",
+        ),
         (&["chat", "--backend", "openai"], "OPENAI_MODEL"),
-        (&["chat", "--resume", "nope", "--replay", "/dev/null"], "--resume nope: no saved session"),
+        (
+            &["chat", "--resume", "nope", "--replay", "/dev/null"],
+            "--resume nope: no saved session",
+        ),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (args, needle) in cases {
         let chats = dir.path().join("chats");
-        let out = gisclaw_command(args, &[("GISCLAW_CHATS", chats.to_str().unwrap())]).output().unwrap();
+        let out = gisclaw_command(args, &[("GISCLAW_CHATS", chats.to_str().unwrap())])
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
@@ -157,22 +213,86 @@ fn start_up_problems_are_one_line() {
 fn a_wrong_model_name_or_a_refused_key_is_one_line_at_start_up() {
     use common::fake_llm::FakeServer;
     use serde_json::json;
-    let openai = FakeServer::start(Vec::new()).with_catalogue(200, json!({"object": "list", "data": [{"id": "gpt-good", "object": "model", "owned_by": "o"}]}));
-    let ollama = FakeServer::start(Vec::new()).with_catalogue(200, json!({"models": [{"name": "qwen2.5:7b", "model": "qwen2.5:7b"}]}));
-    let locked = FakeServer::start(Vec::new()).with_catalogue(401, json!({"error": {"message": "Incorrect API key provided"}}));
+    let openai = FakeServer::start(Vec::new()).with_catalogue(
+        200,
+        json!({"object": "list", "data": [{"id": "gpt-good", "object": "model", "owned_by": "o"}]}),
+    );
+    let ollama = FakeServer::start(Vec::new()).with_catalogue(
+        200,
+        json!({"models": [{"name": "qwen2.5:7b", "model": "qwen2.5:7b"}]}),
+    );
+    let locked = FakeServer::start(Vec::new()).with_catalogue(
+        401,
+        json!({"error": {"message": "Incorrect API key provided"}}),
+    );
     let (o, l) = (format!("{}/v1", openai.url), format!("{}/v1", locked.url));
     let cases: [(&[&str], &str); 4] = [
-        (&["chat", "--backend", "openai", "--model", "gpt-bad", "--base-url", &o], "has no model `gpt-bad` (it serves `gpt-good`)"),
-        (&["solve", "task.yaml", "--backend", "openai", "--model", "gpt-bad", "--base-url", &o], "set --model, OPENAI_MODEL"),
-        (&["chat", "--backend", "ollama", "--model", "qwen2.5", "--base-url", &ollama.url], "ollama pull qwen2.5"),
-        (&["chat", "--backend", "openai", "--model", "m", "--base-url", &l], "refused the API key (HTTP 401)"),
+        (
+            &[
+                "chat",
+                "--backend",
+                "openai",
+                "--model",
+                "gpt-bad",
+                "--base-url",
+                &o,
+            ],
+            "has no model `gpt-bad` (it serves `gpt-good`)",
+        ),
+        (
+            &[
+                "solve",
+                "task.yaml",
+                "--backend",
+                "openai",
+                "--model",
+                "gpt-bad",
+                "--base-url",
+                &o,
+            ],
+            "set --model, OPENAI_MODEL",
+        ),
+        (
+            &[
+                "chat",
+                "--backend",
+                "ollama",
+                "--model",
+                "qwen2.5",
+                "--base-url",
+                &ollama.url,
+            ],
+            "ollama pull qwen2.5",
+        ),
+        (
+            &[
+                "chat",
+                "--backend",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                &l,
+            ],
+            "refused the API key (HTTP 401)",
+        ),
     ];
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("data")).unwrap();
-    std::fs::write(dir.path().join("task.yaml"), "id: t\ntitle: T\ninstruction: do it\ndata: data\n").unwrap();
+    std::fs::write(
+        dir.path().join("task.yaml"),
+        "id: t\ntitle: T\ninstruction: do it\ndata: data\n",
+    )
+    .unwrap();
     for (args, needle) in cases {
         let chats = dir.path().join("chats");
-        let mut cmd = gisclaw_command(args, &[("GISCLAW_CHATS", chats.to_str().unwrap()), ("OPENAI_API_KEY", "sk-secret-1234")]);
+        let mut cmd = gisclaw_command(
+            args,
+            &[
+                ("GISCLAW_CHATS", chats.to_str().unwrap()),
+                ("OPENAI_API_KEY", "sk-secret-1234"),
+            ],
+        );
         let out = cmd.current_dir(dir.path()).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
@@ -181,11 +301,27 @@ fn a_wrong_model_name_or_a_refused_key_is_one_line_at_start_up() {
         assert!(!stderr.contains("sk-secret"), "{stderr}");
     }
     // The right name passes the check (and the catalogue took no scripted reply).
-    let out = gisclaw_command(&["chat", "--backend", "openai", "--model", "gpt-good", "--base-url", &o], &[("GISCLAW_CHATS", dir.path().join("chats").to_str().unwrap())])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = gisclaw_command(
+        &[
+            "chat",
+            "--backend",
+            "openai",
+            "--model",
+            "gpt-good",
+            "--base-url",
+            &o,
+        ],
+        &[("GISCLAW_CHATS", dir.path().join("chats").to_str().unwrap())],
+    )
+    .stdin(std::process::Stdio::null())
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(openai.requests().is_empty());
 }
 
@@ -196,22 +332,43 @@ fn ctrl_c_during_a_model_call_drops_the_request_and_the_next_turn_works() {
     let chunk = |text: &str| json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]});
     // The first answer would take a minute; the second comes at once.
     let server = FakeServer::start(vec![
-        Reply::Slow(Duration::from_secs(60), Box::new(Reply::Sse(vec![chunk("too late")]))),
+        Reply::Slow(
+            Duration::from_secs(60),
+            Box::new(Reply::Sse(vec![chunk("too late")])),
+        ),
         Reply::Sse(vec![chunk("Hello "), chunk("back.")]),
     ]);
     let dir = tempfile::tempdir().unwrap();
     let base = format!("{}/v1", server.url);
-    let mut pty = spawn_chat(dir.path(), &["--backend", "openai", "--model", "fake", "--base-url", &base], &[]);
+    let mut pty = spawn_chat(
+        dir.path(),
+        &[
+            "--backend",
+            "openai",
+            "--model",
+            "fake",
+            "--base-url",
+            &base,
+        ],
+        &[],
+    );
     pty.expect("you> ", WAIT);
     pty.send("hi\r");
     // Wait until the request is at the server, then interrupt it.
     let start = std::time::Instant::now();
     while server.requests().is_empty() {
-        assert!(start.elapsed() < WAIT, "no request reached the server: {}", pty.seen);
+        assert!(
+            start.elapsed() < WAIT,
+            "no request reached the server: {}",
+            pty.seen
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     pty.send("\x03");
-    pty.expect("interrupted: the session and its variables are intact", Duration::from_secs(15));
+    pty.expect(
+        "interrupted: the session and its variables are intact",
+        Duration::from_secs(15),
+    );
     pty.expect("you> ", WAIT);
     pty.send("hi again\r");
     pty.expect("Hello back.", WAIT);
@@ -231,7 +388,11 @@ fn edit_reruns_the_last_failed_cell_through_the_editor() {
     let editor = dir.path().join("fix.sh");
     std::fs::write(&editor, "#!/bin/sh\nsed -i 's/undefined_name/41/' \"$1\"\n").unwrap();
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let mut pty = spawn_chat(dir.path(), &["--replay", replay.to_str().unwrap()], &[("EDITOR", editor.to_str().unwrap())]);
+    let mut pty = spawn_chat(
+        dir.path(),
+        &["--replay", replay.to_str().unwrap()],
+        &[("EDITOR", editor.to_str().unwrap())],
+    );
     pty.expect("you> ", WAIT);
     pty.send("make w\r");
     pty.expect("NameError", WAIT);
@@ -251,7 +412,11 @@ fn edit_reruns_the_last_failed_cell_through_the_editor() {
 fn a_pasted_block_and_backslash_continuations_are_one_message() {
     let dir = tempfile::tempdir().unwrap();
     let replay = dir.path().join("replay.jsonl");
-    std::fs::write(&replay, [answer("Got the first."), answer("Got the second.")].join("\n")).unwrap();
+    std::fs::write(
+        &replay,
+        [answer("Got the first."), answer("Got the second.")].join("\n"),
+    )
+    .unwrap();
     let mut pty = chat(dir.path(), &replay, &[]);
     pty.expect("you> ", WAIT);
     let id = session_id(&pty.seen);
@@ -266,9 +431,22 @@ fn a_pasted_block_and_backslash_continuations_are_one_message() {
     pty.expect("you> ", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
-    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap()).unwrap();
-    let users: Vec<&str> = saved["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap()).collect();
-    assert_eq!(users, ["first line\nsecond line", "third \nfourth"], "{saved:#}");
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap(),
+    )
+    .unwrap();
+    let users: Vec<&str> = saved["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        users,
+        ["first line\nsecond line", "third \nfourth"],
+        "{saved:#}"
+    );
 }
 
 #[test]
@@ -280,7 +458,10 @@ fn the_dual_agent_plans_a_turn_runs_each_step_and_can_be_switched_off() {
         code("", "x = 21"),
         call("step_done", serde_json::json!({ "summary": "x holds 21" })),
         code("", "print('double is', x * 2)"),
-        call("step_done", serde_json::json!({ "summary": "printed the double" })),
+        call(
+            "step_done",
+            serde_json::json!({ "summary": "printed the double" }),
+        ),
         answer("Back to one agent: x is still 21."),
     ];
     std::fs::write(&replay, lines.join("\n")).unwrap();
@@ -311,10 +492,22 @@ fn the_dual_agent_plans_a_turn_runs_each_step_and_can_be_switched_off() {
 
     // The conversation keeps the plan's outcome, not the workers' traffic;
     // the architecture is saved with the session.
-    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap()).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(saved["arch"], "single");
-    let texts: Vec<String> = saved["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap_or("").to_string()).collect();
-    assert_eq!(texts[1], "Steps done:\n- Set x to 21: x holds 21\n- Print the double of x: printed the double", "{texts:?}");
+    let texts: Vec<String> = saved["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        texts[1],
+        "Steps done:\n- Set x to 21: x holds 21\n- Print the double of x: printed the double",
+        "{texts:?}"
+    );
     assert_eq!(saved["cells"].as_array().unwrap().len(), 2);
 }
 
@@ -331,12 +524,19 @@ fn a_failed_dual_step_is_replanned() {
         call("step_done", serde_json::json!({ "summary": "y is 7" })),
     ];
     std::fs::write(&replay, lines.join("\n")).unwrap();
-    let mut pty = chat(dir.path(), &replay, &["--arch", "dual", "--max-rounds", "2"]);
+    let mut pty = chat(
+        dir.path(),
+        &replay,
+        &["--arch", "dual", "--max-rounds", "2"],
+    );
     pty.expect("you> ", WAIT);
     let id = session_id(&pty.seen);
     pty.send("try it\r");
     pty.expect("ZeroDivisionError", WAIT);
-    pty.expect("step failed: no step_done within 2 rounds; replanning", WAIT);
+    pty.expect(
+        "step failed: no step_done within 2 rounds; replanning",
+        WAIT,
+    );
     pty.expect("new plan, replanning cycle 1 (1 steps)", WAIT);
     pty.expect("step done: y is 7", WAIT);
     pty.expect("you> ", WAIT);
@@ -344,10 +544,18 @@ fn a_failed_dual_step_is_replanned() {
     pty.expect("y  int  7", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
-    let transcript = std::fs::read_to_string(dir.path().join("chats").join(&id).join("transcript.jsonl")).unwrap();
+    let transcript =
+        std::fs::read_to_string(dir.path().join("chats").join(&id).join("transcript.jsonl"))
+            .unwrap();
     // The replanner was told the failed step and its last error.
-    let replan = transcript.lines().find(|l| l.contains("\"event\":\"replan\"")).expect("a replan record");
-    assert!(replan.contains("Divide by zero") && replan.contains("ZeroDivisionError"), "{replan}");
+    let replan = transcript
+        .lines()
+        .find(|l| l.contains("\"event\":\"replan\""))
+        .expect("a replan record");
+    assert!(
+        replan.contains("Divide by zero") && replan.contains("ZeroDivisionError"),
+        "{replan}"
+    );
 }
 
 #[test]

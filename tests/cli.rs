@@ -17,8 +17,15 @@ fn exec_runs_cells_in_one_session_and_exits_zero() {
     let work = dir.path().join("work");
     let out = gisclaw(&["exec", &file, "--workdir", work.to_str().unwrap()], &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("── cell 2") && stdout.contains("\n42\n"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("── cell 2") && stdout.contains("\n42\n"),
+        "{stdout}"
+    );
     assert!(work.join("pred_results").is_dir());
 }
 
@@ -35,11 +42,17 @@ fn exec_exits_one_when_a_cell_fails() {
 #[test]
 fn api_keys_never_reach_the_sandbox() {
     let dir = tempfile::tempdir().unwrap();
-    let file = script(&dir, "import os\nprint(sorted(k for k in os.environ if 'KEY' in k or 'TOKEN' in k))\n");
+    let file = script(
+        &dir,
+        "import os\nprint(sorted(k for k in os.environ if 'KEY' in k or 'TOKEN' in k))\n",
+    );
     let work = dir.path().join("work");
     let out = gisclaw(
         &["exec", &file, "--workdir", work.to_str().unwrap()],
-        &[("OPENAI_API_KEY", "sk-test-secret"), ("HF_TOKEN", "hf-secret")],
+        &[
+            ("OPENAI_API_KEY", "sk-test-secret"),
+            ("HF_TOKEN", "hf-secret"),
+        ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
@@ -55,7 +68,10 @@ fn a_missing_venv_is_one_line_with_the_fix_and_exit_two() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("/nonexistent/venv") && stderr.contains("make setup"), "{stderr}");
+    assert!(
+        stderr.contains("/nonexistent/venv") && stderr.contains("make setup"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -71,7 +87,14 @@ fn doctor_reports_the_stack_and_confinement() {
     let out = gisclaw(&["doctor"], &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    for needle in ["geopandas", "rasterio", "mgwr", "python", "confinement", "all good"] {
+    for needle in [
+        "geopandas",
+        "rasterio",
+        "mgwr",
+        "python",
+        "confinement",
+        "all good",
+    ] {
         assert!(stdout.contains(needle), "{needle} missing from:\n{stdout}");
     }
 }
@@ -81,7 +104,10 @@ fn doctor_names_the_fix_for_a_missing_venv() {
     let out = gisclaw(&["doctor"], &[("GISCLAW_VENV", "/nonexistent/venv")]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("MISSING") && stdout.contains("make setup"), "{stdout}");
+    assert!(
+        stdout.contains("MISSING") && stdout.contains("make setup"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -90,7 +116,10 @@ fn cells_are_interrupted_even_when_gisclaw_starts_with_sigint_ignored() {
     // starts with SIGINT ignored; the worker must still turn the timeout's
     // SIGINT into KeyboardInterrupt instead of being killed.
     let dir = tempfile::tempdir().unwrap();
-    let file = script(&dir, "kept = 1\n# %%\nwhile True:\n    pass\n# %%\nprint('after', kept)\n");
+    let file = script(
+        &dir,
+        "kept = 1\n# %%\nwhile True:\n    pass\n# %%\nprint('after', kept)\n",
+    );
     let work = dir.path().join("work");
     let out = std::process::Command::new("bash")
         .arg("-c")

@@ -22,14 +22,25 @@ print(json.dumps([calc_codebleu([g], [c], "python") for g, c in pairs]))
 
 fn gold_solutions() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("gold.py").exists()).collect();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("gold.py").exists())
+        .collect();
     dirs.sort();
-    dirs.iter().map(|d| std::fs::read_to_string(d.join("gold.py")).unwrap()).collect()
+    dirs.iter()
+        .map(|d| std::fs::read_to_string(d.join("gold.py")).unwrap())
+        .collect()
 }
 
 /// `code` with every fourth line dropped and `gdf` renamed.
 fn mutate(code: &str) -> String {
-    code.lines().enumerate().filter(|(i, _)| i % 4 != 3).map(|(_, l)| l.replace("gdf", "frame")).collect::<Vec<_>>().join("\n")
+    code.lines()
+        .enumerate()
+        .filter(|(i, _)| i % 4 != 3)
+        .map(|(_, l)| l.replace("gdf", "frame"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -45,8 +56,19 @@ fn codebleu_agrees_with_the_reference_package_within_a_hundredth() {
     let file = dir.path().join("pairs.json");
     std::fs::write(&file, serde_json::to_string(&pairs).unwrap()).unwrap();
     let python = gisclaw::paths::default_venv().join("bin/python");
-    let out = Command::new(&python).arg("-c").arg(REFERENCE).arg(&file).env("PYTHONHASHSEED", "0").output().unwrap();
-    assert!(out.status.success(), "the reference codebleu did not run in {} (make setup installs it): {}", python.display(), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(REFERENCE)
+        .arg(&file)
+        .env("PYTHONHASHSEED", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the reference codebleu did not run in {} (make setup installs it): {}",
+        python.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reference: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(reference.len(), pairs.len());
 
@@ -70,9 +92,18 @@ fn codebleu_agrees_with_the_reference_package_within_a_hundredth() {
         }
     }
     eprintln!("largest differences (total, ngram, weighted, syntax, dataflow): {worst:?}");
-    assert!(failures.is_empty(), "{} of {} pairs differ by more than 0.01:\n{}", failures.len(), pairs.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} pairs differ by more than 0.01:\n{}",
+        failures.len(),
+        pairs.len(),
+        failures.join("\n")
+    );
     // The n-gram and AST parts are the same arithmetic on the same trees and
     // agree to rounding; the data-flow part differs where the reference orders
     // names by string hash (see `eval::codebleu::dataflow`).
-    assert!(worst[1] < 1e-9 && worst[2] < 1e-9 && worst[3] < 1e-9, "{worst:?}");
+    assert!(
+        worst[1] < 1e-9 && worst[2] < 1e-9 && worst[3] < 1e-9,
+        "{worst:?}"
+    );
 }

@@ -88,9 +88,18 @@ fn numpy_vectors(embedder: &Embedder, ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the venv's python runs");
-    child.stdin.take().unwrap().write_all(serde_json::to_string(ids).unwrap().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(ids).unwrap().as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -98,7 +107,10 @@ fn numpy_vectors(embedder: &Embedder, ids: &[Vec<u32>]) -> Vec<Vec<f64>> {
 fn the_tokenizer_gives_bert_uncased_ids() {
     let e = embedder();
     // bert-base-uncased: hello 7592, "," 1010, world 2088, "!" 999; [CLS] 101, [SEP] 102.
-    assert_eq!(e.token_ids("Hello, world!").unwrap(), vec![7592, 1010, 2088, 999]);
+    assert_eq!(
+        e.token_ids("Hello, world!").unwrap(),
+        vec![7592, 1010, 2088, 999]
+    );
     assert_eq!(e.token_ids("[CLS]").unwrap(), vec![101]);
     assert_eq!(e.token_ids("[SEP]").unwrap(), vec![102]);
 }
@@ -117,7 +129,11 @@ fn vectors_match_a_numpy_forward_pass() {
     let reference = numpy_vectors(&e, &ids);
     for (k, (a, b)) in ours.iter().zip(&reference).enumerate() {
         assert_eq!(a.len(), 384);
-        let worst = a.iter().zip(b).map(|(x, y)| (f64::from(*x) - y).abs()).fold(0.0, f64::max);
+        let worst = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (f64::from(*x) - y).abs())
+            .fold(0.0, f64::max);
         assert!(worst < 1e-5, "text {k}: largest difference {worst}");
     }
 }
@@ -139,7 +155,11 @@ fn a_long_document_is_the_token_weighted_mean_of_its_windows() {
     }
     let norm = expected.iter().map(|x| x * x).sum::<f64>().sqrt();
     let ours = e.embed_document(&text).unwrap();
-    let worst = ours.iter().zip(&expected).map(|(x, y)| (f64::from(*x) - y / norm).abs()).fold(0.0, f64::max);
+    let worst = ours
+        .iter()
+        .zip(&expected)
+        .map(|(x, y)| (f64::from(*x) - y / norm).abs())
+        .fold(0.0, f64::max);
     assert!(worst < 1e-5, "largest difference {worst}");
     // A text of one window: the same vector as `embed`.
     let short = e.embed_document(sentence).unwrap();
@@ -157,7 +177,10 @@ fn related_texts_are_closer_than_unrelated_ones() {
         ])
         .unwrap();
     let (near, far) = (cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
-    assert!(near > 0.5 && far < 0.2 && near > far + 0.3, "near {near}, far {far}");
+    assert!(
+        near > 0.5 && far < 0.2 && near > far + 0.3,
+        "near {near}, far {far}"
+    );
 }
 
 #[test]
@@ -165,9 +188,18 @@ fn the_published_similarities_of_the_sentence_transformers_quickstart() {
     // sentence-transformers' quickstart prints these similarities for
     // all-MiniLM-L6-v2 on these three sentences: 0.6660, 0.1046, 0.1411.
     let e = embedder();
-    let v = e.embed(&["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]).unwrap();
+    let v = e
+        .embed(&[
+            "The weather is lovely today.",
+            "It's so sunny outside!",
+            "He drove to the stadium.",
+        ])
+        .unwrap();
     for ((a, b), want) in [((0, 1), 0.6660), ((0, 2), 0.1046), ((1, 2), 0.1411)] {
         let got = cosine(&v[a], &v[b]);
-        assert!((got - want).abs() < 5e-4, "sentences {a} and {b}: {got}, published {want}");
+        assert!(
+            (got - want).abs() < 5e-4,
+            "sentences {a} and {b}: {got}, published {want}"
+        );
     }
 }

@@ -23,14 +23,21 @@ fn gold(task: &str) -> String {
 }
 
 fn write_jsonl(path: &Path, messages: &[Message]) {
-    let lines: Vec<String> = messages.iter().map(|m| serde_json::to_string(m).unwrap()).collect();
+    let lines: Vec<String> = messages
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap())
+        .collect();
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
 fn cell(code: &str) -> Message {
     Message {
         content: Some("a cell".into()),
-        tool_calls: vec![ToolCall::function("c", "execute_python", json!({ "code": code }).to_string())],
+        tool_calls: vec![ToolCall::function(
+            "c",
+            "execute_python",
+            json!({ "code": code }).to_string(),
+        )],
         ..Message::default()
     }
 }
@@ -38,7 +45,11 @@ fn cell(code: &str) -> Message {
 fn finish() -> Message {
     Message {
         content: Some("done".into()),
-        tool_calls: vec![ToolCall::function("f", "finish", json!({ "summary": "done" }).to_string())],
+        tool_calls: vec![ToolCall::function(
+            "f",
+            "finish",
+            json!({ "summary": "done" }).to_string(),
+        )],
         ..Message::default()
     }
 }
@@ -50,7 +61,10 @@ fn gold_t03_without_map() -> String {
 }
 
 fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_slice(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 fn run_ok(args: &[&str]) -> String {
@@ -70,39 +84,90 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     let rec = dir.path().join("recordings");
     std::fs::create_dir(&rec).unwrap();
     // T01: the gold, both architectures (success).
-    write_jsonl(&rec.join("T01.single.jsonl"), &gold_messages("T01", &gold("T01")));
-    write_jsonl(&rec.join("T01.dual.jsonl"), &gold_dual_messages("T01", &gold("T01")));
+    write_jsonl(
+        &rec.join("T01.single.jsonl"),
+        &gold_messages("T01", &gold("T01")),
+    );
+    write_jsonl(
+        &rec.join("T01.dual.jsonl"),
+        &gold_dual_messages("T01", &gold("T01")),
+    );
     // T02: a blocked import and a syntax error, then a finish that is refused.
-    write_jsonl(&rec.join("T02.jsonl"), &[cell("import arcpy"), cell("x = (1,"), finish()]);
+    write_jsonl(
+        &rec.join("T02.jsonl"),
+        &[cell("import arcpy"), cell("x = (1,"), finish()],
+    );
     // T03: gold for SA; DA leaves out the map.
-    write_jsonl(&rec.join("T03.single.jsonl"), &gold_messages("T03", &gold("T03")));
-    write_jsonl(&rec.join("T03.dual.jsonl"), &gold_dual_messages("T03", &gold_t03_without_map()));
+    write_jsonl(
+        &rec.join("T03.single.jsonl"),
+        &gold_messages("T03", &gold("T03")),
+    );
+    write_jsonl(
+        &rec.join("T03.dual.jsonl"),
+        &gold_dual_messages("T03", &gold_t03_without_map()),
+    );
     let out = dir.path().join("eval");
     let suite = suite();
     run_ok(&[
-        "eval", "--suite", suite.to_str().unwrap(), "--tasks", "1-3", "--arch", "both", "--runs", "1", "--replay",
-        rec.to_str().unwrap(), "--out", out.to_str().unwrap(), "-j", "2",
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--tasks",
+        "1-3",
+        "--arch",
+        "both",
+        "--runs",
+        "1",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-j",
+        "2",
     ]);
     let results = read_json(&out.join("results.json"));
     let cells = results["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     let (sa, da) = (&cells[0], &cells[1]);
-    assert_eq!((sa["arch"].as_str(), da["arch"].as_str()), (Some("single"), Some("dual")));
-    assert!(close(sa["success_rate"].as_f64().unwrap(), 2.0 / 3.0), "{sa}");
-    assert!(close(da["success_rate"].as_f64().unwrap(), 1.0 / 3.0), "{da}");
+    assert_eq!(
+        (sa["arch"].as_str(), da["arch"].as_str()),
+        (Some("single"), Some("dual"))
+    );
+    assert!(
+        close(sa["success_rate"].as_f64().unwrap(), 2.0 / 3.0),
+        "{sa}"
+    );
+    assert!(
+        close(da["success_rate"].as_f64().unwrap(), 1.0 / 3.0),
+        "{da}"
+    );
 
     let runs = results["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 6);
-    let run = |task: &str, arch: &str| runs.iter().find(|r| r["task"] == task && r["arch"] == arch).unwrap().clone();
+    let run = |task: &str, arch: &str| {
+        runs.iter()
+            .find(|r| r["task"] == task && r["arch"] == arch)
+            .unwrap()
+            .clone()
+    };
     // T02 SA: failed with two failing cells, a blocked import then a syntax error.
     let t02 = run("T02", "single");
     assert_eq!(t02["success"], false);
-    assert_eq!(t02["cell_errors"], json!({ "blocked_import": 1, "syntax": 1 }));
+    assert_eq!(
+        t02["cell_errors"],
+        json!({ "blocked_import": 1, "syntax": 1 })
+    );
     assert_eq!(t02["run_error"], "syntax");
-    assert_eq!((t02["q_out"].as_f64(), t02["code"]["api"]["f1"].as_f64()), (Some(0.0), Some(0.0)));
+    assert_eq!(
+        (t02["q_out"].as_f64(), t02["code"]["api"]["f1"].as_f64()),
+        (Some(0.0), Some(0.0))
+    );
     // T02 DA: the planner never got a plan; no cell ran.
     let t02d = run("T02", "dual");
-    assert_eq!((t02d["cells"].as_u64(), t02d["run_error"].as_str()), (Some(0), Some("other")));
+    assert_eq!(
+        (t02d["cells"].as_u64(), t02d["run_error"].as_str()),
+        (Some(0), Some("other"))
+    );
     // T03 DA: the GeoJSON matches the gold's, the map is missing → Q_out 1/2.
     let t03d = run("T03", "dual");
     assert_eq!(t03d["success"], false);
@@ -112,32 +177,75 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     assert!(close(outputs[1]["score"].as_f64().unwrap(), 1.0), "{t03d}");
     // Its API F1 follows from the operations of the code it ran.
     let table = OpTable::built_in();
-    let expected_f1 = api::set_score(&table.operations(&gold("T03")), &table.operations(&gold_t03_without_map())).f1;
-    assert!(close(t03d["code"]["api"]["f1"].as_f64().unwrap(), expected_f1));
-    assert!(expected_f1 < 1.0, "dropping the map drops plotting operations");
+    let expected_f1 = api::set_score(
+        &table.operations(&gold("T03")),
+        &table.operations(&gold_t03_without_map()),
+    )
+    .f1;
+    assert!(close(
+        t03d["code"]["api"]["f1"].as_f64().unwrap(),
+        expected_f1
+    ));
+    assert!(
+        expected_f1 < 1.0,
+        "dropping the map drops plotting operations"
+    );
     // CodeBLEU likewise (over its cells, one after another), and no
     // successful code scores 0.
-    let ran: String = gisclaw::agent::solution::split_cells(&gold_t03_without_map()).iter().map(|c| format!("{c}\n")).collect();
+    let ran: String = gisclaw::agent::solution::split_cells(&gold_t03_without_map())
+        .iter()
+        .map(|c| format!("{c}\n"))
+        .collect();
     let expected_cb = gisclaw::eval::codebleu::codebleu(&gold("T03"), &ran).codebleu;
-    assert!(close(t03d["code"]["codebleu"]["codebleu"].as_f64().unwrap(), expected_cb), "{t03d}");
+    assert!(
+        close(
+            t03d["code"]["codebleu"]["codebleu"].as_f64().unwrap(),
+            expected_cb
+        ),
+        "{t03d}"
+    );
     assert!(expected_cb > 0.5 && expected_cb < 1.0, "{expected_cb}");
     assert_eq!(t02["code"]["codebleu"]["codebleu"].as_f64(), Some(0.0));
     // C_emb (L2): the cosine of the run's cleaned log and the gold
     // reference, as recomputed here from the files; the gold replays are
     // far closer to the gold than T02's two broken cells.
     assert_eq!(results["c_emb_missing"], 0);
-    let embedder = gisclaw::embed::Embedder::load_default().expect("the embedding model is installed (make setup)");
+    let embedder = gisclaw::embed::Embedder::load_default()
+        .expect("the embedding model is installed (make setup)");
     let c_emb = |task: &str, arch: &str| {
-        let workflow = gisclaw::task::Task::load(&suite.join(task).join("task.yaml")).unwrap().task.workflow;
-        let reference = process::gold_reference(workflow.as_deref(), &out.join("gold").join(task).join("transcript.jsonl")).unwrap();
-        let log = process::cleaned_log(&out.join("runs").join(task).join(format!("{arch}-1")).join("transcript.jsonl"), true).unwrap();
-        gisclaw::embed::cosine(&embedder.embed_document(&log).unwrap(), &embedder.embed_document(&reference).unwrap())
+        let workflow = gisclaw::task::Task::load(&suite.join(task).join("task.yaml"))
+            .unwrap()
+            .task
+            .workflow;
+        let reference = process::gold_reference(
+            workflow.as_deref(),
+            &out.join("gold").join(task).join("transcript.jsonl"),
+        )
+        .unwrap();
+        let log = process::cleaned_log(
+            &out.join("runs")
+                .join(task)
+                .join(format!("{arch}-1"))
+                .join("transcript.jsonl"),
+            true,
+        )
+        .unwrap();
+        gisclaw::embed::cosine(
+            &embedder.embed_document(&log).unwrap(),
+            &embedder.embed_document(&reference).unwrap(),
+        )
     };
     for r in runs {
         let expected = c_emb(r["task"].as_str().unwrap(), r["arch"].as_str().unwrap());
-        assert!((r["c_emb"].as_f64().unwrap() - expected).abs() < 1e-6, "{r} vs {expected}");
+        assert!(
+            (r["c_emb"].as_f64().unwrap() - expected).abs() < 1e-6,
+            "{r} vs {expected}"
+        );
     }
-    let (c01, c02) = (run("T01", "single")["c_emb"].as_f64().unwrap(), t02["c_emb"].as_f64().unwrap());
+    let (c01, c02) = (
+        run("T01", "single")["c_emb"].as_f64().unwrap(),
+        t02["c_emb"].as_f64().unwrap(),
+    );
     assert!(c01 > 0.7 && c01 > c02 + 0.2, "gold {c01}, broken {c02}");
     // Composites: 0.4·succ + 0.3·Q + 0.15·F + 0.15·C.
     let composite = |r: &Value| {
@@ -151,18 +259,45 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     }
     let s03d = composite(&run("T03", "dual"));
     // The cell's composite is the mean of its runs; Q_out counts successes only.
-    let mean = |arch: &str| ["T01", "T02", "T03"].iter().map(|t| composite(&run(t, arch))).sum::<f64>() / 3.0;
-    assert!(close(sa["composite"].as_f64().unwrap(), mean("single")), "{sa}");
-    assert!(close(da["composite"].as_f64().unwrap(), mean("dual")), "{da}");
+    let mean = |arch: &str| {
+        ["T01", "T02", "T03"]
+            .iter()
+            .map(|t| composite(&run(t, arch)))
+            .sum::<f64>()
+            / 3.0
+    };
+    assert!(
+        close(sa["composite"].as_f64().unwrap(), mean("single")),
+        "{sa}"
+    );
+    assert!(
+        close(da["composite"].as_f64().unwrap(), mean("dual")),
+        "{da}"
+    );
     assert!(close(da["q_out"].as_f64().unwrap(), 1.0), "{da}");
     // Paired test over (task, run): Cliff's δ of the three SA composites vs
     // the three DA composites, counted pair by pair.
     let cmp = &results["comparisons"][0];
     assert_eq!(cmp["n"], 3);
-    let (sa3, da3): (Vec<f64>, Vec<f64>) = ["T01", "T02", "T03"].iter().map(|t| (composite(&run(t, "single")), composite(&run(t, "dual")))).unzip();
-    let dominance: i32 = sa3.iter().flat_map(|a| da3.iter().map(move |b| (a > b) as i32 - (a < b) as i32)).sum();
-    assert!(close(cmp["cliffs_delta"].as_f64().unwrap(), f64::from(dominance) / 9.0), "{cmp}");
-    assert!(s03d < composite(&run("T03", "single")), "the DA run without its map scores lower");
+    let (sa3, da3): (Vec<f64>, Vec<f64>) = ["T01", "T02", "T03"]
+        .iter()
+        .map(|t| (composite(&run(t, "single")), composite(&run(t, "dual"))))
+        .unzip();
+    let dominance: i32 = sa3
+        .iter()
+        .flat_map(|a| da3.iter().map(move |b| (a > b) as i32 - (a < b) as i32))
+        .sum();
+    assert!(
+        close(
+            cmp["cliffs_delta"].as_f64().unwrap(),
+            f64::from(dominance) / 9.0
+        ),
+        "{cmp}"
+    );
+    assert!(
+        s03d < composite(&run("T03", "single")),
+        "the DA run without its map scores lower"
+    );
     // Error types per cell: SA has one syntax-type failed run; DA one "other" and one "other" (missing map, no failing cell).
     assert_eq!(sa["run_errors"], json!({ "syntax": 1 }));
     assert_eq!(da["run_errors"], json!({ "other": 2 }));
@@ -170,47 +305,118 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 7);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("| gold replay") || md.contains("recorded sessions"), "{md}");
+    assert!(
+        md.contains("| gold replay") || md.contains("recorded sessions"),
+        "{md}"
+    );
     assert!(md.contains("0.667") && md.contains("0.333"), "{md}");
-    assert!(!md.contains("C_emb is missing") && md.contains("all-MiniLM-L6-v2"), "{md}");
-    assert!(md.contains("| CodeBLEU |") && csv.lines().next().unwrap().contains(",codebleu,"), "{md}");
+    assert!(
+        !md.contains("C_emb is missing") && md.contains("all-MiniLM-L6-v2"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| CodeBLEU |") && csv.lines().next().unwrap().contains(",codebleu,"),
+        "{md}"
+    );
     // `eval report` re-renders the same numbers from the records alone.
     std::fs::remove_file(out.join("results.json")).unwrap();
-    run_ok(&["eval", "report", out.to_str().unwrap(), "--weights", "0.4,0.3,0.15,0.15"]);
+    run_ok(&[
+        "eval",
+        "report",
+        out.to_str().unwrap(),
+        "--weights",
+        "0.4,0.3,0.15,0.15",
+    ]);
     let again = read_json(&out.join("results.json"));
     assert_eq!(again["cells"], results["cells"]);
     // Without the embedding model C_emb is missing, said in one line at
     // the start and in the report, and S is renormalised over the rest.
     let no_model = dir.path().join("no-model");
     let out3 = gisclaw(
-        &["eval", "--suite", suite.to_str().unwrap(), "--tasks", "1", "--runs", "1", "--replay", rec.to_str().unwrap(), "--out", no_model.to_str().unwrap()],
+        &[
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "1",
+            "--replay",
+            rec.to_str().unwrap(),
+            "--out",
+            no_model.to_str().unwrap(),
+        ],
         &[("GISCLAW_EMBED_MODEL", "/nonexistent/model")],
     );
     let stderr3 = String::from_utf8_lossy(&out3.stderr);
     assert!(out3.status.success(), "{stderr3}");
-    assert!(stderr3.contains("C_emb (L2) will not be computed: /nonexistent/model/config.json: not found"), "{stderr3}");
+    assert!(
+        stderr3
+            .contains("C_emb (L2) will not be computed: /nonexistent/model/config.json: not found"),
+        "{stderr3}"
+    );
     let r3 = read_json(&no_model.join("results.json"));
     assert_eq!(r3["c_emb_missing"], 1);
     let only = &r3["runs"][0];
-    assert!(only["c_emb"].is_null() && close(only["composite"].as_f64().unwrap(), (0.4 + 0.3 * only["q_out"].as_f64().unwrap() + 0.15 * only["code"]["api"]["f1"].as_f64().unwrap()) / 0.85), "{only}");
-    assert!(std::fs::read_to_string(no_model.join("report.md")).unwrap().contains("**C_emb is missing for 1 run(s)**"));
+    assert!(
+        only["c_emb"].is_null()
+            && close(
+                only["composite"].as_f64().unwrap(),
+                (0.4 + 0.3 * only["q_out"].as_f64().unwrap()
+                    + 0.15 * only["code"]["api"]["f1"].as_f64().unwrap())
+                    / 0.85
+            ),
+        "{only}"
+    );
+    assert!(std::fs::read_to_string(no_model.join("report.md"))
+        .unwrap()
+        .contains("**C_emb is missing for 1 run(s)**"));
     // Other weights change the composite as the formula says: success only.
     let other = dir.path().join("other");
-    run_ok(&["eval", "report", out.to_str().unwrap(), "--out", other.to_str().unwrap(), "--weights", "1,0,0,0"]);
+    run_ok(&[
+        "eval",
+        "report",
+        out.to_str().unwrap(),
+        "--out",
+        other.to_str().unwrap(),
+        "--weights",
+        "1,0,0,0",
+    ]);
     let w = read_json(&other.join("results.json"));
-    assert!(close(w["cells"][1]["composite"].as_f64().unwrap(), 1.0 / 3.0));
+    assert!(close(
+        w["cells"][1]["composite"].as_f64().unwrap(),
+        1.0 / 3.0
+    ));
     // The charts: four real images (more than five colours), linked from the
     // report; without the font they are skipped with the reason in the report.
     for name in gisclaw::eval::charts::FILES {
         let chart = out.join("charts").join(name);
-        assert!(matches!(gisclaw::outputs::check(&chart), gisclaw::outputs::OutputCheck::Content(..)), "{name}");
+        assert!(
+            matches!(
+                gisclaw::outputs::check(&chart),
+                gisclaw::outputs::OutputCheck::Content(..)
+            ),
+            "{name}"
+        );
         assert!(md.contains(&format!("(charts/{name})")), "{name} linked");
     }
     let bare = dir.path().join("bare");
-    let out2 = gisclaw(&["eval", "report", out.to_str().unwrap(), "--out", bare.to_str().unwrap()], &[("GISCLAW_VENV", "/nonexistent/venv")]);
+    let out2 = gisclaw(
+        &[
+            "eval",
+            "report",
+            out.to_str().unwrap(),
+            "--out",
+            bare.to_str().unwrap(),
+        ],
+        &[("GISCLAW_VENV", "/nonexistent/venv")],
+    );
     assert!(out2.status.success());
     let md2 = std::fs::read_to_string(bare.join("report.md")).unwrap();
-    assert!(md2.contains("Charts not drawn: no DejaVuSans.ttf under /nonexistent/venv"), "{md2}");
+    assert!(
+        md2.contains("Charts not drawn: no DejaVuSans.ttf under /nonexistent/venv"),
+        "{md2}"
+    );
     assert!(!bare.join("charts/success.png").exists());
 }
 
@@ -221,15 +427,28 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
     std::fs::create_dir(&rec).unwrap();
     write_jsonl(&rec.join("T01.jsonl"), &gold_messages("T01", &gold("T01")));
     // T02 hangs in its first cell until the process is killed.
-    write_jsonl(&rec.join("T02.jsonl"), &[cell("import time\ntime.sleep(120)"), finish()]);
+    write_jsonl(
+        &rec.join("T02.jsonl"),
+        &[cell("import time\ntime.sleep(120)"), finish()],
+    );
     write_jsonl(&rec.join("T03.jsonl"), &gold_messages("T03", &gold("T03")));
     let out = dir.path().join("eval");
     let suite = suite();
     let args = [
-        "eval", "--suite", suite.to_str().unwrap(), "--tasks", "1-3", "--runs", "1", "--replay", rec.to_str().unwrap(), "--out",
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--tasks",
+        "1-3",
+        "--runs",
+        "1",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--out",
         out.to_str().unwrap(),
     ];
-    let memory = std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
+    let memory =
+        std::env::temp_dir().join(format!("gisclaw-test-memory-{}.json", std::process::id()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_gisclaw"))
         .args(args)
         .env("GISCLAW_ERROR_MEMORY", memory)
@@ -243,18 +462,28 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
     let deadline = Instant::now() + Duration::from_secs(300);
     while !(t01.is_file() && t02_dir.is_file()) {
         assert!(Instant::now() < deadline, "the eval never reached T02");
-        assert!(child.try_wait().unwrap().is_none(), "the eval ended before it was killed");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the eval ended before it was killed"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(500));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let names = |dir: &Path| {
-        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         v.sort();
         v
     };
-    assert_eq!(names(&records), ["T01.single.1.json"], "only the finished run is recorded, and nothing half-written");
+    assert_eq!(
+        names(&records),
+        ["T01.single.1.json"],
+        "only the finished run is recorded, and nothing half-written"
+    );
     let kept = std::fs::read(&t01).unwrap();
 
     // Without --resume the folder is refused; with other options too.
@@ -266,7 +495,11 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
     other.push("--resume");
     let differs = gisclaw(&other, &[]);
     assert_eq!(differs.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&differs.stderr).contains("`runs`"), "{}", String::from_utf8_lossy(&differs.stderr));
+    assert!(
+        String::from_utf8_lossy(&differs.stderr).contains("`runs`"),
+        "{}",
+        String::from_utf8_lossy(&differs.stderr)
+    );
 
     // T02's model now answers at once; resume runs only what is missing.
     write_jsonl(&rec.join("T02.jsonl"), &[cell("print('quick')"), finish()]);
@@ -274,12 +507,26 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
     resume.push("--resume");
     let stderr = run_ok(&resume);
     assert!(stderr.contains("3 runs, 1 already recorded"), "{stderr}");
-    assert_eq!(names(&records), ["T01.single.1.json", "T02.single.1.json", "T03.single.1.json"]);
-    assert_eq!(std::fs::read(&t01).unwrap(), kept, "a recorded run is never redone");
+    assert_eq!(
+        names(&records),
+        [
+            "T01.single.1.json",
+            "T02.single.1.json",
+            "T03.single.1.json"
+        ]
+    );
+    assert_eq!(
+        std::fs::read(&t01).unwrap(),
+        kept,
+        "a recorded run is never redone"
+    );
     let results = read_json(&out.join("results.json"));
     assert_eq!(results["runs"].as_array().unwrap().len(), 3);
     // The resumed runs have their data: T03's gold succeeds again.
-    assert_eq!(read_json(&records.join("T03.single.1.json"))["success"], true);
+    assert_eq!(
+        read_json(&records.join("T03.single.1.json"))["success"],
+        true
+    );
     assert_eq!(results["missing_runs"], 0);
 }
 
@@ -292,10 +539,39 @@ fn bad_eval_input_is_one_line_naming_what_to_fix() {
     std::fs::create_dir(&rec).unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["eval"], "--suite"),
-        (vec!["eval", "--suite", s, "--tasks", "1", "--replay", rec.to_str().unwrap()], "no recording for T01 single run 1"),
-        (vec!["eval", "--suite", s, "--tasks", "1", "--replay-gold", "--weights", "1,2"], "four numbers"),
-        (vec!["eval", "--suite", s, "--tasks", "1"], "no model backend"),
-        (vec!["eval", "report", dir.path().to_str().unwrap()], "not an eval folder"),
+        (
+            vec![
+                "eval",
+                "--suite",
+                s,
+                "--tasks",
+                "1",
+                "--replay",
+                rec.to_str().unwrap(),
+            ],
+            "no recording for T01 single run 1",
+        ),
+        (
+            vec![
+                "eval",
+                "--suite",
+                s,
+                "--tasks",
+                "1",
+                "--replay-gold",
+                "--weights",
+                "1,2",
+            ],
+            "four numbers",
+        ),
+        (
+            vec!["eval", "--suite", s, "--tasks", "1"],
+            "no model backend",
+        ),
+        (
+            vec!["eval", "report", dir.path().to_str().unwrap()],
+            "not an eval folder",
+        ),
     ];
     for (args, needle) in cases {
         let out = gisclaw(&args, &[]);
@@ -306,9 +582,24 @@ fn bad_eval_input_is_one_line_naming_what_to_fix() {
     }
     let ops = dir.path().join("ops.toml");
     std::fs::write(&ops, "[ops]\nbuffer = 3\n").unwrap();
-    let out = gisclaw(&["eval", "--suite", s, "--tasks", "1", "--replay-gold", "--api-ops", ops.to_str().unwrap()], &[]);
+    let out = gisclaw(
+        &[
+            "eval",
+            "--suite",
+            s,
+            "--tasks",
+            "1",
+            "--replay-gold",
+            "--api-ops",
+            ops.to_str().unwrap(),
+        ],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.code() == Some(2) && stderr.contains("ops.toml: line 2"), "{stderr}");
+    assert!(
+        out.status.code() == Some(2) && stderr.contains("ops.toml: line 2"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -325,7 +616,12 @@ fn the_llm_judge_grades_runs_re_asks_once_and_records_failures() {
         "self_correction": {"score": 3, "justification": "Nothing to correct."},
         "result_completeness": {"score": 5, "justification": "All outputs."}
     });
-    let say = |text: String| Reply::Json(200, openai_answer(json!({ "role": "assistant", "content": text })));
+    let say = |text: String| {
+        Reply::Json(
+            200,
+            openai_answer(json!({ "role": "assistant", "content": text })),
+        )
+    };
     // Run 1: prose, then (re-asked) a fenced JSON answer. Run 2: invalid twice.
     let server = FakeServer::start(vec![
         say("The agent did well overall.".into()),
@@ -338,32 +634,85 @@ fn the_llm_judge_grades_runs_re_asks_once_and_records_failures() {
     let secret = "sk-judge-secret-0123456789";
     let result = gisclaw(
         &[
-            "eval", "--suite", suite.to_str().unwrap(), "--tasks", "1", "--runs", "2", "--replay", rec.to_str().unwrap(), "--out",
-            out.to_str().unwrap(), "--judge", "openai", "--judge-model", "judge-m", "--judge-base-url", &format!("{}/v1", server.url),
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "2",
+            "--replay",
+            rec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--judge",
+            "openai",
+            "--judge-model",
+            "judge-m",
+            "--judge-base-url",
+            &format!("{}/v1", server.url),
         ],
         &[("OPENAI_API_KEY", secret)],
     );
-    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
     // The judge reads the task, the gold code and the run's log.
-    let first = requests[0].body["messages"][1]["content"].as_str().unwrap().to_string();
-    assert!(first.contains("## The expert's gold solution") && first.contains(gold("T01").lines().find(|l| l.contains("read_")).unwrap().trim()), "{first}");
+    let first = requests[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.contains("## The expert's gold solution")
+            && first.contains(
+                gold("T01")
+                    .lines()
+                    .find(|l| l.contains("read_"))
+                    .unwrap()
+                    .trim()
+            ),
+        "{first}"
+    );
     assert_eq!(requests[0].body["model"], "judge-m");
     // The re-ask carries the reason.
-    let reask = requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    let reask = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(reask.contains("the reply holds no JSON object"), "{reask}");
     let r1 = read_json(&out.join("records/T01.single.1.json"));
     assert_eq!(r1["judge"]["calls"], 2);
-    assert_eq!(r1["judge"]["grades"]["data_handling"], json!({"score": 4, "justification": "Checks the CRS."}));
+    assert_eq!(
+        r1["judge"]["grades"]["data_handling"],
+        json!({"score": 4, "justification": "Checks the CRS."})
+    );
     assert_eq!(r1["judge"]["model"], "judge-m");
     let r2 = read_json(&out.join("records/T01.single.2.json"));
     assert!(r2["judge"].is_null());
-    assert!(r2["judge_error"].as_str().unwrap().starts_with("the judge's answer was invalid twice"), "{r2}");
+    assert!(
+        r2["judge_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the judge's answer was invalid twice"),
+        "{r2}"
+    );
     // The report's judge table: one run judged (mean 4.2), one failed; the
     // composite does not move.
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("## LLM-as-judge") && md.contains("judge: judge-m.") && md.contains("| 1 | 1 | 5.00 | 4.00 | 4.00 | 3.00 | 5.00 | 4.20 |"), "{md}");
+    assert!(
+        md.contains("## LLM-as-judge")
+            && md.contains("judge: judge-m.")
+            && md.contains("| 1 | 1 | 5.00 | 4.00 | 4.00 | 3.00 | 5.00 | 4.20 |"),
+        "{md}"
+    );
     let results = read_json(&out.join("results.json"));
     for r in results["runs"].as_array().unwrap() {
         let s = 0.4 * f64::from(u8::from(r["success"] == true))
@@ -373,10 +722,21 @@ fn the_llm_judge_grades_runs_re_asks_once_and_records_failures() {
         assert!(close(r["composite"].as_f64().unwrap(), s), "{r}");
     }
     // The key is sent to the server and written nowhere.
-    assert_eq!(requests[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.as_str()), Some(&*format!("Bearer {secret}")));
+    assert_eq!(
+        requests[0]
+            .headers
+            .iter()
+            .find(|(k, _)| k == "authorization")
+            .map(|(_, v)| v.as_str()),
+        Some(&*format!("Bearer {secret}"))
+    );
     for entry in walk(&out) {
         let bytes = std::fs::read(&entry).unwrap();
-        assert!(!String::from_utf8_lossy(&bytes).contains(secret), "{} holds the key", entry.display());
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} holds the key",
+            entry.display()
+        );
     }
 }
 
@@ -408,26 +768,60 @@ fn the_vision_judge_grades_a_map_against_the_gold_map() {
         "cartographic_quality": {"score": 3, "justification": "No scale bar."},
         "data_integrity": {"score": 4, "justification": "Plausible."}
     });
-    let server = FakeServer::start(vec![Reply::Json(200, openai_answer(json!({ "role": "assistant", "content": grades.to_string() })))]);
+    let server = FakeServer::start(vec![Reply::Json(
+        200,
+        openai_answer(json!({ "role": "assistant", "content": grades.to_string() })),
+    )]);
     let out = dir.path().join("eval");
     let suite = suite();
     let result = gisclaw(
         &[
-            "eval", "--suite", suite.to_str().unwrap(), "--tasks", "3", "--runs", "1", "--replay", rec.to_str().unwrap(), "--out",
-            out.to_str().unwrap(), "--vision-judge", "openai", "--vision-model", "vis-m", "--vision-base-url", &format!("{}/v1", server.url),
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "3",
+            "--runs",
+            "1",
+            "--replay",
+            rec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--vision-judge",
+            "openai",
+            "--vision-model",
+            "vis-m",
+            "--vision-base-url",
+            &format!("{}/v1", server.url),
         ],
         &[("OPENAI_API_KEY", "sk-test")],
     );
-    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
     // One call: the task, then the gold's PNG and the agent's, as data URLs.
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].body["model"], "vis-m");
-    let parts = requests[0].body["messages"][1]["content"].as_array().unwrap().clone();
+    let parts = requests[0].body["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(parts.len(), 3);
-    assert!(parts[0]["text"].as_str().unwrap().contains("The first image is the expert's (gold) figure"));
+    assert!(parts[0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("The first image is the expert's (gold) figure"));
     for part in &parts[1..] {
-        assert!(part["image_url"]["url"].as_str().unwrap().starts_with("data:image/png;base64,iVBORw0KGgo"), "{part}");
+        assert!(
+            part["image_url"]["url"]
+                .as_str()
+                .unwrap()
+                .starts_with("data:image/png;base64,iVBORw0KGgo"),
+            "{part}"
+        );
     }
     // The map's score is the mean grade over 5; Q_out follows.
     let record = read_json(&out.join("records/T03.single.1.json"));
@@ -435,8 +829,20 @@ fn the_vision_judge_grades_a_map_against_the_gold_map() {
     let map = outputs.iter().find(|o| o["kind"] == "image").unwrap();
     assert!(close(map["score"].as_f64().unwrap(), 0.8), "{map}");
     assert_eq!(map["weak"], false);
-    assert!(close(map["parts"]["vision_cartographic_quality"].as_f64().unwrap(), 0.6), "{map}");
+    assert!(
+        close(
+            map["parts"]["vision_cartographic_quality"]
+                .as_f64()
+                .unwrap(),
+            0.6
+        ),
+        "{map}"
+    );
     assert!(map["parts"]["ssim"].is_number());
-    let mean = outputs.iter().map(|o| o["score"].as_f64().unwrap()).sum::<f64>() / outputs.len() as f64;
+    let mean = outputs
+        .iter()
+        .map(|o| o["score"].as_f64().unwrap())
+        .sum::<f64>()
+        / outputs.len() as f64;
     assert!(close(record["q_out"].as_f64().unwrap(), mean), "{record}");
 }

@@ -25,7 +25,10 @@ fn call(name: &str, args: Value) -> Message {
 }
 
 fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_slice(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -42,7 +45,10 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
         call("execute_python", json!({ "code": "walk_zone = (" })),
         call("execute_python", json!({ "code": gold[1] })),
         done(),
-        call("execute_python", json!({ "code": format!("{}\npct_near = pct_near + 5", gold[2]) })),
+        call(
+            "execute_python",
+            json!({ "code": format!("{}\npct_near = pct_near + 5", gold[2]) }),
+        ),
         done(),
         call("execute_python", json!({ "code": gold[3] })),
         done(),
@@ -50,23 +56,54 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("rec");
     std::fs::create_dir(&rec).unwrap();
-    let lines: Vec<String> = messages.iter().map(|m| serde_json::to_string(m).unwrap()).collect();
+    let lines: Vec<String> = messages
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap())
+        .collect();
     std::fs::write(rec.join("G01.jsonl"), lines.join("\n") + "\n").unwrap();
     let out = dir.path().join("eval");
     let suite = suite();
-    let args = ["eval", "--suite", suite.to_str().unwrap(), "--tasks", "1", "--runs", "1", "--replay", rec.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let args = [
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--tasks",
+        "1",
+        "--runs",
+        "1",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
     let run = gisclaw(&args, &[]);
     let stderr = String::from_utf8_lossy(&run.stderr).to_string();
     assert!(run.status.success(), "{stderr}");
-    assert!(stderr.contains("G01 run 1: 3/6 steps pass, complete@1 0.333 · 0/1 succeeded · "), "{stderr}");
+    assert!(
+        stderr.contains("G01 run 1: 3/6 steps pass, complete@1 0.333 · 0/1 succeeded · "),
+        "{stderr}"
+    );
 
     let record = read_json(&out.join("records/G01.1.json"));
     let steps = record["steps"].as_array().unwrap();
-    let passed: Vec<bool> = steps.iter().map(|s| s["passed"].as_bool().unwrap()).collect();
-    assert_eq!(passed, [true, true, false, true, false, false], "{record:#}");
+    let passed: Vec<bool> = steps
+        .iter()
+        .map(|s| s["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        passed,
+        [true, true, false, true, false, false],
+        "{record:#}"
+    );
     assert_eq!(steps[2]["error"], "invalid_answer");
     assert_eq!(steps[4]["ending"], "ended");
-    assert!(steps[5]["problem"].as_str().unwrap().starts_with("not attempted"), "{record:#}");
+    assert!(
+        steps[5]["problem"]
+            .as_str()
+            .unwrap()
+            .starts_with("not attempted"),
+        "{record:#}"
+    );
     // complete@1 = 2/6 (steps 1–2), step pass rate = 3/6, not every step passed.
     assert!((record["complete_at_1"].as_f64().unwrap() - 2.0 / 6.0).abs() < 1e-12);
     assert!((record["step_pass_rate"].as_f64().unwrap() - 0.5).abs() < 1e-12);
@@ -74,14 +111,26 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     // The transcript shows the check of every step that was reached (the
     // run ended during step 5; step 6 was never given).
     let transcript = std::fs::read_to_string(out.join("runs/G01/run-1/transcript.jsonl")).unwrap();
-    assert_eq!(transcript.lines().filter(|l| l.contains("\"event\":\"check\"")).count(), 5);
+    assert_eq!(
+        transcript
+            .lines()
+            .filter(|l| l.contains("\"event\":\"check\""))
+            .count(),
+        5
+    );
 
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("| 0.333 | 0.500 | 0.000 |") && md.contains("| G01 | 1 | 0.333 | 0.500 | 0 |"), "{md}");
+    assert!(
+        md.contains("| 0.333 | 0.500 | 0.000 |") && md.contains("| G01 | 1 | 0.333 | 0.500 | 0 |"),
+        "{md}"
+    );
     let results = read_json(&out.join("results.json"));
     // Step 3 a wrong value; step 5's check raised NameError (its variable was
     // never made: the taxonomy's attribute/parameter type); step 6 other.
-    assert_eq!(results["summary"]["errors"], json!({ "attribute_parameter": 1, "invalid_answer": 1, "other": 1 }));
+    assert_eq!(
+        results["summary"]["errors"],
+        json!({ "attribute_parameter": 1, "invalid_answer": 1, "other": 1 })
+    );
 
     // Resume runs nothing again; `eval report` re-renders the same figures.
     let mut resume = args.to_vec();
@@ -90,6 +139,13 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     assert!(String::from_utf8_lossy(&resumed.stderr).contains("1 runs, 1 already recorded"));
     std::fs::remove_file(out.join("results.json")).unwrap();
     let render = gisclaw(&["eval", "report", out.to_str().unwrap()], &[]);
-    assert!(render.status.success(), "{}", String::from_utf8_lossy(&render.stderr));
-    assert_eq!(read_json(&out.join("results.json"))["summary"], results["summary"]);
+    assert!(
+        render.status.success(),
+        "{}",
+        String::from_utf8_lossy(&render.stderr)
+    );
+    assert_eq!(
+        read_json(&out.join("results.json"))["summary"],
+        results["summary"]
+    );
 }

@@ -16,18 +16,45 @@ fn index() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().to_str().unwrap();
-        let out = gisclaw(&["knowledge", "build", "--modules", "rasterio.features,geopandas.tools,gisclaw_tools,no_such_module", "--dir", index], &[]);
+        let out = gisclaw(
+            &[
+                "knowledge",
+                "build",
+                "--modules",
+                "rasterio.features,geopandas.tools,gisclaw_tools,no_such_module",
+                "--dir",
+                index,
+            ],
+            &[],
+        );
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let said = text(&out);
-        assert!(said.contains("indexed ") && said.contains("from 3 module(s)"), "{said}");
-        assert!(said.contains("skipped no_such_module: ModuleNotFoundError"), "{said}");
+        assert!(
+            said.contains("indexed ") && said.contains("from 3 module(s)"),
+            "{said}"
+        );
+        assert!(
+            said.contains("skipped no_such_module: ModuleNotFoundError"),
+            "{said}"
+        );
         dir
     })
     .path()
 }
 
 fn search(query: &str) -> String {
-    let out = gisclaw(&["knowledge", "search", query, "-k", "3", "--dir", index().to_str().unwrap()], &[]);
+    let out = gisclaw(
+        &[
+            "knowledge",
+            "search",
+            query,
+            "-k",
+            "3",
+            "--dir",
+            index().to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     String::from_utf8_lossy(&out.stdout).to_string()
 }
@@ -36,14 +63,27 @@ fn search(query: &str) -> String {
 fn searches_find_the_api_by_name_and_by_paraphrase() {
     // By what it does, in other words than its docstring's.
     let hits = search("burn polygons into a raster");
-    assert!(hits.starts_with("1. rasterio.features.rasterize("), "{hits}");
+    assert!(
+        hits.starts_with("1. rasterio.features.rasterize("),
+        "{hits}"
+    );
     // By an exact API name.
-    assert!(search("sjoin").starts_with("1. geopandas.tools.sjoin("), "{}", search("sjoin"));
+    assert!(
+        search("sjoin").starts_with("1. geopandas.tools.sjoin("),
+        "{}",
+        search("sjoin")
+    );
     // gisclaw's own helpers are documented too.
-    assert!(search("read a raster file into a numpy array and its metadata").contains("gisclaw_tools.load_raster"));
+    assert!(
+        search("read a raster file into a numpy array and its metadata")
+            .contains("gisclaw_tools.load_raster")
+    );
     // Hits show the signature and the start of the docstring.
     let hits = search("rasterize");
-    assert!(hits.contains("(shapes, out_shape=None") && hits.contains("   "), "{hits}");
+    assert!(
+        hits.contains("(shapes, out_shape=None") && hits.contains("   "),
+        "{hits}"
+    );
 }
 
 #[test]
@@ -51,11 +91,21 @@ fn the_agent_gets_search_docs_with_rag() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("data")).unwrap();
     let task = dir.path().join("task.yaml");
-    std::fs::write(&task, "id: rag\ntitle: RAG\ninstruction: Look up how to rasterize polygons.\ndata: data\n").unwrap();
+    std::fs::write(
+        &task,
+        "id: rag\ntitle: RAG\ninstruction: Look up how to rasterize polygons.\ndata: data\n",
+    )
+    .unwrap();
     let replay = dir.path().join("replay.jsonl");
     let lines = [
-        call("search_docs", json!({ "query": "burn polygons into a raster" })),
-        call("execute_python", json!({ "code": "import rasterio.features\nrasterio.features.rasterise([])" })),
+        call(
+            "search_docs",
+            json!({ "query": "burn polygons into a raster" }),
+        ),
+        call(
+            "execute_python",
+            json!({ "code": "import rasterio.features\nrasterio.features.rasterise([])" }),
+        ),
         call("finish", json!({ "summary": "looked it up" })),
     ];
     std::fs::write(&replay, lines.join("\n")).unwrap();
@@ -64,24 +114,61 @@ fn the_agent_gets_search_docs_with_rag() {
     let run = solve_replay(&task, &replay, &out, &["--rag"], &envs);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let events = events(&out);
-    let tool = events.iter().find(|e| e["event"] == "tool" && e["name"] == "search_docs").expect("a search_docs call");
-    assert!(tool["observation"].as_str().unwrap().contains("rasterio.features.rasterize"), "{tool}");
+    let tool = events
+        .iter()
+        .find(|e| e["event"] == "tool" && e["name"] == "search_docs")
+        .expect("a search_docs call");
+    assert!(
+        tool["observation"]
+            .as_str()
+            .unwrap()
+            .contains("rasterio.features.rasterize"),
+        "{tool}"
+    );
     assert_eq!(events[0]["rag"], true);
     // A hallucinated API gets the real one's documentation with its error.
-    let cell = events.iter().find(|e| e["event"] == "tool" && e["name"] == "execute_python").unwrap();
+    let cell = events
+        .iter()
+        .find(|e| e["event"] == "tool" && e["name"] == "execute_python")
+        .unwrap();
     let observation = cell["observation"].as_str().unwrap();
-    assert!(observation.contains("has no attribute 'rasterise'") && observation.contains("[library docs for"), "{observation}");
-    assert!(observation.contains("rasterio.features.rasterize("), "{observation}");
+    assert!(
+        observation.contains("has no attribute 'rasterise'")
+            && observation.contains("[library docs for"),
+        "{observation}"
+    );
+    assert!(
+        observation.contains("rasterio.features.rasterize("),
+        "{observation}"
+    );
 
     // Without --rag the tool is not offered, and a call says so.
     let out = dir.path().join("plain");
     let run = solve_replay(&task, &replay, &out, &[], &envs);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let events = common::events(&out);
-    let tool = events.iter().find(|e| e["event"] == "tool" && e["name"] == "search_docs").unwrap();
-    assert!(tool["observation"].as_str().unwrap().contains("needs --rag"), "{tool}");
-    let cell = events.iter().find(|e| e["event"] == "tool" && e["name"] == "execute_python").unwrap();
-    assert!(!cell["observation"].as_str().unwrap().contains("[library docs"), "{cell}");
+    let tool = events
+        .iter()
+        .find(|e| e["event"] == "tool" && e["name"] == "search_docs")
+        .unwrap();
+    assert!(
+        tool["observation"]
+            .as_str()
+            .unwrap()
+            .contains("needs --rag"),
+        "{tool}"
+    );
+    let cell = events
+        .iter()
+        .find(|e| e["event"] == "tool" && e["name"] == "execute_python")
+        .unwrap();
+    assert!(
+        !cell["observation"]
+            .as_str()
+            .unwrap()
+            .contains("[library docs"),
+        "{cell}"
+    );
 }
 
 #[test]
@@ -90,11 +177,21 @@ fn a_missing_or_broken_index_is_one_line() {
     let empty = dir.path().join("empty");
     let task = common::repo().join("examples/heat_island/task.yaml");
     let replay = common::repo().join("examples/heat_island/replay.jsonl");
-    let run = solve_replay(&task, &replay, &dir.path().join("out"), &["--rag"], &[("GISCLAW_KNOWLEDGE", empty.to_str().unwrap())]);
+    let run = solve_replay(
+        &task,
+        &replay,
+        &dir.path().join("out"),
+        &["--rag"],
+        &[("GISCLAW_KNOWLEDGE", empty.to_str().unwrap())],
+    );
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("--rag: no library-docs index") && stderr.contains("gisclaw knowledge build"), "{stderr}");
+    assert!(
+        stderr.contains("--rag: no library-docs index")
+            && stderr.contains("gisclaw knowledge build"),
+        "{stderr}"
+    );
 
     // A vectors file cut short is named.
     let broken = dir.path().join("broken");
@@ -104,8 +201,21 @@ fn a_missing_or_broken_index_is_one_line() {
     }
     let vectors = std::fs::read(broken.join("vectors.f32")).unwrap();
     std::fs::write(broken.join("vectors.f32"), &vectors[..vectors.len() - 8]).unwrap();
-    let out = gisclaw(&["knowledge", "search", "rasterize", "--dir", broken.to_str().unwrap()], &[]);
+    let out = gisclaw(
+        &[
+            "knowledge",
+            "search",
+            "rasterize",
+            "--dir",
+            broken.to_str().unwrap(),
+        ],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("vectors.f32") && stderr.contains("rebuild it with `gisclaw knowledge build`"), "{stderr}");
+    assert!(
+        stderr.contains("vectors.f32")
+            && stderr.contains("rebuild it with `gisclaw knowledge build`"),
+        "{stderr}"
+    );
 }

@@ -20,14 +20,22 @@ use serde_json::Value;
 fn local_dir() -> PathBuf {
     let data = std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".local/share"));
-    std::env::var_os("GISCLAW_LOCAL_DIR").map(PathBuf::from).unwrap_or_else(|| data.join("gisclaw/local"))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".local/share")
+        });
+    std::env::var_os("GISCLAW_LOCAL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| data.join("gisclaw/local"))
 }
 
 /// The installed server, or a panic saying how to install it.
 fn server() -> PathBuf {
     let server = local_dir().join("bin/llama-server");
-    assert!(server.is_file(), "{} is missing: run `make setup-local-model`", server.display());
+    assert!(
+        server.is_file(),
+        "{} is missing: run `make setup-local-model`",
+        server.display()
+    );
     server
 }
 
@@ -35,7 +43,11 @@ fn server() -> PathBuf {
 /// test's server processes can be found in /proc.
 fn model(dir: &Path, file: &str) -> PathBuf {
     let real = local_dir().join("models").join(file);
-    assert!(real.exists(), "{} is missing: run `make setup-local-model`", real.display());
+    assert!(
+        real.exists(),
+        "{} is missing: run `make setup-local-model`",
+        real.display()
+    );
     let link = dir.join(format!("e2e-{}-{file}", std::process::id()));
     std::os::unix::fs::symlink(std::fs::canonicalize(&real).unwrap(), &link).unwrap();
     link
@@ -46,18 +58,25 @@ fn repo() -> PathBuf {
 }
 
 fn example() -> String {
-    repo().join("examples/heat_island/task.yaml").to_string_lossy().to_string()
+    repo()
+        .join("examples/heat_island/task.yaml")
+        .to_string_lossy()
+        .to_string()
 }
 
 /// Ids of llama-server processes whose command line mentions `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         if pid == std::process::id() {
             continue;
         }
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
         let cmdline = String::from_utf8_lossy(&cmdline);
         let program = cmdline.split('\0').next().unwrap_or("");
         if program.ends_with("llama-server") && cmdline.contains(marker) {
@@ -90,7 +109,10 @@ fn run(args: &[&str], server: &Path) -> Output {
 }
 
 fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 fn transcript(dir: &Path) -> Vec<Value> {
@@ -107,30 +129,59 @@ fn assert_robust(out: &Output, dir: &Path, max_rounds: u64) {
     assert!(!stderr.contains("panicked"), "{stderr}");
     // A tiny model does not solve the task: exit code 1 with a status line.
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.lines().any(|l| l.starts_with("gisclaw: failed — ")), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with("gisclaw: failed — ")),
+        "{stderr}"
+    );
     let run = read_json(&dir.join("run.json"));
     assert_eq!(run["status"], "failed", "{run:#}");
     assert_eq!(run["replay"], false);
-    assert!(run["backend"].as_str().unwrap().starts_with("local llama-server http://127.0.0.1:"), "{run:#}");
+    assert!(
+        run["backend"]
+            .as_str()
+            .unwrap()
+            .starts_with("local llama-server http://127.0.0.1:"),
+        "{run:#}"
+    );
     let rounds = run["rounds"].as_u64().unwrap();
     assert!(rounds >= 1 && rounds <= max_rounds, "{run:#}");
-    assert!(run["tokens_out"].as_u64().unwrap() > 0, "the model said something: {run:#}");
+    assert!(
+        run["tokens_out"].as_u64().unwrap() > 0,
+        "the model said something: {run:#}"
+    );
 
     let events = transcript(dir);
     assert_eq!(events.first().unwrap()["event"], "start");
-    assert_eq!(events.last().unwrap()["event"], "end", "the transcript is closed");
+    assert_eq!(
+        events.last().unwrap()["event"],
+        "end",
+        "the transcript is closed"
+    );
     // Every model message is in the transcript, one per round.
-    let messages: Vec<&Value> = events.iter().filter(|e| e["event"] == "message").map(|e| &e["message"]).collect();
+    let messages: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "message")
+        .map(|e| &e["message"])
+        .collect();
     let answers = messages.iter().filter(|m| m["role"] == "assistant").count() as u64;
     // A run can end on a model call the server refused (the conversation
     // outgrew the context window): that round has no answer.
     let refused_last = run["reason"].as_str().unwrap().contains("context window");
-    assert_eq!(answers + u64::from(refused_last), rounds, "one assistant message per answered round: {run:#}");
+    assert_eq!(
+        answers + u64::from(refused_last),
+        rounds,
+        "one assistant message per answered round: {run:#}"
+    );
     // An answer without a tool call is re-asked (the next message is ours).
     for (i, m) in messages.iter().enumerate() {
         let called = m["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
         if m["role"] == "assistant" && !called && i + 1 < messages.len() {
-            assert_eq!(messages[i + 1]["role"], "user", "an answer without a tool call is re-asked: {:#}", messages[i + 1]);
+            assert_eq!(
+                messages[i + 1]["role"],
+                "user",
+                "an answer without a tool call is re-asked: {:#}",
+                messages[i + 1]
+            );
         }
     }
     // Every tool call got an observation; failures carry the error text.
@@ -138,7 +189,12 @@ fn assert_robust(out: &Output, dir: &Path, max_rounds: u64) {
         let observation = tool["observation"].as_str().unwrap();
         assert!(!observation.is_empty(), "{tool:#}");
         if tool["status"] == "Error" {
-            assert!(observation.contains("Error") || observation.contains("[error]") || observation.contains("blocked"), "{tool:#}");
+            assert!(
+                observation.contains("Error")
+                    || observation.contains("[error]")
+                    || observation.contains("blocked"),
+                "{tool:#}"
+            );
         }
     }
 }
@@ -151,13 +207,32 @@ fn smollm2_solve_survives_real_model_output() {
     let gguf = model(dir.path(), "default.gguf");
     let out_dir = dir.path().join("out");
     let out = run(
-        &["solve", &example(), "--backend", "local", "--gguf", gguf.to_str().unwrap(), "--max-rounds", "6", "--budget", "600", "--out", out_dir.to_str().unwrap()],
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--max-rounds",
+            "6",
+            "--budget",
+            "600",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
         &server,
     );
     assert_robust(&out, &out_dir, 6);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("local model smollm2-135m-instruct-q4_1 ready at http://127.0.0.1:"), "{stderr}");
-    assert!(survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(), "the server was stopped");
+    assert!(
+        stderr.contains("local model smollm2-135m-instruct-q4_1 ready at http://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert!(
+        survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(),
+        "the server was stopped"
+    );
 }
 
 #[test]
@@ -170,11 +245,27 @@ fn gemma3_base_model_that_writes_no_actions_ends_cleanly() {
     let gguf = model(dir.path(), "gemma3-270m-q4_k_m.gguf");
     let out_dir = dir.path().join("out");
     let out = run(
-        &["solve", &example(), "--backend", "local", "--gguf", gguf.to_str().unwrap(), "--max-rounds", "3", "--budget", "600", "--out", out_dir.to_str().unwrap()],
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--max-rounds",
+            "3",
+            "--budget",
+            "600",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
         &server,
     );
     assert_robust(&out, &out_dir, 3);
-    assert!(survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(), "the server was stopped");
+    assert!(
+        survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(),
+        "the server was stopped"
+    );
 }
 
 #[test]
@@ -183,9 +274,24 @@ fn with_nothing_configured_solve_uses_the_installed_local_model() {
     let server = server();
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
-    let out = run(&["solve", &example(), "--max-rounds", "2", "--out", out_dir.to_str().unwrap()], &server);
+    let out = run(
+        &[
+            "solve",
+            &example(),
+            "--max-rounds",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &server,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no model backend is configured; using the local model smollm2-135m-instruct-q4_1"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no model backend is configured; using the local model smollm2-135m-instruct-q4_1"
+        ),
+        "{stderr}"
+    );
     assert!(!stderr.contains("REPLAY"), "{stderr}");
     assert_robust(&out, &out_dir, 2);
 }
@@ -200,30 +306,62 @@ fn eval_over_three_tasks_with_the_local_model_writes_a_report() {
     let suite = repo().join("benchmarks/geoanalyst");
     let out = run(
         &[
-            "eval", "--suite", suite.to_str().unwrap(), "--tasks", "1-3", "--arch", "single", "--runs", "1", "--backend", "local", "--gguf",
-            gguf.to_str().unwrap(), "--max-rounds", "3", "--out", out_dir.to_str().unwrap(),
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1-3",
+            "--arch",
+            "single",
+            "--runs",
+            "1",
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--max-rounds",
+            "3",
+            "--out",
+            out_dir.to_str().unwrap(),
         ],
         &server,
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && !stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.status.success() && !stderr.contains("panicked"),
+        "{stderr}"
+    );
     let results = read_json(&out_dir.join("results.json"));
-    let runs = results["runs"].as_array().unwrap_or_else(|| panic!("{results:#}"));
+    let runs = results["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{results:#}"));
     assert_eq!(runs.len(), 3, "{results:#}");
     for r in runs {
         assert!(r["rounds"].as_u64().unwrap() <= 3, "{r:#}");
-        assert!(r["backend"].as_str().unwrap().contains("smollm2-135m-instruct-q4_1"), "{r:#}");
+        assert!(
+            r["backend"]
+                .as_str()
+                .unwrap()
+                .contains("smollm2-135m-instruct-q4_1"),
+            "{r:#}"
+        );
     }
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     for task in ["T01", "T02", "T03"] {
         assert!(md.contains(task), "{md}");
     }
-    assert!(survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(), "the server was stopped");
+    assert!(
+        survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(),
+        "the server was stopped"
+    );
 }
 
 /// Whether this process may make a network namespace; the reason if not.
 fn netns_probe() -> Result<(), String> {
-    let out = Command::new("unshare").args(["-n", "--", "ip", "link", "set", "lo", "up"]).output().map_err(|e| format!("unshare: {e}"))?;
+    let out = Command::new("unshare")
+        .args(["-n", "--", "ip", "link", "set", "lo", "up"])
+        .output()
+        .map_err(|e| format!("unshare: {e}"))?;
     if out.status.success() {
         Ok(())
     } else {
@@ -244,11 +382,29 @@ fn solve_with_the_local_model_needs_no_network() {
     let out_dir = dir.path().join("out");
     // In a fresh network namespace only loopback exists (and is brought up).
     let inner = gisclaw_command(
-        &["solve", &example(), "--backend", "local", "--gguf", gguf.to_str().unwrap(), "--max-rounds", "2", "--out", out_dir.to_str().unwrap()],
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--max-rounds",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
         &[("GISCLAW_LLAMA_SERVER", server.to_str().unwrap())],
     );
     let mut cmd = Command::new("unshare");
-    cmd.args(["-n", "--", "sh", "-c", "ip link set lo up && ip -o link | grep -v ' lo:' && exit 97; exec \"$@\"", "sh"]);
+    cmd.args([
+        "-n",
+        "--",
+        "sh",
+        "-c",
+        "ip link set lo up && ip -o link | grep -v ' lo:' && exit 97; exec \"$@\"",
+        "sh",
+    ]);
     cmd.arg(inner.get_program()).args(inner.get_args());
     for (k, v) in inner.get_envs() {
         match v {
@@ -257,7 +413,11 @@ fn solve_with_the_local_model_needs_no_network() {
         };
     }
     let out = cmd.output().unwrap();
-    assert_ne!(out.status.code(), Some(97), "the namespace has more than loopback");
+    assert_ne!(
+        out.status.code(),
+        Some(97),
+        "the namespace has more than loopback"
+    );
     assert_robust(&out, &out_dir, 2);
 }
 
@@ -267,22 +427,54 @@ fn missing_and_corrupt_models_end_in_one_line_and_leave_no_process() {
     let server = server();
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("e2e-missing.gguf");
-    let out = run(&["solve", &example(), "--gguf", missing.to_str().unwrap(), "--out", dir.path().join("a").to_str().unwrap()], &server);
+    let out = run(
+        &[
+            "solve",
+            &example(),
+            "--gguf",
+            missing.to_str().unwrap(),
+            "--out",
+            dir.path().join("a").to_str().unwrap(),
+        ],
+        &server,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("no GGUF model at") && stderr.contains("e2e-missing.gguf"), "{stderr}");
+    assert!(
+        stderr.contains("no GGUF model at") && stderr.contains("e2e-missing.gguf"),
+        "{stderr}"
+    );
 
     // Right magic, broken body: the server starts, fails to load, exits.
-    let corrupt = dir.path().join(format!("e2e-corrupt-{}.gguf", std::process::id()));
+    let corrupt = dir
+        .path()
+        .join(format!("e2e-corrupt-{}.gguf", std::process::id()));
     let mut bytes = b"GGUF".to_vec();
     bytes.extend(std::iter::repeat_n(0xA5u8, 4096));
     std::fs::write(&corrupt, bytes).unwrap();
-    let out = run(&["solve", &example(), "--backend", "local", "--gguf", corrupt.to_str().unwrap(), "--out", dir.path().join("b").to_str().unwrap()], &server);
+    let out = run(
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "local",
+            "--gguf",
+            corrupt.to_str().unwrap(),
+            "--out",
+            dir.path().join("b").to_str().unwrap(),
+        ],
+        &server,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let last = stderr.trim().lines().last().unwrap();
-    assert!(last.contains("llama-server exited while loading") && last.contains("e2e-corrupt") && last.contains("log:"), "{stderr}");
+    assert!(
+        last.contains("llama-server exited while loading")
+            && last.contains("e2e-corrupt")
+            && last.contains("log:"),
+        "{stderr}"
+    );
     assert!(processes_with(corrupt.to_str().unwrap()).is_empty());
 }
 
@@ -294,11 +486,29 @@ fn a_port_in_use_is_named() {
     let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = taken.local_addr().unwrap().port();
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, format!("[profiles.local]\nkind = \"local\"\nport = {port}\n")).unwrap();
-    let out = run_with_config(&["solve", &example(), "--backend", "local", "--out", dir.path().join("o").to_str().unwrap()], &server, &config);
+    std::fs::write(
+        &config,
+        format!("[profiles.local]\nkind = \"local\"\nport = {port}\n"),
+    )
+    .unwrap();
+    let out = run_with_config(
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "local",
+            "--out",
+            dir.path().join("o").to_str().unwrap(),
+        ],
+        &server,
+        &config,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(&format!("port {port} on 127.0.0.1 is in use")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("port {port} on 127.0.0.1 is in use")),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -309,21 +519,56 @@ fn a_conversation_longer_than_the_context_window_ends_the_run_cleanly() {
     let gguf = model(dir.path(), "default.gguf");
     // 1,024 tokens cannot hold the system prompt: the server refuses the first call.
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, format!("[profiles.small]\nkind = \"local\"\ngguf = \"{}\"\nctx_size = 1024\n", gguf.display())).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[profiles.small]\nkind = \"local\"\ngguf = \"{}\"\nctx_size = 1024\n",
+            gguf.display()
+        ),
+    )
+    .unwrap();
     let out_dir = dir.path().join("out");
-    let out = run_with_config(&["solve", &example(), "--backend", "small", "--out", out_dir.to_str().unwrap()], &server, &config);
+    let out = run_with_config(
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "small",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &server,
+        &config,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("gisclaw: failed — the conversation no longer fits the model's context window"), "{stderr}");
-    assert!(!stderr.contains("retrying"), "a full context is not retried: {stderr}");
+    assert!(
+        stderr.contains(
+            "gisclaw: failed — the conversation no longer fits the model's context window"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("retrying"),
+        "a full context is not retried: {stderr}"
+    );
     let run = read_json(&out_dir.join("run.json"));
     assert_eq!(run["status"], "failed", "{run:#}");
     assert_eq!(transcript(&out_dir).last().unwrap()["event"], "end");
-    assert!(survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(), "the server was stopped");
+    assert!(
+        survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(),
+        "the server was stopped"
+    );
 }
 
 fn run_with_config(args: &[&str], server: &Path, config: &Path) -> Output {
-    gisclaw(args, &[("GISCLAW_LLAMA_SERVER", server.to_str().unwrap()), ("GISCLAW_CONFIG", config.to_str().unwrap())])
+    gisclaw(
+        args,
+        &[
+            ("GISCLAW_LLAMA_SERVER", server.to_str().unwrap()),
+            ("GISCLAW_CONFIG", config.to_str().unwrap()),
+        ],
+    )
 }
 
 /// Spawns `solve` with the local model and waits until its server answers;
@@ -331,7 +576,18 @@ fn run_with_config(args: &[&str], server: &Path, config: &Path) -> Output {
 fn solve_until_ready(dir: &Path, gguf: &Path, server: &Path) -> (std::process::Child, u32) {
     let out_dir = dir.join("out");
     let mut child = gisclaw_command(
-        &["solve", &example(), "--backend", "local", "--gguf", gguf.to_str().unwrap(), "--max-rounds", "20", "--out", out_dir.to_str().unwrap()],
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--max-rounds",
+            "20",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
         &[("GISCLAW_LLAMA_SERVER", server.to_str().unwrap())],
     )
     .stdout(Stdio::null())
@@ -341,13 +597,20 @@ fn solve_until_ready(dir: &Path, gguf: &Path, server: &Path) -> (std::process::C
     // The transcript's first model message means the server is up and answering.
     let start = Instant::now();
     loop {
-        let ready = std::fs::read_to_string(out_dir.join("transcript.jsonl")).is_ok_and(|t| t.contains("\"role\":\"assistant\""));
+        let ready = std::fs::read_to_string(out_dir.join("transcript.jsonl"))
+            .is_ok_and(|t| t.contains("\"role\":\"assistant\""));
         if ready {
             break;
         }
         // A liveness bound, generous for a loaded 2-core machine.
-        assert!(start.elapsed() < Duration::from_secs(600), "the local model never answered");
-        assert!(child.try_wait().unwrap().is_none(), "solve ended before its model answered");
+        assert!(
+            start.elapsed() < Duration::from_secs(600),
+            "the local model never answered"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "solve ended before its model answered"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     let pids = processes_with(gguf.to_str().unwrap());
@@ -370,11 +633,23 @@ fn a_server_that_dies_mid_run_ends_the_run_with_one_clear_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("the local llama-server (smollm2-135m-instruct-q4_1) exited mid-run (signal 9)"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the local llama-server (smollm2-135m-instruct-q4_1) exited mid-run (signal 9)"
+        ),
+        "{stderr}"
+    );
     let events = transcript(&dir.path().join("out"));
-    assert_eq!(events.last().unwrap()["event"], "end", "the transcript shows how it ended");
+    assert_eq!(
+        events.last().unwrap()["event"],
+        "end",
+        "the transcript shows how it ended"
+    );
     let run = read_json(&dir.path().join("out/run.json"));
-    assert!(run["reason"].as_str().unwrap().contains("exited mid-run"), "{run:#}");
+    assert!(
+        run["reason"].as_str().unwrap().contains("exited mid-run"),
+        "{run:#}"
+    );
 }
 
 #[test]
@@ -398,8 +673,21 @@ fn chat_on_a_terminal_answers_one_turn_with_the_local_model() {
     let gguf = model(dir.path(), "default.gguf");
     let chats = dir.path().join("chats");
     let mut cmd = gisclaw_command(
-        &["chat", "--backend", "local", "--gguf", gguf.to_str().unwrap(), "--max-rounds", "3"],
-        &[("GISCLAW_LLAMA_SERVER", server.to_str().unwrap()), ("GISCLAW_CHATS", chats.to_str().unwrap()), ("NO_COLOR", "1"), ("TERM", "xterm")],
+        &[
+            "chat",
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--max-rounds",
+            "3",
+        ],
+        &[
+            ("GISCLAW_LLAMA_SERVER", server.to_str().unwrap()),
+            ("GISCLAW_CHATS", chats.to_str().unwrap()),
+            ("NO_COLOR", "1"),
+            ("TERM", "xterm"),
+        ],
     );
     cmd.current_dir(dir.path());
     let mut pty = common::pty::Pty::spawn(cmd);
@@ -420,17 +708,32 @@ fn chat_on_a_terminal_answers_one_turn_with_the_local_model() {
     assert_eq!(pty.wait(wait), Some(0), "{}", pty.seen);
     assert!(!pty.seen.contains("panicked"), "{}", pty.seen);
     // Every model message of the turn is in the session's transcript.
-    let session = std::fs::read_dir(&chats).unwrap().flatten().find(|e| e.path().join("transcript.jsonl").is_file()).expect("a saved session");
+    let session = std::fs::read_dir(&chats)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("transcript.jsonl").is_file())
+        .expect("a saved session");
     let transcript = std::fs::read_to_string(session.path().join("transcript.jsonl")).unwrap();
-    assert!(transcript.contains("\"role\":\"assistant\""), "{transcript}");
-    assert!(survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(), "the server was stopped");
+    assert!(
+        transcript.contains("\"role\":\"assistant\""),
+        "{transcript}"
+    );
+    assert!(
+        survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(),
+        "the server was stopped"
+    );
 }
 
 /// GET `path` on 127.0.0.1:`port`: the status code, if any answer came.
 fn http_status(port: u16, path: &str) -> Option<u16> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").as_bytes()).ok()?;
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .ok()?;
     let mut head = [0u8; 12];
     stream.read_exact(&mut head).ok()?;
     String::from_utf8_lossy(&head[9..12]).parse().ok()
@@ -444,26 +747,60 @@ fn a_llama_server_behind_the_openai_backend_passes_the_model_check_under_any_nam
     let server = server();
     let dir = tempfile::tempdir().unwrap();
     let gguf = model(dir.path(), "default.gguf");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut child = Command::new(&server)
-        .args(["-m", gguf.to_str().unwrap(), "--host", "127.0.0.1", "--port", &port.to_string(), "--offline", "--no-webui", "-c", "2048"])
+        .args([
+            "-m",
+            gguf.to_str().unwrap(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--offline",
+            "--no-webui",
+            "-c",
+            "2048",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let start = Instant::now();
     while http_status(port, "/health") != Some(200) {
-        assert!(start.elapsed() < Duration::from_secs(120), "llama-server did not become ready");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "llama-server did not become ready"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     let chats = dir.path().join("chats");
     let base = format!("http://127.0.0.1:{port}/v1");
-    let out = gisclaw_command(&["chat", "--backend", "openai", "--model", "any-name", "--base-url", &base], &[("GISCLAW_CHATS", chats.to_str().unwrap())])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = gisclaw_command(
+        &[
+            "chat",
+            "--backend",
+            "openai",
+            "--model",
+            "any-name",
+            "--base-url",
+            &base,
+        ],
+        &[("GISCLAW_CHATS", chats.to_str().unwrap())],
+    )
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
     let _ = child.kill();
     let _ = child.wait();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("saved: gisclaw chat --resume"));
 }

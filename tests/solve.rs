@@ -13,7 +13,11 @@ use serde_json::{json, Value};
 fn task_dir(outputs: &[&str], lines: &[String]) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("data")).unwrap();
-    std::fs::write(dir.path().join("data/points.csv"), "id,x,y,value\n1,0,0,3.5\n2,1,1,4.5\n").unwrap();
+    std::fs::write(
+        dir.path().join("data/points.csv"),
+        "id,x,y,value\n1,0,0,3.5\n2,1,1,4.5\n",
+    )
+    .unwrap();
     let outputs_yaml: String = outputs.iter().map(|o| format!("  - {o}\n")).collect();
     let task = dir.path().join("task.yaml");
     std::fs::write(
@@ -38,7 +42,15 @@ fn observations(out: &Path) -> Vec<String> {
 fn the_example_is_solved_and_its_solution_py_runs_on_its_own() {
     let out = tempfile::tempdir().unwrap();
     let task = repo().join("examples/heat_island/task.yaml");
-    let o = gisclaw(&["solve", task.to_str().unwrap(), "--out", out.path().to_str().unwrap()], &[]);
+    let o = gisclaw(
+        &[
+            "solve",
+            task.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("REPLAY"), "a replay must say so: {stderr}");
@@ -50,29 +62,55 @@ fn the_example_is_solved_and_its_solution_py_runs_on_its_own() {
         assert_eq!(o["exists"], true, "{o}");
     }
     let ev = events(out.path());
-    let assistant = ev.iter().filter(|e| e["event"] == "message" && e["message"]["role"] == "assistant").count();
+    let assistant = ev
+        .iter()
+        .filter(|e| e["event"] == "message" && e["message"]["role"] == "assistant")
+        .count();
     assert_eq!(assistant, 6, "every model message is in the transcript");
-    assert!(observations(out.path()).iter().any(|o| o.contains("'pykrige' is not available")));
+    assert!(observations(out.path())
+        .iter()
+        .any(|o| o.contains("'pykrige' is not available")));
     assert_eq!(ev.last().unwrap()["event"], "end");
 
     // solution.py rebuilds the outputs with the venv's python alone.
     std::fs::remove_dir_all(out.path().join("pred_results")).unwrap();
     let python = gisclaw::paths::default_venv().join("bin/python");
-    let status = Command::new(python).arg(out.path().join("solution.py")).output().unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let status = Command::new(python)
+        .arg(out.path().join("solution.py"))
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     assert!(out.path().join("pred_results/temperature.tif").is_file());
-    assert!(out.path().join("pred_results/temperature_map.png").is_file());
+    assert!(out
+        .path()
+        .join("pred_results/temperature_map.png")
+        .is_file());
 }
 
 #[test]
 fn a_replay_that_ends_without_finish_fails_with_exit_one() {
-    let (_dir, task, replay) = task_dir(&["pred_results/mean.txt"], &[call("execute_python", json!({"code": "x = 1"}))]);
+    let (_dir, task, replay) = task_dir(
+        &["pred_results/mean.txt"],
+        &[call("execute_python", json!({"code": "x = 1"}))],
+    );
     let out = tempfile::tempdir().unwrap();
     let o = solve_replay(&task, &replay, out.path(), &[], &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let run = run_json(out.path());
     assert_eq!(run["status"], "failed");
-    assert!(run["reason"].as_str().unwrap().contains("replay ended"), "{run}");
+    assert!(
+        run["reason"].as_str().unwrap().contains("replay ended"),
+        "{run}"
+    );
     assert_eq!(run["outputs"][0]["exists"], false);
     assert!(out.path().join("solution.py").is_file());
 }
@@ -92,10 +130,22 @@ fn finish_is_refused_until_every_declared_output_exists() {
     );
     let out = tempfile::tempdir().unwrap();
     let o = solve_replay(&task, &replay, out.path(), &[], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let obs = observations(out.path());
-    assert!(obs[0].contains("finish refused") && obs[0].contains("pred_results/mean.txt"), "{}", obs[0]);
-    assert_eq!(std::fs::read_to_string(out.path().join("pred_results/mean.txt")).unwrap(), "4.0");
+    assert!(
+        obs[0].contains("finish refused") && obs[0].contains("pred_results/mean.txt"),
+        "{}",
+        obs[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("pred_results/mean.txt")).unwrap(),
+        "4.0"
+    );
     assert_eq!(run_json(out.path())["summary"], "done");
 }
 
@@ -112,20 +162,44 @@ fn malformed_tool_calls_are_repaired_or_sent_back_never_a_crash() {
     let text_mode = json!({"role": "assistant", "content": "<think>hm</think>Thought: check\n```python\nprint('text mode ran')\n```"}).to_string();
     let (_dir, task, replay) = task_dir(
         &["pred_results/a.txt"],
-        &[truncated, hopeless, text_mode, call("finish", json!({"summary": "ok"}))],
+        &[
+            truncated,
+            hopeless,
+            text_mode,
+            call("finish", json!({"summary": "ok"})),
+        ],
     );
     let out = tempfile::tempdir().unwrap();
     let o = solve_replay(&task, &replay, out.path(), &[], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let obs = observations(out.path());
-    assert!(obs[1].contains("not a JSON object") && obs[1].contains("again"), "{}", obs[1]);
+    assert!(
+        obs[1].contains("not a JSON object") && obs[1].contains("again"),
+        "{}",
+        obs[1]
+    );
     assert!(obs[2].contains("text mode ran"), "{}", obs[2]);
     let repairs: Vec<Value> = events(out.path())
         .iter()
         .filter_map(|e| e.get("repairs").cloned())
         .collect();
-    assert!(repairs.iter().any(|r| r.to_string().contains("repaired the arguments")), "{repairs:?}");
-    assert!(repairs.iter().any(|r| r.to_string().contains("stripped <think>")), "{repairs:?}");
+    assert!(
+        repairs
+            .iter()
+            .any(|r| r.to_string().contains("repaired the arguments")),
+        "{repairs:?}"
+    );
+    assert!(
+        repairs
+            .iter()
+            .any(|r| r.to_string().contains("stripped <think>")),
+        "{repairs:?}"
+    );
 }
 
 #[test]
@@ -133,12 +207,21 @@ fn secrets_in_the_environment_stay_out_of_the_record() {
     let (_dir, task, replay) = task_dir(
         &["pred_results/env.txt"],
         &[
-            call("execute_python", json!({"code": "import os\nopen('pred_results/env.txt', 'w').write(repr(dict(os.environ)))\nprint(os.environ)"})),
+            call(
+                "execute_python",
+                json!({"code": "import os\nopen('pred_results/env.txt', 'w').write(repr(dict(os.environ)))\nprint(os.environ)"}),
+            ),
             call("finish", json!({"summary": "ok"})),
         ],
     );
     let out = tempfile::tempdir().unwrap();
-    let o = solve_replay(&task, &replay, out.path(), &[], &[("OPENAI_API_KEY", "sk-very-secret-123")]);
+    let o = solve_replay(
+        &task,
+        &replay,
+        out.path(),
+        &[],
+        &[("OPENAI_API_KEY", "sk-very-secret-123")],
+    );
     assert_eq!(o.status.code(), Some(0));
     for file in ["transcript.jsonl", "run.json", "pred_results/env.txt"] {
         let text = std::fs::read_to_string(out.path().join(file)).unwrap();
@@ -150,12 +233,22 @@ fn secrets_in_the_environment_stay_out_of_the_record() {
 fn a_bad_task_file_is_one_line_naming_file_line_and_field_with_exit_two() {
     let dir = tempfile::tempdir().unwrap();
     let task = dir.path().join("task.yaml");
-    std::fs::write(&task, "id: x\ntitle: t\ninstruction: i\noutput:\n  - pred_results/a.png\n").unwrap();
-    let o = gisclaw(&["solve", task.to_str().unwrap(), "--replay", "/dev/null"], &[]);
+    std::fs::write(
+        &task,
+        "id: x\ntitle: t\ninstruction: i\noutput:\n  - pred_results/a.png\n",
+    )
+    .unwrap();
+    let o = gisclaw(
+        &["solve", task.to_str().unwrap(), "--replay", "/dev/null"],
+        &[],
+    );
     assert_eq!(o.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("task.yaml:4:") && stderr.contains("field `output`"), "{stderr}");
+    assert!(
+        stderr.contains("task.yaml:4:") && stderr.contains("field `output`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -166,12 +259,31 @@ fn backend_problems_are_one_line_with_exit_two() {
         (&["--backend", "openai"], "OPENAI_MODEL"),
         // The local backend without `make setup-local-model` (the test
         // helper points GISCLAW_LLAMA_SERVER at a file that does not exist).
-        (&["--backend", "local"], "no llama-server at /nonexistent/llama-server: run `make setup-local-model`"),
+        (
+            &["--backend", "local"],
+            "no llama-server at /nonexistent/llama-server: run `make setup-local-model`",
+        ),
         (&["--gguf", "/nonexistent/m.gguf"], "no llama-server at"),
-        (&["--backend", "openai", "--model", "m", "--gguf", "m.gguf"], "--gguf needs the local backend"),
-        (&["--backend", "openai", "--model", "gpt-4o"], "OPENAI_API_KEY"),
+        (
+            &["--backend", "openai", "--model", "m", "--gguf", "m.gguf"],
+            "--gguf needs the local backend",
+        ),
+        (
+            &["--backend", "openai", "--model", "gpt-4o"],
+            "OPENAI_API_KEY",
+        ),
         (&["--backend", "nope"], "no backend or profile named `nope`"),
-        (&["--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:1/v1"], "cannot reach the model server at http://127.0.0.1:1/v1"),
+        (
+            &[
+                "--backend",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:1/v1",
+            ],
+            "cannot reach the model server at http://127.0.0.1:1/v1",
+        ),
     ];
     for (extra, needle) in cases {
         let mut args = vec!["solve", t];
@@ -185,10 +297,16 @@ fn backend_problems_are_one_line_with_exit_two() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "[profiles.x]\nkind = \"openai\"\nmodle = \"m\"\n").unwrap();
-    let o = gisclaw(&["solve", t, "--backend", "x"], &[("GISCLAW_CONFIG", config.to_str().unwrap())]);
+    let o = gisclaw(
+        &["solve", t, "--backend", "x"],
+        &[("GISCLAW_CONFIG", config.to_str().unwrap())],
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("config.toml:3:") && stderr.contains("modle"), "{stderr}");
+    assert!(
+        stderr.contains("config.toml:3:") && stderr.contains("modle"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -206,23 +324,44 @@ fn error_memory_carries_a_fix_from_one_task_to_the_next() {
     let memory_path = memory.path().join("memory.json");
     let env = [("GISCLAW_ERROR_MEMORY", memory_path.to_str().unwrap())];
     let first = [
-        call("execute_python", json!({"code": "df = pd.read_csv('data/points.csv')\ndf['VALUE'].mean()"})),
-        call("execute_python", json!({"code": "df.columns = [c.lower() for c in df.columns]\nm = df['value'].mean()"})),
-        call("execute_python", json!({"code": "open('pred_results/m.txt', 'w').write(str(m))"})),
+        call(
+            "execute_python",
+            json!({"code": "df = pd.read_csv('data/points.csv')\ndf['VALUE'].mean()"}),
+        ),
+        call(
+            "execute_python",
+            json!({"code": "df.columns = [c.lower() for c in df.columns]\nm = df['value'].mean()"}),
+        ),
+        call(
+            "execute_python",
+            json!({"code": "open('pred_results/m.txt', 'w').write(str(m))"}),
+        ),
         call("finish", json!({"summary": "ok"})),
     ];
     let (_d1, task1, replay1) = task_dir(&["pred_results/m.txt"], &first);
     let out1 = tempfile::tempdir().unwrap();
     let o = solve_replay(&task1, &replay1, out1.path(), &[], &env);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(memory_path.is_file(), "the fix was stored");
 
-    let second = [call("execute_python", json!({"code": "d = pd.read_csv('data/points.csv')\nd['Value']"}))];
+    let second = [call(
+        "execute_python",
+        json!({"code": "d = pd.read_csv('data/points.csv')\nd['Value']"}),
+    )];
     let (_d2, task2, replay2) = task_dir(&["pred_results/m.txt"], &second);
     let out2 = tempfile::tempdir().unwrap();
     solve_replay(&task2, &replay2, out2.path(), &[], &env);
     let obs = observations(out2.path());
-    assert!(obs[0].contains("[error memory]") && obs[0].contains("c.lower()"), "{}", obs[0]);
+    assert!(
+        obs[0].contains("[error memory]") && obs[0].contains("c.lower()"),
+        "{}",
+        obs[0]
+    );
 
     // --no-memory is the ablation: no note.
     let out3 = tempfile::tempdir().unwrap();

@@ -10,7 +10,9 @@ fn values(n: usize, seed: u64, levels: Option<u32>) -> Vec<f64> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let u = (s >> 11) as f64 / (1u64 << 53) as f64;
             levels.map_or(u, |l| (u * f64::from(l)).floor() / f64::from(l))
         })
@@ -20,26 +22,58 @@ fn values(n: usize, seed: u64, levels: Option<u32>) -> Vec<f64> {
 /// Runs `code` with the venv's Python; the script prints one JSON value.
 fn python(code: &str) -> serde_json::Value {
     let python = gisclaw::paths::default_venv().join("bin/python");
-    let out = Command::new(&python).arg("-c").arg(code).output().expect("the venv's python runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(code)
+        .output()
+        .expect("the venv's python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn close(a: f64, b: f64, what: &str) {
-    assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{what}: ours {a}, scipy {b}");
+    assert!(
+        (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+        "{what}: ours {a}, scipy {b}"
+    );
 }
 
 #[test]
 fn wilcoxon_matches_scipy_on_every_method() {
     // (x, y, the method scipy's "auto" picks)
     let cases = [
-        (values(20, 1, None), values(20, 2, None), WilcoxonMethod::Exact),
-        (values(45, 3, None), values(45, 4, None), WilcoxonMethod::Exact),
-        (values(12, 5, Some(4)), values(12, 6, Some(4)), WilcoxonMethod::Permutation),
-        (values(30, 7, Some(5)), values(30, 8, Some(5)), WilcoxonMethod::Asymptotic),
-        (values(150, 9, None), values(150, 10, Some(3)), WilcoxonMethod::Asymptotic),
+        (
+            values(20, 1, None),
+            values(20, 2, None),
+            WilcoxonMethod::Exact,
+        ),
+        (
+            values(45, 3, None),
+            values(45, 4, None),
+            WilcoxonMethod::Exact,
+        ),
+        (
+            values(12, 5, Some(4)),
+            values(12, 6, Some(4)),
+            WilcoxonMethod::Permutation,
+        ),
+        (
+            values(30, 7, Some(5)),
+            values(30, 8, Some(5)),
+            WilcoxonMethod::Asymptotic,
+        ),
+        (
+            values(150, 9, None),
+            values(150, 10, Some(3)),
+            WilcoxonMethod::Asymptotic,
+        ),
     ];
-    let json = serde_json::to_string(&cases.iter().map(|(x, y, _)| (x, y)).collect::<Vec<_>>()).unwrap();
+    let json =
+        serde_json::to_string(&cases.iter().map(|(x, y, _)| (x, y)).collect::<Vec<_>>()).unwrap();
     let code = format!(
         "import json\nfrom scipy.stats import wilcoxon\ncases = json.loads('{json}')\n\
          print(json.dumps([[float(r.statistic), float(r.pvalue)] for r in (wilcoxon(x, y) for x, y in cases)]))"
@@ -48,8 +82,16 @@ fn wilcoxon_matches_scipy_on_every_method() {
     for (k, (x, y, method)) in cases.iter().enumerate() {
         let ours = stats::wilcoxon(x, y).unwrap();
         assert_eq!(ours.method, *method, "case {k}");
-        close(ours.statistic, expected[k][0].as_f64().unwrap(), &format!("case {k} statistic"));
-        close(ours.p_value, expected[k][1].as_f64().unwrap(), &format!("case {k} p-value"));
+        close(
+            ours.statistic,
+            expected[k][0].as_f64().unwrap(),
+            &format!("case {k} statistic"),
+        );
+        close(
+            ours.p_value,
+            expected[k][1].as_f64().unwrap(),
+            &format!("case {k} p-value"),
+        );
     }
 }
 
@@ -74,5 +116,10 @@ fn kendall_quantile_cv_and_bootstrap_match_scipy_and_numpy() {
     close(stats::coefficient_of_variation(&data), f(3), "CV");
     // Different random resamples: the intervals agree to Monte Carlo precision only.
     let (lo, hi) = stats::bootstrap_ci(&data, 0.95, 20_000, 1);
-    assert!((lo - f(4)).abs() < 0.01 && (hi - f(5)).abs() < 0.01, "ours ({lo}, {hi}), scipy ({}, {})", f(4), f(5));
+    assert!(
+        (lo - f(4)).abs() < 0.01 && (hi - f(5)).abs() < 0.01,
+        "ours ({lo}, {hi}), scipy ({}, {})",
+        f(4),
+        f(5)
+    );
 }

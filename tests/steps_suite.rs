@@ -16,7 +16,11 @@ fn suite_dir() -> PathBuf {
 }
 
 fn all_tasks() -> Vec<LoadedStepTask> {
-    suite_tasks(&suite_dir()).unwrap().iter().map(|p| LoadedStepTask::load(p).unwrap()).collect()
+    suite_tasks(&suite_dir())
+        .unwrap()
+        .iter()
+        .map(|p| LoadedStepTask::load(p).unwrap())
+        .collect()
 }
 
 #[test]
@@ -25,22 +29,50 @@ fn every_gold_step_agrees_with_its_recorded_answer() {
     assert!(tasks.len() >= 15, "at least 15 step tasks");
     for t in &tasks {
         assert!((4..=10).contains(&t.task.steps.len()), "{}", t.task.id);
-        assert_eq!(t.expected.len(), t.task.steps.len(), "{}: one recorded answer per step", t.task.id);
+        assert_eq!(
+            t.expected.len(),
+            t.task.steps.len(),
+            "{}: one recorded answer per step",
+            t.task.id
+        );
     }
     let out = tempfile::tempdir().unwrap();
-    let run = gisclaw(&["bench", "verify", suite_dir().to_str().unwrap(), "--out", out.path().to_str().unwrap()], &[]);
+    let run = gisclaw(
+        &[
+            "bench",
+            "verify",
+            suite_dir().to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+        &[],
+    );
     let printed = text(&run);
     assert!(run.status.success(), "{printed}");
-    assert!(printed.contains(&format!("{n}/{n} step tasks verified", n = tasks.len())), "{printed}");
+    assert!(
+        printed.contains(&format!("{n}/{n} step tasks verified", n = tasks.len())),
+        "{printed}"
+    );
 }
 
 #[test]
 fn judges_reject_a_perturbed_step_answer() {
     for t in all_tasks() {
         for (i, (step, want)) in t.task.steps.iter().zip(&t.expected).enumerate() {
-            assert_eq!(judge(step.output, want, want, &step.tolerance), Ok(()), "{} step {}", t.task.id, i + 1);
+            assert_eq!(
+                judge(step.output, want, want, &step.tolerance),
+                Ok(()),
+                "{} step {}",
+                t.task.id,
+                i + 1
+            );
             let wrong = perturb(want, &step.tolerance);
-            assert!(judge(step.output, want, &wrong, &step.tolerance).is_err(), "{} step {} must reject {wrong:?}", t.task.id, i + 1);
+            assert!(
+                judge(step.output, want, &wrong, &step.tolerance).is_err(),
+                "{} step {} must reject {wrong:?}",
+                t.task.id,
+                i + 1
+            );
         }
     }
 }
@@ -53,7 +85,11 @@ fn copy_task(id: &str, root: &Path) -> PathBuf {
         std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
     }
     std::fs::create_dir_all(root.join("_lib")).unwrap();
-    std::fs::copy(repo().join("benchmarks/_lib/synth.py"), root.join("_lib/synth.py")).unwrap();
+    std::fs::copy(
+        repo().join("benchmarks/_lib/synth.py"),
+        root.join("_lib/synth.py"),
+    )
+    .unwrap();
     dir.join("task.yaml")
 }
 
@@ -63,7 +99,9 @@ fn a_wrong_step_is_caught_and_ends_complete_at_1_there() {
     let task_file = copy_task("G01", root.path());
     // Step 2 with 500 m instead of the asked 400 m walking distance.
     let gold = task_file.with_file_name("gold.py");
-    let source = std::fs::read_to_string(&gold).unwrap().replace("parks.buffer(400)", "parks.buffer(500)");
+    let source = std::fs::read_to_string(&gold)
+        .unwrap()
+        .replace("parks.buffer(400)", "parks.buffer(500)");
     std::fs::write(&gold, source).unwrap();
     let task = LoadedStepTask::load(&task_file).unwrap();
     let out = root.path().join("run");
@@ -72,7 +110,10 @@ fn a_wrong_step_is_caught_and_ends_complete_at_1_there() {
     assert!(passed[0], "{verdicts:?}");
     assert!(!passed[1], "the zone area differs: {verdicts:?}");
     let problem = verdicts[1].problem.as_deref().unwrap();
-    assert!(problem.starts_with("G01: step 2: the gold no longer agrees"), "{problem}");
+    assert!(
+        problem.starts_with("G01: step 2: the gold no longer agrees"),
+        "{problem}"
+    );
     assert_eq!(complete_at_1(&passed), 1.0 / 6.0);
 }
 
@@ -83,14 +124,39 @@ fn malformed_step_tasks_are_named() {
     let yaml = std::fs::read_to_string(&task_file).unwrap();
     // One gold cell too many.
     let gold = task_file.with_file_name("gold.py");
-    std::fs::write(&gold, std::fs::read_to_string(&gold).unwrap() + "# %%\nextra = 1\n").unwrap();
+    std::fs::write(
+        &gold,
+        std::fs::read_to_string(&gold).unwrap() + "# %%\nextra = 1\n",
+    )
+    .unwrap();
     let e = LoadedStepTask::load(&task_file).unwrap_err().to_string();
-    assert!(e.contains("has 6 cells for 5 steps") && e.contains("field `gold`"), "{e}");
+    assert!(
+        e.contains("has 6 cells for 5 steps") && e.contains("field `gold`"),
+        "{e}"
+    );
     // A step without its check, through the CLI.
     let broken = yaml.replacen("    check: round(float(rmse), 4)\n", "", 1);
     std::fs::write(&task_file, broken).unwrap();
-    let run = gisclaw(&["bench", "verify", task_file.parent().unwrap().parent().unwrap().to_str().unwrap()], &[]);
+    let run = gisclaw(
+        &[
+            "bench",
+            "verify",
+            task_file
+                .parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .to_str()
+                .unwrap(),
+        ],
+        &[],
+    );
     let printed = text(&run);
     assert_eq!(run.status.code(), Some(2), "{printed}");
-    assert!(printed.contains("task.yaml:") && printed.contains("steps[4].check") && printed.contains("missing field"), "{printed}");
+    assert!(
+        printed.contains("task.yaml:")
+            && printed.contains("steps[4].check")
+            && printed.contains("missing field"),
+        "{printed}"
+    );
 }

@@ -17,15 +17,33 @@ fn suite_dir() -> PathBuf {
 #[test]
 fn every_reference_agrees_with_its_recorded_answer() {
     let out = tempfile::tempdir().unwrap();
-    let run = gisclaw(&["bench", "verify", suite_dir().to_str().unwrap(), "--out", out.path().to_str().unwrap()], &[]);
+    let run = gisclaw(
+        &[
+            "bench",
+            "verify",
+            suite_dir().to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+        &[],
+    );
     let printed = text(&run);
     assert!(run.status.success(), "{printed}");
     let suite = UnitSuite::load(&suite_dir()).unwrap();
-    assert!(suite.case_count() >= 100, "the suite holds at least 100 cases");
+    assert!(
+        suite.case_count() >= 100,
+        "the suite holds at least 100 cases"
+    );
     let n = suite.instances().len();
-    assert!(printed.contains(&format!("{n}/{n} reference answers agree")), "{printed}");
+    assert!(
+        printed.contains(&format!("{n}/{n} reference answers agree")),
+        "{printed}"
+    );
     for library in ["shapely", "pyproj", "geopandas", "rasterio", "raster_ops"] {
-        assert!(printed.lines().any(|l| l.starts_with(library)), "{library} is in the table: {printed}");
+        assert!(
+            printed.lines().any(|l| l.starts_with(library)),
+            "{library} is in the table: {printed}"
+        );
     }
 }
 
@@ -33,13 +51,26 @@ fn every_reference_agrees_with_its_recorded_answer() {
 fn judges_accept_recorded_answers_and_reject_perturbed_ones() {
     let suite = UnitSuite::load(&suite_dir()).unwrap();
     let instances = suite.instances();
-    assert_eq!(instances.len(), suite.expected.len(), "every instance has a recorded answer and no other is recorded");
+    assert_eq!(
+        instances.len(),
+        suite.expected.len(),
+        "every instance has a recorded answer and no other is recorded"
+    );
     for instance in instances {
         let want = &suite.expected[&instance.key];
         let case = instance.case;
-        assert_eq!(judge(case.output, want, want, &case.tolerance), Ok(()), "{} accepts its own answer", instance.key);
+        assert_eq!(
+            judge(case.output, want, want, &case.tolerance),
+            Ok(()),
+            "{} accepts its own answer",
+            instance.key
+        );
         let wrong = perturb(want, &case.tolerance);
-        assert!(judge(case.output, want, &wrong, &case.tolerance).is_err(), "{} must reject {wrong:?}", instance.key);
+        assert!(
+            judge(case.output, want, &wrong, &case.tolerance).is_err(),
+            "{} must reject {wrong:?}",
+            instance.key
+        );
     }
 }
 
@@ -47,24 +78,44 @@ fn judges_accept_recorded_answers_and_reject_perturbed_ones() {
 fn wrong_solutions_are_caught_through_the_sandbox() {
     let suite = UnitSuite::load(&suite_dir()).unwrap();
     let instances = suite.instances();
-    let find = |key: &str| instances.iter().find(|i| i.key == key).unwrap_or_else(|| panic!("{key}"));
+    let find = |key: &str| {
+        instances
+            .iter()
+            .find(|i| i.key == key)
+            .unwrap_or_else(|| panic!("{key}"))
+    };
     let (mut s, _dir) = session();
 
     // The reference itself is accepted.
     let buffer = find("shapely/buffer_area");
     let want = &suite.expected["shapely/buffer_area"];
     let got = run_instance(&mut s, buffer, &buffer.case.reference).unwrap();
-    assert_eq!(judge(buffer.case.output, want, &got, &buffer.case.tolerance), Ok(()));
+    assert_eq!(
+        judge(buffer.case.output, want, &got, &buffer.case.tolerance),
+        Ok(())
+    );
 
     // Ignoring the requested resolution (8 segments instead of 16) is an invalid answer.
     let coarse = "def buffer_area(wkt, distance):\n    import shapely\n    return shapely.from_wkt(wkt).buffer(distance, quad_segs=8).area\n";
     let got = run_instance(&mut s, buffer, coarse).unwrap();
-    assert!(matches!(judge(buffer.case.output, want, &got, &buffer.case.tolerance), Err(Mismatch::Value(_))), "{got:?}");
+    assert!(
+        matches!(
+            judge(buffer.case.output, want, &got, &buffer.case.tolerance),
+            Err(Mismatch::Value(_))
+        ),
+        "{got:?}"
+    );
 
     // A string where a number is due is a type error; a syntax error is raised.
     let text_answer = "def buffer_area(wkt, distance):\n    return '12.5'\n";
     let got = run_instance(&mut s, buffer, text_answer).unwrap();
-    assert!(matches!(judge(buffer.case.output, want, &got, &buffer.case.tolerance), Err(Mismatch::Type { .. })), "{got:?}");
+    assert!(
+        matches!(
+            judge(buffer.case.output, want, &got, &buffer.case.tolerance),
+            Err(Mismatch::Type { .. })
+        ),
+        "{got:?}"
+    );
     let broken = "def buffer_area(wkt, distance)\n    return 1\n";
     let got = run_instance(&mut s, buffer, broken).unwrap();
     assert_eq!(got.kind, "error");
@@ -74,8 +125,16 @@ fn wrong_solutions_are_caught_through_the_sandbox() {
     let slope = find("raster_ops/slope");
     let shifted = "def slope_degrees(dem, cellsize):\n    import numpy as np\n    gy, gx = np.gradient(np.roll(dem, 1, axis=0), cellsize)\n    return np.degrees(np.arctan(np.hypot(gx, gy)))\n";
     let got = run_instance(&mut s, slope, shifted).unwrap();
-    let verdict = judge(slope.case.output, &suite.expected["raster_ops/slope"], &got, &slope.case.tolerance);
-    assert!(matches!(&verdict, Err(Mismatch::Value(m)) if m.contains("SSIM")), "{verdict:?}");
+    let verdict = judge(
+        slope.case.output,
+        &suite.expected["raster_ops/slope"],
+        &got,
+        &slope.case.tolerance,
+    );
+    assert!(
+        matches!(&verdict, Err(Mismatch::Value(m)) if m.contains("SSIM")),
+        "{verdict:?}"
+    );
 }
 
 #[test]
@@ -90,5 +149,8 @@ fn a_bad_case_file_is_named_with_line_and_field() {
     let run = gisclaw(&["bench", "verify", dir.path().to_str().unwrap()], &[]);
     let printed = text(&run);
     assert_eq!(run.status.code(), Some(2), "{printed}");
-    assert!(printed.contains("cases/lib.yaml:6: field `cases[0].output`: unknown variant `numbr`"), "{printed}");
+    assert!(
+        printed.contains("cases/lib.yaml:6: field `cases[0].output`: unknown variant `numbr`"),
+        "{printed}"
+    );
 }

@@ -7,7 +7,11 @@ use std::process::Command;
 fn ldd() -> String {
     let worker = env!("CARGO_BIN_EXE_gisclaw-worker");
     let out = Command::new("ldd").arg(worker).output().expect("ldd runs");
-    assert!(out.status.success(), "ldd failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ldd failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8")
 }
 

@@ -58,7 +58,13 @@ impl AmnesiaGuard {
             .result
             .error
             .as_ref()
-            .map(|e| format!("{}: {}", e.ename, e.evalue.chars().take(160).collect::<String>()))
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e.ename,
+                    e.evalue.chars().take(160).collect::<String>()
+                )
+            })
             .unwrap_or_else(|| "an error".into());
         let timed_out = matches!(outcome.status, CellStatus::TimedOut { .. });
         let entry = self.failures.entry(key).or_insert(Failure {

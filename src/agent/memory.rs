@@ -69,7 +69,10 @@ pub fn signature(ename: &str, evalue: &str) -> String {
                 out.push(c);
             }
             '0'..='9' => {
-                while chars.peek().is_some_and(|n| n.is_ascii_alphanumeric() || *n == '.') {
+                while chars
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '.')
+                {
                     chars.next();
                 }
                 out.push('N');
@@ -103,7 +106,10 @@ impl ErrorMemory {
     pub fn load(path: &Path) -> ErrorMemory {
         let entries: Vec<Entry> = match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|err| {
-                tracing::warn!("error memory {} is unreadable ({err}); starting afresh", path.display());
+                tracing::warn!(
+                    "error memory {} is unreadable ({err}); starting afresh",
+                    path.display()
+                );
                 let _ = std::fs::rename(path, path.with_extension("json.damaged"));
                 Vec::new()
             }),
@@ -183,7 +189,13 @@ impl ErrorMemory {
             }
             None => {
                 if self.entries.len() >= CAPACITY {
-                    if let Some(oldest) = self.entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i) {
+                    if let Some(oldest) = self
+                        .entries
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, e)| e.last_used)
+                        .map(|(i, _)| i)
+                    {
                         self.entries.remove(oldest);
                     }
                 }
@@ -210,7 +222,11 @@ mod tests {
     fn outcome(error: Option<(&str, &str)>) -> CellOutcome {
         CellOutcome {
             cell: 1,
-            status: if error.is_some() { CellStatus::Error } else { CellStatus::Ok },
+            status: if error.is_some() {
+                CellStatus::Error
+            } else {
+                CellStatus::Ok
+            },
             result: CellResult {
                 ok: error.is_none(),
                 stdout: String::new(),
@@ -232,13 +248,22 @@ mod tests {
 
     #[test]
     fn signatures_keep_the_shape_and_drop_the_specifics() {
-        assert_eq!(signature("KeyError", "'pop_2020'"), signature("KeyError", "'POP'"));
         assert_eq!(
-            signature("FileNotFoundError", "[Errno 2] No such file or directory: 'data/roads.shp'"),
+            signature("KeyError", "'pop_2020'"),
+            signature("KeyError", "'POP'")
+        );
+        assert_eq!(
+            signature(
+                "FileNotFoundError",
+                "[Errno 2] No such file or directory: 'data/roads.shp'"
+            ),
             "FileNotFoundError: [Errno N] No such file or directory: '…'"
         );
         assert_ne!(signature("KeyError", "'a'"), signature("ValueError", "'a'"));
-        assert_eq!(signature("OSError", "cannot open /tmp/x/y.tif now"), "OSError: cannot open <path> now");
+        assert_eq!(
+            signature("OSError", "cannot open /tmp/x/y.tif now"),
+            "OSError: cannot open <path> now"
+        );
     }
 
     #[test]
@@ -246,10 +271,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mem.json");
         let mut first = ErrorMemory::load(&path);
-        assert!(first.observe("df['POP']", &outcome(Some(("KeyError", "'POP'")))).is_none());
+        assert!(first
+            .observe("df['POP']", &outcome(Some(("KeyError", "'POP'"))))
+            .is_none());
         assert!(first.observe("df['pop_total']", &outcome(None)).is_none());
         let mut second = ErrorMemory::load(&path);
-        let note = second.observe("df['Pop']", &outcome(Some(("KeyError", "'Pop'")))).expect("fix shown");
+        let note = second
+            .observe("df['Pop']", &outcome(Some(("KeyError", "'Pop'"))))
+            .expect("fix shown");
         assert!(note.contains("df['pop_total']"), "{note}");
         second.clear().unwrap();
         assert!(!path.exists());
@@ -269,7 +298,11 @@ mod tests {
         mem.observe("better", &outcome(None));
         mem.observe("bad", &outcome(Some(("Error500", "x"))));
         mem.observe("best", &outcome(None));
-        let e = mem.entries().into_iter().find(|e| e.signature.starts_with("Error500")).unwrap();
+        let e = mem
+            .entries()
+            .into_iter()
+            .find(|e| e.signature.starts_with("Error500"))
+            .unwrap();
         assert_eq!(e.fix, "best");
         assert_eq!(mem.entries().len(), CAPACITY);
     }

@@ -18,10 +18,40 @@ const TEMPLATES: &[(&str, &str)] = &[
 /// Infrastructure distributions left out of the prompt's package list (they
 /// are installed, but naming them only costs tokens).
 const UNLISTED_PACKAGES: &[&str] = &[
-    "affine", "attrs", "beautifulsoup4", "certifi", "cftime", "charset-normalizer", "click", "click-plugins", "cligj",
-    "cloudpickle", "contourpy", "cycler", "et_xmlfile", "fonttools", "idna", "jinja2", "joblib", "kiwisolver",
-    "markupsafe", "narwhals", "packaging", "pip", "platformdirs", "pyparsing", "python-dateutil", "requests",
-    "setuptools", "simplejson", "soupsieve", "threadpoolctl", "typing_extensions", "tzdata", "urllib3", "wheel",
+    "affine",
+    "attrs",
+    "beautifulsoup4",
+    "certifi",
+    "cftime",
+    "charset-normalizer",
+    "click",
+    "click-plugins",
+    "cligj",
+    "cloudpickle",
+    "contourpy",
+    "cycler",
+    "et_xmlfile",
+    "fonttools",
+    "idna",
+    "jinja2",
+    "joblib",
+    "kiwisolver",
+    "markupsafe",
+    "narwhals",
+    "packaging",
+    "pip",
+    "platformdirs",
+    "pyparsing",
+    "python-dateutil",
+    "requests",
+    "setuptools",
+    "simplejson",
+    "soupsieve",
+    "threadpoolctl",
+    "typing_extensions",
+    "tzdata",
+    "urllib3",
+    "wheel",
 ];
 
 /// The packages worth naming to the model, as `name version`.
@@ -60,7 +90,8 @@ fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_trim_blocks(true);
     for (name, source) in TEMPLATES {
-        env.add_template(name, source).expect("bundled templates compile");
+        env.add_template(name, source)
+            .expect("bundled templates compile");
     }
     env
 }
@@ -77,7 +108,10 @@ pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
         text.push_str(&format!("- {shown_as}{rel} ({size} bytes)\n"));
     }
     if files.len() > LISTING_LIMIT {
-        text.push_str(&format!("- … and {} more (call list_files)\n", files.len() - LISTING_LIMIT));
+        text.push_str(&format!(
+            "- … and {} more (call list_files)\n",
+            files.len() - LISTING_LIMIT
+        ));
     }
     text
 }
@@ -88,7 +122,11 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
 }
 
 /// The single agent's system prompt from its parts (also used by `chat`).
-pub fn sandbox_system_prompt(data_path: &str, packages: &[String], blocked: &[BlockedImport]) -> String {
+pub fn sandbox_system_prompt(
+    data_path: &str,
+    packages: &[String],
+    blocked: &[BlockedImport],
+) -> String {
     environment()
         .get_template("single")
         .and_then(|t| {
@@ -152,7 +190,13 @@ mod tests {
             blocked: &blocked,
         };
         let text = task_prompt(&inputs);
-        for needle in ["Map it.", "Use 100 m cells.", "1. load 2. map", "Fahrenheit", "`pred_results/map.png`"] {
+        for needle in [
+            "Map it.",
+            "Use 100 m cells.",
+            "1. load 2. map",
+            "Fahrenheit",
+            "`pred_results/map.png`",
+        ] {
             assert!(text.contains(needle), "{needle} missing:\n{text}");
         }
         let no_workflow = task_prompt(&PromptInputs {

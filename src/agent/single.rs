@@ -23,7 +23,10 @@ pub fn run(
     progress: Progress<'_>,
 ) -> AgentOutcome {
     let mut state = RunState::new();
-    let mut messages = vec![Message::text(Role::System, system), Message::text(Role::User, task_prompt)];
+    let mut messages = vec![
+        Message::text(Role::System, system),
+        Message::text(Role::User, task_prompt),
+    ];
     for m in &messages {
         let _ = transcript.record("message", json!({ "round": 0, "message": m }));
     }
@@ -33,11 +36,22 @@ pub fn run(
         max_failures: None,
     };
     let specs = toolbox.offered();
-    match converse(backend, toolbox, memory, transcript, &mut messages, &specs, &bounds, &mut state, progress) {
+    match converse(
+        backend,
+        toolbox,
+        memory,
+        transcript,
+        &mut messages,
+        &specs,
+        &bounds,
+        &mut state,
+        progress,
+    ) {
         Stop::Finished(summary) => state.outcome(Ending::Finished, Some(summary)),
         Stop::End(ending) => state.outcome(ending, None),
-        Stop::GaveUp { .. } | Stop::StepDone(_) => {
-            state.outcome(Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)), None)
-        }
+        Stop::GaveUp { .. } | Stop::StepDone(_) => state.outcome(
+            Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)),
+            None,
+        ),
     }
 }

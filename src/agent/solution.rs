@@ -5,7 +5,13 @@
 pub(crate) const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 
 /// Helper names whose use pulls the helper module into the script.
-const HELPERS: &[&str] = &["load_raster", "save_raster", "list_files", "to_numeric_columns", "gisclaw_tools"];
+const HELPERS: &[&str] = &[
+    "load_raster",
+    "save_raster",
+    "list_files",
+    "to_numeric_columns",
+    "gisclaw_tools",
+];
 
 /// Builds the script from the cells, in order.
 pub fn consolidate<'a>(task_id: &str, cells: impl IntoIterator<Item = &'a str>) -> String {
@@ -42,7 +48,10 @@ pub fn split_cells(source: &str) -> Vec<String> {
             cell.push('\n');
         }
     }
-    cells.retain(|c| c.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')));
+    cells.retain(|c| {
+        c.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    });
     cells
 }
 

@@ -29,7 +29,11 @@ pub struct Answer {
 /// Runs `gisclaw_runtime.<function>(<args>…, <answer file>)` as a cell in
 /// `session` — each argument a Python expression — and reads the answer it
 /// wrote. `Err` only when the harness itself failed.
-pub fn answer_from_runtime(session: &mut Session, function: &str, args: &[String]) -> Result<Answer, String> {
+pub fn answer_from_runtime(
+    session: &mut Session,
+    function: &str,
+    args: &[String],
+) -> Result<Answer, String> {
     let answer_file = session.workdir().join(".gisclaw-answer.json");
     let _ = std::fs::remove_file(&answer_file);
     let mut args = args.to_vec();
@@ -38,11 +42,17 @@ pub fn answer_from_runtime(session: &mut Session, function: &str, args: &[String
         "import gisclaw_runtime as _gisclaw_runtime\n_gisclaw_runtime.{function}({})\ndel _gisclaw_runtime\n",
         args.join(", ")
     );
-    let outcome = session.execute(&cell).map_err(|e| format!("sandbox: {e}"))?;
+    let outcome = session
+        .execute(&cell)
+        .map_err(|e| format!("sandbox: {e}"))?;
     if outcome.status != CellStatus::Ok {
-        return Err(format!("the harness failed: {}", observation::error_line(&observation::render(&outcome))));
+        return Err(format!(
+            "the harness failed: {}",
+            observation::error_line(&observation::render(&outcome))
+        ));
     }
-    let text = std::fs::read_to_string(&answer_file).map_err(|e| format!("no answer was written: {e}"))?;
+    let text =
+        std::fs::read_to_string(&answer_file).map_err(|e| format!("no answer was written: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("unreadable answer: {e}"))
 }
 
@@ -54,7 +64,11 @@ pub fn py_str(text: &str) -> String {
 /// Writes an `expected.json` atomically with one answer per line, so that
 /// diffs stay readable when a case changes: `entries` are the lines' JSON
 /// (already serialised), `brackets` the enclosing `[`/`]` or `{`/`}`.
-pub fn save_expected(path: &Path, entries: &[String], brackets: (char, char)) -> Result<(), String> {
+pub fn save_expected(
+    path: &Path,
+    entries: &[String],
+    brackets: (char, char),
+) -> Result<(), String> {
     let lines: Vec<String> = entries.iter().map(|e| format!("  {e}")).collect();
     let text = format!("{}\n{}\n{}\n", brackets.0, lines.join(",\n"), brackets.1);
     write_atomic(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))

@@ -107,7 +107,13 @@ fn dir_for(loaded: &LoadedTask, key: &str) -> PathBuf {
         .task
         .id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     paths::cache_dir().join("data").join(format!("{id}-{key}"))
 }
@@ -141,21 +147,30 @@ pub fn ensure(zygote: &Arc<Zygote>, loaded: &mut LoadedTask) -> Result<Provenanc
 
 /// Runs the task's generator scripts and moves the `data/` they wrote to
 /// `dest` (which must not exist).
-fn generate(zygote: &Arc<Zygote>, loaded: &LoadedTask, scripts: &Scripts, dest: &Path) -> Result<Duration, DataError> {
+fn generate(
+    zygote: &Arc<Zygote>,
+    loaded: &LoadedTask,
+    scripts: &Scripts,
+    dest: &Path,
+) -> Result<Duration, DataError> {
     let started = Instant::now();
     let fail = |message: String| DataError {
         task: loaded.task.id.clone(),
         message,
     };
-    let parent = dest.parent().ok_or_else(|| fail(format!("{} has no parent folder", dest.display())))?;
-    std::fs::create_dir_all(parent).map_err(|e| fail(format!("creating {}: {e}", parent.display())))?;
+    let parent = dest
+        .parent()
+        .ok_or_else(|| fail(format!("{} has no parent folder", dest.display())))?;
+    std::fs::create_dir_all(parent)
+        .map_err(|e| fail(format!("creating {}: {e}", parent.display())))?;
     let staging = parent.join(format!(
         ".{}.partial-{}",
         dest.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ));
     if staging.exists() {
-        std::fs::remove_dir_all(&staging).map_err(|e| fail(format!("clearing {}: {e}", staging.display())))?;
+        std::fs::remove_dir_all(&staging)
+            .map_err(|e| fail(format!("clearing {}: {e}", staging.display())))?;
     }
     let result = run_generator(zygote, loaded.task.seed, scripts, &staging).and_then(|()| {
         match std::fs::rename(staging.join("data"), dest) {
@@ -173,30 +188,45 @@ fn generate(zygote: &Arc<Zygote>, loaded: &LoadedTask, scripts: &Scripts, dest: 
 
 /// Removes the same task's data made by older generators (other keys).
 fn remove_stale(dest: &Path) {
-    let (Some(parent), Some(name)) = (dest.parent(), dest.file_name().and_then(|n| n.to_str())) else {
+    let (Some(parent), Some(name)) = (dest.parent(), dest.file_name().and_then(|n| n.to_str()))
+    else {
         return;
     };
-    let Some((id, _key)) = name.rsplit_once('-') else { return };
-    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    let Some((id, _key)) = name.rsplit_once('-') else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
     for entry in entries.flatten() {
         let other = entry.file_name().to_string_lossy().to_string();
-        let same_task = other.rsplit_once('-').is_some_and(|(i, k)| i == id && k.len() == 12);
+        let same_task = other
+            .rsplit_once('-')
+            .is_some_and(|(i, k)| i == id && k.len() == 12);
         if same_task && other != name {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }
 
-fn run_generator(zygote: &Arc<Zygote>, seed: u64, scripts: &Scripts, workdir: &Path) -> Result<(), String> {
+fn run_generator(
+    zygote: &Arc<Zygote>,
+    seed: u64,
+    scripts: &Scripts,
+    workdir: &Path,
+) -> Result<(), String> {
     let config = SandboxConfig {
         cell_timeout: Duration::from_secs(300),
         task_budget: Duration::from_secs(900),
         ..zygote.config().clone()
     };
-    let mut session = Session::open_with(zygote, workdir, config).map_err(|e| format!("sandbox: {e}"))?;
+    let mut session =
+        Session::open_with(zygote, workdir, config).map_err(|e| format!("sandbox: {e}"))?;
     let prelude = [("the generator prelude".to_string(), prelude(seed))];
     for (name, code) in prelude.iter().chain(scripts) {
-        let outcome = session.execute(code).map_err(|e| format!("{name}: sandbox: {e}"))?;
+        let outcome = session
+            .execute(code)
+            .map_err(|e| format!("{name}: sandbox: {e}"))?;
         if outcome.status != CellStatus::Ok {
             let text = observation::render(&outcome);
             return Err(format!("{name} failed: {}", observation::error_line(&text)));

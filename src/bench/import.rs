@@ -126,7 +126,10 @@ fn parse_csv(text: &str) -> Result<Vec<Record>, (usize, String)> {
     }
     if !field.is_empty() || !fields.is_empty() {
         fields.push(field);
-        records.push(Record { line: start_line, fields });
+        records.push(Record {
+            line: start_line,
+            fields,
+        });
     }
     Ok(records)
 }
@@ -138,7 +141,11 @@ fn words_starting(text: &str, prefix: &str, stops: &[char]) -> Vec<String> {
         .map(|(i, _)| {
             text[i..]
                 .chars()
-                .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ')' | ',' | '“' | '”') && !stops.contains(c))
+                .take_while(|c| {
+                    !c.is_whitespace()
+                        && !matches!(c, '"' | '\'' | ')' | ',' | '“' | '”')
+                        && !stops.contains(c)
+                })
                 .collect()
         })
         .collect()
@@ -170,7 +177,9 @@ fn index_files(root: &Path) -> HashMap<String, Vec<PathBuf>> {
     let mut index: HashMap<String, Vec<PathBuf>> = HashMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().to_string();
@@ -188,14 +197,26 @@ fn index_files(root: &Path) -> HashMap<String, Vec<PathBuf>> {
 
 /// The best match for `name` for task `id`: under a folder named after the
 /// task when there are several.
-fn find_data<'a>(index: &'a HashMap<String, Vec<PathBuf>>, name: &str, number: u32) -> Option<&'a PathBuf> {
+fn find_data<'a>(
+    index: &'a HashMap<String, Vec<PathBuf>>,
+    name: &str,
+    number: u32,
+) -> Option<&'a PathBuf> {
     let candidates = index.get(name)?;
-    let names = [number.to_string(), format!("T{number}"), format!("T{number:02}"), format!("task{number}")];
+    let names = [
+        number.to_string(),
+        format!("T{number}"),
+        format!("T{number:02}"),
+        format!("task{number}"),
+    ];
     candidates
         .iter()
         .find(|p| {
-            p.components()
-                .any(|c| names.iter().any(|n| c.as_os_str().eq_ignore_ascii_case(n.as_str())))
+            p.components().any(|c| {
+                names
+                    .iter()
+                    .any(|n| c.as_os_str().eq_ignore_ascii_case(n.as_str()))
+            })
         })
         .or_else(|| candidates.first())
 }
@@ -205,7 +226,9 @@ fn companions(path: &Path) -> Vec<PathBuf> {
     let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
     let mut found: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
@@ -241,7 +264,12 @@ fn rewrite_paths(code: &str) -> String {
 }
 
 /// Imports `csv` into `out` (one folder per row), taking data from `data`.
-pub fn import(csv: &Path, data: Option<&Path>, out: &Path, mode: DataMode) -> Result<ImportReport, ImportError> {
+pub fn import(
+    csv: &Path,
+    data: Option<&Path>,
+    out: &Path,
+    mode: DataMode,
+) -> Result<ImportReport, ImportError> {
     let file = csv.display().to_string();
     let error = |line: usize, message: String| ImportError {
         file: file.clone(),
@@ -250,7 +278,9 @@ pub fn import(csv: &Path, data: Option<&Path>, out: &Path, mode: DataMode) -> Re
     };
     let text = std::fs::read_to_string(csv).map_err(|e| error(0, format!("cannot read: {e}")))?;
     let records = parse_csv(&text).map_err(|(line, message)| error(line, message))?;
-    let (header, rows) = records.split_first().ok_or_else(|| error(0, "the file is empty".into()))?;
+    let (header, rows) = records
+        .split_first()
+        .ok_or_else(|| error(0, "the file is empty".into()))?;
     let mut column = HashMap::new();
     for name in COLUMNS {
         let at = header
@@ -264,15 +294,31 @@ pub fn import(csv: &Path, data: Option<&Path>, out: &Path, mode: DataMode) -> Re
     let mut report = ImportReport::default();
     let mut seen = BTreeSet::new();
     for row in rows {
-        let get = |name: &str| row.fields.get(column[name]).map(|s| s.trim().to_string()).unwrap_or_default();
-        let number: u32 = get("id")
-            .parse()
-            .map_err(|_| error(row.line, format!("column `id`: `{}` is not a task number", get("id"))))?;
+        let get = |name: &str| {
+            row.fields
+                .get(column[name])
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        let number: u32 = get("id").parse().map_err(|_| {
+            error(
+                row.line,
+                format!("column `id`: `{}` is not a task number", get("id")),
+            )
+        })?;
         let id = format!("T{number:02}");
         if !seen.insert(id.clone()) {
-            return Err(error(row.line, format!("column `id`: task {number} appears twice")));
+            return Err(error(
+                row.line,
+                format!("column `id`: task {number} appears twice"),
+            ));
         }
-        let title = get("Task").lines().next().unwrap_or_default().trim().to_string();
+        let title = get("Task")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         let instruction = get("Instruction");
         if instruction.is_empty() {
             return Err(error(row.line, "column `Instruction`: empty".into()));
@@ -285,15 +331,20 @@ pub fn import(csv: &Path, data: Option<&Path>, out: &Path, mode: DataMode) -> Re
         let description = get("Dataset Description");
         let mut knowledge = get("Domain Knowledge");
         if !description.is_empty() {
-            knowledge = format!("{knowledge}\n\nThe data:\n{}", description.replace("dataset/", "data/"));
+            knowledge = format!(
+                "{knowledge}\n\nThe data:\n{}",
+                description.replace("dataset/", "data/")
+            );
         }
         let dir = out.join(&id);
         let io = |what: &str, e: std::io::Error| error(row.line, format!("{what}: {e}"));
-        std::fs::create_dir_all(dir.join("data")).map_err(|e| io(&format!("creating {}", dir.display()), e))?;
+        std::fs::create_dir_all(dir.join("data"))
+            .map_err(|e| io(&format!("creating {}", dir.display()), e))?;
         let code = get("CodeString");
         let gold = (!code.is_empty()).then(|| PathBuf::from("gold.py"));
         if gold.is_some() {
-            write_atomic(&dir.join("gold.py"), rewrite_paths(&code).as_bytes()).map_err(|e| io("writing gold.py", e))?;
+            write_atomic(&dir.join("gold.py"), rewrite_paths(&code).as_bytes())
+                .map_err(|e| io("writing gold.py", e))?;
         }
         let open_source = get("Open Source") == "T";
         let task = Task {
@@ -314,8 +365,10 @@ pub fn import(csv: &Path, data: Option<&Path>, out: &Path, mode: DataMode) -> Re
                 if open_source { "open-source Python" } else { "ArcPy (needs ArcGIS Pro)" }
             )),
         };
-        let yaml = serde_yaml::to_string(&task).map_err(|e| error(row.line, format!("serialising the task: {e}")))?;
-        write_atomic(&dir.join("task.yaml"), yaml.as_bytes()).map_err(|e| io("writing task.yaml", e))?;
+        let yaml = serde_yaml::to_string(&task)
+            .map_err(|e| error(row.line, format!("serialising the task: {e}")))?;
+        write_atomic(&dir.join("task.yaml"), yaml.as_bytes())
+            .map_err(|e| io("writing task.yaml", e))?;
         let mut missing = Vec::new();
         if data.is_some() {
             for name in named_data(&description) {
@@ -323,7 +376,8 @@ pub fn import(csv: &Path, data: Option<&Path>, out: &Path, mode: DataMode) -> Re
                     Some(found) => {
                         for from in std::iter::once(found.clone()).chain(companions(found)) {
                             let to = dir.join("data").join(from.file_name().unwrap_or_default());
-                            place(&from, &to, mode).map_err(|e| io(&format!("placing {}", from.display()), e))?;
+                            place(&from, &to, mode)
+                                .map_err(|e| io(&format!("placing {}", from.display()), e))?;
                             report.files += 1;
                         }
                     }
@@ -357,11 +411,19 @@ mod tests {
     #[test]
     fn outputs_and_data_names_are_found_in_text() {
         assert_eq!(
-            named_outputs("Save \"pred_results/a.png\" and pred_results/b.tif. Also pred_results/a.png"),
+            named_outputs(
+                "Save \"pred_results/a.png\" and pred_results/b.tif. Also pred_results/a.png"
+            ),
             vec!["pred_results/a.png", "pred_results/b.tif"]
         );
         let names = named_data("dataset/roads.shp: lines\ndataset/dem.tif, dataset/Parcels");
-        assert_eq!(names.into_iter().collect::<Vec<_>>(), vec!["Parcels", "dem.tif", "roads.shp"]);
-        assert_eq!(rewrite_paths("gpd.read_file('/dataset/a.shp')"), "gpd.read_file('data/a.shp')");
+        assert_eq!(
+            names.into_iter().collect::<Vec<_>>(),
+            vec!["Parcels", "dem.tif", "roads.shp"]
+        );
+        assert_eq!(
+            rewrite_paths("gpd.read_file('/dataset/a.shp')"),
+            "gpd.read_file('data/a.shp')"
+        );
     }
 }

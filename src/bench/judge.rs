@@ -101,34 +101,56 @@ pub enum Mismatch {
 }
 
 /// Judges `got` against `expected` as `output`.
-pub fn judge(output: OutputType, expected: &Answer, got: &Answer, tol: &Tolerance) -> Result<(), Mismatch> {
+pub fn judge(
+    output: OutputType,
+    expected: &Answer,
+    got: &Answer,
+    tol: &Tolerance,
+) -> Result<(), Mismatch> {
     if expected.kind == "error" {
         // The reference raises on this (boundary) input: so must the answer.
         let want = expected.value["ename"].as_str().unwrap_or_default();
         return match got.kind.as_str() {
             "error" if got.value["ename"].as_str() == Some(want) => Ok(()),
-            "error" => Err(Mismatch::Value(format!("raised {} instead of {want}", got.value["ename"]))),
-            other => Err(Mismatch::Value(format!("returned a {other} where the reference raises {want}"))),
+            "error" => Err(Mismatch::Value(format!(
+                "raised {} instead of {want}",
+                got.value["ename"]
+            ))),
+            other => Err(Mismatch::Value(format!(
+                "returned a {other} where the reference raises {want}"
+            ))),
         };
     }
     if got.kind == "error" {
-        return Err(Mismatch::Raised(format!("{}: {}", got.value["ename"].as_str().unwrap_or("?"), got.value["evalue"].as_str().unwrap_or(""))));
+        return Err(Mismatch::Raised(format!(
+            "{}: {}",
+            got.value["ename"].as_str().unwrap_or("?"),
+            got.value["evalue"].as_str().unwrap_or("")
+        )));
     }
     if expected.kind == "none" || got.kind == "none" {
         return if expected.kind == got.kind {
             Ok(())
         } else {
-            Err(Mismatch::Type { expected: expected.kind.clone(), got: got.kind.clone() })
+            Err(Mismatch::Type {
+                expected: expected.kind.clone(),
+                got: got.kind.clone(),
+            })
         };
     }
     if !output.accepts(&got.kind) {
-        return Err(Mismatch::Type { expected: format!("{output:?}").to_lowercase(), got: got.kind.clone() });
+        return Err(Mismatch::Type {
+            expected: format!("{output:?}").to_lowercase(),
+            got: got.kind.clone(),
+        });
     }
     let (a, y) = (&expected.value, &got.value);
     match output {
-        OutputType::Number | OutputType::String | OutputType::Bool | OutputType::List | OutputType::Struct => {
-            same_value(a, y, tol, "")
-        }
+        OutputType::Number
+        | OutputType::String
+        | OutputType::Bool
+        | OutputType::List
+        | OutputType::Struct => same_value(a, y, tol, ""),
         OutputType::Set => same_set(a, y, tol),
         OutputType::Geometry => same_geometry(a, y, tol),
         OutputType::Array => same_array(a, y, tol),
@@ -141,10 +163,17 @@ fn numbers_close(a: f64, y: f64, tol: &Tolerance) -> bool {
 
 /// Structural equality with numbers within tolerance; `at` names the place.
 fn same_value(a: &Value, y: &Value, tol: &Tolerance, at: &str) -> Result<(), Mismatch> {
-    let here = if at.is_empty() { String::new() } else { format!(" at {at}") };
+    let here = if at.is_empty() {
+        String::new()
+    } else {
+        format!(" at {at}")
+    };
     match (a, y) {
         (Value::Number(a), Value::Number(y)) => {
-            let (a, y) = (a.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            let (a, y) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
             if numbers_close(a, y, tol) {
                 Ok(())
             } else {
@@ -153,7 +182,11 @@ fn same_value(a: &Value, y: &Value, tol: &Tolerance, at: &str) -> Result<(), Mis
         }
         (Value::Array(a), Value::Array(y)) => {
             if a.len() != y.len() {
-                return Err(Mismatch::Value(format!("{} items instead of {}{here}", y.len(), a.len())));
+                return Err(Mismatch::Value(format!(
+                    "{} items instead of {}{here}",
+                    y.len(),
+                    a.len()
+                )));
             }
             for (i, (a, y)) in a.iter().zip(y).enumerate() {
                 same_value(a, y, tol, &format!("{at}[{i}]"))?;
@@ -166,7 +199,9 @@ fn same_value(a: &Value, y: &Value, tol: &Tolerance, at: &str) -> Result<(), Mis
             want.sort();
             have.sort();
             if want != have {
-                return Err(Mismatch::Value(format!("keys {have:?} instead of {want:?}{here}")));
+                return Err(Mismatch::Value(format!(
+                    "keys {have:?} instead of {want:?}{here}"
+                )));
             }
             for key in want {
                 same_value(&a[key], &y[key], tol, &format!("{at}.{key}"))?;
@@ -174,7 +209,11 @@ fn same_value(a: &Value, y: &Value, tol: &Tolerance, at: &str) -> Result<(), Mis
             Ok(())
         }
         (a, y) if a == y => Ok(()),
-        (a, y) => Err(Mismatch::Value(format!("{} differs from {}{here}", short(y), short(a)))),
+        (a, y) => Err(Mismatch::Value(format!(
+            "{} differs from {}{here}",
+            short(y),
+            short(a)
+        ))),
     }
 }
 
@@ -193,12 +232,19 @@ fn same_set(a: &Value, y: &Value, tol: &Tolerance) -> Result<(), Mismatch> {
     let (Some(a), Some(y)) = (a.as_array(), y.as_array()) else {
         return Err(Mismatch::Value("not a collection".into()));
     };
-    let covered = |from: &[Value], into: &[Value]| from.iter().find(|x| !into.iter().any(|z| same_value(x, z, tol, "").is_ok())).cloned();
+    let covered = |from: &[Value], into: &[Value]| {
+        from.iter()
+            .find(|x| !into.iter().any(|z| same_value(x, z, tol, "").is_ok()))
+            .cloned()
+    };
     if let Some(missing) = covered(a, y) {
         return Err(Mismatch::Value(format!("{} is missing", short(&missing))));
     }
     if let Some(extra) = covered(y, a) {
-        return Err(Mismatch::Value(format!("{} is not expected", short(&extra))));
+        return Err(Mismatch::Value(format!(
+            "{} is not expected",
+            short(&extra)
+        )));
     }
     Ok(())
 }
@@ -336,14 +382,23 @@ impl Shape {
     }
 
     fn perimeter(&self) -> f64 {
-        self.segments.iter().map(|(a, b)| (b[0] - a[0]).hypot(b[1] - a[1])).sum()
+        self.segments
+            .iter()
+            .map(|(a, b)| (b[0] - a[0]).hypot(b[1] - a[1]))
+            .sum()
     }
 
     /// The largest distance from one of our vertices to `other`'s segments.
     fn farthest_from(&self, other: &Shape) -> f64 {
         self.vertices
             .iter()
-            .map(|p| other.segments.iter().map(|s| point_segment(*p, *s)).fold(f64::INFINITY, f64::min))
+            .map(|p| {
+                other
+                    .segments
+                    .iter()
+                    .map(|s| point_segment(*p, *s))
+                    .fold(f64::INFINITY, f64::min)
+            })
             .fold(0.0, f64::max)
     }
 }
@@ -362,23 +417,33 @@ fn point_segment(p: Xy, (a, b): (Xy, Xy)) -> f64 {
 /// Geometric equality: same dimension, every vertex of each within the
 /// tolerance of the other's boundary, and (for polygons) the same area.
 fn same_geometry(a: &Value, y: &Value, tol: &Tolerance) -> Result<(), Mismatch> {
-    let want = Shape::parse(a).ok_or_else(|| Mismatch::Value("the expected answer is not GeoJSON".into()))?;
+    let want = Shape::parse(a)
+        .ok_or_else(|| Mismatch::Value("the expected answer is not GeoJSON".into()))?;
     let have = Shape::parse(y).ok_or_else(|| Mismatch::Type {
         expected: "GeoJSON geometry".into(),
         got: short(y),
     })?;
     if want.dimension != have.dimension {
         let name = |d: i32| ["empty", "point", "line", "polygon"][(d + 1) as usize];
-        return Err(Mismatch::Value(format!("a {} where a {} is expected", name(have.dimension), name(want.dimension))));
+        return Err(Mismatch::Value(format!(
+            "a {} where a {} is expected",
+            name(have.dimension),
+            name(want.dimension)
+        )));
     }
     let limit = tol.abs + tol.rel * want.diagonal();
     let distance = want.farthest_from(&have).max(have.farthest_from(&want));
     if distance > limit {
-        return Err(Mismatch::Value(format!("the shapes are {distance:.6e} apart (allowed {limit:.1e})")));
+        return Err(Mismatch::Value(format!(
+            "the shapes are {distance:.6e} apart (allowed {limit:.1e})"
+        )));
     }
     // Moving a boundary by `limit` changes the area by about limit × perimeter.
     if want.dimension == 2 && (want.area - have.area).abs() > limit * want.perimeter() {
-        return Err(Mismatch::Value(format!("area {} instead of {}", have.area, want.area)));
+        return Err(Mismatch::Value(format!(
+            "area {} instead of {}",
+            have.area, want.area
+        )));
     }
     Ok(())
 }
@@ -397,8 +462,16 @@ pub struct Grid {
 impl Grid {
     /// Reads the `array` answer value.
     pub fn from_value(v: &Value) -> Option<Grid> {
-        let shape: Vec<usize> = v["shape"].as_array()?.iter().map(|n| n.as_u64().map(|n| n as usize)).collect::<Option<_>>()?;
-        let data: Vec<f64> = v["data"].as_array()?.iter().map(|x| x.as_f64().unwrap_or(f64::NAN)).collect();
+        let shape: Vec<usize> = v["shape"]
+            .as_array()?
+            .iter()
+            .map(|n| n.as_u64().map(|n| n as usize))
+            .collect::<Option<_>>()?;
+        let data: Vec<f64> = v["data"]
+            .as_array()?
+            .iter()
+            .map(|x| x.as_f64().unwrap_or(f64::NAN))
+            .collect();
         (shape.iter().product::<usize>() == data.len()).then_some(Grid { shape, data })
     }
 
@@ -449,20 +522,45 @@ pub fn image_metrics(want: &Grid, have: &Grid) -> Option<ImageMetrics> {
         }
     }
     if valid == 0 {
-        return Some(ImageMetrics { mae: 0.0, psnr: f64::INFINITY, ssim: 1.0 });
+        return Some(ImageMetrics {
+            mae: 0.0,
+            psnr: f64::INFINITY,
+            ssim: 1.0,
+        });
     }
     let range = if hi > lo { hi - lo } else { 1.0 };
     let mse = sq_sum / valid as f64;
-    let psnr = if mse == 0.0 { f64::INFINITY } else { 10.0 * (range * range / mse).log10() };
-    let clean = |g: &Grid| g.data.iter().map(|x| if x.is_nan() { 0.0 } else { *x }).collect::<Vec<f64>>();
+    let psnr = if mse == 0.0 {
+        f64::INFINITY
+    } else {
+        10.0 * (range * range / mse).log10()
+    };
+    let clean = |g: &Grid| {
+        g.data
+            .iter()
+            .map(|x| if x.is_nan() { 0.0 } else { *x })
+            .collect::<Vec<f64>>()
+    };
     let (a, y) = (clean(want), clean(have));
     let (planes, rows, cols) = want.planes();
     let plane = rows * cols;
     let ssim = (0..planes)
-        .map(|p| mean_ssim(&a[p * plane..(p + 1) * plane], &y[p * plane..(p + 1) * plane], rows, cols, range))
+        .map(|p| {
+            mean_ssim(
+                &a[p * plane..(p + 1) * plane],
+                &y[p * plane..(p + 1) * plane],
+                rows,
+                cols,
+                range,
+            )
+        })
         .sum::<f64>()
         / planes as f64;
-    Some(ImageMetrics { mae: abs_sum / valid as f64, psnr, ssim })
+    Some(ImageMetrics {
+        mae: abs_sum / valid as f64,
+        psnr,
+        ssim,
+    })
 }
 
 /// Mean SSIM over every fully inside `w`×`w` window (w = 7, or the smaller
@@ -493,7 +591,8 @@ fn mean_ssim(a: &[f64], y: &[f64], rows: usize, cols: usize, range: f64) -> f64 
             let va = (saa / n - ma * ma) * correction;
             let vy = (syy / n - my * my) * correction;
             let cov = (say / n - ma * my) * correction;
-            total += ((2.0 * ma * my + c1) * (2.0 * cov + c2)) / ((ma * ma + my * my + c1) * (va + vy + c2));
+            total += ((2.0 * ma * my + c1) * (2.0 * cov + c2))
+                / ((ma * ma + my * my + c1) * (va + vy + c2));
             windows += 1;
         }
     }
@@ -501,12 +600,18 @@ fn mean_ssim(a: &[f64], y: &[f64], rows: usize, cols: usize, range: f64) -> f64 
 }
 
 fn same_array(a: &Value, y: &Value, tol: &Tolerance) -> Result<(), Mismatch> {
-    let want = Grid::from_value(a).ok_or_else(|| Mismatch::Value("the expected answer is not an array".into()))?;
-    let have = Grid::from_value(y).ok_or_else(|| Mismatch::Value("the answer is not a well-formed array".into()))?;
+    let want = Grid::from_value(a)
+        .ok_or_else(|| Mismatch::Value("the expected answer is not an array".into()))?;
+    let have = Grid::from_value(y)
+        .ok_or_else(|| Mismatch::Value("the answer is not a well-formed array".into()))?;
     if want.shape != have.shape {
-        return Err(Mismatch::Value(format!("shape {:?} instead of {:?}", have.shape, want.shape)));
+        return Err(Mismatch::Value(format!(
+            "shape {:?} instead of {:?}",
+            have.shape, want.shape
+        )));
     }
-    let m = image_metrics(&want, &have).ok_or_else(|| Mismatch::Value("the no-data (NaN) cells differ".into()))?;
+    let m = image_metrics(&want, &have)
+        .ok_or_else(|| Mismatch::Value("the no-data (NaN) cells differ".into()))?;
     if m.mae <= tol.mae && m.psnr >= tol.psnr && m.ssim >= tol.ssim {
         Ok(())
     } else {
@@ -559,19 +664,35 @@ pub fn perturb(answer: &Answer, tol: &Tolerance) -> Answer {
                 Value::Array(moved)
             }
             Value::Array(items) => Value::Array(items.iter().map(|x| shift(x, by)).collect()),
-            Value::Object(map) => Value::Object(map.iter().map(|(k, x)| (k.clone(), if k == "type" { x.clone() } else { shift(x, by) })).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, x)| {
+                        (
+                            k.clone(),
+                            if k == "type" { x.clone() } else { shift(x, by) },
+                        )
+                    })
+                    .collect(),
+            ),
             other => other.clone(),
         }
     }
     let value = match answer.kind.as_str() {
         "geometry" => {
-            let diagonal = Shape::parse(&answer.value).map(|s| s.diagonal()).unwrap_or(0.0);
-            shift(&answer.value, (0.01 * diagonal + 1e-3).max(10.0 * (tol.abs + tol.rel * diagonal)))
+            let diagonal = Shape::parse(&answer.value)
+                .map(|s| s.diagonal())
+                .unwrap_or(0.0);
+            shift(
+                &answer.value,
+                (0.01 * diagonal + 1e-3).max(10.0 * (tol.abs + tol.rel * diagonal)),
+            )
         }
         "array" => match Grid::from_value(&answer.value) {
             Some(mut grid) => {
                 let valid = grid.data.iter().filter(|x| !x.is_nan());
-                let (lo, hi) = valid.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
+                let (lo, hi) = valid.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+                    (l.min(*x), h.max(*x))
+                });
                 let step = if hi > lo { 0.1 * (hi - lo) + 1.0 } else { 1.0 };
                 let cols = *grid.shape.last().unwrap_or(&1);
                 let band = grid.data.len().div_ceil(2);
@@ -584,11 +705,24 @@ pub fn perturb(answer: &Answer, tol: &Tolerance) -> Answer {
             }
             None => answer.value.clone(),
         },
-        "error" => return Answer { kind: "none".into(), value: Value::Null },
-        "none" => return Answer { kind: "number".into(), value: serde_json::json!(0) },
+        "error" => {
+            return Answer {
+                kind: "none".into(),
+                value: Value::Null,
+            }
+        }
+        "none" => {
+            return Answer {
+                kind: "number".into(),
+                value: serde_json::json!(0),
+            }
+        }
         _ => nudge(&answer.value, tol),
     };
-    Answer { kind: answer.kind.clone(), value }
+    Answer {
+        kind: answer.kind.clone(),
+        value,
+    }
 }
 
 #[cfg(test)]
@@ -597,14 +731,23 @@ mod tests {
     use serde_json::json;
 
     fn answer(kind: &str, value: Value) -> Answer {
-        Answer { kind: kind.into(), value }
+        Answer {
+            kind: kind.into(),
+            value,
+        }
     }
 
     #[test]
     fn numbers_within_tolerance_only() {
         let t = Tolerance::default();
         let a = answer("number", json!(100.0));
-        assert!(judge(OutputType::Number, &a, &answer("number", json!(100.00001)), &t).is_ok());
+        assert!(judge(
+            OutputType::Number,
+            &a,
+            &answer("number", json!(100.00001)),
+            &t
+        )
+        .is_ok());
         assert!(judge(OutputType::Number, &a, &answer("number", json!(100.01)), &t).is_err());
         let wrong_type = judge(OutputType::Number, &a, &answer("string", json!("100")), &t);
         assert!(matches!(wrong_type, Err(Mismatch::Type { .. })));
@@ -614,21 +757,47 @@ mod tests {
     fn sets_ignore_order_and_structs_need_the_same_keys() {
         let t = Tolerance::default();
         let a = answer("list", json!(["a", "b", "c"]));
-        assert!(judge(OutputType::Set, &a, &answer("list", json!(["c", "a", "b", "a"])), &t).is_ok());
-        assert!(judge(OutputType::List, &a, &answer("list", json!(["c", "a", "b"])), &t).is_err());
+        assert!(judge(
+            OutputType::Set,
+            &a,
+            &answer("list", json!(["c", "a", "b", "a"])),
+            &t
+        )
+        .is_ok());
+        assert!(judge(
+            OutputType::List,
+            &a,
+            &answer("list", json!(["c", "a", "b"])),
+            &t
+        )
+        .is_err());
         let s = answer("dict", json!({"n": 3, "crs": "EPSG:4326"}));
-        assert!(judge(OutputType::Struct, &s, &answer("dict", json!({"crs": "EPSG:4326", "n": 3.0000000001})), &t).is_ok());
-        assert!(judge(OutputType::Struct, &s, &answer("dict", json!({"crs": "EPSG:4326"})), &t).is_err());
+        assert!(judge(
+            OutputType::Struct,
+            &s,
+            &answer("dict", json!({"crs": "EPSG:4326", "n": 3.0000000001})),
+            &t
+        )
+        .is_ok());
+        assert!(judge(
+            OutputType::Struct,
+            &s,
+            &answer("dict", json!({"crs": "EPSG:4326"})),
+            &t
+        )
+        .is_err());
     }
 
     #[test]
     fn geometries_compare_by_shape_not_by_vertex_order() {
         let t = Tolerance::default();
-        let square = json!({"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]]});
+        let square =
+            json!({"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]]});
         // Same square, other start vertex, other orientation, an extra collinear vertex.
         let same = json!({"type": "Polygon", "coordinates": [[[1, 1], [1, 0], [0.5, 0], [0, 0], [0, 1], [1, 1]]]});
         let moved = json!({"type": "Polygon", "coordinates": [[[0, 0], [1.1, 0], [1.1, 1], [0, 1], [0, 0]]]});
-        let line = json!({"type": "LineString", "coordinates": [[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]});
+        let line =
+            json!({"type": "LineString", "coordinates": [[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]});
         let a = answer("geometry", square);
         assert!(judge(OutputType::Geometry, &a, &answer("geometry", same), &t).is_ok());
         assert!(judge(OutputType::Geometry, &a, &answer("geometry", moved), &t).is_err());
@@ -638,11 +807,21 @@ mod tests {
     #[test]
     fn ssim_of_identical_planes_is_one_and_drops_with_noise() {
         let data: Vec<f64> = (0..100).map(|i| ((i * 37) % 23) as f64).collect();
-        let a = Grid { shape: vec![10, 10], data: data.clone() };
+        let a = Grid {
+            shape: vec![10, 10],
+            data: data.clone(),
+        };
         let m = image_metrics(&a, &a).unwrap();
         assert_eq!((m.mae, m.ssim), (0.0, 1.0));
         assert!(m.psnr.is_infinite());
-        let noisy = Grid { shape: vec![10, 10], data: data.iter().enumerate().map(|(i, x)| x + if i % 3 == 0 { 4.0 } else { 0.0 }).collect() };
+        let noisy = Grid {
+            shape: vec![10, 10],
+            data: data
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x + if i % 3 == 0 { 4.0 } else { 0.0 })
+                .collect(),
+        };
         let m = image_metrics(&a, &noisy).unwrap();
         assert!(m.ssim < 0.99 && m.psnr < 50.0 && m.mae > 0.01, "{m:?}");
     }
@@ -651,7 +830,16 @@ mod tests {
     fn expected_errors_need_the_same_exception() {
         let t = Tolerance::default();
         let raise = answer("error", json!({"ename": "ValueError", "evalue": "bad"}));
-        assert!(judge(OutputType::Number, &raise, &answer("error", json!({"ename": "ValueError", "evalue": "other words"})), &t).is_ok());
+        assert!(judge(
+            OutputType::Number,
+            &raise,
+            &answer(
+                "error",
+                json!({"ename": "ValueError", "evalue": "other words"})
+            ),
+            &t
+        )
+        .is_ok());
         assert!(judge(OutputType::Number, &raise, &answer("number", json!(1)), &t).is_err());
     }
 
@@ -664,8 +852,14 @@ mod tests {
             (OutputType::Bool, answer("bool", json!(false))),
             (OutputType::Set, answer("list", json!([1, 2]))),
             (OutputType::Struct, answer("dict", json!({"a": [1, 2]}))),
-            (OutputType::Geometry, answer("geometry", json!({"type": "Point", "coordinates": [3, 4]}))),
-            (OutputType::Array, answer("array", json!({"shape": [2, 2], "data": [1, 1, 1, null]}))),
+            (
+                OutputType::Geometry,
+                answer("geometry", json!({"type": "Point", "coordinates": [3, 4]})),
+            ),
+            (
+                OutputType::Array,
+                answer("array", json!({"shape": [2, 2], "data": [1, 1, 1, null]})),
+            ),
         ];
         for (output, a) in cases {
             assert!(judge(output, &a, &a, &t).is_ok(), "{a:?}");

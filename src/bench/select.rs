@@ -21,9 +21,14 @@ impl Selection {
                 selection.ranges.push(n..=n);
                 continue;
             }
-            match item.split_once('-').map(|(a, b)| (a.trim().parse::<u32>(), b.trim().parse::<u32>())) {
+            match item
+                .split_once('-')
+                .map(|(a, b)| (a.trim().parse::<u32>(), b.trim().parse::<u32>()))
+            {
                 Some((Ok(a), Ok(b))) if a <= b => selection.ranges.push(a..=b),
-                Some((Ok(a), Ok(b))) => return Err(format!("`{item}`: the range runs backwards ({a} > {b})")),
+                Some((Ok(a), Ok(b))) => {
+                    return Err(format!("`{item}`: the range runs backwards ({a} > {b})"))
+                }
                 _ => selection.ids.push(item.to_string()),
             }
         }

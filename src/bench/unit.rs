@@ -77,7 +77,10 @@ pub struct Instance<'a> {
 /// The name of the first function `text` defines (`def NAME(`).
 fn defined_function(text: &str) -> Option<String> {
     let after = text.split("def ").nth(1)?;
-    let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let name: String = after
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
     (!name.is_empty()).then_some(name)
 }
 
@@ -90,7 +93,11 @@ impl Case {
     /// The normal call then the boundary calls; `prelude` runs before the
     /// case's setup.
     pub fn instances(&self, library: &str, prelude: Option<&str>) -> Vec<Instance<'_>> {
-        let setup = format!("{}\n{}", prelude.unwrap_or(""), self.setup.as_deref().unwrap_or(""));
+        let setup = format!(
+            "{}\n{}",
+            prelude.unwrap_or(""),
+            self.setup.as_deref().unwrap_or("")
+        );
         let mut all = vec![Instance {
             key: format!("{library}/{}", self.id),
             case: self,
@@ -131,12 +138,13 @@ impl UnitSuite {
     /// Reads `DIR/cases/*.yaml` (strictly; errors name file, line and
     /// field) and `DIR/expected.json` when present.
     pub fn load(dir: &Path) -> Result<UnitSuite, TaskError> {
-        let error = |file: &Path, line: Option<usize>, field: Option<&str>, message: String| TaskError {
-            file: file.to_path_buf(),
-            line,
-            field: field.map(str::to_string),
-            message,
-        };
+        let error =
+            |file: &Path, line: Option<usize>, field: Option<&str>, message: String| TaskError {
+                file: file.to_path_buf(),
+                line,
+                field: field.map(str::to_string),
+                message,
+            };
         let cases_dir = dir.join("cases");
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&cases_dir)
             .map_err(|e| error(&cases_dir, None, None, format!("cannot read: {e}")))?
@@ -148,28 +156,54 @@ impl UnitSuite {
         let mut files = Vec::new();
         let mut seen = BTreeMap::new();
         for path in paths {
-            let text = std::fs::read_to_string(&path).map_err(|e| error(&path, None, None, format!("cannot read: {e}")))?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| error(&path, None, None, format!("cannot read: {e}")))?;
             let file: CaseFile = parse_yaml(&text, &path)?;
             for (i, case) in file.cases.iter().enumerate() {
-                let line = text.lines().position(|l| l.trim_start().trim_start_matches("- ") == format!("id: {}", case.id)).map(|n| n + 1);
+                let line = text
+                    .lines()
+                    .position(|l| {
+                        l.trim_start().trim_start_matches("- ") == format!("id: {}", case.id)
+                    })
+                    .map(|n| n + 1);
                 let field = format!("cases[{i}]");
                 if case.entry().is_none() {
-                    return Err(error(&path, line, Some(&format!("{field}.header")), "has no `def NAME(`".into()));
+                    return Err(error(
+                        &path,
+                        line,
+                        Some(&format!("{field}.header")),
+                        "has no `def NAME(`".into(),
+                    ));
                 }
                 if case.entry() != defined_function(&case.reference) {
-                    return Err(error(&path, line, Some(&format!("{field}.reference")), format!("must define `{}` as the header does", case.entry().unwrap_or_default())));
+                    return Err(error(
+                        &path,
+                        line,
+                        Some(&format!("{field}.reference")),
+                        format!(
+                            "must define `{}` as the header does",
+                            case.entry().unwrap_or_default()
+                        ),
+                    ));
                 }
                 let key = format!("{}/{}", file.library, case.id);
                 if let Some(other) = seen.insert(key.clone(), path.clone()) {
-                    return Err(error(&path, line, Some(&format!("{field}.id")), format!("`{key}` is also defined in {}", other.display())));
+                    return Err(error(
+                        &path,
+                        line,
+                        Some(&format!("{field}.id")),
+                        format!("`{key}` is also defined in {}", other.display()),
+                    ));
                 }
             }
             files.push((path, file));
         }
         let expected_path = dir.join(EXPECTED);
         let expected = if expected_path.is_file() {
-            let text = std::fs::read_to_string(&expected_path).map_err(|e| error(&expected_path, None, None, format!("cannot read: {e}")))?;
-            serde_json::from_str(&text).map_err(|e| error(&expected_path, Some(e.line()), None, e.to_string()))?
+            let text = std::fs::read_to_string(&expected_path)
+                .map_err(|e| error(&expected_path, None, None, format!("cannot read: {e}")))?;
+            serde_json::from_str(&text)
+                .map_err(|e| error(&expected_path, Some(e.line()), None, e.to_string()))?
         } else {
             BTreeMap::new()
         };
@@ -182,7 +216,14 @@ impl UnitSuite {
 
     /// Every instance of every case, in file order.
     pub fn instances(&self) -> Vec<Instance<'_>> {
-        self.files.iter().flat_map(|(_, f)| f.cases.iter().flat_map(|c| c.instances(&f.library, f.prelude.as_deref()))).collect()
+        self.files
+            .iter()
+            .flat_map(|(_, f)| {
+                f.cases
+                    .iter()
+                    .flat_map(|c| c.instances(&f.library, f.prelude.as_deref()))
+            })
+            .collect()
     }
 
     /// The number of cases.
@@ -193,7 +234,11 @@ impl UnitSuite {
 
 /// Runs `code` (a complete function) on one instance in `session` and reads
 /// the answer. `Err` only when the harness itself failed (e.g. the setup).
-pub fn run_instance(session: &mut Session, instance: &Instance, code: &str) -> Result<Answer, String> {
+pub fn run_instance(
+    session: &mut Session,
+    instance: &Instance,
+    code: &str,
+) -> Result<Answer, String> {
     let args = [
         code.to_string(),
         instance.case.entry().unwrap_or_default(),
@@ -219,16 +264,27 @@ pub type Answers = Vec<(String, Result<Answer, String>)>;
 
 /// Runs every reference implementation (one sandbox session per case file,
 /// each case in its own namespace) and returns the answers.
-pub fn run_references(zygote: &Arc<Zygote>, suite: &UnitSuite, workdir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Answers, String> {
+pub fn run_references(
+    zygote: &Arc<Zygote>,
+    suite: &UnitSuite,
+    workdir: &Path,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Answers, String> {
     let mut results = Vec::new();
     for (path, file) in &suite.files {
-        let instances: Vec<Instance> = file.cases.iter().flat_map(|c| c.instances(&file.library, file.prelude.as_deref())).filter(|i| keep(&i.key)).collect();
+        let instances: Vec<Instance> = file
+            .cases
+            .iter()
+            .flat_map(|c| c.instances(&file.library, file.prelude.as_deref()))
+            .filter(|i| keep(&i.key))
+            .collect();
         if instances.is_empty() {
             continue;
         }
         let dir = workdir.join(&file.library);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let mut session = Session::open(zygote, &dir).map_err(|e| format!("{}: sandbox: {e}", path.display()))?;
+        let mut session =
+            Session::open(zygote, &dir).map_err(|e| format!("{}: sandbox: {e}", path.display()))?;
         for instance in instances {
             let answer = run_instance(&mut session, &instance, &instance.case.reference);
             results.push((instance.key.clone(), answer));
@@ -241,15 +297,28 @@ pub fn run_references(zygote: &Arc<Zygote>, suite: &UnitSuite, workdir: &Path, k
 /// must have a recorded answer, the normal call must not raise, and the
 /// reference must still produce what was recorded.
 pub fn verify(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
-    let cases: BTreeMap<String, &Case> = suite.instances().into_iter().map(|i| (i.key, i.case)).collect();
+    let cases: BTreeMap<String, &Case> = suite
+        .instances()
+        .into_iter()
+        .map(|i| (i.key, i.case))
+        .collect();
     answers
         .iter()
         .map(|(key, answer)| {
             let problem = match (answer, suite.expected.get(key), cases.get(key)) {
                 (Err(e), _, _) => Some(e.clone()),
-                (_, None, _) => Some(format!("no answer recorded in {EXPECTED} (run `gisclaw bench expect`)")),
-                (Ok(a), _, _) if a.kind == "error" && !key.contains('#') => Some(format!("the reference raised on the normal call: {}", a.value)),
-                (Ok(a), Some(want), Some(case)) => judge::judge(case.output, want, a, &case.tolerance).err().map(|m: Mismatch| format!("the reference no longer agrees: {m}")),
+                (_, None, _) => Some(format!(
+                    "no answer recorded in {EXPECTED} (run `gisclaw bench expect`)"
+                )),
+                (Ok(a), _, _) if a.kind == "error" && !key.contains('#') => Some(format!(
+                    "the reference raised on the normal call: {}",
+                    a.value
+                )),
+                (Ok(a), Some(want), Some(case)) => {
+                    judge::judge(case.output, want, a, &case.tolerance)
+                        .err()
+                        .map(|m: Mismatch| format!("the reference no longer agrees: {m}"))
+                }
                 (Ok(_), Some(_), None) => Some("not a case of this suite".into()),
             };
             InstanceVerdict {
@@ -266,18 +335,27 @@ pub fn verify(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
 /// case raises or the harness failed.
 pub fn record(suite: &UnitSuite, answers: &Answers) -> Result<usize, String> {
     let mut expected = suite.expected.clone();
-    let known: std::collections::BTreeSet<String> = suite.instances().into_iter().map(|i| i.key).collect();
+    let known: std::collections::BTreeSet<String> =
+        suite.instances().into_iter().map(|i| i.key).collect();
     expected.retain(|k, _| known.contains(k));
     for (key, answer) in answers {
         match answer {
             Err(e) => return Err(format!("{key}: {e}")),
-            Ok(a) if a.kind == "error" && !key.contains('#') => return Err(format!("{key}: the reference raised on the normal call: {}", a.value)),
+            Ok(a) if a.kind == "error" && !key.contains('#') => {
+                return Err(format!(
+                    "{key}: the reference raised on the normal call: {}",
+                    a.value
+                ))
+            }
             Ok(a) => {
                 expected.insert(key.clone(), a.clone());
             }
         }
     }
-    let entries: Vec<String> = expected.iter().map(|(k, a)| format!("{}: {}", Value::String(k.clone()), answer_json(a))).collect();
+    let entries: Vec<String> = expected
+        .iter()
+        .map(|(k, a)| format!("{}: {}", Value::String(k.clone()), answer_json(a)))
+        .collect();
     save_expected(&suite.dir.join(EXPECTED), &entries, ('{', '}'))?;
     Ok(answers.len())
 }
@@ -293,7 +371,10 @@ mod tests {
         let case = &file.cases[0];
         assert_eq!(case.entry().as_deref(), Some("area"));
         let all = case.instances("lib", None);
-        assert_eq!(all.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(), ["lib/area", "lib/area#b1"]);
+        assert_eq!(
+            all.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(),
+            ["lib/area", "lib/area#b1"]
+        );
         assert_eq!(all[1].params["w"], 0);
         assert_eq!(all[1].params["h"], 3);
     }
@@ -304,6 +385,10 @@ mod tests {
         let e = parse_yaml::<CaseFile>(text, Path::new("cases/lib.yaml")).unwrap_err();
         assert_eq!(e.line, Some(6), "{e}");
         assert_eq!(e.field.as_deref(), Some("cases[0].output"), "{e}");
-        assert!(e.to_string().starts_with("cases/lib.yaml:6: field `cases[0].output`: unknown variant `numbr`"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("cases/lib.yaml:6: field `cases[0].output`: unknown variant `numbr`"),
+            "{e}"
+        );
     }
 }

@@ -53,19 +53,28 @@ impl Verdict {
 pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
     let cells = split_cells(source);
     let n = cells.len();
-    let call = |i: usize, name: &str, arguments: serde_json::Value| ToolCall::function(format!("gold_{i}"), name, arguments.to_string());
+    let call = |i: usize, name: &str, arguments: serde_json::Value| {
+        ToolCall::function(format!("gold_{i}"), name, arguments.to_string())
+    };
     let mut messages: Vec<Message> = cells
         .into_iter()
         .enumerate()
         .map(|(i, code)| Message {
-            content: Some(format!("Gold solution of {task_id}, cell {} of {n}.", i + 1)),
+            content: Some(format!(
+                "Gold solution of {task_id}, cell {} of {n}.",
+                i + 1
+            )),
             tool_calls: vec![call(i + 1, "execute_python", json!({ "code": code }))],
             ..Message::default()
         })
         .collect();
     messages.push(Message {
         content: Some("The gold solution has run.".into()),
-        tool_calls: vec![call(n + 1, "finish", json!({ "summary": format!("gold solution of {task_id}") }))],
+        tool_calls: vec![call(
+            n + 1,
+            "finish",
+            json!({ "summary": format!("gold solution of {task_id}") }),
+        )],
         ..Message::default()
     });
     messages
@@ -85,26 +94,40 @@ pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
     for (i, cell) in cells.into_iter().enumerate() {
         groups[i * steps / total].push(cell);
     }
-    let call = |id: String, name: &str, arguments: serde_json::Value| ToolCall::function(id, name, arguments.to_string());
+    let call = |id: String, name: &str, arguments: serde_json::Value| {
+        ToolCall::function(id, name, arguments.to_string())
+    };
     let plan: Vec<serde_json::Value> = (1..=steps)
         .map(|s| json!({ "goal": format!("gold cells of step {s} of {task_id} have run"), "details": "" }))
         .collect();
     let mut messages = vec![Message {
         content: Some(format!("Plan for the gold solution of {task_id}.")),
-        tool_calls: vec![call("gold_plan".into(), "submit_plan", json!({ "steps": plan }))],
+        tool_calls: vec![call(
+            "gold_plan".into(),
+            "submit_plan",
+            json!({ "steps": plan }),
+        )],
         ..Message::default()
     }];
     for (s, group) in groups.into_iter().enumerate() {
         for (c, code) in group.into_iter().enumerate() {
             messages.push(Message {
                 content: Some(format!("Gold step {}, cell {}.", s + 1, c + 1)),
-                tool_calls: vec![call(format!("gold_{}_{}", s + 1, c + 1), "execute_python", json!({ "code": code }))],
+                tool_calls: vec![call(
+                    format!("gold_{}_{}", s + 1, c + 1),
+                    "execute_python",
+                    json!({ "code": code }),
+                )],
                 ..Message::default()
             });
         }
         messages.push(Message {
             content: Some(format!("Gold step {} is done.", s + 1)),
-            tool_calls: vec![call(format!("gold_{}_done", s + 1), "step_done", json!({ "summary": format!("gold step {}", s + 1) }))],
+            tool_calls: vec![call(
+                format!("gold_{}_done", s + 1),
+                "step_done",
+                json!({ "summary": format!("gold step {}", s + 1) }),
+            )],
             ..Message::default()
         });
     }
@@ -136,13 +159,17 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         }
     }
     let Some(gold) = loaded.gold.clone() else {
-        verdict.problems.push(format!("{id}: the task has no gold solution"));
+        verdict
+            .problems
+            .push(format!("{id}: the task has no gold solution"));
         return verdict;
     };
     let source = match std::fs::read_to_string(&gold) {
         Ok(s) => s,
         Err(e) => {
-            verdict.problems.push(format!("{id}: {}: cannot read: {e}", gold.display()));
+            verdict
+                .problems
+                .push(format!("{id}: {}: cannot read: {e}", gold.display()));
             return verdict;
         }
     };
@@ -165,16 +192,29 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();
-    let summary = run_task(zygote, loaded, &mut backend, &mut memory, out, &options, &mut |_| {});
+    let summary = run_task(
+        zygote,
+        loaded,
+        &mut backend,
+        &mut memory,
+        out,
+        &options,
+        &mut |_| {},
+    );
     verdict.run_seconds = started.elapsed().as_secs_f64();
     match summary {
-        Err(e) => verdict.problems.push(format!("{id}: the run could not start: {e:#}")),
+        Err(e) => verdict
+            .problems
+            .push(format!("{id}: the run could not start: {e:#}")),
         Ok(summary) => {
             for failure in failed_cells(&out.join("transcript.jsonl")) {
                 verdict.problems.push(format!("{id}: {failure}"));
             }
             if summary.status != "finished" && verdict.problems.is_empty() {
-                verdict.problems.push(format!("{id}: the run ended {}: {}", summary.status, summary.reason));
+                verdict.problems.push(format!(
+                    "{id}: the run ended {}: {}",
+                    summary.status, summary.reason
+                ));
             }
         }
     }
@@ -182,10 +222,12 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         let check = outputs::check(&out.join(output));
         match &check {
             OutputCheck::Content(..) => {}
-            OutputCheck::Unreadable(why) if why == "missing" => {
-                verdict.problems.push(format!("{id}: declared output {output} was not produced by the gold"))
-            }
-            other => verdict.problems.push(format!("{id}: {output}: {}", other.describe())),
+            OutputCheck::Unreadable(why) if why == "missing" => verdict.problems.push(format!(
+                "{id}: declared output {output} was not produced by the gold"
+            )),
+            other => verdict
+                .problems
+                .push(format!("{id}: {output}: {}", other.describe())),
         }
         verdict.outputs.push((output.clone(), check));
     }
@@ -214,7 +256,9 @@ pub fn unreadable_data(dir: &Path) -> Vec<String> {
         .into_iter()
         .filter(|(name, _)| !schema::is_sidecar(Path::new(name)))
         .filter_map(|(name, _)| match outputs::check(&dir.join(&name)) {
-            OutputCheck::Unreadable(why) => Some(format!("data file data/{name} is corrupt or unreadable: {why}")),
+            OutputCheck::Unreadable(why) => Some(format!(
+                "data file data/{name} is corrupt or unreadable: {why}"
+            )),
             _ => None,
         })
         .collect()
@@ -241,14 +285,28 @@ mod tests {
         let plan = parse_plan(&m[0], PLAN_STEPS.0, PLAN_STEPS.1).unwrap();
         assert_eq!(plan.steps.len(), 7);
         // Per step: its cells, then step_done; the cells stay in order.
-        let names: Vec<&str> = m[1..].iter().map(|x| x.tool_calls[0].function.name.as_str()).collect();
+        let names: Vec<&str> = m[1..]
+            .iter()
+            .map(|x| x.tool_calls[0].function.name.as_str())
+            .collect();
         assert_eq!(names.iter().filter(|n| **n == "step_done").count(), 7);
         assert_eq!(names.iter().filter(|n| **n == "execute_python").count(), 10);
-        let codes: Vec<&str> = m.iter().flat_map(|x| &x.tool_calls).filter(|c| c.function.name == "execute_python").map(|c| c.function.arguments.as_str()).collect();
+        let codes: Vec<&str> = m
+            .iter()
+            .flat_map(|x| &x.tool_calls)
+            .filter(|c| c.function.name == "execute_python")
+            .map(|c| c.function.arguments.as_str())
+            .collect();
         assert!(codes[0].contains("x1 = 1") && codes[9].contains("x10 = 10"));
         // Fewer cells than the fewest steps: trailing steps are empty.
         let short = gold_dual_messages("T9", "a = 1\n");
-        assert_eq!(parse_plan(&short[0], PLAN_STEPS.0, PLAN_STEPS.1).unwrap().steps.len(), 3);
+        assert_eq!(
+            parse_plan(&short[0], PLAN_STEPS.0, PLAN_STEPS.1)
+                .unwrap()
+                .steps
+                .len(),
+            3
+        );
         assert_eq!(short.len(), 1 + 1 + 3);
     }
 }

@@ -33,12 +33,19 @@ enum StepEnd {
 
 impl ChatEngine {
     /// One turn: plan, execute the steps, replan on failure.
-    pub(super) fn plan_and_execute(&mut self, request: &str, ev: &mut dyn FnMut(ChatEvent<'_>)) -> TurnEnd {
+    pub(super) fn plan_and_execute(
+        &mut self,
+        request: &str,
+        ev: &mut dyn FnMut(ChatEvent<'_>),
+    ) -> TurnEnd {
         let limits = DualLimits::default();
         let zygote = self.zygote_info();
         let system = dual::planner_prompt(1, PLAN_STEPS.1, &zygote.0, &zygote.1, true);
         let context = self.planner_context(request);
-        let mut planner = vec![Message::text(Role::System, system), Message::text(Role::User, context)];
+        let mut planner = vec![
+            Message::text(Role::System, system),
+            Message::text(Role::User, context),
+        ];
         let mut done: Vec<String> = Vec::new();
         let mut replans = 0;
         let (end, note) = loop {
@@ -46,14 +53,23 @@ impl ChatEngine {
                 Ok(p) => p,
                 Err(end) => break (end, None),
             };
-            ev(ChatEvent::Plan { steps: &plan.steps, replan: replans });
+            ev(ChatEvent::Plan {
+                steps: &plan.steps,
+                replan: replans,
+            });
             let mut failure = None;
             let mut stopped = None;
             for (i, step) in plan.steps.iter().enumerate() {
-                ev(ChatEvent::Step { index: i + 1, of: plan.steps.len(), goal: &step.goal });
+                ev(ChatEvent::Step {
+                    index: i + 1,
+                    of: plan.steps.len(),
+                    goal: &step.goal,
+                });
                 self.record("step", json!({ "step": i + 1, "of": plan.steps.len(), "goal": step.goal, "replan": replans }));
                 match self.run_step(&plan, i, &done, &limits, ev) {
-                    Ok(StepEnd::Done(summary)) => done.push(format!("{}: {}", step.goal, summary.trim())),
+                    Ok(StepEnd::Done(summary)) => {
+                        done.push(format!("{}: {}", step.goal, summary.trim()))
+                    }
                     Ok(StepEnd::GaveUp(reason, last_error)) => {
                         failure = Some((step.goal.clone(), reason, last_error));
                         break;
@@ -71,8 +87,12 @@ impl ChatEngine {
                 break (TurnEnd::Answered, None);
             };
             if replans >= limits.max_replans {
-                let why = format!("step `{goal}` failed ({reason}) after {replans} replanning cycle(s)");
-                break (TurnEnd::Failed(why.clone()), Some(format!("The plan failed: {why}.")));
+                let why =
+                    format!("step `{goal}` failed ({reason}) after {replans} replanning cycle(s)");
+                break (
+                    TurnEnd::Failed(why.clone()),
+                    Some(format!("The plan failed: {why}.")),
+                );
             }
             ev(ChatEvent::StepFailed { reason: &reason });
             replans += 1;
@@ -86,7 +106,10 @@ impl ChatEngine {
 
     /// The packages and refused imports the Planner is told about.
     fn zygote_info(&self) -> (Vec<String>, Vec<gisclaw_protocol::BlockedImport>) {
-        (prompt::listed_packages(&self.zygote.info().packages), self.zygote.config().blocked_imports.clone())
+        (
+            prompt::listed_packages(&self.zygote.info().packages),
+            self.zygote.config().blocked_imports.clone(),
+        )
     }
 
     /// What the Planner is shown: data, hints, the recent conversation (its
@@ -94,7 +117,10 @@ impl ChatEngine {
     fn planner_context(&mut self, request: &str) -> String {
         let mut text = format!("## Data\n{}\n", self.data_section());
         if !self.saved.hints.is_empty() {
-            text.push_str(&format!("\n## Domain knowledge from the user\n{}", self.hints_section()));
+            text.push_str(&format!(
+                "\n## Domain knowledge from the user\n{}",
+                self.hints_section()
+            ));
         }
         // The request itself is the conversation's last message.
         let earlier = &self.saved.messages[..self.saved.messages.len().saturating_sub(1)];
@@ -103,8 +129,13 @@ impl ChatEngine {
             .filter(|m| matches!(m.role, Role::User | Role::Assistant))
             .filter_map(|m| {
                 let content = m.content.as_deref()?.trim();
-                let who = if m.role == Role::User { "User" } else { "Assistant" };
-                (!content.is_empty()).then(|| format!("{who}: {}", clip(content, PLANNER_MESSAGE_CHARS)))
+                let who = if m.role == Role::User {
+                    "User"
+                } else {
+                    "Assistant"
+                };
+                (!content.is_empty())
+                    .then(|| format!("{who}: {}", clip(content, PLANNER_MESSAGE_CHARS)))
             })
             .collect();
         if !said.is_empty() {
@@ -113,7 +144,10 @@ impl ChatEngine {
             text.push('\n');
         }
         match self.variables() {
-            Ok(vars) if !vars.is_empty() => text.push_str(&format!("\n## Variables in the sandbox now\n{}\n", vars.join("\n"))),
+            Ok(vars) if !vars.is_empty() => text.push_str(&format!(
+                "\n## Variables in the sandbox now\n{}\n",
+                vars.join("\n")
+            )),
             _ => text.push_str("\n## Variables in the sandbox now\n(none)\n"),
         }
         text.push_str(&format!("\n## The request\n{request}\n"));
@@ -121,13 +155,18 @@ impl ChatEngine {
     }
 
     /// Asks the Planner (up to [`PLAN_TRIES`] times) for a valid plan.
-    fn ask_planner(&mut self, planner: &mut Vec<Message>, ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<Plan, TurnEnd> {
+    fn ask_planner(
+        &mut self,
+        planner: &mut Vec<Message>,
+        ev: &mut dyn FnMut(ChatEvent<'_>),
+    ) -> Result<Plan, TurnEnd> {
         let specs = [dual::plan_spec()];
         let mut last = String::new();
         for _ in 0..PLAN_TRIES {
             let response = self.ask(planner.clone(), &specs, ev)?;
             ev(ChatEvent::MessageDone);
-            let review = dual::review_plan(adapt::adapt(response.message, 0).message, 1, PLAN_STEPS.1);
+            let review =
+                dual::review_plan(adapt::adapt(response.message, 0).message, 1, PLAN_STEPS.1);
             self.record(
                 "message",
                 json!({ "agent": "planner", "message": review.message, "usage": response.usage, "plan": review.plan.as_ref().ok(), "plan_error": review.plan.as_ref().err() }),
@@ -139,17 +178,29 @@ impl ChatEngine {
                 Err(e) => last = e,
             }
         }
-        Err(TurnEnd::Failed(format!("the planner gave no valid plan in {PLAN_TRIES} tries ({last})")))
+        Err(TurnEnd::Failed(format!(
+            "the planner gave no valid plan in {PLAN_TRIES} tries ({last})"
+        )))
     }
 
     /// Runs step `i` of `plan` with a Worker that sees the conversation and
     /// the step's brief.
-    fn run_step(&mut self, plan: &Plan, i: usize, done: &[String], limits: &DualLimits, ev: &mut dyn FnMut(ChatEvent<'_>)) -> Result<StepEnd, TurnEnd> {
+    fn run_step(
+        &mut self,
+        plan: &Plan,
+        i: usize,
+        done: &[String],
+        limits: &DualLimits,
+        ev: &mut dyn FnMut(ChatEvent<'_>),
+    ) -> Result<StepEnd, TurnEnd> {
         let mut specs = self.chat_tools();
         specs.push(dual::step_done_spec());
         let mut prefix = vec![self.system_message()];
         prefix.extend(self.saved.messages.iter().cloned());
-        prefix.push(Message::text(Role::User, dual::step_brief(plan, i + 1, done, false)));
+        prefix.push(Message::text(
+            Role::User,
+            dual::step_brief(plan, i + 1, done, false),
+        ));
         let mut log = Vec::new();
         let mut failures = 0;
         let mut last_error = None;
@@ -157,19 +208,31 @@ impl ChatEngine {
         for round in 1..=rounds {
             match self.exchange(&prefix, &mut log, &specs, round, "worker", ev)? {
                 Exchange::Answered(text) => return Ok(StepEnd::Done(text)),
-                Exchange::Called { step_done: Some(summary), .. } => return Ok(StepEnd::Done(summary)),
-                Exchange::Called { failed, step_done: None } => {
+                Exchange::Called {
+                    step_done: Some(summary),
+                    ..
+                } => return Ok(StepEnd::Done(summary)),
+                Exchange::Called {
+                    failed,
+                    step_done: None,
+                } => {
                     failures += failed.len();
                     if let Some(e) = failed.into_iter().last() {
                         last_error = Some(e);
                     }
                     if failures > limits.max_corrections {
-                        return Ok(StepEnd::GaveUp(format!("{failures} failing cells"), last_error));
+                        return Ok(StepEnd::GaveUp(
+                            format!("{failures} failing cells"),
+                            last_error,
+                        ));
                     }
                 }
             }
         }
-        Ok(StepEnd::GaveUp(format!("no step_done within {rounds} rounds"), last_error))
+        Ok(StepEnd::GaveUp(
+            format!("no step_done within {rounds} rounds"),
+            last_error,
+        ))
     }
 
     /// Puts the turn's outcome into the conversation as one assistant message.
@@ -177,12 +240,19 @@ impl ChatEngine {
         let mut text = if done.is_empty() {
             "No step of the plan was completed.".to_string()
         } else {
-            format!("Steps done:\n{}", done.iter().map(|d| format!("- {d}")).collect::<Vec<_>>().join("\n"))
+            format!(
+                "Steps done:\n{}",
+                done.iter()
+                    .map(|d| format!("- {d}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
         };
         if let Some(note) = note {
             text.push_str(&format!("\n{note}"));
         }
-        self.saved.messages.push(Message::text(Role::Assistant, text));
+        self.saved
+            .messages
+            .push(Message::text(Role::Assistant, text));
     }
 }
-

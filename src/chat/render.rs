@@ -25,15 +25,18 @@ const BOLD: &str = "\x1b[1m";
 const OBSERVATION_LINES: usize = 40;
 
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for",
-    "from", "global", "if", "import", "in", "is", "lambda", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+    "lambda", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
 ];
 
 impl Style {
     /// Colours on a terminal unless `NO_COLOR` is set (to anything non-empty).
     pub fn detect() -> Style {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style { color: !no_color && std::io::stdout().is_terminal() }
+        Style {
+            color: !no_color && std::io::stdout().is_terminal(),
+        }
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
@@ -66,7 +69,10 @@ impl Style {
             let head = &lines[..OBSERVATION_LINES / 2];
             let tail = &lines[lines.len() - OBSERVATION_LINES / 2..];
             let mut v: Vec<String> = head.iter().map(|l| l.to_string()).collect();
-            v.push(format!("… {} lines not shown …", lines.len() - OBSERVATION_LINES));
+            v.push(format!(
+                "… {} lines not shown …",
+                lines.len() - OBSERVATION_LINES
+            ));
             v.extend(tail.iter().map(|l| l.to_string()));
             v
         } else {
@@ -74,7 +80,10 @@ impl Style {
         };
         let mut out = String::new();
         for line in shown {
-            if line.starts_with("Traceback") || line.contains("Error:") || line.starts_with("[error]") {
+            if line.starts_with("Traceback")
+                || line.contains("Error:")
+                || line.starts_with("[error]")
+            {
                 out.push_str(&self.paint(RED, &line));
             } else {
                 out.push_str(&line);
@@ -171,13 +180,23 @@ mod tests {
         assert_eq!(plain.code("python", "a = 1"), "── python ──\na = 1\n");
         let color = Style { color: true };
         let line = color.highlight("for s in 'ab':  # loop");
-        assert!(line.contains(&format!("{BOLD}{BLUE}for{RESET}")) && line.contains(&format!("{GREEN}'ab'{RESET}")) && line.contains(&format!("{GREY}# loop{RESET}")), "{line:?}");
+        assert!(
+            line.contains(&format!("{BOLD}{BLUE}for{RESET}"))
+                && line.contains(&format!("{GREEN}'ab'{RESET}"))
+                && line.contains(&format!("{GREY}# loop{RESET}")),
+            "{line:?}"
+        );
     }
 
     #[test]
     fn long_observations_are_cut_in_the_middle() {
         let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let shown = Style { color: false }.observation(&text);
-        assert!(shown.contains("line 0\n") && shown.contains("line 99\n") && shown.contains("60 lines not shown") && !shown.contains("line 50\n"));
+        assert!(
+            shown.contains("line 0\n")
+                && shown.contains("line 99\n")
+                && shown.contains("60 lines not shown")
+                && !shown.contains("line 50\n")
+        );
     }
 }

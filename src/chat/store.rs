@@ -66,12 +66,21 @@ pub fn chats_dir() -> PathBuf {
 
 /// A new session id: local date and time plus the process id.
 pub fn new_id() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     // Days since the epoch → civil date (UTC), without a date crate.
     let days = (secs / 86_400) as i64;
     let (y, m, d) = civil_from_days(days);
     let rem = secs % 86_400;
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{}", rem / 3600, rem / 60 % 60, rem % 60, std::process::id())
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        std::process::id()
+    )
 }
 
 /// Howard Hinnant's days-to-civil conversion.
@@ -104,11 +113,18 @@ impl SavedChat {
     /// Loads session `id`; one line saying what is wrong otherwise.
     pub fn load(id: &str) -> Result<SavedChat, String> {
         if id.is_empty() || id.contains('/') || id.starts_with('.') {
-            return Err(format!("--resume {id}: not a session id (see {})", chats_dir().display()));
+            return Err(format!(
+                "--resume {id}: not a session id (see {})",
+                chats_dir().display()
+            ));
         }
         let path = chats_dir().join(id).join("chat.json");
         let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!("--resume {id}: no saved session {} ({})", path.display(), available()),
+            std::io::ErrorKind::NotFound => format!(
+                "--resume {id}: no saved session {} ({})",
+                path.display(),
+                available()
+            ),
             _ => format!("{}: {e}", path.display()),
         })?;
         serde_json::from_str(&text).map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))
@@ -118,7 +134,12 @@ impl SavedChat {
 /// The ids of saved sessions, newest last, for error messages.
 fn available() -> String {
     let mut ids: Vec<String> = std::fs::read_dir(chats_dir())
-        .map(|d| d.flatten().filter(|e| e.path().join("chat.json").is_file()).map(|e| e.file_name().to_string_lossy().to_string()).collect())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().join("chat.json").is_file())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .collect()
+        })
         .unwrap_or_default();
     ids.sort();
     match ids.len() {
@@ -129,7 +150,9 @@ fn available() -> String {
 
 /// `path` relative to the session's work dir when inside it.
 pub fn shown(path: &Path, workdir: &Path) -> String {
-    path.strip_prefix(workdir).map(|p| p.display().to_string()).unwrap_or_else(|_| path.display().to_string())
+    path.strip_prefix(workdir)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| path.display().to_string())
 }
 
 #[cfg(test)]

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use gisclaw::bench::answers::EXPECTED;
 use gisclaw::bench::data::{self, Provenance};
 use gisclaw::bench::import::{self, DataMode};
 use gisclaw::bench::select::Selection;
-use gisclaw::bench::answers::EXPECTED;
 use gisclaw::bench::steps::{self, LoadedStepTask};
 use gisclaw::bench::unit::{self, UnitSuite};
 use gisclaw::bench::{suite_tasks, verify, SuiteKind};
@@ -119,7 +119,8 @@ fn select<T>(
     load: impl Fn(&Path) -> Result<T, TaskError>,
     id: impl Fn(&T) -> &str,
 ) -> anyhow::Result<Vec<T>> {
-    let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
+    let selection =
+        Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
     let files = suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))?;
     let mut loaded = Vec::new();
     for file in files {
@@ -151,8 +152,10 @@ fn bar(len: usize) -> Option<indicatif::ProgressBar> {
     std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(len as u64);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})")
-                .expect("a valid template"),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})",
+            )
+            .expect("a valid template"),
         );
         bar
     })
@@ -179,12 +182,21 @@ fn verify_suite(suite: &Path, tasks: Option<&str>, out: &Path) -> anyhow::Result
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    println!("{:<14} {:>5} {:>7} {:>7}  {:<6} outputs", "task", "cells", "gen s", "run s", "result");
+    println!(
+        "{:<14} {:>5} {:>7} {:>7}  {:<6} outputs",
+        "task", "cells", "gen s", "run s", "result"
+    );
     for v in &verdicts {
         let outputs: Vec<String> = v
             .outputs
             .iter()
-            .map(|(path, check)| format!("{} ({})", path.trim_start_matches("pred_results/"), check.describe()))
+            .map(|(path, check)| {
+                format!(
+                    "{} ({})",
+                    path.trim_start_matches("pred_results/"),
+                    check.describe()
+                )
+            })
             .collect();
         println!(
             "{:<14} {:>5} {:>7.1} {:>7.1}  {:<6} {}",
@@ -208,14 +220,21 @@ fn verify_suite(suite: &Path, tasks: Option<&str>, out: &Path) -> anyhow::Result
         verdicts.len(),
         out.display()
     );
-    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Result<ExitCode> {
     let mut loaded = load_suite(suite, tasks)?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let mut failures = 0;
-    println!("{:<14} {:>5} {:>9} {:>16}  data", "task", "files", "MB", "digest");
+    println!(
+        "{:<14} {:>5} {:>9} {:>16}  data",
+        "task", "files", "MB", "digest"
+    );
     for task in &mut loaded {
         if task.generator.is_empty() {
             println!("{:<14} (given data, nothing to generate)", task.task.id);
@@ -224,7 +243,8 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
         if force {
             let dir = data::cached_dir(task)?;
             if dir.exists() {
-                std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+                std::fs::remove_dir_all(&dir)
+                    .with_context(|| format!("removing {}", dir.display()))?;
             }
         }
         match data::ensure(&zygote, task) {
@@ -232,7 +252,8 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
                 let dir = task.data_dir.clone().expect("ensure sets the data dir");
                 let files = schema::files_under(&dir);
                 let bytes: u64 = files.iter().map(|(_, b)| b).sum();
-                let digest = data::digest(&dir).with_context(|| format!("reading {}", dir.display()))?;
+                let digest =
+                    data::digest(&dir).with_context(|| format!("reading {}", dir.display()))?;
                 let how = match how {
                     Provenance::Generated(t) => format!("generated in {:.1} s", t.as_secs_f64()),
                     _ => "cached".into(),
@@ -251,12 +272,21 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
             }
         }
     }
-    Ok(if failures == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Step suites: runs each gold step by step with its checks; judges them
 /// against the recorded answers, or (`record`) records them.
-fn verify_steps(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> anyhow::Result<ExitCode> {
+fn verify_steps(
+    suite: &Path,
+    tasks: Option<&str>,
+    out: &Path,
+    record: bool,
+) -> anyhow::Result<ExitCode> {
     let loaded = select(suite, tasks, LoadedStepTask::load, |t| &t.task.id)?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let bar = bar(loaded.len());
@@ -273,8 +303,12 @@ fn verify_steps(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> 
         }
         let (marks, mut task_problems) = match verdicts {
             Ok(verdicts) => {
-                let marks: String = verdicts.iter().map(|v| if v.problem.is_none() { '✓' } else { '✗' }).collect();
-                let task_problems: Vec<String> = verdicts.iter().filter_map(|v| v.problem.clone()).collect();
+                let marks: String = verdicts
+                    .iter()
+                    .map(|v| if v.problem.is_none() { '✓' } else { '✗' })
+                    .collect();
+                let task_problems: Vec<String> =
+                    verdicts.iter().filter_map(|v| v.problem.clone()).collect();
                 if record && task_problems.is_empty() {
                     steps::record(task, &verdicts).map_err(|e| anyhow::anyhow!(e))?;
                 }
@@ -289,7 +323,12 @@ fn verify_steps(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> 
             (true, false) => "pass",
             _ => "FAIL",
         };
-        let line = format!("{:<8} {:>5}  {:<7} {marks}", task.task.id, task.task.steps.len(), result);
+        let line = format!(
+            "{:<8} {:>5}  {:<7} {marks}",
+            task.task.id,
+            task.task.steps.len(),
+            result
+        );
         match &bar {
             Some(bar) => bar.println(line),
             None => println!("{line}"),
@@ -310,13 +349,23 @@ fn verify_steps(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> 
         if record { "recorded" } else { "verified" },
         out.display()
     );
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Unit suites: runs every reference; judges it against `expected.json`,
 /// or (`record`) records its answers there.
-fn verify_unit(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> anyhow::Result<ExitCode> {
-    let selection = Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
+fn verify_unit(
+    suite: &Path,
+    tasks: Option<&str>,
+    out: &Path,
+    record: bool,
+) -> anyhow::Result<ExitCode> {
+    let selection =
+        Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
     let loaded = UnitSuite::load(suite).map_err(|e| UsageError(e.to_string()))?;
     let keep = |key: &str| {
         let library = key.split('/').next().unwrap_or_default();
@@ -324,19 +373,25 @@ fn verify_unit(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> a
         selection.matches(library) || selection.matches(case)
     };
     let zygote = Zygote::start(SandboxConfig::default())?;
-    let answers = unit::run_references(&zygote, &loaded, out, &keep).map_err(|e| anyhow::anyhow!(e))?;
+    let answers =
+        unit::run_references(&zygote, &loaded, out, &keep).map_err(|e| anyhow::anyhow!(e))?;
     if answers.is_empty() {
         return Err(UsageError(format!("{}: no case selected", suite.display())).into());
     }
     if record {
         let n = unit::record(&loaded, &answers).map_err(|e| anyhow::anyhow!(e))?;
-        println!("gisclaw: {n} answers recorded in {}", suite.join(EXPECTED).display());
+        println!(
+            "gisclaw: {n} answers recorded in {}",
+            suite.join(EXPECTED).display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let verdicts = unit::verify(&loaded, &answers);
     let mut by_library: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for v in &verdicts {
-        let entry = by_library.entry(v.key.split('/').next().unwrap_or_default().to_string()).or_default();
+        let entry = by_library
+            .entry(v.key.split('/').next().unwrap_or_default().to_string())
+            .or_default();
         entry.0 += 1;
         entry.1 += usize::from(v.problem.is_none());
     }
@@ -355,5 +410,9 @@ fn verify_unit(suite: &Path, tasks: Option<&str>, out: &Path, record: bool) -> a
         EXPECTED,
         loaded.case_count()
     );
-    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

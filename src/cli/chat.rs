@@ -61,14 +61,23 @@ pub struct ChatArgs {
 /// The slash commands, with their one-line help.
 const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
-    ("/data", "DIR — attach a data folder and show its schema card"),
+    (
+        "/data",
+        "DIR — attach a data folder and show its schema card",
+    ),
     ("/files", "the data files and the outputs so far"),
     ("/vars", "the namespace, one line per variable"),
     ("/inspect", "NAME — a closer look at one variable"),
-    ("/run", "CODE — run your own Python in the sandbox (the model is told)"),
+    (
+        "/run",
+        "CODE — run your own Python in the sandbox (the model is told)",
+    ),
     ("/edit", "edit the last failed cell in $EDITOR and run it"),
     ("/hint", "TEXT — domain knowledge for the next turns"),
-    ("/arch", "[single|dual] — show or switch the agent architecture"),
+    (
+        "/arch",
+        "[single|dual] — show or switch the agent architecture",
+    ),
     ("/model", "the model backend"),
     ("/tokens", "tokens and cost so far"),
     ("/save", "FILE — write the script of the successful cells"),
@@ -104,25 +113,41 @@ struct ChatHelper {
 impl Completer for ChatHelper {
     type Candidate = Pair;
 
-    fn complete(&self, line: &str, pos: usize, _: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
         let before = &line[..pos];
-        let start = before.rfind(char::is_whitespace).map(|i| i + 1).unwrap_or(0);
+        let start = before
+            .rfind(char::is_whitespace)
+            .map(|i| i + 1)
+            .unwrap_or(0);
         let word = &before[start..];
         if start == 0 && word.starts_with('/') {
             let pairs = COMMANDS
                 .iter()
                 .filter(|(c, _)| c.starts_with(word))
-                .map(|(c, _)| Pair { display: c.to_string(), replacement: format!("{c} ") })
+                .map(|(c, _)| Pair {
+                    display: c.to_string(),
+                    replacement: format!("{c} "),
+                })
                 .collect();
             return Ok((0, pairs));
         }
-        let Some(dir) = &self.data_dir else { return Ok((pos, Vec::new())) };
+        let Some(dir) = &self.data_dir else {
+            return Ok((pos, Vec::new()));
+        };
         let prefix = word.strip_prefix("data/").unwrap_or(word);
         let pairs = gisclaw::schema::files_under(dir)
             .into_iter()
             .filter(|(rel, _)| rel.starts_with(prefix))
             .take(200)
-            .map(|(rel, _)| Pair { display: rel.clone(), replacement: format!("data/{rel}") })
+            .map(|(rel, _)| Pair {
+                display: rel.clone(),
+                replacement: format!("data/{rel}"),
+            })
             .collect();
         Ok((start, pairs))
     }
@@ -133,7 +158,11 @@ impl Hinter for ChatHelper {
 }
 
 impl Highlighter for ChatHelper {
-    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _default: bool) -> Cow<'b, str> {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
         Cow::Borrowed(prompt)
     }
 }
@@ -148,7 +177,15 @@ fn history_path() -> PathBuf {
     store::chats_dir().join("history")
 }
 
-fn open_backend(args: &ChatArgs) -> Result<(Box<dyn ChatBackend>, Option<gisclaw::llm::config::LiveConfig>), UsageError> {
+fn open_backend(
+    args: &ChatArgs,
+) -> Result<
+    (
+        Box<dyn ChatBackend>,
+        Option<gisclaw::llm::config::LiveConfig>,
+    ),
+    UsageError,
+> {
     if let Some(file) = &args.replay {
         let backend = ReplayBackend::open(file).map_err(|e| UsageError(e.to_string()))?;
         return Ok((Box::new(backend), None));
@@ -164,7 +201,10 @@ fn open_backend(args: &ChatArgs) -> Result<(Box<dyn ChatBackend>, Option<gisclaw
 pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     let mut saved = match &args.resume {
         Some(id) => SavedChat::load(id).map_err(UsageError)?,
-        None => SavedChat { id: store::new_id(), ..SavedChat::default() },
+        None => SavedChat {
+            id: store::new_id(),
+            ..SavedChat::default()
+        },
     };
     if let Some(arch) = args.arch {
         saved.arch = arch;
@@ -178,8 +218,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     };
     let zygote = Zygote::start(sandbox.clone())?;
     let resuming = args.resume.is_some();
-    let options = ChatOptions { max_rounds: args.max_rounds, sandbox, docs: super::solve::open_docs(args.rag)? };
-    let (mut engine, rebuilt) = ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT).map_err(UsageError)?;
+    let options = ChatOptions {
+        max_rounds: args.max_rounds,
+        sandbox,
+        docs: super::solve::open_docs(args.rag)?,
+    };
+    let (mut engine, rebuilt) =
+        ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)
+            .map_err(UsageError)?;
     let say = |text: &str| println!("{}", style.note(text));
     say(&format!(
         "gisclaw chat · {} · {} agent · session {} (resume: gisclaw chat --resume {})",
@@ -193,7 +239,11 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             "resumed: {} message(s), {} cell(s) replayed into the namespace{}",
             engine.saved.messages.len(),
             rebuilt.replayed,
-            if rebuilt.failed.is_empty() { String::new() } else { format!(", {} failed on replay", rebuilt.failed.len()) }
+            if rebuilt.failed.is_empty() {
+                String::new()
+            } else {
+                format!(", {} failed on replay", rebuilt.failed.len())
+            }
         ));
     }
     if let Some(dir) = &args.data {
@@ -209,7 +259,9 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     // editor's lifetime (unused here: while it reads a line the terminal
     // is raw and Ctrl-C is a key).
     install_sigint_handler();
-    editor.set_helper(Some(ChatHelper { data_dir: engine.saved.data_dir.clone() }));
+    editor.set_helper(Some(ChatHelper {
+        data_dir: engine.saved.data_dir.clone(),
+    }));
     let history = history_path();
     let _ = editor.load_history(&history);
     let mut typed = String::new();
@@ -264,7 +316,11 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
 
 /// One input, starting with `typed` (keys pressed during the last turn):
 /// lines ending in `\` continue on the next line. `None` on Ctrl-D.
-fn read_input(editor: &mut Editor<ChatHelper, DefaultHistory>, style: &Style, typed: &str) -> rustyline::Result<Option<String>> {
+fn read_input(
+    editor: &mut Editor<ChatHelper, DefaultHistory>,
+    style: &Style,
+    typed: &str,
+) -> rustyline::Result<Option<String>> {
     let mut text = String::new();
     let mut prompt = style.prompt();
     let mut initial = typed.to_string();
@@ -307,7 +363,11 @@ struct TypeAhead {
 
 impl TypeAhead {
     fn start() -> TypeAhead {
-        let idle = TypeAhead { stop: Default::default(), reader: None, saved: None };
+        let idle = TypeAhead {
+            stop: Default::default(),
+            reader: None,
+            saved: None,
+        };
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             return idle;
         }
@@ -331,7 +391,11 @@ impl TypeAhead {
         let reader = std::thread::spawn(move || {
             let mut keys = Vec::new();
             while !flag.load(Ordering::SeqCst) {
-                let mut fd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+                let mut fd = libc::pollfd {
+                    fd: 0,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
                 // SAFETY: one pollfd, then a read into a local buffer.
                 let ready = unsafe { libc::poll(&mut fd, 1, 50) };
                 if ready > 0 && fd.revents & libc::POLLIN != 0 {
@@ -341,20 +405,30 @@ impl TypeAhead {
                         break;
                     }
                     keys.extend_from_slice(&buf[..n as usize]);
-                } else if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                } else if ready < 0
+                    && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
                     break;
                 }
             }
             keys
         });
-        TypeAhead { stop, reader: Some(reader), saved: Some(saved) }
+        TypeAhead {
+            stop,
+            reader: Some(reader),
+            saved: Some(saved),
+        }
     }
 
     /// Restores the terminal: the text typed (its first line, printable
     /// characters only) and whether Ctrl-D was pressed.
     fn finish(mut self) -> (String, bool) {
         self.stop.store(true, Ordering::SeqCst);
-        let keys = self.reader.take().and_then(|r| r.join().ok()).unwrap_or_default();
+        let keys = self
+            .reader
+            .take()
+            .and_then(|r| r.join().ok())
+            .unwrap_or_default();
         self.restore();
         typed_keys(&keys)
     }
@@ -400,8 +474,16 @@ fn typed_keys(keys: &[u8]) -> (String, bool) {
 fn report_end(end: &TurnEnd, style: &Style) {
     match end {
         TurnEnd::Answered => {}
-        TurnEnd::Interrupted => println!("{}", style.note("interrupted: the session and its variables are intact")),
-        TurnEnd::RoundLimit(n) => println!("{}", style.note(&format!("stopped after {n} rounds in this turn (--max-rounds); say how to go on"))),
+        TurnEnd::Interrupted => println!(
+            "{}",
+            style.note("interrupted: the session and its variables are intact")
+        ),
+        TurnEnd::RoundLimit(n) => println!(
+            "{}",
+            style.note(&format!(
+                "stopped after {n} rounds in this turn (--max-rounds); say how to go on"
+            ))
+        ),
         TurnEnd::Failed(why) => println!("{}", style.error(&format!("the turn failed: {why}"))),
     }
 }
@@ -416,7 +498,11 @@ struct Screen {
 
 impl Screen {
     fn new(style: Style) -> Screen {
-        Screen { style, spinner: None, in_text: false }
+        Screen {
+            style,
+            spinner: None,
+            in_text: false,
+        }
     }
 
     fn stop_spinner(&mut self) {
@@ -439,16 +525,29 @@ impl Screen {
                     self.in_text = false;
                 }
             }
-            ChatEvent::Tool { name, code, arguments } => {
+            ChatEvent::Tool {
+                name,
+                code,
+                arguments,
+            } => {
                 let _ = match code {
                     Some(code) => write!(out, "{}", self.style.code("python", code)),
-                    None => writeln!(out, "{}", self.style.note(&format!("── {name} {arguments}"))),
+                    None => writeln!(
+                        out,
+                        "{}",
+                        self.style.note(&format!("── {name} {arguments}"))
+                    ),
                 };
             }
             ChatEvent::CellRunning => {
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                     let s = indicatif::ProgressBar::new_spinner();
-                    s.set_style(indicatif::ProgressStyle::with_template("{spinner} running [{elapsed}] (Ctrl-C stops it)").expect("a valid template"));
+                    s.set_style(
+                        indicatif::ProgressStyle::with_template(
+                            "{spinner} running [{elapsed}] (Ctrl-C stops it)",
+                        )
+                        .expect("a valid template"),
+                    );
                     s.enable_steady_tick(Duration::from_millis(120));
                     self.spinner = Some(s);
                 }
@@ -461,20 +560,41 @@ impl Screen {
                 }
             }
             ChatEvent::Plan { steps, replan } => {
-                let title = if replan == 0 { format!("plan ({} steps)", steps.len()) } else { format!("new plan, replanning cycle {replan} ({} steps)", steps.len()) };
+                let title = if replan == 0 {
+                    format!("plan ({} steps)", steps.len())
+                } else {
+                    format!(
+                        "new plan, replanning cycle {replan} ({} steps)",
+                        steps.len()
+                    )
+                };
                 let _ = writeln!(out, "{}", self.style.heading(&title));
                 for (i, step) in steps.iter().enumerate() {
                     let _ = writeln!(out, "  {}. {}", i + 1, step.goal);
                 }
             }
             ChatEvent::Step { index, of, goal } => {
-                let _ = writeln!(out, "{}", self.style.heading(&format!("── step {index}/{of}: {goal}")));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    self.style.heading(&format!("── step {index}/{of}: {goal}"))
+                );
             }
             ChatEvent::StepDone { summary } => {
-                let _ = writeln!(out, "{}", self.style.success(&format!("✓ step done: {}", summary.trim())));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    self.style
+                        .success(&format!("✓ step done: {}", summary.trim()))
+                );
             }
             ChatEvent::StepFailed { reason } => {
-                let _ = writeln!(out, "{}", self.style.error(&format!("✗ step failed: {reason}; replanning")));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    self.style
+                        .error(&format!("✗ step failed: {reason}; replanning"))
+                );
             }
         }
     }
@@ -607,9 +727,15 @@ fn run_code(engine: &mut ChatEngine, code: &str, style: &Style) {
 
 /// Opens `code` in `$VISUAL` / `$EDITOR` (default `vi`) and returns the result.
 fn edit_in_editor(code: &str) -> Result<String, String> {
-    let file = tempfile::Builder::new().prefix("gisclaw-edit-").suffix(".py").tempfile().map_err(|e| e.to_string())?;
+    let file = tempfile::Builder::new()
+        .prefix("gisclaw-edit-")
+        .suffix(".py")
+        .tempfile()
+        .map_err(|e| e.to_string())?;
     std::fs::write(file.path(), code).map_err(|e| e.to_string())?;
-    let editor = std::env::var("VISUAL").or_else(|_| std::env::var("EDITOR")).unwrap_or_else(|_| "vi".into());
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
     let mut parts = editor.split_whitespace();
     let program = parts.next().unwrap_or("vi");
     let status = std::process::Command::new(program)
@@ -618,7 +744,9 @@ fn edit_in_editor(code: &str) -> Result<String, String> {
         .status()
         .map_err(|e| format!("/edit: cannot start the editor `{editor}`: {e} (set $EDITOR)"))?;
     if !status.success() {
-        return Err(format!("/edit: the editor `{editor}` exited with {status}; nothing run"));
+        return Err(format!(
+            "/edit: the editor `{editor}` exited with {status}; nothing run"
+        ));
     }
     std::fs::read_to_string(file.path()).map_err(|e| e.to_string())
 }
@@ -630,7 +758,10 @@ mod tests {
     #[test]
     fn keys_typed_during_a_turn_become_the_next_prompt_and_ctrl_d_is_kept() {
         assert_eq!(typed_keys(b"/vars"), ("/vars".into(), false));
-        assert_eq!(typed_keys(b"plot it\x7f\x7fthem\rmore"), ("plot them".into(), false));
+        assert_eq!(
+            typed_keys(b"plot it\x7f\x7fthem\rmore"),
+            ("plot them".into(), false)
+        );
         assert_eq!(typed_keys(b"\x1b[Aab\x1b[3~c"), ("abc".into(), false));
         assert_eq!(typed_keys(b"\x04"), (String::new(), true));
         assert_eq!(typed_keys(b"half\x04"), ("half".into(), true));

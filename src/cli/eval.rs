@@ -7,13 +7,15 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use gisclaw::agent::run::Arch;
+use gisclaw::bench::steps::LoadedStepTask;
+use gisclaw::bench::unit::UnitSuite;
 use gisclaw::bench::SuiteKind;
 use gisclaw::embed::Embedder;
 use gisclaw::eval::api::OpTable;
 use gisclaw::eval::report::{self, EvalData, Weights};
-use gisclaw::bench::unit::UnitSuite;
-use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalEvent, EvalOptions, Manifest};
-use gisclaw::bench::steps::LoadedStepTask;
+use gisclaw::eval::runner::{
+    prepare_folder, run_eval, BackendSource, EvalEvent, EvalOptions, Manifest,
+};
 use gisclaw::eval::step_eval::{self, StepEvent};
 use gisclaw::eval::unit_eval::{self, UnitEvent};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
@@ -138,7 +140,12 @@ pub struct EvalRunArgs {
 }
 
 /// A judge's backend from `--judge`-style options.
-fn judge_backend(flag: &str, name: &Option<String>, model: &Option<String>, base_url: &Option<String>) -> Result<Option<gisclaw::llm::config::LiveConfig>, UsageError> {
+fn judge_backend(
+    flag: &str,
+    name: &Option<String>,
+    model: &Option<String>,
+    base_url: &Option<String>,
+) -> Result<Option<gisclaw::llm::config::LiveConfig>, UsageError> {
     let Some(name) = name else { return Ok(None) };
     let choice = BackendArgs {
         backend: Some(name.clone()),
@@ -146,8 +153,11 @@ fn judge_backend(flag: &str, name: &Option<String>, model: &Option<String>, base
         base_url: base_url.clone(),
         gguf: None,
     };
-    let live = choice.resolve_live().map_err(|e| UsageError(format!("{flag}: {e}")))?;
-    live.map(Some).ok_or_else(|| UsageError(format!("{flag} {name}: no such backend")))
+    let live = choice
+        .resolve_live()
+        .map_err(|e| UsageError(format!("{flag}: {e}")))?;
+    live.map(Some)
+        .ok_or_else(|| UsageError(format!("{flag} {name}: no such backend")))
 }
 
 /// Runs the command.
@@ -167,17 +177,26 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
             let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
             let out = out.unwrap_or(dir);
             if manifest.kind == "steps" || manifest.kind == "unit" {
-                std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+                std::fs::create_dir_all(out)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
             }
-            let written = |e: std::io::Error| anyhow::anyhow!("writing the report into {}: {e}", out.display());
+            let written = |e: std::io::Error| {
+                anyhow::anyhow!("writing the report into {}: {e}", out.display())
+            };
             if manifest.kind == "steps" {
                 let records = step_eval::load_records(dir).map_err(UsageError)?;
-                print_step_summary(&step_eval::write_report(&records, &manifest.backend, out).map_err(written)?, out);
+                print_step_summary(
+                    &step_eval::write_report(&records, &manifest.backend, out).map_err(written)?,
+                    out,
+                );
                 return Ok(ExitCode::SUCCESS);
             }
             if manifest.kind == "unit" {
                 let records = unit_eval::load_records(dir).map_err(UsageError)?;
-                print_unit_summary(&unit_eval::write_report(&records, &manifest.backend, out).map_err(written)?, out);
+                print_unit_summary(
+                    &unit_eval::write_report(&records, &manifest.backend, out).map_err(written)?,
+                    out,
+                );
                 return Ok(ExitCode::SUCCESS);
             }
         }
@@ -188,7 +207,8 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
         .collect::<Result<_, _>>()?;
     let out = out.unwrap_or(&dirs[0]);
     let report = report::build(&evals, weights);
-    report::write(&report, out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    report::write(&report, out)
+        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, out);
     Ok(ExitCode::SUCCESS)
 }
@@ -224,7 +244,12 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
             for case in &file.cases {
                 let path = unit_eval::recording(rec, &file.library, &case.id);
                 if !path.is_file() {
-                    return Err(UsageError(format!("--replay {}: no recording {}", rec.display(), path.display())).into());
+                    return Err(UsageError(format!(
+                        "--replay {}: no recording {}",
+                        rec.display(),
+                        path.display()
+                    ))
+                    .into());
                 }
             }
         }
@@ -233,7 +258,11 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     let out = eval_folder(args, dir);
     let manifest = Manifest {
         suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
-        tasks: suite.files.iter().flat_map(|(_, f)| f.cases.iter().map(|c| format!("{}/{}", f.library, c.id))).collect(),
+        tasks: suite
+            .files
+            .iter()
+            .flat_map(|(_, f)| f.cases.iter().map(|c| format!("{}/{}", f.library, c.id)))
+            .collect(),
         archs: Vec::new(),
         runs: args.runs,
         backend: backend.clone(),
@@ -246,13 +275,20 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     let zygote = Zygote::start(SandboxConfig::default())?;
     let progress = Progress::new("cases");
     eprintln!("gisclaw: {} samples per case", args.runs);
-    let failed = unit_eval::run_unit_eval(&zygote, &suite, &source, args.runs, &out, args.jobs, &|e| progress.unit_event(e)).map_err(UsageError)?;
+    let failed =
+        unit_eval::run_unit_eval(&zygote, &suite, &source, args.runs, &out, args.jobs, &|e| {
+            progress.unit_event(e)
+        })
+        .map_err(UsageError)?;
     progress.finish();
     let records = unit_eval::load_records(&out).map_err(UsageError)?;
-    let summary = unit_eval::write_report(&records, &backend, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    let summary = unit_eval::write_report(&records, &backend, &out)
+        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_unit_summary(&summary, &out);
     if failed > 0 {
-        eprintln!("gisclaw: {failed} case(s) could not run: `gisclaw eval … --resume` retries them");
+        eprintln!(
+            "gisclaw: {failed} case(s) could not run: `gisclaw eval … --resume` retries them"
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -270,9 +306,16 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         .filter(|p| p.is_file())
         .collect();
     paths.sort();
-    let all: Vec<LoadedStepTask> = paths.iter().map(|p| LoadedStepTask::load(p).map_err(|e| UsageError(e.to_string()))).collect::<Result<_, _>>()?;
-    let selection = gisclaw::bench::select::Selection::parse(args.tasks.as_deref().unwrap_or("")).map_err(|e| UsageError(format!("--tasks: {e}")))?;
-    let tasks: Vec<LoadedStepTask> = all.into_iter().filter(|t| selection.matches(&t.task.id)).collect();
+    let all: Vec<LoadedStepTask> = paths
+        .iter()
+        .map(|p| LoadedStepTask::load(p).map_err(|e| UsageError(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    let selection = gisclaw::bench::select::Selection::parse(args.tasks.as_deref().unwrap_or(""))
+        .map_err(|e| UsageError(format!("--tasks: {e}")))?;
+    let tasks: Vec<LoadedStepTask> = all
+        .into_iter()
+        .filter(|t| selection.matches(&t.task.id))
+        .collect();
     if tasks.is_empty() {
         return Err(UsageError(format!("--tasks: no task of {} selected", dir.display())).into());
     }
@@ -310,10 +353,21 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         cell_timeout: args.limits.cell_timeout(),
     };
     let progress = Progress::new("runs");
-    let failed = step_eval::run_step_eval(&zygote, &tasks, &source, args.runs, &out, args.jobs, &limits, &|e| progress.step_event(e)).map_err(UsageError)?;
+    let failed = step_eval::run_step_eval(
+        &zygote,
+        &tasks,
+        &source,
+        args.runs,
+        &out,
+        args.jobs,
+        &limits,
+        &|e| progress.step_event(e),
+    )
+    .map_err(UsageError)?;
     progress.finish();
     let records = step_eval::load_records(&out).map_err(UsageError)?;
-    let summary = step_eval::write_report(&records, &backend, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    let summary = step_eval::write_report(&records, &backend, &out)
+        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
     if failed > 0 {
         eprintln!("gisclaw: {failed} run(s) could not run: `gisclaw eval … --resume` retries them");
@@ -331,8 +385,17 @@ fn print_step_summary(summary: &step_eval::StepSummary, out: &Path) {
 }
 
 fn print_unit_summary(summary: &unit_eval::UnitSummary, out: &Path) {
-    let pass: Vec<String> = summary.pass_at.iter().map(|(k, v)| format!("pass@{k} {v:.3}")).collect();
-    eprintln!("gisclaw: {} cases × {} samples: {}", summary.cases, summary.samples, pass.join(", "));
+    let pass: Vec<String> = summary
+        .pass_at
+        .iter()
+        .map(|(k, v)| format!("pass@{k} {v:.3}"))
+        .collect();
+    eprintln!(
+        "gisclaw: {} cases × {} samples: {}",
+        summary.cases,
+        summary.samples,
+        pass.join(", ")
+    );
     eprintln!("gisclaw: report in {}", out.join("report.md").display());
 }
 
@@ -349,8 +412,13 @@ fn load_embedder() -> Option<Arc<Embedder>> {
 
 /// The eval folder: `--out`, else `gisclaw-runs/eval/<suite name>`.
 fn eval_folder(args: &EvalRunArgs, suite: &Path) -> PathBuf {
-    let name = suite.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "suite".into());
-    args.out.clone().unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(name))
+    let name = suite
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "suite".into());
+    args.out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("gisclaw-runs/eval").join(name))
 }
 
 fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
@@ -359,7 +427,10 @@ fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
     }
     if let Some(dir) = &args.replay {
         if !dir.is_dir() {
-            return Err(UsageError(format!("--replay {}: not a folder", dir.display())));
+            return Err(UsageError(format!(
+                "--replay {}: not a folder",
+                dir.display()
+            )));
         }
         return Ok(BackendSource::Recorded(dir.clone()));
     }
@@ -371,7 +442,10 @@ fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
 
 fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let Some(suite) = args.suite.clone() else {
-        return Err(UsageError("gisclaw eval needs --suite DIR (or `gisclaw eval report DIR`)".into()).into());
+        return Err(UsageError(
+            "gisclaw eval needs --suite DIR (or `gisclaw eval report DIR`)".into(),
+        )
+        .into());
     };
     match SuiteKind::of(&suite) {
         SuiteKind::Tasks => {}
@@ -387,8 +461,18 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         None => OpTable::built_in(),
     };
     let source = backend_source(&args)?;
-    let judge = judge_backend("--judge", &args.judge, &args.judge_model, &args.judge_base_url)?;
-    let vision_judge = judge_backend("--vision-judge", &args.vision_judge, &args.vision_model, &args.vision_base_url)?;
+    let judge = judge_backend(
+        "--judge",
+        &args.judge,
+        &args.judge_model,
+        &args.judge_base_url,
+    )?;
+    let vision_judge = judge_backend(
+        "--vision-judge",
+        &args.vision_judge,
+        &args.vision_model,
+        &args.vision_base_url,
+    )?;
     let mut tasks = load_suite(&suite, args.tasks.as_deref())?;
     let archs: Vec<Arch> = match args.arch {
         ArchChoice::Single => vec![Arch::Single],
@@ -397,11 +481,17 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     };
     for loaded in &tasks {
         if matches!(source, BackendSource::Gold) && loaded.gold.is_none() {
-            return Err(UsageError(format!("{}: --replay-gold: the task has no gold solution", loaded.path.display())).into());
+            return Err(UsageError(format!(
+                "{}: --replay-gold: the task has no gold solution",
+                loaded.path.display()
+            ))
+            .into());
         }
         for &arch in &archs {
             for run in 1..=args.runs {
-                if let (BackendSource::Recorded(dir), None) = (&source, source.recording(&loaded.task.id, arch, run)) {
+                if let (BackendSource::Recorded(dir), None) =
+                    (&source, source.recording(&loaded.task.id, arch, run))
+                {
                     return Err(UsageError(format!(
                         "--replay {}: no recording for {} {} run {run} ({}.{}.{run}.jsonl, {}.{}.jsonl or {}.jsonl)",
                         dir.display(),
@@ -446,11 +536,15 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     };
     let zygote = Zygote::start(SandboxConfig::default())?;
     let progress = Progress::new("runs");
-    let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| progress.task_event(e)).map_err(|e| UsageError(e.to_string()))?;
+    let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| {
+        progress.task_event(e)
+    })
+    .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
     let data = EvalData::load(&out).map_err(|e| anyhow::anyhow!("{e}"))?;
     let report = report::build(&[data], weights);
-    report::write(&report, &out).map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    report::write(&report, &out)
+        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, &out);
     if failed > 0 {
         eprintln!("gisclaw: {failed} run(s) could not run and have no record; `gisclaw eval … --resume` retries them");
@@ -491,7 +585,9 @@ impl Progress {
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total as u64);
             let template = format!("{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {} · {{msg}} (eta {{eta}})", self.unit);
-            bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("a valid template"));
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(&template).expect("a valid template"),
+            );
             bar.set_position(done as u64);
             bar.reset_eta();
             *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
@@ -522,9 +618,10 @@ impl Progress {
     /// Task-level suite events.
     fn task_event(&self, event: EvalEvent) {
         match event {
-            EvalEvent::Gold { task, problems } if !problems.is_empty() => {
-                self.line(format!("gisclaw: {task}: the gold run has problems (its L3 is unreliable): {}", problems.join("; ")))
-            }
+            EvalEvent::Gold { task, problems } if !problems.is_empty() => self.line(format!(
+                "gisclaw: {task}: the gold run has problems (its L3 is unreliable): {}",
+                problems.join("; ")
+            )),
             EvalEvent::Gold { .. } => {}
             EvalEvent::Planned { total, done } => self.planned(total, done),
             EvalEvent::Recorded(record) => {
@@ -533,13 +630,19 @@ impl Progress {
                     record.task,
                     record.arch,
                     record.run,
-                    if record.success { "success" } else { record.status.as_str() },
+                    if record.success {
+                        "success"
+                    } else {
+                        record.status.as_str()
+                    },
                     record.q_out,
                     record.code.api.f1
                 );
                 self.finished(record.success, record.tokens_in + record.tokens_out, text);
             }
-            EvalEvent::Failed { label, reason } => self.line(format!("gisclaw: {label} could not run: {reason}")),
+            EvalEvent::Failed { label, reason } => {
+                self.line(format!("gisclaw: {label} could not run: {reason}"))
+            }
         }
     }
 
@@ -550,10 +653,17 @@ impl Progress {
             UnitEvent::Recorded(r) => {
                 let passed = r.samples.iter().filter(|s| s.passed).count();
                 let tokens = r.samples.iter().map(|s| s.tokens_in + s.tokens_out).sum();
-                let text = format!("{}/{}: {passed}/{} samples pass", r.library, r.case, r.samples.len());
+                let text = format!(
+                    "{}/{}: {passed}/{} samples pass",
+                    r.library,
+                    r.case,
+                    r.samples.len()
+                );
                 self.finished(passed == r.samples.len(), tokens, text);
             }
-            UnitEvent::Failed { key, reason } => self.line(format!("gisclaw: {key}: could not run: {reason}")),
+            UnitEvent::Failed { key, reason } => {
+                self.line(format!("gisclaw: {key}: could not run: {reason}"))
+            }
         }
     }
 
@@ -572,7 +682,9 @@ impl Progress {
                 );
                 self.finished(r.passed, r.tokens_in + r.tokens_out, text);
             }
-            StepEvent::Failed { label, reason } => self.line(format!("gisclaw: {label}: could not run: {reason}")),
+            StepEvent::Failed { label, reason } => {
+                self.line(format!("gisclaw: {label}: could not run: {reason}"))
+            }
         }
     }
 

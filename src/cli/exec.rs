@@ -9,9 +9,15 @@ use gisclaw::agent::solution;
 use gisclaw::observation;
 use gisclaw::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
 
-pub fn run(file: PathBuf, workdir: PathBuf, cell_timeout: u64, no_confine: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    file: PathBuf,
+    workdir: PathBuf,
+    cell_timeout: u64,
+    no_confine: bool,
+) -> anyhow::Result<ExitCode> {
     let source = if file.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).context("reading the script from standard input")?
+        std::io::read_to_string(std::io::stdin())
+            .context("reading the script from standard input")?
     } else {
         std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?
     };
@@ -25,9 +31,18 @@ pub fn run(file: PathBuf, workdir: PathBuf, cell_timeout: u64, no_confine: bool)
     let mut all_ok = true;
     for code in solution::split_cells(&source) {
         let outcome = session.execute(&code)?;
-        println!("── cell {} ({:?}, {} ms)", outcome.cell, outcome.status, outcome.wall.as_millis());
+        println!(
+            "── cell {} ({:?}, {} ms)",
+            outcome.cell,
+            outcome.status,
+            outcome.wall.as_millis()
+        );
         print!("{}", observation::render(&outcome));
         all_ok &= outcome.status == CellStatus::Ok;
     }
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

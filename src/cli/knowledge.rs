@@ -44,15 +44,28 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
     match command {
         KnowledgeCommand::Build { modules, dir } => {
             let dir = dir.unwrap_or_else(knowledge::default_dir);
-            let modules = if modules.is_empty() { build::default_modules() } else { modules };
+            let modules = if modules.is_empty() {
+                build::default_modules()
+            } else {
+                modules
+            };
             let python = gisclaw::paths::default_venv().join("bin/python");
             let embedder = Embedder::load_default().map_err(|e| UsageError(e.to_string()))?;
             let bar = std::io::stderr().is_terminal().then(|| {
                 let bar = indicatif::ProgressBar::new(0);
-                bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} entries embedded [{elapsed}, {eta} left]").expect("a valid template"));
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{bar:30} {pos}/{len} entries embedded [{elapsed}, {eta} left]",
+                    )
+                    .expect("a valid template"),
+                );
                 bar
             });
-            eprintln!("gisclaw: extracting the docs of {} module(s) with {}", modules.len(), python.display());
+            eprintln!(
+                "gisclaw: extracting the docs of {} module(s) with {}",
+                modules.len(),
+                python.display()
+            );
             let meta = build::build(&dir, &python, &modules, &embedder, &|done, total| {
                 if let Some(bar) = &bar {
                     bar.set_length(total as u64);
@@ -66,12 +79,23 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
             for s in &meta.skipped {
                 eprintln!("gisclaw: skipped {s}");
             }
-            println!("indexed {} entries from {} module(s) into {}", meta.count, meta.modules.len() - meta.skipped.len(), dir.display());
+            println!(
+                "indexed {} entries from {} module(s) into {}",
+                meta.count,
+                meta.modules.len() - meta.skipped.len(),
+                dir.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
-        KnowledgeCommand::Search { query, k, dir, explain } => {
+        KnowledgeCommand::Search {
+            query,
+            k,
+            dir,
+            explain,
+        } => {
             let embedder = Embedder::load_default().map_err(|e| UsageError(e.to_string()))?;
-            let library = Library::open(&dir.unwrap_or_else(knowledge::default_dir), embedder).map_err(|e| UsageError(e.to_string()))?;
+            let library = Library::open(&dir.unwrap_or_else(knowledge::default_dir), embedder)
+                .map_err(|e| UsageError(e.to_string()))?;
             if explain {
                 let [bm25, dense] = library.rankings(&query, k.max(1));
                 println!("BM25:       {}", bm25.join(", "));

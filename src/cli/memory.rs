@@ -11,12 +11,18 @@ pub fn run(action: &str) -> anyhow::Result<ExitCode> {
     let mut memory = ErrorMemory::load(&path);
     if action == "clear" {
         let n = memory.entries().len();
-        memory.clear().with_context(|| format!("removing {}", path.display()))?;
+        memory
+            .clear()
+            .with_context(|| format!("removing {}", path.display()))?;
         println!("forgot {n} remembered error(s) ({})", path.display());
         return Ok(ExitCode::SUCCESS);
     }
     let entries = memory.entries();
-    println!("{} remembered error(s) in {}", entries.len(), path.display());
+    println!(
+        "{} remembered error(s) in {}",
+        entries.len(),
+        path.display()
+    );
     for e in entries {
         println!("\n{}  (seen {}×; e.g. {})", e.signature, e.hits, e.example);
         for line in e.fix.lines().take(8) {

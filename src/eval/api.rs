@@ -19,9 +19,10 @@ use super::code::{tokenize, Token, TokenKind};
 
 /// Python's keywords: a name before `(` that is one of these is not a call.
 const KEYWORDS: [&str; 35] = [
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
-    "pass", "raise", "return", "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// One use of a name in a script.
@@ -129,7 +130,9 @@ pub fn references(source: &str) -> Vec<Reference> {
     let tokens = tokenize(source);
     let (aliases, statements) = import_aliases(&tokens);
     let in_import = |i: usize| statements.iter().any(|r| r.contains(&i));
-    let is_name = |i: usize| tokens[i].kind == TokenKind::Name && !KEYWORDS.contains(&tokens[i].text.as_str());
+    let is_name = |i: usize| {
+        tokens[i].kind == TokenKind::Name && !KEYWORDS.contains(&tokens[i].text.as_str())
+    };
     let chain_from = |start: usize| {
         let mut chain = vec![tokens[start].text.clone()];
         let mut end = start + 1;
@@ -145,7 +148,13 @@ pub fn references(source: &str) -> Vec<Reference> {
         if !is_name(i) || in_import(i) {
             continue;
         }
-        let before = |k: usize| if i >= k { tokens[i - k].text.as_str() } else { "" };
+        let before = |k: usize| {
+            if i >= k {
+                tokens[i - k].text.as_str()
+            } else {
+                ""
+            }
+        };
         if before(1) == "." {
             // `f(x).buffer(…)`, `d[k].area`: an attribute of an expression.
             if matches!(before(2), ")" | "]") {
@@ -170,7 +179,10 @@ pub fn references(source: &str) -> Vec<Reference> {
 
 fn qualify(chain: &[String], called: bool, aliases: &HashMap<String, String>) -> Option<Reference> {
     let name = match aliases.get(&chain[0]) {
-        Some(module) => std::iter::once(module.as_str()).chain(chain[1..].iter().map(String::as_str)).collect::<Vec<_>>().join("."),
+        Some(module) => std::iter::once(module.as_str())
+            .chain(chain[1..].iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("."),
         None if chain.len() == 1 => {
             if !called {
                 return None;
@@ -184,7 +196,11 @@ fn qualify(chain: &[String], called: bool, aliases: &HashMap<String, String>) ->
 
 /// The distinct functions a script calls (GeoAgent's labels).
 pub fn called_functions(source: &str) -> BTreeSet<String> {
-    references(source).into_iter().filter(|r| r.called).map(|r| r.name).collect()
+    references(source)
+        .into_iter()
+        .filter(|r| r.called)
+        .map(|r| r.name)
+        .collect()
 }
 
 /// Errors reading an operation table.
@@ -225,7 +241,8 @@ const BUILT_IN: &str = include_str!("api_ops.toml");
 impl OpTable {
     /// The built-in table (`src/eval/api_ops.toml`).
     pub fn built_in() -> OpTable {
-        OpTable::parse(BUILT_IN, "api_ops.toml (built in)").expect("the built-in operation table parses")
+        OpTable::parse(BUILT_IN, "api_ops.toml (built in)")
+            .expect("the built-in operation table parses")
     }
 
     /// Reads a table from TOML text; `origin` names it in errors.
@@ -243,7 +260,15 @@ impl OpTable {
         let ops = file
             .ops
             .into_iter()
-            .map(|(op, patterns)| (op, patterns.iter().map(|p| p.split('.').map(str::to_string).collect()).collect()))
+            .map(|(op, patterns)| {
+                (
+                    op,
+                    patterns
+                        .iter()
+                        .map(|p| p.split('.').map(str::to_string).collect())
+                        .collect(),
+                )
+            })
             .collect();
         Ok(OpTable { ops })
     }
@@ -277,7 +302,11 @@ impl OpTable {
             .filter(|(_, patterns)| {
                 patterns.iter().any(|pattern| {
                     segments.iter().any(|name| {
-                        name.len() >= pattern.len() && name[name.len() - pattern.len()..].iter().zip(pattern).all(|(a, b)| a == b)
+                        name.len() >= pattern.len()
+                            && name[name.len() - pattern.len()..]
+                                .iter()
+                                .zip(pattern)
+                                .all(|(a, b)| a == b)
                     })
                 })
             })
@@ -307,10 +336,26 @@ pub fn set_score<T: Ord>(gold: &BTreeSet<T>, candidate: &BTreeSet<T>) -> SetScor
         };
     }
     let common = gold.intersection(candidate).count() as f64;
-    let precision = if candidate.is_empty() { 0.0 } else { common / candidate.len() as f64 };
-    let recall = if gold.is_empty() { 0.0 } else { common / gold.len() as f64 };
-    let f1 = if precision + recall == 0.0 { 0.0 } else { 2.0 * precision * recall / (precision + recall) };
-    SetScore { precision, recall, f1 }
+    let precision = if candidate.is_empty() {
+        0.0
+    } else {
+        common / candidate.len() as f64
+    };
+    let recall = if gold.is_empty() {
+        0.0
+    } else {
+        common / gold.len() as f64
+    };
+    let f1 = if precision + recall == 0.0 {
+        0.0
+    } else {
+        2.0 * precision * recall / (precision + recall)
+    };
+    SetScore {
+        precision,
+        recall,
+        f1,
+    }
 }
 
 /// GeoAgent's example-based multi-label metrics over a set of examples.
@@ -346,10 +391,17 @@ pub fn label_metrics(examples: &[(BTreeSet<String>, BTreeSet<String>)]) -> Label
             n,
         };
     }
-    let classes: BTreeSet<&String> = examples.iter().flat_map(|(g, p)| g.iter().chain(p)).collect();
+    let classes: BTreeSet<&String> = examples
+        .iter()
+        .flat_map(|(g, p)| g.iter().chain(p))
+        .collect();
     let ratio = |num: usize, den: usize, both_empty: bool| {
         if den == 0 {
-            if both_empty { 1.0 } else { 0.0 }
+            if both_empty {
+                1.0
+            } else {
+                0.0
+            }
         } else {
             num as f64 / den as f64
         }
@@ -363,7 +415,11 @@ pub fn label_metrics(examples: &[(BTreeSet<String>, BTreeSet<String>)]) -> Label
         p += ratio(common, pred.len(), both_empty);
         r += ratio(common, gold.len(), both_empty);
         f1 += ratio(2 * common, pred.len() + gold.len(), both_empty);
-        hl += if classes.is_empty() { 0.0 } else { (union - common) as f64 / classes.len() as f64 };
+        hl += if classes.is_empty() {
+            0.0
+        } else {
+            (union - common) as f64 / classes.len() as f64
+        };
     }
     let n_f = n as f64;
     LabelMetrics {
@@ -389,7 +445,11 @@ mod tests {
         let src = "import geopandas as gpd\nfrom rasterio.mask import mask as clip_mask\nimport rasterio\nfrom pyproj import (Transformer,\n  CRS)\n\
                    gdf = gpd.read_file('a.shp').to_crs(3857)\nb = gdf.buffer(10).area\nwith rasterio.open('x.tif') as src:\n    out, t = clip_mask(src, b)\n\
                    t = Transformer.from_crs(4326, 3857)\ndef helper(x):\n    return len(x)\nif (b > 0).all(): pass\n";
-        let calls: Vec<String> = references(src).into_iter().filter(|r| r.called).map(|r| r.name).collect();
+        let calls: Vec<String> = references(src)
+            .into_iter()
+            .filter(|r| r.called)
+            .map(|r| r.name)
+            .collect();
         assert_eq!(
             calls,
             [
@@ -403,7 +463,11 @@ mod tests {
                 ".all"
             ]
         );
-        let attrs: Vec<String> = references(src).into_iter().filter(|r| !r.called).map(|r| r.name).collect();
+        let attrs: Vec<String> = references(src)
+            .into_iter()
+            .filter(|r| !r.called)
+            .map(|r| r.name)
+            .collect();
         assert_eq!(attrs, [".area"]);
     }
 
@@ -413,7 +477,16 @@ mod tests {
         let src = "import geopandas as gpd\nimport rasterio as rio\ng = gpd.read_file('a.geojson')\nj = gpd.sjoin(g, g)\n\
                    g.buffer(5).to_file('o.geojson')\nr = rio.open('d.tif')\nx.open('y')\n";
         let ops = table.operations(src);
-        assert_eq!(ops, set(&["buffer", "read_raster", "read_vector", "spatial_join", "write_vector"]));
+        assert_eq!(
+            ops,
+            set(&[
+                "buffer",
+                "read_raster",
+                "read_vector",
+                "spatial_join",
+                "write_vector"
+            ])
+        );
         // `x.open` is not rasterio.open: a dotted pattern needs the module.
         assert!(!table.operations("x.open('y')").contains("read_raster"));
     }
@@ -422,7 +495,11 @@ mod tests {
     fn extension_tables_add_and_replace_operations_and_bad_files_name_the_line() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("ops.toml");
-        std::fs::write(&file, "[ops]\nbuffer = [\"make_buffer\"]\nflow = [\"pysheds.grid.Grid.flowdir\"]\n").unwrap();
+        std::fs::write(
+            &file,
+            "[ops]\nbuffer = [\"make_buffer\"]\nflow = [\"pysheds.grid.Grid.flowdir\"]\n",
+        )
+        .unwrap();
         let table = OpTable::with_extension(&file).unwrap();
         assert!(table.operations("make_buffer(g)").contains("buffer"));
         assert!(!table.operations("g.buffer(1)").contains("buffer"));
@@ -447,7 +524,10 @@ mod tests {
         // Example 1: G = {a,b}, P = {a,c}: acc 1/3, p 1/2, r 1/2, f1 1/2, Δ = {b,c}.
         // Example 2: G = {d}, P = {d}: all 1, Δ = {}.
         // Classes over both: {a,b,c,d} → Hamming = (2/4 + 0)/2.
-        let m = label_metrics(&[(set(&["a", "b"]), set(&["a", "c"])), (set(&["d"]), set(&["d"]))]);
+        let m = label_metrics(&[
+            (set(&["a", "b"]), set(&["a", "c"])),
+            (set(&["d"]), set(&["d"])),
+        ]);
         assert!((m.accuracy - (1.0 / 3.0 + 1.0) / 2.0).abs() < 1e-12);
         assert!((m.precision - 0.75).abs() < 1e-12);
         assert!((m.recall - 0.75).abs() < 1e-12);

@@ -10,16 +10,21 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::errors::ErrorType;
 use super::report::Report;
 
 /// The chart files, in the order the report shows them.
-pub const FILES: [&str; 4] = ["success.png", "composite.png", "l3_heatmap.png", "error_types.png"];
+pub const FILES: [&str; 4] = [
+    "success.png",
+    "composite.png",
+    "l3_heatmap.png",
+    "error_types.png",
+];
 
 /// The font family the charts register and use.
 const FAMILY: &str = "sans-serif";
@@ -40,7 +45,14 @@ const ERROR_COLOURS: [RGBColor; 7] = [
 /// DejaVu Sans inside the venv's matplotlib.
 fn font_path(venv: &Path) -> Option<PathBuf> {
     let lib = venv.join("lib");
-    std::fs::read_dir(&lib).ok()?.flatten().map(|e| e.path().join("site-packages/matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf")).find(|p| p.is_file())
+    std::fs::read_dir(&lib)
+        .ok()?
+        .flatten()
+        .map(|e| {
+            e.path()
+                .join("site-packages/matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf")
+        })
+        .find(|p| p.is_file())
 }
 
 /// Registers the font once per process.
@@ -48,10 +60,16 @@ fn ensure_font(venv: &Path) -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
-            let path = font_path(venv).ok_or_else(|| format!("no DejaVuSans.ttf under {}/lib/*/site-packages/matplotlib (run `make setup`)", venv.display()))?;
+            let path = font_path(venv).ok_or_else(|| {
+                format!(
+                    "no DejaVuSans.ttf under {}/lib/*/site-packages/matplotlib (run `make setup`)",
+                    venv.display()
+                )
+            })?;
             let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            plotters::style::register_font(FAMILY, FontStyle::Normal, bytes).map_err(|_| format!("{}: not a usable font", path.display()))
+            plotters::style::register_font(FAMILY, FontStyle::Normal, bytes)
+                .map_err(|_| format!("{}: not a usable font", path.display()))
         })
         .clone()
 }
@@ -88,7 +106,11 @@ fn arch_colour(arch: &str) -> RGBColor {
 /// Writes `labels[i]` under the middle of column `i` of a chart whose x
 /// axis runs over 0..labels.len() (plotters' own tick labels land between
 /// bars).
-fn column_labels<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, at: impl Fn(f64) -> (i32, i32), labels: &[String]) -> Drawn
+fn column_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    at: impl Fn(f64) -> (i32, i32),
+    labels: &[String],
+) -> Drawn
 where
     DB::ErrorType: 'static,
 {
@@ -102,9 +124,16 @@ where
 
 /// A bar chart's plot area: one column per cell over x in 0..n, y in
 /// 0..y_max, horizontal grid lines only (column labels: [`column_labels`]).
-type BarChart<'a, 'b> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type BarChart<'a, 'b> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-fn bar_frame<'a, 'b>(root: &'a DrawingArea<BitMapBackend<'b>, Shift>, caption: &str, y_desc: &str, n: usize, y_max: f64) -> Result<BarChart<'a, 'b>, Box<dyn std::error::Error>> {
+fn bar_frame<'a, 'b>(
+    root: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+    caption: &str,
+    y_desc: &str,
+    n: usize,
+    y_max: f64,
+) -> Result<BarChart<'a, 'b>, Box<dyn std::error::Error>> {
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(root)
         .caption(caption, (FAMILY, 22))
@@ -112,7 +141,13 @@ fn bar_frame<'a, 'b>(root: &'a DrawingArea<BitMapBackend<'b>, Shift>, caption: &
         .x_label_area_size(40)
         .y_label_area_size(56)
         .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;
-    chart.configure_mesh().disable_x_mesh().x_labels(0).y_desc(y_desc).label_style((FAMILY, 14)).draw()?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_desc(y_desc)
+        .label_style((FAMILY, 14))
+        .draw()?;
     Ok(chart)
 }
 
@@ -127,10 +162,21 @@ fn cell_bars(path: &Path, caption: &str, y_desc: &str, values: &[Bar]) -> Drawn 
     let root = BitMapBackend::new(path, ((220 + 150 * n as u32).max(480), 480)).into_drawing_area();
     let mut chart = bar_frame(&root, caption, y_desc, n, 1.0)?;
     chart.draw_series(values.iter().enumerate().map(|(i, (_, arch, value, _))| {
-        Rectangle::new([(i as f64 + 0.2, 0.0), (i as f64 + 0.8, value.clamp(0.0, 1.0))], arch_colour(arch).filled())
+        Rectangle::new(
+            [
+                (i as f64 + 0.2, 0.0),
+                (i as f64 + 0.8, value.clamp(0.0, 1.0)),
+            ],
+            arch_colour(arch).filled(),
+        )
     }))?;
     chart.draw_series(values.iter().enumerate().filter_map(|(i, v)| {
-        v.3.map(|(lo, hi)| PathElement::new(vec![(i as f64 + 0.5, lo), (i as f64 + 0.5, hi)], BLACK.stroke_width(2)))
+        v.3.map(|(lo, hi)| {
+            PathElement::new(
+                vec![(i as f64 + 0.5, lo), (i as f64 + 0.5, hi)],
+                BLACK.stroke_width(2),
+            )
+        })
     }))?;
     column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
     root.present()?;
@@ -138,20 +184,52 @@ fn cell_bars(path: &Path, caption: &str, y_desc: &str, values: &[Bar]) -> Drawn 
 }
 
 fn success(report: &Report, path: &Path) -> Drawn {
-    let values: Vec<_> = report.cells.iter().map(|c| (c.label.clone(), c.arch.clone(), c.success_rate, None)).collect();
-    cell_bars(path, "Success rate (R_succ), single vs dual agent", "R_succ", &values)
+    let values: Vec<_> = report
+        .cells
+        .iter()
+        .map(|c| (c.label.clone(), c.arch.clone(), c.success_rate, None))
+        .collect();
+    cell_bars(
+        path,
+        "Success rate (R_succ), single vs dual agent",
+        "R_succ",
+        &values,
+    )
 }
 
 fn composite(report: &Report, path: &Path) -> Drawn {
-    let values: Vec<_> = report.cells.iter().map(|c| (c.label.clone(), c.arch.clone(), c.composite, Some(c.composite_ci))).collect();
+    let values: Vec<_> = report
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                c.label.clone(),
+                c.arch.clone(),
+                c.composite,
+                Some(c.composite_ci),
+            )
+        })
+        .collect();
     cell_bars(path, "Composite S with 95 % bootstrap CI", "S", &values)
 }
 
 /// A colour for a score in [0, 1]: dark purple through teal to yellow.
 fn ramp(x: f64) -> RGBColor {
-    let stops = [(68.0, 1.0, 84.0), (33.0, 145.0, 140.0), (253.0, 231.0, 37.0)];
-    let x = if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 } * 2.0;
-    let (i, t) = if x >= 2.0 { (1, 1.0) } else { (x.floor() as usize, x.fract()) };
+    let stops = [
+        (68.0, 1.0, 84.0),
+        (33.0, 145.0, 140.0),
+        (253.0, 231.0, 37.0),
+    ];
+    let x = if x.is_finite() {
+        x.clamp(0.0, 1.0)
+    } else {
+        0.0
+    } * 2.0;
+    let (i, t) = if x >= 2.0 {
+        (1, 1.0)
+    } else {
+        (x.floor() as usize, x.fract())
+    };
     let (a, b) = (stops[i], stops[i + 1]);
     let mix = |p: f64, q: f64| (p + (q - p) * t).round() as u8;
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
@@ -160,22 +238,41 @@ fn ramp(x: f64) -> RGBColor {
 fn heatmap(report: &Report, path: &Path) -> Drawn {
     let (cols, rows) = (report.cells.len().max(1), report.tasks.len().max(1));
     let labels: Vec<String> = report.cells.iter().map(|c| c.label.clone()).collect();
-    let root = BitMapBackend::new(path, ((260 + 160 * cols as u32).max(560), 120 + 18 * rows as u32)).into_drawing_area();
+    let root = BitMapBackend::new(
+        path,
+        ((260 + 160 * cols as u32).max(560), 120 + 18 * rows as u32),
+    )
+    .into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption("Mean L3 score per task (0 purple → 1 yellow, grey: no run)", (FAMILY, 20))
+        .caption(
+            "Mean L3 score per task (0 purple → 1 yellow, grey: no run)",
+            (FAMILY, 20),
+        )
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(60)
         .build_cartesian_2d(0f64..cols as f64, 0f64..rows as f64)?;
-    chart.configure_mesh().disable_mesh().x_labels(0).y_labels(0).draw()?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(0)
+        .y_labels(0)
+        .draw()?;
     let mut boxes = Vec::new();
     for (row, line) in report.tasks.iter().enumerate() {
         // The first task at the top.
         let y = (rows - 1 - row) as f64;
         for (col, cell) in line.cells.iter().enumerate() {
-            let colour = if cell.1 == 0 { RGBColor(230, 230, 230) } else { ramp(cell.2) };
-            boxes.push(Rectangle::new([(col as f64, y), (col as f64 + 1.0, y + 1.0)], colour.filled()));
+            let colour = if cell.1 == 0 {
+                RGBColor(230, 230, 230)
+            } else {
+                ramp(cell.2)
+            };
+            boxes.push(Rectangle::new(
+                [(col as f64, y), (col as f64 + 1.0, y + 1.0)],
+                colour.filled(),
+            ));
         }
     }
     chart.draw_series(boxes)?;
@@ -192,17 +289,30 @@ fn heatmap(report: &Report, path: &Path) -> Drawn {
 fn error_types(report: &Report, path: &Path) -> Drawn {
     let n = report.cells.len().max(1);
     let labels: Vec<String> = report.cells.iter().map(|c| c.label.clone()).collect();
-    let totals: Vec<usize> = report.cells.iter().map(|c| c.run_errors.values().sum()).collect();
+    let totals: Vec<usize> = report
+        .cells
+        .iter()
+        .map(|c| c.run_errors.values().sum())
+        .collect();
     let top = totals.iter().copied().max().unwrap_or(0).max(1) as f64;
     let root = BitMapBackend::new(path, ((340 + 150 * n as u32).max(560), 480)).into_drawing_area();
-    let mut chart = bar_frame(&root, "Failed runs by error type", "failed runs", n, top * 1.6)?;
+    let mut chart = bar_frame(
+        &root,
+        "Failed runs by error type",
+        "failed runs",
+        n,
+        top * 1.6,
+    )?;
     let mut base = vec![0.0; n];
     for (kind, colour) in ErrorType::ALL.iter().zip(ERROR_COLOURS) {
         let mut bars = Vec::new();
         for (i, cell) in report.cells.iter().enumerate() {
             let count = cell.run_errors.get(kind.name()).copied().unwrap_or(0) as f64;
             if count > 0.0 {
-                bars.push(Rectangle::new([(i as f64 + 0.2, base[i]), (i as f64 + 0.8, base[i] + count)], colour.filled()));
+                bars.push(Rectangle::new(
+                    [(i as f64 + 0.2, base[i]), (i as f64 + 0.8, base[i] + count)],
+                    colour.filled(),
+                ));
                 base[i] += count;
             }
         }

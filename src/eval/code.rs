@@ -32,8 +32,8 @@ pub enum TokenKind {
 
 /// Operators of two or three characters, longest first.
 const LONG_OPS: [&str; 24] = [
-    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "+=", "-=", "*=", "/=", "%=",
-    "&=", "|=", "^=", ":=", "@=",
+    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "+=",
+    "-=", "*=", "/=", "%=", "&=", "|=", "^=", ":=", "@=",
 ];
 
 /// Splits Python source into tokens. Never fails: a stray character becomes
@@ -65,11 +65,15 @@ pub fn tokenize(source: &str) -> Vec<Token> {
                 text: chars[start..i].iter().collect(),
                 kind: TokenKind::Name,
             });
-        } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let start = i;
             while i < chars.len() {
                 let d = chars[i];
-                let exponent_sign = (d == '+' || d == '-') && matches!(chars[i - 1], 'e' | 'E') && !is_hex(&chars[start..i]);
+                let exponent_sign = (d == '+' || d == '-')
+                    && matches!(chars[i - 1], 'e' | 'E')
+                    && !is_hex(&chars[start..i]);
                 if d.is_ascii_alphanumeric() || d == '.' || d == '_' || exponent_sign {
                     i += 1;
                 } else {
@@ -82,9 +86,16 @@ pub fn tokenize(source: &str) -> Vec<Token> {
             });
         } else {
             let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
-            let op = LONG_OPS.iter().find(|op| rest.starts_with(**op)).map(|op| op.to_string()).unwrap_or_else(|| c.to_string());
+            let op = LONG_OPS
+                .iter()
+                .find(|op| rest.starts_with(**op))
+                .map(|op| op.to_string())
+                .unwrap_or_else(|| c.to_string());
             i += op.chars().count();
-            tokens.push(Token { text: op, kind: TokenKind::Op });
+            tokens.push(Token {
+                text: op,
+                kind: TokenKind::Op,
+            });
         }
     }
     tokens
@@ -98,7 +109,10 @@ fn is_hex(digits: &[char]) -> bool {
 /// there: an optional prefix (r, b, f, u and pairs), then ' " ''' or """.
 fn string_end(chars: &[char], i: usize) -> Option<usize> {
     let mut q = i;
-    while q < chars.len() && q - i < 2 && matches!(chars[q].to_ascii_lowercase(), 'r' | 'b' | 'f' | 'u') {
+    while q < chars.len()
+        && q - i < 2
+        && matches!(chars[q].to_ascii_lowercase(), 'r' | 'b' | 'f' | 'u')
+    {
         q += 1;
     }
     let quote = *chars.get(q)?;
@@ -135,7 +149,10 @@ pub fn token_texts(source: &str) -> Vec<String> {
 }
 
 /// Counts of every n-gram of `tokens` (none when shorter than `n`).
-pub(crate) fn ngram_counts<T: Eq + std::hash::Hash>(tokens: &[T], n: usize) -> HashMap<&[T], usize> {
+pub(crate) fn ngram_counts<T: Eq + std::hash::Hash>(
+    tokens: &[T],
+    n: usize,
+) -> HashMap<&[T], usize> {
     let mut counts = HashMap::new();
     if tokens.len() >= n {
         for gram in tokens.windows(n) {
@@ -147,10 +164,17 @@ pub(crate) fn ngram_counts<T: Eq + std::hash::Hash>(tokens: &[T], n: usize) -> H
 
 /// BLEU's clipped n-gram matches of `candidate` against `reference`, and
 /// the candidate's n-gram total: (Σ min(count, reference count), Σ count).
-pub(crate) fn clipped_matches<T: Eq + std::hash::Hash>(reference: &[T], candidate: &[T], n: usize) -> (usize, usize) {
+pub(crate) fn clipped_matches<T: Eq + std::hash::Hash>(
+    reference: &[T],
+    candidate: &[T],
+    n: usize,
+) -> (usize, usize) {
     let cand = ngram_counts(candidate, n);
     let refs = ngram_counts(reference, n);
-    let clipped = cand.iter().map(|(g, c)| (*c).min(refs.get(g).copied().unwrap_or(0))).sum();
+    let clipped = cand
+        .iter()
+        .map(|(g, c)| (*c).min(refs.get(g).copied().unwrap_or(0)))
+        .sum();
     (clipped, cand.values().sum())
 }
 
@@ -181,7 +205,11 @@ fn lcs_len<T: PartialEq>(a: &[T], b: &[T]) -> usize {
     let mut row = vec![0usize; b.len() + 1];
     for x in a {
         for (j, y) in b.iter().enumerate() {
-            row[j + 1] = if x == y { prev[j] + 1 } else { row[j].max(prev[j + 1]) };
+            row[j + 1] = if x == y {
+                prev[j] + 1
+            } else {
+                row[j].max(prev[j + 1])
+            };
         }
         std::mem::swap(&mut prev, &mut row);
     }
@@ -192,7 +220,11 @@ fn lcs_len<T: PartialEq>(a: &[T], b: &[T]) -> usize {
 /// longest common subsequence, P = L/|c|, R = L/|r|, F = 2PR/(P+R).
 pub fn rouge_l<T: PartialEq>(reference: &[T], candidate: &[T]) -> f64 {
     if reference.is_empty() || candidate.is_empty() {
-        return if reference.is_empty() && candidate.is_empty() { 1.0 } else { 0.0 };
+        return if reference.is_empty() && candidate.is_empty() {
+            1.0
+        } else {
+            0.0
+        };
     }
     let l = lcs_len(reference, candidate) as f64;
     if l == 0.0 {
@@ -236,12 +268,37 @@ mod tests {
 
     #[test]
     fn tokens_drop_comments_and_layout_and_keep_strings_whole() {
-        let src = "x = gpd.read_file('a # b.shp')  # load\nif x.crs != None:\n    y = 1.5e-3 ** 2\n";
+        let src =
+            "x = gpd.read_file('a # b.shp')  # load\nif x.crs != None:\n    y = 1.5e-3 ** 2\n";
         assert_eq!(
             toks(src),
-            ["x", "=", "gpd", ".", "read_file", "(", "'a # b.shp'", ")", "if", "x", ".", "crs", "!=", "None", ":", "y", "=", "1.5e-3", "**", "2"]
+            [
+                "x",
+                "=",
+                "gpd",
+                ".",
+                "read_file",
+                "(",
+                "'a # b.shp'",
+                ")",
+                "if",
+                "x",
+                ".",
+                "crs",
+                "!=",
+                "None",
+                ":",
+                "y",
+                "=",
+                "1.5e-3",
+                "**",
+                "2"
+            ]
         );
-        assert_eq!(toks("f\"{a}\" + rb'\\d' + '''x\n'y'''"), ["f\"{a}\"", "+", "rb'\\d'", "+", "'''x\n'y'''"]);
+        assert_eq!(
+            toks("f\"{a}\" + rb'\\d' + '''x\n'y'''"),
+            ["f\"{a}\"", "+", "rb'\\d'", "+", "'''x\n'y'''"]
+        );
         assert_eq!(tokenize("0x1F+1")[0].kind, TokenKind::Number);
         assert_eq!(toks("0x1e+1"), ["0x1e", "+", "1"]);
     }

@@ -60,7 +60,10 @@ impl ErrorType {
 /// The type of a failed cell from its transcript status (`Error`,
 /// `TimedOut…`, `Crashed…`, `Cancelled…`) and observation text.
 pub fn classify_cell(status: &str, observation_text: &str) -> ErrorType {
-    if status.starts_with("TimedOut") || status.starts_with("Crashed") || status.starts_with("Cancelled") {
+    if status.starts_with("TimedOut")
+        || status.starts_with("Crashed")
+        || status.starts_with("Cancelled")
+    {
         return ErrorType::RuntimeTimeout;
     }
     if observation_text.contains("is not available in this sandbox (package constraint)") {
@@ -76,11 +79,24 @@ pub fn classify_exception(line: &str) -> ErrorType {
     let message = line.to_lowercase();
     match name {
         "SyntaxError" | "IndentationError" | "TabError" => ErrorType::Syntax,
-        "AttributeError" | "TypeError" | "NameError" | "ImportError" | "ModuleNotFoundError" | "UnboundLocalError" => {
+        "AttributeError"
+        | "TypeError"
+        | "NameError"
+        | "ImportError"
+        | "ModuleNotFoundError"
+        | "UnboundLocalError" => ErrorType::AttributeParameter,
+        "ValueError"
+            if ["argument", "parameter", "keyword"]
+                .iter()
+                .any(|w| message.contains(w)) =>
+        {
             ErrorType::AttributeParameter
         }
-        "ValueError" if ["argument", "parameter", "keyword"].iter().any(|w| message.contains(w)) => ErrorType::AttributeParameter,
-        n if n.ends_with("Error") || n.ends_with("Exception") || n.ends_with("Interrupt") || n == "StopIteration" => {
+        n if n.ends_with("Error")
+            || n.ends_with("Exception")
+            || n.ends_with("Interrupt")
+            || n == "StopIteration" =>
+        {
             ErrorType::RuntimeTimeout
         }
         _ => ErrorType::Other,
@@ -102,25 +118,67 @@ mod tests {
 
     #[test]
     fn cells_are_classified_by_status_then_exception() {
-        assert_eq!(classify_cell("TimedOut { limit: 5s, killed: false }", "x"), ErrorType::RuntimeTimeout);
+        assert_eq!(
+            classify_cell("TimedOut { limit: 5s, killed: false }", "x"),
+            ErrorType::RuntimeTimeout
+        );
         let blocked = "[error]\nModuleNotFoundError: 'arcpy' is not available in this sandbox (package constraint); use geopandas instead";
         assert_eq!(classify_cell("Error", blocked), ErrorType::BlockedImport);
-        assert_eq!(classify_cell("Error", "[error]\n  File \"<cell 3>\", line 1\nSyntaxError: invalid syntax"), ErrorType::Syntax);
         assert_eq!(
-            classify_cell("Error", "[error]\nAttributeError: 'GeoDataFrame' object has no attribute 'bufer'"),
+            classify_cell(
+                "Error",
+                "[error]\n  File \"<cell 3>\", line 1\nSyntaxError: invalid syntax"
+            ),
+            ErrorType::Syntax
+        );
+        assert_eq!(
+            classify_cell(
+                "Error",
+                "[error]\nAttributeError: 'GeoDataFrame' object has no attribute 'bufer'"
+            ),
             ErrorType::AttributeParameter
         );
-        assert_eq!(classify_cell("Error", "[error]\nKeyError: 'POP'"), ErrorType::RuntimeTimeout);
-        assert_eq!(classify_cell("Error", "[error]\nValueError: unexpected keyword argument 'how'"), ErrorType::AttributeParameter);
-        assert_eq!(classify_cell("Error", "[error]\nValueError: cannot reshape"), ErrorType::RuntimeTimeout);
-        assert_eq!(classify_cell("Error", "[error]\nrasterio.errors.RasterioIOError: no such file"), ErrorType::RuntimeTimeout);
+        assert_eq!(
+            classify_cell("Error", "[error]\nKeyError: 'POP'"),
+            ErrorType::RuntimeTimeout
+        );
+        assert_eq!(
+            classify_cell(
+                "Error",
+                "[error]\nValueError: unexpected keyword argument 'how'"
+            ),
+            ErrorType::AttributeParameter
+        );
+        assert_eq!(
+            classify_cell("Error", "[error]\nValueError: cannot reshape"),
+            ErrorType::RuntimeTimeout
+        );
+        assert_eq!(
+            classify_cell(
+                "Error",
+                "[error]\nrasterio.errors.RasterioIOError: no such file"
+            ),
+            ErrorType::RuntimeTimeout
+        );
         assert_eq!(classify_cell("Error", "something odd"), ErrorType::Other);
     }
 
     #[test]
     fn mismatches_map_to_answer_types() {
-        assert_eq!(classify_mismatch(&Mismatch::Type { expected: "int".into(), got: "str".into() }), ErrorType::OutputType);
-        assert_eq!(classify_mismatch(&Mismatch::Value("x".into())), ErrorType::InvalidAnswer);
-        assert_eq!(classify_mismatch(&Mismatch::Raised("TypeError: f() got 3".into())), ErrorType::AttributeParameter);
+        assert_eq!(
+            classify_mismatch(&Mismatch::Type {
+                expected: "int".into(),
+                got: "str".into()
+            }),
+            ErrorType::OutputType
+        );
+        assert_eq!(
+            classify_mismatch(&Mismatch::Value("x".into())),
+            ErrorType::InvalidAnswer
+        );
+        assert_eq!(
+            classify_mismatch(&Mismatch::Raised("TypeError: f() got 3".into())),
+            ErrorType::AttributeParameter
+        );
     }
 }

@@ -58,13 +58,20 @@ impl Verdict {
 
     /// The mean of the five scores.
     pub fn mean(&self) -> f64 {
-        self.grades.values().map(|g| f64::from(g.score)).sum::<f64>() / self.grades.len().max(1) as f64
+        self.grades
+            .values()
+            .map(|g| f64::from(g.score))
+            .sum::<f64>()
+            / self.grades.len().max(1) as f64
     }
 }
 
 /// The conversation that asks for a verdict.
 pub fn prompt(instruction: &str, gold_code: &str, log: &str) -> Vec<Message> {
-    let dimensions: String = DIMENSIONS.iter().map(|(key, what)| format!("- `{key}` — {what}\n")).collect();
+    let dimensions: String = DIMENSIONS
+        .iter()
+        .map(|(key, what)| format!("- `{key}` — {what}\n"))
+        .collect();
     let system = "You grade the work of an AI agent that did a GIS analysis by writing and running Python. \
                   You are strict, fair and brief. A different but correct method is as good as the expert's. \
                   You answer with one JSON object and nothing else.";
@@ -77,7 +84,10 @@ pub fn prompt(instruction: &str, gold_code: &str, log: &str) -> Vec<Message> {
         log = clip_log(log),
         shape = answer_shape(&DIMENSIONS),
     );
-    vec![Message::text(Role::System, system), Message::text(Role::User, user)]
+    vec![
+        Message::text(Role::System, system),
+        Message::text(Role::User, user),
+    ]
 }
 
 /// The log cut to [`LOG_CHARS`] characters (head and tail kept).
@@ -88,24 +98,41 @@ fn clip_log(log: &str) -> String {
     }
     let head: String = log.chars().take(LOG_CHARS * 2 / 3).collect();
     let tail: String = log.chars().skip(n - LOG_CHARS / 3).collect();
-    format!("{head}\n\n[… {} characters of the log left out …]\n\n{tail}", n - head.chars().count() - tail.chars().count())
+    format!(
+        "{head}\n\n[… {} characters of the log left out …]\n\n{tail}",
+        n - head.chars().count() - tail.chars().count()
+    )
 }
 
 /// Reads the grades of `dimensions` out of a reply; the error says what is
 /// wrong.
-pub fn parse_grades(reply: &str, dimensions: &[(&str, &str)]) -> Result<BTreeMap<String, Grade>, String> {
+pub fn parse_grades(
+    reply: &str,
+    dimensions: &[(&str, &str)],
+) -> Result<BTreeMap<String, Grade>, String> {
     let start = reply.find('{').ok_or("the reply holds no JSON object")?;
-    let end = reply.rfind('}').filter(|&e| e > start).ok_or("the reply's JSON object is not closed")?;
-    let value: Value = serde_json::from_str(&reply[start..=end]).map_err(|e| format!("the JSON does not parse: {e}"))?;
+    let end = reply
+        .rfind('}')
+        .filter(|&e| e > start)
+        .ok_or("the reply's JSON object is not closed")?;
+    let value: Value = serde_json::from_str(&reply[start..=end])
+        .map_err(|e| format!("the JSON does not parse: {e}"))?;
     dimensions
         .iter()
         .map(|(key, _)| {
-            let entry = value.get(key).ok_or_else(|| format!("`{key}` is missing"))?;
+            let entry = value
+                .get(key)
+                .ok_or_else(|| format!("`{key}` is missing"))?;
             let score = entry
                 .get("score")
                 .and_then(Value::as_u64)
                 .filter(|s| (1..=5).contains(s))
-                .ok_or_else(|| format!("`{key}.score` must be a whole number from 1 to 5, got {}", entry.get("score").unwrap_or(&Value::Null)))?;
+                .ok_or_else(|| {
+                    format!(
+                        "`{key}.score` must be a whole number from 1 to 5, got {}",
+                        entry.get("score").unwrap_or(&Value::Null)
+                    )
+                })?;
             let justification = entry
                 .get("justification")
                 .and_then(Value::as_str)
@@ -124,7 +151,12 @@ pub fn parse_grades(reply: &str, dimensions: &[(&str, &str)]) -> Result<BTreeMap
 }
 
 /// Asks `backend` for a verdict, re-asking once when the reply is invalid.
-pub fn judge(backend: &mut dyn ChatBackend, instruction: &str, gold_code: &str, log: &str) -> Result<Verdict, String> {
+pub fn judge(
+    backend: &mut dyn ChatBackend,
+    instruction: &str,
+    gold_code: &str,
+    log: &str,
+) -> Result<Verdict, String> {
     ask_grades(backend, prompt(instruction, gold_code, log), &DIMENSIONS)
 }
 
@@ -132,14 +164,22 @@ pub fn judge(backend: &mut dyn ChatBackend, instruction: &str, gold_code: &str, 
 pub fn answer_shape(dimensions: &[(&str, &str)]) -> String {
     let lines: Vec<String> = dimensions
         .iter()
-        .map(|(key, _)| format!("  \"{key}\": {{\"score\": <1-5>, \"justification\": \"<one or two sentences>\"}}"))
+        .map(|(key, _)| {
+            format!(
+                "  \"{key}\": {{\"score\": <1-5>, \"justification\": \"<one or two sentences>\"}}"
+            )
+        })
         .collect();
     format!("{{\n{}\n}}", lines.join(",\n"))
 }
 
 /// Sends `messages` and reads the grades of `dimensions` from the answer,
 /// re-asking once with the reason when it is invalid.
-pub fn ask_grades(backend: &mut dyn ChatBackend, mut messages: Vec<Message>, dimensions: &[(&str, &str)]) -> Result<Verdict, String> {
+pub fn ask_grades(
+    backend: &mut dyn ChatBackend,
+    mut messages: Vec<Message>,
+    dimensions: &[(&str, &str)],
+) -> Result<Verdict, String> {
     let mut tokens = (0, 0);
     let mut ask = |backend: &mut dyn ChatBackend, messages: &[Message]| -> Result<String, String> {
         let response = backend.chat(messages, &[]).map_err(|e| e.to_string())?;
@@ -157,7 +197,8 @@ pub fn ask_grades(backend: &mut dyn ChatBackend, mut messages: Vec<Message>, dim
                 format!("That answer cannot be used: {why}. Answer again with only the JSON object, every key, whole-number scores from 1 to 5."),
             ));
             let second = ask(backend, &messages)?;
-            let grades = parse_grades(&second, dimensions).map_err(|why| format!("the judge's answer was invalid twice: {why}"))?;
+            let grades = parse_grades(&second, dimensions)
+                .map_err(|why| format!("the judge's answer was invalid twice: {why}"))?;
             (grades, 2)
         }
     };
@@ -177,7 +218,12 @@ mod tests {
         let object: serde_json::Map<String, Value> = DIMENSIONS
             .iter()
             .zip(scores)
-            .map(|((key, _), s)| (key.to_string(), serde_json::json!({"score": s, "justification": format!("{key} ok")})))
+            .map(|((key, _), s)| {
+                (
+                    key.to_string(),
+                    serde_json::json!({"score": s, "justification": format!("{key} ok")}),
+                )
+            })
             .collect();
         Value::Object(object).to_string()
     }
@@ -189,29 +235,51 @@ mod tests {
         let scores: Vec<u8> = DIMENSIONS.iter().map(|(k, _)| grades[*k].score).collect();
         assert_eq!(scores, vec![5, 4, 3, 2, 1]);
         assert_eq!(grades["data_handling"].justification, "data_handling ok");
-        let verdict = Verdict { model: "m".into(), grades, calls: 1, tokens: (0, 0) };
+        let verdict = Verdict {
+            model: "m".into(),
+            grades,
+            calls: 1,
+            tokens: (0, 0),
+        };
         assert_eq!(verdict.mean(), 3.0);
         assert_eq!(verdict.score("methodology"), Some(3));
     }
 
     #[test]
     fn invalid_replies_say_what_is_wrong() {
-        assert_eq!(parse_grades("I think it went well.", &DIMENSIONS).unwrap_err(), "the reply holds no JSON object");
-        assert!(parse_grades("{\"a\": }", &DIMENSIONS).unwrap_err().starts_with("the JSON does not parse"));
+        assert_eq!(
+            parse_grades("I think it went well.", &DIMENSIONS).unwrap_err(),
+            "the reply holds no JSON object"
+        );
+        assert!(parse_grades("{\"a\": }", &DIMENSIONS)
+            .unwrap_err()
+            .starts_with("the JSON does not parse"));
         let mut v: Value = serde_json::from_str(&reply([5, 4, 3, 2, 1])).unwrap();
         v["methodology"]["score"] = serde_json::json!(7);
-        assert_eq!(parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(), "`methodology.score` must be a whole number from 1 to 5, got 7");
+        assert_eq!(
+            parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(),
+            "`methodology.score` must be a whole number from 1 to 5, got 7"
+        );
         v["methodology"]["score"] = serde_json::json!(3);
         v.as_object_mut().unwrap().remove("self_correction");
-        assert_eq!(parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(), "`self_correction` is missing");
+        assert_eq!(
+            parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(),
+            "`self_correction` is missing"
+        );
     }
 
     #[test]
     fn a_long_log_keeps_its_head_and_tail() {
         let log = format!("{}{}", "a".repeat(LOG_CHARS), "z".repeat(100));
         let clipped = clip_log(&log);
-        assert!(clipped.starts_with(&"a".repeat(LOG_CHARS * 2 / 3)) && clipped.ends_with(&"z".repeat(100)));
-        assert!(clipped.contains(&format!("[… {} characters of the log left out …]", LOG_CHARS + 100 - LOG_CHARS * 2 / 3 - LOG_CHARS / 3)));
+        assert!(
+            clipped.starts_with(&"a".repeat(LOG_CHARS * 2 / 3))
+                && clipped.ends_with(&"z".repeat(100))
+        );
+        assert!(clipped.contains(&format!(
+            "[… {} characters of the log left out …]",
+            LOG_CHARS + 100 - LOG_CHARS * 2 / 3 - LOG_CHARS / 3
+        )));
         assert_eq!(clip_log("short"), "short");
     }
 }

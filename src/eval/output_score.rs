@@ -140,7 +140,9 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
 }
 
 fn is_csv(path: &str) -> bool {
-    Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+    Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
 }
 
 type Scored = Result<(f64, BTreeMap<String, f64>, String), String>;
@@ -148,7 +150,11 @@ type Scored = Result<(f64, BTreeMap<String, f64>, String), String>;
 /// The named parts of a score; non-finite values (an undefined ρ, an
 /// infinite MRE) are left out so that records stay valid JSON numbers.
 fn parts(items: &[(&str, f64)]) -> BTreeMap<String, f64> {
-    items.iter().filter(|(_, v)| v.is_finite()).map(|(k, v)| (k.to_string(), *v)).collect()
+    items
+        .iter()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect()
 }
 
 // ---------------------------------------------------------------- raster
@@ -161,7 +167,8 @@ struct RasterData {
 }
 
 fn open_raster(path: &Path) -> Result<Dataset, String> {
-    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(|e| format!("not a readable raster: {e}"))?;
+    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
+        .map_err(|e| format!("not a readable raster: {e}"))?;
     if ds.raster_count() > 0 {
         return Ok(ds);
     }
@@ -179,13 +186,16 @@ fn read_raster(path: &Path) -> Result<RasterData, String> {
     for i in 1..=count {
         let band = ds.rasterband(i).map_err(|e| e.to_string())?;
         let nodata = band.no_data_value();
-        let buffer = band.read_as::<f64>((0, 0), (w, h), (w, h), None).map_err(|e| e.to_string())?;
-        values.extend(
-            buffer
-                .data()
-                .iter()
-                .map(|v| if !v.is_finite() || nodata.is_some_and(|n| n == *v) { f64::NAN } else { *v }),
-        );
+        let buffer = band
+            .read_as::<f64>((0, 0), (w, h), (w, h), None)
+            .map_err(|e| e.to_string())?;
+        values.extend(buffer.data().iter().map(|v| {
+            if !v.is_finite() || nodata.is_some_and(|n| n == *v) {
+                f64::NAN
+            } else {
+                *v
+            }
+        }));
     }
     Ok(RasterData {
         shape: (count, h, w),
@@ -209,7 +219,9 @@ pub fn pearson(pairs: &[(f64, f64)]) -> f64 {
     if pairs.len() < 2 {
         return f64::NAN;
     }
-    let (mx, my) = pairs.iter().fold((0.0, 0.0), |(x, y), (a, b)| (x + a / n, y + b / n));
+    let (mx, my) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(x, y), (a, b)| (x + a / n, y + b / n));
     let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
     for (a, b) in pairs {
         sxy += (a - mx) * (b - my);
@@ -231,11 +243,23 @@ fn raster(gold: &Path, candidate: &Path) -> Scored {
     if shape == 0.0 {
         let s = 0.2 * crs;
         let note = format!("shape {:?} ≠ gold {:?}: no cells pair up", c.shape, g.shape);
-        return Ok((s, parts(&[("shape", 0.0), ("crs", crs), ("f_rho", 0.0), ("g_mre", 0.0)]), note));
+        return Ok((
+            s,
+            parts(&[("shape", 0.0), ("crs", crs), ("f_rho", 0.0), ("g_mre", 0.0)]),
+            note,
+        ));
     }
-    let pairs: Vec<(f64, f64)> = g.values.iter().zip(&c.values).filter(|(a, b)| !a.is_nan() && !b.is_nan()).map(|(a, b)| (*a, *b)).collect();
+    let pairs: Vec<(f64, f64)> = g
+        .values
+        .iter()
+        .zip(&c.values)
+        .filter(|(a, b)| !a.is_nan() && !b.is_nan())
+        .map(|(a, b)| (*a, *b))
+        .collect();
     let rho = pearson(&pairs);
-    let (abs_err, abs_gold) = pairs.iter().fold((0.0, 0.0), |(e, m), (a, b)| (e + (a - b).abs(), m + a.abs()));
+    let (abs_err, abs_gold) = pairs.iter().fold((0.0, 0.0), |(e, m), (a, b)| {
+        (e + (a - b).abs(), m + a.abs())
+    });
     let mre = if abs_gold > 0.0 {
         abs_err / abs_gold
     } else if abs_err == 0.0 {
@@ -246,7 +270,18 @@ fn raster(gold: &Path, candidate: &Path) -> Scored {
     let (f, gm) = (if rho.is_nan() { 0.0 } else { f_rho(rho) }, g_mre(mre));
     let s = 0.2 * shape + 0.2 * crs + 0.3 * f + 0.3 * gm;
     let note = format!("{} valid cell pairs", pairs.len());
-    Ok((s, parts(&[("shape", shape), ("crs", crs), ("rho", rho), ("mre", mre), ("f_rho", f), ("g_mre", gm)]), note))
+    Ok((
+        s,
+        parts(&[
+            ("shape", shape),
+            ("crs", crs),
+            ("rho", rho),
+            ("mre", mre),
+            ("f_rho", f),
+            ("g_mre", gm),
+        ]),
+        note,
+    ))
 }
 
 // ---------------------------------------------------------------- vector
@@ -261,7 +296,8 @@ struct VectorData {
 }
 
 fn read_vector(path: &Path) -> Result<VectorData, String> {
-    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(|e| format!("not a readable vector file: {e}"))?;
+    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])
+        .map_err(|e| format!("not a readable vector file: {e}"))?;
     let mut data = VectorData {
         count: 0,
         columns: BTreeSet::new(),
@@ -276,7 +312,8 @@ fn read_vector(path: &Path) -> Result<VectorData, String> {
                 s
             });
         }
-        data.columns.extend(layer.defn().fields().map(|f| f.name().to_lowercase()));
+        data.columns
+            .extend(layer.defn().fields().map(|f| f.name().to_lowercase()));
         for feature in layer.features() {
             data.count += 1;
             if let Some(geometry) = feature.geometry() {
@@ -284,7 +321,9 @@ fn read_vector(path: &Path) -> Result<VectorData, String> {
                     continue;
                 }
                 let flat = gdal::vector::geometry_type_flatten(geometry.geometry_type());
-                if flat != OGRwkbGeometryType::wkbPolygon && flat != OGRwkbGeometryType::wkbMultiPolygon {
+                if flat != OGRwkbGeometryType::wkbPolygon
+                    && flat != OGRwkbGeometryType::wkbMultiPolygon
+                {
                     data.polygonal = false;
                 }
                 data.geometries.push(geometry.clone());
@@ -317,14 +356,23 @@ fn count_ratio(a: u64, b: u64) -> f64 {
 /// first (0: polygons as they are, an invalid one repaired by a zero
 /// buffer; other geometry types have no area).
 fn footprint(geometries: &[Geometry], distance: f64) -> Result<Geometry, String> {
-    let mut multi = Geometry::empty(OGRwkbGeometryType::wkbMultiPolygon).map_err(|e| e.to_string())?;
+    let mut multi =
+        Geometry::empty(OGRwkbGeometryType::wkbMultiPolygon).map_err(|e| e.to_string())?;
     for g in geometries {
-        let shape = if distance > 0.0 || !g.is_valid() { g.buffer(distance, 8).map_err(|e| e.to_string())? } else { g.clone() };
+        let shape = if distance > 0.0 || !g.is_valid() {
+            g.buffer(distance, 8).map_err(|e| e.to_string())?
+        } else {
+            g.clone()
+        };
         match gdal::vector::geometry_type_flatten(shape.geometry_type()) {
-            OGRwkbGeometryType::wkbPolygon => multi.add_geometry(shape).map_err(|e| e.to_string())?,
+            OGRwkbGeometryType::wkbPolygon => {
+                multi.add_geometry(shape).map_err(|e| e.to_string())?
+            }
             OGRwkbGeometryType::wkbMultiPolygon => {
                 for i in 0..shape.geometry_count() {
-                    multi.add_geometry(shape.get_geometry(i).clone()).map_err(|e| e.to_string())?;
+                    multi
+                        .add_geometry(shape.get_geometry(i).clone())
+                        .map_err(|e| e.to_string())?;
                 }
             }
             _ => {}
@@ -363,7 +411,12 @@ fn union_cascaded(multi: &Geometry) -> Option<Geometry> {
 
 /// The diagonal of the bounding box of `geometries`.
 fn extent_diagonal(geometries: &[Geometry]) -> f64 {
-    let (mut x0, mut y0, mut x1, mut y1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+    let (mut x0, mut y0, mut x1, mut y1) = (
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    );
     for g in geometries {
         let e = g.envelope();
         x0 = x0.min(e.MinX);
@@ -377,13 +430,20 @@ fn extent_diagonal(geometries: &[Geometry]) -> f64 {
 /// Area IoU of the two footprints, the candidate in the gold's CRS.
 fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, String> {
     if gold.geometries.is_empty() || candidate.geometries.is_empty() {
-        return Ok(if gold.geometries.is_empty() && candidate.geometries.is_empty() { 1.0 } else { 0.0 });
+        return Ok(
+            if gold.geometries.is_empty() && candidate.geometries.is_empty() {
+                1.0
+            } else {
+                0.0
+            },
+        );
     }
     let mut theirs = candidate.geometries.clone();
     if let (Some(target), Some(source)) = (&gold.srs, &candidate.srs) {
         if target != source {
             for g in &mut theirs {
-                g.transform_to_inplace(target).map_err(|e| format!("reprojecting to the gold CRS: {e}"))?;
+                g.transform_to_inplace(target)
+                    .map_err(|e| format!("reprojecting to the gold CRS: {e}"))?;
             }
         }
     }
@@ -392,13 +452,21 @@ fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, St
     } else {
         // A single point has no extent: one unit then.
         let diagonal = extent_diagonal(&gold.geometries);
-        if diagonal > 0.0 { 0.005 * diagonal } else { 1.0 }
+        if diagonal > 0.0 {
+            0.005 * diagonal
+        } else {
+            1.0
+        }
     };
     let ours = footprint(&gold.geometries, distance)?;
     let theirs = footprint(&theirs, distance)?;
     let inter = ours.intersection(&theirs).map(|g| g.area()).unwrap_or(0.0);
     let union = ours.area() + theirs.area() - inter;
-    Ok(if union > 0.0 { (inter / union).clamp(0.0, 1.0) } else { 0.0 })
+    Ok(if union > 0.0 {
+        (inter / union).clamp(0.0, 1.0)
+    } else {
+        0.0
+    })
 }
 
 fn vector(gold: &Path, candidate: &Path) -> Scored {
@@ -412,7 +480,16 @@ fn vector(gold: &Path, candidate: &Path) -> Scored {
         Err(e) => (0.0, e),
     };
     let s = (count + crs + columns + geometry) / 4.0;
-    Ok((s, parts(&[("count", count), ("crs", crs), ("columns", columns), ("geometry", geometry)]), note))
+    Ok((
+        s,
+        parts(&[
+            ("count", count),
+            ("crs", crs),
+            ("columns", columns),
+            ("geometry", geometry),
+        ]),
+        note,
+    ))
 }
 
 // ---------------------------------------------------------------- table
@@ -464,19 +541,37 @@ impl Table {
         if rows.is_empty() {
             return Err("an empty table".into());
         }
-        let columns = rows.remove(0).into_iter().map(|c| c.trim().to_lowercase()).collect();
+        let columns = rows
+            .remove(0)
+            .into_iter()
+            .map(|c| c.trim().to_lowercase())
+            .collect();
         Ok(Table { columns, rows })
     }
 
     fn column(&self, name: &str) -> Option<Vec<&str>> {
         let i = self.columns.iter().position(|c| c == name)?;
-        Some(self.rows.iter().map(|r| r.get(i).map(|s| s.trim()).unwrap_or("")).collect())
+        Some(
+            self.rows
+                .iter()
+                .map(|r| r.get(i).map(|s| s.trim()).unwrap_or(""))
+                .collect(),
+        )
     }
 
     /// A column's values as numbers, if every non-empty one parses.
     fn numeric(&self, name: &str) -> Option<Vec<f64>> {
         let values = self.column(name)?;
-        let parsed: Vec<f64> = values.iter().map(|v| if v.is_empty() { Some(f64::NAN) } else { v.parse().ok() }).collect::<Option<_>>()?;
+        let parsed: Vec<f64> = values
+            .iter()
+            .map(|v| {
+                if v.is_empty() {
+                    Some(f64::NAN)
+                } else {
+                    v.parse().ok()
+                }
+            })
+            .collect::<Option<_>>()?;
         parsed.iter().any(|v| !v.is_nan()).then_some(parsed)
     }
 }
@@ -488,12 +583,26 @@ fn table(gold: &Path, candidate: &Path) -> Scored {
     let cand_cols: BTreeSet<String> = c.columns.iter().cloned().collect();
     let columns = jaccard(&gold_cols, &cand_cols);
     let rows = count_ratio(g.rows.len() as u64, c.rows.len() as u64);
-    let shared: Vec<&String> = g.columns.iter().filter(|name| cand_cols.contains(*name)).collect();
+    let shared: Vec<&String> = g
+        .columns
+        .iter()
+        .filter(|name| cand_cols.contains(*name))
+        .collect();
     // Pair rows through a shared key: a column unique in both tables that
     // is not numeric, or whose name says it is an identifier.
-    let unique = |t: &Table, name: &str| t.column(name).is_some_and(|v| v.iter().collect::<BTreeSet<_>>().len() == v.len());
-    let id_like = |name: &str| ["id", "name", "code", "key", "fips"].iter().any(|w| name == *w || name.ends_with(&format!("_{w}")) || name.ends_with(w) && name.len() <= 6);
-    let keys: Vec<&&String> = shared.iter().filter(|n| unique(&g, n) && unique(&c, n)).collect();
+    let unique = |t: &Table, name: &str| {
+        t.column(name)
+            .is_some_and(|v| v.iter().collect::<BTreeSet<_>>().len() == v.len())
+    };
+    let id_like = |name: &str| {
+        ["id", "name", "code", "key", "fips"].iter().any(|w| {
+            name == *w || name.ends_with(&format!("_{w}")) || name.ends_with(w) && name.len() <= 6
+        })
+    };
+    let keys: Vec<&&String> = shared
+        .iter()
+        .filter(|n| unique(&g, n) && unique(&c, n))
+        .collect();
     let key = keys
         .iter()
         .find(|n| g.numeric(n).is_none())
@@ -501,15 +610,34 @@ fn table(gold: &Path, candidate: &Path) -> Scored {
         .map(|n| **n);
     let pairing: Vec<(usize, usize)> = match key {
         Some(name) => {
-            let theirs: HashMap<&str, usize> = c.column(name).unwrap_or_default().into_iter().enumerate().map(|(i, v)| (v, i)).collect();
-            g.column(name).unwrap_or_default().iter().enumerate().filter_map(|(i, v)| theirs.get(v).map(|j| (i, *j))).collect()
+            let theirs: HashMap<&str, usize> = c
+                .column(name)
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (v, i))
+                .collect();
+            g.column(name)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| theirs.get(v).map(|j| (i, *j)))
+                .collect()
         }
-        None => (0..g.rows.len().min(c.rows.len())).map(|i| (i, i)).collect(),
+        None => (0..g.rows.len().min(c.rows.len()))
+            .map(|i| (i, i))
+            .collect(),
     };
     let mut rhos = Vec::new();
     for name in &shared {
-        let (Some(a), Some(b)) = (g.numeric(name), c.numeric(name)) else { continue };
-        let pairs: Vec<(f64, f64)> = pairing.iter().map(|(i, j)| (a[*i], b[*j])).filter(|(x, y)| !x.is_nan() && !y.is_nan()).collect();
+        let (Some(a), Some(b)) = (g.numeric(name), c.numeric(name)) else {
+            continue;
+        };
+        let pairs: Vec<(f64, f64)> = pairing
+            .iter()
+            .map(|(i, j)| (a[*i], b[*j]))
+            .filter(|(x, y)| !x.is_nan() && !y.is_nan())
+            .collect();
         rhos.push(column_agreement(&pairs));
     }
     let mut p = parts(&[("columns", columns), ("rows", rows)]);
@@ -518,11 +646,19 @@ fn table(gold: &Path, candidate: &Path) -> Scored {
         None => "rows paired by position".to_string(),
     };
     if rhos.is_empty() {
-        return Ok(((columns + rows) / 2.0, p, format!("{note}; no shared numeric column")));
+        return Ok((
+            (columns + rows) / 2.0,
+            p,
+            format!("{note}; no shared numeric column"),
+        ));
     }
     let rho = rhos.iter().sum::<f64>() / rhos.len() as f64;
     p.insert("rho".into(), rho);
-    Ok(((columns + rows + rho) / 3.0, p, format!("{note}; {} shared numeric column(s)", rhos.len())))
+    Ok((
+        (columns + rows + rho) / 3.0,
+        p,
+        format!("{note}; {} shared numeric column(s)", rhos.len()),
+    ))
 }
 
 /// How well a shared numeric column agrees: Pearson ρ (negative counts 0)
@@ -537,7 +673,9 @@ fn column_agreement(pairs: &[(f64, f64)]) -> f64 {
     if pairs.len() >= 2 && !constant(|p| p.0) && !constant(|p| p.1) {
         return pearson(pairs).max(0.0);
     }
-    let (err, size) = pairs.iter().fold((0.0, 0.0), |(e, s), (g, c)| (e + (g - c).abs(), s + g.abs()));
+    let (err, size) = pairs.iter().fold((0.0, 0.0), |(e, s), (g, c)| {
+        (e + (g - c).abs(), s + g.abs())
+    });
     if size > 0.0 {
         1.0 - (err / size).min(1.0)
     } else if err == 0.0 {
@@ -553,13 +691,16 @@ const IMAGE_SIDE: usize = 256;
 
 /// The image in grey (mean of the colour bands), resampled to 256×256.
 fn grey(path: &Path) -> Result<Grid, String> {
-    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(|e| format!("not a readable image: {e}"))?;
+    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
+        .map_err(|e| format!("not a readable image: {e}"))?;
     let size = ds.raster_size();
     let bands = ds.raster_count().min(3);
     let mut data = vec![0.0; IMAGE_SIDE * IMAGE_SIDE];
     for i in 1..=bands {
         let band = ds.rasterband(i).map_err(|e| e.to_string())?;
-        let buffer = band.read_as::<f64>((0, 0), size, (IMAGE_SIDE, IMAGE_SIDE), None).map_err(|e| e.to_string())?;
+        let buffer = band
+            .read_as::<f64>((0, 0), size, (IMAGE_SIDE, IMAGE_SIDE), None)
+            .map_err(|e| e.to_string())?;
         for (d, v) in data.iter_mut().zip(buffer.data()) {
             *d += v / bands as f64;
         }
@@ -579,7 +720,11 @@ fn image(gold: &Path, candidate: &Path) -> Scored {
     let g = grey(gold).map_err(|e| format!("gold: {e}"))?;
     let c = grey(candidate)?;
     let m = image_metrics(&g, &c).ok_or("images do not pair up")?;
-    Ok((m.ssim.max(0.0), parts(&[("blank", 0.0), ("ssim", m.ssim)]), "SSIM at 256×256 in grey: a weak signal".into()))
+    Ok((
+        m.ssim.max(0.0),
+        parts(&[("blank", 0.0), ("ssim", m.ssim)]),
+        "SSIM at 256×256 in grey: a weak signal".into(),
+    ))
 }
 
 // ---------------------------------------------------------------- text
@@ -587,12 +732,20 @@ fn image(gold: &Path, candidate: &Path) -> Scored {
 fn text(gold: &Path, candidate: &Path) -> Scored {
     let g = std::fs::read(gold).map_err(|e| format!("gold: {e}"))?;
     let c = std::fs::read(candidate).map_err(|e| e.to_string())?;
-    if let (Ok(a), Ok(b)) = (serde_json::from_slice::<serde_json::Value>(&g), serde_json::from_slice::<serde_json::Value>(&c)) {
+    if let (Ok(a), Ok(b)) = (
+        serde_json::from_slice::<serde_json::Value>(&g),
+        serde_json::from_slice::<serde_json::Value>(&c),
+    ) {
         if a == b {
             return Ok((1.0, parts(&[("equal", 1.0)]), "equal JSON".into()));
         }
     }
-    let words = |b: &[u8]| String::from_utf8_lossy(b).split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let words = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
     let r = rouge_l(&words(&g), &words(&c));
     Ok((r, parts(&[("rouge_l", r)]), "ROUGE-L over words".into()))
 }
@@ -628,7 +781,14 @@ mod tests {
     #[test]
     fn csv_reader_handles_quotes_and_newlines() {
         let rows = read_csv("a,b\r\n\"x, y\",\"he said \"\"hi\"\"\"\n\"multi\nline\",2\n\n");
-        assert_eq!(rows, vec![vec!["a", "b"], vec!["x, y", "he said \"hi\""], vec!["multi\nline", "2"]]);
+        assert_eq!(
+            rows,
+            vec![
+                vec!["a", "b"],
+                vec!["x, y", "he said \"hi\""],
+                vec!["multi\nline", "2"]
+            ]
+        );
         assert_eq!(read_csv("a,b\n1,2"), vec![vec!["a", "b"], vec!["1", "2"]]);
     }
 }

@@ -29,7 +29,10 @@ pub const OBSERVATION_CHARS: usize = 500;
 pub fn cleaned_log(path: &Path, reasoning: bool) -> std::io::Result<String> {
     let text = std::fs::read_to_string(path)?;
     let mut log = String::new();
-    for event in text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
+    for event in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
         match event["event"].as_str() {
             Some("message") if reasoning && event["message"]["role"] == "assistant" => {
                 push_block(&mut log, event["message"]["content"].as_str().unwrap_or(""));
@@ -43,7 +46,10 @@ pub fn cleaned_log(path: &Path, reasoning: bool) -> std::io::Result<String> {
                 } else {
                     push_block(&mut log, &format!("{name} {arguments}"));
                 }
-                push_block(&mut log, &clean_observation(event["observation"].as_str().unwrap_or("")));
+                push_block(
+                    &mut log,
+                    &clean_observation(event["observation"].as_str().unwrap_or("")),
+                );
             }
             _ => {}
         }
@@ -129,7 +135,10 @@ mod tests {
         );
         assert_eq!(log, expected);
         let without = cleaned_log(file.path(), false).unwrap();
-        assert!(!without.contains("Read the stations") && without.starts_with("s = pd.read_csv"), "{without}");
+        assert!(
+            !without.contains("Read the stations") && without.starts_with("s = pd.read_csv"),
+            "{without}"
+        );
     }
 
     #[test]
@@ -140,6 +149,9 @@ mod tests {
         ]);
         let text = gold_reference(Some("1. Load.\n2. Print.\n"), file.path()).unwrap();
         assert_eq!(text, "1. Load.\n2. Print.\n\nprint(1)\n\n1\n\n");
-        assert_eq!(gold_reference(None, file.path()).unwrap(), "print(1)\n\n1\n\n");
+        assert_eq!(
+            gold_reference(None, file.path()).unwrap(),
+            "print(1)\n\n1\n\n"
+        );
     }
 }

@@ -13,8 +13,8 @@ use super::errors::{self, ErrorType};
 use super::llm_judge::Verdict;
 use super::output_score::{self, OutputScore};
 use super::process;
-use crate::embed::Embedder;
 use crate::agent::transcript::{read_cells, write_atomic, RunSummary};
+use crate::embed::Embedder;
 use crate::outputs::{self, OutputCheck};
 
 /// L1 scores of the code of one run's successful cells against the gold.
@@ -161,12 +161,21 @@ pub fn score_run(
         *cell_errors.entry(kind).or_default() += 1;
         last_error = Some(kind);
     }
-    let code_lines = cells.iter().map(|c| c.code.lines().filter(|l| !l.trim().is_empty()).count()).sum();
-    let checks: Vec<OutputCheck> = declared.iter().map(|d| outputs::check(&workdir.join(d))).collect();
+    let code_lines = cells
+        .iter()
+        .map(|c| c.code.lines().filter(|l| !l.trim().is_empty()).count())
+        .sum();
+    let checks: Vec<OutputCheck> = declared
+        .iter()
+        .map(|d| outputs::check(&workdir.join(d)))
+        .collect();
     let all_content = checks.iter().all(OutputCheck::is_content);
     let success = summary.status == "finished" && all_content;
     let run_error = (!success).then(|| {
-        if checks.iter().any(|c| matches!(c, OutputCheck::Unreadable(why) if why != "missing")) {
+        if checks
+            .iter()
+            .any(|c| matches!(c, OutputCheck::Unreadable(why) if why != "missing"))
+        {
             ErrorType::OutputType
         } else if checks.iter().any(|c| matches!(c, OutputCheck::Trivial(..))) {
             ErrorType::InvalidAnswer
@@ -180,12 +189,20 @@ pub fn score_run(
     });
     // The code the model wrote: its successful cells, in order (solution.py
     // adds gisclaw's preamble, which is not the model's).
-    let candidate: String = cells.iter().filter(|c| c.status == "Ok").map(|c| format!("{}\n", c.code)).collect();
+    let candidate: String = cells
+        .iter()
+        .filter(|c| c.status == "Ok")
+        .map(|c| format!("{}\n", c.code))
+        .collect();
     let scores: Vec<OutputScore> = declared
         .iter()
         .map(|d| output_score::score_output(d, &gold.dir.join(d), &workdir.join(d)))
         .collect();
-    let q_out = if scores.is_empty() { 0.0 } else { scores.iter().map(|s| s.score).sum::<f64>() / scores.len() as f64 };
+    let q_out = if scores.is_empty() {
+        0.0
+    } else {
+        scores.iter().map(|s| s.score).sum::<f64>() / scores.len() as f64
+    };
     RunRecord {
         task: summary.task.clone(),
         arch: summary.arch.clone(),

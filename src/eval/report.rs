@@ -70,10 +70,17 @@ impl Weights {
     pub fn parse(text: &str) -> Result<Weights, String> {
         let values: Vec<f64> = text
             .split(',')
-            .map(|p| p.trim().parse::<f64>().map_err(|_| format!("--weights: `{}` is not a number", p.trim())))
+            .map(|p| {
+                p.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("--weights: `{}` is not a number", p.trim()))
+            })
             .collect::<Result<_, _>>()?;
         let [success, output, api, embedding] = values[..] else {
-            return Err(format!("--weights: expected four numbers (success, output, api, embedding), got {}", values.len()));
+            return Err(format!(
+                "--weights: expected four numbers (success, output, api, embedding), got {}",
+                values.len()
+            ));
         };
         if values.iter().any(|v| *v < 0.0 || !v.is_finite()) || values.iter().sum::<f64>() <= 0.0 {
             return Err("--weights: the weights must be non-negative and not all 0".into());
@@ -97,9 +104,14 @@ impl Weights {
 
     /// A run's composite; without C_emb the other three weights are renormalised.
     pub fn composite(&self, r: &RunRecord) -> f64 {
-        let base = self.success * f64::from(u8::from(r.success)) + self.output * r.q_out + self.api * r.code.api.f1;
+        let base = self.success * f64::from(u8::from(r.success))
+            + self.output * r.q_out
+            + self.api * r.code.api.f1;
         match r.c_emb {
-            Some(c) => (base + self.embedding * c) / (self.success + self.output + self.api + self.embedding),
+            Some(c) => {
+                (base + self.embedding * c)
+                    / (self.success + self.output + self.api + self.embedding)
+            }
             None => base / (self.success + self.output + self.api),
         }
     }
@@ -150,7 +162,8 @@ impl EvalData {
             let gold = gold_dir(dir, task);
             let code = std::fs::read_to_string(gold.join("gold.py")).unwrap_or_default();
             gold_calls.insert(task.clone(), api::called_functions(&code));
-            let problems = runner::gold_problems(dir, task).unwrap_or_else(|| vec!["the gold run left no gold.json".into()]);
+            let problems = runner::gold_problems(dir, task)
+                .unwrap_or_else(|| vec!["the gold run left no gold.json".into()]);
             gold_problems.insert(task.clone(), problems);
             for arch in &manifest.archs {
                 for run in 1..=manifest.runs {
@@ -172,7 +185,8 @@ impl EvalData {
 
     /// Runs expected but not recorded.
     pub fn missing(&self) -> usize {
-        self.manifest.tasks.len() * self.manifest.archs.len() * self.manifest.runs - self.records.len()
+        self.manifest.tasks.len() * self.manifest.archs.len() * self.manifest.runs
+            - self.records.len()
     }
 }
 
@@ -276,14 +290,26 @@ pub struct JudgeSummary {
 }
 
 fn judge_summary(records: &[&RunRecord]) -> Option<JudgeSummary> {
-    let verdicts: Vec<&llm_judge::Verdict> = records.iter().filter_map(|r| r.judge.as_ref()).collect();
+    let verdicts: Vec<&llm_judge::Verdict> =
+        records.iter().filter_map(|r| r.judge.as_ref()).collect();
     let failed = records.iter().filter(|r| r.judge_error.is_some()).count();
     if verdicts.is_empty() && failed == 0 {
         return None;
     }
     let means = llm_judge::DIMENSIONS
         .iter()
-        .map(|(key, _)| (key.to_string(), stats::mean(&verdicts.iter().filter_map(|v| v.score(key)).map(f64::from).collect::<Vec<_>>())))
+        .map(|(key, _)| {
+            (
+                key.to_string(),
+                stats::mean(
+                    &verdicts
+                        .iter()
+                        .filter_map(|v| v.score(key))
+                        .map(f64::from)
+                        .collect::<Vec<_>>(),
+                ),
+            )
+        })
         .collect();
     Some(JudgeSummary {
         judged: verdicts.len(),
@@ -364,11 +390,21 @@ fn mean_of<F: Fn(&RunRecord) -> f64>(records: &[&RunRecord], f: F) -> f64 {
     stats::mean(&records.iter().map(|r| f(r)).collect::<Vec<_>>())
 }
 
-fn summarise(backend: &str, arch: &str, records: &[&RunRecord], gold_calls: &BTreeMap<String, BTreeSet<String>>, weights: &Weights) -> CellSummary {
+fn summarise(
+    backend: &str,
+    arch: &str,
+    records: &[&RunRecord],
+    gold_calls: &BTreeMap<String, BTreeSet<String>>,
+    weights: &Weights,
+) -> CellSummary {
     let composites: Vec<f64> = records.iter().map(|r| weights.composite(r)).collect();
     let successes: Vec<&&RunRecord> = records.iter().filter(|r| r.success).collect();
     let q_out = stats::mean(&successes.iter().map(|r| r.q_out).collect::<Vec<_>>());
-    let c_emb = records.iter().map(|r| r.c_emb).collect::<Option<Vec<f64>>>().map(|v| stats::mean(&v));
+    let c_emb = records
+        .iter()
+        .map(|r| r.c_emb)
+        .collect::<Option<Vec<f64>>>()
+        .map(|v| stats::mean(&v));
     // pass@k per task.
     let mut by_task: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for r in records {
@@ -380,7 +416,10 @@ fn summarise(backend: &str, arch: &str, records: &[&RunRecord], gold_calls: &BTr
     let mut pass_at = BTreeMap::new();
     for k in [1, 3, 5] {
         if k <= runs {
-            let per_task: Vec<f64> = by_task.values().map(|(n, c)| stats::pass_at_k(*n, *c, k)).collect();
+            let per_task: Vec<f64> = by_task
+                .values()
+                .map(|(n, c)| stats::pass_at_k(*n, *c, k))
+                .collect();
             pass_at.insert(k, stats::mean(&per_task));
         }
     }
@@ -397,7 +436,12 @@ fn summarise(backend: &str, arch: &str, records: &[&RunRecord], gold_calls: &BTr
     let top = pass_at.values().last().copied().unwrap_or(f64::NAN);
     let examples: Vec<(BTreeSet<String>, BTreeSet<String>)> = records
         .iter()
-        .map(|r| (gold_calls.get(&r.task).cloned().unwrap_or_default(), r.code.calls.iter().cloned().collect()))
+        .map(|r| {
+            (
+                gold_calls.get(&r.task).cloned().unwrap_or_default(),
+                r.code.calls.iter().cloned().collect(),
+            )
+        })
         .collect();
     let mut run_errors = BTreeMap::new();
     let mut cell_errors = BTreeMap::new();
@@ -429,7 +473,11 @@ fn summarise(backend: &str, arch: &str, records: &[&RunRecord], gold_calls: &BTr
         bleu4: mean_of(records, |r| r.code.bleu4),
         rouge_l: mean_of(records, |r| r.code.rouge_l),
         edit_similarity: mean_of(records, |r| r.code.edit_similarity),
-        codebleu: records.iter().map(|r| r.code.codebleu.map(|c| c.codebleu)).collect::<Option<Vec<f64>>>().map(|v| stats::mean(&v)),
+        codebleu: records
+            .iter()
+            .map(|r| r.code.codebleu.map(|c| c.codebleu))
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| stats::mean(&v)),
         api_precision: mean_of(records, |r| r.code.api.precision),
         api_recall: mean_of(records, |r| r.code.api.recall),
         calls: api::label_metrics(&examples),
@@ -473,19 +521,39 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
         }
         let backend = &eval.manifest.backend;
         for arch in &eval.manifest.archs {
-            let records: Vec<&RunRecord> = eval.records.iter().filter(|r| &r.arch == arch).collect();
+            let records: Vec<&RunRecord> =
+                eval.records.iter().filter(|r| &r.arch == arch).collect();
             if records.is_empty() {
                 continue;
             }
-            cells.push(summarise(backend, arch, &records, &eval.gold_calls, &weights));
+            cells.push(summarise(
+                backend,
+                arch,
+                &records,
+                &eval.gold_calls,
+                &weights,
+            ));
             for r in &records {
                 runs.push((backend.clone(), (*r).clone(), weights.composite(r)));
             }
             cell_records.push(records);
         }
-        let single: BTreeMap<(&str, usize), f64> = eval.records.iter().filter(|r| r.arch == "single").map(|r| ((r.task.as_str(), r.run), weights.composite(r))).collect();
-        let dual: BTreeMap<(&str, usize), f64> = eval.records.iter().filter(|r| r.arch == "dual").map(|r| ((r.task.as_str(), r.run), weights.composite(r))).collect();
-        let pairs: Vec<(f64, f64)> = single.iter().filter_map(|(k, s)| dual.get(k).map(|d| (*s, *d))).collect();
+        let single: BTreeMap<(&str, usize), f64> = eval
+            .records
+            .iter()
+            .filter(|r| r.arch == "single")
+            .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
+            .collect();
+        let dual: BTreeMap<(&str, usize), f64> = eval
+            .records
+            .iter()
+            .filter(|r| r.arch == "dual")
+            .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
+            .collect();
+        let pairs: Vec<(f64, f64)> = single
+            .iter()
+            .filter_map(|(k, s)| dual.get(k).map(|d| (*s, *d)))
+            .collect();
         if !pairs.is_empty() {
             let (x, y): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
             let diffs: Vec<f64> = pairs.iter().map(|(a, b)| a - b).collect();
@@ -504,7 +572,10 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
             .into_iter()
             .map(|w| {
                 let w = Weights::from_tuple(w);
-                let scores: Vec<f64> = cell_records.iter().map(|rs| mean_of(rs, |r| w.composite(r))).collect();
+                let scores: Vec<f64> = cell_records
+                    .iter()
+                    .map(|rs| mean_of(rs, |r| w.composite(r)))
+                    .collect();
                 stats::kendall_tau_b(&default, &scores)
             })
             .collect();
@@ -527,7 +598,8 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
             cells: cell_records
                 .iter()
                 .map(|rs| {
-                    let mine: Vec<&RunRecord> = rs.iter().copied().filter(|r| &r.task == task).collect();
+                    let mine: Vec<&RunRecord> =
+                        rs.iter().copied().filter(|r| &r.task == task).collect();
                     (
                         mine.iter().filter(|r| r.success).count(),
                         mine.len(),
@@ -608,7 +680,10 @@ pub fn csv(report: &Report) -> String {
             csv_num(r.code.bleu4),
             csv_num(r.code.rouge_l),
             csv_num(r.code.edit_similarity),
-            r.code.codebleu.map(|c| csv_num(c.codebleu)).unwrap_or_default(),
+            r.code
+                .codebleu
+                .map(|c| csv_num(c.codebleu))
+                .unwrap_or_default(),
             r.c_emb.map(csv_num).unwrap_or_default(),
             csv_num(*s),
             r.rounds.to_string(),
@@ -621,7 +696,9 @@ pub fn csv(report: &Report) -> String {
             r.cells.to_string(),
             r.failed_cells.to_string(),
             r.code_lines.to_string(),
-            r.run_error.map(|e| e.name().to_string()).unwrap_or_default(),
+            r.run_error
+                .map(|e| e.name().to_string())
+                .unwrap_or_default(),
         ];
         out.push_str(&fields.join(","));
         out.push('\n');
@@ -692,17 +769,30 @@ pub fn markdown(report: &Report) -> String {
             f3(c.composite_ci.1),
             c.tokens_in,
             c.tokens_out,
-            c.cost_usd.map(|x| format!("${x:.4}")).unwrap_or_else(|| "unknown".into())
+            c.cost_usd
+                .map(|x| format!("${x:.4}"))
+                .unwrap_or_else(|| "unknown".into())
         );
     }
     if !report.comparisons.is_empty() {
         md.push_str("\n## Single vs Dual Agent (cf. Table 7: paired Wilcoxon signed-rank on run composites)\n\n| backend | pairs | median Δ (SA − DA) | W | p | method | Cliff's δ |\n|---|---|---|---|---|---|---|\n");
         for c in &report.comparisons {
             let (wstat, p, method) = match &c.wilcoxon {
-                Some(t) => (f3(t.statistic), format!("{:.3e}", t.p_value), format!("{:?}", t.method).to_lowercase()),
+                Some(t) => (
+                    f3(t.statistic),
+                    format!("{:.3e}", t.p_value),
+                    format!("{:?}", t.method).to_lowercase(),
+                ),
                 None => ("–".into(), "–".into(), "no pair differs".into()),
             };
-            let _ = writeln!(md, "| {} | {} | {} | {wstat} | {p} | {method} | {} |", c.backend, c.n, f3(c.median_difference), f3(c.cliffs_delta));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {wstat} | {p} | {method} | {} |",
+                c.backend,
+                c.n,
+                f3(c.median_difference),
+                f3(c.cliffs_delta)
+            );
         }
     }
     md.push_str("\n## Code (L1, cf. Table 8)\n\n| cell | BLEU-4 | ROUGE-L | edit sim. | CodeBLEU | API P | API R | API F1 | call acc. | call P | call R | call F1 | Hamming loss |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -737,12 +827,24 @@ pub fn markdown(report: &Report) -> String {
         for c in &report.cells {
             let Some(j) = &c.judge else { continue };
             let grades: Vec<String> = j.means.iter().map(|(_, m)| f2(*m)).collect();
-            let _ = writeln!(md, "| {} | {} | {} | {} | {} |", c.label, j.judged, j.failed, grades.join(" | "), f2(j.overall));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                c.label,
+                j.judged,
+                j.failed,
+                grades.join(" | "),
+                f2(j.overall)
+            );
         }
     }
     md.push_str("\n## Stability and efficiency\n\n| cell | pass@k | CV | SA = pass@k_max/(1+CV) | rounds | LLM s | sandbox s | code lines | inference eff. (/s) | token eff. (/1k tok) | code-line eff. (/100 lines) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
-        let pass: Vec<String> = c.pass_at.iter().map(|(k, v)| format!("@{k} {}", f3(*v))).collect();
+        let pass: Vec<String> = c
+            .pass_at
+            .iter()
+            .map(|(k, v)| format!("@{k} {}", f3(*v)))
+            .collect();
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} | {} | {} | {} |",
@@ -805,7 +907,16 @@ pub fn markdown(report: &Report) -> String {
     md.push_str(&"---|".repeat(report.cells.len()));
     md.push('\n');
     for t in &report.tasks {
-        let _ = write!(md, "| {}{} |", t.task, if report.gold_problems.contains_key(&t.task) { " (gold failed)" } else { "" });
+        let _ = write!(
+            md,
+            "| {}{} |",
+            t.task,
+            if report.gold_problems.contains_key(&t.task) {
+                " (gold failed)"
+            } else {
+                ""
+            }
+        );
         for (succ, n, q, s) in &t.cells {
             let _ = write!(md, " {succ}/{n} · Q {} · S {} |", f3(*q), f3(*s));
         }
@@ -850,8 +961,13 @@ mod tests {
 
     #[test]
     fn weights_parse_and_renormalise_without_c_emb() {
-        assert_eq!(Weights::parse("0.4, 0.3,0.15,0.15").unwrap(), Weights::default());
-        assert!(Weights::parse("0.4,0.3").unwrap_err().contains("four numbers"));
+        assert_eq!(
+            Weights::parse("0.4, 0.3,0.15,0.15").unwrap(),
+            Weights::default()
+        );
+        assert!(Weights::parse("0.4,0.3")
+            .unwrap_err()
+            .contains("four numbers"));
         assert!(Weights::parse("0.4,x,0.1,0.1").unwrap_err().contains("`x`"));
         assert!(Weights::parse("0,0,0,0").is_err());
     }

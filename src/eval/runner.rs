@@ -22,16 +22,16 @@ use serde::{Deserialize, Serialize};
 use super::api::OpTable;
 use super::llm_judge;
 use super::process;
-use super::vision_judge;
 use super::record::{score_run, GoldReference, RunRecord};
+use super::vision_judge;
 use crate::agent::dual::DualLimits;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::transcript::write_atomic;
 use crate::bench::data;
-use crate::embed::Embedder;
 use crate::bench::verify::{self, gold_dual_messages, gold_messages};
+use crate::embed::Embedder;
 use crate::llm::config::LiveConfig;
 use crate::llm::replay::ReplayBackend;
 use crate::llm::ChatBackend;
@@ -60,13 +60,17 @@ impl BackendSource {
         match self {
             BackendSource::Gold => "gold replay".into(),
             BackendSource::Recorded(dir) => format!("recorded sessions in {}", dir.display()),
-            BackendSource::Live(live) => format!("{}: {} at {}", live.name, live.model, live.base_url),
+            BackendSource::Live(live) => {
+                format!("{}: {} at {}", live.name, live.model, live.base_url)
+            }
         }
     }
 
     /// The recording for one run, if this source replays files.
     pub fn recording(&self, task: &str, arch: Arch, run: usize) -> Option<PathBuf> {
-        let BackendSource::Recorded(dir) = self else { return None };
+        let BackendSource::Recorded(dir) = self else {
+            return None;
+        };
         [
             format!("{task}.{}.{run}.jsonl", arch.name()),
             format!("{task}.{}.jsonl", arch.name()),
@@ -77,22 +81,39 @@ impl BackendSource {
         .find(|p| p.is_file())
     }
 
-    fn open(&self, task: &str, gold: &str, arch: Arch, run: usize) -> Result<Box<dyn ChatBackend>, String> {
+    fn open(
+        &self,
+        task: &str,
+        gold: &str,
+        arch: Arch,
+        run: usize,
+    ) -> Result<Box<dyn ChatBackend>, String> {
         match self {
             BackendSource::Gold => {
                 let messages = match arch {
                     Arch::Single => gold_messages(task, gold),
                     Arch::Dual => gold_dual_messages(task, gold),
                 };
-                Ok(Box::new(ReplayBackend::from_messages(&format!("gold of {task}"), messages)))
+                Ok(Box::new(ReplayBackend::from_messages(
+                    &format!("gold of {task}"),
+                    messages,
+                )))
             }
             BackendSource::Recorded(dir) => {
-                let file = self
-                    .recording(task, arch, run)
-                    .ok_or_else(|| format!("{}: no recording for {task} ({} run {run})", dir.display(), arch.name()))?;
-                ReplayBackend::open(&file).map(|b| Box::new(b) as Box<dyn ChatBackend>).map_err(|e| e.to_string())
+                let file = self.recording(task, arch, run).ok_or_else(|| {
+                    format!(
+                        "{}: no recording for {task} ({} run {run})",
+                        dir.display(),
+                        arch.name()
+                    )
+                })?;
+                ReplayBackend::open(&file)
+                    .map(|b| Box::new(b) as Box<dyn ChatBackend>)
+                    .map_err(|e| e.to_string())
             }
-            BackendSource::Live(live) => crate::llm::open_live((**live).clone()).map_err(|e| e.to_string()),
+            BackendSource::Live(live) => {
+                crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())
+            }
         }
     }
 }
@@ -257,7 +278,8 @@ pub fn read_records<T: serde::de::DeserializeOwned>(out: &Path) -> Result<Vec<T>
         .iter()
         .map(|p| {
             let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            serde_json::from_slice(&bytes).map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
+            serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
         })
         .collect()
 }
@@ -327,8 +349,14 @@ fn ensure_gold(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Vec
 /// The embedding of a task's gold reference (L2); `None` (logged) when the
 /// gold run left no transcript or embedding fails.
 fn gold_embedding(embedder: &Embedder, loaded: &LoadedTask, dir: &Path) -> Option<Vec<f32>> {
-    let text = process::gold_reference(loaded.task.workflow.as_deref(), &dir.join("transcript.jsonl"));
-    match text.map_err(|e| e.to_string()).and_then(|t| embedder.embed_document(&t).map_err(|e| e.to_string())) {
+    let text = process::gold_reference(
+        loaded.task.workflow.as_deref(),
+        &dir.join("transcript.jsonl"),
+    );
+    match text
+        .map_err(|e| e.to_string())
+        .and_then(|t| embedder.embed_document(&t).map_err(|e| e.to_string()))
+    {
         Ok(v) => Some(v),
         Err(e) => {
             tracing::warn!("no C_emb for {}: its gold reference: {e}", loaded.task.id);
@@ -339,25 +367,49 @@ fn gold_embedding(embedder: &Embedder, loaded: &LoadedTask, dir: &Path) -> Optio
 
 /// Grades the run's non-blank image outputs with the vision judge and
 /// recomputes Q_out; a failed call keeps SSIM and says why in the note.
-fn judge_images(vision: &LiveConfig, loaded: &LoadedTask, gold: &GoldReference, workdir: &Path, record: &mut RunRecord) {
-    for score in record.outputs.iter_mut().filter(|s| vision_judge::wants_judging(s)) {
+fn judge_images(
+    vision: &LiveConfig,
+    loaded: &LoadedTask,
+    gold: &GoldReference,
+    workdir: &Path,
+    record: &mut RunRecord,
+) {
+    for score in record
+        .outputs
+        .iter_mut()
+        .filter(|s| vision_judge::wants_judging(s))
+    {
         let verdict = crate::llm::open_live(vision.clone())
             .map_err(|e| e.to_string())
-            .and_then(|mut backend| vision_judge::judge(backend.as_mut(), &loaded.task.instruction, &gold.dir.join(&score.path), &workdir.join(&score.path)));
+            .and_then(|mut backend| {
+                vision_judge::judge(
+                    backend.as_mut(),
+                    &loaded.task.instruction,
+                    &gold.dir.join(&score.path),
+                    &workdir.join(&score.path),
+                )
+            });
         match verdict {
             Ok(v) => vision_judge::apply(score, &v),
             Err(e) => score.note = format!("{}; vision judge failed: {e}", score.note),
         }
     }
     if !record.outputs.is_empty() {
-        record.q_out = record.outputs.iter().map(|s| s.score).sum::<f64>() / record.outputs.len() as f64;
+        record.q_out =
+            record.outputs.iter().map(|s| s.score).sum::<f64>() / record.outputs.len() as f64;
     }
 }
 
 /// The LLM judge's verdict on the run in `workdir`.
-fn judge_run(judge: &LiveConfig, loaded: &LoadedTask, gold: &GoldReference, workdir: &Path) -> Result<llm_judge::Verdict, String> {
+fn judge_run(
+    judge: &LiveConfig,
+    loaded: &LoadedTask,
+    gold: &GoldReference,
+    workdir: &Path,
+) -> Result<llm_judge::Verdict, String> {
     let mut backend = crate::llm::open_live(judge.clone()).map_err(|e| e.to_string())?;
-    let log = process::cleaned_log(&workdir.join("transcript.jsonl"), true).map_err(|e| format!("the run's transcript: {e}"))?;
+    let log = process::cleaned_log(&workdir.join("transcript.jsonl"), true)
+        .map_err(|e| format!("the run's transcript: {e}"))?;
     llm_judge::judge(backend.as_mut(), &loaded.task.instruction, &gold.code, &log)
 }
 
@@ -382,7 +434,13 @@ pub fn run_eval(
     let archs: Vec<Arch> = manifest
         .archs
         .iter()
-        .map(|a| if a == "dual" { Arch::Dual } else { Arch::Single })
+        .map(|a| {
+            if a == "dual" {
+                Arch::Dual
+            } else {
+                Arch::Single
+            }
+        })
         .collect();
     let mut golds = Vec::new();
     for loaded in tasks.iter_mut() {
@@ -391,9 +449,17 @@ pub fn run_eval(
             task: loaded.task.id.clone(),
             problems,
         });
-        let code = loaded.gold.as_ref().and_then(|g| std::fs::read_to_string(g).ok()).unwrap_or_default();
+        let code = loaded
+            .gold
+            .as_ref()
+            .and_then(|g| std::fs::read_to_string(g).ok())
+            .unwrap_or_default();
         let dir = gold_dir(&options.out, &loaded.task.id);
-        golds.push(GoldReference { code, dir, embedding: None });
+        golds.push(GoldReference {
+            code,
+            dir,
+            embedding: None,
+        });
     }
     let records = records_dir(&options.out);
     let mut queue = VecDeque::new();
@@ -428,7 +494,9 @@ pub fn run_eval(
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.max(1) {
             scope.spawn(|| loop {
-                let Some(item) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else { break };
+                let Some(item) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else {
+                    break;
+                };
                 let loaded = &tasks[item.task];
                 let gold = &golds[item.task];
                 match run_one(zygote, loaded, gold, source, options, &item) {
@@ -436,7 +504,12 @@ pub fn run_eval(
                     Err(reason) => {
                         *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
                         events(EvalEvent::Failed {
-                            label: format!("{} {} run {}", loaded.task.id, item.arch.name(), item.run),
+                            label: format!(
+                                "{} {} run {}",
+                                loaded.task.id,
+                                item.arch.name(),
+                                item.run
+                            ),
                             reason,
                         });
                     }
@@ -448,9 +521,21 @@ pub fn run_eval(
 }
 
 /// Runs, scores and records one item.
-fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, source: &BackendSource, options: &EvalOptions, item: &Item) -> Result<RunRecord, String> {
+fn run_one(
+    zygote: &Arc<Zygote>,
+    loaded: &LoadedTask,
+    gold: &GoldReference,
+    source: &BackendSource,
+    options: &EvalOptions,
+    item: &Item,
+) -> Result<RunRecord, String> {
     let id = &loaded.task.id;
-    let workdir = options.out.join("runs").join(id).join(format!("{}-{}", item.arch.name(), item.run));
+    let workdir =
+        options
+            .out
+            .join("runs")
+            .join(id)
+            .join(format!("{}-{}", item.arch.name(), item.run));
     let mut backend = source.open(id, &gold.code, item.arch, item.run)?;
     let run_options = RunOptions {
         arch: item.arch,
@@ -467,12 +552,28 @@ fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, sour
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();
-    let summary = run_task(zygote, loaded, backend.as_mut(), &mut memory, &workdir, &run_options, &mut |_| {})
-        .map_err(|e| format!("{e:#}"))?;
+    let summary = run_task(
+        zygote,
+        loaded,
+        backend.as_mut(),
+        &mut memory,
+        &workdir,
+        &run_options,
+        &mut |_| {},
+    )
+    .map_err(|e| format!("{e:#}"))?;
     if summary.status == "error" {
         return Err(summary.reason);
     }
-    let mut record = score_run(&summary, item.run, &workdir, &loaded.task.outputs, gold, &options.ops, options.embedder.as_deref());
+    let mut record = score_run(
+        &summary,
+        item.run,
+        &workdir,
+        &loaded.task.outputs,
+        gold,
+        &options.ops,
+        options.embedder.as_deref(),
+    );
     if let Some(vision) = &options.vision_judge {
         judge_images(vision, loaded, gold, &workdir, &mut record);
     }
@@ -482,6 +583,8 @@ fn run_one(zygote: &Arc<Zygote>, loaded: &LoadedTask, gold: &GoldReference, sour
             Err(e) => record.judge_error = Some(e),
         }
     }
-    record.write(&records_dir(&options.out)).map_err(|e| format!("writing the record: {e}"))?;
+    record
+        .write(&records_dir(&options.out))
+        .map_err(|e| format!("writing the record: {e}"))?;
     Ok(record)
 }

@@ -62,7 +62,12 @@ impl SplitMix64 {
 pub fn bootstrap_means(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
     let mut rng = SplitMix64(seed);
     (0..resamples)
-        .map(|_| (0..values.len()).map(|_| values[rng.below(values.len())]).sum::<f64>() / values.len() as f64)
+        .map(|_| {
+            (0..values.len())
+                .map(|_| values[rng.below(values.len())])
+                .sum::<f64>()
+                / values.len() as f64
+        })
         .collect()
 }
 
@@ -72,7 +77,10 @@ pub fn bootstrap_ci(values: &[f64], level: f64, resamples: usize, seed: u64) -> 
     let mut means = bootstrap_means(values, resamples, seed);
     means.sort_by(f64::total_cmp);
     let alpha = (1.0 - level) / 2.0;
-    (quantile_of_sorted(&means, alpha), quantile_of_sorted(&means, 1.0 - alpha))
+    (
+        quantile_of_sorted(&means, alpha),
+        quantile_of_sorted(&means, 1.0 - alpha),
+    )
 }
 
 /// How a Wilcoxon p-value was computed (scipy's `method="auto"` choice).
@@ -140,7 +148,12 @@ pub fn wilcoxon(x: &[f64], y: &[f64]) -> Option<Wilcoxon> {
     let abs: Vec<f64> = nonzero.iter().map(|v| v.abs()).collect();
     let (ranks, groups) = average_ranks(&abs);
     let ties = groups.iter().any(|&g| g > 1);
-    let r_plus: f64 = nonzero.iter().zip(&ranks).filter(|(v, _)| **v > 0.0).map(|(_, r)| r).sum();
+    let r_plus: f64 = nonzero
+        .iter()
+        .zip(&ranks)
+        .filter(|(v, _)| **v > 0.0)
+        .map(|(_, r)| r)
+        .sum();
     let total = n as f64 * (n as f64 + 1.0) / 2.0;
     let r_minus = total - r_plus;
     let method = if d.len() > 50 {
@@ -163,7 +176,10 @@ pub fn wilcoxon(x: &[f64], y: &[f64]) -> Option<Wilcoxon> {
             let gamma = (1e-14 * r_plus).abs();
             let (mut le, mut ge, flips) = (0u64, 0u64, 1u64 << n);
             for mask in 0..flips {
-                let s: f64 = (0..n).filter(|i| mask >> i & 1 == 1).map(|i| ranks[i]).sum();
+                let s: f64 = (0..n)
+                    .filter(|i| mask >> i & 1 == 1)
+                    .map(|i| ranks[i])
+                    .sum();
                 le += u64::from(s <= r_plus + gamma);
                 ge += u64::from(s >= r_plus - gamma);
             }
@@ -177,7 +193,12 @@ pub fn wilcoxon(x: &[f64], y: &[f64]) -> Option<Wilcoxon> {
             (2.0 * normal_sf(z.abs())).min(1.0)
         }
     };
-    Some(Wilcoxon { statistic: r_plus.min(r_minus), p_value, n, method })
+    Some(Wilcoxon {
+        statistic: r_plus.min(r_minus),
+        p_value,
+        n,
+        method,
+    })
 }
 
 /// Probability of each signed-rank sum 0..=n(n+1)/2 under the null (no ties).
@@ -266,7 +287,8 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
             }
         }
     }
-    (concordant - discordant) / ((concordant + discordant + tie_x) * (concordant + discordant + tie_y)).sqrt()
+    (concordant - discordant)
+        / ((concordant + discordant + tie_x) * (concordant + discordant + tie_y)).sqrt()
 }
 
 /// Unbiased pass@k from n samples of which c passed: 1 − C(n−c, k) / C(n, k)
@@ -279,7 +301,9 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
     if n - c < k {
         return 1.0;
     }
-    1.0 - ((n - c + 1)..=n).map(|i| 1.0 - k as f64 / i as f64).product::<f64>()
+    1.0 - ((n - c + 1)..=n)
+        .map(|i| 1.0 - k as f64 / i as f64)
+        .product::<f64>()
 }
 
 /// Coefficient of variation σ/μ with the population standard deviation
@@ -350,8 +374,12 @@ mod tests {
     fn the_weight_grid_has_every_admissible_tuple() {
         let grid = weight_grid();
         assert_eq!(grid.len(), 68);
-        assert!(grid.iter().all(|w| (w.iter().sum::<f64>() - 1.0).abs() < 1e-9));
-        assert!(grid.iter().all(|w| w.iter().all(|v| (0.1 - 1e-9..=0.5 + 1e-9).contains(v))));
+        assert!(grid
+            .iter()
+            .all(|w| (w.iter().sum::<f64>() - 1.0).abs() < 1e-9));
+        assert!(grid
+            .iter()
+            .all(|w| w.iter().all(|v| (0.1 - 1e-9..=0.5 + 1e-9).contains(v))));
     }
 
     #[test]

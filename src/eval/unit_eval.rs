@@ -127,14 +127,31 @@ pub fn extract_code(reply: &str) -> String {
 }
 
 /// Runs `code` on every instance of one case and judges each answer.
-pub fn judge_sample(session: &mut Session, instances: &[Instance], expected: &BTreeMap<String, judge::Answer>, code: &str) -> (Vec<CallResult>, Option<ErrorType>) {
+pub fn judge_sample(
+    session: &mut Session,
+    instances: &[Instance],
+    expected: &BTreeMap<String, judge::Answer>,
+    code: &str,
+) -> (Vec<CallResult>, Option<ErrorType>) {
     let mut calls = Vec::new();
     let mut error = None;
     for instance in instances {
-        let verdict = match (run_instance(session, instance, code), expected.get(&instance.key)) {
-            (_, None) => Err((ErrorType::Other, format!("no reference answer for {} (run `gisclaw bench expect`)", instance.key))),
+        let verdict = match (
+            run_instance(session, instance, code),
+            expected.get(&instance.key),
+        ) {
+            (_, None) => Err((
+                ErrorType::Other,
+                format!(
+                    "no reference answer for {} (run `gisclaw bench expect`)",
+                    instance.key
+                ),
+            )),
             (Err(e), _) => Err((ErrorType::RuntimeTimeout, e)),
-            (Ok(got), Some(want)) => judge::judge(instance.case.output, want, &got, &instance.case.tolerance).map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
+            (Ok(got), Some(want)) => {
+                judge::judge(instance.case.output, want, &got, &instance.case.tolerance)
+                    .map_err(|m| (errors::classify_mismatch(&m), m.to_string()))
+            }
         };
         let (passed, problem) = match verdict {
             Ok(()) => (true, None),
@@ -175,21 +192,35 @@ pub enum UnitEvent {
 /// Runs every case of `suite` not yet recorded in `out/records/` with
 /// `samples` samples each, `jobs` cases at a time (each worker its own
 /// sandbox session); returns how many cases could not run.
-pub fn run_unit_eval(zygote: &Arc<Zygote>, suite: &UnitSuite, source: &BackendSource, samples: usize, out: &Path, jobs: usize, events: &(dyn Fn(UnitEvent) + Sync)) -> Result<usize, String> {
+pub fn run_unit_eval(
+    zygote: &Arc<Zygote>,
+    suite: &UnitSuite,
+    source: &BackendSource,
+    samples: usize,
+    out: &Path,
+    jobs: usize,
+    events: &(dyn Fn(UnitEvent) + Sync),
+) -> Result<usize, String> {
     let records = records_dir(out);
     std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
     let mut todo = Vec::new();
     let mut done = 0;
     for (_, file) in &suite.files {
         for case in &file.cases {
-            if records.join(CaseRecord::file_name(&file.library, &case.id)).is_file() {
+            if records
+                .join(CaseRecord::file_name(&file.library, &case.id))
+                .is_file()
+            {
                 done += 1;
             } else {
                 todo.push((file, case));
             }
         }
     }
-    events(UnitEvent::Planned { total: done + todo.len(), done });
+    events(UnitEvent::Planned {
+        total: done + todo.len(),
+        done,
+    });
     let queue = Mutex::new(todo.into_iter());
     let failed = Mutex::new(0usize);
     std::thread::scope(|scope| {
@@ -199,18 +230,37 @@ pub fn run_unit_eval(zygote: &Arc<Zygote>, suite: &UnitSuite, source: &BackendSo
                 let dir = out.join("work").join(format!("worker-{worker}"));
                 let mut session = None;
                 loop {
-                    let Some((file, case)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
+                    let Some((file, case)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next()
+                    else {
+                        break;
+                    };
                     let key = format!("{}/{}", file.library, case.id);
                     let result = (|| -> Result<CaseRecord, String> {
                         if session.is_none() {
-                            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-                            session = Some(Session::open(zygote, &dir).map_err(|e| format!("sandbox: {e}"))?);
+                            std::fs::create_dir_all(&dir)
+                                .map_err(|e| format!("{}: {e}", dir.display()))?;
+                            session = Some(
+                                Session::open(zygote, &dir).map_err(|e| format!("sandbox: {e}"))?,
+                            );
                         }
                         let session = session.as_mut().expect("opened above");
-                        let record = run_case(session, suite, &file.library, file.prelude.as_deref(), case, source, samples)?;
-                        let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
+                        let record = run_case(
+                            session,
+                            suite,
+                            &file.library,
+                            file.prelude.as_deref(),
+                            case,
+                            source,
+                            samples,
+                        )?;
+                        let mut bytes =
+                            serde_json::to_vec_pretty(&record).expect("records serialise");
                         bytes.push(b'\n');
-                        write_atomic(&records.join(CaseRecord::file_name(&file.library, &case.id)), &bytes).map_err(|e| format!("writing the record: {e}"))?;
+                        write_atomic(
+                            &records.join(CaseRecord::file_name(&file.library, &case.id)),
+                            &bytes,
+                        )
+                        .map_err(|e| format!("writing the record: {e}"))?;
                         Ok(record)
                     })();
                     match result {
@@ -229,15 +279,27 @@ pub fn run_unit_eval(zygote: &Arc<Zygote>, suite: &UnitSuite, source: &BackendSo
 }
 
 /// All samples of one case.
-fn run_case(session: &mut Session, suite: &UnitSuite, library: &str, prelude: Option<&str>, case: &Case, source: &BackendSource, samples: usize) -> Result<CaseRecord, String> {
+fn run_case(
+    session: &mut Session,
+    suite: &UnitSuite,
+    library: &str,
+    prelude: Option<&str>,
+    case: &Case,
+    source: &BackendSource,
+    samples: usize,
+) -> Result<CaseRecord, String> {
     let instances = case.instances(library, prelude);
     let mut backend: Option<Box<dyn ChatBackend>> = match source {
         BackendSource::Gold => None,
         BackendSource::Recorded(dir) => {
             let file = recording(dir, library, &case.id);
-            Some(Box::new(ReplayBackend::open(&file).map_err(|e| format!("{}: {e}", file.display()))?))
+            Some(Box::new(
+                ReplayBackend::open(&file).map_err(|e| format!("{}: {e}", file.display()))?,
+            ))
         }
-        BackendSource::Live(live) => Some(crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?),
+        BackendSource::Live(live) => {
+            Some(crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?)
+        }
     };
     let messages = prompt(library, case);
     let mut out = Vec::new();
@@ -246,9 +308,16 @@ fn run_case(session: &mut Session, suite: &UnitSuite, library: &str, prelude: Op
             None => (case.reference.clone(), 0, 0, 0.0),
             Some(backend) => {
                 let asked = Instant::now();
-                let response = backend.chat(&messages, &[]).map_err(|e| format!("sample {sample}: {e}"))?;
+                let response = backend
+                    .chat(&messages, &[])
+                    .map_err(|e| format!("sample {sample}: {e}"))?;
                 let reply = response.message.content.unwrap_or_default();
-                (extract_code(&reply), response.usage.prompt_tokens, response.usage.completion_tokens, asked.elapsed().as_secs_f64())
+                (
+                    extract_code(&reply),
+                    response.usage.prompt_tokens,
+                    response.usage.completion_tokens,
+                    asked.elapsed().as_secs_f64(),
+                )
             }
         };
         let (calls, error) = judge_sample(session, &instances, &suite.expected, &code);
@@ -294,19 +363,45 @@ pub struct UnitSummary {
 /// Summarises case records.
 pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
     let samples = records.iter().map(|r| r.samples.len()).min().unwrap_or(0);
-    let counts: Vec<(usize, usize)> = records.iter().map(|r| (r.samples.len(), r.samples.iter().filter(|s| s.passed).count())).collect();
+    let counts: Vec<(usize, usize)> = records
+        .iter()
+        .map(|r| {
+            (
+                r.samples.len(),
+                r.samples.iter().filter(|s| s.passed).count(),
+            )
+        })
+        .collect();
     let mut pass_at = BTreeMap::new();
     for k in [1, 3, 5] {
         if k <= samples {
-            pass_at.insert(k, stats::mean(&counts.iter().map(|(n, c)| stats::pass_at_k(*n, *c, k)).collect::<Vec<_>>()));
+            pass_at.insert(
+                k,
+                stats::mean(
+                    &counts
+                        .iter()
+                        .map(|(n, c)| stats::pass_at_k(*n, *c, k))
+                        .collect::<Vec<_>>(),
+                ),
+            );
         }
     }
     let mut libraries: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (r, (n, c)) in records.iter().zip(&counts) {
-        libraries.entry(r.library.clone()).or_default().push(stats::pass_at_k(*n, *c, 1));
+        libraries
+            .entry(r.library.clone())
+            .or_default()
+            .push(stats::pass_at_k(*n, *c, 1));
     }
     let per_index: Vec<f64> = (0..samples)
-        .map(|s| stats::mean(&records.iter().map(|r| f64::from(u8::from(r.samples[s].passed))).collect::<Vec<_>>()))
+        .map(|s| {
+            stats::mean(
+                &records
+                    .iter()
+                    .map(|r| f64::from(u8::from(r.samples[s].passed)))
+                    .collect::<Vec<_>>(),
+            )
+        })
         .collect();
     let cv = stats::coefficient_of_variation(&per_index);
     let top = pass_at.values().last().copied().unwrap_or(f64::NAN);
@@ -316,12 +411,19 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
             *errors.entry(e.name().to_string()).or_insert(0) += 1;
         }
     }
-    let all: Vec<f64> = records.iter().flat_map(|r| &r.samples).map(|s| (s.tokens_in + s.tokens_out) as f64).collect();
+    let all: Vec<f64> = records
+        .iter()
+        .flat_map(|r| &r.samples)
+        .map(|s| (s.tokens_in + s.tokens_out) as f64)
+        .collect();
     UnitSummary {
         cases: records.len(),
         samples,
         pass_at,
-        libraries: libraries.into_iter().map(|(l, v)| (l, (v.len(), stats::mean(&v)))).collect(),
+        libraries: libraries
+            .into_iter()
+            .map(|(l, v)| (l, (v.len(), stats::mean(&v))))
+            .collect(),
         cv,
         stability_adjusted: stats::stability_adjusted(top, cv),
         errors,
@@ -335,12 +437,18 @@ pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, String> {
 }
 
 /// Writes `report.md`, `results.json` and `results.csv` into `out`.
-pub fn write_report(records: &[CaseRecord], backend: &str, out: &Path) -> std::io::Result<UnitSummary> {
+pub fn write_report(
+    records: &[CaseRecord],
+    backend: &str,
+    out: &Path,
+) -> std::io::Result<UnitSummary> {
     use std::fmt::Write as _;
     let summary = summarise(records);
     let json = serde_json::json!({ "backend": backend, "summary": summary, "cases": records });
     write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
-    let mut csv = String::from("library,case,sample,passed,calls,failed_calls,error,tokens_in,tokens_out,llm_seconds\n");
+    let mut csv = String::from(
+        "library,case,sample,passed,calls,failed_calls,error,tokens_in,tokens_out,llm_seconds\n",
+    );
     for r in records {
         for s in &r.samples {
             let _ = writeln!(
@@ -365,7 +473,11 @@ pub fn write_report(records: &[CaseRecord], backend: &str, out: &Path) -> std::i
     for (k, v) in &summary.pass_at {
         let _ = writeln!(md, "| pass@{k} | {v:.3} |");
     }
-    let _ = writeln!(md, "| CV (per-sample pass rates) | {:.3} |\n| stability-adjusted pass@k_max/(1+CV) | {:.3} |", summary.cv, summary.stability_adjusted);
+    let _ = writeln!(
+        md,
+        "| CV (per-sample pass rates) | {:.3} |\n| stability-adjusted pass@k_max/(1+CV) | {:.3} |",
+        summary.cv, summary.stability_adjusted
+    );
     md.push_str("\n## By library (pass@1)\n\n| library | cases | pass@1 |\n|---|---|---|\n");
     for (lib, (n, p)) in &summary.libraries {
         let _ = writeln!(md, "| {lib} | {n} | {p:.3} |");
@@ -380,8 +492,22 @@ pub fn write_report(records: &[CaseRecord], backend: &str, out: &Path) -> std::i
     md.push_str("\n## Per case (passing samples / samples)\n\n| case | passed | first problem |\n|---|---|---|\n");
     for r in records {
         let passed = r.samples.iter().filter(|s| s.passed).count();
-        let problem = r.samples.iter().flat_map(|s| &s.calls).find_map(|c| c.problem.as_ref().map(|p| format!("{}: {}", c.key, p)));
-        let _ = writeln!(md, "| {}/{} | {passed}/{} | {} |", r.library, r.case, r.samples.len(), problem.unwrap_or_default().replace('|', "\\|").replace('\n', " "));
+        let problem = r
+            .samples
+            .iter()
+            .flat_map(|s| &s.calls)
+            .find_map(|c| c.problem.as_ref().map(|p| format!("{}: {}", c.key, p)));
+        let _ = writeln!(
+            md,
+            "| {}/{} | {passed}/{} | {} |",
+            r.library,
+            r.case,
+            r.samples.len(),
+            problem
+                .unwrap_or_default()
+                .replace('|', "\\|")
+                .replace('\n', " ")
+        );
     }
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summary)
@@ -393,9 +519,15 @@ mod tests {
 
     #[test]
     fn code_comes_out_of_its_fence() {
-        assert_eq!(extract_code("Here:\n```python\ndef f(x):\n    return x\n```\nDone."), "def f(x):\n    return x\n");
+        assert_eq!(
+            extract_code("Here:\n```python\ndef f(x):\n    return x\n```\nDone."),
+            "def f(x):\n    return x\n"
+        );
         assert_eq!(extract_code("```\ndef f(): pass\n```"), "def f(): pass\n");
-        assert_eq!(extract_code("def f():\n    return 1"), "def f():\n    return 1\n");
+        assert_eq!(
+            extract_code("def f():\n    return 1"),
+            "def f():\n    return 1\n"
+        );
     }
 
     fn sample(passed: bool, error: Option<ErrorType>) -> SampleRecord {
@@ -417,7 +549,14 @@ mod tests {
         let case = |lib: &str, id: &str, passes: usize| CaseRecord {
             library: lib.into(),
             case: id.into(),
-            samples: (0..5).map(|i| sample(i < passes, (i >= passes).then_some(ErrorType::InvalidAnswer))).collect(),
+            samples: (0..5)
+                .map(|i| {
+                    sample(
+                        i < passes,
+                        (i >= passes).then_some(ErrorType::InvalidAnswer),
+                    )
+                })
+                .collect(),
         };
         let s = summarise(&[case("x", "a", 2), case("x", "b", 0), case("y", "c", 5)]);
         // pass@1 = (2/5 + 0 + 1)/3; pass@3 = (1 − C(3,3)/C(5,3) + 0 + 1)/3 = (0.9 + 1)/3; pass@5 = (1 + 0 + 1)/3.

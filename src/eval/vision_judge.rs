@@ -24,7 +24,10 @@ pub const DIMENSIONS: [(&str, &str); 5] = [
 /// The conversation that asks for grades of `agent` against `gold`.
 pub fn prompt(instruction: &str, gold_png: &[u8], agent_png: &[u8]) -> Vec<Message> {
     let engine = base64::engine::general_purpose::STANDARD;
-    let dimensions: String = DIMENSIONS.iter().map(|(key, what)| format!("- `{key}` — {what}\n")).collect();
+    let dimensions: String = DIMENSIONS
+        .iter()
+        .map(|(key, what)| format!("- `{key}` — {what}\n"))
+        .collect();
     let user = format!(
         "## Task\n\n{instruction}\n\nThe first image is the expert's (gold) figure, the second the agent's. \
          A different but correct style is as good as the gold's.\n\n## Grade the agent's figure from 1 (poor) to 5 (excellent) on\n\n{dimensions}\n\
@@ -41,9 +44,18 @@ pub fn prompt(instruction: &str, gold_png: &[u8], agent_png: &[u8]) -> Vec<Messa
 }
 
 /// Grades the agent's image at `agent` against the gold's at `gold`.
-pub fn judge(backend: &mut dyn ChatBackend, instruction: &str, gold: &Path, agent: &Path) -> Result<Verdict, String> {
+pub fn judge(
+    backend: &mut dyn ChatBackend,
+    instruction: &str,
+    gold: &Path,
+    agent: &Path,
+) -> Result<Verdict, String> {
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-    ask_grades(backend, prompt(instruction, &read(gold)?, &read(agent)?), &DIMENSIONS)
+    ask_grades(
+        backend,
+        prompt(instruction, &read(gold)?, &read(agent)?),
+        &DIMENSIONS,
+    )
 }
 
 /// Puts a verdict into an image output's score: the mean grade over 5
@@ -52,9 +64,16 @@ pub fn apply(score: &mut OutputScore, verdict: &Verdict) {
     score.score = verdict.mean() / 5.0;
     score.weak = false;
     for (key, grade) in &verdict.grades {
-        score.parts.insert(format!("vision_{key}"), f64::from(grade.score) / 5.0);
+        score
+            .parts
+            .insert(format!("vision_{key}"), f64::from(grade.score) / 5.0);
     }
-    score.note = format!("vision judge {}: mean {:.2}/5 (SSIM {:.3} kept as a part)", verdict.model, verdict.mean(), score.parts.get("ssim").copied().unwrap_or(f64::NAN));
+    score.note = format!(
+        "vision judge {}: mean {:.2}/5 (SSIM {:.3} kept as a part)",
+        verdict.model,
+        verdict.mean(),
+        score.parts.get("ssim").copied().unwrap_or(f64::NAN)
+    );
 }
 
 /// Whether an output score is an image worth showing a judge (not blank).

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::{docs_file, embedding_text, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError};
+use super::{
+    docs_file, embedding_text, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError,
+};
 use crate::agent::solution::TOOLS_SRC;
 use crate::agent::transcript::write_atomic;
 use crate::embed::Embedder;
@@ -29,11 +31,17 @@ pub fn default_modules() -> Vec<String> {
 
 /// Extracts the entries of `modules` with `python`: the entries, and the
 /// modules that did not import (with their error).
-pub fn extract(python: &Path, modules: &[String]) -> Result<(Vec<DocEntry>, Vec<String>), KnowledgeError> {
-    let scratch = tempfile::tempdir().map_err(|e| KnowledgeError::Build(format!("a temporary folder: {e}")))?;
+pub fn extract(
+    python: &Path,
+    modules: &[String],
+) -> Result<(Vec<DocEntry>, Vec<String>), KnowledgeError> {
+    let scratch = tempfile::tempdir()
+        .map_err(|e| KnowledgeError::Build(format!("a temporary folder: {e}")))?;
     let script = scratch.path().join("extract_docs.py");
-    std::fs::write(&script, EXTRACT).map_err(|e| KnowledgeError::Build(format!("{}: {e}", script.display())))?;
-    std::fs::write(scratch.path().join("gisclaw_tools.py"), TOOLS_SRC).map_err(|e| KnowledgeError::Build(e.to_string()))?;
+    std::fs::write(&script, EXTRACT)
+        .map_err(|e| KnowledgeError::Build(format!("{}: {e}", script.display())))?;
+    std::fs::write(scratch.path().join("gisclaw_tools.py"), TOOLS_SRC)
+        .map_err(|e| KnowledgeError::Build(e.to_string()))?;
     let output = Command::new(python)
         .arg(&script)
         .args(modules)
@@ -41,7 +49,12 @@ pub fn extract(python: &Path, modules: &[String]) -> Result<(Vec<DocEntry>, Vec<
         .env("MPLBACKEND", "Agg")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| KnowledgeError::Build(format!("cannot run {}: {e} (run `make setup`)", python.display())))?;
+        .map_err(|e| {
+            KnowledgeError::Build(format!(
+                "cannot run {}: {e} (run `make setup`)",
+                python.display()
+            ))
+        })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(KnowledgeError::Build(format!(
@@ -52,19 +65,33 @@ pub fn extract(python: &Path, modules: &[String]) -> Result<(Vec<DocEntry>, Vec<
     }
     let mut entries = Vec::new();
     for (i, line) in String::from_utf8_lossy(&output.stdout).lines().enumerate() {
-        let entry: DocEntry = serde_json::from_str(line).map_err(|e| KnowledgeError::Build(format!("extractor output line {}: {e}", i + 1)))?;
+        let entry: DocEntry = serde_json::from_str(line)
+            .map_err(|e| KnowledgeError::Build(format!("extractor output line {}: {e}", i + 1)))?;
         entries.push(entry);
     }
-    let skipped = String::from_utf8_lossy(&output.stderr).lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+    let skipped = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
     Ok((entries, skipped))
 }
 
 /// Builds the index of `modules` into `dir`; `tick(done, total)` reports
 /// embedding progress.
-pub fn build(dir: &Path, python: &Path, modules: &[String], embedder: &Embedder, tick: &dyn Fn(usize, usize)) -> Result<IndexMeta, KnowledgeError> {
+pub fn build(
+    dir: &Path,
+    python: &Path,
+    modules: &[String],
+    embedder: &Embedder,
+    tick: &dyn Fn(usize, usize),
+) -> Result<IndexMeta, KnowledgeError> {
     let (entries, skipped) = extract(python, modules)?;
     if entries.is_empty() {
-        return Err(KnowledgeError::Build(format!("no documented object in {}", modules.join(", "))));
+        return Err(KnowledgeError::Build(format!(
+            "no documented object in {}",
+            modules.join(", ")
+        )));
     }
     let mut vectors: Vec<u8> = Vec::with_capacity(entries.len() * 384 * 4);
     let mut dim = 0;
@@ -79,11 +106,14 @@ pub fn build(dir: &Path, python: &Path, modules: &[String], embedder: &Embedder,
         }
         tick(i + 1, entries.len());
     }
-    std::fs::create_dir_all(dir).map_err(|e| KnowledgeError::Build(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| KnowledgeError::Build(format!("{}: {e}", dir.display())))?;
     let mut docs = Vec::new();
     for entry in &entries {
-        serde_json::to_writer(&mut docs, entry).map_err(|e| KnowledgeError::Build(e.to_string()))?;
-        docs.write_all(b"\n").map_err(|e| KnowledgeError::Build(e.to_string()))?;
+        serde_json::to_writer(&mut docs, entry)
+            .map_err(|e| KnowledgeError::Build(e.to_string()))?;
+        docs.write_all(b"\n")
+            .map_err(|e| KnowledgeError::Build(e.to_string()))?;
     }
     let meta = IndexMeta {
         count: entries.len(),
@@ -92,11 +122,19 @@ pub fn build(dir: &Path, python: &Path, modules: &[String], embedder: &Embedder,
         modules: modules.to_vec(),
         skipped,
     };
-    let write = |path: &Path, bytes: &[u8]| write_atomic(path, bytes).map_err(|e| KnowledgeError::Build(format!("{}: {e}", path.display())));
+    let write = |path: &Path, bytes: &[u8]| {
+        write_atomic(path, bytes)
+            .map_err(|e| KnowledgeError::Build(format!("{}: {e}", path.display())))
+    };
     // meta.json last: an index is complete only when it names the count.
     write(&docs_file(dir), &docs)?;
     write(&vectors_file(dir), &vectors)?;
-    write(&meta_file(dir), serde_json::to_string_pretty(&meta).expect("meta serialises").as_bytes())?;
+    write(
+        &meta_file(dir),
+        serde_json::to_string_pretty(&meta)
+            .expect("meta serialises")
+            .as_bytes(),
+    )?;
     Ok(meta)
 }
 

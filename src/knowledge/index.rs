@@ -6,7 +6,9 @@
 
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
-use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, INDEXED, STORED};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, INDEXED, STORED,
+};
 use tantivy::{doc, Index, IndexReader, TantivyDocument};
 
 use super::DocEntry;
@@ -32,7 +34,9 @@ impl Bm25 {
         let id = schema.add_u64_field("id", STORED | INDEXED);
         // English stemming: "burn" finds "burned", "raster" finds "rasterize".
         let stemmed = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default().set_tokenizer("en_stem").set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            TextFieldIndexing::default()
+                .set_tokenizer("en_stem")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         );
         let name = schema.add_text_field("name", stemmed.clone());
         let body = schema.add_text_field("body", stemmed);
@@ -43,7 +47,13 @@ impl Bm25 {
         }
         writer.commit()?;
         let reader = index.reader()?;
-        Ok(Bm25 { index, reader, id, name, body })
+        Ok(Bm25 {
+            index,
+            reader,
+            id,
+            name,
+            body,
+        })
     }
 
     /// The ids of the best `k` entries for `query`, best first (any text:
@@ -53,16 +63,23 @@ impl Bm25 {
         parser.set_field_boost(self.name, NAME_BOOST);
         // Words only: punctuation is query syntax (`:`, `(`, `"`…), and a
         // dotted or snake_case name would become a phrase query.
-        let words: String = query.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect();
+        let words: String = query
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+            .collect();
         let (parsed, _) = parser.parse_query_lenient(&words);
         let searcher = self.reader.searcher();
-        let Ok(top) = searcher.search(&parsed, &TopDocs::with_limit(k.max(1)).order_by_score()) else {
+        let Ok(top) = searcher.search(&parsed, &TopDocs::with_limit(k.max(1)).order_by_score())
+        else {
             return Vec::new();
         };
         top.into_iter()
             .filter_map(|(_, address)| {
                 let stored: TantivyDocument = searcher.doc(address).ok()?;
-                stored.get_first(self.id).and_then(|v| v.as_u64()).map(|v| v as usize)
+                stored
+                    .get_first(self.id)
+                    .and_then(|v| v.as_u64())
+                    .map(|v| v as usize)
             })
             .collect()
     }
@@ -73,23 +90,44 @@ mod tests {
     use super::*;
 
     fn entry(name: &str, doc: &str) -> DocEntry {
-        DocEntry { name: name.into(), kind: "function".into(), signature: "(x)".into(), doc: doc.into(), module: String::new() }
+        DocEntry {
+            name: name.into(),
+            kind: "function".into(),
+            signature: "(x)".into(),
+            doc: doc.into(),
+            module: String::new(),
+        }
     }
 
     #[test]
     fn names_and_docstrings_are_found_and_syntax_is_harmless() {
         let entries = [
-            entry("rasterio.features.rasterize", "Return an image array with input geometries burned in."),
-            entry("geopandas.GeoDataFrame.to_crs", "Transform geometries to a new coordinate reference system."),
-            entry("scipy.ndimage.distance_transform_edt", "Exact Euclidean distance transform."),
+            entry(
+                "rasterio.features.rasterize",
+                "Return an image array with input geometries burned in.",
+            ),
+            entry(
+                "geopandas.GeoDataFrame.to_crs",
+                "Transform geometries to a new coordinate reference system.",
+            ),
+            entry(
+                "scipy.ndimage.distance_transform_edt",
+                "Exact Euclidean distance transform.",
+            ),
         ];
         let bm25 = Bm25::build(&entries).unwrap();
         assert_eq!(bm25.search("rasterize", 3).first(), Some(&0));
-        assert_eq!(bm25.search("coordinate reference system", 3).first(), Some(&1));
+        assert_eq!(
+            bm25.search("coordinate reference system", 3).first(),
+            Some(&1)
+        );
         assert_eq!(bm25.search("to_crs", 3).first(), Some(&1));
         assert_eq!(bm25.search("euclidean distance", 3).first(), Some(&2));
         // Query syntax in a user's text does not fail the search.
-        assert_eq!(bm25.search("geometries: \"burned (in\"", 3).first(), Some(&0));
+        assert_eq!(
+            bm25.search("geometries: \"burned (in\"", 3).first(),
+            Some(&0)
+        );
         assert!(bm25.search("zzzz", 3).is_empty());
     }
 }

@@ -96,7 +96,10 @@ pub(crate) fn embedding_text(entry: &DocEntry) -> String {
     let first = entry.doc.split("\n\n").next().unwrap_or("");
     let mut text = format!("{}: {}", entry.name, first.replace('\n', " "));
     if text.len() > 400 {
-        let cut = (0..=400).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+        let cut = (0..=400)
+            .rev()
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
         text.truncate(cut);
     }
     text

@@ -41,12 +41,18 @@ pub struct Library {
 
 impl std::fmt::Debug for Library {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Library").field("entries", &self.entries.len()).field("modules", &self.meta.modules.len()).finish_non_exhaustive()
+        f.debug_struct("Library")
+            .field("entries", &self.entries.len())
+            .field("modules", &self.meta.modules.len())
+            .finish_non_exhaustive()
     }
 }
 
 fn corrupt(path: &Path, message: impl ToString) -> KnowledgeError {
-    KnowledgeError::Corrupt { path: path.to_path_buf(), message: message.to_string() }
+    KnowledgeError::Corrupt {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    }
 }
 
 impl Library {
@@ -56,29 +62,51 @@ impl Library {
         let Ok(meta_text) = std::fs::read_to_string(&meta_path) else {
             return Err(KnowledgeError::NotBuilt(dir.to_path_buf()));
         };
-        let meta: IndexMeta = serde_json::from_str(&meta_text).map_err(|e| corrupt(&meta_path, format!("line {}: {e}", e.line())))?;
+        let meta: IndexMeta = serde_json::from_str(&meta_text)
+            .map_err(|e| corrupt(&meta_path, format!("line {}: {e}", e.line())))?;
         let docs_path = docs_file(dir);
         let text = std::fs::read_to_string(&docs_path).map_err(|e| corrupt(&docs_path, e))?;
         let mut entries = Vec::with_capacity(meta.count);
         for (i, line) in text.lines().enumerate() {
-            entries.push(serde_json::from_str::<DocEntry>(line).map_err(|e| corrupt(&docs_path, format!("line {}: {e}", i + 1)))?);
+            entries.push(
+                serde_json::from_str::<DocEntry>(line)
+                    .map_err(|e| corrupt(&docs_path, format!("line {}: {e}", i + 1)))?,
+            );
         }
         let vectors_path = vectors_file(dir);
         let bytes = std::fs::read(&vectors_path).map_err(|e| corrupt(&vectors_path, e))?;
         if entries.len() != meta.count || bytes.len() != meta.count * meta.dim * 4 {
             return Err(corrupt(
                 &vectors_path,
-                format!("{} entries and {} vector bytes for a count of {} × {}", entries.len(), bytes.len(), meta.count, meta.dim),
+                format!(
+                    "{} entries and {} vector bytes for a count of {} × {}",
+                    entries.len(),
+                    bytes.len(),
+                    meta.count,
+                    meta.dim
+                ),
             ));
         }
-        let vectors = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        let bm25 = Bm25::build(&entries).map_err(|e| corrupt(&docs_path, format!("indexing: {e}")))?;
-        Ok(Library { entries, vectors, dim: meta.dim, bm25, embedder, meta })
+        let vectors = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let bm25 =
+            Bm25::build(&entries).map_err(|e| corrupt(&docs_path, format!("indexing: {e}")))?;
+        Ok(Library {
+            entries,
+            vectors,
+            dim: meta.dim,
+            bm25,
+            embedder,
+            meta,
+        })
     }
 
     /// Opens the default index ([`super::default_dir`]) with the default model.
     pub fn open_default() -> Result<Library, KnowledgeError> {
-        let embedder = Embedder::load_default().map_err(|e| KnowledgeError::Build(e.to_string()))?;
+        let embedder =
+            Embedder::load_default().map_err(|e| KnowledgeError::Build(e.to_string()))?;
         Library::open(&super::default_dir(), embedder)
     }
 
@@ -94,7 +122,9 @@ impl Library {
 
     /// Ranks by cosine with the query's embedding (the vectors are unit length).
     fn dense(&self, query: &str, k: usize) -> Vec<usize> {
-        let Ok(mut q) = self.embedder.embed(&[query]) else { return Vec::new() };
+        let Ok(mut q) = self.embedder.embed(&[query]) else {
+            return Vec::new();
+        };
         let q = q.remove(0);
         if q.len() != self.dim {
             return Vec::new();
@@ -112,13 +142,23 @@ impl Library {
     /// The two rankings fused by [`Library::search`]: entry names by BM25,
     /// then by embedding cosine, `k` each (for `knowledge search --explain`).
     pub fn rankings(&self, query: &str, k: usize) -> [Vec<&str>; 2] {
-        let names = |ids: Vec<usize>| ids.into_iter().map(|i| self.entries[i].name.as_str()).collect();
-        [names(self.bm25.search(query, k)), names(self.dense(query, k))]
+        let names = |ids: Vec<usize>| {
+            ids.into_iter()
+                .map(|i| self.entries[i].name.as_str())
+                .collect()
+        };
+        [
+            names(self.bm25.search(query, k)),
+            names(self.dense(query, k)),
+        ]
     }
 
     /// The best `k` entries for `query`, best first.
     pub fn search(&self, query: &str, k: usize) -> Vec<Hit<'_>> {
-        let rankings = [self.bm25.search(query, CANDIDATES), self.dense(query, CANDIDATES)];
+        let rankings = [
+            self.bm25.search(query, CANDIDATES),
+            self.dense(query, CANDIDATES),
+        ];
         let mut scores = std::collections::HashMap::<usize, f64>::new();
         for ranking in &rankings {
             for (rank, id) in ranking.iter().enumerate() {
@@ -127,7 +167,14 @@ impl Library {
         }
         let mut fused: Vec<(usize, f64)> = scores.into_iter().collect();
         fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        fused.into_iter().take(k).map(|(id, score)| Hit { entry: &self.entries[id], score }).collect()
+        fused
+            .into_iter()
+            .take(k)
+            .map(|(id, score)| Hit {
+                entry: &self.entries[id],
+                score,
+            })
+            .collect()
     }
 
     /// The entries an unknown API name probably meant (`rasterio.features.rasterise`
@@ -142,7 +189,14 @@ impl Library {
             .iter()
             .enumerate()
             .filter_map(|(i, e)| {
-                let tail: Vec<char> = e.name.rsplit('.').next().unwrap_or(&e.name).to_lowercase().chars().collect();
+                let tail: Vec<char> = e
+                    .name
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or(&e.name)
+                    .to_lowercase()
+                    .chars()
+                    .collect();
                 let distance = levenshtein(&last, &tail);
                 let same_owner = !owner.is_empty() && e.name.contains(owner);
                 (distance * 3 <= last.len().max(3)).then_some((distance, !same_owner, i))
@@ -152,7 +206,13 @@ impl Library {
             return self.search(dotted, k);
         }
         near.sort();
-        near.into_iter().take(k).map(|(d, _, i)| Hit { entry: &self.entries[i], score: 1.0 / (1.0 + d as f64) }).collect()
+        near.into_iter()
+            .take(k)
+            .map(|(d, _, i)| Hit {
+                entry: &self.entries[i],
+                score: 1.0 / (1.0 + d as f64),
+            })
+            .collect()
     }
 
     /// The hits of a query as the model reads them: name, signature, kind,
@@ -171,8 +231,17 @@ pub fn render_hits(query: &str, hits: &[Hit<'_>]) -> String {
     for (i, hit) in hits.iter().enumerate() {
         let e = hit.entry;
         let signature: String = e.signature.split_whitespace().collect::<Vec<_>>().join(" ");
-        text.push_str(&format!("{}. {}{} ({})\n", i + 1, e.name, clip(&signature, 200), e.kind));
-        for line in clip(&e.doc, SHOWN_DOC).lines().filter(|l| !l.trim().is_empty()) {
+        text.push_str(&format!(
+            "{}. {}{} ({})\n",
+            i + 1,
+            e.name,
+            clip(&signature, 200),
+            e.kind
+        ));
+        for line in clip(&e.doc, SHOWN_DOC)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
             text.push_str(&format!("   {line}\n"));
         }
     }

@@ -143,15 +143,32 @@ pub fn adapt(message: Message, round: usize) -> Adapted {
         let text = message.content.clone().unwrap_or_default();
         let call = json_call_in_text(&text)
             .map(|(name, args)| (name, args, "read a JSON tool call written as text"))
-            .or_else(|| fenced_code(&text).map(|code| ("execute_python".into(), json!({ "code": code }), "ran fenced code as execute_python")))
+            .or_else(|| {
+                fenced_code(&text).map(|code| {
+                    (
+                        "execute_python".into(),
+                        json!({ "code": code }),
+                        "ran fenced code as execute_python",
+                    )
+                })
+            })
             .or_else(|| {
                 let lower = text.to_ascii_lowercase();
-                (lower.contains("action: finish") || lower.contains("action: `finish`"))
-                    .then(|| ("finish".into(), json!({ "summary": text.clone() }), "read `Action: finish` as a finish call"))
+                (lower.contains("action: finish") || lower.contains("action: `finish`")).then(
+                    || {
+                        (
+                            "finish".into(),
+                            json!({ "summary": text.clone() }),
+                            "read `Action: finish` as a finish call",
+                        )
+                    },
+                )
             });
         if let Some((name, args, how)) = call {
             repairs.push(how.to_string());
-            message.tool_calls.push(ToolCall::function(String::new(), name, args.to_string()));
+            message
+                .tool_calls
+                .push(ToolCall::function(String::new(), name, args.to_string()));
         }
     }
     for (i, call) in message.tool_calls.iter_mut().enumerate() {
@@ -168,8 +185,9 @@ pub fn adapt(message: Message, round: usize) -> Adapted {
             Some(Value::Object(_)) => {}
             _ => {
                 let repaired = repair_json(args).filter(Value::is_object).or_else(|| {
-                    (call.function.name == "execute_python" && !args.starts_with('{'))
-                        .then(|| json!({ "code": fenced_code(args).unwrap_or_else(|| args.to_string()) }))
+                    (call.function.name == "execute_python" && !args.starts_with('{')).then(
+                        || json!({ "code": fenced_code(args).unwrap_or_else(|| args.to_string()) }),
+                    )
                 });
                 match repaired {
                     Some(v) => {
@@ -227,7 +245,10 @@ mod tests {
 
     #[test]
     fn truncated_arguments_are_closed() {
-        let a = adapt(assistant("", vec![("execute_python", r#"{"code": "print(1)"#)]), 1);
+        let a = adapt(
+            assistant("", vec![("execute_python", r#"{"code": "print(1)"#)]),
+            1,
+        );
         assert!(a.malformed.is_empty());
         assert_eq!(code_of(&a.message), "print(1)");
         assert_eq!(a.message.tool_calls[0].id, "call_1_0");
@@ -235,7 +256,13 @@ mod tests {
 
     #[test]
     fn raw_code_sent_as_arguments_is_wrapped() {
-        let a = adapt(assistant("", vec![("execute_python", "import os\nprint(os.getcwd())")]), 2);
+        let a = adapt(
+            assistant(
+                "",
+                vec![("execute_python", "import os\nprint(os.getcwd())")],
+            ),
+            2,
+        );
         assert_eq!(code_of(&a.message), "import os\nprint(os.getcwd())");
     }
 
@@ -249,7 +276,10 @@ mod tests {
     #[test]
     fn text_mode_react_with_fenced_code_becomes_a_call() {
         let a = adapt(
-            assistant("Thought: look at the data\nAction: execute_python\n```python\nprint(1)\n```", vec![]),
+            assistant(
+                "Thought: look at the data\nAction: execute_python\n```python\nprint(1)\n```",
+                vec![],
+            ),
             1,
         );
         assert_eq!(a.message.tool_calls[0].function.name, "execute_python");
@@ -259,7 +289,10 @@ mod tests {
     #[test]
     fn a_json_tool_call_in_text_becomes_a_call() {
         let a = adapt(
-            assistant(r#"I will run: {"name": "execute_python", "arguments": {"code": "x = 1"}}"#, vec![]),
+            assistant(
+                r#"I will run: {"name": "execute_python", "arguments": {"code": "x = 1"}}"#,
+                vec![],
+            ),
             1,
         );
         assert_eq!(code_of(&a.message), "x = 1");

@@ -156,7 +156,10 @@ impl ConfigFile {
             }
         };
         toml::from_str(&text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(0);
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+                .unwrap_or(0);
             ConfigError::BadFile {
                 file: path.display().to_string(),
                 line,
@@ -253,22 +256,35 @@ impl LiveConfig {
     pub fn check_reachable(&self) -> Result<(), ConfigError> {
         use std::net::{TcpStream, ToSocketAddrs};
         let hint = match self.kind {
-            BackendKind::Openai => "check --base-url / OPENAI_BASE_URL and that the server is running",
+            BackendKind::Openai => {
+                "check --base-url / OPENAI_BASE_URL and that the server is running"
+            }
             BackendKind::Ollama => "check OLLAMA_HOST and that `ollama serve` is running",
             BackendKind::Local => {
                 return match &self.local {
-                    Some(spec) => spec.check().map_err(|e| ConfigError::Missing(e.to_string())),
+                    Some(spec) => spec
+                        .check()
+                        .map_err(|e| ConfigError::Missing(e.to_string())),
                     None => Ok(()),
                 }
             }
         };
-        let url = reqwest::Url::parse(&self.base_url)
-            .map_err(|e| ConfigError::Missing(format!("the backend URL `{}` is not a URL ({e}): {hint}", self.base_url)))?;
+        let url = reqwest::Url::parse(&self.base_url).map_err(|e| {
+            ConfigError::Missing(format!(
+                "the backend URL `{}` is not a URL ({e}): {hint}",
+                self.base_url
+            ))
+        })?;
         let host = url.host_str().unwrap_or("").to_string();
         let port = url.port_or_known_default().unwrap_or(80);
         let addrs: Vec<_> = (host.as_str(), port)
             .to_socket_addrs()
-            .map_err(|e| ConfigError::Missing(format!("cannot resolve {host} for the model server {} ({e}): {hint}", self.base_url)))?
+            .map_err(|e| {
+                ConfigError::Missing(format!(
+                    "cannot resolve {host} for the model server {} ({e}): {hint}",
+                    self.base_url
+                ))
+            })?
             .collect();
         let mut last = None;
         for addr in &addrs {
@@ -280,7 +296,8 @@ impl LiveConfig {
         Err(ConfigError::Missing(format!(
             "cannot reach the model server at {} ({}): {hint}",
             self.base_url,
-            last.map(|e| e.to_string()).unwrap_or_else(|| "no address".into())
+            last.map(|e| e.to_string())
+                .unwrap_or_else(|| "no address".into())
         )))
     }
 }
@@ -305,55 +322,108 @@ pub fn environment_names_a_backend() -> Option<BackendKind> {
 
 /// Resolves the command line against the config file and the environment.
 /// `Ok(None)`: nothing names a live backend.
-pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> Result<Option<LiveConfig>, ConfigError> {
+pub fn resolve(
+    choice: &BackendChoice,
+    file: &ConfigFile,
+    file_path: &Path,
+) -> Result<Option<LiveConfig>, ConfigError> {
     let (name, profile) = match choice.backend.as_deref().or(file.default.as_deref()) {
         Some(name) => match file.profiles.get(name) {
             Some(p) => (name.to_string(), p.clone()),
             None => match name {
-                "openai" => (name.to_string(), Profile { kind: Some(BackendKind::Openai), ..Profile::default() }),
-                "ollama" => (name.to_string(), Profile { kind: Some(BackendKind::Ollama), ..Profile::default() }),
-                "local" => (name.to_string(), Profile { kind: Some(BackendKind::Local), ..Profile::default() }),
+                "openai" => (
+                    name.to_string(),
+                    Profile {
+                        kind: Some(BackendKind::Openai),
+                        ..Profile::default()
+                    },
+                ),
+                "ollama" => (
+                    name.to_string(),
+                    Profile {
+                        kind: Some(BackendKind::Ollama),
+                        ..Profile::default()
+                    },
+                ),
+                "local" => (
+                    name.to_string(),
+                    Profile {
+                        kind: Some(BackendKind::Local),
+                        ..Profile::default()
+                    },
+                ),
                 other => {
                     let known: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
                     return Err(ConfigError::Missing(format!(
                         "no backend or profile named `{other}`: use openai, ollama, local, replay{}{}",
                         if known.is_empty() { String::new() } else { format!(", or a profile of {} ({})", file_path.display(), known.join(", ")) },
                         if known.is_empty() { format!(" (profiles go in {})", file_path.display()) } else { String::new() }
-                    )))
+                    )));
                 }
             },
         },
         None => match environment_names_a_backend() {
-            Some(BackendKind::Openai) => ("openai".to_string(), Profile { kind: Some(BackendKind::Openai), ..Profile::default() }),
-            Some(BackendKind::Ollama) => ("ollama".to_string(), Profile { kind: Some(BackendKind::Ollama), ..Profile::default() }),
+            Some(BackendKind::Openai) => (
+                "openai".to_string(),
+                Profile {
+                    kind: Some(BackendKind::Openai),
+                    ..Profile::default()
+                },
+            ),
+            Some(BackendKind::Ollama) => (
+                "ollama".to_string(),
+                Profile {
+                    kind: Some(BackendKind::Ollama),
+                    ..Profile::default()
+                },
+            ),
             Some(BackendKind::Local) | None => return Ok(None),
         },
     };
     let kind = profile.kind.ok_or_else(|| {
-        ConfigError::Missing(format!("{}: profile `{name}` has no `kind` (openai, ollama or local)", file_path.display()))
+        ConfigError::Missing(format!(
+            "{}: profile `{name}` has no `kind` (openai, ollama or local)",
+            file_path.display()
+        ))
     })?;
     let where_set = |field: &str| {
         if file.profiles.contains_key(&name) {
-            format!(" or `{field}` in [profiles.{name}] of {}", file_path.display())
+            format!(
+                " or `{field}` in [profiles.{name}] of {}",
+                file_path.display()
+            )
         } else {
             String::new()
         }
     };
     if choice.gguf.is_some() && kind != BackendKind::Local {
-        return Err(ConfigError::Missing(format!("--gguf needs the local backend (--backend local), not `{name}`")));
+        return Err(ConfigError::Missing(format!(
+            "--gguf needs the local backend (--backend local), not `{name}`"
+        )));
     }
     let mut local = None;
     let (base_url, model, api_key) = match kind {
         BackendKind::Local => {
             let spec = LocalSpec {
-                server: profile.server.clone().unwrap_or_else(super::local::default_server),
-                gguf: choice.gguf.clone().or(profile.gguf.clone()).unwrap_or_else(super::local::default_gguf),
+                server: profile
+                    .server
+                    .clone()
+                    .unwrap_or_else(super::local::default_server),
+                gguf: choice
+                    .gguf
+                    .clone()
+                    .or(profile.gguf.clone())
+                    .unwrap_or_else(super::local::default_gguf),
                 threads: profile.threads,
                 ctx_size: profile.ctx_size.unwrap_or(super::local::DEFAULT_CTX),
                 port: profile.port,
                 jinja: profile.tool_mode.unwrap_or(LOCAL_TOOL_MODE) != ToolMode::Text,
             };
-            let model = choice.model.clone().or(profile.model.clone()).unwrap_or_else(|| spec.model_name());
+            let model = choice
+                .model
+                .clone()
+                .or(profile.model.clone())
+                .unwrap_or_else(|| spec.model_name());
             local = Some(spec);
             (String::new(), model, None)
         }
@@ -369,7 +439,9 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
             })?;
             let key = match &profile.api_key_env {
                 Some(var) => Some(env(var).ok_or_else(|| {
-                    ConfigError::Missing(format!("{var} is not set (profile `{name}` reads its API key from it)"))
+                    ConfigError::Missing(format!(
+                        "{var} is not set (profile `{name}` reads its API key from it)"
+                    ))
                 })?),
                 None => profile.api_key.clone().or_else(|| env("OPENAI_API_KEY")),
             };
@@ -406,7 +478,12 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
     };
     let attempts = profile.attempts.unwrap_or(5).max(1);
     let price = match kind {
-        BackendKind::Ollama | BackendKind::Local => tokens::price_of(&model, &file.prices).or(Some(Price { input: 0.0, output: 0.0 })),
+        BackendKind::Ollama | BackendKind::Local => {
+            tokens::price_of(&model, &file.prices).or(Some(Price {
+                input: 0.0,
+                output: 0.0,
+            }))
+        }
         BackendKind::Openai => tokens::price_of(&model, &file.prices),
     };
     Ok(Some(LiveConfig {
@@ -415,11 +492,20 @@ pub fn resolve(choice: &BackendChoice, file: &ConfigFile, file_path: &Path) -> R
         base_url: base_url.trim_end_matches('/').to_string(),
         model,
         api_key,
-        tool_mode: profile.tool_mode.unwrap_or(if kind == BackendKind::Local { LOCAL_TOOL_MODE } else { ToolMode::Auto }),
+        tool_mode: profile.tool_mode.unwrap_or(if kind == BackendKind::Local {
+            LOCAL_TOOL_MODE
+        } else {
+            ToolMode::Auto
+        }),
         temperature: profile.temperature,
-        max_tokens: profile.max_tokens.or((kind == BackendKind::Local).then_some(LOCAL_MAX_TOKENS)),
+        max_tokens: profile
+            .max_tokens
+            .or((kind == BackendKind::Local).then_some(LOCAL_MAX_TOKENS)),
         timeout: Duration::from_secs(profile.timeout_secs.unwrap_or(300).max(1)),
-        retry: RetryPolicy { attempts, ..RetryPolicy::default() },
+        retry: RetryPolicy {
+            attempts,
+            ..RetryPolicy::default()
+        },
         num_ctx: profile.num_ctx.unwrap_or(16_384),
         think: profile.think,
         extra_body,
@@ -463,9 +549,16 @@ mod tests {
 
     #[test]
     fn a_bad_field_is_named_with_its_line() {
-        let err = parse("default = \"x\"\n[profiles.x]\nkind = \"openai\"\nmodle = \"m\"\n").unwrap_err().to_string();
-        assert!(err.contains("config.toml:4:") && err.contains("modle"), "{err}");
-        let err = parse("[profiles.x]\nkind = \"claude\"\n").unwrap_err().to_string();
+        let err = parse("default = \"x\"\n[profiles.x]\nkind = \"openai\"\nmodle = \"m\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("config.toml:4:") && err.contains("modle"),
+            "{err}"
+        );
+        let err = parse("[profiles.x]\nkind = \"claude\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(":2:") && err.contains("claude"), "{err}");
     }
 
@@ -476,14 +569,22 @@ mod tests {
         )
         .unwrap();
         let path = Path::new("config.toml");
-        let live = resolve(&BackendChoice::default(), &file, path).unwrap().unwrap();
+        let live = resolve(&BackendChoice::default(), &file, path)
+            .unwrap()
+            .unwrap();
         assert_eq!(live.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(live.model, "m1");
         assert_eq!(live.extra_body["reasoning_effort"], "low");
         assert!(!format!("{live:?}").contains("sk-secret"));
-        let choice = BackendChoice { model: Some("m2".into()), ..BackendChoice::default() };
+        let choice = BackendChoice {
+            model: Some("m2".into()),
+            ..BackendChoice::default()
+        };
         assert_eq!(resolve(&choice, &file, path).unwrap().unwrap().model, "m2");
-        let choice = BackendChoice { backend: Some("nope".into()), ..BackendChoice::default() };
+        let choice = BackendChoice {
+            backend: Some("nope".into()),
+            ..BackendChoice::default()
+        };
         let err = resolve(&choice, &file, path).unwrap_err().to_string();
         assert!(err.contains("nope") && err.contains("local"), "{err}");
     }
@@ -492,7 +593,10 @@ mod tests {
     fn a_local_profile_resolves_to_a_server_spec_in_text_mode() {
         let file = parse("[profiles.tiny]\nkind = \"local\"\ngguf = \"/models/SmolLM2-135M.Q4_1.gguf\"\nthreads = 1\nctx_size = 4096\nport = 18080\n").unwrap();
         let path = Path::new("config.toml");
-        let choice = BackendChoice { backend: Some("tiny".into()), ..BackendChoice::default() };
+        let choice = BackendChoice {
+            backend: Some("tiny".into()),
+            ..BackendChoice::default()
+        };
         let live = resolve(&choice, &file, path).unwrap().unwrap();
         assert_eq!(live.kind, BackendKind::Local);
         assert_eq!(live.model, "SmolLM2-135M.Q4_1");
@@ -500,21 +604,43 @@ mod tests {
         assert_eq!(live.max_tokens, Some(LOCAL_MAX_TOKENS));
         assert_eq!(live.price.map(|p| p.input + p.output), Some(0.0));
         let spec = live.local.unwrap();
-        assert_eq!((spec.threads, spec.ctx_size, spec.port, spec.jinja), (Some(1), 4096, Some(18080), false));
+        assert_eq!(
+            (spec.threads, spec.ctx_size, spec.port, spec.jinja),
+            (Some(1), 4096, Some(18080), false)
+        );
         // --gguf overrides the profile; `local` works without a profile.
-        let choice = BackendChoice { backend: Some("local".into()), gguf: Some("/m/other.gguf".into()), ..BackendChoice::default() };
-        let live = resolve(&choice, &ConfigFile::default(), path).unwrap().unwrap();
-        assert_eq!((live.model.as_str(), live.local.unwrap().gguf), ("other", PathBuf::from("/m/other.gguf")));
+        let choice = BackendChoice {
+            backend: Some("local".into()),
+            gguf: Some("/m/other.gguf".into()),
+            ..BackendChoice::default()
+        };
+        let live = resolve(&choice, &ConfigFile::default(), path)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (live.model.as_str(), live.local.unwrap().gguf),
+            ("other", PathBuf::from("/m/other.gguf"))
+        );
         // A GGUF is meaningless for other backends.
-        let choice = BackendChoice { backend: Some("ollama".into()), gguf: Some("/m/x.gguf".into()), ..BackendChoice::default() };
-        assert!(resolve(&choice, &file, path).unwrap_err().to_string().contains("--gguf needs the local backend"));
+        let choice = BackendChoice {
+            backend: Some("ollama".into()),
+            gguf: Some("/m/x.gguf".into()),
+            ..BackendChoice::default()
+        };
+        assert!(resolve(&choice, &file, path)
+            .unwrap_err()
+            .to_string()
+            .contains("--gguf needs the local backend"));
     }
 
     #[test]
     fn ollama_hosts_are_normalised() {
         assert_eq!(normalise_ollama_host("127.0.0.1"), "http://127.0.0.1:11434");
         assert_eq!(normalise_ollama_host("0.0.0.0:1234"), "http://0.0.0.0:1234");
-        assert_eq!(normalise_ollama_host("https://ollama.example/"), "https://ollama.example");
+        assert_eq!(
+            normalise_ollama_host("https://ollama.example/"),
+            "https://ollama.example"
+        );
         assert_eq!(normalise_ollama_host("http://h:80"), "http://h:80");
     }
 }

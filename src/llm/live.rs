@@ -73,7 +73,11 @@ impl LiveCore {
         let notes = &mut self.notes;
         self.runtime
             .block_on(with_retries(&self.config.retry, attempt, |n, f, wait| {
-                tracing::warn!("model call attempt {n} failed ({}); retrying in {:.1} s", f.message, wait.as_secs_f64());
+                tracing::warn!(
+                    "model call attempt {n} failed ({}); retrying in {:.1} s",
+                    f.message,
+                    wait.as_secs_f64()
+                );
                 notes.push(format!("attempt {n} failed: {}", f.message));
             }))
             .map_err(|g| {
@@ -93,21 +97,37 @@ impl LiveCore {
     /// Switches the run to text mode when `err` is a first-attempt refusal
     /// whose lower-cased message `refuses_tools` recognises (only with
     /// `tool_mode = auto`). Returns whether it switched.
-    pub fn switch_to_text_if(&mut self, err: &LlmError, refuses_tools: impl Fn(&str) -> bool) -> bool {
+    pub fn switch_to_text_if(
+        &mut self,
+        err: &LlmError,
+        refuses_tools: impl Fn(&str) -> bool,
+    ) -> bool {
         let refused = match err {
-            LlmError::Unavailable { attempts: 1, message, .. } => refuses_tools(&message.to_ascii_lowercase()),
+            LlmError::Unavailable {
+                attempts: 1,
+                message,
+                ..
+            } => refuses_tools(&message.to_ascii_lowercase()),
             _ => false,
         };
         if refused && !self.text_mode && self.config.tool_mode == ToolMode::Auto {
             self.text_mode = true;
-            self.notes.push(format!("native tool calling was refused ({err}); switched to text-mode ReAct"));
+            self.notes.push(format!(
+                "native tool calling was refused ({err}); switched to text-mode ReAct"
+            ));
             return true;
         }
         false
     }
 
     /// The server's counts when it gave them, else tiktoken's.
-    pub fn usage(&self, server: Option<(u64, u64)>, messages: &[Message], tools: &[ToolSpec], reply: &Message) -> Usage {
+    pub fn usage(
+        &self,
+        server: Option<(u64, u64)>,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        reply: &Message,
+    ) -> Usage {
         match server {
             Some((prompt_tokens, completion_tokens)) => Usage {
                 prompt_tokens,
@@ -123,7 +143,13 @@ impl LiveCore {
     }
 
     /// A response carrying the notes gathered since the last one.
-    pub fn respond(&mut self, message: Message, usage: Usage, finish_reason: Option<String>, retries: u32) -> ChatResponse {
+    pub fn respond(
+        &mut self,
+        message: Message,
+        usage: Usage,
+        finish_reason: Option<String>,
+        retries: u32,
+    ) -> ChatResponse {
         ChatResponse {
             message,
             usage,
@@ -135,7 +161,8 @@ impl LiveCore {
 
     /// Notes that a stream failed before the plain request that replaces it.
     pub fn note_failed_stream(&mut self) {
-        self.notes.push("the stream failed; asked again without streaming".into());
+        self.notes
+            .push("the stream failed; asked again without streaming".into());
     }
 }
 
@@ -143,9 +170,15 @@ impl LiveCore {
 /// model's context window (llama.cpp, OpenAI, vLLM, Ollama wordings).
 pub(crate) fn is_context_overflow(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    ["exceeds the available context size", "exceed_context_size", "context_length_exceeded", "maximum context length", "context window"]
-        .iter()
-        .any(|p| m.contains(p))
+    [
+        "exceeds the available context size",
+        "exceed_context_size",
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+    ]
+    .iter()
+    .any(|p| m.contains(p))
 }
 
 /// Removes the API key from text that may echo it.
@@ -162,7 +195,10 @@ mod tests {
 
     #[test]
     fn keys_are_redacted() {
-        assert_eq!(redact("bad key sk-abcdef", Some("sk-abcdef")), "bad key ***");
+        assert_eq!(
+            redact("bad key sk-abcdef", Some("sk-abcdef")),
+            "bad key ***"
+        );
         assert_eq!(redact("no key", None), "no key");
     }
 }

@@ -136,7 +136,9 @@ impl LocalSpec {
     /// (through the `default.gguf` link to the real name).
     pub fn model_name(&self) -> String {
         let real = std::fs::canonicalize(&self.gguf).unwrap_or_else(|_| self.gguf.clone());
-        real.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "local".into())
+        real.file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "local".into())
     }
 
     /// Checks that the binary and a GGUF file are there, without starting anything.
@@ -145,7 +147,8 @@ impl LocalSpec {
             return Err(LocalError::NoServer(self.server.clone()));
         }
         let mut magic = [0u8; 4];
-        let mut file = std::fs::File::open(&self.gguf).map_err(|_| LocalError::NoModel(self.gguf.clone()))?;
+        let mut file =
+            std::fs::File::open(&self.gguf).map_err(|_| LocalError::NoModel(self.gguf.clone()))?;
         if file.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
             return Err(LocalError::NotGguf(self.gguf.clone()));
         }
@@ -155,7 +158,9 @@ impl LocalSpec {
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 /// A running `llama-server`; dropping the last handle stops it.
@@ -171,7 +176,10 @@ pub struct LocalServer {
 
 impl std::fmt::Debug for LocalServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalServer").field("port", &self.port).field("model", &self.model).finish_non_exhaustive()
+        f.debug_struct("LocalServer")
+            .field("port", &self.port)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
     }
 }
 
@@ -182,23 +190,45 @@ impl LocalServer {
         spec.check()?;
         let port = match spec.port {
             Some(p) => {
-                TcpListener::bind((Ipv4Addr::LOCALHOST, p)).map_err(|_| LocalError::PortInUse(p))?;
+                TcpListener::bind((Ipv4Addr::LOCALHOST, p))
+                    .map_err(|_| LocalError::PortInUse(p))?;
                 p
             }
             None => free_port()?,
         };
-        let log_dir = tempfile::Builder::new().prefix("gisclaw-llama-").tempdir()?;
+        let log_dir = tempfile::Builder::new()
+            .prefix("gisclaw-llama-")
+            .tempdir()?;
         let log = log_dir.path().join("llama-server.log");
         let log_file = std::fs::File::create(&log)?;
-        let threads = spec.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+        let threads = spec
+            .threads
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            })
+            .max(1);
         let model = spec.model_name();
         let mut command = Command::new(&spec.server);
         command
             .arg("--model")
             .arg(&spec.gguf)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--ctx-size", &spec.ctx_size.to_string(), "--threads", &threads.to_string()])
-            .args(["--parallel", "1", "--alias", &model, "--no-webui", "--offline"])
+            .args([
+                "--ctx-size",
+                &spec.ctx_size.to_string(),
+                "--threads",
+                &threads.to_string(),
+            ])
+            .args([
+                "--parallel",
+                "1",
+                "--alias",
+                &model,
+                "--no-webui",
+                "--offline",
+            ])
             .arg(if spec.jinja { "--jinja" } else { "--no-jinja" })
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
@@ -222,7 +252,10 @@ impl LocalServer {
                 Ok(())
             });
         }
-        let child = command.spawn().map_err(|source| LocalError::Spawn { path: spec.server.clone(), source })?;
+        let child = command.spawn().map_err(|source| LocalError::Spawn {
+            path: spec.server.clone(),
+            source,
+        })?;
         tracing::info!(port, model = %model, threads, "started llama-server");
         let server = LocalServer {
             child: Mutex::new(child),
@@ -246,7 +279,10 @@ impl LocalServer {
                 return Ok(());
             }
             if start.elapsed() > READY_TIMEOUT {
-                return Err(LocalError::Timeout(READY_TIMEOUT.as_secs(), self.log.display().to_string()));
+                return Err(LocalError::Timeout(
+                    READY_TIMEOUT.as_secs(),
+                    self.log.display().to_string(),
+                ));
             }
             on_wait(start.elapsed());
             std::thread::sleep(Duration::from_millis(100));
@@ -279,7 +315,12 @@ impl LocalServer {
 
     /// The exit status, once it has exited.
     pub fn exit_status(&self) -> Option<ExitStatus> {
-        self.child.lock().unwrap_or_else(|e| e.into_inner()).try_wait().ok().flatten()
+        self.child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .try_wait()
+            .ok()
+            .flatten()
     }
 
     /// One line saying why a request failed when the server is gone
@@ -351,7 +392,11 @@ impl LocalBackend {
 
 impl ChatBackend for LocalBackend {
     fn describe(&self) -> String {
-        format!("local llama-server {} ({})", self.server.base_url(), self.server.model())
+        format!(
+            "local llama-server {} ({})",
+            self.server.base_url(),
+            self.server.model()
+        )
     }
 
     fn model(&self) -> Option<String> {
@@ -367,14 +412,23 @@ impl ChatBackend for LocalBackend {
         if let Some(note) = self.server.death_note() {
             return Err(LlmError::Backend(note));
         }
-        self.inner.chat(messages, tools).map_err(|e| self.explain(e))
+        self.inner
+            .chat(messages, tools)
+            .map_err(|e| self.explain(e))
     }
 
-    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+    fn chat_streaming(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError> {
         if let Some(note) = self.server.death_note() {
             return Err(LlmError::Backend(note));
         }
-        self.inner.chat_streaming(messages, tools, on_text).map_err(|e| self.explain(e))
+        self.inner
+            .chat_streaming(messages, tools, on_text)
+            .map_err(|e| self.explain(e))
     }
 }
 
@@ -390,7 +444,11 @@ fn describe_status(status: ExitStatus) -> String {
 /// The log line that best says why the server stopped: the last line with
 /// "error", "failed" or "unable", else the last non-empty line.
 fn telling_line(log: &str) -> String {
-    let lines: Vec<&str> = log.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = log
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     let pick = lines
         .iter()
         .rev()
@@ -415,7 +473,9 @@ fn health(port: u16) -> Option<u16> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .ok()?;
     let mut head = [0u8; 64];
     let n = stream.read(&mut head).ok()?;
     let text = String::from_utf8_lossy(&head[..n]);
@@ -429,7 +489,10 @@ mod tests {
     #[test]
     fn the_telling_line_prefers_errors() {
         let log = "loading\nllama_model_load: error loading model: invalid magic\nmain: exiting\n";
-        assert_eq!(telling_line(log), "llama_model_load: error loading model: invalid magic");
+        assert_eq!(
+            telling_line(log),
+            "llama_model_load: error loading model: invalid magic"
+        );
         assert_eq!(telling_line("a\nb\n"), "b");
         assert_eq!(telling_line(""), "(the log is empty)");
     }
@@ -438,7 +501,14 @@ mod tests {
     fn missing_and_foreign_files_are_refused_before_starting() {
         let dir = tempfile::tempdir().unwrap();
         let server = dir.path().join("llama-server");
-        let spec = LocalSpec { server: server.clone(), gguf: dir.path().join("m.gguf"), threads: None, ctx_size: 512, port: None, jinja: false };
+        let spec = LocalSpec {
+            server: server.clone(),
+            gguf: dir.path().join("m.gguf"),
+            threads: None,
+            ctx_size: 512,
+            port: None,
+            jinja: false,
+        };
         assert!(matches!(spec.check(), Err(LocalError::NoServer(_))));
         std::fs::write(&server, "#!/bin/sh\n").unwrap();
         use std::os::unix::fs::PermissionsExt;
@@ -446,7 +516,10 @@ mod tests {
         assert!(matches!(spec.check(), Err(LocalError::NoModel(_))));
         std::fs::write(&spec.gguf, "not a model").unwrap();
         let err = spec.check().unwrap_err();
-        assert!(matches!(err, LocalError::NotGguf(_)) && err.to_string().contains("m.gguf"), "{err}");
+        assert!(
+            matches!(err, LocalError::NotGguf(_)) && err.to_string().contains("m.gguf"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -460,8 +533,18 @@ mod tests {
         std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
         let gguf = dir.path().join("m.gguf");
         std::fs::write(&gguf, "GGUF....").unwrap();
-        let spec = LocalSpec { server, gguf, threads: None, ctx_size: 512, port: Some(port), jinja: false };
+        let spec = LocalSpec {
+            server,
+            gguf,
+            threads: None,
+            ctx_size: 512,
+            port: Some(port),
+            jinja: false,
+        };
         let err = LocalServer::start(&spec, &|_| {}).unwrap_err();
-        assert!(matches!(err, LocalError::PortInUse(p) if p == port), "{err}");
+        assert!(
+            matches!(err, LocalError::PortInUse(p) if p == port),
+            "{err}"
+        );
     }
 }

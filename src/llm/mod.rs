@@ -105,7 +105,11 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A call of function `name` with `arguments` (JSON text).
-    pub fn function(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> ToolCall {
+    pub fn function(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> ToolCall {
         ToolCall {
             id: id.into(),
             kind: function_kind(),
@@ -218,12 +222,17 @@ pub enum LlmError {
 pub fn open_live(config: config::LiveConfig) -> Result<Box<dyn ChatBackend>, LlmError> {
     Ok(match config.kind {
         config::BackendKind::Openai => match config.server.clone() {
-            Some(server) => Box::new(local::LocalBackend::new(openai::OpenAiBackend::new(config)?, server)),
+            Some(server) => Box::new(local::LocalBackend::new(
+                openai::OpenAiBackend::new(config)?,
+                server,
+            )),
             None => Box::new(openai::OpenAiBackend::new(config)?),
         },
         config::BackendKind::Ollama => Box::new(ollama::OllamaBackend::new(config)?),
         config::BackendKind::Local => {
-            let started = config.start_local(&|_| {}).map_err(|e| LlmError::Backend(e.to_string()))?;
+            let started = config
+                .start_local(&|_| {})
+                .map_err(|e| LlmError::Backend(e.to_string()))?;
             return open_live(started);
         }
     })
@@ -249,7 +258,12 @@ pub trait ChatBackend: Send {
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError>;
     /// Like [`ChatBackend::chat`], giving the answer's text to `on_text` as
     /// it arrives (backends without streaming give it at the end).
-    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+    fn chat_streaming(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError> {
         chat_then_text(self, messages, tools, on_text)
     }
 }

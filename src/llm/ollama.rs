@@ -9,14 +9,18 @@ use futures_util::StreamExt;
 use ollama_rs::error::OllamaError;
 use ollama_rs::generation::chat::request::ChatMessageRequest;
 use ollama_rs::generation::chat::{ChatMessage, ChatMessageResponse, MessageRole};
-use ollama_rs::generation::tools::{ToolCall as OllamaCall, ToolCallFunction, ToolFunctionInfo, ToolInfo, ToolType};
+use ollama_rs::generation::tools::{
+    ToolCall as OllamaCall, ToolCallFunction, ToolFunctionInfo, ToolInfo, ToolType,
+};
 use ollama_rs::models::ModelOptions;
 use ollama_rs::Ollama;
 
 use super::config::LiveConfig;
 use super::live::LiveCore;
 use super::retry::Failure;
-use super::{chat_then_text, tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolCall, ToolSpec};
+use super::{
+    chat_then_text, tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolCall, ToolSpec,
+};
 
 /// A model served by Ollama.
 pub struct OllamaBackend {
@@ -45,7 +49,9 @@ impl OllamaBackend {
         if let Some(m) = config.max_tokens {
             options = options.num_predict(m as i32);
         }
-        let mut request = ChatMessageRequest::new(config.model.clone(), wire.iter().map(to_ollama).collect()).options(options);
+        let mut request =
+            ChatMessageRequest::new(config.model.clone(), wire.iter().map(to_ollama).collect())
+                .options(options);
         let native = self.core.native_tools(tools);
         if !native.is_empty() {
             request = request.tools(native.iter().filter_map(tool_info).collect());
@@ -56,18 +62,33 @@ impl OllamaBackend {
         request
     }
 
-    fn call(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<(ChatMessageResponse, u32), LlmError> {
+    fn call(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<(ChatMessageResponse, u32), LlmError> {
         let request = self.request(messages, tools);
         let client = &self.client;
         let model = self.core.config.model.clone();
         self.core.retrying(|| {
             let request = request.clone();
             let model = model.clone();
-            async move { client.send_chat_messages(request).await.map_err(|e| classify(e, &model)) }
+            async move {
+                client
+                    .send_chat_messages(request)
+                    .await
+                    .map_err(|e| classify(e, &model))
+            }
         })
     }
 
-    fn response_from(&mut self, r: ChatMessageResponse, retries: u32, messages: &[Message], tools: &[ToolSpec]) -> ChatResponse {
+    fn response_from(
+        &mut self,
+        r: ChatMessageResponse,
+        retries: u32,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ChatResponse {
         let message = from_ollama(r.message);
         let server = r
             .final_data
@@ -75,10 +96,16 @@ impl OllamaBackend {
             .filter(|d| d.prompt_eval_count > 0 || d.eval_count > 0)
             .map(|d| (d.prompt_eval_count, d.eval_count));
         let usage = self.core.usage(server, messages, tools, &message);
-        self.core.respond(message, usage, r.done.then(|| "stop".to_string()), retries)
+        self.core
+            .respond(message, usage, r.done.then(|| "stop".to_string()), retries)
     }
 
-    fn call_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Option<ChatMessageResponse> {
+    fn call_streaming(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Option<ChatMessageResponse> {
         let request = self.request(messages, tools);
         let client = &self.client;
         self.core.runtime.block_on(async {
@@ -125,13 +152,24 @@ impl ChatBackend for OllamaBackend {
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
         let (r, retries) = match self.call(messages, tools) {
             Ok(v) => v,
-            Err(err) if self.core.switch_to_text_if(&err, |m| m.contains("does not support tools")) => self.call(messages, tools)?,
+            Err(err)
+                if self
+                    .core
+                    .switch_to_text_if(&err, |m| m.contains("does not support tools")) =>
+            {
+                self.call(messages, tools)?
+            }
             Err(err) => return Err(err),
         };
         Ok(self.response_from(r, retries, messages, tools))
     }
 
-    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+    fn chat_streaming(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError> {
         match self.call_streaming(messages, tools, on_text) {
             Some(r) => Ok(self.response_from(r, 0, messages, tools)),
             None => {
@@ -168,12 +206,18 @@ fn to_ollama(m: &Message) -> ChatMessage {
         .map(|c| OllamaCall {
             function: ToolCallFunction {
                 name: c.function.name.clone(),
-                arguments: serde_json::from_str(&c.function.arguments).unwrap_or_else(|_| serde_json::Value::String(c.function.arguments.clone())),
+                arguments: serde_json::from_str(&c.function.arguments)
+                    .unwrap_or_else(|_| serde_json::Value::String(c.function.arguments.clone())),
             },
         })
         .collect();
     if !m.images.is_empty() {
-        out = out.with_images(m.images.iter().map(ollama_rs::generation::images::Image::from_base64).collect());
+        out = out.with_images(
+            m.images
+                .iter()
+                .map(ollama_rs::generation::images::Image::from_base64)
+                .collect(),
+        );
     }
     out
 }
@@ -205,12 +249,16 @@ fn from_ollama(m: ChatMessage) -> Message {
 
 fn classify(err: OllamaError, model: &str) -> Failure {
     match err {
-        OllamaError::ReqwestError(e) if e.is_timeout() => Failure::transient(format!("timed out: {e}")),
-        OllamaError::ReqwestError(e) if e.is_connect() => {
-            Failure::transient(format!("cannot connect (is `ollama serve` running? set OLLAMA_HOST): {e}"))
+        OllamaError::ReqwestError(e) if e.is_timeout() => {
+            Failure::transient(format!("timed out: {e}"))
         }
+        OllamaError::ReqwestError(e) if e.is_connect() => Failure::transient(format!(
+            "cannot connect (is `ollama serve` running? set OLLAMA_HOST): {e}"
+        )),
         OllamaError::ReqwestError(e) => Failure::transient(format!("HTTP failure: {e}")),
-        OllamaError::JsonError(e) => Failure::transient(format!("the answer is not valid JSON: {e}")),
+        OllamaError::JsonError(e) => {
+            Failure::transient(format!("the answer is not valid JSON: {e}"))
+        }
         OllamaError::Other(body) => {
             let message = serde_json::from_str::<serde_json::Value>(&body)
                 .ok()
@@ -242,6 +290,9 @@ mod tests {
         assert_eq!(wire["images"], serde_json::json!(["aGVsbG8=", "d29ybGQ="]));
         assert_eq!(wire["content"], "two figures");
         let plain = serde_json::to_value(to_ollama(&Message::text(Role::User, "text"))).unwrap();
-        assert!(plain.get("images").is_none_or(serde_json::Value::is_null), "{plain}");
+        assert!(
+            plain.get("images").is_none_or(serde_json::Value::is_null),
+            "{plain}"
+        );
     }
 }

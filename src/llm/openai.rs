@@ -49,7 +49,12 @@ impl OpenAiBackend {
     /// The request body for `messages`.
     fn request(&self, messages: &[Message], tools: &[ToolSpec], stream: bool) -> Value {
         let config = &self.core.config;
-        let wire: Vec<Value> = self.core.wire(messages, tools).iter().map(wire_message).collect();
+        let wire: Vec<Value> = self
+            .core
+            .wire(messages, tools)
+            .iter()
+            .map(wire_message)
+            .collect();
         let mut body = Map::new();
         body.insert("model".into(), json!(config.model));
         body.insert("messages".into(), Value::Array(wire));
@@ -83,18 +88,33 @@ impl OpenAiBackend {
         let client = &self.client;
         self.core.retrying(|| {
             let body = body.clone();
-            async move { client.chat().create_byot::<Value, Value>(body).await.map_err(classify) }
+            async move {
+                client
+                    .chat()
+                    .create_byot::<Value, Value>(body)
+                    .await
+                    .map_err(classify)
+            }
         })
     }
 
     /// One streamed call: text goes to `on_text` as it arrives. Any failure
     /// before the stream completes returns `None` (the caller falls back to
     /// an ordinary call with full retries).
-    fn call_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Option<Value> {
+    fn call_streaming(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Option<Value> {
         let body = self.request(messages, tools, true);
         let client = &self.client;
         self.core.runtime.block_on(async {
-            let mut stream = client.chat().create_stream_byot::<Value, Value>(body).await.ok()?;
+            let mut stream = client
+                .chat()
+                .create_stream_byot::<Value, Value>(body)
+                .await
+                .ok()?;
             let mut acc = StreamAccumulator::default();
             while let Some(chunk) = stream.next().await {
                 match chunk {
@@ -109,18 +129,36 @@ impl OpenAiBackend {
         })
     }
 
-    fn response_from(&mut self, value: Value, retries: u32, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
-        let choice = value
-            .get("choices")
-            .and_then(|c| c.get(0))
-            .ok_or_else(|| LlmError::Backend(format!("the server's answer has no choices: {}", clip(&value.to_string()))))?;
-        let mut message: Message = serde_json::from_value(choice.get("message").cloned().unwrap_or(Value::Null))
-            .map_err(|e| LlmError::Backend(format!("the server's message is not a chat message: {e}")))?;
+    fn response_from(
+        &mut self,
+        value: Value,
+        retries: u32,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<ChatResponse, LlmError> {
+        let choice = value.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
+            LlmError::Backend(format!(
+                "the server's answer has no choices: {}",
+                clip(&value.to_string())
+            ))
+        })?;
+        let mut message: Message =
+            serde_json::from_value(choice.get("message").cloned().unwrap_or(Value::Null)).map_err(
+                |e| LlmError::Backend(format!("the server's message is not a chat message: {e}")),
+            )?;
         message.role = super::Role::Assistant;
-        let finish_reason = choice.get("finish_reason").and_then(Value::as_str).map(str::to_string);
+        let finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let server = value.get("usage").and_then(|u| {
             let prompt = u.get("prompt_tokens").and_then(Value::as_u64)?;
-            Some((prompt, u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0)))
+            Some((
+                prompt,
+                u.get("completion_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+            ))
         });
         let usage = self.core.usage(server, messages, tools, &message);
         Ok(self.core.respond(message, usage, finish_reason, retries))
@@ -130,7 +168,10 @@ impl OpenAiBackend {
 impl ChatBackend for OpenAiBackend {
     fn describe(&self) -> String {
         let c = &self.core.config;
-        format!("openai-compatible `{}` at {} ({})", c.model, c.base_url, c.name)
+        format!(
+            "openai-compatible `{}` at {} ({})",
+            c.model, c.base_url, c.name
+        )
     }
 
     fn model(&self) -> Option<String> {
@@ -144,7 +185,12 @@ impl ChatBackend for OpenAiBackend {
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
         let (value, retries) = match self.call(messages, tools) {
             Ok(v) => v,
-            Err(err) if self.core.switch_to_text_if(&err, |m| m.contains("refused the request") && (m.contains("tool") || m.contains("function"))) => {
+            Err(err)
+                if self.core.switch_to_text_if(&err, |m| {
+                    m.contains("refused the request")
+                        && (m.contains("tool") || m.contains("function"))
+                }) =>
+            {
                 self.call(messages, tools)?
             }
             Err(err) => return Err(err),
@@ -152,7 +198,12 @@ impl ChatBackend for OpenAiBackend {
         self.response_from(value, retries, messages, tools)
     }
 
-    fn chat_streaming(&mut self, messages: &[Message], tools: &[ToolSpec], on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, LlmError> {
+    fn chat_streaming(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError> {
         match self.call_streaming(messages, tools, on_text) {
             Some(value) => self.response_from(value, 0, messages, tools),
             None => {
@@ -173,7 +224,8 @@ fn wire_message(m: &Message) -> Value {
     }
     if let Some(object) = v.as_object_mut() {
         if object.remove("images").is_some() {
-            let mut parts = vec![json!({ "type": "text", "text": m.content.clone().unwrap_or_default() })];
+            let mut parts =
+                vec![json!({ "type": "text", "text": m.content.clone().unwrap_or_default() })];
             parts.extend(m.images.iter().map(|b64| json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{b64}") } })));
             object.insert("content".into(), Value::Array(parts));
         }
@@ -195,19 +247,31 @@ fn error_object(body: &str) -> Option<String> {
 fn classify(err: OpenAIError) -> Failure {
     match err {
         OpenAIError::Reqwest(e) if e.is_timeout() => Failure::transient(format!("timed out: {e}")),
-        OpenAIError::Reqwest(e) if e.is_connect() => Failure::transient(format!("cannot connect: {}", source_chain(&e))),
-        OpenAIError::Reqwest(e) => Failure::transient(format!("HTTP failure: {}", source_chain(&e))),
+        OpenAIError::Reqwest(e) if e.is_connect() => {
+            Failure::transient(format!("cannot connect: {}", source_chain(&e)))
+        }
+        OpenAIError::Reqwest(e) => {
+            Failure::transient(format!("HTTP failure: {}", source_chain(&e)))
+        }
         // An error object async-openai cannot read (llama.cpp's has an
         // integer `code`) is the server refusing, not a garbled answer.
         OpenAIError::JSONDeserialize(e, body) => match error_object(&body) {
-            Some(message) => Failure::permanent(format!("the server refused the request: {}", clip(&message))),
-            None => Failure::transient(format!("the answer is not valid JSON ({e}): {}", clip(&body))),
+            Some(message) => Failure::permanent(format!(
+                "the server refused the request: {}",
+                clip(&message)
+            )),
+            None => Failure::transient(format!(
+                "the answer is not valid JSON ({e}): {}",
+                clip(&body)
+            )),
         },
         // async-openai already retried 429 and 5xx with backoff before this.
         OpenAIError::ApiError(api) if api.r#type.is_none() && api.code.is_none() => {
             Failure::permanent(format!("server error (retried): {}", clip(&api.message)))
         }
-        OpenAIError::ApiError(api) => Failure::permanent(format!("the server refused the request: {api}")),
+        OpenAIError::ApiError(api) => {
+            Failure::permanent(format!("the server refused the request: {api}"))
+        }
         other => Failure::permanent(other.to_string()),
     }
 }
@@ -245,17 +309,29 @@ impl StreamAccumulator {
         if let Some(u) = chunk.get("usage").filter(|u| !u.is_null()) {
             self.usage = Some(u.clone());
         }
-        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else { return };
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+            return;
+        };
         if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_reason = Some(r.to_string());
         }
-        let Some(delta) = choice.get("delta") else { return };
+        let Some(delta) = choice.get("delta") else {
+            return;
+        };
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             self.content.push_str(text);
             on_text(text);
         }
-        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(self.calls.len().saturating_sub(1) as u64) as usize;
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index =
+                call.get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(self.calls.len().saturating_sub(1) as u64) as usize;
             while self.calls.len() <= index {
                 self.calls.push(Default::default());
             }
@@ -288,7 +364,8 @@ impl StreamAccumulator {
         if !calls.is_empty() {
             message["tool_calls"] = Value::Array(calls);
         }
-        let mut out = json!({ "choices": [{ "message": message, "finish_reason": self.finish_reason }] });
+        let mut out =
+            json!({ "choices": [{ "message": message, "finish_reason": self.finish_reason }] });
         if let Some(u) = self.usage {
             out["usage"] = u;
         }
@@ -316,7 +393,10 @@ mod tests {
         }
         let v = acc.finish().unwrap();
         assert_eq!(seen, "Let me look.");
-        assert_eq!(v["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], "{\"code\": \"1\"}");
+        assert_eq!(
+            v["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+            "{\"code\": \"1\"}"
+        );
         assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
         assert_eq!(v["usage"]["prompt_tokens"], 10);
     }

@@ -73,7 +73,11 @@ pub fn check_model(config: &LiveConfig) -> Result<(), ProbeError> {
         BackendKind::Ollama => format!("{}/api/tags", config.base_url.trim_end_matches('/')),
         BackendKind::Local => return Ok(()),
     };
-    let Some((status, body)) = fetch(&url, config.api_key.as_deref(), config.timeout.min(Duration::from_secs(15))) else {
+    let Some((status, body)) = fetch(
+        &url,
+        config.api_key.as_deref(),
+        config.timeout.min(Duration::from_secs(15)),
+    ) else {
         return Ok(());
     };
     judge(config, status, &body)
@@ -96,25 +100,47 @@ fn judge(config: &LiveConfig, status: u16, body: &str) -> Result<(), ProbeError>
     let model = config.model.as_str();
     let (names, hint) = match config.kind {
         BackendKind::Ollama => {
-            let Ok(tags) = serde_json::from_str::<OllamaTags>(body) else { return Ok(()) };
+            let Ok(tags) = serde_json::from_str::<OllamaTags>(body) else {
+                return Ok(());
+            };
             let names: Vec<String> = tags.models.into_iter().map(|m| m.name).collect();
-            (names, format!("run `ollama pull {model}`, or set --model / OLLAMA_MODEL to a pulled model"))
+            (
+                names,
+                format!(
+                    "run `ollama pull {model}`, or set --model / OLLAMA_MODEL to a pulled model"
+                ),
+            )
         }
         _ => {
-            let Ok(list) = serde_json::from_str::<OpenAiList>(body) else { return Ok(()) };
+            let Ok(list) = serde_json::from_str::<OpenAiList>(body) else {
+                return Ok(());
+            };
             // llama.cpp's server answers under any model name.
-            if !list.data.is_empty() && list.data.iter().all(|m| m.owned_by.as_deref() == Some("llamacpp")) {
+            if !list.data.is_empty()
+                && list
+                    .data
+                    .iter()
+                    .all(|m| m.owned_by.as_deref() == Some("llamacpp"))
+            {
                 return Ok(());
             }
             let names: Vec<String> = list.data.into_iter().map(|m| m.id).collect();
-            (names, "set --model, OPENAI_MODEL or the profile's model to one it serves".to_string())
+            (
+                names,
+                "set --model, OPENAI_MODEL or the profile's model to one it serves".to_string(),
+            )
         }
     };
     let latest = format!("{model}:latest");
     if names.iter().any(|n| n == model || *n == latest) {
         return Ok(());
     }
-    Err(ProbeError::NoSuchModel { url, model: model.to_string(), offered: offered(names), hint })
+    Err(ProbeError::NoSuchModel {
+        url,
+        model: model.to_string(),
+        offered: offered(names),
+        hint,
+    })
 }
 
 /// "a, b, c and 5 more" (sorted), or "no models".
@@ -126,7 +152,11 @@ fn offered(mut names: Vec<String>) -> String {
     names.sort();
     let more = names.len().saturating_sub(SHOWN);
     names.truncate(SHOWN);
-    let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let list = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
     if more > 0 {
         format!("{list} and {more} more")
     } else {
@@ -137,7 +167,10 @@ fn offered(mut names: Vec<String>) -> String {
 /// GETs `url` with the key as a bearer token: `(status, body)`, or `None`
 /// when the request itself failed.
 fn fetch(url: &str, key: Option<&str>, timeout: Duration) -> Option<(u16, String)> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
     let client = reqwest::Client::builder().timeout(timeout).build().ok()?;
     let mut request = client.get(url);
     if let Some(key) = key {
@@ -169,7 +202,13 @@ mod tests {
             base_url: Some("http://127.0.0.1:9/v1".into()),
             gguf: None,
         };
-        resolve(&choice, &ConfigFile::default(), std::path::Path::new("none.toml")).unwrap().unwrap()
+        resolve(
+            &choice,
+            &ConfigFile::default(),
+            std::path::Path::new("none.toml"),
+        )
+        .unwrap()
+        .unwrap()
     }
 
     #[test]
@@ -177,16 +216,26 @@ mod tests {
         let c = config("openai", "gpt-x");
         let list = r#"{"object":"list","data":[{"id":"gpt-x","owned_by":"o"},{"id":"gpt-y","owned_by":"o"}]}"#;
         assert_eq!(judge(&c, 200, list), Ok(()));
-        let err = judge(&config("openai", "gpt-z"), 200, list).unwrap_err().to_string();
-        assert!(err.contains("no model `gpt-z`") && err.contains("`gpt-x`, `gpt-y`") && err.contains("OPENAI_MODEL"), "{err}");
+        let err = judge(&config("openai", "gpt-z"), 200, list)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no model `gpt-z`")
+                && err.contains("`gpt-x`, `gpt-y`")
+                && err.contains("OPENAI_MODEL"),
+            "{err}"
+        );
     }
 
     #[test]
     fn ollama_names_match_with_or_without_latest() {
-        let tags = r#"{"models":[{"name":"qwen2.5:7b","model":"qwen2.5:7b"},{"name":"llama3.2:latest"}]}"#;
+        let tags =
+            r#"{"models":[{"name":"qwen2.5:7b","model":"qwen2.5:7b"},{"name":"llama3.2:latest"}]}"#;
         assert_eq!(judge(&config("ollama", "llama3.2"), 200, tags), Ok(()));
         assert_eq!(judge(&config("ollama", "qwen2.5:7b"), 200, tags), Ok(()));
-        let err = judge(&config("ollama", "qwen2.5"), 200, tags).unwrap_err().to_string();
+        let err = judge(&config("ollama", "qwen2.5"), 200, tags)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ollama pull qwen2.5"), "{err}");
     }
 
@@ -198,13 +247,19 @@ mod tests {
         let llama = r#"{"data":[{"id":"/models/x.gguf","owned_by":"llamacpp"}]}"#;
         assert_eq!(judge(&c, 200, llama), Ok(()));
         let err = judge(&c, 401, "").unwrap_err().to_string();
-        assert!(err.contains("HTTP 401") && err.contains("OPENAI_API_KEY"), "{err}");
+        assert!(
+            err.contains("HTTP 401") && err.contains("OPENAI_API_KEY"),
+            "{err}"
+        );
     }
 
     #[test]
     fn long_catalogues_are_cut() {
         let names = (0..10).map(|i| format!("m{i}")).collect();
-        assert_eq!(offered(names), "`m0`, `m1`, `m2`, `m3`, `m4`, `m5` and 4 more");
+        assert_eq!(
+            offered(names),
+            "`m0`, `m1`, `m2`, `m3`, `m4`, `m5` and 4 more"
+        );
         assert_eq!(offered(Vec::new()), "no models");
     }
 }

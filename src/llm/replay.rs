@@ -25,21 +25,29 @@ impl ReplayBackend {
             line,
             message,
         };
-        let text = std::fs::read_to_string(file).map_err(|e| bad(0, format!("cannot read: {e}")))?;
+        let text =
+            std::fs::read_to_string(file).map_err(|e| bad(0, format!("cannot read: {e}")))?;
         let mut messages = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with("//") {
                 continue;
             }
-            let msg: Message = serde_json::from_str(trimmed).map_err(|e| bad(i + 1, format!("not a chat message: {e}")))?;
+            let msg: Message = serde_json::from_str(trimmed)
+                .map_err(|e| bad(i + 1, format!("not a chat message: {e}")))?;
             if msg.role != Role::Assistant {
-                return Err(bad(i + 1, format!("role must be \"assistant\", found {:?}", msg.role)));
+                return Err(bad(
+                    i + 1,
+                    format!("role must be \"assistant\", found {:?}", msg.role),
+                ));
             }
             messages.push(msg);
         }
         if messages.is_empty() {
-            return Err(bad(0, "holds no assistant message (one JSON message per line)".into()));
+            return Err(bad(
+                0,
+                "holds no assistant message (one JSON message per line)".into(),
+            ));
         }
         Ok(ReplayBackend {
             file: file.to_path_buf(),
@@ -79,7 +87,10 @@ impl ChatBackend for ReplayBackend {
     }
 
     fn price(&self) -> Option<tokens::Price> {
-        Some(tokens::Price { input: 0.0, output: 0.0 })
+        Some(tokens::Price {
+            input: 0.0,
+            output: 0.0,
+        })
     }
 
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
@@ -120,17 +131,30 @@ mod tests {
         let first = r.chat(&[], &[]).unwrap().message;
         assert_eq!(first.tool_calls[0].function.name, "execute_python");
         assert_eq!(first.tool_calls[0].function.arguments, "{\"code\":\"1\"}");
-        assert_eq!(r.chat(&[], &[]).unwrap().message.content.as_deref(), Some("bye"));
-        assert!(matches!(r.chat(&[], &[]), Err(LlmError::ReplayExhausted(2))));
+        assert_eq!(
+            r.chat(&[], &[]).unwrap().message.content.as_deref(),
+            Some("bye")
+        );
+        assert!(matches!(
+            r.chat(&[], &[]),
+            Err(LlmError::ReplayExhausted(2))
+        ));
     }
 
     #[test]
     fn a_bad_line_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("r.jsonl");
-        std::fs::write(&file, "{\"role\":\"assistant\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"no\"}\n").unwrap();
+        std::fs::write(
+            &file,
+            "{\"role\":\"assistant\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"no\"}\n",
+        )
+        .unwrap();
         let err = ReplayBackend::open(&file).err().unwrap().to_string();
-        assert!(err.contains("r.jsonl:2:") && err.contains("assistant"), "{err}");
+        assert!(
+            err.contains("r.jsonl:2:") && err.contains("assistant"),
+            "{err}"
+        );
         // An empty replay is a usage error too (exit 2), not a failed run.
         std::fs::write(&file, "\n// nothing\n").unwrap();
         let empty = ReplayBackend::open(&file).err().unwrap().to_string();

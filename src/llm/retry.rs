@@ -51,12 +51,18 @@ pub struct Failure {
 impl Failure {
     /// A failure worth retrying.
     pub fn transient(message: impl Into<String>) -> Failure {
-        Failure { transient: true, message: message.into() }
+        Failure {
+            transient: true,
+            message: message.into(),
+        }
     }
 
     /// A failure that will not go away by retrying.
     pub fn permanent(message: impl Into<String>) -> Failure {
-        Failure { transient: false, message: message.into() }
+        Failure {
+            transient: false,
+            message: message.into(),
+        }
     }
 }
 
@@ -101,16 +107,28 @@ mod tests {
     use super::*;
 
     fn quick(attempts: u32) -> RetryPolicy {
-        RetryPolicy { attempts, initial: Duration::from_millis(1), max_delay: Duration::from_millis(4) }
+        RetryPolicy {
+            attempts,
+            initial: Duration::from_millis(1),
+            max_delay: Duration::from_millis(4),
+        }
     }
 
     fn block_on<F: Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(f)
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(f)
     }
 
     #[test]
     fn delays_double_up_to_the_cap() {
-        let p = RetryPolicy { attempts: 6, initial: Duration::from_secs(1), max_delay: Duration::from_secs(5) };
+        let p = RetryPolicy {
+            attempts: 6,
+            initial: Duration::from_secs(1),
+            max_delay: Duration::from_secs(5),
+        };
         let waits: Vec<u64> = (1..6).map(|n| p.delay(n).as_secs()).collect();
         assert_eq!(waits, vec![1, 2, 4, 5, 5]);
         assert_eq!(p.total_wait().as_secs(), 17);
@@ -124,7 +142,13 @@ mod tests {
             || {
                 calls += 1;
                 let c = calls;
-                async move { if c < 3 { Err(Failure::transient("busy")) } else { Ok(c) } }
+                async move {
+                    if c < 3 {
+                        Err(Failure::transient("busy"))
+                    } else {
+                        Ok(c)
+                    }
+                }
             },
             |_, _, _| {},
         ));
@@ -140,7 +164,12 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!((calls, err.attempts), (1, 1));
-        let err = block_on(with_retries(&quick(3), || async { Err::<(), _>(Failure::transient("busy")) }, |_, _, _| {})).unwrap_err();
+        let err = block_on(with_retries(
+            &quick(3),
+            || async { Err::<(), _>(Failure::transient("busy")) },
+            |_, _, _| {},
+        ))
+        .unwrap_err();
         assert_eq!(err.attempts, 3);
     }
 }

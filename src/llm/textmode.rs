@@ -17,7 +17,10 @@ fn protocol(tools: &[ToolSpec]) -> String {
          After each action you receive an `Observation:` message. Tools:\n",
     );
     for t in tools {
-        text.push_str(&format!("- {}: {} Arguments (JSON Schema): {}\n", t.name, t.description, t.parameters));
+        text.push_str(&format!(
+            "- {}: {} Arguments (JSON Schema): {}\n",
+            t.name, t.description, t.parameters
+        ));
     }
     text
 }
@@ -47,8 +50,17 @@ pub fn to_text_mode(messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
                 out.push(Message::text(Role::System, text));
             }
             Role::Assistant if !m.tool_calls.is_empty() => {
-                let mut parts: Vec<String> = m.content.iter().filter(|c| !c.is_empty()).cloned().collect();
-                parts.extend(m.tool_calls.iter().map(|c| action_text(&c.function.name, &c.function.arguments)));
+                let mut parts: Vec<String> = m
+                    .content
+                    .iter()
+                    .filter(|c| !c.is_empty())
+                    .cloned()
+                    .collect();
+                parts.extend(
+                    m.tool_calls
+                        .iter()
+                        .map(|c| action_text(&c.function.name, &c.function.arguments)),
+                );
                 out.push(Message::text(Role::Assistant, parts.join("\n")));
             }
             Role::Tool => out.push(Message::text(
@@ -59,7 +71,10 @@ pub fn to_text_mode(messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
         }
     }
     if !system_done && !tools.is_empty() {
-        out.insert(0, Message::text(Role::System, protocol(tools).trim_start().to_string()));
+        out.insert(
+            0,
+            Message::text(Role::System, protocol(tools).trim_start().to_string()),
+        );
     }
     out
 }
@@ -71,7 +86,11 @@ mod tests {
 
     #[test]
     fn a_round_trip_through_text_mode_gives_back_the_call() {
-        let call = ToolCall::function("c1", "execute_python", serde_json::json!({ "code": "print(1)" }).to_string());
+        let call = ToolCall::function(
+            "c1",
+            "execute_python",
+            serde_json::json!({ "code": "print(1)" }).to_string(),
+        );
         let assistant = Message {
             role: Role::Assistant,
             content: Some("Thought: look".into()),
@@ -88,10 +107,20 @@ mod tests {
         let tools = crate::agent::tools::specs();
         let text = to_text_mode(&conv, &tools);
         assert_eq!(text.len(), 4);
-        assert!(text[0].content.as_deref().unwrap().contains("Action: execute_python"));
-        assert!(text.iter().all(|m| m.tool_calls.is_empty() && m.role != Role::Tool));
+        assert!(text[0]
+            .content
+            .as_deref()
+            .unwrap()
+            .contains("Action: execute_python"));
+        assert!(text
+            .iter()
+            .all(|m| m.tool_calls.is_empty() && m.role != Role::Tool));
         assert_eq!(text[3].role, Role::User);
-        assert!(text[3].content.as_deref().unwrap().starts_with("Observation:"));
+        assert!(text[3]
+            .content
+            .as_deref()
+            .unwrap()
+            .starts_with("Observation:"));
         // What the model sees as its own earlier turn parses back to the same call.
         let back = adapt::adapt(text[2].clone(), 2).message;
         assert_eq!(back.tool_calls[0].function.name, "execute_python");

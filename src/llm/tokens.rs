@@ -146,13 +146,30 @@ mod tests {
     #[test]
     fn longest_prefix_wins_and_overrides_come_first() {
         let none = BTreeMap::new();
-        assert_eq!(price_of("gpt-4o-mini-2024-07-18", &none).unwrap().input, 0.15);
+        assert_eq!(
+            price_of("gpt-4o-mini-2024-07-18", &none).unwrap().input,
+            0.15
+        );
         assert_eq!(price_of("gpt-4o-2024-08-06", &none).unwrap().input, 2.50);
-        assert_eq!(price_of("openrouter/deepseek-chat", &none).unwrap().output, 0.42);
+        assert_eq!(
+            price_of("openrouter/deepseek-chat", &none).unwrap().output,
+            0.42
+        );
         assert!(price_of("qwen2.5-coder:14b", &none).is_none());
         let mut mine = BTreeMap::new();
-        mine.insert("qwen2.5-coder:14b".to_string(), Price { input: 0.0, output: 0.0 });
-        assert_eq!(price_of("qwen2.5-coder:14b", &mine).unwrap().cost(1000, 1000), 0.0);
+        mine.insert(
+            "qwen2.5-coder:14b".to_string(),
+            Price {
+                input: 0.0,
+                output: 0.0,
+            },
+        );
+        assert_eq!(
+            price_of("qwen2.5-coder:14b", &mine)
+                .unwrap()
+                .cost(1000, 1000),
+            0.0
+        );
         let p = price_of("gpt-4.1", &none).unwrap();
         assert!((p.cost(1_000_000, 500_000) - 6.0).abs() < 1e-9);
     }

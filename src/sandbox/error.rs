@@ -10,7 +10,9 @@ use gisclaw_protocol::FrameError;
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     /// The Python environment does not exist.
-    #[error("no Python environment at {0}: run `make setup` (or set GISCLAW_VENV to an existing one)")]
+    #[error(
+        "no Python environment at {0}: run `make setup` (or set GISCLAW_VENV to an existing one)"
+    )]
     MissingVenv(PathBuf),
     /// The worker executable is missing or cannot run.
     #[error("cannot run the sandbox worker {path}: {source}: run `make setup` (or `cargo build --workspace`), or set GISCLAW_WORKER")]

@@ -70,7 +70,12 @@ impl FakeServer {
                 std::thread::spawn(move || serve(stream, &s, &r, &c));
             }
         });
-        FakeServer { url, script, requests, catalogue }
+        FakeServer {
+            url,
+            script,
+            requests,
+            catalogue,
+        }
     }
 
     /// Answers the model catalogue (`GET …/models`, `GET /api/tags`) with
@@ -92,7 +97,12 @@ impl FakeServer {
     }
 }
 
-fn serve(mut stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Recorded>>, catalogue: &Mutex<Option<(u16, Value)>>) {
+fn serve(
+    mut stream: TcpStream,
+    script: &Mutex<VecDeque<Reply>>,
+    requests: &Mutex<Vec<Recorded>>,
+    catalogue: &Mutex<Option<(u16, Value)>>,
+) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
@@ -160,7 +170,8 @@ fn answer(stream: &mut TcpStream, reply: Reply) {
     match reply {
         Reply::Json(status, v) => {
             let body = v.to_string();
-            let _ = stream.write_all((head(status, "application/json", body.len()) + &body).as_bytes());
+            let _ =
+                stream.write_all((head(status, "application/json", body.len()) + &body).as_bytes());
         }
         Reply::Text(status, body) => {
             let _ = stream.write_all((head(status, "text/plain", body.len()) + &body).as_bytes());
@@ -185,11 +196,13 @@ fn answer(stream: &mut TcpStream, reply: Reply) {
                 body.push_str(&format!("data: {c}\n\n"));
             }
             body.push_str("data: [DONE]\n\n");
-            let _ = stream.write_all((head(200, "text/event-stream", body.len()) + &body).as_bytes());
+            let _ =
+                stream.write_all((head(200, "text/event-stream", body.len()) + &body).as_bytes());
         }
         Reply::Ndjson(lines) => {
             let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-            let _ = stream.write_all((head(200, "application/x-ndjson", body.len()) + &body).as_bytes());
+            let _ = stream
+                .write_all((head(200, "application/x-ndjson", body.len()) + &body).as_bytes());
         }
     }
     let _ = stream.flush();

@@ -24,9 +24,22 @@ impl Pty {
     /// Starts `cmd` on a new 80×24 pty.
     pub fn spawn(mut cmd: Command) -> Pty {
         let (mut master, mut slave) = (0, 0);
-        let size = libc::winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
+        let size = libc::winsize {
+            ws_row: 24,
+            ws_col: 80,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
         // SAFETY: openpty fills two fds we then own.
-        let rc = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), &size) };
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &size,
+            )
+        };
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: fresh fds from openpty, owned here.
         let slave = unsafe { OwnedFd::from_raw_fd(slave) };
@@ -34,7 +47,11 @@ impl Pty {
         // SAFETY: setting O_NONBLOCK on our own fd.
         unsafe {
             let flags = libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&master), libc::F_GETFL);
-            libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&master), libc::F_SETFL, flags | libc::O_NONBLOCK);
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&master),
+                libc::F_SETFL,
+                flags | libc::O_NONBLOCK,
+            );
         }
         cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(Stdio::from(slave.try_clone().unwrap()))
@@ -52,7 +69,12 @@ impl Pty {
             });
         }
         let child = cmd.spawn().expect("spawning on the pty");
-        Pty { master, child, seen: String::new(), cursor: 0 }
+        Pty {
+            master,
+            child,
+            seen: String::new(),
+            cursor: 0,
+        }
     }
 
     fn pump(&mut self) -> bool {
@@ -84,8 +106,16 @@ impl Pty {
                 return chunk;
             }
             let open = self.pump();
-            assert!(open || self.seen[self.cursor..].contains(needle), "the terminal closed before {needle:?}; seen:\n{}", self.seen);
-            assert!(start.elapsed() < limit, "no {needle:?} within {limit:?}; seen:\n{}", self.seen);
+            assert!(
+                open || self.seen[self.cursor..].contains(needle),
+                "the terminal closed before {needle:?}; seen:\n{}",
+                self.seen
+            );
+            assert!(
+                start.elapsed() < limit,
+                "no {needle:?} within {limit:?}; seen:\n{}",
+                self.seen
+            );
         }
     }
 
@@ -113,7 +143,11 @@ impl Pty {
                 }
                 return status.code();
             }
-            assert!(start.elapsed() < limit, "the child did not exit within {limit:?}; seen:\n{}", self.seen);
+            assert!(
+                start.elapsed() < limit,
+                "the child did not exit within {limit:?}; seen:\n{}",
+                self.seen
+            );
         }
     }
 }

@@ -79,11 +79,20 @@ mod tests {
     fn round_trips_several_frames() {
         let mut buf = Vec::new();
         write_frame(&mut buf, &Msg { text: "a".into() }).unwrap();
-        write_frame(&mut buf, &Msg { text: "ünïcode".into() }).unwrap();
+        write_frame(
+            &mut buf,
+            &Msg {
+                text: "ünïcode".into(),
+            },
+        )
+        .unwrap();
         let mut r = &buf[..];
         assert_eq!(read_frame::<_, Msg>(&mut r).unwrap().text, "a");
         assert_eq!(read_frame::<_, Msg>(&mut r).unwrap().text, "ünïcode");
-        assert!(matches!(read_frame::<_, Msg>(&mut r), Err(FrameError::Closed)));
+        assert!(matches!(
+            read_frame::<_, Msg>(&mut r),
+            Err(FrameError::Closed)
+        ));
     }
 
     #[test]
@@ -97,7 +106,13 @@ mod tests {
     #[test]
     fn truncated_frame_is_an_io_error_not_a_clean_close() {
         let mut buf = Vec::new();
-        write_frame(&mut buf, &Msg { text: "hello".into() }).unwrap();
+        write_frame(
+            &mut buf,
+            &Msg {
+                text: "hello".into(),
+            },
+        )
+        .unwrap();
         buf.truncate(buf.len() - 2);
         let err = read_frame::<_, Msg>(&mut &buf[..]).unwrap_err();
         assert!(matches!(err, FrameError::Io(_)), "{err}");

@@ -68,12 +68,18 @@ pub fn remove_comments_and_docstrings(source: &str) -> String {
         prev = tok.kind;
         (last_line, last_col) = tok.end;
     }
-    out.split('\n').filter(|line| !line.trim().is_empty()).collect::<Vec<_>>().join("\n")
+    out.split('\n')
+        .filter(|line| !line.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Source lines as `readline` returns them: each with its `\n`.
 fn lines_of(source: &str) -> Vec<Vec<char>> {
-    source.split_inclusive('\n').map(|l| l.chars().collect()).collect()
+    source
+        .split_inclusive('\n')
+        .map(|l| l.chars().collect())
+        .collect()
 }
 
 /// The valid string prefixes of Python 3, lower-cased.
@@ -86,7 +92,10 @@ fn string_start(line: &[char], pos: usize) -> Option<(usize, String)> {
         if pos + plen >= line.len() {
             continue;
         }
-        let prefix: String = line[pos..pos + plen].iter().collect::<String>().to_lowercase();
+        let prefix: String = line[pos..pos + plen]
+            .iter()
+            .collect::<String>()
+            .to_lowercase();
         if !PREFIXES.contains(&prefix.as_str()) {
             continue;
         }
@@ -94,8 +103,13 @@ fn string_start(line: &[char], pos: usize) -> Option<(usize, String)> {
         if q != '\'' && q != '"' {
             continue;
         }
-        let triple = line.len() >= pos + plen + 3 && line[pos + plen + 1] == q && line[pos + plen + 2] == q;
-        let quote: String = if triple { [q; 3].iter().collect() } else { q.to_string() };
+        let triple =
+            line.len() >= pos + plen + 3 && line[pos + plen + 1] == q && line[pos + plen + 2] == q;
+        let quote: String = if triple {
+            [q; 3].iter().collect()
+        } else {
+            q.to_string()
+        };
         return Some((plen, quote));
     }
     None
@@ -149,11 +163,24 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
         if let Some((quote, start, mut so_far, needs_backslash)) = open.take() {
             if let Some(end) = find_close(line, 0, &quote) {
                 so_far.push_str(&text(&line[..end]));
-                toks.push(Tok { kind: Kind::String, text: so_far, start, end: (lnum, end) });
+                toks.push(Tok {
+                    kind: Kind::String,
+                    text: so_far,
+                    start,
+                    end: (lnum, end),
+                });
                 pos = end;
-            } else if needs_backslash && !line.ends_with(&['\\', '\n']) && !line.ends_with(&['\\', '\r', '\n']) {
+            } else if needs_backslash
+                && !line.ends_with(&['\\', '\n'])
+                && !line.ends_with(&['\\', '\r', '\n'])
+            {
                 so_far.push_str(&text(line));
-                toks.push(Tok { kind: Kind::Other, text: so_far, start, end: (lnum, max) });
+                toks.push(Tok {
+                    kind: Kind::Other,
+                    text: so_far,
+                    start,
+                    end: (lnum, max),
+                });
                 continue;
             } else {
                 so_far.push_str(&text(line));
@@ -176,24 +203,46 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
             }
             if matches!(line[pos], '#' | '\r' | '\n') {
                 if line[pos] == '#' {
-                    let comment = text(&line[pos..]).trim_end_matches(['\r', '\n']).to_string();
+                    let comment = text(&line[pos..])
+                        .trim_end_matches(['\r', '\n'])
+                        .to_string();
                     let len = comment.chars().count();
-                    toks.push(Tok { kind: Kind::Comment, text: comment, start: (lnum, pos), end: (lnum, pos + len) });
+                    toks.push(Tok {
+                        kind: Kind::Comment,
+                        text: comment,
+                        start: (lnum, pos),
+                        end: (lnum, pos + len),
+                    });
                     pos += len;
                 }
-                toks.push(Tok { kind: Kind::Nl, text: text(&line[pos..]), start: (lnum, pos), end: (lnum, max) });
+                toks.push(Tok {
+                    kind: Kind::Nl,
+                    text: text(&line[pos..]),
+                    start: (lnum, pos),
+                    end: (lnum, max),
+                });
                 continue;
             }
             if column > *indents.last().unwrap_or(&0) {
                 indents.push(column);
-                toks.push(Tok { kind: Kind::Indent, text: text(&line[..pos]), start: (lnum, 0), end: (lnum, pos) });
+                toks.push(Tok {
+                    kind: Kind::Indent,
+                    text: text(&line[..pos]),
+                    start: (lnum, 0),
+                    end: (lnum, pos),
+                });
             }
             while column < *indents.last().unwrap_or(&0) {
                 if !indents.contains(&column) {
                     return Err(Rejected);
                 }
                 indents.pop();
-                toks.push(Tok { kind: Kind::Dedent, text: String::new(), start: (lnum, pos), end: (lnum, pos) });
+                toks.push(Tok {
+                    kind: Kind::Dedent,
+                    text: String::new(),
+                    start: (lnum, pos),
+                    end: (lnum, pos),
+                });
             }
         } else {
             continued = false;
@@ -207,20 +256,36 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
             }
             let start = pos;
             let c = line[pos];
-            if c == '\\' && (line.get(pos + 1) == Some(&'\n') || (line.get(pos + 1) == Some(&'\r') && line.get(pos + 2) == Some(&'\n'))) {
+            if c == '\\'
+                && (line.get(pos + 1) == Some(&'\n')
+                    || (line.get(pos + 1) == Some(&'\r') && line.get(pos + 2) == Some(&'\n')))
+            {
                 continued = true;
                 break;
             }
             if c == '#' {
-                let end = line[pos..].iter().position(|&ch| ch == '\r' || ch == '\n').map_or(max, |i| pos + i);
-                toks.push(Tok { kind: Kind::Comment, text: text(&line[pos..end]), start: (lnum, pos), end: (lnum, end) });
+                let end = line[pos..]
+                    .iter()
+                    .position(|&ch| ch == '\r' || ch == '\n')
+                    .map_or(max, |i| pos + i);
+                toks.push(Tok {
+                    kind: Kind::Comment,
+                    text: text(&line[pos..end]),
+                    start: (lnum, pos),
+                    end: (lnum, end),
+                });
                 pos = end;
                 continue;
             }
             if c == '\n' || (c == '\r' && line.get(pos + 1) == Some(&'\n')) {
                 let end = max;
                 let kind = if paren > 0 { Kind::Nl } else { Kind::Newline };
-                toks.push(Tok { kind, text: text(&line[pos..end]), start: (lnum, pos), end: (lnum, end) });
+                toks.push(Tok {
+                    kind,
+                    text: text(&line[pos..end]),
+                    start: (lnum, pos),
+                    end: (lnum, end),
+                });
                 pos = end;
                 continue;
             }
@@ -228,7 +293,12 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                 let body = pos + plen + quote.chars().count();
                 if quote.len() == 3 {
                     if let Some(end) = find_close(line, body, &quote) {
-                        toks.push(Tok { kind: Kind::String, text: text(&line[start..end]), start: (lnum, start), end: (lnum, end) });
+                        toks.push(Tok {
+                            kind: Kind::String,
+                            text: text(&line[start..end]),
+                            start: (lnum, start),
+                            end: (lnum, end),
+                        });
                         pos = end;
                     } else {
                         open = Some((quote, (lnum, start), text(&line[start..]), false));
@@ -243,7 +313,12 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                 let mut closed = None;
                 while i < max {
                     match line[i] {
-                        '\\' if i + 1 < max && line[i + 1] != '\n' && !(line[i + 1] == '\r' && line.get(i + 2) == Some(&'\n')) => i += 2,
+                        '\\' if i + 1 < max
+                            && line[i + 1] != '\n'
+                            && !(line[i + 1] == '\r' && line.get(i + 2) == Some(&'\n')) =>
+                        {
+                            i += 2
+                        }
                         '\\' => break,
                         '\n' => break,
                         ch if ch == q => {
@@ -254,7 +329,12 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                     }
                 }
                 if let Some(end) = closed {
-                    toks.push(Tok { kind: Kind::String, text: text(&line[start..end]), start: (lnum, start), end: (lnum, end) });
+                    toks.push(Tok {
+                        kind: Kind::String,
+                        text: text(&line[start..end]),
+                        start: (lnum, start),
+                        end: (lnum, end),
+                    });
                     pos = end;
                     continue;
                 }
@@ -265,12 +345,20 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                 // Rejected on its line: the prefix is a name, the quote
                 // an error token; tokenizing goes on after it.
                 let end = if plen > 0 { pos + plen } else { pos + 1 };
-                toks.push(Tok { kind: Kind::Other, text: text(&line[start..end]), start: (lnum, start), end: (lnum, end) });
+                toks.push(Tok {
+                    kind: Kind::Other,
+                    text: text(&line[start..end]),
+                    start: (lnum, start),
+                    end: (lnum, end),
+                });
                 pos = end;
                 continue;
             }
             let end = if is_ident_start(c) {
-                line[pos..].iter().position(|&ch| !is_ident_char(ch)).map_or(max, |i| pos + i)
+                line[pos..]
+                    .iter()
+                    .position(|&ch| !is_ident_char(ch))
+                    .map_or(max, |i| pos + i)
             } else {
                 match c {
                     '(' | '[' | '{' => paren += 1,
@@ -279,7 +367,12 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                 }
                 pos + 1
             };
-            toks.push(Tok { kind: Kind::Other, text: text(&line[start..end]), start: (lnum, start), end: (lnum, end) });
+            toks.push(Tok {
+                kind: Kind::Other,
+                text: text(&line[start..end]),
+                start: (lnum, start),
+                end: (lnum, end),
+            });
             pos = end;
         }
     }
@@ -290,11 +383,21 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
         let ends_line = matches!(last.last(), Some('\n' | '\r'));
         if !ends_line && !text(last).trim_start().starts_with('#') {
             let len = last.len();
-            toks.push(Tok { kind: Kind::Newline, text: String::new(), start: (lnum, len), end: (lnum, len + 1) });
+            toks.push(Tok {
+                kind: Kind::Newline,
+                text: String::new(),
+                start: (lnum, len),
+                end: (lnum, len + 1),
+            });
         }
     }
     for _ in 1..indents.len() {
-        toks.push(Tok { kind: Kind::Dedent, text: String::new(), start: (lnum + 1, 0), end: (lnum + 1, 0) });
+        toks.push(Tok {
+            kind: Kind::Dedent,
+            text: String::new(),
+            start: (lnum + 1, 0),
+            end: (lnum + 1, 0),
+        });
     }
     Ok(toks)
 }
@@ -311,7 +414,10 @@ mod tests {
 
     #[test]
     fn strings_inside_expressions_stay() {
-        assert_eq!(strip("x = 'a'\ny = f(\n    \"b\")\n"), "x = 'a'\ny = f(\n    \"b\")");
+        assert_eq!(
+            strip("x = 'a'\ny = f(\n    \"b\")\n"),
+            "x = 'a'\ny = f(\n    \"b\")"
+        );
         // A string in column 0 is dropped even inside brackets, as the
         // reference does.
         assert_eq!(strip("y = f(\n\"b\")\n"), "y = f(\n)");
@@ -326,12 +432,19 @@ mod tests {
     #[test]
     fn a_string_after_a_dedent_is_kept_and_multiline_strings_are_whole() {
         let src = "def f():\n    if x:\n        pass\n    'kept'\ns = '''a\n# not a comment\n'''\n";
-        assert_eq!(strip(src), "def f():\n    if x:\n        pass\n    'kept'\ns = '''a\n# not a comment\n'''");
+        assert_eq!(
+            strip(src),
+            "def f():\n    if x:\n        pass\n    'kept'\ns = '''a\n# not a comment\n'''"
+        );
     }
 
     #[test]
     fn what_tokenize_rejects_is_kept_whole() {
-        for src in ["s = '''never closed\n", "f(1,\n", "if x:\n        a\n    b\n"] {
+        for src in [
+            "s = '''never closed\n",
+            "f(1,\n",
+            "if x:\n        a\n    b\n",
+        ] {
             assert_eq!(strip(src), src);
         }
     }

@@ -85,7 +85,12 @@ fn children<'t>(node: &Node<'t>) -> Vec<Node<'t>> {
 /// A leaf for the reference: no children, or a whole string literal; never
 /// a comment.
 fn is_leaf(node: &Node) -> bool {
-    (node.child_count() == 0 || matches!(node.kind(), "string_literal" | "string" | "character_literal")) && node.kind() != "comment"
+    (node.child_count() == 0
+        || matches!(
+            node.kind(),
+            "string_literal" | "string" | "character_literal"
+        ))
+        && node.kind() != "comment"
 }
 
 /// The spans of every leaf under `node`, in order (`tree_to_token_index`).
@@ -128,7 +133,9 @@ fn collect_variable_spans(node: &Node, tokens: &Tokens, out: &mut Vec<Span>) -> 
 fn token_text(span: &Span, lines: &[Vec<char>]) -> String {
     let ((sr, sc), (er, ec)) = *span;
     let slice = |row: usize, from: usize, to: Option<usize>| -> String {
-        let Some(line) = lines.get(row) else { return String::new() };
+        let Some(line) = lines.get(row) else {
+            return String::new();
+        };
         let to = to.unwrap_or(line.len()).min(line.len());
         let from = from.min(to);
         line[from..to].iter().collect()
@@ -186,7 +193,11 @@ fn merge_repeats(flows: Vec<Flow>) -> Vec<Flow> {
 }
 
 /// `computedFrom` edges from each left node's variables to its right node's.
-fn assign(pairs: &[(Node, Node)], tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, Broken> {
+fn assign(
+    pairs: &[(Node, Node)],
+    tokens: &Tokens,
+    states: &mut States,
+) -> Result<Vec<Flow>, Broken> {
     let mut flows = Vec::new();
     for (left, right) in pairs {
         let lefts = variable_spans(left, tokens)?;
@@ -200,7 +211,13 @@ fn assign(pairs: &[(Node, Node)], tokens: &Tokens, states: &mut States) -> Resul
         }
         for l in &lefts {
             let (idx, code) = tokens.get(l)?;
-            flows.push(Flow { code: code.clone(), idx: *idx, relation: Relation::ComputedFrom, names: names.clone(), idxs: idxs.clone() });
+            flows.push(Flow {
+                code: code.clone(),
+                idx: *idx,
+                relation: Relation::ComputedFrom,
+                names: names.clone(),
+                idxs: idxs.clone(),
+            });
             states.insert(code.clone(), vec![*idx]);
         }
     }
@@ -212,8 +229,14 @@ fn assign(pairs: &[(Node, Node)], tokens: &Tokens, states: &mut States) -> Resul
 fn sides<'t>(node: &Node<'t>) -> Result<(Vec<Node<'t>>, Vec<Node<'t>>), Broken> {
     let left = node.child_by_field_name("left").ok_or(Broken)?;
     let right = node.child_by_field_name("right").ok_or(Broken)?;
-    let mut rights: Vec<Node> = children(&right).into_iter().filter(|x| x.kind() != ",").collect();
-    let mut lefts: Vec<Node> = children(&left).into_iter().filter(|x| x.kind() != ",").collect();
+    let mut rights: Vec<Node> = children(&right)
+        .into_iter()
+        .filter(|x| x.kind() != ",")
+        .collect();
+    let mut lefts: Vec<Node> = children(&left)
+        .into_iter()
+        .filter(|x| x.kind() != ",")
+        .collect();
     if rights.len() != lefts.len() {
         lefts = vec![left];
         rights = vec![right];
@@ -239,13 +262,25 @@ fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, B
             return Ok(Vec::new());
         }
         if let Some(from) = states.get(code) {
-            let flow = Flow { code: code.clone(), idx: *idx, relation: Relation::ComesFrom, names: vec![code.clone()], idxs: from.clone() };
+            let flow = Flow {
+                code: code.clone(),
+                idx: *idx,
+                relation: Relation::ComesFrom,
+                names: vec![code.clone()],
+                idxs: from.clone(),
+            };
             return Ok(vec![flow]);
         }
         if kind == "identifier" {
             states.insert(code.clone(), vec![*idx]);
         }
-        return Ok(vec![Flow { code: code.clone(), idx: *idx, relation: Relation::ComesFrom, names: vec![], idxs: vec![] }]);
+        return Ok(vec![Flow {
+            code: code.clone(),
+            idx: *idx,
+            relation: Relation::ComesFrom,
+            names: vec![],
+            idxs: vec![],
+        }]);
     }
     match kind {
         "default_parameter" => {
@@ -255,7 +290,13 @@ fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, B
                 None => {
                     for s in variable_spans(&name, tokens)? {
                         let (idx, code) = tokens.get(&s)?;
-                        flows.push(Flow { code: code.clone(), idx: *idx, relation: Relation::ComesFrom, names: vec![], idxs: vec![] });
+                        flows.push(Flow {
+                            code: code.clone(),
+                            idx: *idx,
+                            relation: Relation::ComesFrom,
+                            names: vec![],
+                            idxs: vec![],
+                        });
                         states.insert(code.clone(), vec![*idx]);
                     }
                 }
@@ -267,7 +308,13 @@ fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, B
                         let (idx1, code1) = tokens.get(n)?;
                         for v in &values {
                             let (idx2, code2) = tokens.get(v)?;
-                            flows.push(Flow { code: code1.clone(), idx: *idx1, relation: Relation::ComesFrom, names: vec![code2.clone()], idxs: vec![*idx2] });
+                            flows.push(Flow {
+                                code: code1.clone(),
+                                idx: *idx1,
+                                relation: Relation::ComesFrom,
+                                names: vec![code2.clone()],
+                                idxs: vec![*idx2],
+                            });
                         }
                         states.insert(code1.clone(), vec![*idx1]);
                     }
@@ -278,7 +325,10 @@ fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, B
         "assignment" | "augmented_assignment" | "for_in_clause" => {
             let (lefts, rights) = if kind == "for_in_clause" {
                 let last = children(node).pop().ok_or(Broken)?;
-                (vec![node.child_by_field_name("left").ok_or(Broken)?], vec![last])
+                (
+                    vec![node.child_by_field_name("left").ok_or(Broken)?],
+                    vec![last],
+                )
             } else {
                 if node.child_by_field_name("right").is_none() {
                     return Ok(Vec::new());
@@ -354,7 +404,10 @@ fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, B
             let mut flows = Vec::new();
             let kids = children(node);
             for first in [true, false] {
-                for child in kids.iter().filter(|c| (c.kind() == "for_in_clause") == first) {
+                for child in kids
+                    .iter()
+                    .filter(|c| (c.kind() == "for_in_clause") == first)
+                {
                     flows.extend(dfg(child, tokens, states)?);
                 }
             }
@@ -413,7 +466,11 @@ pub fn normalized_flows(code: &str, root: &Node) -> Vec<NormalFlow> {
     for f in data_flow(code, root) {
         let sources: Vec<usize> = f.names.iter().map(|n| id_of(n, &mut ids)).collect();
         let var = id_of(&f.code, &mut ids);
-        out.push(NormalFlow { var, relation: f.relation, sources });
+        out.push(NormalFlow {
+            var,
+            relation: f.relation,
+            sources,
+        });
     }
     out
 }

@@ -48,7 +48,10 @@ pub struct CodeBleu {
 
 /// Python's keywords, weighted 1 in the weighted n-gram match.
 const KEYWORDS: [&str; 38] = [
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "match", "case", "type",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield", "match", "case", "type",
 ];
 
 /// Matches counted for an n-gram order without any, so that one empty order
@@ -61,7 +64,10 @@ fn smoothed_bleu(parts: &[(f64, f64); 4], brevity: f64) -> f64 {
     if parts[0].0 == 0.0 {
         return 0.0;
     }
-    let log_sum: f64 = parts.iter().map(|&(num, den)| 0.25 * ((if num == 0.0 { EPSILON } else { num }) / den).ln()).sum();
+    let log_sum: f64 = parts
+        .iter()
+        .map(|&(num, den)| 0.25 * ((if num == 0.0 { EPSILON } else { num }) / den).ln())
+        .sum();
     brevity * log_sum.exp()
 }
 
@@ -123,7 +129,13 @@ fn sexp_hash(node: Node, source: &str, out: &mut Vec<u64>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     if node.is_error() && node.child_count() == 0 && node.end_byte() > node.start_byte() {
-        ("UNEXPECTED", source.get(node.start_byte()..).and_then(|s| s.chars().next())).hash(&mut h);
+        (
+            "UNEXPECTED",
+            source
+                .get(node.start_byte()..)
+                .and_then(|s| s.chars().next()),
+        )
+            .hash(&mut h);
     } else if node.is_missing() {
         ("MISSING", node.kind(), node.is_named()).hash(&mut h);
     } else {
@@ -179,8 +191,12 @@ fn dataflow_match(gold_code: &str, gold: &Tree, cand_code: &str, cand: &Tree) ->
 /// Parses Python source with tree-sitter-python.
 fn parse(source: &str) -> Tree {
     let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_python::language()).expect("the tree-sitter-python grammar matches the tree-sitter library");
-    parser.parse(source, None).expect("a parser with a language and no timeout always returns a tree")
+    parser
+        .set_language(&tree_sitter_python::language())
+        .expect("the tree-sitter-python grammar matches the tree-sitter library");
+    parser
+        .parse(source, None)
+        .expect("a parser with a language and no timeout always returns a tree")
 }
 
 /// CodeBLEU of `candidate` against `gold`, with equal weights. A blank
@@ -189,7 +205,13 @@ fn parse(source: &str) -> Tree {
 pub fn codebleu(gold: &str, candidate: &str) -> CodeBleu {
     let (gold, candidate) = (gold.trim(), candidate.trim());
     if candidate.is_empty() {
-        return CodeBleu { codebleu: 0.0, ngram_match: 0.0, weighted_ngram_match: 0.0, syntax_match: 0.0, dataflow_match: 0.0 };
+        return CodeBleu {
+            codebleu: 0.0,
+            ngram_match: 0.0,
+            weighted_ngram_match: 0.0,
+            syntax_match: 0.0,
+            dataflow_match: 0.0,
+        };
     }
     let gold_tokens: Vec<&str> = gold.split_whitespace().collect();
     let cand_tokens: Vec<&str> = candidate.split_whitespace().collect();
