@@ -57,6 +57,25 @@ fn main() {
         first_cell_times.push(start.elapsed());
     }
     let warm = median(open_times);
+    // The same without namespaces (the fallback's layers only): what the
+    // namespaces, the monitor and the filesystem view cost per session.
+    let flat_config = SandboxConfig {
+        namespaces: false,
+        ..zygote.config().clone()
+    };
+    let flat = median(
+        (0..session_runs)
+            .map(|i| {
+                let workdir = dir.path().join(format!("flat{i}"));
+                let start = Instant::now();
+                let session = Session::open_with(&zygote, &workdir, flat_config.clone())
+                    .expect("session opens");
+                let took = start.elapsed();
+                drop(session);
+                took
+            })
+            .collect(),
+    );
 
     // Snapshots of a live session holding a 100k-row GeoDataFrame.
     let mut session = Session::open(&zygote, &dir.path().join("snap")).expect("session opens");
@@ -84,6 +103,10 @@ fn main() {
     println!(
         "  (b) session ready from a warm zygote                            {:>9.1} ms",
         ms(warm)
+    );
+    println!(
+        "      the same without namespaces (fallback layers only)          {:>9.1} ms",
+        ms(flat)
     );
     println!(
         "      first trivial cell in that session                          {:>9.1} ms",

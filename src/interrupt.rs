@@ -3,7 +3,11 @@
 //! ends as `interrupted` with its records written, and the session's
 //! temporary folders are removed. (`chat` handles Ctrl-C itself.)
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::sandbox::Canceller;
 
 /// The signal that asked the run to stop (0: none yet).
 static REQUESTED: AtomicI32 = AtomicI32::new(0);
@@ -42,5 +46,40 @@ pub fn name(signal: i32) -> &'static str {
         libc::SIGINT => "SIGINT",
         libc::SIGHUP => "SIGHUP",
         _ => "a signal",
+    }
+}
+
+/// "stopped by SIGTERM" once a stop was requested.
+pub fn stop_reason() -> Option<String> {
+    requested().map(|signal| format!("stopped by {}", name(signal)))
+}
+
+/// Interrupts a session's running cell once gisclaw is signalled to stop,
+/// so a run ends within a cell's grace period instead of at the cell's
+/// timeout. Stops watching when dropped.
+pub struct CellStopper {
+    done: Arc<AtomicBool>,
+}
+
+impl CellStopper {
+    /// Watches for a stop request on a thread of its own.
+    pub fn start(canceller: Canceller) -> CellStopper {
+        let done = Arc::new(AtomicBool::new(false));
+        let watching = done.clone();
+        std::thread::spawn(move || {
+            while !watching.load(Ordering::SeqCst) {
+                if requested().is_some() {
+                    canceller.cancel();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        CellStopper { done }
+    }
+}
+
+impl Drop for CellStopper {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
     }
 }

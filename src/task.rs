@@ -75,7 +75,7 @@ pub struct LoadedTask {
 
 /// A task file that cannot be used, located as precisely as possible.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{}: {}{message}", file.display(), line.map(|l| l.to_string()).unwrap_or_else(|| "-".into()), field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
+#[error("{}{}: {}{message}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
 pub struct TaskError {
     /// The task file.
     pub file: PathBuf,
@@ -85,6 +85,17 @@ pub struct TaskError {
     pub field: Option<String>,
     /// What is wrong.
     pub message: String,
+}
+
+/// The key written on `line` (1-based) itself, indented or not.
+fn key_on_line(text: &str, line: usize) -> Option<String> {
+    let l = text.lines().nth(line.checked_sub(1)?)?.trim_start();
+    let (key, _) = l.split_once(':')?;
+    let is_name = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    is_name.then(|| key.to_string())
 }
 
 /// The top-level key written on `line` (1-based), or the nearest one above it.
@@ -101,11 +112,17 @@ fn key_at_or_above(text: &str, line: usize) -> Option<String> {
     })
 }
 
-/// The 1-based line where top-level `field` is written.
-fn line_of_key(text: &str, field: &str) -> Option<usize> {
+/// The 1-based lines where top-level `field` is written, in order.
+fn lines_of_key<'t>(text: &'t str, field: &'t str) -> impl Iterator<Item = usize> + 't {
     text.lines()
-        .position(|l| l.split_once(':').is_some_and(|(k, _)| k == field))
-        .map(|i| i + 1)
+        .enumerate()
+        .filter(move |(_, l)| l.split_once(':').is_some_and(|(k, _)| k == field))
+        .map(|(i, _)| i + 1)
+}
+
+/// The 1-based line where top-level `field` is first written.
+pub fn line_of_key(text: &str, field: &str) -> Option<usize> {
+    lines_of_key(text, field).next()
 }
 
 /// The text between the first pair of backticks, e.g. a field in serde's message.
@@ -115,12 +132,147 @@ fn backticked(message: &str) -> Option<String> {
     Some(message[start..start + len].to_string())
 }
 
+/// Reads a YAML file as text. Bytes that are not UTF-8 are an error naming
+/// their line.
+pub fn read_yaml_text(path: &Path) -> Result<String, TaskError> {
+    let error = |line, message: String| TaskError {
+        file: path.to_path_buf(),
+        line,
+        field: None,
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| error(None, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        error(
+            Some(line),
+            "is not UTF-8 text (save the file as UTF-8)".into(),
+        )
+    })
+}
+
+/// A YAML syntax error as libyaml reports it: what is wrong and where, and
+/// the construct being read when it went wrong, with where that began.
+#[derive(Debug, PartialEq)]
+struct SyntaxError {
+    problem: String,
+    line: usize,
+    column: usize,
+    context: Option<String>,
+    context_at: Option<(usize, usize)>,
+}
+
+/// `"… at line L column C"` split into the text before and the position.
+fn split_position(text: &str) -> Option<(&str, usize, usize)> {
+    let (before, at) = text.rsplit_once(" at line ")?;
+    let (line, column) = at.split_once(" column ")?;
+    Some((before, line.parse().ok()?, column.trim().parse().ok()?))
+}
+
+/// Reads serde_yaml's rendering of a scanner or parser error:
+/// `PROBLEM at line L column C[, while CONTEXT[ at line L2 column C2]]`.
+fn syntax_error(raw: &str) -> Option<SyntaxError> {
+    let (head, context) = match raw.split_once(", while ") {
+        Some((head, context)) => (head, Some(context)),
+        None => (raw, None),
+    };
+    let (problem, line, column) = split_position(head)?;
+    let (context, context_at) = match context {
+        Some(c) => match split_position(c) {
+            Some((text, l, col)) => (Some(format!("while {text}")), Some((l, col))),
+            None => (Some(format!("while {c}")), None),
+        },
+        None => (None, None),
+    };
+    Some(SyntaxError {
+        problem: problem.to_string(),
+        line,
+        column,
+        context,
+        context_at,
+    })
+}
+
+/// The line to blame for a syntax error, and the message to show: a value
+/// or bracket left open is blamed where it was opened, not where the file
+/// ran out.
+fn explain_syntax(e: &SyntaxError) -> (usize, String) {
+    let context = e.context.as_deref().unwrap_or("");
+    let opened = |what: &str| match e.context_at {
+        Some((line, column)) => (
+            line,
+            format!(
+                "{what} opened at column {column} is never closed ({} at line {} column {})",
+                e.problem, e.line, e.column
+            ),
+        ),
+        None => (e.line, format!("{} at column {}", e.problem, e.column)),
+    };
+    if context.starts_with("while scanning a quoted scalar") {
+        return opened("the quoted value");
+    }
+    if context.starts_with("while parsing a flow") {
+        return opened("the `[` or `{`");
+    }
+    if context.starts_with("while scanning a simple key") {
+        if let Some((line, _)) = e.context_at {
+            return (
+                line,
+                format!(
+                    "this line is not `key: value` and does not continue the value above ({} at line {})",
+                    e.problem, e.line
+                ),
+            );
+        }
+    }
+    let hint = if e.problem.starts_with("mapping values are not allowed") {
+        ": put a value that contains `: ` in quotes, or check the indentation"
+    } else if e.problem.contains("tab character") {
+        ": YAML indents with spaces, not tabs"
+    } else {
+        ""
+    };
+    (
+        e.line,
+        format!("{} at column {}{hint}", e.problem, e.column),
+    )
+}
+
+/// Messages serde itself writes about the data (as opposed to YAML syntax).
+const DATA_ERRORS: &[&str] = &[
+    "invalid type",
+    "invalid value",
+    "invalid length",
+    "unknown field",
+    "missing field",
+    "duplicate field",
+    "unknown variant",
+];
+
 /// Parses strict YAML into `T`; errors name `file`, the line and the field
 /// (a path such as `cases[3].output` for nested fields).
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Result<T, TaskError> {
+    let has_content = text.lines().any(|l| {
+        let l = l.trim();
+        !l.is_empty() && !l.starts_with('#') && l != "---"
+    });
+    if !has_content {
+        return Err(TaskError {
+            file: file.to_path_buf(),
+            line: None,
+            field: None,
+            message: "the file is empty (write one `field: value` per line)".into(),
+        });
+    }
     serde_yaml::from_str::<T>(text).map_err(|err| {
-        let line = err.location().map(|l| l.line());
         let raw = err.to_string();
+        let error = |line, field, message| TaskError {
+            file: file.to_path_buf(),
+            line,
+            field,
+            message,
+        };
         let message = raw.split(" at line ").next().unwrap_or(&raw).to_string();
         let path = message
             .split_once(": ")
@@ -130,9 +282,37 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Re
         let rest = path
             .as_ref()
             .map_or(message.as_str(), |p| &message[p.len() + 2..]);
+        let is_data = path.is_some() || DATA_ERRORS.iter().any(|d| rest.starts_with(d));
+        if !is_data {
+            if let Some(syntax) = syntax_error(&raw) {
+                let (line, message) = explain_syntax(&syntax);
+                let field = key_on_line(text, line).or_else(|| key_at_or_above(text, line));
+                return error(Some(line), field, message);
+            }
+        }
+        let line = err.location().map(|l| l.line());
+        let named = backticked(rest);
+        if path.is_none() && rest.starts_with("duplicate field") {
+            let line = named
+                .as_deref()
+                .and_then(|n| lines_of_key(text, n).nth(1))
+                .or(line);
+            return error(line, named, rest.to_string());
+        }
+        if path.is_none() && rest.starts_with("missing field") {
+            // The whole file lacks it: no line is at fault.
+            return error(None, named, rest.to_string());
+        }
+        if path.is_none() && rest.starts_with("invalid type") && rest.contains("expected struct") {
+            let found = rest.split(',').next().unwrap_or(rest);
+            return error(
+                line,
+                None,
+                format!("{found}, expected `field: value` lines at the top level"),
+            );
+        }
         let field = if rest.starts_with("unknown field") || rest.starts_with("missing field") {
-            let name = backticked(rest);
-            match (&path, name) {
+            match (&path, named) {
                 (Some(p), Some(n)) => Some(format!("{p}.{n}")),
                 (_, n) => n,
             }
@@ -140,13 +320,7 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Re
             path.clone()
                 .or_else(|| line.and_then(|l| key_at_or_above(text, l)))
         };
-        let message = rest.to_string();
-        TaskError {
-            file: file.to_path_buf(),
-            line,
-            field,
-            message,
-        }
+        error(line, field, rest.to_string())
     })
 }
 
@@ -164,8 +338,7 @@ impl Task {
             field: field.map(str::to_string),
             message,
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| error(None, None, format!("cannot read: {e}")))?;
+        let text = read_yaml_text(path)?;
         let task = Task::parse(&text, path)?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let base = if base.as_os_str().is_empty() {
@@ -297,6 +470,98 @@ mod tests {
     fn a_missing_field_is_named() {
         let e = err("id: T01\ntitle: x\n");
         assert_eq!(e.field.as_deref(), Some("instruction"), "{e}");
+    }
+
+    /// (line, field) of the error `text` gets, and its message.
+    fn located(text: &str) -> (Option<usize>, Option<String>, String) {
+        let e = err(text);
+        (e.line, e.field, e.message)
+    }
+
+    #[test]
+    fn an_unclosed_quote_is_blamed_where_it_opens() {
+        let (line, field, message) =
+            located("id: T1\ntitle: x\ninstruction: \"do it\noutputs:\n  - pred_results/a.png\n");
+        assert_eq!(
+            (line, field.as_deref()),
+            (Some(3), Some("instruction")),
+            "{message}"
+        );
+        assert!(message.contains("never closed"), "{message}");
+        let (line, field, _) =
+            located("id: T1\ntitle: x\ninstruction: do\noutputs:\n  - \"a\n  - b\nseed: 3\n");
+        assert_eq!((line, field.as_deref()), (Some(5), Some("outputs")));
+    }
+
+    #[test]
+    fn an_unclosed_bracket_is_blamed_where_it_opens() {
+        let (line, field, message) =
+            located("id: T1\ntitle: x\ninstruction: do\noutputs: [a\nseed: 1\n");
+        assert_eq!(
+            (line, field.as_deref()),
+            (Some(4), Some("outputs")),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_names_the_key_on_its_own_line() {
+        // A tab before a key: the key on that line, not the one above.
+        let (line, field, message) = located("id: T1\ntitle: x\n\tinstruction: do it\n");
+        assert_eq!(
+            (line, field.as_deref()),
+            (Some(3), Some("instruction")),
+            "{message}"
+        );
+        assert!(message.contains("tabs"), "{message}");
+        // An unquoted `: ` inside a value.
+        let (line, field, message) = located("id: T1\ntitle: x\ninstruction: do it: now\n");
+        assert_eq!(
+            (line, field.as_deref()),
+            (Some(3), Some("instruction")),
+            "{message}"
+        );
+        assert!(message.contains("quotes"), "{message}");
+        // A key indented under the value above.
+        let (line, field, _) = located("id: T1\ntitle: x\ninstruction: do\n outputs: [a]\n");
+        assert_eq!((line, field.as_deref()), (Some(4), Some("outputs")));
+        // A line that is not `key: value`.
+        let (line, _, message) = located("id: T1\ntitle: x\njust text\ninstruction: do\n");
+        assert_eq!(line, Some(3), "{message}");
+    }
+
+    #[test]
+    fn a_duplicate_key_is_blamed_on_its_second_line() {
+        let (line, field, message) = located("id: T1\ntitle: x\ninstruction: do\nid: T2\n");
+        assert_eq!((line, field.as_deref()), (Some(4), Some("id")), "{message}");
+    }
+
+    #[test]
+    fn an_empty_file_a_missing_field_and_a_list_say_so_without_a_wrong_line() {
+        let e = err("# only a comment\n\n");
+        assert_eq!((e.line, e.message.contains("empty")), (None, true), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "tasks/t.yaml: the file is empty (write one `field: value` per line)"
+        );
+        let e = err("id: T1\ntitle: x\n");
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (None, Some("instruction")),
+            "{e}"
+        );
+        let e = err("- a\n");
+        assert!(e.message.contains("`field: value` lines"), "{e}");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_an_error_at_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yaml");
+        std::fs::write(&path, b"id: T\ntitle: t\ninstruction: caf\xe9\n").unwrap();
+        let e = Task::load(&path).unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("UTF-8"), "{e}");
     }
 
     #[test]

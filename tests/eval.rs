@@ -501,10 +501,45 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
         String::from_utf8_lossy(&differs.stderr)
     );
 
-    // T02's model now answers at once; resume runs only what is missing.
-    write_jsonl(&rec.join("T02.jsonl"), &[cell("print('quick')"), finish()]);
+    // A resume stopped by SIGTERM while T02 hangs: the cell is interrupted,
+    // the eval ends at once with 128 + 15, T02 gets no record (its run.json
+    // says interrupted) and the next resume runs it.
     let mut resume: Vec<&str> = args.to_vec();
     resume.push("--resume");
+    let t02_run = out.join("runs/T02/single-1/run.json");
+    // The killed run's transcript goes, so that the wait below sees this one.
+    std::fs::remove_file(&t02_dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gisclaw"))
+        .args(&resume)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !std::fs::read_to_string(&t02_dir).is_ok_and(|t| t.contains("\"message\"")) {
+        assert!(
+            Instant::now() < deadline,
+            "the resumed eval never reached T02"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let signalled = Instant::now();
+    // SAFETY: plain kill of our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let stopped = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(30),
+        "the hanging cell was waited for"
+    );
+    assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
+    assert_eq!(names(&records), ["T01.single.1.json"]);
+    assert_eq!(read_json(&t02_run)["status"], "interrupted");
+
+    // T02's model now answers at once; resume runs only what is missing.
+    write_jsonl(&rec.join("T02.jsonl"), &[cell("print('quick')"), finish()]);
     let stderr = run_ok(&resume);
     assert!(stderr.contains("3 runs, 1 already recorded"), "{stderr}");
     assert_eq!(

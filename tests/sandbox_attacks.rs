@@ -120,6 +120,13 @@ fn the_parents_environment_and_api_keys_are_unreadable() {
         &[
             ("OPENAI_API_KEY", "sk-test-secret-4242"),
             ("AWS_SECRET_ACCESS_KEY", "sk-test-secret-4242"),
+            // GDAL's own configuration is passed on, its credentials are not.
+            ("GDAL_HTTP_USERPWD", "me:sk-test-secret-4242"),
+            ("CPL_AWS_SECRET", "sk-test-secret-4242"),
+            (
+                "GDAL_HTTP_HEADERS",
+                "Authorization: Bearer sk-test-secret-4242",
+            ),
         ],
     )
     .stdout(std::process::Stdio::piped())
@@ -547,10 +554,16 @@ fn a_signalled_solve_ends_as_interrupted_and_leaves_no_temporary_folders() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let before = session_tmp_dirs();
-    let mut child = solve_replay_command(&task, &replay, &out, &[], &[])
-        .spawn()
-        .unwrap();
+    let tmp = private_tmp();
+    let mut child = solve_replay_command(
+        &task,
+        &replay,
+        &out,
+        &[],
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
+    )
+    .spawn()
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !out.join("transcript.jsonl").is_file()
         || !std::fs::read_to_string(out.join("transcript.jsonl"))
@@ -569,22 +582,69 @@ fn a_signalled_solve_ends_as_interrupted_and_leaves_no_temporary_folders() {
     assert_eq!(run["status"], "interrupted", "{run}");
     assert!(run["reason"].as_str().unwrap().contains("SIGTERM"), "{run}");
     assert_eq!(events(&out).last().unwrap()["event"], "end");
-    let after = session_tmp_dirs();
-    assert!(
-        after.is_subset(&before),
-        "left behind: {:?}",
-        after.difference(&before).collect::<Vec<_>>()
-    );
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
 }
 
-/// The `gisclaw-session-*` folders in the temp dir.
-fn session_tmp_dirs() -> std::collections::BTreeSet<String> {
-    std::fs::read_dir(std::env::temp_dir())
+/// A temp dir of gisclaw's own (its `TMPDIR`), so that what it leaves
+/// behind is told apart from other tests' sessions.
+fn private_tmp() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    dir
+}
+
+/// What is left in `dir`.
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("gisclaw-session-"))
         .collect()
+}
+
+#[test]
+fn a_signalled_exec_stops_its_cell_and_leaves_no_temporary_folders() {
+    let dir = common::workdir();
+    let tmp = private_tmp();
+    let script = dir.path().join("slow.py");
+    std::fs::write(
+        &script,
+        "print('started', flush=True)\nimport time\ntime.sleep(600)\n# %%\nprint('never')\n",
+    )
+    .unwrap();
+    let child = common::gisclaw_command(
+        &[
+            "exec",
+            script.to_str().unwrap(),
+            "--workdir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while leftovers(tmp.path()).is_empty() {
+        assert!(Instant::now() < deadline, "no session started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: plain kill of our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let text = common::text(&out);
+    assert_eq!(out.status.code(), Some(128 + libc::SIGTERM), "{text}");
+    assert!(
+        text.contains("stopped by SIGTERM") && !text.contains("never"),
+        "{text}"
+    );
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
 }
 
 #[test]

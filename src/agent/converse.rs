@@ -50,8 +50,7 @@ pub enum Ending {
 
 /// The ending of a run whose process was signalled, if it was.
 fn interrupted() -> Option<Ending> {
-    crate::interrupt::requested()
-        .map(|signal| Ending::Interrupted(format!("stopped by {}", crate::interrupt::name(signal))))
+    crate::interrupt::stop_reason().map(Ending::Interrupted)
 }
 
 /// What a run reports back.

@@ -172,9 +172,10 @@ pub fn run_task(
             "workflow": options.include_workflow,
             "rag": options.docs.is_some(),
             "gisclaw": env!("CARGO_PKG_VERSION"),
+            "sandbox": session.confinement(),
         }),
     )?;
-    let _stopper = CellStopper::start(session.canceller());
+    let _stopper = crate::interrupt::CellStopper::start(session.canceller());
     let mut toolbox = Toolbox {
         session: &mut session,
         out_dir: out.to_path_buf(),
@@ -240,6 +241,7 @@ pub fn run_task(
             .map(|p| p.cost(outcome.usage.prompt_tokens, outcome.usage.completion_tokens)),
         outputs: output_status(out, &task.outputs),
         summary: outcome.summary.clone(),
+        sandbox: session.confinement().clone(),
     };
     summary
         .write(&out.join("run.json"))
@@ -249,35 +251,6 @@ pub fn run_task(
         json!({ "status": status, "reason": reason, "rounds": outcome.rounds }),
     )?;
     Ok(summary)
-}
-
-/// Interrupts the session's running cell once gisclaw is signalled to
-/// stop (see [`crate::interrupt`]), so the run ends within a cell's grace
-/// period instead of at the cell's timeout. Stops watching when dropped.
-struct CellStopper {
-    done: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl CellStopper {
-    fn start(canceller: crate::sandbox::Canceller) -> CellStopper {
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let watching = done.clone();
-        std::thread::spawn(move || {
-            while !watching.load(std::sync::atomic::Ordering::SeqCst) {
-                if crate::interrupt::requested().is_some() {
-                    canceller.cancel();
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
-        CellStopper { done }
-    }
-}
-
-impl Drop for CellStopper {
-    fn drop(&mut self) {
-        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
 }
 
 /// The default sandbox limits for a task: the zygote's, with this task's

@@ -166,6 +166,9 @@ pub struct RunSummary {
     pub outputs: Vec<OutputStatus>,
     /// The model's closing summary, when it finished.
     pub summary: Option<String>,
+    /// The confinement layers that were in force for the run's sandbox
+    /// session, as its worker reported them.
+    pub sandbox: gisclaw_protocol::ConfinementReport,
 }
 
 impl RunSummary {

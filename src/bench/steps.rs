@@ -19,7 +19,7 @@ use crate::agent::run::prepare_out;
 use crate::agent::solution::split_cells;
 use crate::observation;
 use crate::sandbox::{CellStatus, Session, Zygote};
-use crate::task::{parse_yaml, LoadedTask, Task, TaskError};
+use crate::task::{line_of_key, parse_yaml, read_yaml_text, LoadedTask, Task, TaskError};
 
 /// A multi-step task as written in its `task.yaml`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -93,18 +93,9 @@ impl LoadedStepTask {
             field: Some(field.to_string()),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| TaskError {
-            file: path.to_path_buf(),
-            line: None,
-            field: None,
-            message: format!("cannot read: {e}"),
-        })?;
+        let text = read_yaml_text(path)?;
         let task: StepTask = parse_yaml(&text, path)?;
-        let line_of = |key: &str| {
-            text.lines()
-                .position(|l| l.starts_with(&format!("{key}:")))
-                .map(|n| n + 1)
-        };
+        let line_of = |key: &str| line_of_key(&text, key);
         if !(4..=10).contains(&task.steps.len()) {
             return Err(TaskError {
                 line: line_of("steps"),

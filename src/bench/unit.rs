@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::answers::{answer_from_runtime, answer_json, py_str, save_expected, Answer, EXPECTED};
 use super::judge::{self, Mismatch, OutputType, Tolerance};
 use crate::sandbox::{Session, Zygote};
-use crate::task::{parse_yaml, TaskError};
+use crate::task::{parse_yaml, read_yaml_text, TaskError};
 
 /// One file of cases: `benchmarks/unit/cases/<library>.yaml`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -156,8 +156,7 @@ impl UnitSuite {
         let mut files = Vec::new();
         let mut seen = BTreeMap::new();
         for path in paths {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| error(&path, None, None, format!("cannot read: {e}")))?;
+            let text = read_yaml_text(&path)?;
             let file: CaseFile = parse_yaml(&text, &path)?;
             for (i, case) in file.cases.iter().enumerate() {
                 let line = text

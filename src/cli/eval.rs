@@ -164,8 +164,30 @@ fn judge_backend(
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         Some(EvalCommand::Report { dirs, out, weights }) => render(&dirs, out.as_deref(), &weights),
-        None => run_suite(args.run),
+        None => {
+            gisclaw::interrupt::install();
+            run_suite(args.run)
+        }
     }
+}
+
+/// The exit code of an eval that ran: 128 + N when signal N stopped it,
+/// 1 when `failed` items (`what`: "case(s)", "run(s)") have no record, else 0.
+fn eval_exit(failed: usize, what: &str) -> ExitCode {
+    if let Some(signal) = gisclaw::interrupt::requested() {
+        eprintln!(
+            "gisclaw: {}: the report covers what was recorded; `gisclaw eval … --resume` runs the rest",
+            gisclaw::interrupt::stop_reason().unwrap_or_default()
+        );
+        return ExitCode::from(128 + signal as u8);
+    }
+    if failed > 0 {
+        eprintln!(
+            "gisclaw: {failed} {what} could not run and have no record; `gisclaw eval … --resume` retries them"
+        );
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }
 
 fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result<ExitCode> {
@@ -285,13 +307,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     let summary = unit_eval::write_report(&records, &backend, &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_unit_summary(&summary, &out);
-    if failed > 0 {
-        eprintln!(
-            "gisclaw: {failed} case(s) could not run: `gisclaw eval … --resume` retries them"
-        );
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(eval_exit(failed, "case(s)"))
 }
 
 /// `gisclaw eval --suite <step suite>`: `--runs` runs per task.
@@ -369,11 +385,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     let summary = step_eval::write_report(&records, &backend, &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
-    if failed > 0 {
-        eprintln!("gisclaw: {failed} run(s) could not run: `gisclaw eval … --resume` retries them");
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(eval_exit(failed, "run(s)"))
 }
 
 fn print_step_summary(summary: &step_eval::StepSummary, out: &Path) {
@@ -546,11 +558,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     report::write(&report, &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, &out);
-    if failed > 0 {
-        eprintln!("gisclaw: {failed} run(s) could not run and have no record; `gisclaw eval … --resume` retries them");
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(eval_exit(failed, "run(s)"))
 }
 
 /// The progress display shared by the three suites: a bar with ETA,

@@ -26,10 +26,15 @@ pub fn run(
         confine: !no_confine,
         ..SandboxConfig::default()
     };
+    gisclaw::interrupt::install();
     let zygote = Zygote::start(config)?;
     let mut session = Session::open(&zygote, &workdir)?;
+    let _stopper = gisclaw::interrupt::CellStopper::start(session.canceller());
     let mut all_ok = true;
     for code in solution::split_cells(&source) {
+        if gisclaw::interrupt::requested().is_some() {
+            break;
+        }
         let outcome = session.execute(&code)?;
         println!(
             "── cell {} ({:?}, {} ms)",
@@ -39,6 +44,13 @@ pub fn run(
         );
         print!("{}", observation::render(&outcome));
         all_ok &= outcome.status == CellStatus::Ok;
+    }
+    if let Some(signal) = gisclaw::interrupt::requested() {
+        eprintln!(
+            "gisclaw: {}",
+            gisclaw::interrupt::stop_reason().unwrap_or_default()
+        );
+        return Ok(ExitCode::from(128 + signal as u8));
     }
     Ok(if all_ok {
         ExitCode::SUCCESS

@@ -494,6 +494,9 @@ pub fn run_eval(
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.max(1) {
             scope.spawn(|| loop {
+                if crate::interrupt::requested().is_some() {
+                    break;
+                }
                 let Some(item) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else {
                     break;
                 };
@@ -562,7 +565,8 @@ fn run_one(
         &mut |_| {},
     )
     .map_err(|e| format!("{e:#}"))?;
-    if summary.status == "error" {
+    // An interrupted run has no record: `--resume` runs it again.
+    if summary.status == "error" || summary.status == "interrupted" {
         return Err(summary.reason);
     }
     let mut record = score_run(

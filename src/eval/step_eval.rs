@@ -177,6 +177,7 @@ pub fn run_one(
     let config = sandbox_limits(zygote.config(), limits.cell_timeout, limits.budget);
     let mut session =
         Session::open_in(zygote, &dirs, config).map_err(|e| format!("{id}: sandbox: {e}"))?;
+    let _stopper = crate::interrupt::CellStopper::start(session.canceller());
     let mut transcript = Transcript::create(&workdir.join("transcript.jsonl"))
         .map_err(|e| format!("{id}: transcript: {e}"))?;
     let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "backend": backend.describe(), "replay": backend.is_replay() }));
@@ -366,6 +367,9 @@ pub fn run_step_eval(
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
             scope.spawn(|| loop {
+                if crate::interrupt::requested().is_some() {
+                    break;
+                }
                 let Some((task, run)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next()
                 else {
                     break;
@@ -389,6 +393,10 @@ pub fn run_step_eval(
                     };
                     let workdir = out.join("runs").join(id).join(format!("run-{run}"));
                     let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
+                    // A run cut short by a stop request has no record.
+                    if let Some(reason) = crate::interrupt::stop_reason() {
+                        return Err(reason);
+                    }
                     let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
                     bytes.push(b'\n');
                     write_atomic(&records.join(StepRunRecord::file_name(id, run)), &bytes)

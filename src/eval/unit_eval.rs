@@ -230,6 +230,9 @@ pub fn run_unit_eval(
                 let dir = out.join("work").join(format!("worker-{worker}"));
                 let mut session = None;
                 loop {
+                    if crate::interrupt::requested().is_some() {
+                        break;
+                    }
                     let Some((file, case)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next()
                     else {
                         break;
@@ -253,6 +256,10 @@ pub fn run_unit_eval(
                             source,
                             samples,
                         )?;
+                        // A case cut short by a stop request has no record.
+                        if let Some(reason) = crate::interrupt::stop_reason() {
+                            return Err(reason);
+                        }
                         let mut bytes =
                             serde_json::to_vec_pretty(&record).expect("records serialise");
                         bytes.push(b'\n');

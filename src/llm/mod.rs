@@ -204,13 +204,14 @@ pub enum LlmError {
     /// The conversation no longer fits the model's context window.
     #[error("the conversation no longer fits the model's context window: {0}")]
     ContextFull(String),
-    /// A replay line is not an assistant message.
-    #[error("{file}:{line}: {message}")]
+    /// A replay file that cannot be played (a line that is not an assistant
+    /// message, or no message at all).
+    #[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     BadReplay {
         /// The replay file.
         file: String,
-        /// 1-based line.
-        line: usize,
+        /// 1-based line, when one line is at fault.
+        line: Option<usize>,
         /// What is wrong.
         message: String,
     },

@@ -20,13 +20,13 @@ impl ReplayBackend {
     /// Reads and checks every line up front, so a bad file fails before the
     /// run starts.
     pub fn open(file: &Path) -> Result<ReplayBackend, LlmError> {
-        let bad = |line: usize, message: String| LlmError::BadReplay {
+        let bad = |line: Option<usize>, message: String| LlmError::BadReplay {
             file: file.display().to_string(),
             line,
             message,
         };
         let text =
-            std::fs::read_to_string(file).map_err(|e| bad(0, format!("cannot read: {e}")))?;
+            std::fs::read_to_string(file).map_err(|e| bad(None, format!("cannot read: {e}")))?;
         let mut messages = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let trimmed = line.trim();
@@ -34,10 +34,10 @@ impl ReplayBackend {
                 continue;
             }
             let msg: Message = serde_json::from_str(trimmed)
-                .map_err(|e| bad(i + 1, format!("not a chat message: {e}")))?;
+                .map_err(|e| bad(Some(i + 1), format!("not a chat message: {e}")))?;
             if msg.role != Role::Assistant {
                 return Err(bad(
-                    i + 1,
+                    Some(i + 1),
                     format!("role must be \"assistant\", found {:?}", msg.role),
                 ));
             }
@@ -45,7 +45,7 @@ impl ReplayBackend {
         }
         if messages.is_empty() {
             return Err(bad(
-                0,
+                None,
                 "holds no assistant message (one JSON message per line)".into(),
             ));
         }
