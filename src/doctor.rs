@@ -185,6 +185,16 @@ pub fn run(config: &SandboxConfig) -> Report {
                 "no seccomp in this kernel: sessions can open network sockets",
             );
         }
+        if !config.require.is_empty() {
+            let names: Vec<&str> = config.require.iter().map(|l| l.name()).collect();
+            report.ok(
+                "required",
+                format!(
+                    "{} (`[sandbox] require`): a session without them is refused",
+                    names.join(", ")
+                ),
+            );
+        }
     }
     report.lines.push("native GIS (for the schema card)".into());
     match Command::new("gdal-config").arg("--version").output() {

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use gisclaw::doctor;
-use gisclaw::sandbox::SandboxConfig;
 
 /// A runtime that lets an LLM do real, multi-step GIS analysis.
 #[derive(Parser)]
@@ -53,6 +52,9 @@ enum Command {
         /// Run without Landlock and seccomp (rlimits still apply).
         #[arg(long)]
         no_confine: bool,
+        /// Confinement the sandbox must have.
+        #[command(flatten)]
+        sandbox: cli::common::SandboxArgs,
     },
     /// Show or clear the Error Memory (errors seen and the fixes that followed).
     Memory {
@@ -92,23 +94,27 @@ fn main() -> ExitCode {
         Command::Chat(args) => cli::chat::run(args),
         Command::Bench(command) => cli::bench::run(command),
         Command::Eval(args) => cli::eval::run(*args),
-        Command::Doctor => {
-            let report = doctor::run(&SandboxConfig::default());
-            for line in &report.lines {
-                println!("{line}");
-            }
-            Ok(if report.problems == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        Command::Doctor => cli::common::SandboxArgs::default()
+            .config()
+            .map_err(anyhow::Error::from)
+            .map(|config| {
+                let report = doctor::run(&config);
+                for line in &report.lines {
+                    println!("{line}");
+                }
+                if report.problems == 0 {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            }),
         Command::Exec {
             file,
             workdir,
             cell_timeout,
             no_confine,
-        } => cli::exec::run(file, workdir, cell_timeout, no_confine),
+            sandbox,
+        } => cli::exec::run(file, workdir, cell_timeout, no_confine, &sandbox),
         Command::Memory { action } => cli::memory::run(&action),
         Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { .. } => {

@@ -133,3 +133,59 @@ fn cells_are_interrupted_even_when_gisclaw_starts_with_sigint_ignored() {
     assert!(stdout.contains("limit and was interrupted"), "{stdout}");
     assert!(stdout.contains("after 1"), "{stdout}");
 }
+
+#[test]
+fn a_required_layer_that_is_missing_refuses_the_session_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = script(&dir, "print('ran')\n");
+    let work = dir.path().join("work");
+    let work = work.to_str().unwrap();
+    // --no-confine turns Landlock and seccomp off: requiring them refuses.
+    let out = gisclaw(
+        &[
+            "exec",
+            &file,
+            "--workdir",
+            work,
+            "--no-confine",
+            "--require-confinement=landlock",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("gisclaw: the sandbox requires landlock, which is not in force here:")
+            && stderr.trim_end().lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ran"));
+    // The same from the config file; an unknown layer names file and line.
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[sandbox]\nrequire = [\"seccomp\"]\n").unwrap();
+    let cfg = [("GISCLAW_CONFIG", config.to_str().unwrap())];
+    let out = gisclaw(&["exec", &file, "--workdir", work, "--no-confine"], &cfg);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("requires seccomp"));
+    std::fs::write(&config, "# sandbox\n[sandbox]\nrequire = [\"landlok\"]\n").unwrap();
+    let out = gisclaw(&["exec", &file, "--workdir", work], &cfg);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config.toml:3:") && stderr.contains("unknown confinement layer `landlok`"),
+        "{stderr}"
+    );
+    // Layers every Linux kernel has run as usual when required.
+    let out = gisclaw(
+        &[
+            "exec",
+            &file,
+            "--workdir",
+            work,
+            "--require-confinement=seccomp,no-new-privs,rlimits",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", common::text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ran"));
+}

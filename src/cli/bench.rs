@@ -16,7 +16,7 @@ use gisclaw::sandbox::{SandboxConfig, Zygote};
 use gisclaw::schema;
 use gisclaw::task::{LoadedTask, Task, TaskError};
 
-use super::solve::UsageError;
+use super::common::UsageError;
 
 /// `gisclaw bench …`.
 #[derive(clap::Subcommand, Debug)]

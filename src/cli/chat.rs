@@ -24,7 +24,7 @@ use rustyline::history::DefaultHistory;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 
-use super::solve::{no_backend, BackendArgs, UsageError};
+use super::common::{no_backend, BackendArgs, SandboxArgs, UsageError};
 
 /// Options of `gisclaw chat`.
 #[derive(clap::Args, Debug)]
@@ -56,6 +56,9 @@ pub struct ChatArgs {
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
     pub rag: bool,
+    /// Confinement the sandbox must have.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 /// The slash commands, with their one-line help.
@@ -214,14 +217,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     let sandbox = SandboxConfig {
         cell_timeout: Duration::from_secs(args.cell_timeout),
         task_budget: Duration::from_secs(365 * 24 * 3600),
-        ..SandboxConfig::default()
+        ..args.sandbox.config()?
     };
     let zygote = Zygote::start(sandbox.clone())?;
     let resuming = args.resume.is_some();
     let options = ChatOptions {
         max_rounds: args.max_rounds,
         sandbox,
-        docs: super::solve::open_docs(args.rag)?,
+        docs: super::common::open_docs(args.rag)?,
     };
     let (mut engine, rebuilt) =
         ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)

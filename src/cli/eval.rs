@@ -18,10 +18,10 @@ use gisclaw::eval::runner::{
 };
 use gisclaw::eval::step_eval::{self, StepEvent};
 use gisclaw::eval::unit_eval::{self, UnitEvent};
-use gisclaw::sandbox::{SandboxConfig, Zygote};
+use gisclaw::sandbox::Zygote;
 
 use super::bench::load_suite;
-use super::solve::{no_backend, BackendArgs, LimitArgs, UsageError};
+use super::common::{no_backend, BackendArgs, LimitArgs, SandboxArgs, UsageError};
 
 /// Which architectures to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -137,6 +137,9 @@ pub struct EvalRunArgs {
     /// The vision judge's server URL.
     #[arg(long, value_name = "URL", requires = "vision_judge")]
     pub vision_base_url: Option<String>,
+    /// Confinement the sandbox must have.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 /// A judge's backend from `--judge`-style options.
@@ -294,7 +297,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         kind: "unit".into(),
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
-    let zygote = Zygote::start(SandboxConfig::default())?;
+    let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("cases");
     eprintln!("gisclaw: {} samples per case", args.runs);
     let failed =
@@ -360,7 +363,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         kind: "steps".into(),
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
-    let zygote = Zygote::start(SandboxConfig::default())?;
+    let zygote = Zygote::start(args.sandbox.config()?)?;
     let limits = step_eval::StepLimits {
         max_rounds: args.limits.max_rounds,
         step_rounds: 12,
@@ -542,11 +545,11 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         cell_timeout: args.limits.cell_timeout(),
         ops,
         embedder: load_embedder(),
-        docs: super::solve::open_docs(args.rag)?,
+        docs: super::common::open_docs(args.rag)?,
         judge,
         vision_judge,
     };
-    let zygote = Zygote::start(SandboxConfig::default())?;
+    let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("runs");
     let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| {
         progress.task_event(e)

@@ -14,6 +14,7 @@ pub fn run(
     workdir: PathBuf,
     cell_timeout: u64,
     no_confine: bool,
+    sandbox: &super::common::SandboxArgs,
 ) -> anyhow::Result<ExitCode> {
     let source = if file.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin())
@@ -24,7 +25,7 @@ pub fn run(
     let config = SandboxConfig {
         cell_timeout: Duration::from_secs(cell_timeout),
         confine: !no_confine,
-        ..SandboxConfig::default()
+        ..sandbox.config()?
     };
     gisclaw::interrupt::install();
     let zygote = Zygote::start(config)?;

@@ -8,7 +8,7 @@ use anyhow::Context;
 use gisclaw::embed::Embedder;
 use gisclaw::knowledge::{self, build, Library};
 
-use super::solve::UsageError;
+use super::common::UsageError;
 
 /// The `knowledge` subcommands.
 #[derive(clap::Subcommand, Debug)]

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod chat;
+pub mod common;
 pub mod eval;
 pub mod exec;
 pub mod knowledge;

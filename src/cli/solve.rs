@@ -12,12 +12,13 @@ use gisclaw::agent::memory::{self, ErrorMemory};
 use gisclaw::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use gisclaw::agent::single::AgentLimits;
 use gisclaw::bench::data::{self, Provenance};
-use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
 use gisclaw::llm::local::LocalSpec;
 use gisclaw::llm::replay::ReplayBackend;
 use gisclaw::llm::ChatBackend;
-use gisclaw::sandbox::{SandboxConfig, Zygote};
+use gisclaw::sandbox::Zygote;
 use gisclaw::task::{LoadedTask, Task};
+
+use super::common::{no_backend, open_docs, BackendArgs, LimitArgs, SandboxArgs, UsageError};
 
 /// Options of `gisclaw solve`.
 #[derive(clap::Args, Debug)]
@@ -52,155 +53,10 @@ pub struct SolveArgs {
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
     pub rag: bool,
+    /// Confinement the sandbox must have.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
-
-/// The live-model options of `solve` and `eval`.
-#[derive(clap::Args, Debug, Clone)]
-pub struct BackendArgs {
-    /// Model backend: `openai`, `ollama`, `local` (a llama.cpp server gisclaw
-    /// starts with --gguf), or a profile of the config file (default: the
-    /// config's `default`, else OPENAI_* / OLLAMA_HOST from the environment).
-    #[arg(long, value_name = "NAME")]
-    pub backend: Option<String>,
-    /// Model name (overrides the profile, OPENAI_MODEL and OLLAMA_MODEL).
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Server URL (overrides the profile, OPENAI_BASE_URL and OLLAMA_HOST).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// GGUF model file for `--backend local` (default: the one
-    /// `make setup-local-model` installs).
-    #[arg(long, value_name = "PATH")]
-    pub gguf: Option<PathBuf>,
-}
-
-/// The limits of one task run, for `solve` and `eval`.
-#[derive(clap::Args, Debug, Clone)]
-pub struct LimitArgs {
-    /// Most model rounds per task run.
-    #[arg(long, default_value_t = 50)]
-    pub max_rounds: usize,
-    /// Time budget per task run, in seconds.
-    #[arg(long, default_value_t = 1200)]
-    pub budget: u64,
-    /// Per-cell time limit, in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub cell_timeout: u64,
-}
-
-impl LimitArgs {
-    /// The budget as a duration.
-    pub fn budget(&self) -> Duration {
-        Duration::from_secs(self.budget)
-    }
-
-    /// The cell time limit as a duration.
-    pub fn cell_timeout(&self) -> Duration {
-        Duration::from_secs(self.cell_timeout)
-    }
-}
-
-/// What to set when no model is configured (`alternatives` ends the line).
-pub fn no_backend(alternatives: &str) -> UsageError {
-    UsageError(format!(
-        "no model backend: set OPENAI_API_KEY (and OPENAI_MODEL), or OPENAI_BASE_URL for a local OpenAI-compatible server, or OLLAMA_HOST (and OLLAMA_MODEL); or pass --backend/--model, a profile in {}, or {alternatives}",
-        config::config_path().display()
-    ))
-}
-
-impl BackendArgs {
-    /// The live model these options, the config file and the environment
-    /// name, checked to be reachable and to serve the model under the key
-    /// (a local server is started here and lives as long as the returned
-    /// config); `None` when none is configured.
-    pub fn resolve_live(&self) -> Result<Option<config::LiveConfig>, UsageError> {
-        let path = config::config_path();
-        let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
-        let choice = BackendChoice {
-            // A GGUF file alone means the local backend.
-            backend: self
-                .backend
-                .clone()
-                .or_else(|| self.gguf.as_ref().map(|_| "local".to_string())),
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            gguf: self.gguf.clone(),
-        };
-        let live = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))?;
-        let Some(live) = live else { return Ok(None) };
-        live.check_reachable()
-            .map_err(|e| UsageError(e.to_string()))?;
-        gisclaw::llm::probe::check_model(&live).map_err(|e| UsageError(e.to_string()))?;
-        start_local(live).map(Some)
-    }
-}
-
-/// Starts a local config's llama-server with a spinner (a line without a
-/// terminal); other configs pass through.
-pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, UsageError> {
-    let Some(spec) = live
-        .local
-        .clone()
-        .filter(|_| live.kind == config::BackendKind::Local)
-    else {
-        return Ok(live);
-    };
-    let what = format!("starting llama-server with {}", spec.model_name());
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
-                .expect("a valid template"),
-        );
-        bar.set_message(what.clone());
-        bar
-    });
-    if bar.is_none() {
-        eprintln!("gisclaw: {what}");
-    }
-    let started = live.start_local(&|_| {
-        if let Some(bar) = &bar {
-            bar.tick();
-        }
-    });
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    let started = started.map_err(|e| UsageError(e.to_string()))?;
-    if let Some(server) = &started.server {
-        eprintln!(
-            "gisclaw: local model {} ready at {}",
-            server.model(),
-            server.base_url()
-        );
-    }
-    Ok(started)
-}
-
-/// The library-docs index when `rag` is asked for (a missing index is a
-/// usage error saying how to build it).
-pub fn open_docs(
-    rag: bool,
-) -> Result<Option<std::sync::Arc<gisclaw::knowledge::Library>>, UsageError> {
-    if !rag {
-        return Ok(None);
-    }
-    let library = gisclaw::knowledge::Library::open_default()
-        .map_err(|e| UsageError(format!("--rag: {e}")))?;
-    Ok(Some(std::sync::Arc::new(library)))
-}
-
-/// A usage or configuration problem: exit code 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// The recorded session shipped beside an example task.
 const RECORDED_SESSION: &str = "replay.jsonl";
@@ -302,11 +158,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&loaded.task.id));
     let budget = args.limits.budget();
-    let sandbox = sandbox_limits(
-        &SandboxConfig::default(),
-        args.limits.cell_timeout(),
-        budget,
-    );
+    let sandbox = sandbox_limits(&args.sandbox.config()?, args.limits.cell_timeout(), budget);
     let zygote = Zygote::start(sandbox.clone())?;
     if let Provenance::Generated(took) = data::ensure(&zygote, &mut loaded)? {
         eprintln!(

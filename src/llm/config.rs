@@ -113,6 +113,26 @@ pub struct ConfigFile {
     /// Price overrides, USD per 1M tokens, by model name.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// Sandbox settings.
+    #[serde(default)]
+    pub sandbox: SandboxSection,
+}
+
+/// The config file's `[sandbox]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// Confinement layers every session must have in force (`all`, or
+    /// names such as `namespaces`, `landlock`, `seccomp`); a session that
+    /// cannot get one is refused.
+    #[serde(default, deserialize_with = "layers")]
+    pub require: Vec<crate::sandbox::Layer>,
+}
+
+/// Reads `require = [...]`, naming an unknown layer.
+fn layers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<crate::sandbox::Layer>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    crate::sandbox::Layer::parse_list(&names).map_err(serde::de::Error::custom)
 }
 
 /// A configuration problem, said in one line.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gisclaw_protocol::{BlockedImport, OutputLimits};
+use gisclaw_protocol::{BlockedImport, ConfinementReport, LayerStatus, OutputLimits};
 
 use crate::paths;
 
@@ -44,6 +44,108 @@ pub struct SandboxConfig {
     pub limits: OutputLimits,
     /// Modules refused at import, with their alternatives.
     pub blocked_imports: Vec<BlockedImport>,
+    /// Layers a session must have in force; one that is missing refuses
+    /// the session instead of running it less confined.
+    pub require: Vec<Layer>,
+}
+
+/// A confinement layer that can be required (`[sandbox] require` in the
+/// config file, `--require-confinement`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// User, mount, PID and IPC namespaces with the minimal view.
+    Namespaces,
+    /// Every capability dropped.
+    Capabilities,
+    /// Landlock's filesystem (and network) rules.
+    Landlock,
+    /// The seccomp system-call filter.
+    Seccomp,
+    /// `PR_SET_NO_NEW_PRIVS`.
+    NoNewPrivs,
+    /// Address-space, file-size and process-count limits.
+    Rlimits,
+}
+
+impl Layer {
+    /// Every layer, in the order `gisclaw doctor` lists them.
+    pub const ALL: [Layer; 6] = [
+        Layer::Namespaces,
+        Layer::Capabilities,
+        Layer::Landlock,
+        Layer::Seccomp,
+        Layer::NoNewPrivs,
+        Layer::Rlimits,
+    ];
+
+    /// The layer's name in `require`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Namespaces => "namespaces",
+            Layer::Capabilities => "capabilities",
+            Layer::Landlock => "landlock",
+            Layer::Seccomp => "seccomp",
+            Layer::NoNewPrivs => "no-new-privs",
+            Layer::Rlimits => "rlimits",
+        }
+    }
+
+    /// Reads names (`all` for every layer) into layers, without repeats.
+    pub fn parse_list<S: AsRef<str>>(names: &[S]) -> Result<Vec<Layer>, String> {
+        let mut layers = Vec::new();
+        for name in names {
+            let name = name.as_ref().trim();
+            let found: Vec<Layer> = if name == "all" {
+                Layer::ALL.to_vec()
+            } else {
+                let layer = Layer::ALL
+                    .into_iter()
+                    .find(|l| l.name() == name)
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
+                        format!(
+                            "unknown confinement layer `{name}` (known: all, {})",
+                            known.join(", ")
+                        )
+                    })?;
+                vec![layer]
+            };
+            for layer in found {
+                if !layers.contains(&layer) {
+                    layers.push(layer);
+                }
+            }
+        }
+        Ok(layers)
+    }
+
+    /// How the layer ended up in a session, by the worker's report.
+    pub fn status(self, report: &ConfinementReport) -> &LayerStatus {
+        match self {
+            Layer::Namespaces => &report.namespaces,
+            Layer::Capabilities => &report.capabilities,
+            Layer::Landlock => &report.filesystem,
+            Layer::Seccomp => &report.network,
+            Layer::NoNewPrivs => &report.no_new_privs,
+            Layer::Rlimits => &report.rlimits,
+        }
+    }
+
+    /// The first of `required` that `report` does not show fully in force,
+    /// with the reason.
+    pub fn first_missing(
+        required: &[Layer],
+        report: &ConfinementReport,
+    ) -> Option<(Layer, String)> {
+        required
+            .iter()
+            .find_map(|&layer| match layer.status(report) {
+                LayerStatus::Enforced(_) => None,
+                LayerStatus::Partial(why) => Some((layer, format!("only in part: {why}"))),
+                LayerStatus::Unsupported(why) => Some((layer, why.clone())),
+                LayerStatus::Disabled => Some((layer, "turned off for this session".into())),
+            })
+    }
 }
 
 /// The package constraint of the GISclaw paper (§2.2), enforced by the
@@ -82,6 +184,58 @@ impl Default for SandboxConfig {
             allow_network: false,
             limits: OutputLimits::default(),
             blocked_imports: default_blocked_imports(),
+            require: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(landlock: LayerStatus) -> ConfinementReport {
+        let on = || LayerStatus::Enforced("on".into());
+        ConfinementReport {
+            namespaces: LayerStatus::Unsupported("user namespaces are off".into()),
+            capabilities: on(),
+            filesystem: landlock,
+            network: on(),
+            no_new_privs: on(),
+            rlimits: on(),
+        }
+    }
+
+    #[test]
+    fn layer_lists_expand_all_drop_repeats_and_name_unknown_layers() {
+        assert_eq!(
+            Layer::parse_list(&["all", "seccomp"]).unwrap(),
+            Layer::ALL.to_vec()
+        );
+        assert_eq!(
+            Layer::parse_list(&["seccomp", " landlock", "seccomp"]).unwrap(),
+            vec![Layer::Seccomp, Layer::Landlock]
+        );
+        let e = Layer::parse_list(&["landlok"]).unwrap_err();
+        assert!(e.contains("`landlok`") && e.contains("no-new-privs"), "{e}");
+    }
+
+    #[test]
+    fn only_layers_fully_in_force_satisfy_a_requirement() {
+        let full = report(LayerStatus::Enforced("abi 6".into()));
+        assert_eq!(
+            Layer::first_missing(&[Layer::Landlock, Layer::Seccomp], &full),
+            None
+        );
+        let (layer, why) = Layer::first_missing(&Layer::ALL, &full).unwrap();
+        assert_eq!(
+            (layer, why.as_str()),
+            (Layer::Namespaces, "user namespaces are off")
+        );
+        let partial = report(LayerStatus::Partial("abi 1: no truncate".into()));
+        let (layer, why) = Layer::first_missing(&[Layer::Landlock], &partial).unwrap();
+        assert_eq!(layer, Layer::Landlock);
+        assert!(why.starts_with("only in part"), "{why}");
+        let off = report(LayerStatus::Disabled);
+        assert!(Layer::first_missing(&[Layer::Landlock], &off).is_some());
     }
 }

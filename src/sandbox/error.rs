@@ -51,6 +51,14 @@ pub enum SandboxError {
     /// The worker answered a request with an error of its own.
     #[error("the sandbox worker reported: {0}")]
     Worker(String),
+    /// A confinement layer the user requires is not in force.
+    #[error("the sandbox requires {layer}, which is not in force here: {why} (required by `[sandbox] require` in the config file or --require-confinement)")]
+    Unconfined {
+        /// The layer's name, as written in `require`.
+        layer: &'static str,
+        /// Why the layer is missing, as the worker reported it.
+        why: String,
+    },
 }
 
 impl SandboxError {

@@ -16,7 +16,7 @@ mod monitor;
 mod session;
 mod zygote;
 
-pub use config::{default_blocked_imports, SandboxConfig};
+pub use config::{default_blocked_imports, Layer, SandboxConfig};
 pub use error::{worker_message, SandboxError};
 pub use session::{
     Canceller, CellOutcome, CellStatus, RestoreReport, Session, SessionDirs, MAX_CODE_BYTES,

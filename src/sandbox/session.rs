@@ -16,7 +16,7 @@ use gisclaw_protocol::{
     PackageInfo, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
 };
 
-use super::config::SandboxConfig;
+use super::config::{Layer, SandboxConfig};
 use super::error::SandboxError;
 use super::monitor::{Monitor, Response};
 use super::zygote::Zygote;
@@ -395,7 +395,7 @@ impl Session {
             limits: config.limits.clone(),
             blocked_imports: config.blocked_imports.clone(),
         };
-        let (worker, confinement) = Self::spawn_worker(zygote, &spec, config.startup_timeout)?;
+        let (worker, confinement) = Self::spawn_worker(zygote, &spec, &config)?;
         for warning in confinement.warnings() {
             tracing::warn!("sandbox: {warning}; the session runs less confined");
         }
@@ -414,16 +414,25 @@ impl Session {
         })
     }
 
+    /// Forks a worker for `spec` and waits until it is ready; a worker
+    /// without a layer that `config.require` names is killed and refused.
     fn spawn_worker(
         zygote: &Zygote,
         spec: &SessionSpec,
-        patience: Duration,
+        config: &SandboxConfig,
     ) -> Result<(Worker, ConfinementReport), SandboxError> {
         let (stream, monitor) = zygote.fork_child(spec)?;
         let monitor =
             Monitor::new(monitor).map_err(SandboxError::io("reading the sandbox monitor"))?;
         let mut worker = Worker::new(stream, monitor)?;
-        let confinement = worker.ready(Instant::now() + patience)?;
+        let confinement = worker.ready(Instant::now() + config.startup_timeout)?;
+        if let Some((layer, why)) = Layer::first_missing(&config.require, &confinement) {
+            worker.signal(libc::SIGKILL);
+            return Err(SandboxError::Unconfined {
+                layer: layer.name(),
+                why,
+            });
+        }
         Ok((worker, confinement))
     }
 
@@ -710,8 +719,7 @@ impl Session {
 
     /// Starts a fresh worker and replays the journal into it.
     fn restart(&mut self) -> Result<RestoreReport, SandboxError> {
-        let (worker, confinement) =
-            Self::spawn_worker(&self.zygote, &self.spec, self.config.startup_timeout)?;
+        let (worker, confinement) = Self::spawn_worker(&self.zygote, &self.spec, &self.config)?;
         self.worker_id = worker.id;
         self.confinement = confinement;
         self.worker = Some(worker);
@@ -735,8 +743,7 @@ impl Session {
                     // A replayed cell that hangs or crashes ends the rebuild.
                     report.failed.push(cell);
                     self.stop_worker();
-                    let (fresh, _) =
-                        Self::spawn_worker(&self.zygote, &self.spec, self.config.startup_timeout)?;
+                    let (fresh, _) = Self::spawn_worker(&self.zygote, &self.spec, &self.config)?;
                     self.worker_id = fresh.id;
                     self.worker = Some(fresh);
                     break;
