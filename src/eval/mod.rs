@@ -5,7 +5,8 @@
 //! [`charts`].
 //!
 //! Unit suites (pass@k over samples) are run and reported by [`unit_eval`],
-//! step suites (complete@1) by [`step_eval`]. Image outputs can be graded by
+//! step suites (complete@1) by [`step_eval`]; all three suites run their
+//! items through [`jobs`]. Image outputs can be graded by
 //! a [`vision_judge`].
 
 pub mod api;
@@ -13,6 +14,7 @@ pub mod charts;
 pub mod code;
 pub mod codebleu;
 pub mod errors;
+pub mod jobs;
 pub mod llm_judge;
 pub mod output_score;
 pub mod process;

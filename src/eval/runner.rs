@@ -12,14 +12,14 @@
 //! results.json results.csv report.md   the report (see `report`)
 //! ```
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::api::OpTable;
+use super::jobs::{self, Plan};
 use super::llm_judge;
 use super::process;
 use super::record::{score_run, GoldReference, RunRecord};
@@ -462,65 +462,57 @@ pub fn run_eval(
         });
     }
     let records = records_dir(&options.out);
-    let mut queue = VecDeque::new();
-    let mut done = 0;
-    for (t, loaded) in tasks.iter().enumerate() {
-        for &arch in &archs {
-            for run in 1..=manifest.runs {
-                let path = records.join(RunRecord::file_name(&loaded.task.id, arch.name(), run));
-                if RunRecord::read(&path).is_some() {
-                    done += 1;
-                } else {
-                    queue.push_back(Item { task: t, arch, run });
-                }
-            }
-        }
-    }
+    let items = tasks.iter().enumerate().flat_map(|(t, _)| {
+        archs
+            .iter()
+            .flat_map(move |&arch| (1..=manifest.runs).map(move |run| Item { task: t, arch, run }))
+    });
+    let plan = Plan::new(items, |item| {
+        let id = &tasks[item.task].task.id;
+        RunRecord::read(&records.join(RunRecord::file_name(id, item.arch.name(), item.run)))
+            .is_some()
+    });
     events(EvalEvent::Planned {
-        total: done + queue.len(),
-        done,
+        total: plan.total(),
+        done: plan.done,
     });
     // The gold reference's embedding (L2), only for tasks with runs to score.
     if let Some(embedder) = options.embedder.as_deref() {
         for (t, gold) in golds.iter_mut().enumerate() {
-            if queue.iter().any(|item| item.task == t) {
+            if plan.todo.iter().any(|item| item.task == t) {
                 gold.embedding = gold_embedding(embedder, &tasks[t], &gold.dir);
             }
         }
     }
-    let queue = Mutex::new(queue);
-    let failed = Mutex::new(0usize);
     let tasks: &[LoadedTask] = tasks;
-    std::thread::scope(|scope| {
-        for _ in 0..options.jobs.max(1) {
-            scope.spawn(|| loop {
-                if crate::interrupt::requested().is_some() {
-                    break;
-                }
-                let Some(item) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else {
-                    break;
-                };
-                let loaded = &tasks[item.task];
-                let gold = &golds[item.task];
-                match run_one(zygote, loaded, gold, source, options, &item) {
-                    Ok(record) => events(EvalEvent::Recorded(Box::new(record))),
-                    Err(reason) => {
-                        *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                        events(EvalEvent::Failed {
-                            label: format!(
-                                "{} {} run {}",
-                                loaded.task.id,
-                                item.arch.name(),
-                                item.run
-                            ),
-                            reason,
-                        });
-                    }
-                }
-            });
-        }
-    });
-    Ok(failed.into_inner().unwrap_or_else(|e| e.into_inner()))
+    let failed = jobs::run_all(
+        plan.todo,
+        options.jobs,
+        |_| (),
+        |_, item| {
+            run_one(
+                zygote,
+                &tasks[item.task],
+                &golds[item.task],
+                source,
+                options,
+                item,
+            )
+        },
+        |item, result| match result {
+            Ok(record) => events(EvalEvent::Recorded(Box::new(record))),
+            Err(reason) => events(EvalEvent::Failed {
+                label: format!(
+                    "{} {} run {}",
+                    tasks[item.task].task.id,
+                    item.arch.name(),
+                    item.run
+                ),
+                reason,
+            }),
+        },
+    );
+    Ok(failed)
 }
 
 /// Runs, scores and records one item.

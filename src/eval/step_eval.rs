@@ -21,13 +21,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::errors::{self, ErrorType};
+use super::jobs::{self, Plan};
 use super::runner::{read_records, records_dir, BackendSource};
 use super::stats;
 use crate::agent::converse::{converse, AgentLimits, ConverseLimits, RunState, Stop};
@@ -344,79 +345,59 @@ pub fn run_step_eval(
 ) -> Result<usize, String> {
     let records = records_dir(out);
     std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
-    let mut todo = Vec::new();
-    let mut done = 0;
-    for task in tasks {
-        for run in 1..=runs {
-            if records
-                .join(StepRunRecord::file_name(&task.task.id, run))
-                .is_file()
-            {
-                done += 1;
-            } else {
-                todo.push((task, run));
-            }
-        }
-    }
+    let items = tasks
+        .iter()
+        .flat_map(|task| (1..=runs).map(move |run| (task, run)));
+    let plan = Plan::new(items, |(task, run)| {
+        records
+            .join(StepRunRecord::file_name(&task.task.id, *run))
+            .is_file()
+    });
     events(StepEvent::Planned {
-        total: done + todo.len(),
-        done,
+        total: plan.total(),
+        done: plan.done,
     });
-    let queue = Mutex::new(todo.into_iter());
-    let failed = Mutex::new(0usize);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1) {
-            scope.spawn(|| loop {
-                if crate::interrupt::requested().is_some() {
-                    break;
-                }
-                let Some((task, run)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next()
-                else {
-                    break;
-                };
-                let id = &task.task.id;
-                let result = (|| -> Result<StepRunRecord, String> {
-                    let mut backend: Box<dyn ChatBackend> = match source {
-                        BackendSource::Gold => Box::new(ReplayBackend::from_messages(
-                            &format!("gold of {id}"),
-                            gold_step_messages(task),
-                        )),
-                        BackendSource::Recorded(dir) => {
-                            let file = recording(dir, id, run).ok_or_else(|| {
-                                format!("{}: no recording for {id} run {run}", dir.display())
-                            })?;
-                            Box::new(ReplayBackend::open(&file).map_err(|e| e.to_string())?)
-                        }
-                        BackendSource::Live(live) => {
-                            crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?
-                        }
-                    };
-                    let workdir = out.join("runs").join(id).join(format!("run-{run}"));
-                    let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
-                    // A run cut short by a stop request has no record.
-                    if let Some(reason) = crate::interrupt::stop_reason() {
-                        return Err(reason);
-                    }
-                    let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
-                    bytes.push(b'\n');
-                    write_atomic(&records.join(StepRunRecord::file_name(id, run)), &bytes)
-                        .map_err(|e| format!("writing the record: {e}"))?;
-                    Ok(record)
-                })();
-                match result {
-                    Ok(record) => events(StepEvent::Recorded(Box::new(record))),
-                    Err(reason) => {
-                        *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                        events(StepEvent::Failed {
-                            label: format!("{id} run {run}"),
-                            reason,
-                        });
-                    }
-                }
-            });
+    let work = |&(task, run): &(&LoadedStepTask, usize)| -> Result<StepRunRecord, String> {
+        let id = &task.task.id;
+        let mut backend: Box<dyn ChatBackend> = match source {
+            BackendSource::Gold => Box::new(ReplayBackend::from_messages(
+                &format!("gold of {id}"),
+                gold_step_messages(task),
+            )),
+            BackendSource::Recorded(dir) => {
+                let file = recording(dir, id, run)
+                    .ok_or_else(|| format!("{}: no recording for {id} run {run}", dir.display()))?;
+                Box::new(ReplayBackend::open(&file).map_err(|e| e.to_string())?)
+            }
+            BackendSource::Live(live) => {
+                crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?
+            }
+        };
+        let workdir = out.join("runs").join(id).join(format!("run-{run}"));
+        let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
+        // A run cut short by a stop request has no record.
+        if let Some(reason) = crate::interrupt::stop_reason() {
+            return Err(reason);
         }
-    });
-    Ok(failed.into_inner().unwrap_or_else(|e| e.into_inner()))
+        let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
+        bytes.push(b'\n');
+        write_atomic(&records.join(StepRunRecord::file_name(id, run)), &bytes)
+            .map_err(|e| format!("writing the record: {e}"))?;
+        Ok(record)
+    };
+    Ok(jobs::run_all(
+        plan.todo,
+        jobs,
+        |_| (),
+        |_, item| work(item),
+        |(task, run), result| match result {
+            Ok(record) => events(StepEvent::Recorded(Box::new(record))),
+            Err(reason) => events(StepEvent::Failed {
+                label: format!("{} run {run}", task.task.id),
+                reason,
+            }),
+        },
+    ))
 }
 
 /// The figures of a step eval.

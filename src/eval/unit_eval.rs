@@ -18,17 +18,18 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::errors::{self, ErrorType};
+use super::jobs::{self, Plan};
 use super::runner::{read_records, records_dir, BackendSource};
 use super::stats;
 use crate::agent::transcript::write_atomic;
 use crate::bench::judge;
-use crate::bench::unit::{run_instance, Case, Instance, UnitSuite};
+use crate::bench::unit::{run_instance, Case, CaseFile, Instance, UnitSuite};
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role};
 use crate::sandbox::{Session, Zygote};
@@ -203,86 +204,70 @@ pub fn run_unit_eval(
 ) -> Result<usize, String> {
     let records = records_dir(out);
     std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
-    let mut todo = Vec::new();
-    let mut done = 0;
-    for (_, file) in &suite.files {
-        for case in &file.cases {
-            if records
-                .join(CaseRecord::file_name(&file.library, &case.id))
-                .is_file()
-            {
-                done += 1;
-            } else {
-                todo.push((file, case));
-            }
-        }
-    }
+    let items = suite
+        .files
+        .iter()
+        .flat_map(|(_, file)| file.cases.iter().map(move |case| (file, case)));
+    let plan = Plan::new(items, |(file, case)| {
+        records
+            .join(CaseRecord::file_name(&file.library, &case.id))
+            .is_file()
+    });
     events(UnitEvent::Planned {
-        total: done + todo.len(),
-        done,
+        total: plan.total(),
+        done: plan.done,
     });
-    let queue = Mutex::new(todo.into_iter());
-    let failed = Mutex::new(0usize);
-    std::thread::scope(|scope| {
-        for worker in 0..jobs.max(1) {
-            let (queue, failed, records) = (&queue, &failed, &records);
-            scope.spawn(move || {
-                let dir = out.join("work").join(format!("worker-{worker}"));
-                let mut session = None;
-                loop {
-                    if crate::interrupt::requested().is_some() {
-                        break;
-                    }
-                    let Some((file, case)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next()
-                    else {
-                        break;
-                    };
-                    let key = format!("{}/{}", file.library, case.id);
-                    let result = (|| -> Result<CaseRecord, String> {
-                        if session.is_none() {
-                            std::fs::create_dir_all(&dir)
-                                .map_err(|e| format!("{}: {e}", dir.display()))?;
-                            session = Some(
-                                Session::open(zygote, &dir).map_err(|e| format!("sandbox: {e}"))?,
-                            );
-                        }
-                        let session = session.as_mut().expect("opened above");
-                        let record = run_case(
-                            session,
-                            suite,
-                            &file.library,
-                            file.prelude.as_deref(),
-                            case,
-                            source,
-                            samples,
-                        )?;
-                        // A case cut short by a stop request has no record.
-                        if let Some(reason) = crate::interrupt::stop_reason() {
-                            return Err(reason);
-                        }
-                        let mut bytes =
-                            serde_json::to_vec_pretty(&record).expect("records serialise");
-                        bytes.push(b'\n');
-                        write_atomic(
-                            &records.join(CaseRecord::file_name(&file.library, &case.id)),
-                            &bytes,
-                        )
-                        .map_err(|e| format!("writing the record: {e}"))?;
-                        Ok(record)
-                    })();
-                    match result {
-                        Ok(record) => events(UnitEvent::Recorded(Box::new(record))),
-                        Err(reason) => {
-                            *failed.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                            session = None;
-                            events(UnitEvent::Failed { key, reason });
-                        }
-                    }
-                }
-            });
+    // Each worker keeps one session across its cases (dropped after a
+    // failure, so the next case starts clean).
+    let work = |session: &mut Option<Session>, dir: &Path, file: &CaseFile, case: &Case| {
+        if session.is_none() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            *session = Some(Session::open(zygote, dir).map_err(|e| format!("sandbox: {e}"))?);
         }
-    });
-    Ok(failed.into_inner().unwrap_or_else(|e| e.into_inner()))
+        let Some(live) = session.as_mut() else {
+            return Err("sandbox: no session".to_string());
+        };
+        let record = run_case(
+            live,
+            suite,
+            &file.library,
+            file.prelude.as_deref(),
+            case,
+            source,
+            samples,
+        )?;
+        // A case cut short by a stop request has no record.
+        if let Some(reason) = crate::interrupt::stop_reason() {
+            return Err(reason);
+        }
+        let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
+        bytes.push(b'\n');
+        write_atomic(
+            &records.join(CaseRecord::file_name(&file.library, &case.id)),
+            &bytes,
+        )
+        .map_err(|e| format!("writing the record: {e}"))?;
+        Ok(record)
+    };
+    Ok(jobs::run_all(
+        plan.todo,
+        jobs,
+        |worker| (out.join("work").join(format!("worker-{worker}")), None),
+        |(dir, session), (file, case)| {
+            let result = work(session, dir, file, case);
+            if result.is_err() {
+                *session = None;
+            }
+            result
+        },
+        |(file, case), result| match result {
+            Ok(record) => events(UnitEvent::Recorded(Box::new(record))),
+            Err(reason) => events(UnitEvent::Failed {
+                key: format!("{}/{}", file.library, case.id),
+                reason,
+            }),
+        },
+    ))
 }
 
 /// All samples of one case.
