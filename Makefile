@@ -6,7 +6,7 @@ export PYO3_PYTHON
 GISCLAW := target/debug/gisclaw
 LOCAL_SERVER := $(or $(GISCLAW_LOCAL_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/local)/bin/llama-server
 
-.PHONY: setup setup-local-model test e2e bench lock
+.PHONY: setup setup-local-model test lint e2e bench lock
 
 ## Install everything (Debian packages, the pinned Python venv, the binaries),
 ## then check the install and solve the example task for real in the sandbox
@@ -31,6 +31,13 @@ test:
 	cargo test --workspace
 	@if [ -x "$(LOCAL_SERVER)" ]; then $(MAKE) --no-print-directory e2e; \
 	else echo "local-model end-to-end tests not run: $(LOCAL_SERVER) is missing (make setup-local-model; CI installs it)"; fi
+
+## The code's discipline, as CI checks it: formatting, and clippy with
+## warnings denied (the crates deny unwrap/expect outside tests, and
+## printing in the libraries).
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 ## End-to-end runs against the real local model (needs make setup-local-model),
 ## one at a time: two inference threads beside another job collapse.

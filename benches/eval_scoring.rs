@@ -112,7 +112,7 @@ fn jobs(saved: &Path) -> Vec<Job> {
 fn main() {
     let saved = saved_outputs();
     let jobs = jobs(&saved);
-    let table = OpTable::built_in();
+    let table = OpTable::built_in().expect("the built-in table parses");
     println!(
         "scoring {} runs (50 tasks × 3 runs × 2 archs), L1 + L3, one thread",
         jobs.len()

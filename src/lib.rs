@@ -5,6 +5,19 @@
 //! `observation` (what the model is shown of a cell's outcome).
 //! Later steps (task, schema card, prompt, llm, agent, eval) build on these.
 
+// The library never panics on a result and never prints: errors go up
+// typed, output goes through the front ends (an MCP stdio server relies on
+// that). Tests may unwrap.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+
 pub mod agent;
 pub mod bench;
 pub mod chat;
@@ -21,3 +34,4 @@ pub mod paths;
 pub mod sandbox;
 pub mod schema;
 pub mod task;
+pub mod util;

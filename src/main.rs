@@ -1,5 +1,8 @@
 //! The `gisclaw` command line. Subcommands only parse and dispatch.
 
+// Errors reach the user as one line, never as a panic. Tests may unwrap.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod cli;
 
 use std::path::PathBuf;
@@ -119,11 +122,12 @@ fn main() -> ExitCode {
         Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { .. } => {
             let schema = gisclaw::task::Task::json_schema();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&schema).expect("schema serialises")
-            );
-            Ok(ExitCode::SUCCESS)
+            serde_json::to_string_pretty(&schema)
+                .map(|text| {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                })
+                .map_err(anyhow::Error::from)
         }
     };
     // Errors that reach here happen before any work starts (bad task file,

@@ -96,14 +96,6 @@ pub fn render(outcome: &CellOutcome) -> String {
     text
 }
 
-/// The first `max` characters of `text`, marked with `…` when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
-}
-
 /// The exception line of an observation (the last line of its `[error]`
 /// section), else its last non-blank line.
 pub fn error_line(observation: &str) -> &str {
@@ -131,13 +123,6 @@ pub fn error_line(observation: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clipping_counts_characters_and_marks_the_cut() {
-        assert_eq!(clip("abcdef", 3), "abc…");
-        assert_eq!(clip("abc", 3), "abc");
-        assert_eq!(clip("ééé", 2), "éé…");
-    }
 
     #[test]
     fn the_exception_line_is_found_between_sections() {

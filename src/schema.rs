@@ -516,7 +516,7 @@ fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
         Some(F::DateTimeValue(d)) => d.to_string(),
         Some(other) => format!("{other:?}"),
     };
-    crate::observation::clip(&text, VALUE_CHARS)
+    crate::util::clip(&text, VALUE_CHARS)
 }
 
 /// A number without float noise.

@@ -176,7 +176,7 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     assert_eq!(outputs[0]["note"], "missing");
     assert!(close(outputs[1]["score"].as_f64().unwrap(), 1.0), "{t03d}");
     // Its API F1 follows from the operations of the code it ran.
-    let table = OpTable::built_in();
+    let table = OpTable::built_in().unwrap();
     let expected_f1 = api::set_score(
         &table.operations(&gold("T03")),
         &table.operations(&gold_t03_without_map()),
@@ -509,7 +509,7 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
     let t02_run = out.join("runs/T02/single-1/run.json");
     // The killed run's transcript goes, so that the wait below sees this one.
     std::fs::remove_file(&t02_dir).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gisclaw"))
+    let child = Command::new(env!("CARGO_BIN_EXE_gisclaw"))
         .args(&resume)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

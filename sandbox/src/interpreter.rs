@@ -179,9 +179,10 @@ fn load_module<'py>(
     file: &str,
     name: &str,
 ) -> PyResult<Bound<'py, PyModule>> {
-    let code = CString::new(src).expect("embedded Python source has no NUL");
-    let file = CString::new(file).expect("file name has no NUL");
-    let cname = CString::new(name).expect("module name has no NUL");
+    let c_string = |text: &str| {
+        CString::new(text).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+    };
+    let (code, file, cname) = (c_string(src)?, c_string(file)?, c_string(name)?);
     let module = PyModule::from_code(py, &code, &file, &cname)?;
     py.import("sys")?
         .getattr("modules")?

@@ -213,8 +213,9 @@ fn mount(
 ) -> Result<(), String> {
     let source_c = source.map(c_path).transpose()?;
     let target_c = c_path(target)?;
-    let fstype_c = fstype.map(|f| CString::new(f).expect("fs type has no NUL"));
-    let data_c = data.map(|d| CString::new(d).expect("mount data has no NUL"));
+    let c_text = |text: &str| CString::new(text).map_err(|e| format!("{text:?}: {e}"));
+    let fstype_c = fstype.map(c_text).transpose()?;
+    let data_c = data.map(c_text).transpose()?;
     // SAFETY: every pointer is a NUL-terminated string alive for the call, or null.
     let rc = unsafe {
         libc::mount(

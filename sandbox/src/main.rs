@@ -10,6 +10,10 @@
 //! - `gisclaw-worker probe --venv DIR --cache DIR`: import the stack, print a
 //!   `WorkerInfo` JSON document on stdout and exit (used by `gisclaw doctor`).
 
+// A worker reports its failures over the protocol; it does not panic on a
+// result. Tests may unwrap.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod confine;
 mod interpreter;
 mod isolate;
@@ -75,14 +79,17 @@ fn main() -> ExitCode {
     };
     match args.mode.as_str() {
         "probe" => match runtime.worker_info() {
-            Ok(info) => {
-                println!(
-                    "{}",
-                    serde_json::to_string(&info).expect("WorkerInfo serialises")
-                );
-                runtime.flush_std_streams();
-                ExitCode::SUCCESS
-            }
+            Ok(info) => match serde_json::to_string(&info) {
+                Ok(line) => {
+                    println!("{line}");
+                    runtime.flush_std_streams();
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("gisclaw-worker: {err}");
+                    ExitCode::from(3)
+                }
+            },
             Err(err) => {
                 eprintln!("gisclaw-worker: {err}");
                 ExitCode::from(3)

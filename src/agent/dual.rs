@@ -13,7 +13,7 @@
 //!
 //! Rounds, tokens and time come from one budget with the run's limits.
 
-use minijinja::{context, Environment};
+use minijinja::context;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -22,6 +22,7 @@ use super::converse::{
     converse, AgentLimits, AgentOutcome, ConverseLimits, Ending, Progress, RunState, Stop,
 };
 use super::memory::ErrorMemory;
+use super::prompt;
 use super::tools::{self, missing_outputs, Toolbox};
 use super::transcript::Transcript;
 use crate::llm::{adapt, ChatBackend, Message, Role, ToolSpec};
@@ -79,19 +80,6 @@ pub struct DualInputs {
     pub blocked: Vec<gisclaw_protocol::BlockedImport>,
 }
 
-const PLANNER: &str = include_str!("../../prompts/planner.md.j2");
-const STEP: &str = include_str!("../../prompts/step.md.j2");
-
-fn templates() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_trim_blocks(true);
-    env.add_template("planner", PLANNER)
-        .expect("planner template compiles");
-    env.add_template("step", STEP)
-        .expect("step template compiles");
-    env
-}
-
 /// The `submit_plan` tool.
 pub fn plan_spec() -> ToolSpec {
     ToolSpec {
@@ -103,14 +91,12 @@ pub fn plan_spec() -> ToolSpec {
 
 /// The `step_done` tool.
 pub fn step_done_spec() -> ToolSpec {
-    let mut spec = tools::specs()
-        .into_iter()
-        .find(|s| s.name == "finish")
-        .expect("finish exists");
-    spec.name = "step_done".into();
-    spec.description =
-        "Mark the current plan step as done, with a summary of what it produced.".into();
-    spec
+    ToolSpec {
+        name: "step_done".into(),
+        description: "Mark the current plan step as done, with a summary of what it produced."
+            .into(),
+        parameters: tools::schema::<tools::FinishArgs>(),
+    }
 }
 
 /// Reads a plan from a planner message: a `submit_plan` call, or a JSON
@@ -155,21 +141,19 @@ pub fn planner_prompt(
     blocked: &[gisclaw_protocol::BlockedImport],
     chat: bool,
 ) -> String {
-    templates()
-        .get_template("planner")
-        .and_then(|t| t.render(context! { min_steps => min, max_steps => max, packages => packages, blocked => blocked, chat => chat }))
-        .expect("planner template renders")
+    prompt::render(
+        "planner",
+        context! { min_steps => min, max_steps => max, packages => packages, blocked => blocked, chat => chat },
+    )
 }
 
 /// The Worker's brief for step `current` (1-based) of `plan`, after the
 /// `done` steps; `finish_tool`: the last step ends the run with `finish`.
 pub fn step_brief(plan: &Plan, current: usize, done: &[String], finish_tool: bool) -> String {
-    templates()
-        .get_template("step")
-        .and_then(|t| {
-            t.render(context! { steps => plan.steps, current => current, step => plan.steps[current - 1], done => done, finish_tool => finish_tool })
-        })
-        .expect("step template renders")
+    prompt::render(
+        "step",
+        context! { steps => plan.steps, current => current, step => plan.steps.get(current.wrapping_sub(1)), done => done, finish_tool => finish_tool },
+    )
 }
 
 /// A planner answer, checked: the message as kept in the planner's

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::transcript::write_atomic;
 use crate::paths;
 use crate::sandbox::{CellOutcome, CellStatus};
+use crate::util::write_json;
 
 /// Most signatures kept; the least recently useful go first.
 pub const CAPACITY: usize = 200;
@@ -145,8 +145,7 @@ impl ErrorMemory {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let bytes = serde_json::to_vec_pretty(&self.entries).expect("entries serialise");
-        if let Err(err) = write_atomic(path, &bytes) {
+        if let Err(err) = write_json(path, &self.entries) {
             tracing::warn!("cannot save the error memory to {}: {err}", path.display());
         }
     }

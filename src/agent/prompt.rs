@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use minijinja::{context, Environment};
+use minijinja::{context, Environment, Value};
 
 use crate::task::Task;
 use gisclaw_protocol::BlockedImport;
@@ -13,6 +13,8 @@ use gisclaw_protocol::BlockedImport;
 const TEMPLATES: &[(&str, &str)] = &[
     ("single", include_str!("../../prompts/single.md.j2")),
     ("task", include_str!("../../prompts/task.md.j2")),
+    ("planner", include_str!("../../prompts/planner.md.j2")),
+    ("step", include_str!("../../prompts/step.md.j2")),
 ];
 
 /// Infrastructure distributions left out of the prompt's package list (they
@@ -86,14 +88,32 @@ pub struct PromptInputs<'a> {
     pub blocked: &'a [BlockedImport],
 }
 
-fn environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_trim_blocks(true);
-    for (name, source) in TEMPLATES {
-        env.add_template(name, source)
-            .expect("bundled templates compile");
-    }
-    env
+/// The bundled templates, compiled once.
+fn environment() -> &'static Environment<'static> {
+    static ENV: std::sync::OnceLock<Environment<'static>> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.set_trim_blocks(true);
+        for (name, source) in TEMPLATES {
+            if let Err(err) = env.add_template(name, source) {
+                tracing::error!("the bundled prompt template `{name}` does not compile: {err}");
+            }
+        }
+        env
+    })
+}
+
+/// Renders bundled template `name` with `context`. The templates are
+/// compiled into gisclaw and rendered by its tests; should one still fail,
+/// the prompt says so (and the log has the error) rather than panicking.
+pub fn render(name: &str, context: Value) -> String {
+    environment()
+        .get_template(name)
+        .and_then(|t| t.render(context))
+        .unwrap_or_else(|err| {
+            tracing::error!("the prompt template `{name}` failed: {err:#}");
+            format!("(gisclaw's prompt template `{name}` failed: {err})")
+        })
 }
 
 /// Every file under `dir`, relative and sorted, with sizes; summarised past
@@ -127,16 +147,14 @@ pub fn sandbox_system_prompt(
     packages: &[String],
     blocked: &[BlockedImport],
 ) -> String {
-    environment()
-        .get_template("single")
-        .and_then(|t| {
-            t.render(context! {
-                data_path => data_path,
-                packages => packages,
-                blocked => blocked,
-            })
-        })
-        .expect("the system template renders")
+    render(
+        "single",
+        context! {
+            data_path => data_path,
+            packages => packages,
+            blocked => blocked,
+        },
+    )
 }
 
 /// The task prompt (the first user message).
@@ -146,20 +164,18 @@ pub fn task_prompt(inputs: &PromptInputs<'_>) -> String {
     } else {
         None
     };
-    environment()
-        .get_template("task")
-        .and_then(|t| {
-            t.render(context! {
-                task => inputs.task,
-                workflow => workflow,
-                hints => inputs.hints,
-                data_listing => match inputs.schema_card {
-                    Some(card) => card.to_string(),
-                    None => data_listing(inputs.data_dir, inputs.data_path),
-                },
-            })
-        })
-        .expect("the task template renders")
+    render(
+        "task",
+        context! {
+            task => inputs.task,
+            workflow => workflow,
+            hints => inputs.hints,
+            data_listing => match inputs.schema_card {
+                Some(card) => card.to_string(),
+                None => data_listing(inputs.data_dir, inputs.data_path),
+            },
+        },
+    )
 }
 
 #[cfg(test)]

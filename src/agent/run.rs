@@ -16,11 +16,12 @@ use super::prompt::{self, PromptInputs};
 use super::single::{self, AgentLimits, AgentOutcome, Ending, Progress};
 use super::solution;
 use super::tools::Toolbox;
-use super::transcript::{output_status, write_atomic, RunSummary, Transcript};
+use super::transcript::{output_status, RunSummary, Transcript};
 use crate::llm::ChatBackend;
 use crate::sandbox::{SandboxConfig, Session, SessionDirs, Zygote};
 use crate::schema;
 use crate::task::LoadedTask;
+use crate::util::write_atomic;
 
 /// The agent architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -43,9 +43,10 @@ pub fn split_cells(source: &str) -> Vec<String> {
         if line.trim_start().starts_with("# %%") {
             cells.push(String::new());
         } else {
-            let cell = cells.last_mut().expect("at least one cell");
-            cell.push_str(line);
-            cell.push('\n');
+            if let Some(cell) = cells.last_mut() {
+                cell.push_str(line);
+                cell.push('\n');
+            }
         }
     }
     cells.retain(|c| {

@@ -120,7 +120,8 @@ pub fn malformed_reply(reason: &str) -> String {
 /// The JSON Schema of a tool's arguments, without the `$schema` and `title`
 /// noise models do not need.
 pub fn schema<T: JsonSchema>() -> serde_json::Value {
-    let mut value = serde_json::to_value(schemars::schema_for!(T)).expect("schema serialises");
+    // A derived schema always serialises; Null would only be a bug's trace.
+    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     if let Some(obj) = value.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");

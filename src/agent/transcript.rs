@@ -11,25 +11,6 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-/// Writes `bytes` to `path` atomically (temp file in the same folder, fsync,
-/// rename), so a reader never sees half a file and a crash loses nothing old.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    // Temp files are created 0600; results are ordinary files.
-    std::fs::set_permissions(
-        tmp.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o644),
-    )?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
 /// An append-only JSONL transcript.
 pub struct Transcript {
     path: PathBuf,
@@ -174,9 +155,7 @@ pub struct RunSummary {
 impl RunSummary {
     /// Writes `run.json` atomically.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let mut bytes = serde_json::to_vec_pretty(self).expect("summary serialises");
-        bytes.push(b'\n');
-        write_atomic(path, &bytes)
+        crate::util::write_json(path, self)
     }
 }
 
@@ -238,19 +217,5 @@ mod tests {
         assert_eq!(lines[0]["event"], "message");
         assert_eq!(lines[0]["text"], "a\nb");
         assert_eq!(lines[1]["status"], "finished");
-    }
-
-    #[test]
-    fn atomic_writes_replace_whole_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run.json");
-        write_atomic(&path, b"old").unwrap();
-        write_atomic(&path, b"new").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"new");
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temp files left"
-        );
     }
 }

@@ -9,8 +9,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::agent::transcript::write_atomic;
 use crate::task::Task;
+use crate::util::write_atomic;
 
 /// The columns the importer reads.
 pub const COLUMNS: &[&str] = &[

@@ -684,7 +684,7 @@ impl ChatEngine {
         )
         .map_err(fail)?;
         std::fs::copy(session.join("chat.json"), dir.join("chat.json")).map_err(fail)?;
-        crate::agent::transcript::write_atomic(&dir.join("solution.py"), self.script().as_bytes())
+        crate::util::write_atomic(&dir.join("solution.py"), self.script().as_bytes())
             .map_err(fail)?;
         let mut copied = 3;
         let pred = self.workdir().join("pred_results");

@@ -16,7 +16,7 @@ use super::engine::{ChatEngine, ChatEvent, Exchange, TurnEnd};
 use crate::agent::dual::{self, DualLimits, Plan, PLAN_STEPS, PLAN_TRIES};
 use crate::agent::prompt;
 use crate::llm::{adapt, Message, Role};
-use crate::observation::clip;
+use crate::util::clip;
 
 /// Most earlier messages of the conversation the Planner is shown.
 const PLANNER_HISTORY: usize = 12;

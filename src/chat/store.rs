@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::transcript::write_atomic;
 use crate::llm::Message;
+use crate::util::write_atomic;
 
 /// The agent architecture of a chat's turns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -151,12 +151,9 @@ pub(crate) fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Ve
 fn bar(len: usize) -> Option<indicatif::ProgressBar> {
     std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(len as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})",
-            )
-            .expect("a valid template"),
-        );
+        bar.set_style(super::common::bar_style(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})",
+        ));
         bar
     })
 }
@@ -249,7 +246,7 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
         }
         match data::ensure(&zygote, task) {
             Ok(how) => {
-                let dir = task.data_dir.clone().expect("ensure sets the data dir");
+                let dir = task.data_dir.clone().unwrap_or_default();
                 let files = schema::files_under(&dir);
                 let bytes: u64 = files.iter().map(|(_, b)| b).sum();
                 let digest =

@@ -545,12 +545,9 @@ impl Screen {
             ChatEvent::CellRunning => {
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                     let s = indicatif::ProgressBar::new_spinner();
-                    s.set_style(
-                        indicatif::ProgressStyle::with_template(
-                            "{spinner} running [{elapsed}] (Ctrl-C stops it)",
-                        )
-                        .expect("a valid template"),
-                    );
+                    s.set_style(super::common::bar_style(
+                        "{spinner} running [{elapsed}] (Ctrl-C stops it)",
+                    ));
                     s.enable_steady_tick(Duration::from_millis(120));
                     self.spinner = Some(s);
                 }
@@ -680,7 +677,7 @@ fn slash(engine: &mut ChatEngine, command: &str, style: &Style) -> Flow {
         "model" => println!("{}", engine.backend()),
         "tokens" => println!("{} · sandbox time {:.1} s", engine.tokens(), engine.sandbox_time().as_secs_f64()),
         "save" if rest.is_empty() => fail("/save FILE: name the file".into()),
-        "save" => match gisclaw::agent::transcript::write_atomic(Path::new(rest), engine.script().as_bytes()) {
+        "save" => match gisclaw::util::write_atomic(Path::new(rest), engine.script().as_bytes()) {
             Ok(()) => println!("wrote {} ({} cells)", rest, engine.saved.cells.len()),
             Err(e) => fail(format!("/save {rest}: {e}")),
         },

@@ -103,10 +103,7 @@ pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, Usage
     let what = format!("starting llama-server with {}", spec.model_name());
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
-                .expect("a valid template"),
-        );
+        bar.set_style(bar_style("{spinner} {msg} [{elapsed}]"));
         bar.set_message(what.clone());
         bar
     });
@@ -156,6 +153,13 @@ impl std::fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// The style of a progress bar or spinner; a template indicatif rejects
+/// (a bug, caught by the tests that draw them) falls back to its default.
+pub fn bar_style(template: &str) -> indicatif::ProgressStyle {
+    indicatif::ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+}
 
 /// The sandbox options of every command that runs cells.
 #[derive(clap::Args, Debug, Clone, Default)]

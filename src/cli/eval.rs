@@ -473,7 +473,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(&args.weights).map_err(UsageError)?;
     let ops = match &args.api_ops {
         Some(file) => OpTable::with_extension(file).map_err(|e| UsageError(e.to_string()))?,
-        None => OpTable::built_in(),
+        None => OpTable::built_in()?,
     };
     let source = backend_source(&args)?;
     let judge = judge_backend(
@@ -596,9 +596,7 @@ impl Progress {
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total as u64);
             let template = format!("{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {} · {{msg}} (eta {{eta}})", self.unit);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(&template).expect("a valid template"),
-            );
+            bar.set_style(super::common::bar_style(&template));
             bar.set_position(done as u64);
             bar.reset_eta();
             *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);

@@ -53,12 +53,9 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
             let embedder = Embedder::load_default().map_err(|e| UsageError(e.to_string()))?;
             let bar = std::io::stderr().is_terminal().then(|| {
                 let bar = indicatif::ProgressBar::new(0);
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{bar:30} {pos}/{len} entries embedded [{elapsed}, {eta} left]",
-                    )
-                    .expect("a valid template"),
-                );
+                bar.set_style(super::common::bar_style(
+                    "{bar:30} {pos}/{len} entries embedded [{elapsed}, {eta} left]",
+                ));
                 bar
             });
             eprintln!(

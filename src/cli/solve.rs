@@ -120,12 +120,9 @@ impl Display {
             return Display { bar: None };
         }
         let bar = indicatif::ProgressBar::new_spinner();
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {prefix}: {wide_msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
+        bar.set_style(super::common::bar_style(
+            "{spinner} [{elapsed_precise}] {prefix}: {wide_msg}",
+        ));
         bar.set_prefix(task.to_string());
         bar.enable_steady_tick(Duration::from_millis(120));
         Display { bar: Some(bar) }

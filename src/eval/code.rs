@@ -234,33 +234,19 @@ pub fn rouge_l<T: PartialEq>(reference: &[T], candidate: &[T]) -> f64 {
     2.0 * p * r / (p + r)
 }
 
-/// Levenshtein distance (unit costs).
-pub fn levenshtein<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut row = vec![0usize; b.len() + 1];
-    for (i, x) in a.iter().enumerate() {
-        row[0] = i + 1;
-        for (j, y) in b.iter().enumerate() {
-            let substitute = prev[j] + usize::from(x != y);
-            row[j + 1] = substitute.min(prev[j + 1] + 1).min(row[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut row);
-    }
-    prev[b.len()]
-}
-
 /// Edit similarity `1 − d_Lev / max(|r|, |c|)` over tokens (1 for two empty sequences).
 pub fn edit_similarity<T: PartialEq>(reference: &[T], candidate: &[T]) -> f64 {
     let longest = reference.len().max(candidate.len());
     if longest == 0 {
         return 1.0;
     }
-    1.0 - levenshtein(reference, candidate) as f64 / longest as f64
+    1.0 - crate::util::levenshtein(reference, candidate) as f64 / longest as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::levenshtein;
 
     fn toks(s: &str) -> Vec<String> {
         token_texts(s)

@@ -13,7 +13,7 @@ use super::errors::{self, ErrorType};
 use super::llm_judge::Verdict;
 use super::output_score::{self, OutputScore};
 use super::process;
-use crate::agent::transcript::{read_cells, write_atomic, RunSummary};
+use crate::agent::transcript::{read_cells, RunSummary};
 use crate::embed::Embedder;
 use crate::outputs::{self, OutputCheck};
 
@@ -103,9 +103,7 @@ impl RunRecord {
     /// Writes the record atomically.
     pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
         let path = dir.join(RunRecord::file_name(&self.task, &self.arch, self.run));
-        let mut bytes = serde_json::to_vec_pretty(self).expect("records serialise");
-        bytes.push(b'\n');
-        write_atomic(&path, &bytes)?;
+        crate::util::write_json(&path, self)?;
         Ok(path)
     }
 

@@ -34,7 +34,7 @@ use super::llm_judge;
 use super::record::RunRecord;
 use super::runner::{self, gold_dir, records_dir, Manifest};
 use super::stats::{self, Wilcoxon};
-use crate::agent::transcript::write_atomic;
+use crate::util::write_atomic;
 
 /// Bootstrap resamples for the CIs.
 const RESAMPLES: usize = 10_000;
@@ -720,7 +720,7 @@ pub fn json(report: &Report) -> serde_json::Value {
         "gold_problems": report.gold_problems,
         "missing_runs": report.missing_runs,
         "runs": report.runs.iter().map(|(backend, r, s)| {
-            let mut v = serde_json::to_value(r).expect("records serialise");
+            let mut v = serde_json::to_value(r).unwrap_or_default();
             v["backend"] = json!(backend);
             v["composite"] = json!(s);
             v
@@ -949,9 +949,7 @@ pub fn write(report: &Report, out: &Path) -> std::io::Result<()> {
         }
     }
     write_atomic(&out.join("report.md"), md.as_bytes())?;
-    let mut bytes = serde_json::to_vec_pretty(&json(report)).expect("the report serialises");
-    bytes.push(b'\n');
-    write_atomic(&out.join("results.json"), &bytes)?;
+    crate::util::write_json(&out.join("results.json"), &json(report))?;
     write_atomic(&out.join("results.csv"), csv(report).as_bytes())
 }
 

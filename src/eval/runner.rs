@@ -28,7 +28,6 @@ use crate::agent::dual::DualLimits;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
-use crate::agent::transcript::write_atomic;
 use crate::bench::data;
 use crate::bench::verify::{self, gold_dual_messages, gold_messages};
 use crate::embed::Embedder;
@@ -37,6 +36,7 @@ use crate::llm::replay::ReplayBackend;
 use crate::llm::ChatBackend;
 use crate::sandbox::Zygote;
 use crate::task::LoadedTask;
+use crate::util::write_atomic;
 
 /// Where each run's model comes from (for every kind of suite; each says
 /// what its gold and its recordings are).
@@ -319,9 +319,7 @@ pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(
         }
         return Ok(());
     }
-    let mut bytes = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
-    bytes.push(b'\n');
-    write_atomic(&path, &bytes).map_err(io(&path))
+    crate::util::write_json(&path, manifest).map_err(io(&path))
 }
 
 /// The gold run of a task: reused when `gold.json` says it ran, else run

@@ -36,13 +36,14 @@ use crate::agent::dual::step_done_spec;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::run::{prepare_out, sandbox_limits};
 use crate::agent::tools::{self, Toolbox};
-use crate::agent::transcript::{write_atomic, Transcript};
+use crate::agent::transcript::Transcript;
 use crate::bench::data;
 use crate::bench::judge;
 use crate::bench::steps::{complete_at_1, run_check, LoadedStepTask};
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role, ToolCall};
 use crate::sandbox::{Session, Zygote};
+use crate::util::{write_atomic, write_json};
 
 /// The recording of one run: `DIR/<task>.<run>.jsonl`, else
 /// `DIR/<task>.jsonl`.
@@ -379,9 +380,7 @@ pub fn run_step_eval(
         if let Some(reason) = crate::interrupt::stop_reason() {
             return Err(reason);
         }
-        let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
-        bytes.push(b'\n');
-        write_atomic(&records.join(StepRunRecord::file_name(id, run)), &bytes)
+        write_json(&records.join(StepRunRecord::file_name(id, run)), &record)
             .map_err(|e| format!("writing the record: {e}"))?;
         Ok(record)
     };

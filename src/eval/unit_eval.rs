@@ -27,12 +27,12 @@ use super::errors::{self, ErrorType};
 use super::jobs::{self, Plan};
 use super::runner::{read_records, records_dir, BackendSource};
 use super::stats;
-use crate::agent::transcript::write_atomic;
 use crate::bench::judge;
 use crate::bench::unit::{run_instance, Case, CaseFile, Instance, UnitSuite};
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role};
 use crate::sandbox::{Session, Zygote};
+use crate::util::{write_atomic, write_json};
 
 /// What the report calls `source` (a unit suite's gold is its reference
 /// implementations, its recordings are answers).
@@ -240,11 +240,9 @@ pub fn run_unit_eval(
         if let Some(reason) = crate::interrupt::stop_reason() {
             return Err(reason);
         }
-        let mut bytes = serde_json::to_vec_pretty(&record).expect("records serialise");
-        bytes.push(b'\n');
-        write_atomic(
+        write_json(
             &records.join(CaseRecord::file_name(&file.library, &case.id)),
-            &bytes,
+            &record,
         )
         .map_err(|e| format!("writing the record: {e}"))?;
         Ok(record)

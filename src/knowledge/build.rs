@@ -11,8 +11,8 @@ use super::{
     docs_file, embedding_text, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError,
 };
 use crate::agent::solution::TOOLS_SRC;
-use crate::agent::transcript::write_atomic;
 use crate::embed::Embedder;
+use crate::util::write_atomic;
 
 /// The extraction script (run by the venv's interpreter).
 const EXTRACT: &str = include_str!("../../knowledge/extract_docs.py");
@@ -129,12 +129,9 @@ pub fn build(
     // meta.json last: an index is complete only when it names the count.
     write(&docs_file(dir), &docs)?;
     write(&vectors_file(dir), &vectors)?;
-    write(
-        &meta_file(dir),
-        serde_json::to_string_pretty(&meta)
-            .expect("meta serialises")
-            .as_bytes(),
-    )?;
+    let meta_json =
+        serde_json::to_string_pretty(&meta).map_err(|e| KnowledgeError::Build(e.to_string()))?;
+    write(&meta_file(dir), meta_json.as_bytes())?;
     Ok(meta)
 }
 

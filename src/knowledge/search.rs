@@ -9,8 +9,8 @@ use std::path::Path;
 use super::index::Bm25;
 use super::{docs_file, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError};
 use crate::embed::Embedder;
-use crate::eval::code::levenshtein;
-use crate::observation::clip;
+use crate::util::clip;
+use crate::util::levenshtein;
 
 /// How deep each ranking goes before fusion.
 const CANDIDATES: usize = 50;

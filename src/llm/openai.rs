@@ -290,7 +290,7 @@ fn source_chain(e: &dyn std::error::Error) -> String {
 
 /// The first 300 characters of a server's text.
 fn clip(text: &str) -> String {
-    crate::observation::clip(&text.replace('\n', " "), 300)
+    crate::util::clip(&text.replace('\n', " "), 300)
 }
 
 /// Builds one chat-completion message from streamed chunks.

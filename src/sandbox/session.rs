@@ -328,6 +328,14 @@ pub struct Session {
     tmp: Arc<TmpBase>,
 }
 
+/// The live worker, or an error when there is none (it is restarted
+/// before every use, so none here is a bug, reported, not a panic).
+fn present(worker: &mut Option<Worker>) -> Result<&mut Worker, SandboxError> {
+    worker
+        .as_mut()
+        .ok_or_else(|| SandboxError::Protocol("the sandbox worker is gone".into()))
+}
+
 impl Session {
     /// Opens a session whose cwd is `workdir` (created if missing, with
     /// `pred_results/` inside); see [`SessionDirs::work`].
@@ -496,7 +504,7 @@ impl Session {
         if self.worker.is_none() {
             self.restart()?;
         }
-        let worker = self.worker.as_mut().expect("worker present");
+        let worker = present(&mut self.worker)?;
         let (ours, theirs) =
             UnixStream::pair().map_err(SandboxError::io("creating a snapshot socket"))?;
         worker.send(&SessionRequest::Snapshot)?;
@@ -584,23 +592,14 @@ impl Session {
             code: code.to_string(),
             cell,
         };
-        if self
-            .worker
-            .as_mut()
-            .expect("worker present")
-            .send(&request)
-            .is_err()
-        {
+        if present(&mut self.worker)?.send(&request).is_err() {
             // The worker died between cells (killed from outside): rebuild and resend.
             let exit = self.worker.take().map(|w| w.exit());
             tracing::warn!("sandbox worker was gone before cell {cell} ({exit:?}); rebuilding it");
             restore = Some(self.restart()?);
-            self.worker
-                .as_mut()
-                .expect("worker present after restart")
-                .send(&request)?;
+            present(&mut self.worker)?.send(&request)?;
         }
-        let worker = self.worker.as_mut().expect("worker present");
+        let worker = present(&mut self.worker)?;
         let deadline = Instant::now() + limit;
         let first = worker.wait(deadline, Some(&self.cancel));
         let (status, result) = match first {
@@ -655,10 +654,7 @@ impl Session {
         limit: Duration,
     ) -> Result<(CellStatus, CellResult), SandboxError> {
         let grace = self.config.interrupt_grace;
-        let worker = self
-            .worker
-            .as_mut()
-            .expect("worker present while a cell runs");
+        let worker = present(&mut self.worker)?;
         worker.signal(libc::SIGINT);
         let answer = worker.wait(Instant::now() + grace, None);
         let killed = !matches!(answer, Ok(SessionResponse::Cell { .. }));
@@ -767,7 +763,7 @@ impl Session {
         if self.worker.is_none() {
             self.restart()?;
         }
-        let worker = self.worker.as_mut().expect("worker present after restart");
+        let worker = present(&mut self.worker)?;
         worker.send(&req)?;
         match worker.wait(Instant::now() + QUERY_TIMEOUT, None) {
             Ok(SessionResponse::Error { message }) => Err(SandboxError::Worker(message)),

@@ -8,6 +8,17 @@
 //!   applied in exactly one place by the worker;
 //! - [`fdpass`]: handing a session socket to the zygote (SCM_RIGHTS).
 
+// Both processes link this crate: it neither panics on a result nor prints.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+
 pub mod fdpass;
 pub mod frame;
 pub mod messages;

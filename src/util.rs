@@ -1,0 +1,91 @@
+//! Small helpers several modules share and no domain owns: atomic file
+//! writes, clipping text for display, edit distance.
+
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` atomically (temp file in the same folder, fsync,
+/// rename), so a reader never sees half a file and a crash loses nothing old.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // Temp files are created 0600; results are ordinary files.
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON with a final newline, atomically.
+pub fn write_json<T: serde::Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// The first `max` characters of `text`, marked with `…` when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// Levenshtein distance (unit costs).
+pub fn levenshtein<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0usize; b.len() + 1];
+    for (i, x) in a.iter().enumerate() {
+        row[0] = i + 1;
+        for (j, y) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(x != y);
+            row[j + 1] = substitute.min(prev[j + 1] + 1).min(row[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_written_whole_with_a_newline_and_replaces_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        write_json(&path, &serde_json::json!({ "a": 1 })).unwrap();
+        write_json(&path, &serde_json::json!({ "a": 2 })).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\n  \"a\": 2\n}\n"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
+    }
+
+    #[test]
+    fn clip_counts_characters_not_bytes() {
+        assert_eq!(clip("São Paulo", 3), "São…");
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("ééé", 2), "éé…");
+    }
+
+    #[test]
+    fn levenshtein_counts_edits() {
+        let k: Vec<char> = "kitten".chars().collect();
+        let s: Vec<char> = "sitting".chars().collect();
+        assert_eq!(levenshtein(&k, &s), 3);
+        assert_eq!(levenshtein::<char>(&[], &k), 6);
+    }
+}
