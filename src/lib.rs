@@ -3,7 +3,7 @@
 //! The data path and the module that owns each step:
 //! `sandbox` (the confined Python worker and its sessions) →
 //! `observation` (what the model is shown of a cell's outcome).
-//! Later steps (task, schema card, prompt, llm, agent, eval) build on these.
+//! Later steps (task, the data `card`, prompt, llm, agent, eval) build on these.
 
 // The library never panics on a result and never prints: errors go up
 // typed, output goes through the front ends (an MCP stdio server relies on
@@ -20,6 +20,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod card;
 pub mod chat;
 pub mod doctor;
 pub mod embed;
@@ -32,6 +33,5 @@ pub mod observation;
 pub mod outputs;
 pub mod paths;
 pub mod sandbox;
-pub mod schema;
 pub mod task;
 pub mod util;

@@ -10,7 +10,7 @@ use gdal::vector::LayerAccess;
 use gdal::Metadata;
 use gdal::{Dataset, GdalOpenFlags};
 
-use crate::schema;
+use crate::card;
 
 /// An image with this many distinct colours or fewer counts as blank.
 pub const MIN_COLOURS: usize = 5;
@@ -94,7 +94,7 @@ pub fn check(path: &Path) -> OutputCheck {
 }
 
 fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> Result<Dataset, String> {
-    schema::open_readonly(path, flags, options).map_err(|e| e.to_string())
+    card::open_readonly(path, flags, options).map_err(|e| e.to_string())
 }
 
 /// Counts distinct colours, stopping early once the image is clearly not blank.

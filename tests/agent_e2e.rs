@@ -232,7 +232,7 @@ print("written")
         )
         .unwrap();
     assert!(outcome.result.stdout.contains("written"), "{outcome:?}");
-    let card = gisclaw::schema::card_for_dir(&data, "data/", 10_000);
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
     for needle in [
         "data/wells.shp — vector (ESRI Shapefile)",
         "Point, EPSG:32617, 4 features",
@@ -259,7 +259,7 @@ print("written")
         "sidecars are not entries:\n{card}"
     );
     // Within a small budget the card summarises instead of overflowing.
-    let small = gisclaw::schema::card_for_dir(&data, "data/", 150);
+    let small = gisclaw::card::card_for_dir(&data, "data/", 150);
     assert!(
         gisclaw::llm::tokens::count(&small) <= 150,
         "{} tokens: {small}",
@@ -270,11 +270,11 @@ print("written")
         "{small}"
     );
     // inspect_data on one file, and a clear line for a wrong name.
-    let one = gisclaw::schema::inspect_file(&data, "data/", "data/DEM.tif").unwrap();
+    let one = gisclaw::card::inspect_file(&data, "data/", "data/DEM.tif").unwrap();
     assert!(one.contains("min 0 max 599"), "{one}");
-    let err = gisclaw::schema::inspect_file(&data, "data/", "data/dem.tif")
+    let err = gisclaw::card::inspect_file(&data, "data/", "data/dem.tif")
         .unwrap_err()
         .to_string();
     assert!(err.contains("data/dem.tif: no such file"), "{err}");
-    assert!(gisclaw::schema::inspect_file(&data, "data/", "../../etc/passwd").is_err());
+    assert!(gisclaw::card::inspect_file(&data, "data/", "../../etc/passwd").is_err());
 }

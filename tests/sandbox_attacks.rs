@@ -661,13 +661,13 @@ fn a_symlink_cycle_in_the_data_is_listed_once_and_marked() {
     let dir = common::workdir();
     std::fs::write(dir.path().join("a.csv"), "x\n1\n").unwrap();
     std::os::unix::fs::symlink(".", dir.path().join("self")).unwrap();
-    let card = gisclaw::schema::card_for_dir(dir.path(), "data/", 2_000);
+    let card = gisclaw::card::card_for_dir(dir.path(), "data/", 2_000);
     assert!(
         card.contains("data/self/ — a link to a folder already listed"),
         "{card}"
     );
-    assert_eq!(gisclaw::schema::files_under(dir.path()).len(), 1);
+    assert_eq!(gisclaw::card::files_under(dir.path()).len(), 1);
     let mut f = std::fs::File::create(dir.path().join("b.csv")).unwrap();
     f.write_all(b"y\n2\n").unwrap();
-    assert_eq!(gisclaw::schema::files_under(dir.path()).len(), 2);
+    assert_eq!(gisclaw::card::files_under(dir.path()).len(), 2);
 }

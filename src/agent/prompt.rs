@@ -122,7 +122,7 @@ pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
     let Some(dir) = dir else {
         return "This task has no input data folder.".to_string();
     };
-    let files = crate::schema::files_under(dir);
+    let files = crate::card::files_under(dir);
     let mut text = format!("{} file(s) in `{shown_as}`:\n", files.len());
     for (rel, size) in files.iter().take(LISTING_LIMIT) {
         text.push_str(&format!("- {shown_as}{rel} ({size} bytes)\n"));

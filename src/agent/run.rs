@@ -17,9 +17,9 @@ use super::single::{self, AgentLimits, AgentOutcome, Ending, Progress};
 use super::solution;
 use super::tools::Toolbox;
 use super::transcript::{output_status, RunSummary, Transcript};
+use crate::card;
 use crate::llm::ChatBackend;
 use crate::sandbox::{SandboxConfig, Session, SessionDirs, Zygote};
-use crate::schema;
 use crate::task::LoadedTask;
 use crate::util::write_atomic;
 
@@ -147,7 +147,7 @@ pub fn run_task(
     let card = loaded
         .data_dir
         .as_deref()
-        .map(|d| schema::card_for_dir(d, "data/", schema::CARD_TOKEN_BUDGET));
+        .map(|d| card::card_for_dir(d, "data/", card::CARD_TOKEN_BUDGET));
     let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {
         task,

@@ -256,7 +256,7 @@ impl Toolbox<'_> {
             "inspect_data" => Ok(ToolResult::text(match (serde_json::from_str::<InspectArgs>(arguments), &self.data_dir) {
                 (Err(e), _) => format!("inspect_data needs {{\"path\": \"data/FILE\"}}: {e}"),
                 (Ok(_), None) => "This task has no input data folder.".to_string(),
-                (Ok(args), Some(dir)) => match crate::schema::inspect_file(dir, &self.data_path, &args.path) {
+                (Ok(args), Some(dir)) => match crate::card::inspect_file(dir, &self.data_path, &args.path) {
                     Ok(text) => text,
                     Err(e) => format!("{e}. Call list_files for the exact names."),
                 },

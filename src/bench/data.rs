@@ -233,7 +233,7 @@ fn run_generator(
         }
     }
     let data = workdir.join("data");
-    if crate::schema::files_under(&data).is_empty() {
+    if crate::card::files_under(&data).is_empty() {
         return Err("the generator wrote nothing under data/".into());
     }
     Ok(())
@@ -243,7 +243,7 @@ fn run_generator(
 /// name order): equal digests mean byte-identical data.
 pub fn digest(dir: &Path) -> std::io::Result<String> {
     let mut h = Fnv::default();
-    for (name, _) in crate::schema::files_under(dir) {
+    for (name, _) in crate::card::files_under(dir) {
         h.feed(name.as_bytes());
         h.feed(&std::fs::read(dir.join(&name))?);
     }

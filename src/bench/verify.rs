@@ -16,12 +16,12 @@ use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::solution::split_cells;
 use crate::agent::transcript::read_cells;
+use crate::card;
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{Message, ToolCall};
 use crate::observation;
 use crate::outputs::{self, OutputCheck};
 use crate::sandbox::Zygote;
-use crate::schema;
 use crate::task::LoadedTask;
 
 /// The verdict on one task.
@@ -252,9 +252,9 @@ fn failed_cells(transcript: &Path) -> Vec<String> {
 
 /// Data files GDAL cannot read although their extension says it should.
 pub fn unreadable_data(dir: &Path) -> Vec<String> {
-    schema::files_under(dir)
+    card::files_under(dir)
         .into_iter()
-        .filter(|(name, _)| !schema::is_sidecar(Path::new(name)))
+        .filter(|(name, _)| !card::is_sidecar(Path::new(name)))
         .filter_map(|(name, _)| match outputs::check(&dir.join(&name)) {
             OutputCheck::Unreadable(why) => Some(format!(
                 "data file data/{name} is corrupt or unreadable: {why}"

@@ -608,7 +608,7 @@ impl ChatEngine {
             Some(dir) => prompt::data_listing(Some(dir), "data/"),
             None => "no data folder attached (/data DIR)\n".to_string(),
         };
-        let outputs = crate::schema::files_under(&self.workdir().join("pred_results"));
+        let outputs = crate::card::files_under(&self.workdir().join("pred_results"));
         text.push_str(&format!("{} file(s) in `pred_results/`:\n", outputs.len()));
         for (rel, size) in outputs {
             text.push_str(&format!("- pred_results/{rel} ({size} bytes)\n"));
@@ -688,7 +688,7 @@ impl ChatEngine {
             .map_err(fail)?;
         let mut copied = 3;
         let pred = self.workdir().join("pred_results");
-        for (rel, _) in crate::schema::files_under(&pred) {
+        for (rel, _) in crate::card::files_under(&pred) {
             let to = dir.join("pred_results").join(&rel);
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent).map_err(fail)?;
@@ -707,7 +707,7 @@ impl ChatEngine {
 
 /// The schema card of a data folder as the model sees it (`data/`).
 fn data_card(dir: &Path) -> String {
-    crate::schema::card_for_dir(dir, "data/", crate::schema::CARD_TOKEN_BUDGET)
+    crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET)
 }
 
 /// Points `workdir/data` at `dir` (replacing an earlier link).

@@ -12,8 +12,8 @@ use gisclaw::bench::select::Selection;
 use gisclaw::bench::steps::{self, LoadedStepTask};
 use gisclaw::bench::unit::{self, UnitSuite};
 use gisclaw::bench::{suite_tasks, verify, SuiteKind};
+use gisclaw::card;
 use gisclaw::sandbox::{SandboxConfig, Zygote};
-use gisclaw::schema;
 use gisclaw::task::{LoadedTask, Task, TaskError};
 
 use super::common::UsageError;
@@ -247,7 +247,7 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
         match data::ensure(&zygote, task) {
             Ok(how) => {
                 let dir = task.data_dir.clone().unwrap_or_default();
-                let files = schema::files_under(&dir);
+                let files = card::files_under(&dir);
                 let bytes: u64 = files.iter().map(|(_, b)| b).sum();
                 let digest =
                     data::digest(&dir).with_context(|| format!("reading {}", dir.display()))?;

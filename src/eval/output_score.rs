@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 
 use super::code::rouge_l;
 use crate::bench::judge::{image_metrics, Grid};
+use crate::card;
 use crate::outputs::{self, OutputCheck, OutputKind};
-use crate::schema;
 
 /// One output's L3 score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -167,7 +167,7 @@ struct RasterData {
 }
 
 fn open_raster(path: &Path) -> Result<Dataset, String> {
-    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
+    let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
         .map_err(|e| format!("not a readable raster: {e}"))?;
     if ds.raster_count() > 0 {
         return Ok(ds);
@@ -296,7 +296,7 @@ struct VectorData {
 }
 
 fn read_vector(path: &Path) -> Result<VectorData, String> {
-    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])
+    let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])
         .map_err(|e| format!("not a readable vector file: {e}"))?;
     let mut data = VectorData {
         count: 0,
@@ -691,7 +691,7 @@ const IMAGE_SIDE: usize = 256;
 
 /// The image in grey (mean of the colour bands), resampled to 256×256.
 fn grey(path: &Path) -> Result<Grid, String> {
-    let ds = schema::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
+    let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
         .map_err(|e| format!("not a readable image: {e}"))?;
     let size = ds.raster_size();
     let bands = ds.raster_count().min(3);
