@@ -588,3 +588,28 @@ fn keys_typed_during_a_turn_start_the_next_prompt_and_ctrl_d_leaves_after_it() {
     pty.expect("leaving", WAIT);
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
 }
+
+#[test]
+fn a_finish_ends_the_turn_with_its_summary() {
+    // A recorded solve session ends with `finish`; in chat that is the
+    // turn's answer, not a failure when the replay runs out after it.
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code("Computing.", "print('made', 6 * 7)"),
+        call(
+            "finish",
+            serde_json::json!({ "summary": "The map is in pred_results/." }),
+        ),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    pty.send("make the map\r");
+    pty.expect("made 42", WAIT);
+    pty.expect("The map is in pred_results/.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("\x04");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    assert!(!pty.seen.contains("the turn failed"), "{}", pty.seen);
+}

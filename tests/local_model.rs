@@ -472,10 +472,70 @@ fn missing_and_corrupt_models_end_in_one_line_and_leave_no_process() {
     assert!(
         last.contains("llama-server exited while loading")
             && last.contains("e2e-corrupt")
-            && last.contains("log:"),
+            && last.contains("log kept:"),
         "{stderr}"
     );
     assert!(processes_with(corrupt.to_str().unwrap()).is_empty());
+    // The log the message names is still there to read, then cleaned up here.
+    let log = last
+        .rsplit("log kept: ")
+        .next()
+        .unwrap()
+        .trim_end_matches(')');
+    let log = Path::new(log);
+    assert!(
+        std::fs::read_to_string(log).is_ok_and(|t| !t.is_empty()),
+        "{}",
+        log.display()
+    );
+    std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+}
+
+#[test]
+#[ignore = "needs `make setup-local-model`; run by `make e2e`"]
+fn a_loopback_that_is_down_is_one_line_at_once() {
+    if let Err(reason) = netns_probe() {
+        eprintln!("skipped: cannot make a network namespace here: {reason}");
+        return;
+    }
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = model(dir.path(), "default.gguf");
+    let inner = gisclaw_command(
+        &[
+            "solve",
+            &example(),
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+        &[("GISCLAW_LLAMA_SERVER", server.to_str().unwrap())],
+    );
+    // A fresh network namespace whose loopback stays down.
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-n", "--"]);
+    cmd.arg(inner.get_program()).args(inner.get_args());
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let started = Instant::now();
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let last = stderr.trim().lines().last().unwrap();
+    assert!(
+        last.contains("the loopback interface is down") && last.contains("ip link set lo up"),
+        "{stderr}"
+    );
+    // Not the 120 s start-up wait: the server is never started.
+    assert!(started.elapsed() < Duration::from_secs(60), "{stderr}");
+    assert!(processes_with(gguf.to_str().unwrap()).is_empty());
 }
 
 #[test]

@@ -359,6 +359,28 @@ impl ChatEngine {
                 ev(ChatEvent::StepDone { summary: &summary });
                 step_done = Some(summary);
                 ("Step recorded.".to_string(), true)
+            } else if name == "finish" {
+                // Not offered in chat, but a model (or a recorded solve
+                // session) may call it: its summary is the answer that ends
+                // the turn, and the calls after it are not run.
+                let summary = tools::summary_of(&call.function.arguments);
+                ev(ChatEvent::Tool {
+                    name,
+                    code: None,
+                    arguments: &call.function.arguments,
+                });
+                let text = "The turn ends here with your summary.".to_string();
+                self.record("tool", json!({ "agent": agent, "name": name, "arguments": call.function.arguments, "ok": true, "observation": text }));
+                log.push(Message::tool_result(&call.id, text));
+                for rest in &calls[i + 1..] {
+                    log.push(Message::tool_result(
+                        &rest.id,
+                        "Not run: the turn ended with finish.",
+                    ));
+                }
+                ev(ChatEvent::Text(&summary));
+                ev(ChatEvent::MessageDone);
+                return Ok(Exchange::Answered(summary));
             } else {
                 let code = tools::code_of(name, &call.function.arguments);
                 ev(ChatEvent::Tool {

@@ -54,8 +54,8 @@ pub enum LocalError {
         /// Why.
         source: std::io::Error,
     },
-    /// The server exited before it was ready.
-    #[error("llama-server exited while loading {model} ({status}): {last_line} (log: {log})")]
+    /// The server exited before it was ready (its log is kept).
+    #[error("llama-server exited while loading {model} ({status}): {last_line} (log kept: {log})")]
     Exited {
         /// The GGUF file.
         model: String,
@@ -66,9 +66,12 @@ pub enum LocalError {
         /// The full log.
         log: String,
     },
-    /// The server did not become ready in time.
-    #[error("llama-server did not become ready within {0} s (log: {1})")]
+    /// The server did not become ready in time (its log is kept).
+    #[error("llama-server did not become ready within {0} s (log kept: {1})")]
     Timeout(u64, String),
+    /// Connections to 127.0.0.1 fail: the loopback interface is down.
+    #[error("the loopback interface is down or blocked (connecting to 127.0.0.1 fails: {0}): bring it up with `ip link set lo up` (in a container or network namespace, give it a loopback), then retry")]
+    LoopbackDown(String),
     /// Anything else on the way.
     #[error("local server: {0}")]
     Io(#[from] std::io::Error),
@@ -170,8 +173,9 @@ pub struct LocalServer {
     model: String,
     gguf: PathBuf,
     log: PathBuf,
-    /// Holds the log file's folder while the server lives.
-    _log_dir: tempfile::TempDir,
+    /// Holds the log file's folder while the server lives; taken (and kept
+    /// on disk) when the server fails to start, so its log can be read.
+    log_dir: Option<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for LocalServer {
@@ -188,6 +192,7 @@ impl LocalServer {
     /// `on_wait` is called with the time waited so far about ten times a second.
     pub fn start(spec: &LocalSpec, on_wait: &dyn Fn(Duration)) -> Result<LocalServer, LocalError> {
         spec.check()?;
+        check_loopback()?;
         let port = match spec.port {
             Some(p) => {
                 TcpListener::bind((Ipv4Addr::LOCALHOST, p))
@@ -257,15 +262,21 @@ impl LocalServer {
             source,
         })?;
         tracing::info!(port, model = %model, threads, "started llama-server");
-        let server = LocalServer {
+        let mut server = LocalServer {
             child: Mutex::new(child),
             port,
             model,
             gguf: spec.gguf.clone(),
             log,
-            _log_dir: log_dir,
+            log_dir: Some(log_dir),
         };
-        server.wait_ready(on_wait)?;
+        if let Err(err) = server.wait_ready(on_wait) {
+            // The message names the log: it must outlive this process.
+            if let Some(dir) = server.log_dir.take() {
+                let _ = dir.keep();
+            }
+            return Err(err);
+        }
         Ok(server)
     }
 
@@ -462,6 +473,29 @@ fn telling_line(log: &str) -> String {
     pick.chars().take(300).collect()
 }
 
+/// Fails at once, saying why, when nothing can connect to 127.0.0.1 (a
+/// network namespace or container whose loopback is down): the server would
+/// start, but never be reachable.
+fn check_loopback() -> Result<(), LocalError> {
+    let listener = match TcpListener::bind((Ipv4Addr::LOCALHOST, 0)) {
+        Ok(l) => l,
+        Err(e) => return Err(LocalError::LoopbackDown(e.to_string())),
+    };
+    let addr = listener.local_addr()?;
+    match TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ENETUNREACH) | Some(libc::EADDRNOTAVAIL) | Some(libc::ECONNREFUSED)
+            ) || e.kind() == std::io::ErrorKind::TimedOut =>
+        {
+            Err(LocalError::LoopbackDown(e.to_string()))
+        }
+        Err(e) => Err(LocalError::Io(e)),
+    }
+}
+
 /// A port the kernel says is free on 127.0.0.1.
 fn free_port() -> Result<u16, LocalError> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
@@ -485,6 +519,11 @@ fn health(port: u16) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_loopback_check_passes_where_loopback_works() {
+        check_loopback().unwrap();
+    }
 
     #[test]
     fn the_telling_line_prefers_errors() {
