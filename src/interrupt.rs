@@ -62,16 +62,25 @@ pub struct CellStopper {
 }
 
 impl CellStopper {
-    /// Watches for a stop request on a thread of its own.
+    /// Watches for a stop request (a signal) on a thread of its own.
     pub fn start(canceller: Canceller) -> CellStopper {
+        CellStopper::watch(canceller, || requested().is_some())
+    }
+
+    /// Interrupts the running cell whenever `should_stop` says so (chat
+    /// passes its Ctrl-C flag).
+    pub fn watch(
+        canceller: Canceller,
+        should_stop: impl Fn() -> bool + Send + 'static,
+    ) -> CellStopper {
         let done = Arc::new(AtomicBool::new(false));
         let watching = done.clone();
         std::thread::spawn(move || {
             while !watching.load(Ordering::SeqCst) {
-                if requested().is_some() {
+                if should_stop() {
                     canceller.cancel();
                 }
-                std::thread::sleep(Duration::from_millis(50));
+                std::thread::sleep(Duration::from_millis(20));
             }
         });
         CellStopper { done }

@@ -1,18 +1,49 @@
-//! The conversation engine both architectures run on: ask the model, adapt
-//! its message, dispatch its tool calls onto the sandbox, record everything,
-//! and stop on an accepted `finish`, a `step_done` (Dual Agent), a bound, or
-//! a failure.
+//! The one conversation loop every front end runs on (solve and eval
+//! through the Single and Dual Agents, chat's turns and plan steps): ask the
+//! model, adapt its message, dispatch its tool calls onto the sandbox,
+//! record everything, tell the front end through [`AgentEvent`]s, and stop
+//! on an accepted `finish`, a `step_done` (Dual Agent), a text answer (chat),
+//! a bound, a stop request, or a failure.
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use super::dedup::AmnesiaGuard;
+use super::events::{AgentEvent, Events};
 use super::memory::ErrorMemory;
 use super::tools::{self, Toolbox};
 use super::transcript::Transcript;
 use crate::llm::{adapt, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
-use crate::sandbox::{CellStatus, SandboxError};
+use crate::sandbox::{CellOutcome, CellStatus, SandboxError};
+
+/// How the loop asks the model: plainly, as any backend does (solve,
+/// eval), or with its text streamed and a Ctrl-C that abandons the call
+/// (chat's asker).
+pub trait Model {
+    /// One model call; `on_text` gets the answer's text as it arrives
+    /// (or not at all).
+    fn ask(
+        &mut self,
+        messages: &[Message],
+        specs: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError>;
+}
+
+/// A backend asked plainly (no streaming; the batch front ends).
+pub struct Plain<'a>(pub &'a mut dyn ChatBackend);
+
+impl Model for Plain<'_> {
+    fn ask(
+        &mut self,
+        messages: &[Message],
+        specs: &[ToolSpec],
+        _on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError> {
+        self.0.chat(messages, specs)
+    }
+}
 
 /// Bounds of one run.
 #[derive(Debug, Clone)]
@@ -48,8 +79,9 @@ pub enum Ending {
     Interrupted(String),
 }
 
-/// The ending of a run whose process was signalled, if it was.
-fn interrupted() -> Option<Ending> {
+/// The ending of a run whose process was signalled (SIGTERM, SIGINT,
+/// SIGHUP), if it was: the stop check of the batch front ends.
+pub fn signalled() -> Option<Ending> {
     crate::interrupt::stop_reason().map(Ending::Interrupted)
 }
 
@@ -69,9 +101,6 @@ pub struct AgentOutcome {
     /// The model's closing summary.
     pub summary: Option<String>,
 }
-
-/// Progress lines for the terminal.
-pub type Progress<'a> = &'a mut dyn FnMut(&str);
 
 /// State shared by every conversation of one run (rounds, time, tokens,
 /// the amnesia guard), so the Dual Agent's steps draw on one budget.
@@ -122,12 +151,13 @@ impl RunState {
     /// answer and how long the model took.
     pub fn ask(
         &mut self,
-        backend: &mut dyn ChatBackend,
+        model: &mut dyn Model,
         messages: &[Message],
         specs: &[ToolSpec],
         limits: &AgentLimits,
+        on_text: &mut dyn FnMut(&str),
     ) -> Result<(ChatResponse, Duration), Ending> {
-        if let Some(ending) = interrupted() {
+        if let Some(ending) = signalled() {
             return Err(ending);
         }
         if self.rounds >= limits.max_rounds {
@@ -144,10 +174,10 @@ impl RunState {
         }
         self.rounds += 1;
         let asked = Instant::now();
-        let response = backend.chat(messages, specs);
+        let response = model.ask(messages, specs, on_text);
         let took = asked.elapsed();
         self.llm_time += took;
-        if let Some(ending) = interrupted() {
+        if let Some(ending) = signalled() {
             return Err(ending);
         }
         match response {
@@ -160,8 +190,14 @@ impl RunState {
             Err(LlmError::ReplayExhausted(n)) => {
                 self.rounds -= 1;
                 Err(Ending::Failed(format!(
-                    "the replay ended after {n} messages without an accepted finish"
+                    "the replay ended after {n} messages"
                 )))
+            }
+            Err(LlmError::Cancelled) => {
+                self.rounds -= 1;
+                Err(Ending::Interrupted(
+                    "the user interrupted the model call".into(),
+                ))
             }
             // A run that outgrew the model's context is the run failing,
             // not the infrastructure.
@@ -177,7 +213,8 @@ impl Default for RunState {
     }
 }
 
-/// Bounds of one conversation (the whole task, or one Dual-Agent step).
+/// Bounds of one conversation (the whole task, a chat turn, or one
+/// Dual-Agent step).
 #[derive(Debug, Clone)]
 pub struct ConverseLimits {
     /// Run-wide bounds.
@@ -196,6 +233,9 @@ pub enum Stop {
     Finished(String),
     /// `step_done`, with its summary (Dual Agent).
     StepDone(String),
+    /// A message without a tool call, where that ends the conversation
+    /// ([`OnText::Answer`]): its text.
+    Answered(String),
     /// A bound of this conversation was hit; the last failure's observation
     /// is kept for the replanner.
     GaveUp {
@@ -204,37 +244,131 @@ pub enum Stop {
         /// The last failing observation, if any.
         last_error: Option<String>,
     },
-    /// The run must end (budget, replay ended, infrastructure failure).
+    /// The run must end (budget, replay ended, stop request, infrastructure
+    /// failure).
     End(Ending),
 }
 
-/// Runs one conversation over `messages` (which it extends) with `specs`.
-#[allow(clippy::too_many_arguments)]
-pub fn converse(
-    backend: &mut dyn ChatBackend,
+/// What a message without a tool call means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnText {
+    /// The model should have called a tool: it is nudged, and the run fails
+    /// after `max_idle` such messages in a row (solve, eval).
+    Nudge,
+    /// The model answered: the conversation ends with its text (chat).
+    Answer,
+}
+
+/// What one conversation runs with.
+pub struct Turn<'t, 'b> {
+    /// The model.
+    pub model: &'t mut dyn Model,
+    /// The tools, on the sandbox session.
+    pub toolbox: &'t mut Toolbox<'b>,
+    /// Error Memory: hints for failing cells, learning from fixes.
+    pub memory: &'t mut ErrorMemory,
+    /// Where every message and tool call is recorded.
+    pub transcript: &'t mut Transcript,
+    /// Where events go.
+    pub events: Events<'t>,
+    /// Who speaks, in the transcript (`worker` in a plan's step).
+    pub agent: Option<&'static str>,
+    /// What a message without a tool call means.
+    pub on_text: OnText,
+    /// Asked before each model call and after each tool call: `Some` ends
+    /// the conversation (a signal, the user's Ctrl-C).
+    pub stop: &'t dyn Fn() -> Option<Ending>,
+}
+
+/// A tool call's result, with what the loop and the front ends need.
+#[derive(Debug)]
+pub struct ToolRun {
+    /// The observation text for the model (Error Memory's hint included).
+    pub text: String,
+    /// A short status: the cell's, or `ok` / `finished`.
+    pub status: String,
+    /// The cell, for `execute_python`.
+    pub cell: Option<CellOutcome>,
+    /// The summary of an accepted `finish`.
+    pub finished: Option<String>,
+}
+
+/// Runs one tool call: the tool, then Error Memory on a cell (its hint is
+/// appended to the observation). Chat's own cells (`/run`) use it too.
+pub fn run_tool(
     toolbox: &mut Toolbox<'_>,
     memory: &mut ErrorMemory,
-    transcript: &mut Transcript,
+    name: &str,
+    arguments: &str,
+) -> Result<ToolRun, SandboxError> {
+    let code = tools::code_of(name, arguments);
+    let result = toolbox.call(name, arguments)?;
+    let mut text = result.text;
+    let status = match &result.cell {
+        Some(cell) => {
+            if let Some(note) = code.as_deref().and_then(|c| memory.observe(c, cell)) {
+                text.push_str(&note);
+                text.push('\n');
+            }
+            format!("{:?}", cell.status)
+        }
+        None if result.finished => "finished".to_string(),
+        None => "ok".to_string(),
+    };
+    Ok(ToolRun {
+        text,
+        status,
+        cell: result.cell,
+        finished: result.finished.then(|| result.summary.unwrap_or_default()),
+    })
+}
+
+/// Answers the tool calls of a message that will not run, so the
+/// conversation stays well-formed (every call has a result).
+fn not_run(messages: &mut Vec<Message>, calls: &[crate::llm::ToolCall], why: &str) {
+    for call in calls {
+        messages.push(Message::tool_result(&call.id, format!("Not run: {why}.")));
+    }
+}
+
+/// Runs one conversation over `messages` (which it extends) with `specs`.
+pub fn converse(
+    turn: &mut Turn<'_, '_>,
     messages: &mut Vec<Message>,
     specs: &[ToolSpec],
     limits: &ConverseLimits,
     state: &mut RunState,
-    progress: Progress<'_>,
 ) -> Stop {
     let mut idle = 0;
     let mut failures = 0;
     let mut last_error: Option<String> = None;
+    let has_step_done = specs.iter().any(|s| s.name == "step_done");
     for _ in 0..limits.max_rounds {
-        let (response, llm_time) = match state.ask(backend, messages, specs, &limits.run) {
+        if let Some(ending) = (turn.stop)() {
+            return Stop::End(ending);
+        }
+        let asked = {
+            let events = &mut *turn.events;
+            state.ask(
+                &mut *turn.model,
+                messages,
+                specs,
+                &limits.run,
+                &mut |text| events(AgentEvent::Text(text)),
+            )
+        };
+        let (response, llm_time) = match asked {
             Ok(answer) => answer,
             Err(ending) => return Stop::End(ending),
         };
         let round = state.rounds;
         let adapted = adapt::adapt(response.message, round);
-        let _ = transcript.record(
+        (turn.events)(AgentEvent::MessageDone { round });
+        let _ = turn.transcript.record(
             "message",
             json!({
                 "round": round,
+                "agent": turn.agent,
                 "message": adapted.message,
                 "usage": response.usage,
                 "llm_ms": llm_time.as_millis() as u64,
@@ -245,14 +379,15 @@ pub fn converse(
             }),
         );
         for note in &response.notes {
-            progress(&format!("round {round}: {note}"));
+            (turn.events)(AgentEvent::BackendNote { round, note });
         }
         messages.push(adapted.message.clone());
         if adapted.message.tool_calls.is_empty() {
+            if turn.on_text == OnText::Answer {
+                return Stop::Answered(adapted.message.content.unwrap_or_default());
+            }
             idle += 1;
-            progress(&format!(
-                "round {round}: the model answered without calling a tool"
-            ));
+            (turn.events)(AgentEvent::NoToolCall { round });
             if idle > limits.run.max_idle {
                 return Stop::End(Ending::Failed(format!(
                     "the model stopped calling tools ({idle} messages in a row)"
@@ -266,82 +401,106 @@ pub fn converse(
                     names.join(", ")
                 ),
             );
-            let _ = transcript.record("message", json!({ "round": round, "message": nudge }));
+            let _ = turn
+                .transcript
+                .record("message", json!({ "round": round, "message": nudge }));
             messages.push(nudge);
             continue;
         }
         idle = 0;
-        for call in &adapted.message.tool_calls {
+        let calls = &adapted.message.tool_calls;
+        for (i, call) in calls.iter().enumerate() {
             let name = call.function.name.as_str();
+            let arguments = call.function.arguments.as_str();
             let ran = Instant::now();
             let mut cell_us = None;
             let mut stop = None;
-            let (text, status) = if let Some(bad) =
-                adapted.malformed.iter().find(|m| m.call_id == call.id)
-            {
-                (tools::malformed_reply(&bad.reason), "malformed".to_string())
-            } else if name == "step_done" && specs.iter().any(|s| s.name == "step_done") {
-                stop = Some(Stop::StepDone(tools::summary_of(&call.function.arguments)));
-                ("Step recorded.".to_string(), "step_done".to_string())
-            } else {
-                let code = tools::code_of(name, &call.function.arguments);
-                let warning = code.as_deref().and_then(|c| state.guard.warning(c));
-                match toolbox.call(name, &call.function.arguments) {
-                    Ok(result) => {
-                        let mut remembered = None;
-                        let status = match &result.cell {
-                            Some(cell) => {
+            let mut code = None;
+            let (text, status, ok) =
+                if let Some(bad) = adapted.malformed.iter().find(|m| m.call_id == call.id) {
+                    (turn.events)(AgentEvent::Tool {
+                        name,
+                        code: None,
+                        arguments,
+                    });
+                    (
+                        tools::malformed_reply(&bad.reason),
+                        "malformed".to_string(),
+                        false,
+                    )
+                } else if name == "step_done" && has_step_done {
+                    let summary = tools::summary_of(arguments);
+                    (turn.events)(AgentEvent::StepDone { summary: &summary });
+                    stop = Some(Stop::StepDone(summary));
+                    ("Step recorded.".to_string(), "step_done".to_string(), true)
+                } else {
+                    code = tools::code_of(name, arguments);
+                    (turn.events)(AgentEvent::Tool {
+                        name,
+                        code: code.as_deref(),
+                        arguments,
+                    });
+                    if name == "execute_python" {
+                        (turn.events)(AgentEvent::CellRunning);
+                    }
+                    let warning = code.as_deref().and_then(|c| state.guard.warning(c));
+                    match run_tool(turn.toolbox, turn.memory, name, arguments) {
+                        Ok(run) => {
+                            let ok = run.cell.as_ref().is_none_or(|c| c.status == CellStatus::Ok);
+                            if let Some(cell) = &run.cell {
                                 cell_us = Some(cell.result.duration_us);
                                 if let Some(c) = &code {
                                     state.guard.record(c, cell);
-                                    remembered = memory.observe(c, cell);
                                 }
-                                format!("{:?}", cell.status)
                             }
-                            None if result.finished => "finished".to_string(),
-                            None => "ok".to_string(),
-                        };
-                        let mut text = match warning {
-                            Some(w) => format!("{w}\n{}", result.text),
-                            None => result.text,
-                        };
-                        if let Some(note) = remembered {
-                            text.push_str(&note);
-                            text.push('\n');
-                        }
-                        if let Some(cell) = &result.cell {
-                            if cell.status != CellStatus::Ok {
+                            let text = match warning {
+                                Some(w) => format!("{w}\n{}", run.text),
+                                None => run.text,
+                            };
+                            if !ok {
                                 failures += 1;
                                 last_error = Some(text.clone());
                             }
+                            if run.cell.is_none() {
+                                code = None;
+                            }
+                            if let Some(summary) = run.finished {
+                                stop = Some(Stop::Finished(summary));
+                            }
+                            (text, run.status, ok)
                         }
-                        if result.finished {
-                            stop = Some(Stop::Finished(result.summary.unwrap_or_default()));
+                        Err(err) => {
+                            let ending = match err {
+                                SandboxError::BudgetExhausted(b) => Ending::Failed(format!(
+                                    "the sandbox's {} s budget is spent",
+                                    b.as_secs()
+                                )),
+                                err => Ending::Error(format!("sandbox failure: {err}")),
+                            };
+                            not_run(messages, &calls[i..], "the run ended");
+                            return Stop::End(ending);
                         }
-                        (text, status)
                     }
-                    Err(SandboxError::BudgetExhausted(b)) => {
-                        return Stop::End(Ending::Failed(format!(
-                            "the sandbox's {} s budget is spent",
-                            b.as_secs()
-                        )));
-                    }
-                    Err(err) => return Stop::End(Ending::Error(format!("sandbox failure: {err}"))),
-                }
-            };
+                };
             let took = ran.elapsed();
             state.tool_time += took;
-            progress(&format!(
-                "round {round}: {name} → {status} ({:.1} s)",
-                took.as_secs_f64()
-            ));
-            let _ = transcript.record(
+            (turn.events)(AgentEvent::Observation {
+                round,
+                name,
+                code: code.as_deref(),
+                text: &text,
+                ok,
+                status: &status,
+                seconds: took.as_secs_f64(),
+            });
+            let _ = turn.transcript.record(
                 "tool",
                 json!({
                     "round": round,
+                    "agent": turn.agent,
                     "call_id": call.id,
                     "name": name,
-                    "arguments": call.function.arguments,
+                    "arguments": arguments,
                     "status": status,
                     "tool_ms": took.as_millis() as u64,
                     "cell_us": cell_us,
@@ -350,9 +509,15 @@ pub fn converse(
             );
             messages.push(Message::tool_result(&call.id, text));
             if let Some(stop) = stop {
+                not_run(
+                    messages,
+                    &calls[i + 1..],
+                    "the conversation ended before this call",
+                );
                 return stop;
             }
-            if let Some(ending) = interrupted() {
+            if let Some(ending) = (turn.stop)() {
+                not_run(messages, &calls[i + 1..], "the run was stopped");
                 return Stop::End(ending);
             }
         }
@@ -367,8 +532,9 @@ pub fn converse(
             }
         }
     }
+    let wanted = if has_step_done { "step_done" } else { "result" };
     Stop::GaveUp {
-        reason: format!("no result within {} rounds", limits.max_rounds),
+        reason: format!("no {wanted} within {} rounds", limits.max_rounds),
         last_error,
     }
 }

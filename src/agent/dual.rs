@@ -19,8 +19,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::converse::{
-    converse, AgentLimits, AgentOutcome, ConverseLimits, Ending, Progress, RunState, Stop,
+    converse, signalled, AgentLimits, AgentOutcome, ConverseLimits, Ending, OnText, Plain,
+    RunState, Stop, Turn,
 };
+use super::events::{AgentEvent, Events};
 use super::memory::ErrorMemory;
 use super::prompt;
 use super::tools::{self, missing_outputs, Toolbox};
@@ -221,12 +223,19 @@ fn ask_planner(
     messages: &mut Vec<Message>,
     min: usize,
     max: usize,
-    progress: Progress<'_>,
+    replan: usize,
+    events: Events<'_>,
 ) -> Result<Plan, Ending> {
     let specs = [plan_spec()];
     let mut last = String::new();
     for _ in 0..PLAN_TRIES {
-        let (response, llm_time) = state.ask(backend, messages, &specs, limits)?;
+        let (response, llm_time) = state.ask(
+            &mut Plain(&mut *backend),
+            messages,
+            &specs,
+            limits,
+            &mut |_| {},
+        )?;
         let adapted = adapt::adapt(response.message, state.rounds);
         let review = review_plan(adapted.message, min, max);
         let _ = transcript.record(
@@ -247,15 +256,18 @@ fn ask_planner(
         messages.push(review.reply);
         match review.plan {
             Ok(plan) => {
-                progress(&format!(
-                    "round {}: plan of {} steps",
-                    state.rounds,
-                    plan.steps.len()
-                ));
+                events(AgentEvent::Plan {
+                    round: state.rounds,
+                    steps: &plan.steps,
+                    replan,
+                });
                 return Ok(plan);
             }
             Err(e) => {
-                progress(&format!("round {}: plan refused: {e}", state.rounds));
+                events(AgentEvent::PlanRefused {
+                    round: state.rounds,
+                    reason: &e,
+                });
                 last = e;
             }
         }
@@ -275,7 +287,7 @@ pub fn run(
     inputs: &DualInputs,
     limits: &AgentLimits,
     dual: &DualLimits,
-    progress: Progress<'_>,
+    events: Events<'_>,
 ) -> AgentOutcome {
     let mut state = RunState::new();
     let planner_system = planner_prompt(
@@ -303,7 +315,8 @@ pub fn run(
         &mut planner,
         PLAN_STEPS.0,
         PLAN_STEPS.1,
-        progress,
+        0,
+        &mut *events,
     ) {
         Ok(p) => p,
         Err(ending) => return state.outcome(ending, None),
@@ -325,30 +338,32 @@ pub fn run(
                 "message",
                 json!({ "round": state.rounds, "agent": "worker", "message": messages[1] }),
             );
-            progress(&format!(
-                "step {}/{}: {}",
-                i + 1,
-                plan.steps.len(),
-                step.goal
-            ));
+            events(AgentEvent::Step {
+                index: i + 1,
+                of: plan.steps.len(),
+                goal: &step.goal,
+            });
             let bounds = ConverseLimits {
                 run: limits.clone(),
                 max_rounds: dual.step_rounds,
                 max_failures: Some(dual.max_corrections),
             };
-            match converse(
-                backend,
-                toolbox,
-                memory,
-                transcript,
-                &mut messages,
-                &worker_specs,
-                &bounds,
-                &mut state,
-                progress,
-            ) {
+            let mut model = Plain(&mut *backend);
+            let mut turn = Turn {
+                model: &mut model,
+                toolbox: &mut *toolbox,
+                memory: &mut *memory,
+                transcript: &mut *transcript,
+                events: &mut *events,
+                agent: Some("worker"),
+                on_text: OnText::Nudge,
+                stop: &signalled,
+            };
+            match converse(&mut turn, &mut messages, &worker_specs, &bounds, &mut state) {
                 Stop::Finished(summary) => return state.outcome(Ending::Finished, Some(summary)),
-                Stop::StepDone(summary) => done.push(format!("{}: {}", step.goal, summary.trim())),
+                Stop::StepDone(summary) | Stop::Answered(summary) => {
+                    done.push(format!("{}: {}", step.goal, summary.trim()))
+                }
                 Stop::GaveUp { reason, last_error } => {
                     failure = Some((step.goal.clone(), reason, last_error));
                     break;
@@ -378,10 +393,11 @@ pub fn run(
         }
         replans += 1;
         let context = replan_request(&goal, &reason, &done, &missing, last_error.as_deref());
-        progress(&format!(
-            "replanning ({replans}/{}): {reason}",
-            dual.max_replans
-        ));
+        events(AgentEvent::Replanning {
+            cycle: replans,
+            of: dual.max_replans,
+            reason: &reason,
+        });
         let _ = transcript.record(
             "replan",
             json!({ "cycle": replans, "failed_step": goal, "reason": reason }),
@@ -395,7 +411,8 @@ pub fn run(
             &mut planner,
             1,
             PLAN_STEPS.1,
-            progress,
+            replans,
+            &mut *events,
         ) {
             Ok(p) => p,
             Err(ending) => return state.outcome(ending, None),

@@ -1,10 +1,11 @@
-//! The agent: prompts, tools, the conversation engine, the two
-//! architectures (Single-Agent ReAct, Dual-Agent Plan-Execute-Replan), and
-//! the run's record. MCTS refinement is not built yet.
+//! The agent: prompts, tools, the one conversation loop and its event
+//! stream, the two architectures (Single-Agent ReAct, Dual-Agent
+//! Plan-Execute-Replan), and the run's record. MCTS refinement is not built yet.
 
 pub mod converse;
 pub mod dedup;
 pub mod dual;
+pub mod events;
 pub mod memory;
 pub mod prompt;
 pub mod run;

@@ -11,9 +11,10 @@ use anyhow::{bail, Context};
 use serde_json::json;
 
 use super::dual::{self, DualLimits};
+use super::events::Events;
 use super::memory::ErrorMemory;
 use super::prompt::{self, PromptInputs};
-use super::single::{self, AgentLimits, AgentOutcome, Ending, Progress};
+use super::single::{self, AgentLimits, AgentOutcome, Ending};
 use super::solution;
 use super::tools::Toolbox;
 use super::transcript::{output_status, RunSummary, Transcript};
@@ -138,7 +139,7 @@ pub fn run_task(
     memory: &mut ErrorMemory,
     out: &Path,
     options: &RunOptions,
-    progress: Progress<'_>,
+    events: Events<'_>,
 ) -> anyhow::Result<RunSummary> {
     let task = &loaded.task;
     let dirs = prepare_out(out, loaded.data_dir.as_deref())?;
@@ -194,7 +195,7 @@ pub fn run_task(
             system,
             task_prompt,
             &options.limits,
-            progress,
+            events,
         ),
         Arch::Dual => dual::run(
             backend,
@@ -209,7 +210,7 @@ pub fn run_task(
             },
             &options.limits,
             &options.dual,
-            progress,
+            events,
         ),
     };
     let script = solution::consolidate(&task.id, session.journal());

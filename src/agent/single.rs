@@ -2,8 +2,9 @@
 //! observation, and goes on until it calls an accepted `finish`, runs out of
 //! rounds or time, or stops calling tools.
 
-use super::converse::{converse, ConverseLimits, RunState, Stop};
-pub use super::converse::{AgentLimits, AgentOutcome, Ending, Progress};
+use super::converse::{converse, signalled, ConverseLimits, OnText, Plain, RunState, Stop, Turn};
+pub use super::converse::{AgentLimits, AgentOutcome, Ending};
+use super::events::Events;
 use super::memory::ErrorMemory;
 use super::tools::Toolbox;
 use super::transcript::Transcript;
@@ -20,7 +21,7 @@ pub fn run(
     system: String,
     task_prompt: String,
     limits: &AgentLimits,
-    progress: Progress<'_>,
+    events: Events<'_>,
 ) -> AgentOutcome {
     let mut state = RunState::new();
     let mut messages = vec![
@@ -36,20 +37,21 @@ pub fn run(
         max_failures: None,
     };
     let specs = toolbox.offered();
-    match converse(
-        backend,
+    let mut model = Plain(backend);
+    let mut turn = Turn {
+        model: &mut model,
         toolbox,
         memory,
         transcript,
-        &mut messages,
-        &specs,
-        &bounds,
-        &mut state,
-        progress,
-    ) {
+        events,
+        agent: None,
+        on_text: OnText::Nudge,
+        stop: &signalled,
+    };
+    match converse(&mut turn, &mut messages, &specs, &bounds, &mut state) {
         Stop::Finished(summary) => state.outcome(Ending::Finished, Some(summary)),
         Stop::End(ending) => state.outcome(ending, None),
-        Stop::GaveUp { .. } | Stop::StepDone(_) => state.outcome(
+        Stop::GaveUp { .. } | Stop::StepDone(_) | Stop::Answered(_) => state.outcome(
             Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)),
             None,
         ),

@@ -13,68 +13,19 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::store::{ChatArch, SavedChat};
-use crate::agent::dual::PlanStep;
+use crate::agent::converse::{
+    converse, run_tool, AgentLimits, ConverseLimits, Ending, Model, OnText, RunState, Stop, Turn,
+};
+pub use crate::agent::events::AgentEvent;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::tools::{self, Toolbox};
 use crate::agent::transcript::Transcript;
 use crate::agent::{prompt, solution};
+use crate::interrupt::CellStopper;
 use crate::llm::config::LiveConfig;
 use crate::llm::tokens::Price;
-use crate::llm::{adapt, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
-use crate::sandbox::{CellStatus, SandboxConfig, SandboxError, Session, Zygote};
-
-/// What the engine tells the screen.
-#[derive(Debug)]
-pub enum ChatEvent<'a> {
-    /// A piece of the model's text as it arrives.
-    Text(&'a str),
-    /// The model's message is complete.
-    MessageDone,
-    /// The model calls a tool (`code` for `execute_python`).
-    Tool {
-        /// Tool name.
-        name: &'a str,
-        /// Its code, for `execute_python`.
-        code: Option<&'a str>,
-        /// Its raw arguments otherwise.
-        arguments: &'a str,
-    },
-    /// A cell started running.
-    CellRunning,
-    /// A tool's observation.
-    Observation {
-        /// The text the model sees.
-        text: &'a str,
-        /// False for failing cells and refused calls.
-        ok: bool,
-    },
-    /// Dual: the Planner's plan (`replan` 0 for the first).
-    Plan {
-        /// The steps, in order.
-        steps: &'a [PlanStep],
-        /// Which replanning cycle made it.
-        replan: usize,
-    },
-    /// Dual: a step starts.
-    Step {
-        /// 1-based.
-        index: usize,
-        /// Steps in the plan.
-        of: usize,
-        /// The step's goal.
-        goal: &'a str,
-    },
-    /// Dual: the worker marked the step done.
-    StepDone {
-        /// What it made.
-        summary: &'a str,
-    },
-    /// Dual: the step failed and the plan is redone.
-    StepFailed {
-        /// Why.
-        reason: &'a str,
-    },
-}
+use crate::llm::{ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
+use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,20 +38,6 @@ pub enum TurnEnd {
     RoundLimit(usize),
     /// The backend or the sandbox failed (one line).
     Failed(String),
-}
-
-/// What one exchange with the model came to.
-#[derive(Debug)]
-pub(super) enum Exchange {
-    /// The model answered in text (no tool call): its text.
-    Answered(String),
-    /// It called tools.
-    Called {
-        /// Observations of the cells that failed.
-        failed: Vec<String>,
-        /// The summary of a `step_done` call.
-        step_done: Option<String>,
-    },
 }
 
 /// Settings of a chat.
@@ -270,7 +207,7 @@ impl ChatEngine {
     }
 
     /// One user turn, with the session's architecture.
-    pub fn turn(&mut self, text: &str, ev: &mut dyn FnMut(ChatEvent<'_>)) -> TurnEnd {
+    pub fn turn(&mut self, text: &str, ev: &mut dyn FnMut(AgentEvent<'_>)) -> TurnEnd {
         self.interrupt.store(false, Ordering::SeqCst);
         self.saved.turns.push(self.saved.messages.len());
         let user = Message::text(Role::User, text);
@@ -294,254 +231,141 @@ impl ChatEngine {
             .collect()
     }
 
-    /// Single: exchanges on the conversation itself until the model answers.
-    fn react(&mut self, ev: &mut dyn FnMut(ChatEvent<'_>)) -> TurnEnd {
+    /// Single: the loop on the conversation itself until the model answers.
+    fn react(&mut self, ev: &mut dyn FnMut(AgentEvent<'_>)) -> TurnEnd {
         let specs = self.chat_tools();
-        let prefix = [self.system_message()];
-        let mut conversation = std::mem::take(&mut self.saved.messages);
-        let mut end = TurnEnd::RoundLimit(self.options.max_rounds);
-        for round in 1..=self.options.max_rounds {
-            match self.exchange(&prefix, &mut conversation, &specs, round, "single", ev) {
-                Ok(Exchange::Answered(_)) => {
-                    end = TurnEnd::Answered;
-                    break;
-                }
-                Ok(Exchange::Called { .. }) => {}
-                Err(e) => {
-                    end = e;
-                    break;
-                }
-            }
-        }
-        self.saved.messages = conversation;
-        end
+        let mut messages = vec![self.system_message()];
+        messages.append(&mut self.saved.messages);
+        let stop = self.converse_turn(&mut messages, &specs, None, None, ev);
+        self.saved.messages = messages.split_off(1);
+        self.turn_end(stop, ev)
     }
 
-    /// One exchange: the model is sent `prefix` then `log`; its message and
-    /// the results of the tools it called are appended to `log`. A
-    /// `step_done` call (offered to dual workers) is answered, not run.
-    pub(super) fn exchange(
+    /// How a turn ends, by how its conversation stopped. A `finish` (not
+    /// offered in chat, but a model or a recorded solve session may call it)
+    /// ends the turn with its summary as the answer.
+    pub(super) fn turn_end(&self, stop: Stop, ev: &mut dyn FnMut(AgentEvent<'_>)) -> TurnEnd {
+        match stop {
+            Stop::Answered(_) => TurnEnd::Answered,
+            Stop::Finished(summary) | Stop::StepDone(summary) => {
+                ev(AgentEvent::Text(&summary));
+                ev(AgentEvent::MessageDone { round: 0 });
+                TurnEnd::Answered
+            }
+            Stop::GaveUp { .. } => TurnEnd::RoundLimit(self.options.max_rounds),
+            Stop::End(Ending::Interrupted(_)) => TurnEnd::Interrupted,
+            Stop::End(Ending::Failed(why) | Ending::Error(why)) => TurnEnd::Failed(why),
+            Stop::End(Ending::Finished) => TurnEnd::Answered,
+        }
+    }
+
+    /// Runs the one conversation loop for a turn or a plan step: a text
+    /// answer ends it, Ctrl-C (the `interrupt` flag) stops the model call or
+    /// the running cell, successful cells join the saved journal and the
+    /// last failing one is kept for `/edit`.
+    pub(super) fn converse_turn(
         &mut self,
-        prefix: &[Message],
-        log: &mut Vec<Message>,
+        messages: &mut Vec<Message>,
         specs: &[ToolSpec],
-        round: usize,
-        agent: &str,
-        ev: &mut dyn FnMut(ChatEvent<'_>),
-    ) -> Result<Exchange, TurnEnd> {
-        let mut messages = prefix.to_vec();
-        messages.extend(log.iter().cloned());
-        let response = self.ask(messages, specs, ev)?;
-        let adapted = adapt::adapt(response.message, round);
-        ev(ChatEvent::MessageDone);
-        self.record("message", json!({ "agent": agent, "message": adapted.message, "usage": response.usage, "repairs": adapted.repairs }));
-        log.push(adapted.message.clone());
-        if adapted.message.tool_calls.is_empty() {
-            return Ok(Exchange::Answered(
-                adapted.message.content.unwrap_or_default(),
-            ));
-        }
-        let mut failed = Vec::new();
-        let mut step_done = None;
-        let calls = adapted.message.tool_calls;
-        for (i, call) in calls.iter().enumerate() {
-            let name = call.function.name.as_str();
-            let malformed = adapted.malformed.iter().find(|m| m.call_id == call.id);
-            let (text, ok) = if let Some(bad) = malformed {
-                ev(ChatEvent::Tool {
-                    name,
-                    code: None,
-                    arguments: &call.function.arguments,
-                });
-                (tools::malformed_reply(&bad.reason), false)
-            } else if name == "step_done" && specs.iter().any(|s| s.name == "step_done") {
-                let summary = tools::summary_of(&call.function.arguments);
-                ev(ChatEvent::StepDone { summary: &summary });
-                step_done = Some(summary);
-                ("Step recorded.".to_string(), true)
-            } else if name == "finish" {
-                // Not offered in chat, but a model (or a recorded solve
-                // session) may call it: its summary is the answer that ends
-                // the turn, and the calls after it are not run.
-                let summary = tools::summary_of(&call.function.arguments);
-                ev(ChatEvent::Tool {
-                    name,
-                    code: None,
-                    arguments: &call.function.arguments,
-                });
-                let text = "The turn ends here with your summary.".to_string();
-                self.record("tool", json!({ "agent": agent, "name": name, "arguments": call.function.arguments, "ok": true, "observation": text }));
-                log.push(Message::tool_result(&call.id, text));
-                for rest in &calls[i + 1..] {
-                    log.push(Message::tool_result(
-                        &rest.id,
-                        "Not run: the turn ended with finish.",
-                    ));
-                }
-                ev(ChatEvent::Text(&summary));
-                ev(ChatEvent::MessageDone);
-                return Ok(Exchange::Answered(summary));
-            } else {
-                let code = tools::code_of(name, &call.function.arguments);
-                ev(ChatEvent::Tool {
-                    name,
-                    code: code.as_deref(),
-                    arguments: &call.function.arguments,
-                });
-                let (text, ok) =
-                    match self.call_tool(name, &call.function.arguments, code.as_deref(), ev) {
-                        Ok(r) => r,
-                        Err(e) => return Err(TurnEnd::Failed(format!("sandbox failure: {e}"))),
-                    };
-                ev(ChatEvent::Observation { text: &text, ok });
-                if !ok && code.is_some() {
-                    failed.push(text.clone());
-                }
-                (text, ok)
-            };
-            self.record("tool", json!({ "agent": agent, "name": name, "arguments": call.function.arguments, "ok": ok, "observation": text }));
-            log.push(Message::tool_result(&call.id, text));
-            if self.interrupt.swap(false, Ordering::SeqCst) {
-                // Every call of the message gets a result, so the
-                // conversation stays well-formed.
-                for rest in &calls[i + 1..] {
-                    log.push(Message::tool_result(
-                        &rest.id,
-                        "Not run: the user interrupted.",
-                    ));
-                }
-                return Err(TurnEnd::Interrupted);
-            }
-        }
-        Ok(Exchange::Called { failed, step_done })
-    }
-
-    /// One model call, cancellable with the interrupt flag: the call runs on
-    /// a helper thread; on Ctrl-C its answer is dropped (a live backend is
-    /// re-opened for the next turn; a replay is waited for, it is instant).
-    pub(super) fn ask(
-        &mut self,
-        messages: Vec<Message>,
-        specs: &[ToolSpec],
-        ev: &mut dyn FnMut(ChatEvent<'_>),
-    ) -> Result<ChatResponse, TurnEnd> {
-        let mut backend = match self.backend.take() {
-            Some(b) => b,
-            None => match &self.reopen {
-                Some(config) => crate::llm::open_live(config.clone())
-                    .map_err(|e| TurnEnd::Failed(e.to_string()))?,
-                None => return Err(TurnEnd::Failed("the model backend is gone".into())),
-            },
-        };
-        let specs = specs.to_vec();
-        enum Piece {
-            Text(String),
-            Done(Box<dyn ChatBackend>, Result<ChatResponse, LlmError>),
-        }
-        let (tx, rx) = mpsc::channel::<Piece>();
-        std::thread::spawn(move || {
-            let text_tx = tx.clone();
-            let result = backend.chat_streaming(&messages, &specs, &mut |t| {
-                let _ = text_tx.send(Piece::Text(t.to_string()));
-            });
-            let _ = tx.send(Piece::Done(backend, result));
-        });
-        let mut interrupted = false;
-        loop {
-            match rx.recv_timeout(Duration::from_millis(30)) {
-                Ok(Piece::Text(t)) if !interrupted => ev(ChatEvent::Text(&t)),
-                Ok(Piece::Text(_)) => {}
-                Ok(Piece::Done(backend, result)) => {
-                    self.backend = Some(backend);
-                    if interrupted {
-                        return Err(TurnEnd::Interrupted);
-                    }
-                    return match result {
-                        Ok(r) => {
-                            self.usage.prompt_tokens += r.usage.prompt_tokens;
-                            self.usage.completion_tokens += r.usage.completion_tokens;
-                            self.usage.estimated |= r.usage.estimated;
-                            Ok(r)
-                        }
-                        Err(LlmError::ReplayExhausted(n)) => Err(TurnEnd::Failed(format!(
-                            "the replay has no more messages (after {n})"
-                        ))),
-                        Err(e) => Err(TurnEnd::Failed(e.to_string())),
-                    };
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if !interrupted && self.interrupt.swap(false, Ordering::SeqCst) {
-                        interrupted = true;
-                        if self.reopen.is_some() {
-                            // Drop the request: its thread ends on its own.
-                            return Err(TurnEnd::Interrupted);
-                        }
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(TurnEnd::Failed("the model call failed unexpectedly".into()))
-                }
-            }
-        }
-    }
-
-    /// Runs a tool; a cell can be interrupted with the flag. `(text, ok)`.
-    fn call_tool(
-        &mut self,
-        name: &str,
-        arguments: &str,
-        code: Option<&str>,
-        ev: &mut dyn FnMut(ChatEvent<'_>),
-    ) -> Result<(String, bool), SandboxError> {
-        if name == "execute_python" {
-            ev(ChatEvent::CellRunning);
-        }
-        let data_dir = self.saved.data_dir.clone();
-        let canceller = self.session.canceller();
+        max_failures: Option<usize>,
+        agent: Option<&'static str>,
+        ev: &mut dyn FnMut(AgentEvent<'_>),
+    ) -> Stop {
         let interrupt = self.interrupt;
-        let done = AtomicBool::new(false);
+        let _stopper = CellStopper::watch(self.session.canceller(), move || {
+            interrupt.load(Ordering::SeqCst)
+        });
+        let mut model = ChatModel {
+            backend: &mut self.backend,
+            reopen: &self.reopen,
+            interrupt,
+        };
         let out_dir = self.session.workdir().to_path_buf();
         let mut toolbox = Toolbox {
             session: &mut self.session,
             out_dir,
-            data_dir,
+            data_dir: self.saved.data_dir.clone(),
             data_path: "data/".into(),
             outputs: Vec::new(),
             docs: self.options.docs.as_deref(),
         };
-        let result = std::thread::scope(|s| {
-            s.spawn(|| {
-                while !done.load(Ordering::SeqCst) {
-                    if interrupt.load(Ordering::SeqCst) {
-                        canceller.cancel();
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
+        let (cells, last_failed) = (&mut self.saved.cells, &mut self.last_failed);
+        let mut events = |event: AgentEvent<'_>| {
+            if let AgentEvent::Observation {
+                code: Some(code),
+                ok,
+                ..
+            } = &event
+            {
+                if *ok {
+                    cells.push(code.to_string());
+                    *last_failed = None;
+                } else {
+                    *last_failed = Some(code.to_string());
                 }
-            });
-            let r = toolbox.call(name, arguments);
-            done.store(true, Ordering::SeqCst);
-            r
-        })?;
-        let mut text = result.text;
-        let ok = match &result.cell {
-            Some(cell) => {
-                if let Some(c) = code {
-                    if let Some(note) = self.memory.observe(c, cell) {
-                        text.push_str(&note);
-                    }
-                    if cell.status == CellStatus::Ok {
-                        self.saved.cells.push(c.to_string());
-                        self.last_failed = None;
-                    } else {
-                        self.last_failed = Some(c.to_string());
-                    }
-                }
-                cell.status == CellStatus::Ok
             }
-            None => true,
+            ev(event);
         };
-        Ok((text, ok))
+        let stop = move || {
+            interrupt
+                .swap(false, Ordering::SeqCst)
+                .then(|| Ending::Interrupted("the user interrupted".into()))
+        };
+        let limits = ConverseLimits {
+            run: AgentLimits {
+                max_rounds: usize::MAX,
+                budget: Duration::from_secs(365 * 24 * 3600),
+                ..AgentLimits::default()
+            },
+            max_rounds: self.options.max_rounds,
+            max_failures,
+        };
+        let mut state = RunState::new();
+        let mut turn = Turn {
+            model: &mut model,
+            toolbox: &mut toolbox,
+            memory: &mut self.memory,
+            transcript: &mut self.transcript,
+            events: &mut events,
+            agent,
+            on_text: OnText::Answer,
+            stop: &stop,
+        };
+        let end = converse(&mut turn, messages, specs, &limits, &mut state);
+        self.add_usage(state.usage);
+        end
+    }
+
+    fn add_usage(&mut self, usage: Usage) {
+        self.usage.prompt_tokens += usage.prompt_tokens;
+        self.usage.completion_tokens += usage.completion_tokens;
+        self.usage.estimated |= usage.estimated;
+    }
+
+    /// One model call outside the loop (the Planner's), streamed and
+    /// cancellable like the loop's.
+    pub(super) fn ask(
+        &mut self,
+        messages: &[Message],
+        specs: &[ToolSpec],
+        ev: &mut dyn FnMut(AgentEvent<'_>),
+    ) -> Result<ChatResponse, TurnEnd> {
+        let mut model = ChatModel {
+            backend: &mut self.backend,
+            reopen: &self.reopen,
+            interrupt: self.interrupt,
+        };
+        match model.ask(messages, specs, &mut |t| ev(AgentEvent::Text(t))) {
+            Ok(r) => {
+                self.add_usage(r.usage);
+                Ok(r)
+            }
+            Err(LlmError::Cancelled) => Err(TurnEnd::Interrupted),
+            Err(LlmError::ReplayExhausted(n)) => Err(TurnEnd::Failed(format!(
+                "the replay has no more messages (after {n})"
+            ))),
+            Err(e) => Err(TurnEnd::Failed(e.to_string())),
+        }
     }
 
     /// Runs the user's own code (`/run`, `/edit`) and tells the model about
@@ -549,13 +373,48 @@ impl ChatEngine {
     pub fn run_user_code(
         &mut self,
         code: &str,
-        ev: &mut dyn FnMut(ChatEvent<'_>),
+        ev: &mut dyn FnMut(AgentEvent<'_>),
     ) -> Result<(String, bool), String> {
         self.interrupt.store(false, Ordering::SeqCst);
         let arguments = json!({ "code": code }).to_string();
-        let (text, ok) = self
-            .call_tool("execute_python", &arguments, Some(code), ev)
-            .map_err(|e| format!("sandbox failure: {e}"))?;
+        ev(AgentEvent::CellRunning);
+        let run = {
+            let interrupt = self.interrupt;
+            let _stopper = CellStopper::watch(self.session.canceller(), move || {
+                interrupt.load(Ordering::SeqCst)
+            });
+            let out_dir = self.session.workdir().to_path_buf();
+            let mut toolbox = Toolbox {
+                session: &mut self.session,
+                out_dir,
+                data_dir: self.saved.data_dir.clone(),
+                data_path: "data/".into(),
+                outputs: Vec::new(),
+                docs: self.options.docs.as_deref(),
+            };
+            run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)
+                .map_err(|e| format!("sandbox failure: {e}"))?
+        };
+        let ok = run
+            .cell
+            .as_ref()
+            .is_some_and(|c| c.status == CellStatus::Ok);
+        let text = run.text;
+        ev(AgentEvent::Observation {
+            round: 0,
+            name: "execute_python",
+            code: Some(code),
+            text: &text,
+            ok,
+            status: &run.status,
+            seconds: run.cell.as_ref().map_or(0.0, |c| c.wall.as_secs_f64()),
+        });
+        if ok {
+            self.saved.cells.push(code.to_string());
+            self.last_failed = None;
+        } else {
+            self.last_failed = Some(code.to_string());
+        }
         self.interrupt.store(false, Ordering::SeqCst);
         self.saved.turns.push(self.saved.messages.len());
         self.saved.messages.push(Message::text(
@@ -728,6 +587,76 @@ impl ChatEngine {
 }
 
 /// The schema card of a data folder as the model sees it (`data/`).
+/// Chat's way of asking the model: its text streamed to the screen, and a
+/// Ctrl-C (the `interrupt` flag) that abandons the call. The call runs on a
+/// helper thread; abandoned, a live backend is re-opened for the next call
+/// (the request's thread ends on its own), a replay is waited for (it is
+/// instant).
+struct ChatModel<'e> {
+    backend: &'e mut Option<Box<dyn ChatBackend>>,
+    reopen: &'e Option<LiveConfig>,
+    interrupt: &'static AtomicBool,
+}
+
+impl Model for ChatModel<'_> {
+    fn ask(
+        &mut self,
+        messages: &[Message],
+        specs: &[ToolSpec],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, LlmError> {
+        let mut backend = match self.backend.take() {
+            Some(b) => b,
+            None => match self.reopen {
+                Some(config) => crate::llm::open_live(config.clone())?,
+                None => return Err(LlmError::Backend("the model backend is gone".into())),
+            },
+        };
+        let (messages, specs) = (messages.to_vec(), specs.to_vec());
+        enum Piece {
+            Text(String),
+            Done(Box<dyn ChatBackend>, Result<ChatResponse, LlmError>),
+        }
+        let (tx, rx) = mpsc::channel::<Piece>();
+        std::thread::spawn(move || {
+            let text_tx = tx.clone();
+            let result = backend.chat_streaming(&messages, &specs, &mut |t| {
+                let _ = text_tx.send(Piece::Text(t.to_string()));
+            });
+            let _ = tx.send(Piece::Done(backend, result));
+        });
+        let mut interrupted = false;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(30)) {
+                Ok(Piece::Text(t)) if !interrupted => on_text(&t),
+                Ok(Piece::Text(_)) => {}
+                Ok(Piece::Done(backend, result)) => {
+                    *self.backend = Some(backend);
+                    return if interrupted {
+                        Err(LlmError::Cancelled)
+                    } else {
+                        result
+                    };
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if !interrupted && self.interrupt.swap(false, Ordering::SeqCst) {
+                        interrupted = true;
+                        if self.reopen.is_some() {
+                            // Drop the request: its thread ends on its own.
+                            return Err(LlmError::Cancelled);
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(LlmError::Backend(
+                        "the model call failed unexpectedly".into(),
+                    ))
+                }
+            }
+        }
+    }
+}
+
 fn data_card(dir: &Path) -> String {
     crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET)
 }

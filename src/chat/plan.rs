@@ -12,7 +12,8 @@
 
 use serde_json::json;
 
-use super::engine::{ChatEngine, ChatEvent, Exchange, TurnEnd};
+use super::engine::{AgentEvent, ChatEngine, TurnEnd};
+use crate::agent::converse::Stop;
 use crate::agent::dual::{self, DualLimits, Plan, PLAN_STEPS, PLAN_TRIES};
 use crate::agent::prompt;
 use crate::llm::{adapt, Message, Role};
@@ -36,7 +37,7 @@ impl ChatEngine {
     pub(super) fn plan_and_execute(
         &mut self,
         request: &str,
-        ev: &mut dyn FnMut(ChatEvent<'_>),
+        ev: &mut dyn FnMut(AgentEvent<'_>),
     ) -> TurnEnd {
         let limits = DualLimits::default();
         let zygote = self.zygote_info();
@@ -53,14 +54,15 @@ impl ChatEngine {
                 Ok(p) => p,
                 Err(end) => break (end, None),
             };
-            ev(ChatEvent::Plan {
+            ev(AgentEvent::Plan {
+                round: 0,
                 steps: &plan.steps,
                 replan: replans,
             });
             let mut failure = None;
             let mut stopped = None;
             for (i, step) in plan.steps.iter().enumerate() {
-                ev(ChatEvent::Step {
+                ev(AgentEvent::Step {
                     index: i + 1,
                     of: plan.steps.len(),
                     goal: &step.goal,
@@ -94,8 +96,12 @@ impl ChatEngine {
                     Some(format!("The plan failed: {why}.")),
                 );
             }
-            ev(ChatEvent::StepFailed { reason: &reason });
             replans += 1;
+            ev(AgentEvent::Replanning {
+                cycle: replans,
+                of: limits.max_replans,
+                reason: &reason,
+            });
             let request = dual::replan_request(&goal, &reason, &done, &[], last_error.as_deref());
             self.record("replan", json!({ "cycle": replans, "failed_step": goal, "reason": reason, "request": request }));
             planner.push(Message::text(Role::User, request));
@@ -158,13 +164,13 @@ impl ChatEngine {
     fn ask_planner(
         &mut self,
         planner: &mut Vec<Message>,
-        ev: &mut dyn FnMut(ChatEvent<'_>),
+        ev: &mut dyn FnMut(AgentEvent<'_>),
     ) -> Result<Plan, TurnEnd> {
         let specs = [dual::plan_spec()];
         let mut last = String::new();
         for _ in 0..PLAN_TRIES {
-            let response = self.ask(planner.clone(), &specs, ev)?;
-            ev(ChatEvent::MessageDone);
+            let response = self.ask(planner, &specs, ev)?;
+            ev(AgentEvent::MessageDone { round: 0 });
             let review =
                 dual::review_plan(adapt::adapt(response.message, 0).message, 1, PLAN_STEPS.1);
             self.record(
@@ -191,7 +197,7 @@ impl ChatEngine {
         i: usize,
         done: &[String],
         limits: &DualLimits,
-        ev: &mut dyn FnMut(ChatEvent<'_>),
+        ev: &mut dyn FnMut(AgentEvent<'_>),
     ) -> Result<StepEnd, TurnEnd> {
         let mut specs = self.chat_tools();
         specs.push(dual::step_done_spec());
@@ -201,38 +207,20 @@ impl ChatEngine {
             Role::User,
             dual::step_brief(plan, i + 1, done, false),
         ));
-        let mut log = Vec::new();
-        let mut failures = 0;
-        let mut last_error = None;
-        let rounds = self.options.max_rounds;
-        for round in 1..=rounds {
-            match self.exchange(&prefix, &mut log, &specs, round, "worker", ev)? {
-                Exchange::Answered(text) => return Ok(StepEnd::Done(text)),
-                Exchange::Called {
-                    step_done: Some(summary),
-                    ..
-                } => return Ok(StepEnd::Done(summary)),
-                Exchange::Called {
-                    failed,
-                    step_done: None,
-                } => {
-                    failures += failed.len();
-                    if let Some(e) = failed.into_iter().last() {
-                        last_error = Some(e);
-                    }
-                    if failures > limits.max_corrections {
-                        return Ok(StepEnd::GaveUp(
-                            format!("{failures} failing cells"),
-                            last_error,
-                        ));
-                    }
-                }
+        let mut messages = prefix;
+        match self.converse_turn(
+            &mut messages,
+            &specs,
+            Some(limits.max_corrections),
+            Some("worker"),
+            ev,
+        ) {
+            Stop::Answered(text) | Stop::StepDone(text) | Stop::Finished(text) => {
+                Ok(StepEnd::Done(text))
             }
+            Stop::GaveUp { reason, last_error } => Ok(StepEnd::GaveUp(reason, last_error)),
+            Stop::End(end) => Err(self.turn_end(Stop::End(end), ev)),
         }
-        Ok(StepEnd::GaveUp(
-            format!("no step_done within {rounds} rounds"),
-            last_error,
-        ))
     }
 
     /// Puts the turn's outcome into the conversation as one assistant message.

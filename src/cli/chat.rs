@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gisclaw::chat::engine::{ChatEngine, ChatEvent, ChatOptions, TurnEnd};
+use gisclaw::chat::engine::{AgentEvent, ChatEngine, ChatOptions, TurnEnd};
 use gisclaw::chat::render::Style;
 use gisclaw::chat::store::{self, ChatArch, SavedChat};
 use gisclaw::llm::replay::ReplayBackend;
@@ -514,21 +514,21 @@ impl Screen {
         }
     }
 
-    fn show(&mut self, event: ChatEvent<'_>) {
+    fn show(&mut self, event: AgentEvent<'_>) {
         let mut out = std::io::stdout();
         match event {
-            ChatEvent::Text(t) => {
+            AgentEvent::Text(t) => {
                 self.in_text = true;
                 let _ = write!(out, "{}", self.style.reasoning(t));
                 let _ = out.flush();
             }
-            ChatEvent::MessageDone => {
+            AgentEvent::MessageDone { .. } => {
                 if self.in_text {
                     let _ = writeln!(out);
                     self.in_text = false;
                 }
             }
-            ChatEvent::Tool {
+            AgentEvent::Tool {
                 name,
                 code,
                 arguments,
@@ -542,7 +542,7 @@ impl Screen {
                     ),
                 };
             }
-            ChatEvent::CellRunning => {
+            AgentEvent::CellRunning => {
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                     let s = indicatif::ProgressBar::new_spinner();
                     s.set_style(super::common::bar_style(
@@ -552,14 +552,14 @@ impl Screen {
                     self.spinner = Some(s);
                 }
             }
-            ChatEvent::Observation { text, ok } => {
+            AgentEvent::Observation { text, ok, code, .. } => {
                 self.stop_spinner();
                 let _ = write!(out, "{}", self.style.observation(text));
-                if !ok {
+                if !ok && code.is_some() {
                     let _ = writeln!(out, "{}", self.style.error("(the cell failed)"));
                 }
             }
-            ChatEvent::Plan { steps, replan } => {
+            AgentEvent::Plan { steps, replan, .. } => {
                 let title = if replan == 0 {
                     format!("plan ({} steps)", steps.len())
                 } else {
@@ -573,14 +573,14 @@ impl Screen {
                     let _ = writeln!(out, "  {}. {}", i + 1, step.goal);
                 }
             }
-            ChatEvent::Step { index, of, goal } => {
+            AgentEvent::Step { index, of, goal } => {
                 let _ = writeln!(
                     out,
                     "{}",
                     self.style.heading(&format!("── step {index}/{of}: {goal}"))
                 );
             }
-            ChatEvent::StepDone { summary } => {
+            AgentEvent::StepDone { summary } => {
                 let _ = writeln!(
                     out,
                     "{}",
@@ -588,7 +588,10 @@ impl Screen {
                         .success(&format!("✓ step done: {}", summary.trim()))
                 );
             }
-            ChatEvent::StepFailed { reason } => {
+            AgentEvent::BackendNote { .. }
+            | AgentEvent::NoToolCall { .. }
+            | AgentEvent::PlanRefused { .. } => {}
+            AgentEvent::Replanning { reason, .. } => {
                 let _ = writeln!(
                     out,
                     "{}",

@@ -191,7 +191,11 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         &mut memory,
         &out,
         &options,
-        &mut |line| display.line(line),
+        &mut |event| {
+            if let Some(line) = event.progress_line() {
+                display.line(&line);
+            }
+        },
     );
     display.done();
     let summary = summary?;

@@ -31,7 +31,9 @@ use super::errors::{self, ErrorType};
 use super::jobs::{self, Plan};
 use super::runner::{read_records, records_dir, BackendSource};
 use super::stats;
-use crate::agent::converse::{converse, AgentLimits, ConverseLimits, RunState, Stop};
+use crate::agent::converse::{
+    converse, signalled, AgentLimits, ConverseLimits, OnText, Plain, RunState, Stop, Turn,
+};
 use crate::agent::dual::step_done_spec;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::run::{prepare_out, sandbox_limits};
@@ -247,20 +249,21 @@ pub fn run_one(
                 outputs: Vec::new(),
                 docs: None,
             };
-            converse(
-                backend,
-                &mut toolbox,
-                &mut memory,
-                &mut transcript,
-                &mut messages,
-                &specs,
-                &bounds,
-                &mut state,
-                &mut |_| {},
-            )
+            let mut model = Plain(&mut *backend);
+            let mut turn = Turn {
+                model: &mut model,
+                toolbox: &mut toolbox,
+                memory: &mut memory,
+                transcript: &mut transcript,
+                events: &mut |_| {},
+                agent: None,
+                on_text: OnText::Nudge,
+                stop: &signalled,
+            };
+            converse(&mut turn, &mut messages, &specs, &bounds, &mut state)
         };
         let ending = match &stop {
-            Stop::StepDone(_) | Stop::Finished(_) => "step_done",
+            Stop::StepDone(_) | Stop::Finished(_) | Stop::Answered(_) => "step_done",
             Stop::GaveUp { .. } => "gave_up",
             Stop::End(e) => {
                 ended = Some(format!("{e:?}"));

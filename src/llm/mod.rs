@@ -188,6 +188,9 @@ pub enum LlmError {
     /// A replay file has no more assistant messages.
     #[error("the replay has no more assistant messages (after {0})")]
     ReplayExhausted(usize),
+    /// The call was abandoned at the user's request (Ctrl-C in chat).
+    #[error("the model call was cancelled")]
+    Cancelled,
     /// The server could not be reached or kept failing, after retries.
     #[error("the model server {backend} failed after {attempts} attempt(s): {message}")]
     Unavailable {
