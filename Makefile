@@ -42,7 +42,7 @@ lint:
 ## End-to-end runs against the real local model (needs make setup-local-model),
 ## one at a time: two inference threads beside another job collapse.
 e2e:
-	cargo test --test local_model -- --ignored --test-threads=1
+	cargo test --test all local_model:: -- --ignored --test-threads=1
 
 ## Benchmarks (ratios against a baseline measured in the same run).
 bench:

@@ -4,7 +4,7 @@
 //! stability-adjusted accuracy, and the composite-weight grid.
 //!
 //! Each function follows scipy/numpy's definition where one exists (named in
-//! its doc) and `tests/stats_parity.rs` checks it against them.
+//! its doc) and `tests/all/stats_parity.rs` checks it against them.
 
 use std::f64::consts::PI;
 

@@ -18,7 +18,7 @@
 //!   reference, a data-flow score of 0 (no edges in the gold, or none
 //!   matched) counts as 1 in the total.
 //!
-//! `tests/codebleu_parity.rs` checks the total against the reference package
+//! `tests/all/codebleu_parity.rs` checks the total against the reference package
 //! on the benchmark's gold solutions.
 
 pub mod comments;

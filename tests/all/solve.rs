@@ -1,7 +1,7 @@
 //! `gisclaw solve` end to end: the real binary, the real sandbox, replayed
 //! model messages.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! 127.0.0.1: rate limits, server errors, slow answers, truncated bodies,
 //! dropped connections, refused tools, tool calls written as text, streams.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! kernel, worker and files; after each, the session is shown still working.
 //! Where a layer depends on the kernel, the test says what it checked.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -2,7 +2,7 @@
 //! backend: turns that share a namespace, slash commands, Ctrl-C during a
 //! running cell, resuming a saved session, and start-up errors.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

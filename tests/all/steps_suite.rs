@@ -2,7 +2,7 @@
 //! its recorded answer, a wrong step is caught and ends complete@1 there,
 //! judges reject perturbed answers, malformed tasks are named.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

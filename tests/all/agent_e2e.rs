@@ -3,7 +3,7 @@
 //! the Dual Agent (plan, steps, replan) by replay, and the schema card on
 //! real files of every supported type.
 
-mod common;
+use crate::common;
 
 use common::fake_llm::{openai_answer, FakeServer, Reply};
 use common::{call, events, gisclaw, repo, run_json, solve_replay};

@@ -8,7 +8,7 @@
 //! in the transcript, bad answers re-asked, exceptions turned into
 //! observations, one clear status line, and no server left behind.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -3,7 +3,7 @@
 //! reference answers `bench expect` recorded; pass@k, error types, resume
 //! and re-rendering checked against numbers worked out by hand.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

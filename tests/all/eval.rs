@@ -1,7 +1,7 @@
 //! `gisclaw eval` end to end with recorded sessions through the real loop
 //! and sandbox: the report's numbers, a resume after SIGKILL, bad input.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

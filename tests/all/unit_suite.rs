@@ -2,7 +2,7 @@
 //! recorded answers, every judge accepts the recorded answer and rejects a
 //! perturbed one, wrong solutions are caught through the real sandbox.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! model: built from a few modules, searched from the CLI, offered to the
 //! agent as `search_docs` with `--rag`, and its failures in one line.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::OnceLock;

@@ -1,7 +1,7 @@
 //! Benchmark suites: generated data, gold verification through the agent
 //! loop, output checks, the GeoAnalystBench importer.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! against the gold's answer; complete@1, the step pass rate, error types,
 //! resume and re-rendering checked by hand.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

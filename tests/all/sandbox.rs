@@ -1,6 +1,6 @@
 //! The sandbox against a real worker, real CPython and the real GIS stack.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

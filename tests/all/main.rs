@@ -1,0 +1,26 @@
+//! The integration tests, as one binary: one link of the whole stack
+//! instead of one per file, and one zygote (`common::zygote`) shared by the
+//! tests that open sessions in-process. Each module is one area; the
+//! local-model end-to-end tests are `#[ignore]`d and run by `make e2e`.
+
+mod common;
+
+mod agent_e2e;
+mod backends;
+mod bench;
+mod chat;
+mod cli;
+mod codebleu_parity;
+mod embed_parity;
+mod eval;
+mod eval_scoring;
+mod eval_steps;
+mod eval_unit;
+mod knowledge;
+mod local_model;
+mod sandbox;
+mod sandbox_attacks;
+mod solve;
+mod stats_parity;
+mod steps_suite;
+mod unit_suite;
