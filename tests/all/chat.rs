@@ -542,6 +542,9 @@ fn a_failed_dual_step_is_replanned() {
     pty.expect("you> ", WAIT);
     pty.send("/vars\r");
     pty.expect("y  int  7", WAIT);
+    // Ctrl-D only once the prompt is back: typed while the command still
+    // runs, the terminal is in cooked mode and takes it as its own EOF.
+    pty.expect("you> ", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
     let transcript =
