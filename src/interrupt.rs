@@ -49,6 +49,12 @@ pub fn name(signal: i32) -> &'static str {
     }
 }
 
+/// The exit code of a run stopped by `signal`: 128 + its number, as
+/// shells report a process killed by it.
+pub fn exit_code(signal: i32) -> std::process::ExitCode {
+    std::process::ExitCode::from(128u8.saturating_add(signal as u8))
+}
+
 /// "stopped by SIGTERM" once a stop was requested.
 pub fn stop_reason() -> Option<String> {
     requested().map(|signal| format!("stopped by {}", name(signal)))

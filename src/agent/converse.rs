@@ -187,23 +187,28 @@ impl RunState {
                 self.usage.estimated |= r.usage.estimated;
                 Ok((r, took))
             }
-            Err(LlmError::ReplayExhausted(n)) => {
-                self.rounds -= 1;
-                Err(Ending::Failed(format!(
-                    "the replay ended after {n} messages"
-                )))
+            Err(err) => {
+                // A call that never happened does not count as a round.
+                if matches!(err, LlmError::ReplayExhausted(_) | LlmError::Cancelled) {
+                    self.rounds -= 1;
+                }
+                Err(ending_of(err))
             }
-            Err(LlmError::Cancelled) => {
-                self.rounds -= 1;
-                Err(Ending::Interrupted(
-                    "the user interrupted the model call".into(),
-                ))
-            }
-            // A run that outgrew the model's context is the run failing,
-            // not the infrastructure.
-            Err(err @ LlmError::ContextFull(_)) => Err(Ending::Failed(err.to_string())),
-            Err(err) => Err(Ending::Error(err.to_string())),
         }
+    }
+}
+
+/// How a failed model call ends a run.
+pub fn ending_of(err: LlmError) -> Ending {
+    match err {
+        LlmError::ReplayExhausted(n) => {
+            Ending::Failed(format!("the replay ended after {n} messages"))
+        }
+        LlmError::Cancelled => Ending::Interrupted("the user interrupted the model call".into()),
+        // A run that outgrew the model's context is the run failing, not
+        // the infrastructure.
+        err @ LlmError::ContextFull(_) => Ending::Failed(err.to_string()),
+        err => Ending::Error(err.to_string()),
     }
 }
 

@@ -14,7 +14,8 @@ use serde_json::json;
 
 use super::store::{ChatArch, SavedChat};
 use crate::agent::converse::{
-    converse, run_tool, AgentLimits, ConverseLimits, Ending, Model, OnText, RunState, Stop, Turn,
+    converse, ending_of, run_tool, AgentLimits, ConverseLimits, Ending, Model, OnText, RunState,
+    Stop, Turn,
 };
 pub use crate::agent::events::AgentEvent;
 use crate::agent::memory::ErrorMemory;
@@ -272,23 +273,17 @@ impl ChatEngine {
         ev: &mut dyn FnMut(AgentEvent<'_>),
     ) -> Stop {
         let interrupt = self.interrupt;
-        let _stopper = CellStopper::watch(self.session.canceller(), move || {
-            interrupt.load(Ordering::SeqCst)
-        });
         let mut model = ChatModel {
             backend: &mut self.backend,
             reopen: &self.reopen,
             interrupt,
         };
-        let out_dir = self.session.workdir().to_path_buf();
-        let mut toolbox = Toolbox {
-            session: &mut self.session,
-            out_dir,
-            data_dir: self.saved.data_dir.clone(),
-            data_path: "data/".into(),
-            outputs: Vec::new(),
-            docs: self.options.docs.as_deref(),
-        };
+        let (mut toolbox, _stopper) = sandbox_tools(
+            &mut self.session,
+            self.saved.data_dir.clone(),
+            self.options.docs.as_deref(),
+            interrupt,
+        );
         let (cells, last_failed) = (&mut self.saved.cells, &mut self.last_failed);
         let mut events = |event: AgentEvent<'_>| {
             if let AgentEvent::Observation {
@@ -297,12 +292,7 @@ impl ChatEngine {
                 ..
             } = &event
             {
-                if *ok {
-                    cells.push(code.to_string());
-                    *last_failed = None;
-                } else {
-                    *last_failed = Some(code.to_string());
-                }
+                keep_cell(cells, last_failed, code, *ok);
             }
             ev(event);
         };
@@ -360,11 +350,7 @@ impl ChatEngine {
                 self.add_usage(r.usage);
                 Ok(r)
             }
-            Err(LlmError::Cancelled) => Err(TurnEnd::Interrupted),
-            Err(LlmError::ReplayExhausted(n)) => Err(TurnEnd::Failed(format!(
-                "the replay has no more messages (after {n})"
-            ))),
-            Err(e) => Err(TurnEnd::Failed(e.to_string())),
+            Err(err) => Err(self.turn_end(Stop::End(ending_of(err)), ev)),
         }
     }
 
@@ -379,19 +365,12 @@ impl ChatEngine {
         let arguments = json!({ "code": code }).to_string();
         ev(AgentEvent::CellRunning);
         let run = {
-            let interrupt = self.interrupt;
-            let _stopper = CellStopper::watch(self.session.canceller(), move || {
-                interrupt.load(Ordering::SeqCst)
-            });
-            let out_dir = self.session.workdir().to_path_buf();
-            let mut toolbox = Toolbox {
-                session: &mut self.session,
-                out_dir,
-                data_dir: self.saved.data_dir.clone(),
-                data_path: "data/".into(),
-                outputs: Vec::new(),
-                docs: self.options.docs.as_deref(),
-            };
+            let (mut toolbox, _stopper) = sandbox_tools(
+                &mut self.session,
+                self.saved.data_dir.clone(),
+                self.options.docs.as_deref(),
+                self.interrupt,
+            );
             run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)
                 .map_err(|e| format!("sandbox failure: {e}"))?
         };
@@ -409,12 +388,7 @@ impl ChatEngine {
             status: &run.status,
             seconds: run.cell.as_ref().map_or(0.0, |c| c.wall.as_secs_f64()),
         });
-        if ok {
-            self.saved.cells.push(code.to_string());
-            self.last_failed = None;
-        } else {
-            self.last_failed = Some(code.to_string());
-        }
+        keep_cell(&mut self.saved.cells, &mut self.last_failed, code, ok);
         self.interrupt.store(false, Ordering::SeqCst);
         self.saved.turns.push(self.saved.messages.len());
         self.saved.messages.push(Message::text(
@@ -587,6 +561,41 @@ impl ChatEngine {
 }
 
 /// The schema card of a data folder as the model sees it (`data/`).
+/// The tools on the chat's session (`data/` in its work dir, outputs under
+/// it, `search_docs` with `--rag`), and a watcher that stops the running
+/// cell when the user presses Ctrl-C (the `interrupt` flag).
+fn sandbox_tools<'s>(
+    session: &'s mut Session,
+    data_dir: Option<std::path::PathBuf>,
+    docs: Option<&'s crate::knowledge::Library>,
+    interrupt: &'static AtomicBool,
+) -> (Toolbox<'s>, CellStopper) {
+    let stopper = CellStopper::watch(session.canceller(), move || {
+        interrupt.load(Ordering::SeqCst)
+    });
+    let out_dir = session.workdir().to_path_buf();
+    let toolbox = Toolbox {
+        session,
+        out_dir,
+        data_dir,
+        data_path: "data/".into(),
+        outputs: Vec::new(),
+        docs,
+    };
+    (toolbox, stopper)
+}
+
+/// Keeps a cell's code: in the saved journal when it ran, for `/edit` when
+/// it failed.
+fn keep_cell(cells: &mut Vec<String>, last_failed: &mut Option<String>, code: &str, ok: bool) {
+    if ok {
+        cells.push(code.to_string());
+        *last_failed = None;
+    } else {
+        *last_failed = Some(code.to_string());
+    }
+}
+
 /// Chat's way of asking the model: its text streamed to the screen, and a
 /// Ctrl-C (the `interrupt` flag) that abandons the call. The call runs on a
 /// helper thread; abandoned, a live backend is re-opened for the next call

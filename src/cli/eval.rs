@@ -182,7 +182,7 @@ fn eval_exit(failed: usize, what: &str) -> ExitCode {
             "gisclaw: {}: the report covers what was recorded; `gisclaw eval … --resume` runs the rest",
             gisclaw::interrupt::stop_reason().unwrap_or_default()
         );
-        return ExitCode::from(128 + signal as u8);
+        return gisclaw::interrupt::exit_code(signal);
     }
     if failed > 0 {
         eprintln!(

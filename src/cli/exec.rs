@@ -51,7 +51,7 @@ pub fn run(
             "gisclaw: {}",
             gisclaw::interrupt::stop_reason().unwrap_or_default()
         );
-        return Ok(ExitCode::from(128 + signal as u8));
+        return Ok(gisclaw::interrupt::exit_code(signal));
     }
     Ok(if all_ok {
         ExitCode::SUCCESS

@@ -218,7 +218,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     Ok(
         match (summary.status.as_str(), gisclaw::interrupt::requested()) {
             ("finished", _) => ExitCode::SUCCESS,
-            ("interrupted", Some(signal)) => ExitCode::from(128 + signal as u8),
+            ("interrupted", Some(signal)) => gisclaw::interrupt::exit_code(signal),
             _ => ExitCode::from(1),
         },
     )
