@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::gisclaw;
+use common::{gisclaw, read_json, write_jsonl};
 use gisclaw::bench::verify::{gold_dual_messages, gold_messages};
 use gisclaw::eval::api::{self, OpTable};
 use gisclaw::eval::process;
@@ -20,14 +20,6 @@ fn suite() -> PathBuf {
 
 fn gold(task: &str) -> String {
     std::fs::read_to_string(suite().join(task).join("gold.py")).unwrap()
-}
-
-fn write_jsonl(path: &Path, messages: &[Message]) {
-    let lines: Vec<String> = messages
-        .iter()
-        .map(|m| serde_json::to_string(m).unwrap())
-        .collect();
-    std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
 fn cell(code: &str) -> Message {
@@ -58,13 +50,6 @@ fn finish() -> Message {
 fn gold_t03_without_map() -> String {
     let source = gold("T03");
     source[..source.find("# %% map").expect("T03's gold has a map cell")].to_string()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(
-        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
 }
 
 fn run_ok(args: &[&str]) -> String {

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::gisclaw;
+use common::{gisclaw, read_json};
 use gisclaw::agent::solution::split_cells;
 use gisclaw::llm::{Message, ToolCall};
 use serde_json::{json, Value};
@@ -22,13 +22,6 @@ fn call(name: &str, args: Value) -> Message {
         tool_calls: vec![ToolCall::function("c", name, args.to_string())],
         ..Message::default()
     }
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(
-        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
 }
 
 #[test]

@@ -5,9 +5,7 @@
 
 use crate::common;
 
-use std::path::Path;
-
-use common::gisclaw;
+use common::{gisclaw, read_json, write_jsonl};
 use gisclaw::llm::Message;
 use serde_json::Value;
 
@@ -44,21 +42,6 @@ fn answer(code: &str) -> Message {
         content: Some(format!("```python\n{code}\n```")),
         ..Message::default()
     }
-}
-
-fn write_jsonl(path: &Path, messages: &[Message]) {
-    let lines: Vec<String> = messages
-        .iter()
-        .map(|m| serde_json::to_string(m).unwrap())
-        .collect();
-    std::fs::write(path, lines.join("\n") + "\n").unwrap();
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(
-        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gisclaw, gisclaw_command};
+use common::{gisclaw, gisclaw_command, read_json};
 use serde_json::Value;
 
 fn local_dir() -> PathBuf {
@@ -106,13 +106,6 @@ fn run(args: &[&str], server: &Path) -> Output {
     let envs = envs(server);
     let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
     gisclaw(args, &envs)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
 }
 
 fn transcript(dir: &Path) -> Vec<Value> {

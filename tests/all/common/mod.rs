@@ -152,5 +152,22 @@ pub fn events(out: &Path) -> Vec<serde_json::Value> {
 
 /// A run's run.json.
 pub fn run_json(out: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    read_json(&out.join("run.json"))
+}
+
+/// A JSON file, parsed; a missing or bad file fails the test naming it.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Writes `messages` as a replay file, one JSON message per line.
+pub fn write_jsonl(path: &Path, messages: &[gisclaw::llm::Message]) {
+    let lines: Vec<String> = messages
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap())
+        .collect();
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
