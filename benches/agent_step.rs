@@ -9,8 +9,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gisclaw::agent::dual::DualLimits;
 use gisclaw::agent::memory::ErrorMemory;
+use gisclaw::agent::plan::DualLimits;
 use gisclaw::agent::run::{run_task, Arch, RunOptions};
 use gisclaw::agent::single::AgentLimits;
 use gisclaw::llm::replay::ReplayBackend;

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use gisclaw_protocol::WorkerInfo;
 
-use crate::sandbox::{worker_message, SandboxConfig};
+use crate::sandbox::{worker_message, SandboxConfig, SandboxError};
 
 /// Distributions the sandbox must offer (PyPI names).
 pub const REQUIRED_PACKAGES: &[&str] = &[
@@ -64,7 +64,7 @@ impl Report {
 }
 
 /// Runs the worker in probe mode and parses what it prints.
-fn probe(config: &SandboxConfig) -> Result<WorkerInfo, String> {
+fn probe(config: &SandboxConfig) -> Result<WorkerInfo, SandboxError> {
     let out = Command::new(&config.worker)
         .arg("probe")
         .arg("--venv")
@@ -72,12 +72,18 @@ fn probe(config: &SandboxConfig) -> Result<WorkerInfo, String> {
         .arg("--cache")
         .arg(&config.cache_dir)
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", config.worker.display()))?;
+        .map_err(|source| SandboxError::WorkerMissing {
+            path: config.worker.clone(),
+            source,
+        })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(worker_message(stderr.lines()).unwrap_or_else(|| "no message".into()));
+        return Err(SandboxError::StartFailed(
+            worker_message(stderr.lines()).unwrap_or_else(|| "no message".into()),
+        ));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable probe output: {e}"))
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| SandboxError::Protocol(format!("unreadable probe output: {e}")))
 }
 
 /// Checks everything and returns the report.

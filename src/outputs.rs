@@ -90,25 +90,40 @@ pub fn check(path: &Path) -> OutputCheck {
         OutputKind::Table => check_table(path),
         OutputKind::Text => check_text(path),
     };
-    verdict.unwrap_or_else(OutputCheck::Unreadable)
+    verdict.unwrap_or_else(|e| OutputCheck::Unreadable(e.to_string()))
 }
 
-fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> Result<Dataset, String> {
-    card::open_readonly(path, flags, options).map_err(|e| e.to_string())
+/// Why a file could not be read for its check.
+#[derive(Debug, thiserror::Error)]
+enum Unreadable {
+    /// GDAL cannot open or read it.
+    #[error(transparent)]
+    Gdal(#[from] gdal::errors::GdalError),
+    /// The file system refused.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A `.json` that does not parse.
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> Result<Dataset, Unreadable> {
+    Ok(card::open_readonly(path, flags, options)?)
 }
 
 /// Counts distinct colours, stopping early once the image is clearly not blank.
-fn check_image(path: &Path) -> Result<OutputCheck, String> {
+fn check_image(path: &Path) -> Result<OutputCheck, Unreadable> {
     let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[])?;
     let (w, h) = ds.raster_size();
     let bands: Vec<Vec<u8>> = (1..=ds.raster_count().min(4))
         .map(|i| {
-            let band = ds.rasterband(i).map_err(|e| e.to_string())?;
-            band.read_as::<u8>((0, 0), (w, h), (w, h), None)
-                .map(|b| b.into_shape_and_vec().1)
-                .map_err(|e| e.to_string())
+            let band = ds.rasterband(i)?;
+            Ok(band
+                .read_as::<u8>((0, 0), (w, h), (w, h), None)?
+                .into_shape_and_vec()
+                .1)
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, Unreadable>>()?;
     let mut colours = HashSet::new();
     const ENOUGH: usize = 4096;
     for px in 0..w * h {
@@ -135,7 +150,7 @@ fn check_image(path: &Path) -> Result<OutputCheck, String> {
 }
 
 /// A raster has content when some band has more than one valid value.
-fn check_raster(path: &Path) -> Result<OutputCheck, String> {
+fn check_raster(path: &Path) -> Result<OutputCheck, Unreadable> {
     let ds = match open(path, GdalOpenFlags::GDAL_OF_RASTER, &[]) {
         Ok(ds) => ds,
         Err(e) => return check_multidim(path).map_err(|_| e),
@@ -144,7 +159,7 @@ fn check_raster(path: &Path) -> Result<OutputCheck, String> {
         // NetCDF with several variables: the first subdataset, else the
         // multidimensional API (variables of three or more dimensions).
         match ds.metadata_item("SUBDATASET_1_NAME", "SUBDATASETS") {
-            Some(first) => Dataset::open(&first).map_err(|e| e.to_string())?,
+            Some(first) => Dataset::open(&first)?,
             None => return check_multidim(path),
         }
     } else {
@@ -153,7 +168,7 @@ fn check_raster(path: &Path) -> Result<OutputCheck, String> {
     let (w, h) = ds.raster_size();
     let mut constant = None;
     for i in 1..=ds.raster_count() {
-        let band = ds.rasterband(i).map_err(|e| e.to_string())?;
+        let band = ds.rasterband(i)?;
         match band.compute_raster_min_max(false) {
             Ok(mm) if mm.max > mm.min => {
                 return Ok(OutputCheck::Content(
@@ -181,10 +196,10 @@ fn check_raster(path: &Path) -> Result<OutputCheck, String> {
 
 /// A multidimensional file (NetCDF, HDF5, Zarr) has content when some
 /// variable of two or more dimensions holds more than one distinct value.
-fn check_multidim(path: &Path) -> Result<OutputCheck, String> {
+fn check_multidim(path: &Path) -> Result<OutputCheck, Unreadable> {
     const MAX_VALUES: usize = 50_000_000;
     let ds = open(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[])?;
-    let root = ds.root_group().map_err(|e| e.to_string())?;
+    let root = ds.root_group()?;
     let mut seen = 0;
     for name in root.array_names(Default::default()) {
         let Ok(array) = root.open_md_array(&name, Default::default()) else {
@@ -243,7 +258,11 @@ fn short(v: f64) -> String {
 
 /// A vector file (or a spreadsheet, as `kind` Table) has content when some
 /// layer has a feature.
-fn check_vector(path: &Path, kind: OutputKind, options: &[&str]) -> Result<OutputCheck, String> {
+fn check_vector(
+    path: &Path,
+    kind: OutputKind,
+    options: &[&str],
+) -> Result<OutputCheck, Unreadable> {
     let ds = open(path, GdalOpenFlags::GDAL_OF_VECTOR, options)?;
     let mut total = 0u64;
     for layer in ds.layers() {
@@ -260,14 +279,14 @@ fn check_vector(path: &Path, kind: OutputKind, options: &[&str]) -> Result<Outpu
 }
 
 /// A table has content when it has a header and at least one row.
-fn check_table(path: &Path) -> Result<OutputCheck, String> {
+fn check_table(path: &Path) -> Result<OutputCheck, Unreadable> {
     let is_csv = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     if !is_csv {
         return check_vector(path, OutputKind::Table, &["HEADERS=AUTO"]);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(path)?;
     let rows = text
         .lines()
         .skip(1)
@@ -281,14 +300,13 @@ fn check_table(path: &Path) -> Result<OutputCheck, String> {
 }
 
 /// Text has content when it has a non-blank character; JSON must parse.
-fn check_text(path: &Path) -> Result<OutputCheck, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+fn check_text(path: &Path) -> Result<OutputCheck, Unreadable> {
+    let bytes = std::fs::read(path)?;
     if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
     {
-        let value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+        let value: serde_json::Value = serde_json::from_slice(&bytes)?;
         let empty = match &value {
             serde_json::Value::Null => true,
             serde_json::Value::Array(a) => a.is_empty(),

@@ -3,7 +3,7 @@
 //! chat screen, nothing at all in `eval`. Front ends render events; the
 //! loop never prints.
 
-use super::dual::PlanStep;
+use super::plan::PlanStep;
 
 /// Something that happened in a run, in the order it happened.
 #[derive(Debug)]

@@ -7,6 +7,8 @@ pub mod dedup;
 pub mod dual;
 pub mod events;
 pub mod memory;
+pub mod plan;
+pub mod plan_run;
 pub mod prompt;
 pub mod run;
 pub mod single;

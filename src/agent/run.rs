@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde_json::json;
 
-use super::dual::{self, DualLimits};
+use super::dual;
 use super::events::Events;
 use super::memory::ErrorMemory;
+use super::plan::DualLimits;
 use super::prompt::{self, PromptInputs};
 use super::single::{self, AgentLimits, AgentOutcome, Ending};
 use super::solution;

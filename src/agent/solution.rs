@@ -1,8 +1,7 @@
 //! `solution.py`: the successful cells of a run, consolidated into one
 //! script that runs on its own with the venv's python, from the work dir.
 
-/// The helper module the sandbox pre-loads; inlined when the cells use it.
-pub(crate) const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
+use crate::sandbox::TOOLS_SRC;
 
 /// Helper names whose use pulls the helper module into the script.
 const HELPERS: &[&str] = &[

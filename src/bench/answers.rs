@@ -3,13 +3,14 @@
 //! `expected.json` files that keep the reference answers of the unit and
 //! step suites.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::data::DataError;
 use crate::observation;
-use crate::sandbox::{CellStatus, Session};
+use crate::sandbox::{CellStatus, SandboxError, Session};
 use crate::util::write_atomic;
 
 /// The file that holds a suite's (or a step task's) reference answers.
@@ -26,6 +27,66 @@ pub struct Answer {
     pub value: Value,
 }
 
+/// Why the bench harness (not the code under test) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// The sandbox failed.
+    #[error("sandbox: {0}")]
+    Sandbox(#[from] SandboxError),
+    /// The harness cell itself raised (its error line).
+    #[error("the harness failed: {0}")]
+    Failed(String),
+    /// The harness wrote no answer file.
+    #[error("no answer was written: {0}")]
+    NoAnswer(std::io::Error),
+    /// The answer file is not an answer.
+    #[error("unreadable answer: {0}")]
+    Unreadable(serde_json::Error),
+    /// A file cannot be written or a folder made.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The task's data could not be made.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The run folder could not be prepared.
+    #[error("{0}")]
+    Prepare(String),
+    /// What is recorded would be wrong (a problem of the reference or gold).
+    #[error("{0}")]
+    Refused(String),
+    /// The harness failed for this task or file.
+    #[error("{what}: {source}")]
+    In {
+        /// The task id or case file.
+        what: String,
+        /// The failure.
+        source: Box<HarnessError>,
+    },
+}
+
+impl HarnessError {
+    /// This failure, said to be of `what` (a task id, a case file).
+    pub fn within(what: impl std::fmt::Display) -> impl FnOnce(HarnessError) -> HarnessError {
+        move |source| HarnessError::In {
+            what: what.to_string(),
+            source: Box::new(source),
+        }
+    }
+
+    /// Maps an I/O error on `path`.
+    pub fn io(path: &Path) -> impl FnOnce(std::io::Error) -> HarnessError + '_ {
+        move |source| HarnessError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// Runs `gisclaw_runtime.<function>(<args>…, <answer file>)` as a cell in
 /// `session` — each argument a Python expression — and reads the answer it
 /// wrote. `Err` only when the harness itself failed.
@@ -33,7 +94,7 @@ pub fn answer_from_runtime(
     session: &mut Session,
     function: &str,
     args: &[String],
-) -> Result<Answer, String> {
+) -> Result<Answer, HarnessError> {
     let answer_file = session.workdir().join(".gisclaw-answer.json");
     let _ = std::fs::remove_file(&answer_file);
     let mut args = args.to_vec();
@@ -42,18 +103,15 @@ pub fn answer_from_runtime(
         "import gisclaw_runtime as _gisclaw_runtime\n_gisclaw_runtime.{function}({})\ndel _gisclaw_runtime\n",
         args.join(", ")
     );
-    let outcome = session
-        .execute(&cell)
-        .map_err(|e| format!("sandbox: {e}"))?;
+    let outcome = session.execute(&cell)?;
     if outcome.status != CellStatus::Ok {
-        return Err(format!(
-            "the harness failed: {}",
-            observation::error_line(&observation::render(&outcome))
+        let text = observation::render(&outcome);
+        return Err(HarnessError::Failed(
+            observation::error_line(&text).to_string(),
         ));
     }
-    let text =
-        std::fs::read_to_string(&answer_file).map_err(|e| format!("no answer was written: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("unreadable answer: {e}"))
+    let text = std::fs::read_to_string(&answer_file).map_err(HarnessError::NoAnswer)?;
+    serde_json::from_str(&text).map_err(HarnessError::Unreadable)
 }
 
 /// `text` as a Python string literal (JSON string syntax is valid Python).
@@ -69,10 +127,10 @@ pub fn save_expected(
     path: &Path,
     entries: &[String],
     brackets: (char, char),
-) -> Result<(), String> {
+) -> Result<(), HarnessError> {
     let lines: Vec<String> = entries.iter().map(|e| format!("  {e}")).collect();
     let text = format!("{}\n{}\n{}\n", brackets.0, lines.join(",\n"), brackets.1);
-    write_atomic(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    write_atomic(path, text.as_bytes()).map_err(HarnessError::io(path))
 }
 
 /// One answer as compact JSON.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::observation;
 use crate::paths;
-use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
+use crate::sandbox::{CellStatus, SandboxConfig, SandboxError, Session, Zygote};
 use crate::task::LoadedTask;
 
 /// Bumped when the way generators are run changes (the prelude below).
@@ -34,6 +34,33 @@ pub struct DataError {
     pub task: String,
     /// What went wrong, naming the script or file.
     pub message: String,
+}
+
+/// Why a generator run made no data (said in the [`DataError`]).
+#[derive(Debug, thiserror::Error)]
+enum GeneratorError {
+    /// The sandbox failed while running a script.
+    #[error("{0}: sandbox: {1}")]
+    Sandbox(String, SandboxError),
+    /// A script raised.
+    #[error("{script} failed: {error}")]
+    Failed {
+        /// The script.
+        script: String,
+        /// Its error line.
+        error: String,
+    },
+    /// The scripts ran and wrote nothing.
+    #[error("the generator wrote nothing under data/")]
+    Empty,
+    /// The data could not be moved into the cache.
+    #[error("moving the data to {}: {source}", to.display())]
+    Move {
+        /// The cache folder.
+        to: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// How [`ensure`] found the data.
@@ -177,11 +204,14 @@ fn generate(
             Ok(()) => Ok(()),
             // Another gisclaw generated the same data meanwhile: same key, same bytes.
             Err(_) if dest.is_dir() => Ok(()),
-            Err(e) => Err(format!("moving the data to {}: {e}", dest.display())),
+            Err(source) => Err(GeneratorError::Move {
+                to: dest.to_path_buf(),
+                source,
+            }),
         }
     });
     let _ = std::fs::remove_dir_all(&staging);
-    result.map_err(fail)?;
+    result.map_err(|e| fail(e.to_string()))?;
     remove_stale(dest);
     Ok(started.elapsed())
 }
@@ -214,27 +244,30 @@ fn run_generator(
     seed: u64,
     scripts: &Scripts,
     workdir: &Path,
-) -> Result<(), String> {
+) -> Result<(), GeneratorError> {
     let config = SandboxConfig {
         cell_timeout: Duration::from_secs(300),
         task_budget: Duration::from_secs(900),
         ..zygote.config().clone()
     };
-    let mut session =
-        Session::open_with(zygote, workdir, config).map_err(|e| format!("sandbox: {e}"))?;
+    let mut session = Session::open_with(zygote, workdir, config)
+        .map_err(|e| GeneratorError::Sandbox("the session".into(), e))?;
     let prelude = [("the generator prelude".to_string(), prelude(seed))];
     for (name, code) in prelude.iter().chain(scripts) {
         let outcome = session
             .execute(code)
-            .map_err(|e| format!("{name}: sandbox: {e}"))?;
+            .map_err(|e| GeneratorError::Sandbox(name.clone(), e))?;
         if outcome.status != CellStatus::Ok {
             let text = observation::render(&outcome);
-            return Err(format!("{name} failed: {}", observation::error_line(&text)));
+            return Err(GeneratorError::Failed {
+                script: name.clone(),
+                error: observation::error_line(&text).to_string(),
+            });
         }
     }
     let data = workdir.join("data");
     if crate::card::files_under(&data).is_empty() {
-        return Err("the generator wrote nothing under data/".into());
+        return Err(GeneratorError::Empty);
     }
     Ok(())
 }

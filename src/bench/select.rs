@@ -5,6 +5,18 @@
 
 use std::ops::RangeInclusive;
 
+/// A `--tasks` range that runs backwards (`5-2`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{item}`: the range runs backwards ({from} > {to})")]
+pub struct BackwardsRange {
+    /// The item as written.
+    pub item: String,
+    /// Its first number.
+    pub from: u32,
+    /// Its last number.
+    pub to: u32,
+}
+
 /// A parsed `--tasks` value; the empty selection selects everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
@@ -14,7 +26,7 @@ pub struct Selection {
 
 impl Selection {
     /// Parses `1-10,18,heat-island`.
-    pub fn parse(text: &str) -> Result<Selection, String> {
+    pub fn parse(text: &str) -> Result<Selection, BackwardsRange> {
         let mut selection = Selection::default();
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             if let Ok(n) = item.parse::<u32>() {
@@ -26,8 +38,12 @@ impl Selection {
                 .map(|(a, b)| (a.trim().parse::<u32>(), b.trim().parse::<u32>()))
             {
                 Some((Ok(a), Ok(b))) if a <= b => selection.ranges.push(a..=b),
-                Some((Ok(a), Ok(b))) => {
-                    return Err(format!("`{item}`: the range runs backwards ({a} > {b})"))
+                Some((Ok(from), Ok(to))) => {
+                    return Err(BackwardsRange {
+                        item: item.to_string(),
+                        from,
+                        to,
+                    })
                 }
                 _ => selection.ids.push(item.to_string()),
             }
@@ -65,6 +81,9 @@ mod tests {
             assert!(!s.matches(id), "{id}");
         }
         assert!(Selection::parse("").unwrap().matches("anything"));
-        assert!(Selection::parse("5-2").unwrap_err().contains("backwards"));
+        assert!(Selection::parse("5-2")
+            .unwrap_err()
+            .to_string()
+            .contains("backwards"));
     }
 }

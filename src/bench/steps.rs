@@ -12,7 +12,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::answers::{answer_from_runtime, answer_json, py_str, save_expected, Answer, EXPECTED};
+use super::answers::{
+    answer_from_runtime, answer_json, py_str, save_expected, Answer, HarnessError, EXPECTED,
+};
 use super::data;
 use super::judge::{self, OutputType, Tolerance};
 use crate::agent::run::prepare_out;
@@ -182,7 +184,7 @@ impl LoadedStepTask {
 }
 
 /// Evaluates a step's check in the session namespace.
-pub fn run_check(session: &mut Session, check: &str) -> Result<Answer, String> {
+pub fn run_check(session: &mut Session, check: &str) -> Result<Answer, HarnessError> {
     answer_from_runtime(
         session,
         "evaluate_check",
@@ -216,19 +218,20 @@ pub fn run_gold(
     task: &LoadedStepTask,
     out: &Path,
     judge_expected: bool,
-) -> Result<Vec<StepVerdict>, String> {
+) -> Result<Vec<StepVerdict>, HarnessError> {
     let id = &task.task.id;
     let mut loaded = task.as_loaded_task();
-    data::ensure(zygote, &mut loaded).map_err(|e| e.to_string())?;
-    let dirs = prepare_out(out, loaded.data_dir.as_deref()).map_err(|e| format!("{id}: {e:#}"))?;
+    data::ensure(zygote, &mut loaded)?;
+    let dirs = prepare_out(out, loaded.data_dir.as_deref())
+        .map_err(|e| HarnessError::within(id)(HarnessError::Prepare(format!("{e:#}"))))?;
     let mut session = Session::open_in(zygote, &dirs, zygote.config().clone())
-        .map_err(|e| format!("{id}: sandbox: {e}"))?;
+        .map_err(|e| HarnessError::within(id)(e.into()))?;
     let mut verdicts = Vec::new();
     for (i, (step, cell)) in task.task.steps.iter().zip(&task.gold_cells).enumerate() {
         let n = i + 1;
         let outcome = session
             .execute(cell)
-            .map_err(|e| format!("{id}: sandbox: {e}"))?;
+            .map_err(|e| HarnessError::within(id)(e.into()))?;
         if outcome.status != CellStatus::Ok {
             let text = observation::render(&outcome);
             verdicts.push(StepVerdict {
@@ -276,9 +279,9 @@ pub fn run_gold(
 }
 
 /// Writes the gold's answers to the task's `expected.json` (atomically).
-pub fn record(task: &LoadedStepTask, verdicts: &[StepVerdict]) -> Result<(), String> {
+pub fn record(task: &LoadedStepTask, verdicts: &[StepVerdict]) -> Result<(), HarnessError> {
     if let Some(problem) = verdicts.iter().find_map(|v| v.problem.clone()) {
-        return Err(problem);
+        return Err(HarnessError::Refused(problem));
     }
     let entries: Vec<String> = verdicts
         .iter()

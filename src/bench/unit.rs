@@ -14,7 +14,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::answers::{answer_from_runtime, answer_json, py_str, save_expected, Answer, EXPECTED};
+use super::answers::{
+    answer_from_runtime, answer_json, py_str, save_expected, Answer, HarnessError, EXPECTED,
+};
 use super::judge::{self, Mismatch, OutputType, Tolerance};
 use crate::sandbox::{Session, Zygote};
 use crate::task::{parse_yaml, read_yaml_text, TaskError};
@@ -237,7 +239,7 @@ pub fn run_instance(
     session: &mut Session,
     instance: &Instance,
     code: &str,
-) -> Result<Answer, String> {
+) -> Result<Answer, HarnessError> {
     let args = [
         code.to_string(),
         instance.case.entry().unwrap_or_default(),
@@ -259,7 +261,7 @@ pub struct InstanceVerdict {
 }
 
 /// Answers per instance key; `Err` when the harness itself failed.
-pub type Answers = Vec<(String, Result<Answer, String>)>;
+pub type Answers = Vec<(String, Result<Answer, HarnessError>)>;
 
 /// Runs every reference implementation (one sandbox session per case file,
 /// each case in its own namespace) and returns the answers.
@@ -268,7 +270,7 @@ pub fn run_references(
     suite: &UnitSuite,
     workdir: &Path,
     keep: &dyn Fn(&str) -> bool,
-) -> Result<Answers, String> {
+) -> Result<Answers, HarnessError> {
     let mut results = Vec::new();
     for (path, file) in &suite.files {
         let instances: Vec<Instance> = file
@@ -281,9 +283,9 @@ pub fn run_references(
             continue;
         }
         let dir = workdir.join(&file.library);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let mut session =
-            Session::open(zygote, &dir).map_err(|e| format!("{}: sandbox: {e}", path.display()))?;
+        std::fs::create_dir_all(&dir).map_err(HarnessError::io(&dir))?;
+        let mut session = Session::open(zygote, &dir)
+            .map_err(|e| HarnessError::within(path.display())(e.into()))?;
         for instance in instances {
             let answer = run_instance(&mut session, &instance, &instance.case.reference);
             results.push((instance.key.clone(), answer));
@@ -305,7 +307,7 @@ pub fn verify(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
         .iter()
         .map(|(key, answer)| {
             let problem = match (answer, suite.expected.get(key), cases.get(key)) {
-                (Err(e), _, _) => Some(e.clone()),
+                (Err(e), _, _) => Some(e.to_string()),
                 (_, None, _) => Some(format!(
                     "no answer recorded in {EXPECTED} (run `gisclaw bench expect`)"
                 )),
@@ -332,19 +334,19 @@ pub fn verify(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
 /// Records the reference answers in `expected.json` (atomically), keeping
 /// the answers of instances not run. Refuses when the normal call of a
 /// case raises or the harness failed.
-pub fn record(suite: &UnitSuite, answers: &Answers) -> Result<usize, String> {
+pub fn record(suite: &UnitSuite, answers: &Answers) -> Result<usize, HarnessError> {
     let mut expected = suite.expected.clone();
     let known: std::collections::BTreeSet<String> =
         suite.instances().into_iter().map(|i| i.key).collect();
     expected.retain(|k, _| known.contains(k));
     for (key, answer) in answers {
         match answer {
-            Err(e) => return Err(format!("{key}: {e}")),
+            Err(e) => return Err(HarnessError::Refused(format!("{key}: {e}"))),
             Ok(a) if a.kind == "error" && !key.contains('#') => {
-                return Err(format!(
+                return Err(HarnessError::Refused(format!(
                     "{key}: the reference raised on the normal call: {}",
                     a.value
-                ))
+                )))
             }
             Ok(a) => {
                 expected.insert(key.clone(), a.clone());

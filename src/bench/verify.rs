@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::data::{self, Provenance};
-use crate::agent::dual::DualLimits;
 use crate::agent::memory::ErrorMemory;
+use crate::agent::plan::DualLimits;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::solution::split_cells;
@@ -84,7 +84,7 @@ pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
 /// 3–7 steps (the cells split into that many consecutive groups), then each
 /// step's cells as `execute_python` calls closed by `step_done`.
 pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
-    use crate::agent::dual::PLAN_STEPS;
+    use crate::agent::plan::PLAN_STEPS;
     let cells = split_cells(source);
     let steps = cells.len().clamp(PLAN_STEPS.0, PLAN_STEPS.1);
     // Consecutive groups of nearly equal size (trailing steps may be empty
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn gold_plays_through_the_dual_agent_as_a_plan_of_consecutive_cell_groups() {
-        use crate::agent::dual::{parse_plan, PLAN_STEPS};
+        use crate::agent::plan::{parse_plan, PLAN_STEPS};
         let source: String = (1..=10).map(|i| format!("# %%\nx{i} = {i}\n")).collect();
         let m = gold_dual_messages("T9", &source);
         let plan = parse_plan(&m[0], PLAN_STEPS.0, PLAN_STEPS.1).unwrap();

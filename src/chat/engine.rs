@@ -4,6 +4,7 @@
 //! text (or a bound is hit); a Ctrl-C (the `interrupt` flag) stops the
 //! model call or the running cell and returns with everything intact.
 
+use super::{io, ChatError};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -99,14 +100,12 @@ impl ChatEngine {
         saved: SavedChat,
         options: ChatOptions,
         interrupt: &'static AtomicBool,
-    ) -> Result<(ChatEngine, Rebuilt), String> {
+    ) -> Result<(ChatEngine, Rebuilt), ChatError> {
         let dir = saved.dir();
         let workdir = dir.join("work");
-        std::fs::create_dir_all(workdir.join("pred_results"))
-            .map_err(|e| format!("{}: {e}", workdir.display()))?;
+        std::fs::create_dir_all(workdir.join("pred_results")).map_err(io(&workdir))?;
         link_data(&workdir, saved.data_dir.as_deref())?;
-        let mut session = Session::open_with(zygote, &workdir, options.sandbox.clone())
-            .map_err(|e| e.to_string())?;
+        let mut session = Session::open_with(zygote, &workdir, options.sandbox.clone())?;
         let mut rebuilt = Rebuilt {
             replayed: 0,
             failed: Vec::new(),
@@ -121,15 +120,15 @@ impl ChatEngine {
                 Ok(_) => rebuilt
                     .failed
                     .push(cell.lines().next().unwrap_or("").to_string()),
-                Err(e) => return Err(format!("rebuilding the namespace: {e}")),
+                Err(e) => return Err(ChatError::Rebuild(e)),
             }
         }
         let packages = prompt::listed_packages(&zygote.info().packages);
         let system =
             prompt::sandbox_system_prompt("data/", &packages, &zygote.config().blocked_imports)
                 + CHAT_NOTE;
-        let mut transcript = Transcript::append(&dir.join("transcript.jsonl"))
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let transcript_path = dir.join("transcript.jsonl");
+        let mut transcript = Transcript::append(&transcript_path).map_err(io(&transcript_path))?;
         let describe = backend.describe();
         let _ = transcript.record("start", json!({ "chat": saved.id, "backend": describe, "replay": backend.is_replay(), "resumed_cells": rebuilt.replayed }));
         let price = backend.price();
@@ -360,7 +359,7 @@ impl ChatEngine {
         &mut self,
         code: &str,
         ev: &mut dyn FnMut(AgentEvent<'_>),
-    ) -> Result<(String, bool), String> {
+    ) -> Result<(String, bool), ChatError> {
         self.interrupt.store(false, Ordering::SeqCst);
         let arguments = json!({ "code": code }).to_string();
         ev(AgentEvent::CellRunning);
@@ -371,8 +370,7 @@ impl ChatEngine {
                 self.options.docs.as_deref(),
                 self.interrupt,
             );
-            run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)
-                .map_err(|e| format!("sandbox failure: {e}"))?
+            run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)?
         };
         let ok = run
             .cell
@@ -404,8 +402,8 @@ impl ChatEngine {
     }
 
     /// One line per namespace variable.
-    pub fn variables(&mut self) -> Result<Vec<String>, String> {
-        let vars = self.session.variables().map_err(|e| e.to_string())?;
+    pub fn variables(&mut self) -> Result<Vec<String>, ChatError> {
+        let vars = self.session.variables()?;
         Ok(vars
             .iter()
             .map(|v| format!("{}  {}  {}", v.name, v.kind, v.summary))
@@ -413,12 +411,12 @@ impl ChatEngine {
     }
 
     /// A closer look at one variable (type, CRS, shape, head or repr).
-    pub fn inspect(&mut self, name: &str) -> Result<String, String> {
+    pub fn inspect(&mut self, name: &str) -> Result<String, ChatError> {
         let valid = !name.is_empty()
             && name.chars().all(|c| c.is_alphanumeric() || c == '_')
             && !name.starts_with(|c: char| c.is_ascii_digit());
         if !valid {
-            return Err(format!("/inspect {name}: not a variable name"));
+            return Err(ChatError::NotAName(name.to_string()));
         }
         let code = format!(
             "_gc_v = {name}\nprint(type(_gc_v).__module__ + '.' + type(_gc_v).__name__)\n\
@@ -428,7 +426,7 @@ impl ChatEngine {
              if hasattr(_gc_v, 'head'): print(_gc_v.head().to_string())\n\
              else: print(repr(_gc_v)[:2000])\ndel _gc_v"
         );
-        let outcome = self.session.execute(&code).map_err(|e| e.to_string())?;
+        let outcome = self.session.execute(&code)?;
         let text = crate::observation::render(&outcome);
         Ok(text
             .lines()
@@ -438,18 +436,15 @@ impl ChatEngine {
     }
 
     /// Attaches a data folder and returns its schema card.
-    pub fn attach_data(&mut self, dir: &Path) -> Result<String, String> {
-        let dir =
-            std::fs::canonicalize(dir).map_err(|e| format!("/data {}: {e}", dir.display()))?;
+    pub fn attach_data(&mut self, dir: &Path) -> Result<String, ChatError> {
+        let dir = std::fs::canonicalize(dir).map_err(io(dir))?;
         if !dir.is_dir() {
-            return Err(format!("/data {}: not a folder", dir.display()));
+            return Err(ChatError::NotAFolder(dir));
         }
         link_data(self.workdir(), Some(&dir))?;
         // The sandbox sees only the folders it was opened with: a new
         // worker gets this one, and the session's cells are replayed into it.
-        self.session
-            .set_readable(std::slice::from_ref(&dir))
-            .map_err(|e| format!("/data {}: {e}", dir.display()))?;
+        self.session.set_readable(std::slice::from_ref(&dir))?;
         let card = data_card(&dir);
         self.saved.data_dir = Some(dir);
         self.card = Some(card.clone());
@@ -501,10 +496,9 @@ impl ChatEngine {
     }
 
     /// A fresh namespace (the conversation stays; the model is told).
-    pub fn reset(&mut self) -> Result<(), String> {
+    pub fn reset(&mut self) -> Result<(), ChatError> {
         let workdir = self.workdir().to_path_buf();
-        self.session = Session::open_with(&self.zygote, &workdir, self.options.sandbox.clone())
-            .map_err(|e| e.to_string())?;
+        self.session = Session::open_with(&self.zygote, &workdir, self.options.sandbox.clone())?;
         self.saved.cells.clear();
         self.last_failed = None;
         self.saved.messages.push(Message::text(
@@ -529,26 +523,24 @@ impl ChatEngine {
     }
 
     /// Copies the transcript, `solution.py`, `chat.json` and the outputs into `dir`.
-    pub fn export(&self, dir: &Path) -> Result<usize, String> {
-        let fail = |e: std::io::Error| format!("/export {}: {e}", dir.display());
-        std::fs::create_dir_all(dir.join("pred_results")).map_err(fail)?;
+    pub fn export(&self, dir: &Path) -> Result<usize, ChatError> {
+        let out = dir.join("pred_results");
+        std::fs::create_dir_all(&out).map_err(io(&out))?;
         let session = self.saved.dir();
-        std::fs::copy(
-            session.join("transcript.jsonl"),
-            dir.join("transcript.jsonl"),
-        )
-        .map_err(fail)?;
-        std::fs::copy(session.join("chat.json"), dir.join("chat.json")).map_err(fail)?;
-        crate::util::write_atomic(&dir.join("solution.py"), self.script().as_bytes())
-            .map_err(fail)?;
+        for name in ["transcript.jsonl", "chat.json"] {
+            let to = dir.join(name);
+            std::fs::copy(session.join(name), &to).map_err(io(&to))?;
+        }
+        let script = dir.join("solution.py");
+        crate::util::write_atomic(&script, self.script().as_bytes()).map_err(io(&script))?;
         let mut copied = 3;
         let pred = self.workdir().join("pred_results");
         for (rel, _) in crate::card::files_under(&pred) {
-            let to = dir.join("pred_results").join(&rel);
+            let to = out.join(&rel);
             if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent).map_err(fail)?;
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
             }
-            std::fs::copy(pred.join(&rel), to).map_err(fail)?;
+            std::fs::copy(pred.join(&rel), &to).map_err(io(&to))?;
             copied += 1;
         }
         Ok(copied)
@@ -671,19 +663,16 @@ fn data_card(dir: &Path) -> String {
 }
 
 /// Points `workdir/data` at `dir` (replacing an earlier link).
-fn link_data(workdir: &Path, dir: Option<&Path>) -> Result<(), String> {
+fn link_data(workdir: &Path, dir: Option<&Path>) -> Result<(), ChatError> {
     let link = workdir.join("data");
     if let Ok(meta) = std::fs::symlink_metadata(&link) {
         if !meta.file_type().is_symlink() {
-            return Err(format!(
-                "{} exists and is not gisclaw's data link",
-                link.display()
-            ));
+            return Err(ChatError::NotOurLink(link));
         }
-        std::fs::remove_file(&link).map_err(|e| format!("{}: {e}", link.display()))?;
+        std::fs::remove_file(&link).map_err(io(&link))?;
     }
     if let Some(dir) = dir {
-        std::os::unix::fs::symlink(dir, &link).map_err(|e| format!("{}: {e}", link.display()))?;
+        std::os::unix::fs::symlink(dir, &link).map_err(io(&link))?;
     }
     Ok(())
 }

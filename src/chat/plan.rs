@@ -10,13 +10,14 @@
 //! listing what each step made), so later turns, in either architecture,
 //! see a short, well-formed history; the transcript keeps every message.
 
-use serde_json::json;
+use std::time::{Duration, Instant};
 
 use super::engine::{AgentEvent, ChatEngine, TurnEnd};
 use crate::agent::converse::Stop;
-use crate::agent::dual::{self, DualLimits, Plan, PLAN_STEPS, PLAN_TRIES};
+use crate::agent::plan::{self, DualLimits, Plan, PLAN_STEPS};
+use crate::agent::plan_run::{plan_execute_replan, PlanEnd, PlanHost, StepEnd};
 use crate::agent::prompt;
-use crate::llm::{adapt, Message, Role};
+use crate::llm::{ChatResponse, Message, Role, ToolSpec};
 use crate::util::clip;
 
 /// Most earlier messages of the conversation the Planner is shown.
@@ -24,12 +25,53 @@ const PLANNER_HISTORY: usize = 12;
 /// Most characters of one earlier message shown to the Planner.
 const PLANNER_MESSAGE_CHARS: usize = 1500;
 
-/// How a step ended.
-enum StepEnd {
-    /// `step_done` (or a text answer), with a summary.
-    Done(String),
-    /// The step failed: why, and the last error.
-    GaveUp(String, Option<String>),
+/// A chat turn hosting Plan → Execute → Replan: model calls stream to the
+/// screen and stop on Ctrl-C; Workers see the conversation.
+struct ChatHost<'a> {
+    engine: &'a mut ChatEngine,
+    ev: &'a mut dyn FnMut(AgentEvent<'_>),
+    limits: &'a DualLimits,
+}
+
+impl PlanHost for ChatHost<'_> {
+    type Stop = TurnEnd;
+
+    fn ask_planner(
+        &mut self,
+        messages: &[Message],
+        specs: &[ToolSpec],
+    ) -> Result<(ChatResponse, Duration), TurnEnd> {
+        let asked = Instant::now();
+        let response = self.engine.ask(messages, specs, self.ev)?;
+        (self.ev)(AgentEvent::MessageDone { round: 0 });
+        Ok((response, asked.elapsed()))
+    }
+
+    fn run_step(&mut self, plan: &Plan, index: usize, done: &[String]) -> Result<StepEnd, TurnEnd> {
+        self.engine
+            .run_step(plan, index, done, self.limits, self.ev)
+    }
+
+    fn missing_outputs(&mut self) -> Vec<String> {
+        // A chat turn declares no outputs.
+        Vec::new()
+    }
+
+    fn round(&self) -> usize {
+        0
+    }
+
+    fn record(&mut self, kind: &str, value: serde_json::Value) {
+        self.engine.record(kind, value);
+    }
+
+    fn event(&mut self, event: AgentEvent<'_>) {
+        (self.ev)(event);
+    }
+
+    fn no_plan(&mut self, why: String) -> TurnEnd {
+        TurnEnd::Failed(why)
+    }
 }
 
 impl ChatEngine {
@@ -41,72 +83,31 @@ impl ChatEngine {
     ) -> TurnEnd {
         let limits = DualLimits::default();
         let zygote = self.zygote_info();
-        let system = dual::planner_prompt(1, PLAN_STEPS.1, &zygote.0, &zygote.1, true);
+        let system = plan::planner_prompt(1, PLAN_STEPS.1, &zygote.0, &zygote.1, true);
         let context = self.planner_context(request);
         let mut planner = vec![
             Message::text(Role::System, system),
             Message::text(Role::User, context),
         ];
-        let mut done: Vec<String> = Vec::new();
-        let mut replans = 0;
-        let (end, note) = loop {
-            let plan = match self.ask_planner(&mut planner, ev) {
-                Ok(p) => p,
-                Err(end) => break (end, None),
-            };
-            ev(AgentEvent::Plan {
-                round: 0,
-                steps: &plan.steps,
-                replan: replans,
-            });
-            let mut failure = None;
-            let mut stopped = None;
-            for (i, step) in plan.steps.iter().enumerate() {
-                ev(AgentEvent::Step {
-                    index: i + 1,
-                    of: plan.steps.len(),
-                    goal: &step.goal,
-                });
-                self.record("step", json!({ "step": i + 1, "of": plan.steps.len(), "goal": step.goal, "replan": replans }));
-                match self.run_step(&plan, i, &done, &limits, ev) {
-                    Ok(StepEnd::Done(summary)) => {
-                        done.push(format!("{}: {}", step.goal, summary.trim()))
-                    }
-                    Ok(StepEnd::GaveUp(reason, last_error)) => {
-                        failure = Some((step.goal.clone(), reason, last_error));
-                        break;
-                    }
-                    Err(end) => {
-                        stopped = Some((end, step.goal.clone()));
-                        break;
-                    }
-                }
+        let run = plan_execute_replan(
+            &mut ChatHost {
+                engine: self,
+                ev,
+                limits: &limits,
+            },
+            &mut planner,
+            1,
+            &limits,
+        );
+        let (end, note) = match run.end {
+            PlanEnd::Done | PlanEnd::Finished(_) => (TurnEnd::Answered, None),
+            PlanEnd::Failed(why) => {
+                let note = format!("The plan failed: {why}.");
+                (TurnEnd::Failed(why), Some(note))
             }
-            if let Some((end, goal)) = stopped {
-                break (end, Some(format!("Stopped at `{goal}`.")));
-            }
-            let Some((goal, reason, last_error)) = failure else {
-                break (TurnEnd::Answered, None);
-            };
-            if replans >= limits.max_replans {
-                let why =
-                    format!("step `{goal}` failed ({reason}) after {replans} replanning cycle(s)");
-                break (
-                    TurnEnd::Failed(why.clone()),
-                    Some(format!("The plan failed: {why}.")),
-                );
-            }
-            replans += 1;
-            ev(AgentEvent::Replanning {
-                cycle: replans,
-                of: limits.max_replans,
-                reason: &reason,
-            });
-            let request = dual::replan_request(&goal, &reason, &done, &[], last_error.as_deref());
-            self.record("replan", json!({ "cycle": replans, "failed_step": goal, "reason": reason, "request": request }));
-            planner.push(Message::text(Role::User, request));
+            PlanEnd::Stopped { stop, at } => (stop, at.map(|goal| format!("Stopped at `{goal}`."))),
         };
-        self.conclude(&done, note);
+        self.conclude(&run.done, note);
         end
     }
 
@@ -160,35 +161,6 @@ impl ChatEngine {
         text
     }
 
-    /// Asks the Planner (up to [`PLAN_TRIES`] times) for a valid plan.
-    fn ask_planner(
-        &mut self,
-        planner: &mut Vec<Message>,
-        ev: &mut dyn FnMut(AgentEvent<'_>),
-    ) -> Result<Plan, TurnEnd> {
-        let specs = [dual::plan_spec()];
-        let mut last = String::new();
-        for _ in 0..PLAN_TRIES {
-            let response = self.ask(planner, &specs, ev)?;
-            ev(AgentEvent::MessageDone { round: 0 });
-            let review =
-                dual::review_plan(adapt::adapt(response.message, 0).message, 1, PLAN_STEPS.1);
-            self.record(
-                "message",
-                json!({ "agent": "planner", "message": review.message, "usage": response.usage, "plan": review.plan.as_ref().ok(), "plan_error": review.plan.as_ref().err() }),
-            );
-            planner.push(review.message);
-            planner.push(review.reply);
-            match review.plan {
-                Ok(plan) => return Ok(plan),
-                Err(e) => last = e,
-            }
-        }
-        Err(TurnEnd::Failed(format!(
-            "the planner gave no valid plan in {PLAN_TRIES} tries ({last})"
-        )))
-    }
-
     /// Runs step `i` of `plan` with a Worker that sees the conversation and
     /// the step's brief.
     fn run_step(
@@ -200,12 +172,12 @@ impl ChatEngine {
         ev: &mut dyn FnMut(AgentEvent<'_>),
     ) -> Result<StepEnd, TurnEnd> {
         let mut specs = self.chat_tools();
-        specs.push(dual::step_done_spec());
+        specs.push(plan::step_done_spec());
         let mut prefix = vec![self.system_message()];
         prefix.extend(self.saved.messages.iter().cloned());
         prefix.push(Message::text(
             Role::User,
-            dual::step_brief(plan, i + 1, done, false),
+            plan::step_brief(plan, i + 1, done, false),
         ));
         let mut messages = prefix;
         match self.converse_turn(
@@ -218,7 +190,7 @@ impl ChatEngine {
             Stop::Answered(text) | Stop::StepDone(text) | Stop::Finished(text) => {
                 Ok(StepEnd::Done(text))
             }
-            Stop::GaveUp { reason, last_error } => Ok(StepEnd::GaveUp(reason, last_error)),
+            Stop::GaveUp { reason, last_error } => Ok(StepEnd::GaveUp { reason, last_error }),
             Stop::End(end) => Err(self.turn_end(Stop::End(end), ev)),
         }
     }

@@ -3,6 +3,7 @@
 //! written atomically after every turn and command, so `gisclaw chat
 //! --resume ID` can rebuild the conversation and the namespace.
 
+use super::ChatError;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -111,23 +112,29 @@ impl SavedChat {
     }
 
     /// Loads session `id`; one line saying what is wrong otherwise.
-    pub fn load(id: &str) -> Result<SavedChat, String> {
+    pub fn load(id: &str) -> Result<SavedChat, ChatError> {
         if id.is_empty() || id.contains('/') || id.starts_with('.') {
-            return Err(format!(
-                "--resume {id}: not a session id (see {})",
-                chats_dir().display()
-            ));
+            return Err(ChatError::BadId {
+                id: id.to_string(),
+                dir: chats_dir(),
+            });
         }
         let path = chats_dir().join(id).join("chat.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!(
-                "--resume {id}: no saved session {} ({})",
-                path.display(),
-                available()
-            ),
-            _ => format!("{}: {e}", path.display()),
+        let text = std::fs::read_to_string(&path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => ChatError::NoSession {
+                path: path.clone(),
+                available: available(),
+            },
+            _ => ChatError::Io {
+                path: path.clone(),
+                source,
+            },
         })?;
-        serde_json::from_str(&text).map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))
+        serde_json::from_str(&text).map_err(|e| ChatError::Corrupt {
+            line: e.line(),
+            message: e.to_string(),
+            path,
+        })
     }
 }
 

@@ -311,7 +311,7 @@ fn verify_steps(
                 }
                 (marks, task_problems)
             }
-            Err(e) => (String::new(), vec![e]),
+            Err(e) => (String::new(), vec![e.to_string()]),
         };
         let ok = task_problems.is_empty();
         failed += usize::from(!ok);

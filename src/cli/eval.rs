@@ -12,12 +12,11 @@ use gisclaw::bench::unit::UnitSuite;
 use gisclaw::bench::SuiteKind;
 use gisclaw::embed::Embedder;
 use gisclaw::eval::api::OpTable;
+use gisclaw::eval::jobs::{ItemRecord, SuiteEvent};
 use gisclaw::eval::report::{self, EvalData, Weights};
-use gisclaw::eval::runner::{
-    prepare_folder, run_eval, BackendSource, EvalEvent, EvalOptions, Manifest,
-};
-use gisclaw::eval::step_eval::{self, StepEvent};
-use gisclaw::eval::unit_eval::{self, UnitEvent};
+use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions, Manifest};
+use gisclaw::eval::step_eval;
+use gisclaw::eval::unit_eval;
 use gisclaw::sandbox::Zygote;
 
 use super::bench::load_suite;
@@ -194,7 +193,7 @@ fn eval_exit(failed: usize, what: &str) -> ExitCode {
 }
 
 fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result<ExitCode> {
-    let weights = Weights::parse(weights).map_err(UsageError)?;
+    let weights = Weights::parse(weights).map_err(|e| UsageError(e.to_string()))?;
     // A unit or step eval folder has its own report; any other folder goes
     // to the task report (which says when it is not an eval folder).
     if let [dir] = dirs {
@@ -209,7 +208,8 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
                 anyhow::anyhow!("writing the report into {}: {e}", out.display())
             };
             if manifest.kind == "steps" {
-                let records = step_eval::load_records(dir).map_err(UsageError)?;
+                let records =
+                    step_eval::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 print_step_summary(
                     &step_eval::write_report(&records, &manifest.backend, out).map_err(written)?,
                     out,
@@ -217,7 +217,8 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
                 return Ok(ExitCode::SUCCESS);
             }
             if manifest.kind == "unit" {
-                let records = unit_eval::load_records(dir).map_err(UsageError)?;
+                let records =
+                    unit_eval::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 print_unit_summary(
                     &unit_eval::write_report(&records, &manifest.backend, out).map_err(written)?,
                     out,
@@ -302,11 +303,11 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     eprintln!("gisclaw: {} samples per case", args.runs);
     let failed =
         unit_eval::run_unit_eval(&zygote, &suite, &source, args.runs, &out, args.jobs, &|e| {
-            progress.unit_event(e)
+            progress.event(e)
         })
-        .map_err(UsageError)?;
+        .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    let records = unit_eval::load_records(&out).map_err(UsageError)?;
+    let records = unit_eval::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
     let summary = unit_eval::write_report(&records, &backend, &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_unit_summary(&summary, &out);
@@ -380,11 +381,11 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         &out,
         args.jobs,
         &limits,
-        &|e| progress.step_event(e),
+        &|e| progress.event(e),
     )
-    .map_err(UsageError)?;
+    .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    let records = step_eval::load_records(&out).map_err(UsageError)?;
+    let records = step_eval::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
     let summary = step_eval::write_report(&records, &backend, &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
@@ -470,7 +471,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     if args.runs == 0 {
         return Err(UsageError("--runs must be at least 1".into()).into());
     }
-    let weights = Weights::parse(&args.weights).map_err(UsageError)?;
+    let weights = Weights::parse(&args.weights).map_err(|e| UsageError(e.to_string()))?;
     let ops = match &args.api_ops {
         Some(file) => OpTable::with_extension(file).map_err(|e| UsageError(e.to_string()))?,
         None => OpTable::built_in()?,
@@ -552,7 +553,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("runs");
     let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| {
-        progress.task_event(e)
+        progress.event(e)
     })
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
@@ -624,75 +625,20 @@ impl Progress {
         }
     }
 
-    /// Task-level suite events.
-    fn task_event(&self, event: EvalEvent) {
+    /// One event of any suite.
+    fn event<R: ItemRecord>(&self, event: SuiteEvent<R>) {
         match event {
-            EvalEvent::Gold { task, problems } if !problems.is_empty() => self.line(format!(
+            SuiteEvent::Gold { task, problems } if !problems.is_empty() => self.line(format!(
                 "gisclaw: {task}: the gold run has problems (its L3 is unreliable): {}",
                 problems.join("; ")
             )),
-            EvalEvent::Gold { .. } => {}
-            EvalEvent::Planned { total, done } => self.planned(total, done),
-            EvalEvent::Recorded(record) => {
-                let text = format!(
-                    "{} {} run {}: {} (Q_out {:.2}, F_api {:.2})",
-                    record.task,
-                    record.arch,
-                    record.run,
-                    if record.success {
-                        "success"
-                    } else {
-                        record.status.as_str()
-                    },
-                    record.q_out,
-                    record.code.api.f1
-                );
-                self.finished(record.success, record.tokens_in + record.tokens_out, text);
+            SuiteEvent::Gold { .. } => {}
+            SuiteEvent::Planned { total, done } => self.planned(total, done),
+            SuiteEvent::Recorded(record) => {
+                self.finished(record.succeeded(), record.tokens(), record.summary())
             }
-            EvalEvent::Failed { label, reason } => {
-                self.line(format!("gisclaw: {label} could not run: {reason}"))
-            }
-        }
-    }
-
-    /// Unit suite events: a case succeeds when every sample passed.
-    fn unit_event(&self, event: UnitEvent) {
-        match event {
-            UnitEvent::Planned { total, done } => self.planned(total, done),
-            UnitEvent::Recorded(r) => {
-                let passed = r.samples.iter().filter(|s| s.passed).count();
-                let tokens = r.samples.iter().map(|s| s.tokens_in + s.tokens_out).sum();
-                let text = format!(
-                    "{}/{}: {passed}/{} samples pass",
-                    r.library,
-                    r.case,
-                    r.samples.len()
-                );
-                self.finished(passed == r.samples.len(), tokens, text);
-            }
-            UnitEvent::Failed { key, reason } => {
-                self.line(format!("gisclaw: {key}: could not run: {reason}"))
-            }
-        }
-    }
-
-    /// Step suite events: a run succeeds when every step passed.
-    fn step_event(&self, event: StepEvent) {
-        match event {
-            StepEvent::Planned { total, done } => self.planned(total, done),
-            StepEvent::Recorded(r) => {
-                let text = format!(
-                    "{} run {}: {}/{} steps pass, complete@1 {:.3}",
-                    r.task,
-                    r.run,
-                    r.steps.iter().filter(|s| s.passed).count(),
-                    r.steps.len(),
-                    r.complete_at_1
-                );
-                self.finished(r.passed, r.tokens_in + r.tokens_out, text);
-            }
-            StepEvent::Failed { label, reason } => {
-                self.line(format!("gisclaw: {label}: could not run: {reason}"))
+            SuiteEvent::Failed { item, reason } => {
+                self.line(format!("gisclaw: {item}: could not run: {reason}"))
             }
         }
     }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use gisclaw::agent::dual::DualLimits;
 use gisclaw::agent::memory::{self, ErrorMemory};
+use gisclaw::agent::plan::DualLimits;
 use gisclaw::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use gisclaw::agent::single::AgentLimits;
 use gisclaw::bench::data::{self, Provenance};

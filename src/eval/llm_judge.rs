@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::llm::{ChatBackend, Message, Role};
+use crate::llm::{ChatBackend, LlmError, Message, Role};
 
 /// The five dimensions, in the paper's order: (key, what it asks).
 pub const DIMENSIONS: [(&str, &str); 5] = [
@@ -104,41 +104,86 @@ fn clip_log(log: &str) -> String {
     )
 }
 
+/// Why a judge's reply cannot be used (said back to the judge once).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GradeError {
+    /// No `{` in the reply.
+    #[error("the reply holds no JSON object")]
+    NoJson,
+    /// A `{` without its `}`.
+    #[error("the reply's JSON object is not closed")]
+    Unclosed,
+    /// The object does not parse.
+    #[error("the JSON does not parse: {0}")]
+    Parse(String),
+    /// A dimension without an entry.
+    #[error("`{0}` is missing")]
+    Missing(String),
+    /// A score that is not 1–5.
+    #[error("`{key}.score` must be a whole number from 1 to 5, got {got}")]
+    Score {
+        /// The dimension.
+        key: String,
+        /// What was there.
+        got: String,
+    },
+    /// A missing or empty justification.
+    #[error("`{0}.justification` must be a non-empty string")]
+    Justification(String),
+}
+
+/// Why a judging gave no verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    /// The judge's backend failed.
+    #[error(transparent)]
+    Backend(#[from] LlmError),
+    /// The judge answered with invalid grades twice.
+    #[error("the judge's answer was invalid twice: {0}")]
+    Invalid(GradeError),
+    /// An input of the judging cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Reads the grades of `dimensions` out of a reply; the error says what is
 /// wrong.
 pub fn parse_grades(
     reply: &str,
     dimensions: &[(&str, &str)],
-) -> Result<BTreeMap<String, Grade>, String> {
-    let start = reply.find('{').ok_or("the reply holds no JSON object")?;
+) -> Result<BTreeMap<String, Grade>, GradeError> {
+    let start = reply.find('{').ok_or(GradeError::NoJson)?;
     let end = reply
         .rfind('}')
         .filter(|&e| e > start)
-        .ok_or("the reply's JSON object is not closed")?;
-    let value: Value = serde_json::from_str(&reply[start..=end])
-        .map_err(|e| format!("the JSON does not parse: {e}"))?;
+        .ok_or(GradeError::Unclosed)?;
+    let value: Value =
+        serde_json::from_str(&reply[start..=end]).map_err(|e| GradeError::Parse(e.to_string()))?;
     dimensions
         .iter()
         .map(|(key, _)| {
             let entry = value
                 .get(key)
-                .ok_or_else(|| format!("`{key}` is missing"))?;
+                .ok_or_else(|| GradeError::Missing(key.to_string()))?;
             let score = entry
                 .get("score")
                 .and_then(Value::as_u64)
                 .filter(|s| (1..=5).contains(s))
-                .ok_or_else(|| {
-                    format!(
-                        "`{key}.score` must be a whole number from 1 to 5, got {}",
-                        entry.get("score").unwrap_or(&Value::Null)
-                    )
+                .ok_or_else(|| GradeError::Score {
+                    key: key.to_string(),
+                    got: entry.get("score").unwrap_or(&Value::Null).to_string(),
                 })?;
             let justification = entry
                 .get("justification")
                 .and_then(Value::as_str)
                 .map(str::trim)
                 .filter(|j| !j.is_empty())
-                .ok_or_else(|| format!("`{key}.justification` must be a non-empty string"))?;
+                .ok_or_else(|| GradeError::Justification(key.to_string()))?;
             Ok((
                 key.to_string(),
                 Grade {
@@ -156,7 +201,7 @@ pub fn judge(
     instruction: &str,
     gold_code: &str,
     log: &str,
-) -> Result<Verdict, String> {
+) -> Result<Verdict, JudgeError> {
     ask_grades(backend, prompt(instruction, gold_code, log), &DIMENSIONS)
 }
 
@@ -179,14 +224,15 @@ pub fn ask_grades(
     backend: &mut dyn ChatBackend,
     mut messages: Vec<Message>,
     dimensions: &[(&str, &str)],
-) -> Result<Verdict, String> {
+) -> Result<Verdict, JudgeError> {
     let mut tokens = (0, 0);
-    let mut ask = |backend: &mut dyn ChatBackend, messages: &[Message]| -> Result<String, String> {
-        let response = backend.chat(messages, &[]).map_err(|e| e.to_string())?;
-        tokens.0 += response.usage.prompt_tokens;
-        tokens.1 += response.usage.completion_tokens;
-        Ok(response.message.content.unwrap_or_default())
-    };
+    let mut ask =
+        |backend: &mut dyn ChatBackend, messages: &[Message]| -> Result<String, LlmError> {
+            let response = backend.chat(messages, &[])?;
+            tokens.0 += response.usage.prompt_tokens;
+            tokens.1 += response.usage.completion_tokens;
+            Ok(response.message.content.unwrap_or_default())
+        };
     let first = ask(backend, &messages)?;
     let (grades, calls) = match parse_grades(&first, dimensions) {
         Ok(grades) => (grades, 1),
@@ -197,8 +243,7 @@ pub fn ask_grades(
                 format!("That answer cannot be used: {why}. Answer again with only the JSON object, every key, whole-number scores from 1 to 5."),
             ));
             let second = ask(backend, &messages)?;
-            let grades = parse_grades(&second, dimensions)
-                .map_err(|why| format!("the judge's answer was invalid twice: {why}"))?;
+            let grades = parse_grades(&second, dimensions).map_err(JudgeError::Invalid)?;
             (grades, 2)
         }
     };
@@ -249,22 +294,25 @@ mod tests {
     fn invalid_replies_say_what_is_wrong() {
         assert_eq!(
             parse_grades("I think it went well.", &DIMENSIONS).unwrap_err(),
-            "the reply holds no JSON object"
+            GradeError::NoJson
         );
-        assert!(parse_grades("{\"a\": }", &DIMENSIONS)
-            .unwrap_err()
-            .starts_with("the JSON does not parse"));
+        assert!(matches!(
+            parse_grades("{\"a\": }", &DIMENSIONS),
+            Err(GradeError::Parse(_))
+        ));
         let mut v: Value = serde_json::from_str(&reply([5, 4, 3, 2, 1])).unwrap();
         v["methodology"]["score"] = serde_json::json!(7);
         assert_eq!(
-            parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(),
+            parse_grades(&v.to_string(), &DIMENSIONS)
+                .unwrap_err()
+                .to_string(),
             "`methodology.score` must be a whole number from 1 to 5, got 7"
         );
         v["methodology"]["score"] = serde_json::json!(3);
         v.as_object_mut().unwrap().remove("self_correction");
         assert_eq!(
             parse_grades(&v.to_string(), &DIMENSIONS).unwrap_err(),
-            "`self_correction` is missing"
+            GradeError::Missing("self_correction".into())
         );
     }
 

@@ -1,8 +1,7 @@
 //! Evaluation: `gisclaw eval` runs a task suite repeatedly ([`runner`]),
 //! scores every run ([`record`]: L1 [`code`], [`codebleu`] and [`api`], L2
 //! [`process`] and the optional [`llm_judge`], L3 [`output_score`], the
-//! [`errors`] taxonomy) and writes the [`report`] with its [`stats`] and
-//! [`charts`].
+//! [`errors`] taxonomy) and writes the [`report`] (with its charts) and its [`stats`].
 //!
 //! Unit suites (pass@k over samples) are run and reported by [`unit_eval`],
 //! step suites (complete@1) by [`step_eval`]; all three suites run their
@@ -10,7 +9,6 @@
 //! a [`vision_judge`].
 
 pub mod api;
-pub mod charts;
 pub mod code;
 pub mod codebleu;
 pub mod errors;

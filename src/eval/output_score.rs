@@ -32,6 +32,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
+use gdal::errors::GdalError;
 use gdal::spatial_ref::{AxisMappingStrategy, SpatialRef};
 use gdal::vector::{Geometry, LayerAccess, OGRwkbGeometryType};
 use gdal::{Dataset, GdalOpenFlags, Metadata};
@@ -134,7 +135,7 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
             score.parts = parts;
             score.note = note;
         }
-        Err(why) => score.note = why,
+        Err(why) => score.note = why.to_string(),
     }
     score
 }
@@ -145,7 +146,54 @@ fn is_csv(path: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
 }
 
-type Scored = Result<(f64, BTreeMap<String, f64>, String), String>;
+/// Why an output could not be compared with the gold's (the score's note).
+#[derive(Debug, thiserror::Error)]
+enum ScoreError {
+    /// GDAL cannot open the file as what it should be.
+    #[error("not a readable {what}: {source}")]
+    Unreadable {
+        /// `raster`, `vector file`, `image`.
+        what: &'static str,
+        /// GDAL's reason.
+        source: GdalError,
+    },
+    /// A raster container without a band or subdataset.
+    #[error("a raster file with no band")]
+    NoBand,
+    /// GDAL failed while reading.
+    #[error(transparent)]
+    Gdal(#[from] GdalError),
+    /// The candidate could not be brought into the gold's CRS.
+    #[error("reprojecting to the gold CRS: {0}")]
+    Reproject(GdalError),
+    /// The file cannot be read.
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    /// A CSV without even a header.
+    #[error("an empty table")]
+    EmptyTable,
+    /// Two images that cannot be compared.
+    #[error("images do not pair up")]
+    Unpaired,
+    /// The output check could not read the candidate.
+    #[error("{0}")]
+    Check(String),
+    /// The gold's own file failed (the candidate is not at fault).
+    #[error("gold: {0}")]
+    Gold(Box<ScoreError>),
+}
+
+impl ScoreError {
+    fn gold(self) -> ScoreError {
+        ScoreError::Gold(Box::new(self))
+    }
+
+    fn unreadable(what: &'static str) -> impl FnOnce(GdalError) -> ScoreError {
+        move |source| ScoreError::Unreadable { what, source }
+    }
+}
+
+type Scored = Result<(f64, BTreeMap<String, f64>, String), ScoreError>;
 
 /// The named parts of a score; non-finite values (an undefined ρ, an
 /// infinite MRE) are left out so that records stay valid JSON numbers.
@@ -166,29 +214,27 @@ struct RasterData {
     values: Vec<f64>,
 }
 
-fn open_raster(path: &Path) -> Result<Dataset, String> {
+fn open_raster(path: &Path) -> Result<Dataset, ScoreError> {
     let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
-        .map_err(|e| format!("not a readable raster: {e}"))?;
+        .map_err(ScoreError::unreadable("raster"))?;
     if ds.raster_count() > 0 {
         return Ok(ds);
     }
     let first = ds
         .metadata_item("SUBDATASET_1_NAME", "SUBDATASETS")
-        .ok_or("a raster file with no band")?;
-    Dataset::open(first).map_err(|e| format!("not a readable raster: {e}"))
+        .ok_or(ScoreError::NoBand)?;
+    Dataset::open(first).map_err(ScoreError::unreadable("raster"))
 }
 
-fn read_raster(path: &Path) -> Result<RasterData, String> {
+fn read_raster(path: &Path) -> Result<RasterData, ScoreError> {
     let ds = open_raster(path)?;
     let (w, h) = ds.raster_size();
     let count = ds.raster_count();
     let mut values = Vec::with_capacity(w * h * count);
     for i in 1..=count {
-        let band = ds.rasterband(i).map_err(|e| e.to_string())?;
+        let band = ds.rasterband(i)?;
         let nodata = band.no_data_value();
-        let buffer = band
-            .read_as::<f64>((0, 0), (w, h), (w, h), None)
-            .map_err(|e| e.to_string())?;
+        let buffer = band.read_as::<f64>((0, 0), (w, h), (w, h), None)?;
         values.extend(buffer.data().iter().map(|v| {
             if !v.is_finite() || nodata.is_some_and(|n| n == *v) {
                 f64::NAN
@@ -236,7 +282,7 @@ pub fn pearson(pairs: &[(f64, f64)]) -> f64 {
 }
 
 fn raster(gold: &Path, candidate: &Path) -> Scored {
-    let g = read_raster(gold).map_err(|e| format!("gold: {e}"))?;
+    let g = read_raster(gold).map_err(ScoreError::gold)?;
     let c = read_raster(candidate)?;
     let shape = f64::from(g.shape == c.shape);
     let crs = f64::from(same_crs(&g.srs, &c.srs));
@@ -295,9 +341,9 @@ struct VectorData {
     polygonal: bool,
 }
 
-fn read_vector(path: &Path) -> Result<VectorData, String> {
+fn read_vector(path: &Path) -> Result<VectorData, ScoreError> {
     let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])
-        .map_err(|e| format!("not a readable vector file: {e}"))?;
+        .map_err(ScoreError::unreadable("vector file"))?;
     let mut data = VectorData {
         count: 0,
         columns: BTreeSet::new(),
@@ -355,24 +401,19 @@ fn count_ratio(a: u64, b: u64) -> f64 {
 /// The dissolved footprint of `geometries`, each buffered by `distance`
 /// first (0: polygons as they are, an invalid one repaired by a zero
 /// buffer; other geometry types have no area).
-fn footprint(geometries: &[Geometry], distance: f64) -> Result<Geometry, String> {
-    let mut multi =
-        Geometry::empty(OGRwkbGeometryType::wkbMultiPolygon).map_err(|e| e.to_string())?;
+fn footprint(geometries: &[Geometry], distance: f64) -> Result<Geometry, GdalError> {
+    let mut multi = Geometry::empty(OGRwkbGeometryType::wkbMultiPolygon)?;
     for g in geometries {
         let shape = if distance > 0.0 || !g.is_valid() {
-            g.buffer(distance, 8).map_err(|e| e.to_string())?
+            g.buffer(distance, 8)?
         } else {
             g.clone()
         };
         match gdal::vector::geometry_type_flatten(shape.geometry_type()) {
-            OGRwkbGeometryType::wkbPolygon => {
-                multi.add_geometry(shape).map_err(|e| e.to_string())?
-            }
+            OGRwkbGeometryType::wkbPolygon => multi.add_geometry(shape)?,
             OGRwkbGeometryType::wkbMultiPolygon => {
                 for i in 0..shape.geometry_count() {
-                    multi
-                        .add_geometry(shape.get_geometry(i).clone())
-                        .map_err(|e| e.to_string())?;
+                    multi.add_geometry(shape.get_geometry(i).clone())?;
                 }
             }
             _ => {}
@@ -384,7 +425,7 @@ fn footprint(geometries: &[Geometry], distance: f64) -> Result<Geometry, String>
     // buffered points. It stays the fallback when GEOS rejects the union.
     match union_cascaded(&multi) {
         Some(union) => Ok(union),
-        None => multi.buffer(0.0, 8).map_err(|e| e.to_string()),
+        None => multi.buffer(0.0, 8),
     }
 }
 
@@ -428,7 +469,7 @@ fn extent_diagonal(geometries: &[Geometry]) -> f64 {
 }
 
 /// Area IoU of the two footprints, the candidate in the gold's CRS.
-fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, String> {
+fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, ScoreError> {
     if gold.geometries.is_empty() || candidate.geometries.is_empty() {
         return Ok(
             if gold.geometries.is_empty() && candidate.geometries.is_empty() {
@@ -443,7 +484,7 @@ fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, St
         if target != source {
             for g in &mut theirs {
                 g.transform_to_inplace(target)
-                    .map_err(|e| format!("reprojecting to the gold CRS: {e}"))?;
+                    .map_err(ScoreError::Reproject)?;
             }
         }
     }
@@ -470,14 +511,14 @@ fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, St
 }
 
 fn vector(gold: &Path, candidate: &Path) -> Scored {
-    let g = read_vector(gold).map_err(|e| format!("gold: {e}"))?;
+    let g = read_vector(gold).map_err(ScoreError::gold)?;
     let c = read_vector(candidate)?;
     let count = count_ratio(g.count, c.count);
     let crs = f64::from(same_crs(&g.srs, &c.srs));
     let columns = jaccard(&g.columns, &c.columns);
     let (geometry, note) = match geometry_overlap(&g, &c) {
         Ok(v) => (v, format!("{} features vs gold {}", c.count, g.count)),
-        Err(e) => (0.0, e),
+        Err(e) => (0.0, e.to_string()),
     };
     let s = (count + crs + columns + geometry) / 4.0;
     Ok((
@@ -535,11 +576,11 @@ struct Table {
 }
 
 impl Table {
-    fn read(path: &Path) -> Result<Table, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    fn read(path: &Path) -> Result<Table, ScoreError> {
+        let text = std::fs::read_to_string(path)?;
         let mut rows = read_csv(&text);
         if rows.is_empty() {
-            return Err("an empty table".into());
+            return Err(ScoreError::EmptyTable);
         }
         let columns = rows
             .remove(0)
@@ -577,7 +618,7 @@ impl Table {
 }
 
 fn table(gold: &Path, candidate: &Path) -> Scored {
-    let g = Table::read(gold).map_err(|e| format!("gold: {e}"))?;
+    let g = Table::read(gold).map_err(ScoreError::gold)?;
     let c = Table::read(candidate)?;
     let gold_cols: BTreeSet<String> = g.columns.iter().cloned().collect();
     let cand_cols: BTreeSet<String> = c.columns.iter().cloned().collect();
@@ -690,17 +731,15 @@ fn column_agreement(pairs: &[(f64, f64)]) -> f64 {
 const IMAGE_SIDE: usize = 256;
 
 /// The image in grey (mean of the colour bands), resampled to 256×256.
-fn grey(path: &Path) -> Result<Grid, String> {
+fn grey(path: &Path) -> Result<Grid, ScoreError> {
     let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
-        .map_err(|e| format!("not a readable image: {e}"))?;
+        .map_err(ScoreError::unreadable("image"))?;
     let size = ds.raster_size();
     let bands = ds.raster_count().min(3);
     let mut data = vec![0.0; IMAGE_SIDE * IMAGE_SIDE];
     for i in 1..=bands {
-        let band = ds.rasterband(i).map_err(|e| e.to_string())?;
-        let buffer = band
-            .read_as::<f64>((0, 0), size, (IMAGE_SIDE, IMAGE_SIDE), None)
-            .map_err(|e| e.to_string())?;
+        let band = ds.rasterband(i)?;
+        let buffer = band.read_as::<f64>((0, 0), size, (IMAGE_SIDE, IMAGE_SIDE), None)?;
         for (d, v) in data.iter_mut().zip(buffer.data()) {
             *d += v / bands as f64;
         }
@@ -715,11 +754,11 @@ fn image(gold: &Path, candidate: &Path) -> Scored {
     match outputs::check(candidate) {
         OutputCheck::Content(..) => {}
         OutputCheck::Trivial(_, why) => return Ok((0.0, parts(&[("blank", 1.0)]), why)),
-        OutputCheck::Unreadable(why) => return Err(why),
+        OutputCheck::Unreadable(why) => return Err(ScoreError::Check(why)),
     }
-    let g = grey(gold).map_err(|e| format!("gold: {e}"))?;
+    let g = grey(gold).map_err(ScoreError::gold)?;
     let c = grey(candidate)?;
-    let m = image_metrics(&g, &c).ok_or("images do not pair up")?;
+    let m = image_metrics(&g, &c).ok_or(ScoreError::Unpaired)?;
     Ok((
         m.ssim.max(0.0),
         parts(&[("blank", 0.0), ("ssim", m.ssim)]),
@@ -730,8 +769,8 @@ fn image(gold: &Path, candidate: &Path) -> Scored {
 // ---------------------------------------------------------------- text
 
 fn text(gold: &Path, candidate: &Path) -> Scored {
-    let g = std::fs::read(gold).map_err(|e| format!("gold: {e}"))?;
-    let c = std::fs::read(candidate).map_err(|e| e.to_string())?;
+    let g = std::fs::read(gold).map_err(|e| ScoreError::Io(e).gold())?;
+    let c = std::fs::read(candidate)?;
     if let (Ok(a), Ok(b)) = (
         serde_json::from_slice::<serde_json::Value>(&g),
         serde_json::from_slice::<serde_json::Value>(&c),

@@ -1,6 +1,7 @@
 //! One scored run: what `records/<task>.<arch>.<run>.json` holds, and how it
 //! is computed from a finished work dir and the gold's.
 
+use super::jobs::ItemRecord;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -92,6 +93,32 @@ pub struct RunRecord {
     /// Why judging failed, when it did.
     #[serde(default)]
     pub judge_error: Option<String>,
+}
+
+impl ItemRecord for RunRecord {
+    fn succeeded(&self) -> bool {
+        self.success
+    }
+
+    fn tokens(&self) -> u64 {
+        self.tokens_in + self.tokens_out
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "{} {} run {}: {} (Q_out {:.2}, F_api {:.2})",
+            self.task,
+            self.arch,
+            self.run,
+            if self.success {
+                "success"
+            } else {
+                self.status.as_str()
+            },
+            self.q_out,
+            self.code.api.f1
+        )
+    }
 }
 
 impl RunRecord {

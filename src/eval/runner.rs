@@ -19,13 +19,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::api::OpTable;
-use super::jobs::{self, Plan};
+use super::jobs::{self, ItemError, Plan, SuiteEvent};
 use super::llm_judge;
+use super::llm_judge::JudgeError;
 use super::process;
 use super::record::{score_run, GoldReference, RunRecord};
 use super::vision_judge;
-use crate::agent::dual::DualLimits;
 use crate::agent::memory::ErrorMemory;
+use crate::agent::plan::DualLimits;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::bench::data;
@@ -87,7 +88,7 @@ impl BackendSource {
         gold: &str,
         arch: Arch,
         run: usize,
-    ) -> Result<Box<dyn ChatBackend>, String> {
+    ) -> Result<Box<dyn ChatBackend>, ItemError> {
         match self {
             BackendSource::Gold => {
                 let messages = match arch {
@@ -100,20 +101,15 @@ impl BackendSource {
                 )))
             }
             BackendSource::Recorded(dir) => {
-                let file = self.recording(task, arch, run).ok_or_else(|| {
-                    format!(
-                        "{}: no recording for {task} ({} run {run})",
-                        dir.display(),
-                        arch.name()
-                    )
-                })?;
-                ReplayBackend::open(&file)
-                    .map(|b| Box::new(b) as Box<dyn ChatBackend>)
-                    .map_err(|e| e.to_string())
+                let file =
+                    self.recording(task, arch, run)
+                        .ok_or_else(|| ItemError::NoRecording {
+                            dir: dir.clone(),
+                            item: format!("{task} ({} run {run})", arch.name()),
+                        })?;
+                Ok(Box::new(ReplayBackend::open(&file)?))
             }
-            BackendSource::Live(live) => {
-                crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())
-            }
+            BackendSource::Live(live) => Ok(crate::llm::open_live((**live).clone())?),
         }
     }
 }
@@ -217,33 +213,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> EvalError + '_ {
     }
 }
 
-/// What happened, for the progress display.
-#[derive(Debug, Clone)]
-pub enum EvalEvent {
-    /// The gold of a task ran (or was found).
-    Gold {
-        /// Task id.
-        task: String,
-        /// Problems of the gold run (empty when it passed).
-        problems: Vec<String>,
-    },
-    /// The runs to do: `total` in all, `done` already recorded.
-    Planned {
-        /// All runs.
-        total: usize,
-        /// Runs recorded before this start.
-        done: usize,
-    },
-    /// A run ended and was recorded.
-    Recorded(Box<RunRecord>),
-    /// A run could not run (the sandbox or backend failed); no record.
-    Failed {
-        /// `task arch run`.
-        label: String,
-        /// Why.
-        reason: String,
-    },
-}
+/// What the task suite tells its front end.
+pub type EvalEvent = SuiteEvent<RunRecord>;
 
 /// Where the gold runs of `out` are.
 pub fn gold_dir(out: &Path, task: &str) -> PathBuf {
@@ -261,27 +232,6 @@ pub fn gold_problems(out: &Path, task: &str) -> Option<Vec<String>> {
 /// Where the records of `out` are.
 pub fn records_dir(out: &Path) -> PathBuf {
     out.join("records")
-}
-
-/// Reads every `records/*.json` of an eval folder, in file-name order
-/// (the task suite's run records, or a unit or step suite's).
-pub fn read_records<T: serde::de::DeserializeOwned>(out: &Path) -> Result<Vec<T>, String> {
-    let dir = records_dir(out);
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| {
-            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{}: line {}: {e}", p.display(), e.line()))
-        })
-        .collect()
 }
 
 /// Checks or writes `eval.json`: a new folder gets it; an existing one is
@@ -378,7 +328,7 @@ fn judge_images(
         .filter(|s| vision_judge::wants_judging(s))
     {
         let verdict = crate::llm::open_live(vision.clone())
-            .map_err(|e| e.to_string())
+            .map_err(JudgeError::from)
             .and_then(|mut backend| {
                 vision_judge::judge(
                     backend.as_mut(),
@@ -404,10 +354,13 @@ fn judge_run(
     loaded: &LoadedTask,
     gold: &GoldReference,
     workdir: &Path,
-) -> Result<llm_judge::Verdict, String> {
-    let mut backend = crate::llm::open_live(judge.clone()).map_err(|e| e.to_string())?;
-    let log = process::cleaned_log(&workdir.join("transcript.jsonl"), true)
-        .map_err(|e| format!("the run's transcript: {e}"))?;
+) -> Result<llm_judge::Verdict, JudgeError> {
+    let mut backend = crate::llm::open_live(judge.clone())?;
+    let transcript = workdir.join("transcript.jsonl");
+    let log = process::cleaned_log(&transcript, true).map_err(|source| JudgeError::Io {
+        path: transcript.clone(),
+        source,
+    })?;
     llm_judge::judge(backend.as_mut(), &loaded.task.instruction, &gold.code, &log)
 }
 
@@ -470,10 +423,6 @@ pub fn run_eval(
         RunRecord::read(&records.join(RunRecord::file_name(id, item.arch.name(), item.run)))
             .is_some()
     });
-    events(EvalEvent::Planned {
-        total: plan.total(),
-        done: plan.done,
-    });
     // The gold reference's embedding (L2), only for tasks with runs to score.
     if let Some(embedder) = options.embedder.as_deref() {
         for (t, gold) in golds.iter_mut().enumerate() {
@@ -484,7 +433,7 @@ pub fn run_eval(
     }
     let tasks: &[LoadedTask] = tasks;
     let failed = jobs::run_all(
-        plan.todo,
+        plan,
         options.jobs,
         |_| (),
         |_, item| {
@@ -497,18 +446,15 @@ pub fn run_eval(
                 item,
             )
         },
-        |item, result| match result {
-            Ok(record) => events(EvalEvent::Recorded(Box::new(record))),
-            Err(reason) => events(EvalEvent::Failed {
-                label: format!(
-                    "{} {} run {}",
-                    tasks[item.task].task.id,
-                    item.arch.name(),
-                    item.run
-                ),
-                reason,
-            }),
+        |item| {
+            format!(
+                "{} {} run {}",
+                tasks[item.task].task.id,
+                item.arch.name(),
+                item.run
+            )
         },
+        events,
     );
     Ok(failed)
 }
@@ -521,7 +467,7 @@ fn run_one(
     source: &BackendSource,
     options: &EvalOptions,
     item: &Item,
-) -> Result<RunRecord, String> {
+) -> Result<RunRecord, ItemError> {
     let id = &loaded.task.id;
     let workdir =
         options
@@ -554,10 +500,12 @@ fn run_one(
         &run_options,
         &mut |_| {},
     )
-    .map_err(|e| format!("{e:#}"))?;
+    .map_err(|e| ItemError::Run(format!("{e:#}")))?;
     // An interrupted run has no record: `--resume` runs it again.
-    if summary.status == "error" || summary.status == "interrupted" {
-        return Err(summary.reason);
+    match summary.status.as_str() {
+        "error" => return Err(ItemError::Run(summary.reason)),
+        "interrupted" => return Err(ItemError::Stopped(summary.reason)),
+        _ => {}
     }
     let mut record = score_run(
         &summary,
@@ -574,11 +522,10 @@ fn run_one(
     if let Some(judge) = &options.judge {
         match judge_run(judge, loaded, gold, &workdir) {
             Ok(verdict) => record.judge = Some(verdict),
-            Err(e) => record.judge_error = Some(e),
+            Err(e) => record.judge_error = Some(e.to_string()),
         }
     }
-    record
-        .write(&records_dir(&options.out))
-        .map_err(|e| format!("writing the record: {e}"))?;
+    let records = records_dir(&options.out);
+    record.write(&records).map_err(ItemError::io(&records))?;
     Ok(record)
 }

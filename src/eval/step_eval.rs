@@ -29,13 +29,15 @@ use serde_json::json;
 
 use super::errors::{self, ErrorType};
 use super::jobs::{self, Plan};
-use super::runner::{read_records, records_dir, BackendSource};
+use super::jobs::{ItemError, ItemRecord, SuiteEvent};
+use super::report::load::{read_records, ReportError};
+use super::runner::{records_dir, BackendSource};
 use super::stats;
 use crate::agent::converse::{
     converse, signalled, AgentLimits, ConverseLimits, OnText, Plain, RunState, Stop, Turn,
 };
-use crate::agent::dual::step_done_spec;
 use crate::agent::memory::ErrorMemory;
+use crate::agent::plan::step_done_spec;
 use crate::agent::run::{prepare_out, sandbox_limits};
 use crate::agent::tools::{self, Toolbox};
 use crate::agent::transcript::Transcript;
@@ -152,6 +154,28 @@ pub struct StepRunRecord {
     pub ended: Option<String>,
 }
 
+/// A run succeeds when every step passed.
+impl ItemRecord for StepRunRecord {
+    fn succeeded(&self) -> bool {
+        self.passed
+    }
+
+    fn tokens(&self) -> u64 {
+        self.tokens_in + self.tokens_out
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "{} run {}: {}/{} steps pass, complete@1 {:.3}",
+            self.task,
+            self.run,
+            self.steps.iter().filter(|s| s.passed).count(),
+            self.steps.len(),
+            self.complete_at_1
+        )
+    }
+}
+
 impl StepRunRecord {
     /// The record's file name.
     pub fn file_name(task: &str, run: usize) -> String {
@@ -172,18 +196,18 @@ pub fn run_one(
     workdir: &Path,
     run: usize,
     limits: &StepLimits,
-) -> Result<StepRunRecord, String> {
+) -> Result<StepRunRecord, ItemError> {
     let id = &task.task.id;
     let mut loaded = task.as_loaded_task();
-    data::ensure(zygote, &mut loaded).map_err(|e| e.to_string())?;
-    let dirs =
-        prepare_out(workdir, loaded.data_dir.as_deref()).map_err(|e| format!("{id}: {e:#}"))?;
+    data::ensure(zygote, &mut loaded)?;
+    let dirs = prepare_out(workdir, loaded.data_dir.as_deref())
+        .map_err(|e| ItemError::Run(format!("{e:#}")))?;
     let config = sandbox_limits(zygote.config(), limits.cell_timeout, limits.budget);
-    let mut session =
-        Session::open_in(zygote, &dirs, config).map_err(|e| format!("{id}: sandbox: {e}"))?;
+    let mut session = Session::open_in(zygote, &dirs, config)?;
     let _stopper = crate::interrupt::CellStopper::start(session.canceller());
-    let mut transcript = Transcript::create(&workdir.join("transcript.jsonl"))
-        .map_err(|e| format!("{id}: transcript: {e}"))?;
+    let transcript_path = workdir.join("transcript.jsonl");
+    let mut transcript =
+        Transcript::create(&transcript_path).map_err(ItemError::io(&transcript_path))?;
     let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "backend": backend.describe(), "replay": backend.is_replay() }));
     let mut specs: Vec<_> = tools::specs()
         .into_iter()
@@ -276,7 +300,7 @@ pub fn run_one(
                 ErrorType::Other,
                 format!("no gold answer recorded for step {number} (run `gisclaw bench expect`)"),
             )),
-            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e)),
+            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e.to_string())),
             (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance)
                 .map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
         };
@@ -314,25 +338,8 @@ pub fn run_one(
     })
 }
 
-/// What happened, for the progress display.
-pub enum StepEvent {
-    /// Runs to do: `total`, `done` already recorded.
-    Planned {
-        /// All runs.
-        total: usize,
-        /// Recorded before this start.
-        done: usize,
-    },
-    /// A run is recorded.
-    Recorded(Box<StepRunRecord>),
-    /// A run could not run.
-    Failed {
-        /// `task run r`.
-        label: String,
-        /// Why.
-        reason: String,
-    },
-}
+/// What the step suite tells its front end.
+pub type StepEvent = SuiteEvent<StepRunRecord>;
 
 /// Runs every (task, run) not yet recorded, `jobs` at a time; returns how
 /// many could not run.
@@ -346,9 +353,9 @@ pub fn run_step_eval(
     jobs: usize,
     limits: &StepLimits,
     events: &(dyn Fn(StepEvent) + Sync),
-) -> Result<usize, String> {
+) -> Result<usize, ItemError> {
     let records = records_dir(out);
-    std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
+    std::fs::create_dir_all(&records).map_err(ItemError::io(&records))?;
     let items = tasks
         .iter()
         .flat_map(|task| (1..=runs).map(move |run| (task, run)));
@@ -357,11 +364,7 @@ pub fn run_step_eval(
             .join(StepRunRecord::file_name(&task.task.id, *run))
             .is_file()
     });
-    events(StepEvent::Planned {
-        total: plan.total(),
-        done: plan.done,
-    });
-    let work = |&(task, run): &(&LoadedStepTask, usize)| -> Result<StepRunRecord, String> {
+    let work = |&(task, run): &(&LoadedStepTask, usize)| -> Result<StepRunRecord, ItemError> {
         let id = &task.task.id;
         let mut backend: Box<dyn ChatBackend> = match source {
             BackendSource::Gold => Box::new(ReplayBackend::from_messages(
@@ -369,36 +372,29 @@ pub fn run_step_eval(
                 gold_step_messages(task),
             )),
             BackendSource::Recorded(dir) => {
-                let file = recording(dir, id, run)
-                    .ok_or_else(|| format!("{}: no recording for {id} run {run}", dir.display()))?;
-                Box::new(ReplayBackend::open(&file).map_err(|e| e.to_string())?)
+                let file = recording(dir, id, run).ok_or_else(|| ItemError::NoRecording {
+                    dir: dir.clone(),
+                    item: format!("{id} run {run}"),
+                })?;
+                Box::new(ReplayBackend::open(&file)?)
             }
-            BackendSource::Live(live) => {
-                crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?
-            }
+            BackendSource::Live(live) => crate::llm::open_live((**live).clone())?,
         };
         let workdir = out.join("runs").join(id).join(format!("run-{run}"));
         let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
         // A run cut short by a stop request has no record.
-        if let Some(reason) = crate::interrupt::stop_reason() {
-            return Err(reason);
-        }
-        write_json(&records.join(StepRunRecord::file_name(id, run)), &record)
-            .map_err(|e| format!("writing the record: {e}"))?;
+        ItemError::check_stop()?;
+        let path = records.join(StepRunRecord::file_name(id, run));
+        write_json(&path, &record).map_err(ItemError::io(&path))?;
         Ok(record)
     };
     Ok(jobs::run_all(
-        plan.todo,
+        plan,
         jobs,
         |_| (),
         |_, item| work(item),
-        |(task, run), result| match result {
-            Ok(record) => events(StepEvent::Recorded(Box::new(record))),
-            Err(reason) => events(StepEvent::Failed {
-                label: format!("{} run {run}", task.task.id),
-                reason,
-            }),
-        },
+        |(task, run)| format!("{} run {run}", task.task.id),
+        events,
     ))
 }
 
@@ -462,7 +458,7 @@ pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
 }
 
 /// Reads every run record of an eval folder.
-pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, String> {
+pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, ReportError> {
     read_records(out)
 }
 

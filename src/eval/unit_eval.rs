@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use super::errors::{self, ErrorType};
 use super::jobs::{self, Plan};
-use super::runner::{read_records, records_dir, BackendSource};
+use super::jobs::{ItemError, ItemRecord, SuiteEvent};
+use super::report::load::{read_records, ReportError};
+use super::runner::{records_dir, BackendSource};
 use super::stats;
 use crate::bench::judge;
 use crate::bench::unit::{run_instance, Case, CaseFile, Instance, UnitSuite};
@@ -94,6 +96,30 @@ pub struct CaseRecord {
     pub samples: Vec<SampleRecord>,
 }
 
+/// A case succeeds when every sample passed.
+impl ItemRecord for CaseRecord {
+    fn succeeded(&self) -> bool {
+        self.samples.iter().all(|s| s.passed)
+    }
+
+    fn tokens(&self) -> u64 {
+        self.samples
+            .iter()
+            .map(|s| s.tokens_in + s.tokens_out)
+            .sum()
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "{}/{}: {}/{} samples pass",
+            self.library,
+            self.case,
+            self.samples.iter().filter(|s| s.passed).count(),
+            self.samples.len()
+        )
+    }
+}
+
 impl CaseRecord {
     /// The record's file name.
     pub fn file_name(library: &str, case: &str) -> String {
@@ -148,7 +174,7 @@ pub fn judge_sample(
                     instance.key
                 ),
             )),
-            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e)),
+            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e.to_string())),
             (Ok(got), Some(want)) => {
                 judge::judge(instance.case.output, want, &got, &instance.case.tolerance)
                     .map_err(|m| (errors::classify_mismatch(&m), m.to_string()))
@@ -170,25 +196,8 @@ pub fn judge_sample(
     (calls, error)
 }
 
-/// What happened, for the progress display.
-pub enum UnitEvent {
-    /// Cases to do: `total`, `done` already recorded.
-    Planned {
-        /// All cases.
-        total: usize,
-        /// Recorded before this start.
-        done: usize,
-    },
-    /// A case's samples are recorded.
-    Recorded(Box<CaseRecord>),
-    /// A case could not run (sandbox, backend or recording failed).
-    Failed {
-        /// `lib/case`.
-        key: String,
-        /// Why.
-        reason: String,
-    },
-}
+/// What the unit suite tells its front end.
+pub type UnitEvent = SuiteEvent<CaseRecord>;
 
 /// Runs every case of `suite` not yet recorded in `out/records/` with
 /// `samples` samples each, `jobs` cases at a time (each worker its own
@@ -201,9 +210,9 @@ pub fn run_unit_eval(
     out: &Path,
     jobs: usize,
     events: &(dyn Fn(UnitEvent) + Sync),
-) -> Result<usize, String> {
+) -> Result<usize, ItemError> {
     let records = records_dir(out);
-    std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
+    std::fs::create_dir_all(&records).map_err(ItemError::io(&records))?;
     let items = suite
         .files
         .iter()
@@ -213,19 +222,15 @@ pub fn run_unit_eval(
             .join(CaseRecord::file_name(&file.library, &case.id))
             .is_file()
     });
-    events(UnitEvent::Planned {
-        total: plan.total(),
-        done: plan.done,
-    });
     // Each worker keeps one session across its cases (dropped after a
     // failure, so the next case starts clean).
     let work = |session: &mut Option<Session>, dir: &Path, file: &CaseFile, case: &Case| {
         if session.is_none() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            *session = Some(Session::open(zygote, dir).map_err(|e| format!("sandbox: {e}"))?);
+            std::fs::create_dir_all(dir).map_err(ItemError::io(dir))?;
         }
-        let Some(live) = session.as_mut() else {
-            return Err("sandbox: no session".to_string());
+        let live = match session {
+            Some(live) => live,
+            None => session.insert(Session::open(zygote, dir)?),
         };
         let record = run_case(
             live,
@@ -237,34 +242,24 @@ pub fn run_unit_eval(
             samples,
         )?;
         // A case cut short by a stop request has no record.
-        if let Some(reason) = crate::interrupt::stop_reason() {
-            return Err(reason);
-        }
-        write_json(
-            &records.join(CaseRecord::file_name(&file.library, &case.id)),
-            &record,
-        )
-        .map_err(|e| format!("writing the record: {e}"))?;
+        ItemError::check_stop()?;
+        let path = records.join(CaseRecord::file_name(&file.library, &case.id));
+        write_json(&path, &record).map_err(ItemError::io(&path))?;
         Ok(record)
     };
     Ok(jobs::run_all(
-        plan.todo,
+        plan,
         jobs,
         |worker| (out.join("work").join(format!("worker-{worker}")), None),
         |(dir, session), (file, case)| {
-            let result = work(session, dir, file, case);
+            let result: Result<CaseRecord, ItemError> = work(session, dir, file, case);
             if result.is_err() {
                 *session = None;
             }
             result
         },
-        |(file, case), result| match result {
-            Ok(record) => events(UnitEvent::Recorded(Box::new(record))),
-            Err(reason) => events(UnitEvent::Failed {
-                key: format!("{}/{}", file.library, case.id),
-                reason,
-            }),
-        },
+        |(file, case)| format!("{}/{}", file.library, case.id),
+        events,
     ))
 }
 
@@ -277,19 +272,15 @@ fn run_case(
     case: &Case,
     source: &BackendSource,
     samples: usize,
-) -> Result<CaseRecord, String> {
+) -> Result<CaseRecord, ItemError> {
     let instances = case.instances(library, prelude);
     let mut backend: Option<Box<dyn ChatBackend>> = match source {
         BackendSource::Gold => None,
         BackendSource::Recorded(dir) => {
             let file = recording(dir, library, &case.id);
-            Some(Box::new(
-                ReplayBackend::open(&file).map_err(|e| format!("{}: {e}", file.display()))?,
-            ))
+            Some(Box::new(ReplayBackend::open(&file)?))
         }
-        BackendSource::Live(live) => {
-            Some(crate::llm::open_live((**live).clone()).map_err(|e| e.to_string())?)
-        }
+        BackendSource::Live(live) => Some(crate::llm::open_live((**live).clone())?),
     };
     let messages = prompt(library, case);
     let mut out = Vec::new();
@@ -298,9 +289,7 @@ fn run_case(
             None => (case.reference.clone(), 0, 0, 0.0),
             Some(backend) => {
                 let asked = Instant::now();
-                let response = backend
-                    .chat(&messages, &[])
-                    .map_err(|e| format!("sample {sample}: {e}"))?;
+                let response = backend.chat(&messages, &[])?;
                 let reply = response.message.content.unwrap_or_default();
                 (
                     extract_code(&reply),
@@ -422,7 +411,7 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
 }
 
 /// Reads every case record of an eval folder.
-pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, String> {
+pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, ReportError> {
     read_records(out)
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use base64::Engine as _;
 
-use super::llm_judge::{answer_shape, ask_grades, Verdict};
+use super::llm_judge::{answer_shape, ask_grades, JudgeError, Verdict};
 use super::output_score::OutputScore;
 use crate::llm::{ChatBackend, Message, Role};
 
@@ -49,8 +49,13 @@ pub fn judge(
     instruction: &str,
     gold: &Path,
     agent: &Path,
-) -> Result<Verdict, String> {
-    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+) -> Result<Verdict, JudgeError> {
+    let read = |p: &Path| {
+        std::fs::read(p).map_err(|source| JudgeError::Io {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
     ask_grades(
         backend,
         prompt(instruction, &read(gold)?, &read(agent)?),

@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use super::{
     docs_file, embedding_text, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError,
 };
-use crate::agent::solution::TOOLS_SRC;
 use crate::embed::Embedder;
+use crate::sandbox::TOOLS_SRC;
 use crate::util::write_atomic;
 
 /// The extraction script (run by the venv's interpreter).

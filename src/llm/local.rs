@@ -380,16 +380,17 @@ impl Drop for LocalServer {
     }
 }
 
-/// The OpenAI-compatible backend talking to a [`LocalServer`]: it keeps
-/// the server alive and, when a call fails because the server died, says so.
+/// A backend talking to a [`LocalServer`] (the OpenAI-compatible one): it
+/// keeps the server alive and, when a call fails because the server died,
+/// says so.
 pub struct LocalBackend {
-    inner: super::openai::OpenAiBackend,
+    inner: Box<dyn ChatBackend>,
     server: Arc<LocalServer>,
 }
 
 impl LocalBackend {
     /// Wraps `inner`, which talks to `server`.
-    pub fn new(inner: super::openai::OpenAiBackend, server: Arc<LocalServer>) -> LocalBackend {
+    pub fn new(inner: Box<dyn ChatBackend>, server: Arc<LocalServer>) -> LocalBackend {
         LocalBackend { inner, server }
     }
 

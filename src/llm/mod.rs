@@ -227,7 +227,7 @@ pub fn open_live(config: config::LiveConfig) -> Result<Box<dyn ChatBackend>, Llm
     Ok(match config.kind {
         config::BackendKind::Openai => match config.server.clone() {
             Some(server) => Box::new(local::LocalBackend::new(
-                openai::OpenAiBackend::new(config)?,
+                Box::new(openai::OpenAiBackend::new(config)?),
                 server,
             )),
             None => Box::new(openai::OpenAiBackend::new(config)?),

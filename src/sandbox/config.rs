@@ -67,6 +67,11 @@ pub enum Layer {
     Rlimits,
 }
 
+/// A name in `require` that is not a confinement layer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("unknown confinement layer `{0}` (known: all, {known})", known = Layer::ALL.map(Layer::name).join(", "))]
+pub struct UnknownLayer(pub String);
+
 impl Layer {
     /// Every layer, in the order `gisclaw doctor` lists them.
     pub const ALL: [Layer; 6] = [
@@ -91,7 +96,7 @@ impl Layer {
     }
 
     /// Reads names (`all` for every layer) into layers, without repeats.
-    pub fn parse_list<S: AsRef<str>>(names: &[S]) -> Result<Vec<Layer>, String> {
+    pub fn parse_list<S: AsRef<str>>(names: &[S]) -> Result<Vec<Layer>, UnknownLayer> {
         let mut layers = Vec::new();
         for name in names {
             let name = name.as_ref().trim();
@@ -101,13 +106,7 @@ impl Layer {
                 let layer = Layer::ALL
                     .into_iter()
                     .find(|l| l.name() == name)
-                    .ok_or_else(|| {
-                        let known: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
-                        format!(
-                            "unknown confinement layer `{name}` (known: all, {})",
-                            known.join(", ")
-                        )
-                    })?;
+                    .ok_or_else(|| UnknownLayer(name.to_string()))?;
                 vec![layer]
             };
             for layer in found {
@@ -215,7 +214,7 @@ mod tests {
             Layer::parse_list(&["seccomp", " landlock", "seccomp"]).unwrap(),
             vec![Layer::Seccomp, Layer::Landlock]
         );
-        let e = Layer::parse_list(&["landlok"]).unwrap_err();
+        let e = Layer::parse_list(&["landlok"]).unwrap_err().to_string();
         assert!(e.contains("`landlok`") && e.contains("no-new-privs"), "{e}");
     }
 

@@ -16,7 +16,12 @@ mod monitor;
 mod session;
 mod zygote;
 
-pub use config::{default_blocked_imports, Layer, SandboxConfig};
+/// The source of `gisclaw_tools`, the helper module every session
+/// pre-loads (`solution.py` inlines it when the cells use it; the docs
+/// index documents it).
+pub const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
+
+pub use config::{default_blocked_imports, Layer, SandboxConfig, UnknownLayer};
 pub use error::{worker_message, SandboxError};
 pub use session::{
     Canceller, CellOutcome, CellStatus, RestoreReport, Session, SessionDirs, MAX_CODE_BYTES,

@@ -374,7 +374,7 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     ));
     // The charts: four real images (more than five colours), linked from the
     // report; without the font they are skipped with the reason in the report.
-    for name in gisclaw::eval::charts::FILES {
+    for name in gisclaw::eval::report::charts::FILES {
         let chart = out.join("charts").join(name);
         assert!(
             matches!(

@@ -17,6 +17,7 @@ mod eval_scoring;
 mod eval_steps;
 mod eval_unit;
 mod knowledge;
+mod layout;
 mod local_model;
 mod sandbox;
 mod sandbox_attacks;

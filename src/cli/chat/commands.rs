@@ -146,14 +146,20 @@ fn fail(style: &Style, message: String) -> Flow {
     Flow::Continue
 }
 
-/// Prints a result, or its error.
-fn show(style: &Style, result: Result<String, String>) -> Flow {
+/// Prints `text`; the chat goes on.
+fn say(text: String) -> Flow {
+    println!("{text}");
+    Flow::Continue
+}
+
+/// Prints a result, or its error after `command` (`/data DIR`…).
+fn show<E: std::fmt::Display>(style: &Style, command: &str, result: Result<String, E>) -> Flow {
     match result {
         Ok(text) => {
             println!("{text}");
             Flow::Continue
         }
-        Err(e) => fail(style, e),
+        Err(e) => fail(style, format!("{command}: {e}")),
     }
 }
 
@@ -171,11 +177,11 @@ fn quit(_: &mut ChatEngine, _: &str, _: &Style) -> Flow {
 fn data(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
     if rest.is_empty() {
         return match &engine.saved.data_dir {
-            Some(d) => show(style, Ok(format!("data: {}", d.display()))),
+            Some(d) => say(format!("data: {}", d.display())),
             None => fail(style, "/data DIR: name the folder to attach".into()),
         };
     }
-    show(style, engine.attach_data(Path::new(rest)))
+    show(style, "/data", engine.attach_data(Path::new(rest)))
 }
 
 fn files(engine: &mut ChatEngine, _: &str, _: &Style) -> Flow {
@@ -185,14 +191,14 @@ fn files(engine: &mut ChatEngine, _: &str, _: &Style) -> Flow {
 
 fn vars(engine: &mut ChatEngine, _: &str, style: &Style) -> Flow {
     match engine.variables() {
-        Ok(vars) if vars.is_empty() => show(style, Ok("(no variables yet)".into())),
-        Ok(vars) => show(style, Ok(vars.join("\n"))),
-        Err(e) => fail(style, e),
+        Ok(vars) if vars.is_empty() => say("(no variables yet)".into()),
+        Ok(vars) => say(vars.join("\n")),
+        Err(e) => fail(style, format!("/vars: {e}")),
     }
 }
 
 fn inspect(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
-    show(style, engine.inspect(rest))
+    show(style, "/inspect", engine.inspect(rest))
 }
 
 fn run_cell(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
@@ -211,12 +217,12 @@ fn edit(engine: &mut ChatEngine, _: &str, style: &Style) -> Flow {
         return fail(style, "/edit: no failed cell to edit".into());
     };
     match edit_in_editor(&code) {
-        Ok(edited) if edited.trim().is_empty() => show(style, Ok("(empty: nothing run)".into())),
+        Ok(edited) if edited.trim().is_empty() => say("(empty: nothing run)".into()),
         Ok(edited) => {
             run_code(engine, &edited, style);
             Flow::Continue
         }
-        Err(e) => fail(style, e),
+        Err(e) => fail(style, format!("{e:#}")),
     }
 }
 
@@ -278,14 +284,11 @@ fn save(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
         return fail(style, "/save FILE: name the file".into());
     }
     match gisclaw::util::write_atomic(Path::new(rest), engine.script().as_bytes()) {
-        Ok(()) => show(
-            style,
-            Ok(format!(
-                "wrote {} ({} cells)",
-                rest,
-                engine.saved.cells.len()
-            )),
-        ),
+        Ok(()) => say(format!(
+            "wrote {} ({} cells)",
+            rest,
+            engine.saved.cells.len()
+        )),
         Err(e) => fail(style, format!("/save {rest}: {e}")),
     }
 }
@@ -296,6 +299,7 @@ fn export(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
     }
     show(
         style,
+        "/export",
         engine
             .export(Path::new(rest))
             .map(|n| format!("exported {n} files to {rest}")),
@@ -305,6 +309,7 @@ fn export(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
 fn reset(engine: &mut ChatEngine, _: &str, style: &Style) -> Flow {
     show(
         style,
+        "/reset",
         engine
             .reset()
             .map(|()| style.note("fresh namespace: every variable is gone")),
@@ -340,18 +345,19 @@ fn run_code(engine: &mut ChatEngine, code: &str, style: &Style) {
     let result = engine.run_user_code(code, &mut |e| screen.show(e));
     screen.close();
     if let Err(e) = result {
-        println!("{}", style.error(&e));
+        println!("{}", style.error(&e.to_string()));
     }
 }
 
 /// Opens `code` in `$VISUAL` / `$EDITOR` (default `vi`) and returns the result.
-fn edit_in_editor(code: &str) -> Result<String, String> {
+fn edit_in_editor(code: &str) -> anyhow::Result<String> {
+    use anyhow::Context as _;
     let file = tempfile::Builder::new()
         .prefix("gisclaw-edit-")
         .suffix(".py")
         .tempfile()
-        .map_err(|e| e.to_string())?;
-    std::fs::write(file.path(), code).map_err(|e| e.to_string())?;
+        .context("/edit: a temporary file")?;
+    std::fs::write(file.path(), code).context("/edit: writing the temporary file")?;
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
@@ -361,11 +367,9 @@ fn edit_in_editor(code: &str) -> Result<String, String> {
         .args(parts)
         .arg(file.path())
         .status()
-        .map_err(|e| format!("/edit: cannot start the editor `{editor}`: {e} (set $EDITOR)"))?;
+        .with_context(|| format!("/edit: cannot start the editor `{editor}` (set $EDITOR)"))?;
     if !status.success() {
-        return Err(format!(
-            "/edit: the editor `{editor}` exited with {status}; nothing run"
-        ));
+        anyhow::bail!("/edit: the editor `{editor}` exited with {status}; nothing run");
     }
-    std::fs::read_to_string(file.path()).map_err(|e| e.to_string())
+    std::fs::read_to_string(file.path()).context("/edit: reading the edited code back")
 }

@@ -114,7 +114,7 @@ fn open_backend(
 /// Runs `gisclaw chat`.
 pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     let mut saved = match &args.resume {
-        Some(id) => SavedChat::load(id).map_err(UsageError)?,
+        Some(id) => SavedChat::load(id).map_err(|e| UsageError(format!("--resume {id}: {e}")))?,
         None => SavedChat {
             id: store::new_id(),
             ..SavedChat::default()
@@ -139,7 +139,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     };
     let (mut engine, rebuilt) =
         ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)
-            .map_err(UsageError)?;
+            .map_err(|e| UsageError(e.to_string()))?;
     let say = |text: &str| println!("{}", style.note(text));
     say(&format!(
         "gisclaw chat · {} · {} agent · session {} (resume: gisclaw chat --resume {})",
@@ -163,7 +163,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.data {
         match engine.attach_data(dir) {
             Ok(card) => println!("{card}"),
-            Err(e) => println!("{}", style.error(&e)),
+            Err(e) => println!("{}", style.error(&format!("--data: {e}"))),
         }
     }
     say("/help lists the commands · Ctrl-C stops a step · Ctrl-D or /quit leaves");

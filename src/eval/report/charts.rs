@@ -15,8 +15,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::errors::ErrorType;
-use super::report::Report;
+use super::model::Report;
+use crate::eval::errors::ErrorType;
 
 /// The chart files, in the order the report shows them.
 pub const FILES: [&str; 4] = [
@@ -55,29 +55,59 @@ fn font_path(venv: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Why the charts were not drawn (the report says so in place of them).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ChartError {
+    /// The venv has no matplotlib font to borrow.
+    #[error("no DejaVuSans.ttf under {}/lib/*/site-packages/matplotlib (run `make setup`)", .0.display())]
+    NoFont(PathBuf),
+    /// The font file cannot be read or used.
+    #[error("{}: {message}", path.display())]
+    Font {
+        /// The font file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// A chart or its folder cannot be written.
+    #[error("{}: {message}", path.display())]
+    Write {
+        /// The chart or folder.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
 /// Registers the font once per process.
-fn ensure_font(venv: &Path) -> Result<(), String> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+fn ensure_font(venv: &Path) -> Result<(), ChartError> {
+    static REGISTERED: OnceLock<Result<(), ChartError>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
-            let path = font_path(venv).ok_or_else(|| {
-                format!(
-                    "no DejaVuSans.ttf under {}/lib/*/site-packages/matplotlib (run `make setup`)",
-                    venv.display()
-                )
+            let path = font_path(venv).ok_or_else(|| ChartError::NoFont(venv.to_path_buf()))?;
+            let bytes = std::fs::read(&path).map_err(|e| ChartError::Font {
+                path: path.clone(),
+                message: e.to_string(),
             })?;
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            plotters::style::register_font(FAMILY, FontStyle::Normal, bytes)
-                .map_err(|_| format!("{}: not a usable font", path.display()))
+            plotters::style::register_font(FAMILY, FontStyle::Normal, bytes).map_err(|_| {
+                ChartError::Font {
+                    path: path.clone(),
+                    message: "not a usable font".into(),
+                }
+            })
         })
         .clone()
 }
 
 /// Draws every chart of [`FILES`] into `dir` (the venv provides the font).
-pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), String> {
+pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), ChartError> {
     ensure_font(venv)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let failed = |path: &Path, e: &dyn std::fmt::Display| ChartError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| failed(dir, &e))?;
     for name in FILES {
         let path = dir.join(name);
         let tmp = dir.join(format!(".tmp-{name}"));
@@ -87,8 +117,8 @@ pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), String> {
             "l3_heatmap.png" => heatmap(report, &tmp),
             _ => error_types(report, &tmp),
         };
-        drawn.map_err(|e| format!("{name}: {e}"))?;
-        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+        drawn.map_err(|e| failed(&path, &e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| failed(&path, &e))?;
     }
     Ok(())
 }

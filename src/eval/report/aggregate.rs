@@ -1,0 +1,284 @@
+//! From loaded eval folders to the report's model: per-cell means,
+//! bootstrap CIs, pass@k and stability, the paired SA-vs-DA test, the
+//! weight-sensitivity sweep and the per-task table.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::load::EvalData;
+use super::model::{CellSummary, Comparison, JudgeSummary, Report, Sweep, TaskLine, Weights};
+use crate::eval::record::RunRecord;
+use crate::eval::{api, llm_judge, stats};
+
+/// Bootstrap resamples for the CIs.
+const RESAMPLES: usize = 10_000;
+/// Seed of the bootstrap (reports are reproducible).
+const SEED: u64 = 0x5eed_2026;
+
+fn judge_summary(records: &[&RunRecord]) -> Option<JudgeSummary> {
+    let verdicts: Vec<&llm_judge::Verdict> =
+        records.iter().filter_map(|r| r.judge.as_ref()).collect();
+    let failed = records.iter().filter(|r| r.judge_error.is_some()).count();
+    if verdicts.is_empty() && failed == 0 {
+        return None;
+    }
+    let means = llm_judge::DIMENSIONS
+        .iter()
+        .map(|(key, _)| {
+            (
+                key.to_string(),
+                stats::mean(
+                    &verdicts
+                        .iter()
+                        .filter_map(|v| v.score(key))
+                        .map(f64::from)
+                        .collect::<Vec<_>>(),
+                ),
+            )
+        })
+        .collect();
+    Some(JudgeSummary {
+        judged: verdicts.len(),
+        failed,
+        means,
+        overall: stats::mean(&verdicts.iter().map(|v| v.mean()).collect::<Vec<_>>()),
+        models: verdicts.iter().map(|v| v.model.clone()).collect(),
+    })
+}
+
+fn mean_of<F: Fn(&RunRecord) -> f64>(records: &[&RunRecord], f: F) -> f64 {
+    stats::mean(&records.iter().map(|r| f(r)).collect::<Vec<_>>())
+}
+
+fn summarise(
+    backend: &str,
+    arch: &str,
+    records: &[&RunRecord],
+    gold_calls: &BTreeMap<String, BTreeSet<String>>,
+    weights: &Weights,
+) -> CellSummary {
+    let composites: Vec<f64> = records.iter().map(|r| weights.composite(r)).collect();
+    let successes: Vec<&&RunRecord> = records.iter().filter(|r| r.success).collect();
+    let q_out = stats::mean(&successes.iter().map(|r| r.q_out).collect::<Vec<_>>());
+    let c_emb = records
+        .iter()
+        .map(|r| r.c_emb)
+        .collect::<Option<Vec<f64>>>()
+        .map(|v| stats::mean(&v));
+    // pass@k per task.
+    let mut by_task: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for r in records {
+        let e = by_task.entry(&r.task).or_default();
+        e.0 += 1;
+        e.1 += usize::from(r.success);
+    }
+    let runs = by_task.values().map(|(n, _)| *n).min().unwrap_or(0);
+    let mut pass_at = BTreeMap::new();
+    for k in [1, 3, 5] {
+        if k <= runs {
+            let per_task: Vec<f64> = by_task
+                .values()
+                .map(|(n, c)| stats::pass_at_k(*n, *c, k))
+                .collect();
+            pass_at.insert(k, stats::mean(&per_task));
+        }
+    }
+    let per_run: Vec<f64> = {
+        let mut rates: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+        for r in records {
+            let e = rates.entry(r.run).or_default();
+            e.0 += 1;
+            e.1 += usize::from(r.success);
+        }
+        rates.values().map(|(n, c)| *c as f64 / *n as f64).collect()
+    };
+    let cv = stats::coefficient_of_variation(&per_run);
+    let top = pass_at.values().last().copied().unwrap_or(f64::NAN);
+    let examples: Vec<(BTreeSet<String>, BTreeSet<String>)> = records
+        .iter()
+        .map(|r| {
+            (
+                gold_calls.get(&r.task).cloned().unwrap_or_default(),
+                r.code.calls.iter().cloned().collect(),
+            )
+        })
+        .collect();
+    let mut run_errors = BTreeMap::new();
+    let mut cell_errors = BTreeMap::new();
+    for r in records {
+        if let Some(e) = r.run_error {
+            *run_errors.entry(e.name().to_string()).or_insert(0) += 1;
+        }
+        for (e, n) in &r.cell_errors {
+            *cell_errors.entry(e.name().to_string()).or_insert(0) += n;
+        }
+    }
+    let tokens = mean_of(records, |r| (r.tokens_in + r.tokens_out) as f64);
+    let llm = mean_of(records, |r| r.llm_seconds);
+    let lines = mean_of(records, |r| r.code_lines as f64);
+    let per = |x: f64| if x > 0.0 { top / x } else { f64::NAN };
+    CellSummary {
+        judge: judge_summary(records),
+        label: format!("{backend} · {arch}"),
+        backend: backend.to_string(),
+        arch: arch.to_string(),
+        n: records.len(),
+        tasks: by_task.len(),
+        success_rate: mean_of(records, |r| f64::from(u8::from(r.success))),
+        q_out,
+        f_api: mean_of(records, |r| r.code.api.f1),
+        c_emb,
+        composite: stats::mean(&composites),
+        composite_ci: stats::bootstrap_ci(&composites, 0.95, RESAMPLES, SEED),
+        bleu4: mean_of(records, |r| r.code.bleu4),
+        rouge_l: mean_of(records, |r| r.code.rouge_l),
+        edit_similarity: mean_of(records, |r| r.code.edit_similarity),
+        codebleu: records
+            .iter()
+            .map(|r| r.code.codebleu.map(|c| c.codebleu))
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| stats::mean(&v)),
+        api_precision: mean_of(records, |r| r.code.api.precision),
+        api_recall: mean_of(records, |r| r.code.api.recall),
+        calls: api::label_metrics(&examples),
+        pass_at,
+        cv,
+        stability_adjusted: stats::stability_adjusted(top, cv),
+        tokens_in: mean_of(records, |r| r.tokens_in as f64),
+        tokens_out: mean_of(records, |r| r.tokens_out as f64),
+        llm_seconds: llm,
+        sandbox_seconds: mean_of(records, |r| r.sandbox_seconds),
+        rounds: mean_of(records, |r| r.rounds as f64),
+        code_lines: lines,
+        cost_usd: records.iter().map(|r| r.cost_usd).sum(),
+        inference_efficiency: per(llm),
+        token_efficiency: per(tokens),
+        code_line_efficiency: per(lines),
+        run_errors,
+        cell_errors,
+    }
+}
+
+/// Builds the report of `evals` with `weights`.
+pub fn build(evals: &[EvalData], weights: Weights) -> Report {
+    let mut cells = Vec::new();
+    let mut comparisons = Vec::new();
+    let mut runs = Vec::new();
+    let mut gold_problems = BTreeMap::new();
+    let mut task_ids: Vec<String> = Vec::new();
+    // (cell label, records) for the per-task table and the sweep.
+    let mut cell_records: Vec<Vec<&RunRecord>> = Vec::new();
+    for eval in evals {
+        for (task, problems) in &eval.gold_problems {
+            if !problems.is_empty() {
+                gold_problems.insert(task.clone(), problems.clone());
+            }
+        }
+        for t in &eval.manifest.tasks {
+            if !task_ids.contains(t) {
+                task_ids.push(t.clone());
+            }
+        }
+        let backend = &eval.manifest.backend;
+        for arch in &eval.manifest.archs {
+            let records: Vec<&RunRecord> =
+                eval.records.iter().filter(|r| &r.arch == arch).collect();
+            if records.is_empty() {
+                continue;
+            }
+            cells.push(summarise(
+                backend,
+                arch,
+                &records,
+                &eval.gold_calls,
+                &weights,
+            ));
+            for r in &records {
+                runs.push((backend.clone(), (*r).clone(), weights.composite(r)));
+            }
+            cell_records.push(records);
+        }
+        let single: BTreeMap<(&str, usize), f64> = eval
+            .records
+            .iter()
+            .filter(|r| r.arch == "single")
+            .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
+            .collect();
+        let dual: BTreeMap<(&str, usize), f64> = eval
+            .records
+            .iter()
+            .filter(|r| r.arch == "dual")
+            .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
+            .collect();
+        let pairs: Vec<(f64, f64)> = single
+            .iter()
+            .filter_map(|(k, s)| dual.get(k).map(|d| (*s, *d)))
+            .collect();
+        if !pairs.is_empty() {
+            let (x, y): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+            let diffs: Vec<f64> = pairs.iter().map(|(a, b)| a - b).collect();
+            comparisons.push(Comparison {
+                backend: backend.clone(),
+                n: pairs.len(),
+                median_difference: stats::quantile(&diffs, 0.5),
+                wilcoxon: stats::wilcoxon(&x, &y),
+                cliffs_delta: stats::cliffs_delta(&x, &y),
+            });
+        }
+    }
+    let sweep = (cells.len() >= 2).then(|| {
+        let default: Vec<f64> = cells.iter().map(|c| c.composite).collect();
+        let taus: Vec<f64> = stats::weight_grid()
+            .into_iter()
+            .map(|w| {
+                let w = Weights::from(w);
+                let scores: Vec<f64> = cell_records
+                    .iter()
+                    .map(|rs| mean_of(rs, |r| w.composite(r)))
+                    .collect();
+                stats::kendall_tau_b(&default, &scores)
+            })
+            .collect();
+        let tuples = taus.len();
+        // τ is undefined (NaN) when all cells tie under a weighting.
+        let taus: Vec<f64> = taus.into_iter().filter(|t| !t.is_nan()).collect();
+        Sweep {
+            tuples,
+            defined: taus.len(),
+            tau_median: stats::quantile(&taus, 0.5),
+            tau_min: taus.iter().copied().fold(f64::INFINITY, f64::min),
+            tau_max: taus.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            at_least_0_9: taus.iter().filter(|t| **t >= 0.9).count(),
+        }
+    });
+    let tasks = task_ids
+        .iter()
+        .map(|task| TaskLine {
+            task: task.clone(),
+            cells: cell_records
+                .iter()
+                .map(|rs| {
+                    let mine: Vec<&RunRecord> =
+                        rs.iter().copied().filter(|r| &r.task == task).collect();
+                    (
+                        mine.iter().filter(|r| r.success).count(),
+                        mine.len(),
+                        mean_of(&mine, |r| r.q_out),
+                        mean_of(&mine, |r| weights.composite(r)),
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    Report {
+        evals: evals.iter().map(|e| e.dir.clone()).collect(),
+        weights,
+        c_emb_missing: runs.iter().filter(|(_, r, _)| r.c_emb.is_none()).count(),
+        cells,
+        comparisons,
+        sweep,
+        tasks,
+        gold_problems,
+        missing_runs: evals.iter().map(EvalData::missing).sum(),
+        runs,
+    }
+}

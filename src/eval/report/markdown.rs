@@ -1,0 +1,229 @@
+//! `report.md`: the tables in the papers' layouts.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::model::Report;
+use crate::eval::errors::ErrorType;
+use crate::eval::llm_judge;
+
+/// A number for tables: 3 decimals, `–` for NaN.
+fn f3(x: f64) -> String {
+    if x.is_nan() {
+        "–".into()
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// A grade mean for tables: 2 decimals, `–` for NaN.
+fn f2(x: f64) -> String {
+    if x.is_nan() {
+        "–".into()
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// `report.md`.
+pub fn markdown(report: &Report) -> String {
+    let mut md = String::from("# gisclaw eval report\n\n");
+    let w = &report.weights;
+    let _ = writeln!(
+        md,
+        "Composite S = {}·R_succ + {}·Q_out + {}·F_api + {}·C_emb (per run, then averaged; 95 % percentile-bootstrap CI).",
+        w.success, w.output, w.api, w.embedding
+    );
+    if report.c_emb_missing > 0 {
+        let _ = writeln!(
+            md,
+            "\n**C_emb is missing for {} run(s)** (the embedding model was not available when they were scored; `gisclaw doctor` says why): their S is renormalised over R_succ, Q_out and F_api.",
+            report.c_emb_missing
+        );
+    }
+    md.push_str(
+        "\nC_emb (L2): cosine of the all-MiniLM-L6-v2 embeddings (384-d, run offline) of each run's cleaned log and its task's gold reference (expert workflow + gold run). \
+         The paper used text-embedding-3-large, so C_emb values are not comparable with its Table 6.\n",
+    );
+    if report.missing_runs > 0 {
+        let _ = writeln!(md, "\n**{} run(s) have no record** (not run yet or could not run): `gisclaw eval --resume` completes them.", report.missing_runs);
+    }
+    md.push_str("\nImage outputs are scored by SSIM against the gold image — a weak signal (a correct map drawn differently scores low); the vision judge is not built.\n");
+
+    md.push_str("\n## Overall (cf. GISclaw Table 6)\n\n| cell | runs | R_succ | Q_out (succ.) | F_api | C_emb | S_comp [95 % CI] | tokens in / out per run | cost |\n|---|---|---|---|---|---|---|---|---|\n");
+    for c in &report.cells {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} [{}, {}] | {:.0} / {:.0} | {} |",
+            c.label,
+            c.n,
+            f3(c.success_rate),
+            f3(c.q_out),
+            f3(c.f_api),
+            c.c_emb.map(f3).unwrap_or_else(|| "n/a".into()),
+            f3(c.composite),
+            f3(c.composite_ci.0),
+            f3(c.composite_ci.1),
+            c.tokens_in,
+            c.tokens_out,
+            c.cost_usd
+                .map(|x| format!("${x:.4}"))
+                .unwrap_or_else(|| "unknown".into())
+        );
+    }
+    if !report.comparisons.is_empty() {
+        md.push_str("\n## Single vs Dual Agent (cf. Table 7: paired Wilcoxon signed-rank on run composites)\n\n| backend | pairs | median Δ (SA − DA) | W | p | method | Cliff's δ |\n|---|---|---|---|---|---|---|\n");
+        for c in &report.comparisons {
+            let (wstat, p, method) = match &c.wilcoxon {
+                Some(t) => (
+                    f3(t.statistic),
+                    format!("{:.3e}", t.p_value),
+                    format!("{:?}", t.method).to_lowercase(),
+                ),
+                None => ("–".into(), "–".into(), "no pair differs".into()),
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {wstat} | {p} | {method} | {} |",
+                c.backend,
+                c.n,
+                f3(c.median_difference),
+                f3(c.cliffs_delta)
+            );
+        }
+    }
+    md.push_str("\n## Code (L1, cf. Table 8)\n\n| cell | BLEU-4 | ROUGE-L | edit sim. | CodeBLEU | API P | API R | API F1 | call acc. | call P | call R | call F1 | Hamming loss |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for c in &report.cells {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.label,
+            f3(c.bleu4),
+            f3(c.rouge_l),
+            f3(c.edit_similarity),
+            c.codebleu.map(f3).unwrap_or_else(|| "–".into()),
+            f3(c.api_precision),
+            f3(c.api_recall),
+            f3(c.f_api),
+            f3(c.calls.accuracy),
+            f3(c.calls.precision),
+            f3(c.calls.recall),
+            f3(c.calls.f1),
+            f3(c.calls.hamming_loss)
+        );
+    }
+    if report.cells.iter().any(|c| c.judge.is_some()) {
+        let heads: Vec<&str> = llm_judge::DIMENSIONS.iter().map(|(k, _)| *k).collect();
+        let _ = write!(
+            md,
+            "\n## LLM-as-judge (L2 diagnostic, cf. Table 9; not in the composite)\n\nMean grades 1–5 over the judged runs; judge: {}.\n\n| cell | judged | failed | {} | mean |\n|---|---|---|{}---|\n",
+            report.cells.iter().filter_map(|c| c.judge.as_ref()).flat_map(|j| j.models.iter().cloned()).collect::<BTreeSet<String>>().into_iter().collect::<Vec<_>>().join(", "),
+            heads.join(" | ").replace('_', " "),
+            "---|".repeat(heads.len())
+        );
+        for c in &report.cells {
+            let Some(j) = &c.judge else { continue };
+            let grades: Vec<String> = j.means.iter().map(|(_, m)| f2(*m)).collect();
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                c.label,
+                j.judged,
+                j.failed,
+                grades.join(" | "),
+                f2(j.overall)
+            );
+        }
+    }
+    md.push_str("\n## Stability and efficiency\n\n| cell | pass@k | CV | SA = pass@k_max/(1+CV) | rounds | LLM s | sandbox s | code lines | inference eff. (/s) | token eff. (/1k tok) | code-line eff. (/100 lines) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for c in &report.cells {
+        let pass: Vec<String> = c
+            .pass_at
+            .iter()
+            .map(|(k, v)| format!("@{k} {}", f3(*v)))
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} | {} | {} | {} |",
+            c.label,
+            pass.join(", "),
+            f3(c.cv),
+            f3(c.stability_adjusted),
+            c.rounds,
+            c.llm_seconds,
+            c.sandbox_seconds,
+            c.code_lines,
+            f3(c.inference_efficiency),
+            f3(c.token_efficiency * 1000.0),
+            f3(c.code_line_efficiency * 100.0)
+        );
+    }
+    if let Some(s) = report.sweep.as_ref().filter(|s| s.defined == 0) {
+        let _ = writeln!(
+            md,
+            "\n## Weight sensitivity\n\nThe {} cells tie under all {} weight tuples: Kendall τ is undefined.",
+            report.cells.len(),
+            s.tuples
+        );
+    }
+    if let Some(s) = report.sweep.as_ref().filter(|s| s.defined > 0) {
+        let _ = writeln!(
+            md,
+            "\n## Weight sensitivity\n\nThe {} cells re-ranked under each of the {} weight tuples (each weight in {{0.1, …, 0.5}}, summing to 1): Kendall τ-b against the default ranking has median {}, range {}–{}; τ ≥ 0.9 for {} of {} tuples.{}",
+            report.cells.len(),
+            s.tuples,
+            f3(s.tau_median),
+            f3(s.tau_min),
+            f3(s.tau_max),
+            s.at_least_0_9,
+            s.defined,
+            if report.cells.len() < 3 { " (With fewer than three cells τ can only be ±1.)" } else { "" }
+        );
+    }
+    md.push_str("\n## Error types\n\nFailed runs (and failed cells) by type.\n\n| cell |");
+    for e in ErrorType::ALL {
+        let _ = write!(md, " {} |", e.name());
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(ErrorType::ALL.len()));
+    md.push('\n');
+    for c in &report.cells {
+        let _ = write!(md, "| {} |", c.label);
+        for e in ErrorType::ALL {
+            let runs = c.run_errors.get(e.name()).copied().unwrap_or(0);
+            let cells = c.cell_errors.get(e.name()).copied().unwrap_or(0);
+            let _ = write!(md, " {runs} ({cells}) |");
+        }
+        md.push('\n');
+    }
+    md.push_str("\n## Per task (successes/runs, mean Q_out, mean S)\n\n| task |");
+    for c in &report.cells {
+        let _ = write!(md, " {} |", c.label);
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(report.cells.len()));
+    md.push('\n');
+    for t in &report.tasks {
+        let _ = write!(
+            md,
+            "| {}{} |",
+            t.task,
+            if report.gold_problems.contains_key(&t.task) {
+                " (gold failed)"
+            } else {
+                ""
+            }
+        );
+        for (succ, n, q, s) in &t.cells {
+            let _ = write!(md, " {succ}/{n} · Q {} · S {} |", f3(*q), f3(*s));
+        }
+        md.push('\n');
+    }
+    if !report.gold_problems.is_empty() {
+        md.push_str("\n## Gold runs with problems\n\n");
+        for (task, problems) in &report.gold_problems {
+            let _ = writeln!(md, "- {task}: {}", problems.join("; "));
+        }
+    }
+    md
+}

@@ -1,0 +1,69 @@
+//! The report of one or more eval folders: per-cell tables (a cell is one
+//! backend × architecture) like GISclaw's Tables 6–8, the paired SA-vs-DA
+//! test, the weight-sensitivity sweep, stability (pass@k, CV, SA), resource
+//! and efficiency figures, error types, a per-task table, and one row per
+//! run — written as `report.md`, `results.json` and `results.csv`.
+//!
+//! Definitions the papers leave open, fixed here:
+//! - A run's composite is `S = wR·success + wQ·Q_out + wF·F_api + wC·C_emb`
+//!   with that run's Q_out (outputs it did produce count, missing ones 0);
+//!   the cell's S is the mean over runs, with a 95 % percentile-bootstrap CI
+//!   (10 000 resamples, fixed seed). The cell's Q_out column is the mean
+//!   over successful runs only, as in Table 6. A run without C_emb (the
+//!   embedding model was not available) has S renormalised over the other
+//!   three weights, and the report says how many runs that concerns.
+//! - pass@k is the unbiased estimator per task (n = runs, c = successes),
+//!   averaged over tasks, for k ∈ {1, 3, 5} up to the number of runs. CV is
+//!   the population σ/μ of the per-run success rates (run r over all tasks);
+//!   SA = pass@k_max / (1 + CV). Efficiencies divide pass@k_max by the mean
+//!   LLM seconds, tokens (in + out) and code lines per run (AutoGEEval
+//!   Eqs. 14–16).
+//! - The sweep re-ranks the cells under each of the 68 weight tuples of
+//!   [`stats::weight_grid`] and gives Kendall's τ-b against the default
+//!   ranking (with fewer than three cells τ is ±1 and says little).
+
+//!
+//! Layout: [`load`] reads folders, [`aggregate`] builds the [`model`], and
+//! the renderers ([`markdown`], [`csv`], [`json`], [`charts`]) depend on the
+//! model only.
+
+pub mod aggregate;
+pub mod charts;
+pub mod csv;
+pub mod json;
+pub mod load;
+pub mod markdown;
+pub mod model;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub use aggregate::build;
+pub use load::{EvalData, ReportError};
+pub use model::{
+    CellSummary, Comparison, JudgeSummary, Report, Sweep, TaskLine, Weights, WeightsError,
+};
+
+use crate::util::write_atomic;
+
+/// Writes `report.md`, `results.json`, `results.csv` and the `charts/` into
+/// `out`.
+pub fn write(report: &Report, out: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(out)?;
+    let mut md = markdown::markdown(report);
+    md.push_str("\n## Charts\n\n");
+    match charts::draw(report, &out.join("charts"), &crate::paths::default_venv()) {
+        Ok(()) => {
+            for name in charts::FILES {
+                let _ = writeln!(md, "![{}](charts/{name})\n", name.trim_end_matches(".png"));
+            }
+        }
+        Err(why) => {
+            tracing::warn!("charts not drawn: {why}");
+            let _ = writeln!(md, "Charts not drawn: {why}.");
+        }
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    crate::util::write_json(&out.join("results.json"), &json::json(report))?;
+    write_atomic(&out.join("results.csv"), csv::csv(report).as_bytes())
+}

@@ -1,0 +1,280 @@
+//! The report's model: the composite's [`Weights`] and the figures the
+//! renderers ([`super::markdown`], [`super::csv`], [`super::json`],
+//! [`super::charts`]) draw from. Built by [`super::aggregate`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::eval::api::LabelMetrics;
+use crate::eval::record::RunRecord;
+use crate::eval::stats::Wilcoxon;
+
+/// The composite's weights (R_succ, Q_out, F_api, C_emb).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Weights {
+    /// Weight of success.
+    pub success: f64,
+    /// Weight of output quality.
+    pub output: f64,
+    /// Weight of API-operation F1.
+    pub api: f64,
+    /// Weight of the embedding similarity.
+    pub embedding: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            success: 0.4,
+            output: 0.3,
+            api: 0.15,
+            embedding: 0.15,
+        }
+    }
+}
+
+/// What is wrong with a `--weights` value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WeightsError {
+    /// A part that is not a number.
+    #[error("--weights: `{0}` is not a number")]
+    NotANumber(String),
+    /// Not four parts.
+    #[error("--weights: expected four numbers (success, output, api, embedding), got {0}")]
+    Count(usize),
+    /// A negative weight, or all zero.
+    #[error("--weights: the weights must be non-negative and not all 0")]
+    Range,
+}
+
+impl Weights {
+    /// Parses `0.4,0.3,0.15,0.15` (four non-negative numbers, not all 0).
+    pub fn parse(text: &str) -> Result<Weights, WeightsError> {
+        let values: Vec<f64> = text
+            .split(',')
+            .map(|p| {
+                p.trim()
+                    .parse::<f64>()
+                    .map_err(|_| WeightsError::NotANumber(p.trim().to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        let [success, output, api, embedding] = values[..] else {
+            return Err(WeightsError::Count(values.len()));
+        };
+        if values.iter().any(|v| *v < 0.0 || !v.is_finite()) || values.iter().sum::<f64>() <= 0.0 {
+            return Err(WeightsError::Range);
+        }
+        Ok(Weights {
+            success,
+            output,
+            api,
+            embedding,
+        })
+    }
+}
+
+impl From<[f64; 4]> for Weights {
+    /// Weights from (success, output, api, embedding).
+    fn from(w: [f64; 4]) -> Weights {
+        Weights {
+            success: w[0],
+            output: w[1],
+            api: w[2],
+            embedding: w[3],
+        }
+    }
+}
+
+impl Weights {
+    /// A run's composite; without C_emb the other three weights are renormalised.
+    pub fn composite(&self, r: &RunRecord) -> f64 {
+        let base = self.success * f64::from(u8::from(r.success))
+            + self.output * r.q_out
+            + self.api * r.code.api.f1;
+        match r.c_emb {
+            Some(c) => {
+                (base + self.embedding * c)
+                    / (self.success + self.output + self.api + self.embedding)
+            }
+            None => base / (self.success + self.output + self.api),
+        }
+    }
+}
+
+/// The figures of one cell (backend × arch).
+#[derive(Debug, Clone, Serialize)]
+pub struct CellSummary {
+    /// `backend · arch`.
+    pub label: String,
+    /// The backend's description.
+    pub backend: String,
+    /// `single` or `dual`.
+    pub arch: String,
+    /// Runs recorded.
+    pub n: usize,
+    /// Tasks with a record.
+    pub tasks: usize,
+    /// R_succ: the success rate.
+    pub success_rate: f64,
+    /// Q_out over successful runs (NaN when none succeeded).
+    pub q_out: f64,
+    /// Mean API-operation F1.
+    pub f_api: f64,
+    /// Mean C_emb (None while not computed).
+    pub c_emb: Option<f64>,
+    /// Mean composite.
+    pub composite: f64,
+    /// Its 95 % bootstrap CI.
+    pub composite_ci: (f64, f64),
+    /// Mean BLEU-4.
+    pub bleu4: f64,
+    /// Mean ROUGE-L.
+    pub rouge_l: f64,
+    /// Mean edit similarity.
+    pub edit_similarity: f64,
+    /// Mean CodeBLEU (None when some record predates it).
+    pub codebleu: Option<f64>,
+    /// Mean API-operation precision.
+    pub api_precision: f64,
+    /// Mean API-operation recall.
+    pub api_recall: f64,
+    /// GeoAgent's function-call metrics over the runs.
+    pub calls: LabelMetrics,
+    /// pass@k for k ∈ {1, 3, 5} up to the number of runs.
+    pub pass_at: BTreeMap<usize, f64>,
+    /// Coefficient of variation of the per-run success rates.
+    pub cv: f64,
+    /// Stability-adjusted accuracy pass@k_max / (1 + CV).
+    pub stability_adjusted: f64,
+    /// Mean prompt tokens per run.
+    pub tokens_in: f64,
+    /// Mean completion tokens per run.
+    pub tokens_out: f64,
+    /// Mean LLM seconds per run.
+    pub llm_seconds: f64,
+    /// Mean sandbox seconds per run.
+    pub sandbox_seconds: f64,
+    /// Mean rounds per run.
+    pub rounds: f64,
+    /// Mean code lines per run.
+    pub code_lines: f64,
+    /// Total cost, when every run's is known.
+    pub cost_usd: Option<f64>,
+    /// pass@k_max per LLM second.
+    pub inference_efficiency: f64,
+    /// pass@k_max per token.
+    pub token_efficiency: f64,
+    /// pass@k_max per code line.
+    pub code_line_efficiency: f64,
+    /// Failed runs by error type.
+    pub run_errors: BTreeMap<String, usize>,
+    /// Failed cells by error type.
+    pub cell_errors: BTreeMap<String, usize>,
+    /// The LLM judge's means (None when no run of the cell was judged).
+    pub judge: Option<JudgeSummary>,
+}
+
+/// The LLM judge's grades of one cell (diagnostic; cf. Table 9).
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeSummary {
+    /// Runs judged.
+    pub judged: usize,
+    /// Runs whose judging failed (no valid answer).
+    pub failed: usize,
+    /// Mean score per dimension, in [`llm_judge::DIMENSIONS`] order.
+    pub means: Vec<(String, f64)>,
+    /// Mean of the five.
+    pub overall: f64,
+    /// The judging models.
+    pub models: BTreeSet<String>,
+}
+
+/// A paired comparison of two cells of the same backend (SA vs DA).
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The backend.
+    pub backend: String,
+    /// Pairs (same task, same run number).
+    pub n: usize,
+    /// Median of SA − DA composites.
+    pub median_difference: f64,
+    /// The Wilcoxon test (None when no pair differs).
+    pub wilcoxon: Option<Wilcoxon>,
+    /// Cliff's δ (positive favours SA).
+    pub cliffs_delta: f64,
+}
+
+/// The weight-sensitivity sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sweep {
+    /// Weight tuples tried.
+    pub tuples: usize,
+    /// Tuples under which τ is defined (the cells do not all tie).
+    pub defined: usize,
+    /// Median Kendall τ-b against the default ranking.
+    pub tau_median: f64,
+    /// Smallest τ.
+    pub tau_min: f64,
+    /// Largest τ.
+    pub tau_max: f64,
+    /// Tuples with τ ≥ 0.9.
+    pub at_least_0_9: usize,
+}
+
+/// One task's line of the per-task table, per cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskLine {
+    /// The task id.
+    pub task: String,
+    /// Per cell: (successes, runs, mean Q_out, mean composite).
+    pub cells: Vec<(usize, usize, f64, f64)>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The folders it covers.
+    pub evals: Vec<PathBuf>,
+    /// Composite weights.
+    pub weights: Weights,
+    /// Runs without C_emb (their composite renormalised).
+    pub c_emb_missing: usize,
+    /// Per cell.
+    pub cells: Vec<CellSummary>,
+    /// SA vs DA per backend.
+    pub comparisons: Vec<Comparison>,
+    /// The sweep (None with fewer than two cells).
+    pub sweep: Option<Sweep>,
+    /// Per task.
+    pub tasks: Vec<TaskLine>,
+    /// Tasks whose gold run had problems (their L3 is unreliable).
+    pub gold_problems: BTreeMap<String, Vec<String>>,
+    /// Runs expected but not recorded.
+    pub missing_runs: usize,
+    /// Every run with its composite.
+    pub runs: Vec<(String, RunRecord, f64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_parse_and_renormalise_without_c_emb() {
+        assert_eq!(
+            Weights::parse("0.4, 0.3,0.15,0.15").unwrap(),
+            Weights::default()
+        );
+        assert!(Weights::parse("0.4,0.3")
+            .unwrap_err()
+            .to_string()
+            .contains("four numbers"));
+        assert!(Weights::parse("0.4,x,0.1,0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("`x`"));
+        assert!(Weights::parse("0,0,0,0").is_err());
+    }
+}
