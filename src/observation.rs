@@ -120,6 +120,20 @@ pub fn error_line(observation: &str) -> &str {
         .unwrap_or("no message")
 }
 
+/// The static analysis findings of a cell, as lines appended to its
+/// observation (empty when there are none).
+pub fn render_findings(findings: &[crate::sandbox::Finding]) -> String {
+    let mut text = String::new();
+    for f in findings {
+        let likely = if f.certain { "" } else { " (likely)" };
+        text.push_str(&format!(
+            "\n[static analysis] line {}: {}{likely}",
+            f.line, f.message
+        ));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

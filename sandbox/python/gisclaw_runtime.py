@@ -711,6 +711,20 @@ def run_cell(code, cell):
     })
 
 
+def analyse(code):
+    """JSON list of the static findings of ``code`` against the namespace.
+    Advisory: an analyser failure is no finding, never an error."""
+    import gisclaw_analysis
+
+    try:
+        findings = gisclaw_analysis.analyse(code, _session.namespace, dict(_audited_blocks), os.getcwd())
+    except Exception:
+        findings = []
+    for f in findings:
+        f["message"] = _clean(f["message"])[:500]
+    return json.dumps(findings)
+
+
 def variables():
     """JSON list of summaries of every user variable."""
     limit = _session.limits["summary_chars"]

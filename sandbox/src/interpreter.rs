@@ -10,13 +10,17 @@ use std::ffi::{CStr, CString};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
-use gisclaw_protocol::{CellResult, PackageInfo, SessionSpec, VariableSummary, WorkerInfo};
+use gisclaw_protocol::{
+    CellResult, Finding, PackageInfo, SessionSpec, VariableSummary, WorkerInfo,
+};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyModule, PyString, PyTuple};
 
 /// The Python half of the runtime, compiled into the binary.
 const RUNTIME_SRC: &str = include_str!("../python/gisclaw_runtime.py");
+/// The static analyser of cells, imported by the runtime.
+const ANALYSIS_SRC: &str = include_str!("../python/gisclaw_analysis.py");
 /// The helper module offered to user code (`load_raster`, …).
 const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 /// `major.minor` of the libpython this binary links.
@@ -210,6 +214,9 @@ impl Runtime {
         init_python(venv)?;
         Python::attach(|py| {
             load_module(py, TOOLS_SRC, "gisclaw_tools.py", "gisclaw_tools")
+                .and_then(|_| {
+                    load_module(py, ANALYSIS_SRC, "gisclaw_analysis.py", "gisclaw_analysis")
+                })
                 .and_then(|_| load_module(py, RUNTIME_SRC, "gisclaw_runtime.py", "gisclaw_runtime"))
                 .and_then(|module| {
                     module.getattr("preload")?.call0()?;
@@ -296,6 +303,11 @@ impl Runtime {
         });
         self.call_json("run_cell", &[Arg::Str(code), Arg::Int(cell)])
             .unwrap_or_else(|why| unreported_cell(&why))
+    }
+
+    /// The static analysis of `code` against the live namespace.
+    pub fn analyse(&self, code: &str) -> Result<Vec<Finding>, String> {
+        self.call_json("analyse", &[Arg::Str(code)])
     }
 
     /// Summaries of every user variable.

@@ -61,6 +61,10 @@ fn serve(runtime: &Runtime, stream: UnixStream, confinement: ConfinementReport) 
             SessionRequest::Exec { code, cell } => SessionResponse::Cell {
                 result: Box::new(runtime.run_cell(&code, cell)),
             },
+            SessionRequest::Analyse { code } => match runtime.analyse(&code) {
+                Ok(findings) => SessionResponse::Findings { findings },
+                Err(message) => SessionResponse::Error { message },
+            },
             SessionRequest::Variables => match runtime.variables() {
                 Ok(variables) => SessionResponse::Variables { variables },
                 Err(message) => SessionResponse::Error { message },

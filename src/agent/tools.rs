@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::transcript::output_status;
 use crate::llm::ToolSpec;
 use crate::observation;
-use crate::sandbox::{CellOutcome, SandboxError, Session};
+use crate::sandbox::{CellOutcome, CellStatus, SandboxError, Session};
 
 /// Arguments of `execute_python`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -231,8 +231,17 @@ impl Toolbox<'_> {
         match name {
             "execute_python" => match serde_json::from_str::<ExecuteArgs>(arguments) {
                 Ok(args) => {
+                    // Advisory here: the findings only explain a cell that
+                    // failed, so the analyser can never block correct code.
+                    let findings = self.session.analyse(&args.code).unwrap_or_else(|e| {
+                        tracing::debug!("static analysis unavailable: {e}");
+                        Vec::new()
+                    });
                     let outcome = self.session.execute(&args.code)?;
                     let mut text = observation::render(&outcome);
+                    if outcome.status != CellStatus::Ok {
+                        text.push_str(&observation::render_findings(&findings));
+                    }
                     if let (Some(docs), Some(query)) = (self.docs, api_error(&text)) {
                         // GeoAgent §3.2: a hallucinated API gets its real documentation.
                         let hits = docs.near_names(&query, API_HITS);

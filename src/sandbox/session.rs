@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use gisclaw_protocol::fdpass::send_fd;
 use gisclaw_protocol::{
-    read_frame, write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport,
+    read_frame, write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport, Finding,
     PackageInfo, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
 };
 
@@ -772,6 +772,20 @@ impl Session {
                 self.stop_worker();
                 Err(SandboxError::Protocol("the worker did not answer".into()))
             }
+        }
+    }
+
+    /// The static analysis of `code` against the live namespace, without
+    /// running it (syntax, unbound names, missing attributes, keywords,
+    /// columns, refused imports, missing `data/` paths).
+    pub fn analyse(&mut self, code: &str) -> Result<Vec<Finding>, SandboxError> {
+        match self.query(SessionRequest::Analyse {
+            code: code.to_string(),
+        })? {
+            SessionResponse::Findings { findings } => Ok(findings),
+            other => Err(SandboxError::Protocol(format!(
+                "expected findings, got {other:?}"
+            ))),
         }
     }
 

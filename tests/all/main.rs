@@ -6,6 +6,7 @@
 mod common;
 
 mod agent_e2e;
+mod analysis;
 mod backends;
 mod bench;
 mod chat;

@@ -178,6 +178,11 @@ pub enum SessionRequest {
         /// The cell's number, used in tracebacks (`<cell-3>`).
         cell: u64,
     },
+    /// Analyse a cell against the live namespace without running it.
+    Analyse {
+        /// The code.
+        code: String,
+    },
     /// Summarise every user variable in the namespace.
     Variables,
     /// List the importable distributions and their versions.
@@ -206,6 +211,11 @@ pub enum SessionResponse {
     Cell {
         /// The result.
         result: Box<CellResult>,
+    },
+    /// Answer to [`SessionRequest::Analyse`].
+    Findings {
+        /// What the analysis found, in line order.
+        findings: Vec<Finding>,
     },
     /// Answer to [`SessionRequest::Variables`].
     Variables {
@@ -280,6 +290,21 @@ pub struct PyError {
     /// The traceback with library-internal frames collapsed, ending with the
     /// exception line.
     pub traceback: String,
+}
+
+/// One finding of the static analysis of a cell (see the worker's
+/// `gisclaw_analysis.py`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The cell's line (1-based; 0 when unknown).
+    pub line: u32,
+    /// `syntax`, `name`, `attribute`, `keyword`, `column`, `import` or `path`.
+    pub kind: String,
+    /// What is wrong, with the nearest real names.
+    pub message: String,
+    /// True when the cell cannot run as written; false for a likely
+    /// problem on an object whose attributes are computed.
+    pub certain: bool,
 }
 
 /// A one-line description of one variable.
