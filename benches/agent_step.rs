@@ -55,6 +55,7 @@ fn measure(
         hints: Vec::new(),
         limits: AgentLimits::default(),
         dual: DualLimits::default(),
+        mcts: gisclaw::agent::mcts::MctsLimits::default(),
         sandbox: zygote.config().clone(),
         docs: None,
     };

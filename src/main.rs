@@ -59,6 +59,14 @@ enum Command {
         #[command(flatten)]
         sandbox: cli::common::SandboxArgs,
     },
+    /// The search tree of an `--arch mcts` run.
+    Tree {
+        /// `show`.
+        #[arg(value_parser = ["show"])]
+        action: String,
+        /// The run's folder (or its tree.json).
+        dir: PathBuf,
+    },
     /// Show or clear the Error Memory (errors seen and the fixes that followed).
     Memory {
         /// `show` or `clear`.
@@ -119,6 +127,7 @@ fn main() -> ExitCode {
             sandbox,
         } => cli::exec::run(file, workdir, cell_timeout, no_confine, &sandbox),
         Command::Memory { action } => cli::memory::run(&action),
+        Command::Tree { dir, .. } => cli::tree::show(&dir),
         Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { .. } => {
             let schema = gisclaw::task::Task::json_schema();

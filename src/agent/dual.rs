@@ -24,7 +24,7 @@ use super::converse::{
 use super::events::{AgentEvent, Events};
 use super::memory::ErrorMemory;
 use super::plan::{planner_prompt, step_brief, step_done_spec, DualLimits, Plan, PLAN_STEPS};
-use super::plan_run::{plan_execute_replan, PlanEnd, PlanHost, StepEnd};
+use super::plan_run::{plan_execute_replan, PlanEnd, PlanHost, PlannerHost, StepEnd};
 use super::tools::{missing_outputs, Toolbox};
 use super::transcript::Transcript;
 use crate::llm::{ChatBackend, ChatResponse, Message, Role, ToolSpec};
@@ -56,7 +56,7 @@ struct TaskHost<'r, 'e> {
     state: RunState,
 }
 
-impl PlanHost for TaskHost<'_, '_> {
+impl PlannerHost for TaskHost<'_, '_> {
     type Stop = Ending;
 
     fn ask_planner(
@@ -73,6 +73,24 @@ impl PlanHost for TaskHost<'_, '_> {
         )
     }
 
+    fn round(&self) -> usize {
+        self.state.rounds
+    }
+
+    fn record(&mut self, kind: &str, value: serde_json::Value) {
+        let _ = self.transcript.record(kind, value);
+    }
+
+    fn event(&mut self, event: AgentEvent<'_>) {
+        (self.events)(event);
+    }
+
+    fn no_plan(&mut self, why: String) -> Ending {
+        Ending::Failed(why)
+    }
+}
+
+impl PlanHost for TaskHost<'_, '_> {
     fn run_step(&mut self, plan: &Plan, index: usize, done: &[String]) -> Result<StepEnd, Ending> {
         let brief = step_brief(plan, index + 1, done, true);
         let mut messages = vec![
@@ -118,22 +136,6 @@ impl PlanHost for TaskHost<'_, '_> {
 
     fn missing_outputs(&mut self) -> Vec<String> {
         missing_outputs(&self.toolbox.out_dir, &self.toolbox.outputs)
-    }
-
-    fn round(&self) -> usize {
-        self.state.rounds
-    }
-
-    fn record(&mut self, kind: &str, value: serde_json::Value) {
-        let _ = self.transcript.record(kind, value);
-    }
-
-    fn event(&mut self, event: AgentEvent<'_>) {
-        (self.events)(event);
-    }
-
-    fn no_plan(&mut self, why: String) -> Ending {
-        Ending::Failed(why)
     }
 }
 

@@ -6,6 +6,7 @@ pub mod converse;
 pub mod dedup;
 pub mod dual;
 pub mod events;
+pub mod mcts;
 pub mod memory;
 pub mod plan;
 pub mod plan_run;

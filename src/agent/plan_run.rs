@@ -28,11 +28,10 @@ pub enum StepEnd {
     },
 }
 
-/// Where a Plan → Execute → Replan run happens: a task run or a chat turn.
-/// The host makes the model calls and runs the steps in its sandbox; the
-/// driver decides what comes next.
-pub trait PlanHost {
-    /// Why the host stops the run early (a budget, a signal, Ctrl-C).
+/// Who asks the Planner: the model calls, the transcript and the front
+/// end of a task run, a chat turn or a tree search.
+pub trait PlannerHost {
+    /// Why the host stops early (a budget, a signal, Ctrl-C).
     type Stop;
     /// One call of the Planner on `messages`, bounded and counted like any
     /// model call: the answer and how long it took.
@@ -41,6 +40,20 @@ pub trait PlanHost {
         messages: &[Message],
         specs: &[ToolSpec],
     ) -> Result<(ChatResponse, Duration), Self::Stop>;
+    /// Model calls made so far (the round of the next event).
+    fn round(&self) -> usize;
+    /// Writes one transcript event.
+    fn record(&mut self, kind: &str, value: serde_json::Value);
+    /// Tells the front end.
+    fn event(&mut self, event: AgentEvent<'_>);
+    /// The stop for a Planner that gave no valid plan in [`PLAN_TRIES`].
+    fn no_plan(&mut self, why: String) -> Self::Stop;
+}
+
+/// Where a Plan → Execute → Replan run happens: a task run or a chat turn.
+/// The host makes the model calls and runs the steps in its sandbox; the
+/// driver decides what comes next.
+pub trait PlanHost: PlannerHost {
     /// Runs step `index` (0-based) of `plan` with a Worker, after `done`.
     fn run_step(
         &mut self,
@@ -50,14 +63,6 @@ pub trait PlanHost {
     ) -> Result<StepEnd, Self::Stop>;
     /// Declared outputs still missing (none for a chat turn).
     fn missing_outputs(&mut self) -> Vec<String>;
-    /// Model calls made so far (the round of the next event).
-    fn round(&self) -> usize;
-    /// Writes one transcript event.
-    fn record(&mut self, kind: &str, value: serde_json::Value);
-    /// Tells the front end.
-    fn event(&mut self, event: AgentEvent<'_>);
-    /// The stop for a Planner that gave no valid plan in [`PLAN_TRIES`].
-    fn no_plan(&mut self, why: String) -> Self::Stop;
 }
 
 /// How a Plan → Execute → Replan run ended.
@@ -92,7 +97,7 @@ pub struct PlanRun<S> {
 /// Asks the Planner (up to [`PLAN_TRIES`] times) for a plan of `min` to
 /// [`PLAN_STEPS`]`.1` steps; each answer, with the plan or why it was
 /// refused, goes into `planner` and the transcript.
-fn ask_for_plan<H: PlanHost>(
+pub fn ask_for_plan<H: PlannerHost>(
     host: &mut H,
     planner: &mut Vec<Message>,
     min: usize,

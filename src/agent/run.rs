@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::dual;
 use super::events::Events;
+use super::mcts::{self, MctsLimits};
 use super::memory::ErrorMemory;
 use super::plan::DualLimits;
 use super::prompt::{self, PromptInputs};
@@ -32,15 +33,25 @@ pub enum Arch {
     Single,
     /// Dual-Agent Plan-Execute-Replan.
     Dual,
+    /// Tree search over candidate codes per plan step (MCTS).
+    Mcts,
 }
 
 impl Arch {
-    /// `single` or `dual`.
+    /// `single`, `dual` or `mcts`.
     pub fn name(self) -> &'static str {
         match self {
             Arch::Single => "single",
             Arch::Dual => "dual",
+            Arch::Mcts => "mcts",
         }
+    }
+
+    /// The architecture named `name` (as written in `eval.json`).
+    pub fn from_name(name: &str) -> Option<Arch> {
+        [Arch::Single, Arch::Dual, Arch::Mcts]
+            .into_iter()
+            .find(|a| a.name() == name)
     }
 }
 
@@ -57,6 +68,8 @@ pub struct RunOptions {
     pub limits: AgentLimits,
     /// Bounds of the Dual Agent.
     pub dual: DualLimits,
+    /// Bounds of the tree search.
+    pub mcts: MctsLimits,
     /// Sandbox limits for this task's session.
     pub sandbox: SandboxConfig,
     /// The library-docs index for `search_docs` (`--rag`).
@@ -187,6 +200,12 @@ pub fn run_task(
         outputs: task.outputs.clone(),
         docs: options.docs.as_deref(),
     };
+    let dual_inputs = dual::DualInputs {
+        system: system.clone(),
+        task_prompt: task_prompt.clone(),
+        packages,
+        blocked: zygote.config().blocked_imports.clone(),
+    };
     let outcome: AgentOutcome = match options.arch {
         Arch::Single => single::run(
             backend,
@@ -203,20 +222,29 @@ pub fn run_task(
             &mut toolbox,
             memory,
             &mut transcript,
-            &dual::DualInputs {
-                system,
-                task_prompt,
-                packages,
-                blocked: zygote.config().blocked_imports.clone(),
-            },
+            &dual_inputs,
             &options.limits,
             &options.dual,
+            events,
+        ),
+        Arch::Mcts => mcts::run(
+            backend,
+            &mut toolbox,
+            &mut transcript,
+            &dual_inputs,
+            &options.limits,
+            &options.mcts,
             events,
         ),
     };
     let script = solution::consolidate(&task.id, session.journal());
     write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;
     let (status, reason) = match &outcome.ending {
+        Ending::Finished if options.arch == Arch::Mcts => (
+            "finished",
+            "the tree search found a complete path: every step ran and every declared output exists"
+                .to_string(),
+        ),
         Ending::Finished => (
             "finished",
             "finish accepted: every declared output exists".to_string(),

@@ -80,35 +80,46 @@ pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
     messages
 }
 
-/// The messages that play a gold script through the Dual Agent: a plan of
-/// 3–7 steps (the cells split into that many consecutive groups), then each
-/// step's cells as `execute_python` calls closed by `step_done`.
-pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
+/// A gold script's cells in 3–7 consecutive groups of nearly equal size,
+/// one per plan step (trailing groups are empty when there are fewer cells
+/// than the fewest steps of a plan).
+fn gold_groups(source: &str) -> Vec<Vec<String>> {
     use crate::agent::plan::PLAN_STEPS;
     let cells = split_cells(source);
     let steps = cells.len().clamp(PLAN_STEPS.0, PLAN_STEPS.1);
-    // Consecutive groups of nearly equal size (trailing steps may be empty
-    // when there are fewer cells than the fewest steps of a plan).
     let total = cells.len().max(1);
     let mut groups: Vec<Vec<String>> = vec![Vec::new(); steps];
     for (i, cell) in cells.into_iter().enumerate() {
         groups[i * steps / total].push(cell);
     }
-    let call = |id: String, name: &str, arguments: serde_json::Value| {
-        ToolCall::function(id, name, arguments.to_string())
-    };
+    groups
+}
+
+/// The Planner's message submitting one step per gold group.
+fn gold_plan_message(task_id: &str, steps: usize) -> Message {
     let plan: Vec<serde_json::Value> = (1..=steps)
         .map(|s| json!({ "goal": format!("gold cells of step {s} of {task_id} have run"), "details": "" }))
         .collect();
-    let mut messages = vec![Message {
+    Message {
         content: Some(format!("Plan for the gold solution of {task_id}.")),
-        tool_calls: vec![call(
-            "gold_plan".into(),
+        tool_calls: vec![ToolCall::function(
+            "gold_plan",
             "submit_plan",
-            json!({ "steps": plan }),
+            json!({ "steps": plan }).to_string(),
         )],
         ..Message::default()
-    }];
+    }
+}
+
+/// The messages that play a gold script through the Dual Agent: a plan of
+/// 3–7 steps (the cells split into that many consecutive groups), then each
+/// step's cells as `execute_python` calls closed by `step_done`.
+pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
+    let groups = gold_groups(source);
+    let mut messages = vec![gold_plan_message(task_id, groups.len())];
+    let call = |id: String, name: &str, arguments: serde_json::Value| {
+        ToolCall::function(id, name, arguments.to_string())
+    };
     for (s, group) in groups.into_iter().enumerate() {
         for (c, code) in group.into_iter().enumerate() {
             messages.push(Message {
@@ -130,6 +141,34 @@ pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
             )],
             ..Message::default()
         });
+    }
+    messages
+}
+
+/// The messages that play a gold script through the tree search: the same
+/// plan as [`gold_dual_messages`], then each step's cells as one candidate,
+/// asked `width` times (identical candidates count once, so the gold is the
+/// only child of each step).
+pub fn gold_mcts_messages(task_id: &str, source: &str, width: usize) -> Vec<Message> {
+    let groups = gold_groups(source);
+    let mut messages = vec![gold_plan_message(task_id, groups.len())];
+    for (s, group) in groups.into_iter().enumerate() {
+        let code = if group.is_empty() {
+            format!("pass  # gold step {} has no cell", s + 1)
+        } else {
+            group.join("\n\n")
+        };
+        for k in 0..width.max(1) {
+            messages.push(Message {
+                content: Some(format!("Gold step {}.", s + 1)),
+                tool_calls: vec![ToolCall::function(
+                    format!("gold_{}_{k}", s + 1),
+                    "execute_python",
+                    json!({ "code": code }).to_string(),
+                )],
+                ..Message::default()
+            });
+        }
     }
     messages
 }
@@ -187,6 +226,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),
+        mcts: crate::agent::mcts::MctsLimits::default(),
         sandbox: sandbox_limits(zygote.config(), Duration::from_secs(300), budget),
         docs: None,
     };

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::engine::{AgentEvent, ChatEngine, TurnEnd};
 use crate::agent::converse::Stop;
 use crate::agent::plan::{self, DualLimits, Plan, PLAN_STEPS};
-use crate::agent::plan_run::{plan_execute_replan, PlanEnd, PlanHost, StepEnd};
+use crate::agent::plan_run::{plan_execute_replan, PlanEnd, PlanHost, PlannerHost, StepEnd};
 use crate::agent::prompt;
 use crate::llm::{ChatResponse, Message, Role, ToolSpec};
 use crate::util::clip;
@@ -33,7 +33,7 @@ struct ChatHost<'a> {
     limits: &'a DualLimits,
 }
 
-impl PlanHost for ChatHost<'_> {
+impl PlannerHost for ChatHost<'_> {
     type Stop = TurnEnd;
 
     fn ask_planner(
@@ -45,16 +45,6 @@ impl PlanHost for ChatHost<'_> {
         let response = self.engine.ask(messages, specs, self.ev)?;
         (self.ev)(AgentEvent::MessageDone { round: 0 });
         Ok((response, asked.elapsed()))
-    }
-
-    fn run_step(&mut self, plan: &Plan, index: usize, done: &[String]) -> Result<StepEnd, TurnEnd> {
-        self.engine
-            .run_step(plan, index, done, self.limits, self.ev)
-    }
-
-    fn missing_outputs(&mut self) -> Vec<String> {
-        // A chat turn declares no outputs.
-        Vec::new()
     }
 
     fn round(&self) -> usize {
@@ -71,6 +61,18 @@ impl PlanHost for ChatHost<'_> {
 
     fn no_plan(&mut self, why: String) -> TurnEnd {
         TurnEnd::Failed(why)
+    }
+}
+
+impl PlanHost for ChatHost<'_> {
+    fn run_step(&mut self, plan: &Plan, index: usize, done: &[String]) -> Result<StepEnd, TurnEnd> {
+        self.engine
+            .run_step(plan, index, done, self.limits, self.ev)
+    }
+
+    fn missing_outputs(&mut self) -> Vec<String> {
+        // A chat turn declares no outputs.
+        Vec::new()
     }
 }
 

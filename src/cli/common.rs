@@ -43,6 +43,28 @@ pub struct LimitArgs {
     pub cell_timeout: u64,
 }
 
+/// The bounds of the tree search (`--arch mcts`), for `solve` and `eval`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MctsArgs {
+    /// Tree search: expansions at most (each asks for --mcts-width candidates).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..))]
+    pub mcts_iterations: u64,
+    /// Tree search: candidate codes asked for per expansion.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub mcts_width: u64,
+}
+
+impl MctsArgs {
+    /// The search's bounds.
+    pub fn limits(&self) -> gisclaw::agent::mcts::MctsLimits {
+        gisclaw::agent::mcts::MctsLimits {
+            iterations: self.mcts_iterations as usize,
+            width: self.mcts_width as usize,
+            ..Default::default()
+        }
+    }
+}
+
 impl LimitArgs {
     /// The budget as a duration.
     pub fn budget(&self) -> Duration {

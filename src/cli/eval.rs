@@ -20,7 +20,7 @@ use gisclaw::eval::unit_eval;
 use gisclaw::sandbox::Zygote;
 
 use super::bench::load_suite;
-use super::common::{no_backend, BackendArgs, LimitArgs, SandboxArgs, UsageError};
+use super::common::{no_backend, BackendArgs, LimitArgs, MctsArgs, SandboxArgs, UsageError};
 
 /// Which architectures to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -29,8 +29,12 @@ pub enum ArchChoice {
     Single,
     /// Dual-Agent Plan-Execute-Replan.
     Dual,
-    /// Both, paired run by run.
+    /// Tree search over candidate codes per plan step.
+    Mcts,
+    /// Single and dual, paired run by run.
     Both,
+    /// Single, dual and mcts.
+    All,
 }
 
 /// `gisclaw eval …`.
@@ -109,6 +113,9 @@ pub struct EvalRunArgs {
     /// Rounds and time limits of each run.
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Bounds of the tree search (`--arch mcts`).
+    #[command(flatten)]
+    pub mcts: MctsArgs,
     /// Extra GIS operations for API-operation F1 (TOML, `[ops] name = ["pattern", …]`).
     #[arg(long, value_name = "FILE")]
     pub api_ops: Option<PathBuf>,
@@ -493,7 +500,9 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let archs: Vec<Arch> = match args.arch {
         ArchChoice::Single => vec![Arch::Single],
         ArchChoice::Dual => vec![Arch::Dual],
+        ArchChoice::Mcts => vec![Arch::Mcts],
         ArchChoice::Both => vec![Arch::Single, Arch::Dual],
+        ArchChoice::All => vec![Arch::Single, Arch::Dual, Arch::Mcts],
     };
     for loaded in &tasks {
         if matches!(source, BackendSource::Gold) && loaded.gold.is_none() {
@@ -549,6 +558,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         docs: super::common::open_docs(args.rag)?,
         judge,
         vision_judge,
+        mcts: args.mcts.limits(),
     };
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("runs");

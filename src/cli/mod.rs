@@ -8,3 +8,4 @@ pub mod exec;
 pub mod knowledge;
 pub mod memory;
 pub mod solve;
+pub mod tree;

@@ -18,16 +18,22 @@ use gisclaw::llm::ChatBackend;
 use gisclaw::sandbox::Zygote;
 use gisclaw::task::{LoadedTask, Task};
 
-use super::common::{no_backend, open_docs, BackendArgs, LimitArgs, SandboxArgs, UsageError};
+use super::common::{
+    no_backend, open_docs, BackendArgs, LimitArgs, MctsArgs, SandboxArgs, UsageError,
+};
 
 /// Options of `gisclaw solve`.
 #[derive(clap::Args, Debug)]
 pub struct SolveArgs {
     /// The task file.
     pub task: PathBuf,
-    /// Agent architecture: single (ReAct) or dual (plan/execute/replan).
+    /// Agent architecture: single (ReAct), dual (plan/execute/replan) or
+    /// mcts (tree search over candidate codes per plan step).
     #[arg(long, value_enum, default_value = "single")]
     pub arch: Arch,
+    /// Bounds of the tree search.
+    #[command(flatten)]
+    pub mcts: MctsArgs,
     /// The model backend (without one: the task's recorded replay).
     #[command(flatten)]
     pub model: BackendArgs,
@@ -175,6 +181,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),
+        mcts: args.mcts.limits(),
         sandbox,
         docs: open_docs(args.rag)?,
     };

@@ -25,12 +25,13 @@ use super::llm_judge::JudgeError;
 use super::process;
 use super::record::{score_run, GoldReference, RunRecord};
 use super::vision_judge;
+use crate::agent::mcts::MctsLimits;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::plan::DualLimits;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::bench::data;
-use crate::bench::verify::{self, gold_dual_messages, gold_messages};
+use crate::bench::verify::{self, gold_dual_messages, gold_mcts_messages, gold_messages};
 use crate::embed::Embedder;
 use crate::llm::config::LiveConfig;
 use crate::llm::replay::ReplayBackend;
@@ -88,12 +89,14 @@ impl BackendSource {
         gold: &str,
         arch: Arch,
         run: usize,
+        mcts_width: usize,
     ) -> Result<Box<dyn ChatBackend>, ItemError> {
         match self {
             BackendSource::Gold => {
                 let messages = match arch {
                     Arch::Single => gold_messages(task, gold),
                     Arch::Dual => gold_dual_messages(task, gold),
+                    Arch::Mcts => gold_mcts_messages(task, gold, mcts_width),
                 };
                 Ok(Box::new(ReplayBackend::from_messages(
                     &format!("gold of {task}"),
@@ -183,6 +186,8 @@ pub struct EvalOptions {
     pub judge: Option<LiveConfig>,
     /// The vision model grading image outputs (L3); `None`: SSIM.
     pub vision_judge: Option<LiveConfig>,
+    /// Bounds of the tree search (`--arch mcts`).
+    pub mcts: MctsLimits,
 }
 
 /// Problems that stop an eval before it runs.
@@ -385,13 +390,7 @@ pub fn run_eval(
     let archs: Vec<Arch> = manifest
         .archs
         .iter()
-        .map(|a| {
-            if a == "dual" {
-                Arch::Dual
-            } else {
-                Arch::Single
-            }
-        })
+        .map(|a| Arch::from_name(a).unwrap_or(Arch::Single))
         .collect();
     let mut golds = Vec::new();
     for loaded in tasks.iter_mut() {
@@ -475,7 +474,7 @@ fn run_one(
             .join("runs")
             .join(id)
             .join(format!("{}-{}", item.arch.name(), item.run));
-    let mut backend = source.open(id, &gold.code, item.arch, item.run)?;
+    let mut backend = source.open(id, &gold.code, item.arch, item.run, options.mcts.width)?;
     let run_options = RunOptions {
         arch: item.arch,
         include_workflow: options.workflow,
@@ -486,6 +485,7 @@ fn run_one(
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),
+        mcts: options.mcts.clone(),
         sandbox: sandbox_limits(zygote.config(), options.cell_timeout, options.budget),
         docs: options.docs.clone(),
     };

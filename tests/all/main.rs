@@ -20,6 +20,7 @@ mod eval_unit;
 mod knowledge;
 mod layout;
 mod local_model;
+mod mcts;
 mod sandbox;
 mod sandbox_attacks;
 mod solve;

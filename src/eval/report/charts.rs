@@ -29,9 +29,10 @@ pub const FILES: [&str; 4] = [
 /// The font family the charts register and use.
 const FAMILY: &str = "sans-serif";
 
-/// Colours for the single- and dual-agent bars and the error types.
+/// Colours for the single, dual and mcts bars and the error types.
 const SINGLE: RGBColor = RGBColor(31, 119, 180);
 const DUAL: RGBColor = RGBColor(255, 127, 14);
+const MCTS: RGBColor = RGBColor(44, 160, 44);
 const ERROR_COLOURS: [RGBColor; 7] = [
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
@@ -126,10 +127,10 @@ pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), ChartError> 
 type Drawn = Result<(), Box<dyn std::error::Error>>;
 
 fn arch_colour(arch: &str) -> RGBColor {
-    if arch == "dual" {
-        DUAL
-    } else {
-        SINGLE
+    match arch {
+        "dual" => DUAL,
+        "mcts" => MCTS,
+        _ => SINGLE,
     }
 }
 
@@ -221,7 +222,7 @@ fn success(report: &Report, path: &Path) -> Drawn {
         .collect();
     cell_bars(
         path,
-        "Success rate (R_succ), single vs dual agent",
+        "Success rate (R_succ) per architecture",
         "R_succ",
         &values,
     )

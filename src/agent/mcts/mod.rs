@@ -1,0 +1,9 @@
+//! `--arch mcts`: tree search over candidate codes for each plan step, on
+//! forked sandbox snapshots (GeoAgent §3.3, without its re-execution of the
+//! prefix). [`tree`] holds the tree and P-UCB, [`search`] the expansion,
+//! the reward and the replay of the chosen path.
+
+pub mod search;
+pub mod tree;
+
+pub use search::{run, MctsLimits};
