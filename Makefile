@@ -50,6 +50,7 @@ bench:
 	cargo bench --bench sandbox_start
 	cargo bench --bench agent_step
 	cargo bench --bench eval_scoring
+	cargo bench --bench mcts_expand
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

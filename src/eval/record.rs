@@ -93,6 +93,40 @@ pub struct RunRecord {
     /// Why judging failed, when it did.
     #[serde(default)]
     pub judge_error: Option<String>,
+    /// The tree search's figures (`--arch mcts` runs only).
+    #[serde(default)]
+    pub search: Option<SearchCounts>,
+}
+
+/// What an `--arch mcts` run's tree holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchCounts {
+    /// Candidate nodes (the root not counted).
+    pub nodes: usize,
+    /// Nodes that were expanded (asked for children).
+    pub expansions: usize,
+    /// Candidates that ran cleanly.
+    pub ran: usize,
+    /// Candidates that ran and failed.
+    pub failed: usize,
+    /// Candidates pruned by the static analysis without running.
+    pub pruned: usize,
+}
+
+impl SearchCounts {
+    /// The figures of the `tree.json` in `workdir`, when there is one.
+    pub fn read(workdir: &Path) -> Option<SearchCounts> {
+        let bytes = std::fs::read(workdir.join("tree.json")).ok()?;
+        let tree: crate::agent::mcts::tree::Tree = serde_json::from_slice(&bytes).ok()?;
+        let (ran, failed, pruned) = tree.counts();
+        Some(SearchCounts {
+            nodes: tree.nodes.len().saturating_sub(1),
+            expansions: tree.nodes.iter().filter(|n| !n.children.is_empty()).count(),
+            ran,
+            failed,
+            pruned,
+        })
+    }
 }
 
 impl ItemRecord for RunRecord {
@@ -253,6 +287,7 @@ pub fn score_run(
         c_emb: process_score(workdir, gold, embedder),
         judge: None,
         judge_error: None,
+        search: SearchCounts::read(workdir),
     }
 }
 

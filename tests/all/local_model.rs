@@ -230,6 +230,69 @@ fn smollm2_solve_survives_real_model_output() {
 
 #[test]
 #[ignore = "needs `make setup-local-model`; run by `make e2e`"]
+fn an_mcts_solve_with_the_local_model_ends_cleanly() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = model(dir.path(), "default.gguf");
+    let out_dir = dir.path().join("out");
+    let out = run(
+        &[
+            "solve",
+            &example(),
+            "--arch",
+            "mcts",
+            "--mcts-iterations",
+            "2",
+            "--mcts-width",
+            "2",
+            "--backend",
+            "local",
+            "--gguf",
+            gguf.to_str().unwrap(),
+            "--max-rounds",
+            "8",
+            "--budget",
+            "600",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &server,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // A tiny model does not solve the task; the run ends with a reason.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let run = read_json(&out_dir.join("run.json"));
+    assert_eq!(
+        (run["arch"].as_str(), run["status"].as_str()),
+        (Some("mcts"), Some("failed")),
+        "{run:#}"
+    );
+    assert!(!run["reason"].as_str().unwrap().is_empty(), "{run:#}");
+    let rounds = run["rounds"].as_u64().unwrap();
+    assert!((1..=8).contains(&rounds), "{run:#}");
+    let events = transcript(&out_dir);
+    assert_eq!(events.first().unwrap()["event"], "start");
+    assert_eq!(
+        events.last().unwrap()["event"],
+        "end",
+        "the transcript is closed"
+    );
+    // Whatever the model wrote, every node the search made is recorded.
+    if out_dir.join("tree.json").is_file() {
+        let tree = read_json(&out_dir.join("tree.json"));
+        let nodes = tree["nodes"].as_array().unwrap().len() - 1;
+        let recorded = events.iter().filter(|e| e["event"] == "mcts_node").count();
+        assert_eq!(nodes, recorded, "{tree:#}");
+    }
+    assert!(
+        survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(),
+        "the server was stopped"
+    );
+}
+
+#[test]
+#[ignore = "needs `make setup-local-model`; run by `make e2e`"]
 fn gemma3_base_model_that_writes_no_actions_ends_cleanly() {
     // Gemma 3 270M as shipped on PyPI is the base model without a chat
     // template: it answers with chat-marker noise and never a tool call.

@@ -173,3 +173,37 @@ fn a_round_limit_ends_the_search_with_the_best_path_so_far() {
     );
     assert!(out.join("tree.json").is_file());
 }
+
+#[test]
+fn the_gold_under_the_tree_search_succeeds_and_the_report_counts_its_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eval");
+    let suite = repo().join("benchmarks/geoanalyst");
+    let o = gisclaw(
+        &[
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "2",
+            "--arch",
+            "mcts",
+            "--runs",
+            "1",
+            "--replay-gold",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let record = common::read_json(&out.join("records/T02.mcts.1.json"));
+    assert_eq!(record["success"], true, "{record:#}");
+    let search = &record["search"];
+    assert_eq!(search["failed"], 0, "{search}");
+    assert_eq!(search["pruned"], 0, "{search}");
+    assert_eq!(search["nodes"], search["ran"], "{search}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Tree search"), "{report}");
+    assert!(report.contains("| gold replay · mcts | 1 |"), "{report}");
+}

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::load::EvalData;
-use super::model::{CellSummary, Comparison, JudgeSummary, Report, Sweep, TaskLine, Weights};
+use super::model::{
+    CellSummary, Comparison, JudgeSummary, Report, SearchSummary, Sweep, TaskLine, Weights,
+};
 use crate::eval::record::RunRecord;
 use crate::eval::{api, llm_judge, stats};
 
@@ -42,6 +44,24 @@ fn judge_summary(records: &[&RunRecord]) -> Option<JudgeSummary> {
         means,
         overall: stats::mean(&verdicts.iter().map(|v| v.mean()).collect::<Vec<_>>()),
         models: verdicts.iter().map(|v| v.model.clone()).collect(),
+    })
+}
+
+fn search_summary(records: &[&RunRecord]) -> Option<SearchSummary> {
+    let counts: Vec<_> = records.iter().filter_map(|r| r.search).collect();
+    if counts.is_empty() {
+        return None;
+    }
+    let mean = |f: &dyn Fn(&crate::eval::record::SearchCounts) -> usize| {
+        stats::mean(&counts.iter().map(|c| f(c) as f64).collect::<Vec<_>>())
+    };
+    Some(SearchSummary {
+        runs: counts.len(),
+        nodes: mean(&|c| c.nodes),
+        expansions: mean(&|c| c.expansions),
+        ran: mean(&|c| c.ran),
+        failed: mean(&|c| c.failed),
+        pruned: mean(&|c| c.pruned),
     })
 }
 
@@ -118,6 +138,7 @@ fn summarise(
     let per = |x: f64| if x > 0.0 { top / x } else { f64::NAN };
     CellSummary {
         judge: judge_summary(records),
+        search: search_summary(records),
         label: format!("{backend} · {arch}"),
         backend: backend.to_string(),
         arch: arch.to_string(),

@@ -135,6 +135,17 @@ pub fn markdown(report: &Report) -> String {
             );
         }
     }
+    if report.cells.iter().any(|c| c.search.is_some()) {
+        md.push_str("\n## Tree search (`--arch mcts`, means per run)\n\n| cell | runs | nodes | expansions | ran | failed | pruned (static analysis) |\n|---|---|---|---|---|---|---|\n");
+        for c in &report.cells {
+            let Some(t) = &c.search else { continue };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                c.label, t.runs, t.nodes, t.expansions, t.ran, t.failed, t.pruned
+            );
+        }
+    }
     md.push_str("\n## Stability and efficiency\n\n| cell | pass@k | CV | SA = pass@k_max/(1+CV) | rounds | LLM s | sandbox s | code lines | inference eff. (/s) | token eff. (/1k tok) | code-line eff. (/100 lines) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
         let pass: Vec<String> = c

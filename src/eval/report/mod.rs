@@ -41,7 +41,8 @@ use std::path::Path;
 pub use aggregate::build;
 pub use load::{EvalData, ReportError};
 pub use model::{
-    CellSummary, Comparison, JudgeSummary, Report, Sweep, TaskLine, Weights, WeightsError,
+    CellSummary, Comparison, JudgeSummary, Report, SearchSummary, Sweep, TaskLine, Weights,
+    WeightsError,
 };
 
 use crate::util::write_atomic;

@@ -174,6 +174,25 @@ pub struct CellSummary {
     pub cell_errors: BTreeMap<String, usize>,
     /// The LLM judge's means (None when no run of the cell was judged).
     pub judge: Option<JudgeSummary>,
+    /// The tree search's means (None for cells of other architectures).
+    pub search: Option<SearchSummary>,
+}
+
+/// The tree search's figures of one cell: means per run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchSummary {
+    /// Runs with a tree.
+    pub runs: usize,
+    /// Candidate nodes per run.
+    pub nodes: f64,
+    /// Expansions per run.
+    pub expansions: f64,
+    /// Candidates that ran cleanly, per run.
+    pub ran: f64,
+    /// Candidates that failed, per run.
+    pub failed: f64,
+    /// Candidates pruned by the static analysis, per run.
+    pub pruned: f64,
 }
 
 /// The LLM judge's grades of one cell (diagnostic; cf. Table 9).
