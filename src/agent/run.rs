@@ -10,17 +10,19 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde_json::json;
 
+use super::converse::{signalled, Plain};
 use super::dual;
 use super::events::Events;
 use super::mcts::{self, MctsLimits};
 use super::memory::ErrorMemory;
-use super::plan::DualLimits;
+use super::plan::{DualLimits, PLAN_STEPS};
 use super::prompt::{self, PromptInputs};
 use super::single::{self, AgentLimits, AgentOutcome, Ending};
 use super::solution;
 use super::tools::Toolbox;
 use super::transcript::{output_status, RunSummary, Transcript};
 use crate::card;
+use crate::interrupt::CellStopper;
 use crate::llm::ChatBackend;
 use crate::sandbox::{SandboxConfig, Session, SessionDirs, Zygote};
 use crate::task::LoadedTask;
@@ -227,15 +229,26 @@ pub fn run_task(
             &options.dual,
             events,
         ),
-        Arch::Mcts => mcts::run(
-            backend,
-            &mut toolbox,
-            &mut transcript,
-            &dual_inputs,
-            &options.limits,
-            &options.mcts,
-            events,
-        ),
+        Arch::Mcts => {
+            mcts::run(
+                &mut Plain(backend),
+                &mut toolbox,
+                &mut transcript,
+                &mcts::SearchInputs {
+                    task: &dual_inputs,
+                    min_steps: PLAN_STEPS.0,
+                    chat: false,
+                },
+                &options.limits,
+                &options.mcts,
+                &mcts::SearchHooks {
+                    stop: &signalled,
+                    watch: &CellStopper::start,
+                },
+                events,
+            )
+            .outcome
+        }
     };
     let script = solution::consolidate(&task.id, session.journal());
     write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;

@@ -60,18 +60,18 @@ turn. There is no finish tool. Keep files you make under `pred_results/`.";
 /// A live chat session.
 pub struct ChatEngine {
     pub(super) zygote: Arc<Zygote>,
-    session: Session,
-    backend: Option<Box<dyn ChatBackend>>,
-    reopen: Option<LiveConfig>,
+    pub(super) session: Session,
+    pub(super) backend: Option<Box<dyn ChatBackend>>,
+    pub(super) reopen: Option<LiveConfig>,
     describe: String,
     price: Option<Price>,
     system: String,
     /// The attached data folder's schema card (made once per attach: it
     /// reads every file with GDAL).
     card: Option<String>,
-    transcript: Transcript,
+    pub(super) transcript: Transcript,
     memory: ErrorMemory,
-    interrupt: &'static AtomicBool,
+    pub(super) interrupt: &'static AtomicBool,
     pub(super) options: ChatOptions,
     /// The saved state: conversation, hints, data folder, cell journal.
     pub saved: SavedChat,
@@ -216,6 +216,7 @@ impl ChatEngine {
         let end = match self.saved.arch {
             ChatArch::Single => self.react(ev),
             ChatArch::Dual => self.plan_and_execute(text, ev),
+            ChatArch::Mcts => self.search_turn(text, ev),
         };
         self.record("turn_end", json!({ "end": format!("{end:?}") }));
         self.save();
@@ -325,7 +326,7 @@ impl ChatEngine {
         end
     }
 
-    fn add_usage(&mut self, usage: Usage) {
+    pub(super) fn add_usage(&mut self, usage: Usage) {
         self.usage.prompt_tokens += usage.prompt_tokens;
         self.usage.completion_tokens += usage.completion_tokens;
         self.usage.estimated |= usage.estimated;
@@ -556,7 +557,7 @@ impl ChatEngine {
 /// The tools on the chat's session (`data/` in its work dir, outputs under
 /// it, `search_docs` with `--rag`), and a watcher that stops the running
 /// cell when the user presses Ctrl-C (the `interrupt` flag).
-fn sandbox_tools<'s>(
+pub(super) fn sandbox_tools<'s>(
     session: &'s mut Session,
     data_dir: Option<std::path::PathBuf>,
     docs: Option<&'s crate::knowledge::Library>,
@@ -579,7 +580,12 @@ fn sandbox_tools<'s>(
 
 /// Keeps a cell's code: in the saved journal when it ran, for `/edit` when
 /// it failed.
-fn keep_cell(cells: &mut Vec<String>, last_failed: &mut Option<String>, code: &str, ok: bool) {
+pub(super) fn keep_cell(
+    cells: &mut Vec<String>,
+    last_failed: &mut Option<String>,
+    code: &str,
+    ok: bool,
+) {
     if ok {
         cells.push(code.to_string());
         *last_failed = None;
@@ -593,10 +599,10 @@ fn keep_cell(cells: &mut Vec<String>, last_failed: &mut Option<String>, code: &s
 /// helper thread; abandoned, a live backend is re-opened for the next call
 /// (the request's thread ends on its own), a replay is waited for (it is
 /// instant).
-struct ChatModel<'e> {
-    backend: &'e mut Option<Box<dyn ChatBackend>>,
-    reopen: &'e Option<LiveConfig>,
-    interrupt: &'static AtomicBool,
+pub(super) struct ChatModel<'e> {
+    pub(super) backend: &'e mut Option<Box<dyn ChatBackend>>,
+    pub(super) reopen: &'e Option<LiveConfig>,
+    pub(super) interrupt: &'static AtomicBool,
 }
 
 impl Model for ChatModel<'_> {

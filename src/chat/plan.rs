@@ -114,7 +114,7 @@ impl ChatEngine {
     }
 
     /// The packages and refused imports the Planner is told about.
-    fn zygote_info(&self) -> (Vec<String>, Vec<gisclaw_protocol::BlockedImport>) {
+    pub(super) fn zygote_info(&self) -> (Vec<String>, Vec<gisclaw_protocol::BlockedImport>) {
         (
             prompt::listed_packages(&self.zygote.info().packages),
             self.zygote.config().blocked_imports.clone(),
@@ -123,7 +123,7 @@ impl ChatEngine {
 
     /// What the Planner is shown: data, hints, the recent conversation (its
     /// text, not the tool traffic), the namespace and the request.
-    fn planner_context(&mut self, request: &str) -> String {
+    pub(super) fn planner_context(&mut self, request: &str) -> String {
         let mut text = format!("## Data\n{}\n", self.data_section());
         if !self.saved.hints.is_empty() {
             text.push_str(&format!(

@@ -20,6 +20,9 @@ pub enum ChatArch {
     Single,
     /// Plan → Execute → Replan: a plan for the request, a worker per step.
     Dual,
+    /// Tree search: candidate codes per plan step, each run in a fork of
+    /// its parent's sandbox, the best path kept.
+    Mcts,
 }
 
 impl ChatArch {
@@ -28,6 +31,7 @@ impl ChatArch {
         match self {
             ChatArch::Single => "single",
             ChatArch::Dual => "dual",
+            ChatArch::Mcts => "mcts",
         }
     }
 }

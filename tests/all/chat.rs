@@ -483,7 +483,7 @@ fn the_dual_agent_plans_a_turn_runs_each_step_and_can_be_switched_off() {
     pty.send("/arch single\r");
     pty.expect("from the next turn: single agent", WAIT);
     pty.send("/arch triple\r");
-    pty.expect("/arch triple: say single or dual", WAIT);
+    pty.expect("/arch triple: say single, dual or mcts", WAIT);
     pty.send("and now?\r");
     pty.expect("Back to one agent: x is still 21.", WAIT);
     pty.expect("you> ", WAIT);
@@ -615,4 +615,64 @@ fn a_finish_ends_the_turn_with_its_summary() {
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
     assert!(!pty.seen.contains("the turn failed"), "{}", pty.seen);
+}
+
+#[test]
+fn a_tree_search_turn_keeps_the_best_path_in_the_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    // Three candidates per step (the default width): step 1 has a broken
+    // one, a failing one and the right one; step 2 one candidate, thrice.
+    let lines = [
+        plan(&["Set x to 21", "Print the double of x"]),
+        code("", "x = 21"),
+        code("", "x = undefined_name + 1"),
+        code("", "x = 1 / 0"),
+        // The repair request for the unbound name: still unbound.
+        code("", "x = still_undefined"),
+        code("", "print('double is', x * 2)"),
+        code("", "print('double is', x * 2)"),
+        code("", "print('double is', x * 2)"),
+        answer("x is 21."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &["--arch", "mcts"]);
+    pty.expect("mcts agent", WAIT);
+    pty.expect("you> ", WAIT);
+    let id = session_id(&pty.seen);
+    pty.send("set x then double it\r");
+    pty.expect("plan (2 steps)", WAIT);
+    pty.expect("step 1/2: Set x to 21", WAIT);
+    pty.expect("ZeroDivisionError", WAIT);
+    pty.expect("step 2/2: Print the double of x", WAIT);
+    pty.expect("double is 42", WAIT);
+    pty.expect("tree search: 4 node(s) (2 ran, 1 failed, 1 pruned)", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/arch single\r");
+    pty.expect("from the next turn: single agent", WAIT);
+    pty.send("what is x?\r");
+    pty.expect("x is 21.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/vars\r");
+    pty.expect("x  int  21", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    // Only the chosen path's cells are the session's journal.
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("chats").join(&id).join("chat.json")).unwrap(),
+    )
+    .unwrap();
+    let cells: Vec<&str> = saved["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(cells, ["x = 21", "print('double is', x * 2)"]);
+    assert!(dir
+        .path()
+        .join("chats")
+        .join(&id)
+        .join("work/tree.json")
+        .is_file());
 }

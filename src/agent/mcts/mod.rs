@@ -6,4 +6,4 @@
 pub mod search;
 pub mod tree;
 
-pub use search::{run, MctsLimits};
+pub use search::{run, MctsLimits, SearchHooks, SearchInputs, SearchResult};

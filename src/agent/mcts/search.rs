@@ -19,16 +19,17 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::tree::{NodeState, PUcb, Tree};
-use crate::agent::converse::{AgentLimits, AgentOutcome, Ending, Plain, RunState};
+use crate::agent::converse::{AgentLimits, AgentOutcome, Ending, Model, RunState};
 use crate::agent::dual::DualInputs;
 use crate::agent::events::{AgentEvent, Events};
 use crate::agent::plan::{planner_prompt, step_brief, Plan, PLAN_STEPS};
 use crate::agent::plan_run::{ask_for_plan, PlannerHost};
 use crate::agent::tools::{self, missing_outputs, Toolbox};
 use crate::agent::transcript::Transcript;
-use crate::llm::{adapt, ChatBackend, ChatResponse, Message, Role, ToolSpec};
+use crate::interrupt::CellStopper;
+use crate::llm::{adapt, ChatResponse, Message, Role, ToolSpec};
 use crate::observation;
-use crate::sandbox::{CellStatus, Finding, SandboxError, Session};
+use crate::sandbox::{Canceller, CellStatus, Finding, SandboxError, Session};
 use crate::util::{clip, write_json};
 
 /// Bounds of the search.
@@ -55,12 +56,44 @@ impl Default for MctsLimits {
 /// Most characters of a parent's observation shown with a step.
 const OBSERVATION_CHARS: usize = 2000;
 
+/// What a search starts from.
+pub struct SearchInputs<'a> {
+    /// The system prompt, the task (or request) and what the Planner is told.
+    pub task: &'a DualInputs,
+    /// Fewest steps of the plan: 3 for a task, 1 for a chat request.
+    pub min_steps: usize,
+    /// A chat turn: the Planner is worded for one request, and the outputs
+    /// of earlier turns in `pred_results/` stay when the chosen path is
+    /// replayed.
+    pub chat: bool,
+}
+
+/// How the front end stops a search: a check between steps (a signal,
+/// Ctrl-C) and a watcher that interrupts a branch's running cell.
+pub struct SearchHooks<'a> {
+    /// `Some` when the search must stop now.
+    pub stop: &'a dyn Fn() -> Option<Ending>,
+    /// Interrupts the cell of the session behind a canceller when the
+    /// front end is asked to stop (dropped when the cell is done).
+    pub watch: &'a dyn Fn(Canceller) -> CellStopper,
+}
+
+/// How a search ended, and the code of the chosen path's nodes in order
+/// (what the run's session ran last).
+pub struct SearchResult {
+    /// Rounds, tokens, times and the ending.
+    pub outcome: AgentOutcome,
+    /// The chosen path's cells.
+    pub path: Vec<String>,
+}
+
 /// The model calls, transcript and front end of one search.
 struct Search<'r> {
-    backend: &'r mut dyn ChatBackend,
+    model: &'r mut dyn Model,
     transcript: &'r mut Transcript,
     events: Events<'r>,
     limits: &'r AgentLimits,
+    hooks: &'r SearchHooks<'r>,
     state: RunState,
 }
 
@@ -98,13 +131,8 @@ impl Search<'_> {
         messages: &[Message],
         specs: &[ToolSpec],
     ) -> Result<(ChatResponse, Duration), Ending> {
-        self.state.ask(
-            &mut Plain(&mut *self.backend),
-            messages,
-            specs,
-            self.limits,
-            &mut |_| {},
-        )
+        self.state
+            .ask(&mut *self.model, messages, specs, self.limits, &mut |_| {})
     }
 
     /// One candidate code from the model for `messages` (an
@@ -162,43 +190,52 @@ fn finding_lines(findings: &[&Finding]) -> String {
         .join("\n")
 }
 
-/// Runs the tree search for a task and leaves the best path's state in
+/// Runs the tree search and leaves the best path's state in
 /// `toolbox.session`.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
-    backend: &mut dyn ChatBackend,
+    model: &mut dyn Model,
     toolbox: &mut Toolbox<'_>,
     transcript: &mut Transcript,
-    inputs: &DualInputs,
+    inputs: &SearchInputs<'_>,
     limits: &AgentLimits,
     mcts: &MctsLimits,
+    hooks: &SearchHooks<'_>,
     events: Events<'_>,
-) -> AgentOutcome {
+) -> SearchResult {
     let mut search = Search {
-        backend,
+        model,
         transcript,
         events,
         limits,
+        hooks,
         state: RunState::new(),
     };
+    let task = inputs.task;
     let mut planner = vec![
         Message::text(
             Role::System,
             planner_prompt(
-                PLAN_STEPS.0,
+                inputs.min_steps,
                 PLAN_STEPS.1,
-                &inputs.packages,
-                &inputs.blocked,
-                false,
+                &task.packages,
+                &task.blocked,
+                inputs.chat,
             ),
         ),
-        Message::text(Role::User, inputs.task_prompt.clone()),
+        Message::text(Role::User, task.task_prompt.clone()),
     ];
-    let plan = match ask_for_plan(&mut search, &mut planner, PLAN_STEPS.0, 0) {
+    let plan = match ask_for_plan(&mut search, &mut planner, inputs.min_steps, 0) {
         Ok(plan) => plan,
-        Err(ending) => return search.state.outcome(ending, None),
+        Err(ending) => {
+            return SearchResult {
+                outcome: search.state.outcome(ending, None),
+                path: Vec::new(),
+            }
+        }
     };
     let mut tree = Tree::new(plan.steps.len(), mcts.p_ucb);
-    let stopped = expand_all(&mut search, toolbox, inputs, &plan, &mut tree, mcts).err();
+    let stopped = expand_all(&mut search, toolbox, task, &plan, &mut tree, mcts).err();
     let best = tree.best();
     let (ran, failed, pruned) = tree.counts();
     search.record(
@@ -208,7 +245,7 @@ pub fn run(
     if let Err(e) = write_json(&toolbox.out_dir.join("tree.json"), &tree) {
         tracing::warn!("tree.json not written: {e}");
     }
-    let replayed = replay(&mut search, toolbox, &tree, best);
+    let replayed = replay(&mut search, toolbox, &tree, best, !inputs.chat);
     let reward = tree.nodes[best].reward.unwrap_or(0.0);
     let summary = format!(
         "tree search: {} node(s) ({ran} ran, {failed} failed, {pruned} pruned); best path {} of {} step(s), reward {reward:.2}",
@@ -224,7 +261,14 @@ pub fn run(
             Ending::Failed(format!("the search found no complete solution: {summary}"))
         }
     };
-    search.state.outcome(ending, Some(summary))
+    SearchResult {
+        outcome: search.state.outcome(ending, Some(summary)),
+        path: tree
+            .path(best)
+            .into_iter()
+            .map(|id| tree.nodes[id].code.clone())
+            .collect(),
+    }
 }
 
 /// Expands the tree until a complete solution, the iteration bound, or no
@@ -244,7 +288,7 @@ fn expand_all(
         .map_err(|e| Ending::Error(format!("sandbox failure: {e}")))?;
     sessions.insert(0, root);
     for _ in 0..mcts.iterations {
-        if let Some(ending) = crate::agent::converse::signalled() {
+        if let Some(ending) = (search.hooks.stop)() {
             return Err(ending);
         }
         let Some(parent) = tree.select() else {
@@ -336,6 +380,9 @@ fn expand(
     }
     let prior = 1.0 / candidates.len().max(1) as f64;
     for code in candidates {
+        if let Some(ending) = (search.hooks.stop)() {
+            return Err(ending);
+        }
         let child = tree.add_child(parent, code, prior);
         let reward = try_child(search, toolbox, &messages, tree, sessions, parent, child)?;
         tree.backprop(child, reward);
@@ -407,7 +454,9 @@ fn try_child(
     }
     let mut branch = session.snapshot().map_err(sandbox_failure)?;
     let started = Instant::now();
+    let watcher = (search.hooks.watch)(branch.canceller());
     let outcome = branch.execute(&code).map_err(sandbox_failure)?;
+    drop(watcher);
     search.state.tool_time += started.elapsed();
     let ok = outcome.status == CellStatus::Ok;
     let mut text = observation::render(&outcome);
@@ -444,16 +493,23 @@ fn try_child(
     )
 }
 
-/// Runs the path to `best` once in the run's own session, after clearing
-/// `pred_results/`, so that the run's state and outputs are that path's.
+/// Runs the path to `best` once in the run's own session (after clearing
+/// `pred_results/` when `fresh_outputs`), so that the run's state and
+/// outputs are that path's.
 fn replay(
     search: &mut Search<'_>,
     toolbox: &mut Toolbox<'_>,
     tree: &Tree,
     best: usize,
+    fresh_outputs: bool,
 ) -> Result<(), String> {
     let pred = toolbox.out_dir.join("pred_results");
-    if let Ok(entries) = std::fs::read_dir(&pred) {
+    let entries = if fresh_outputs {
+        std::fs::read_dir(&pred).ok()
+    } else {
+        None
+    };
+    if let Some(entries) = entries {
         for entry in entries.flatten() {
             let path = entry.path();
             let _ = if path.is_dir() {

@@ -71,7 +71,7 @@ pub(super) const COMMANDS: &[Command] = &[
     },
     Command {
         name: "/arch",
-        help: "[single|dual] — show or switch the agent architecture",
+        help: "[single|dual|mcts] — show or switch the agent architecture",
         run: arch,
     },
     Command {
@@ -261,7 +261,7 @@ fn arch(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
             );
             Flow::Continue
         }
-        Err(_) => fail(style, format!("/arch {rest}: say single or dual")),
+        Err(_) => fail(style, format!("/arch {rest}: say single, dual or mcts")),
     }
 }
 
@@ -335,6 +335,7 @@ pub(super) fn describe_arch(arch: ChatArch) -> String {
             "single agent (ReAct: reason, run a cell, observe, until it answers)".into()
         }
         ChatArch::Dual => "dual agent (a Planner splits the request into steps; a Worker does each; a failed step is replanned)".into(),
+        ChatArch::Mcts => "tree search (a Planner splits the request into steps; candidate codes for each step run in forks of the sandbox; the best path is kept)".into(),
     }
 }
 

@@ -38,9 +38,9 @@ pub struct ChatArgs {
     /// A data folder to attach at the start (`/data DIR` later).
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
-    /// Agent architecture of the turns: single (ReAct) or dual (plan, then
-    /// a worker per step); `/arch` switches later. Default: single, or the
-    /// resumed session's.
+    /// Agent architecture of the turns: single (ReAct), dual (plan, then
+    /// a worker per step) or mcts (plan, then a tree search per step);
+    /// `/arch` switches later. Default: single, or the resumed session's.
     #[arg(long, value_enum)]
     pub arch: Option<ChatArch>,
     /// The model backend.
