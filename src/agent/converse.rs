@@ -29,6 +29,12 @@ pub trait Model {
         specs: &[ToolSpec],
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatResponse, LlmError>;
+    /// Asks for token log-probabilities from now on; false when the model
+    /// behind cannot give them.
+    fn want_logprobs(&mut self, on: bool) -> bool {
+        let _ = on;
+        false
+    }
 }
 
 /// A backend asked plainly (no streaming; the batch front ends).
@@ -42,6 +48,10 @@ impl Model for Plain<'_> {
         _on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatResponse, LlmError> {
         self.0.chat(messages, specs)
+    }
+
+    fn want_logprobs(&mut self, on: bool) -> bool {
+        self.0.want_logprobs(on)
     }
 }
 

@@ -606,6 +606,10 @@ pub(super) struct ChatModel<'e> {
 }
 
 impl Model for ChatModel<'_> {
+    fn want_logprobs(&mut self, on: bool) -> bool {
+        self.backend.as_mut().is_some_and(|b| b.want_logprobs(on))
+    }
+
     fn ask(
         &mut self,
         messages: &[Message],

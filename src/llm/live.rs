@@ -156,6 +156,7 @@ impl LiveCore {
             finish_reason,
             retries,
             notes: std::mem::take(&mut self.notes),
+            logprob: None,
         }
     }
 

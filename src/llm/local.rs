@@ -415,6 +415,10 @@ impl ChatBackend for LocalBackend {
         self.inner.model()
     }
 
+    fn want_logprobs(&mut self, on: bool) -> bool {
+        self.inner.want_logprobs(on)
+    }
+
     fn price(&self) -> Option<super::tokens::Price> {
         self.inner.price()
     }

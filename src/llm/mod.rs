@@ -180,6 +180,10 @@ pub struct ChatResponse {
     /// What the backend had to do to get it (retries, mode switches), for
     /// the transcript.
     pub notes: Vec<String>,
+    /// The answer's mean log-probability per token, when log-probabilities
+    /// were asked for ([`ChatBackend::want_logprobs`]) and the server gave
+    /// them.
+    pub logprob: Option<f64>,
 }
 
 /// Why a chat call failed for good.
@@ -257,6 +261,12 @@ pub trait ChatBackend: Send {
     /// Its price for cost estimates (`None`: unknown).
     fn price(&self) -> Option<tokens::Price> {
         None
+    }
+    /// Asks for the answers' token log-probabilities from now on (`on`) or
+    /// not; false when this backend cannot give them.
+    fn want_logprobs(&mut self, on: bool) -> bool {
+        let _ = on;
+        false
     }
     /// Sends the conversation and returns the model's next message.
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError>;

@@ -24,6 +24,8 @@ use super::{chat_then_text, tokens, ChatBackend, ChatResponse, LlmError, Message
 pub struct OpenAiBackend {
     core: LiveCore,
     client: Client<OpenAIConfig>,
+    /// Ask for token log-probabilities (the tree search's priors).
+    logprobs: bool,
 }
 
 impl OpenAiBackend {
@@ -43,7 +45,11 @@ impl OpenAiBackend {
             ..backoff::ExponentialBackoff::default()
         };
         let client = Client::build(http, api, backoff);
-        Ok(OpenAiBackend { core, client })
+        Ok(OpenAiBackend {
+            core,
+            client,
+            logprobs: false,
+        })
     }
 
     /// The request body for `messages`.
@@ -71,6 +77,9 @@ impl OpenAiBackend {
         }
         if let Some(m) = config.max_tokens {
             body.insert("max_tokens".into(), json!(m));
+        }
+        if self.logprobs {
+            body.insert("logprobs".into(), json!(true));
         }
         body.insert("stream".into(), json!(stream));
         if stream {
@@ -161,11 +170,30 @@ impl OpenAiBackend {
             ))
         });
         let usage = self.core.usage(server, messages, tools, &message);
-        Ok(self.core.respond(message, usage, finish_reason, retries))
+        let mut response = self.core.respond(message, usage, finish_reason, retries);
+        response.logprob = mean_logprob(choice);
+        Ok(response)
     }
 }
 
+/// The mean token log-probability of a choice (`logprobs.content[].logprob`,
+/// OpenAI's and llama-server's shape); `None` without one.
+fn mean_logprob(choice: &Value) -> Option<f64> {
+    let tokens = choice.get("logprobs")?.get("content")?.as_array()?;
+    let values: Vec<f64> = tokens
+        .iter()
+        .filter_map(|t| t.get("logprob").and_then(Value::as_f64))
+        .filter(|v| v.is_finite())
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
 impl ChatBackend for OpenAiBackend {
+    fn want_logprobs(&mut self, on: bool) -> bool {
+        self.logprobs = on;
+        true
+    }
+
     fn describe(&self) -> String {
         let c = &self.core.config;
         format!(

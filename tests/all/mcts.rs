@@ -207,3 +207,76 @@ fn the_gold_under_the_tree_search_succeeds_and_the_report_counts_its_nodes() {
     assert!(report.contains("## Tree search"), "{report}");
     assert!(report.contains("| gold replay · mcts | 1 |"), "{report}");
 }
+
+#[test]
+fn a_server_with_log_probabilities_gives_the_priors() {
+    use common::fake_llm::{openai_answer, FakeServer, Reply};
+    // The script's answers as OpenAI completions; candidates carry token
+    // log-probabilities (the first step's second candidate is likelier).
+    let with_logprobs = |line: &str, logprobs: &[f64]| {
+        let mut answer = openai_answer(serde_json::from_str(line).unwrap());
+        let content: Vec<Value> = logprobs
+            .iter()
+            .map(|lp| json!({"token": "x", "logprob": lp}))
+            .collect();
+        answer["choices"][0]["logprobs"] = json!({ "content": content });
+        Reply::Json(200, answer)
+    };
+    let lines = script();
+    let replies = vec![
+        with_logprobs(&lines[0], &[-0.5]),
+        with_logprobs(&lines[1], &[-2.0, -2.0]),
+        with_logprobs(&lines[2], &[-0.1, -0.3]),
+        with_logprobs(&lines[3], &[-1.0]),
+        with_logprobs(&lines[4], &[-1.5]),
+        with_logprobs(&lines[5], &[-0.2]),
+        with_logprobs(&lines[6], &[-0.1]),
+        with_logprobs(&lines[7], &[-0.1]),
+    ];
+    let server = FakeServer::start(replies);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let base = format!("{}/v1", server.url);
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = gisclaw(
+        &[
+            "solve",
+            task.to_str().unwrap(),
+            "--arch",
+            "mcts",
+            "--mcts-width",
+            "2",
+            "--backend",
+            "openai",
+            "--model",
+            "fake-model",
+            "--base-url",
+            &base,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("OPENAI_API_KEY", "sk-test")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let asked = server.requests();
+    assert!(
+        asked.iter().all(|r| r.body["logprobs"] == true),
+        "every request asked for log-probabilities"
+    );
+    let tree = common::read_json(&out.join("tree.json"));
+    let priors: Vec<f64> = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["prior"].as_f64().unwrap())
+        .collect();
+    // Step 1: mean log-probabilities −2.0 and −0.2: priors ∝ e^−2.0, e^−0.2.
+    let want = 1.0 / (1.0 + (-1.8f64).exp());
+    assert!((priors[2] - want).abs() < 1e-9, "{priors:?}");
+    assert!((priors[1] + priors[2] - 1.0).abs() < 1e-9, "{priors:?}");
+    let end = events(&out)
+        .into_iter()
+        .find(|e| e["event"] == "mcts_end")
+        .unwrap();
+    assert_eq!(end["prior"], "logprobs", "{end:#}");
+}

@@ -95,6 +95,8 @@ struct Search<'r> {
     limits: &'r AgentLimits,
     hooks: &'r SearchHooks<'r>,
     state: RunState,
+    /// Whether every expansion so far had log-probability priors.
+    priors_from_logprobs: bool,
 }
 
 impl PlannerHost for Search<'_> {
@@ -136,10 +138,12 @@ impl Search<'_> {
     }
 
     /// One candidate code from the model for `messages` (an
-    /// `execute_python` call, or code written as text); `None` when the
+    /// `execute_python` call, or code written as text), with the answer's
+    /// mean token log-probability when the server gave it; `None` when the
     /// answer holds no code.
-    fn candidate(&mut self, messages: &[Message]) -> Result<Option<String>, Ending> {
+    fn candidate(&mut self, messages: &[Message]) -> Result<Option<(String, Option<f64>)>, Ending> {
         let (response, took) = self.ask(messages, &[execute_spec()])?;
+        let logprob = response.logprob;
         let adapted = adapt::adapt(response.message, self.state.rounds);
         let code = adapted
             .message
@@ -155,12 +159,13 @@ impl Search<'_> {
                 "usage": response.usage,
                 "llm_ms": took.as_millis() as u64,
                 "repairs": adapted.repairs,
+                "logprob": logprob,
             }),
         );
         self.event(AgentEvent::MessageDone {
             round: self.state.rounds,
         });
-        Ok(code.filter(|c| !c.trim().is_empty()))
+        Ok(code.filter(|c| !c.trim().is_empty()).map(|c| (c, logprob)))
     }
 }
 
@@ -174,6 +179,24 @@ fn execute_spec() -> ToolSpec {
             description: "Run Python code in the persistent sandbox.".into(),
             parameters: json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}),
         })
+}
+
+/// The priors P of an expansion's candidates: each answer's geometric-mean
+/// token probability (exp of its mean log-probability), normalised over
+/// the candidates, when every answer came with log-probabilities; uniform
+/// otherwise.
+fn priors(candidates: &[(String, Option<f64>)]) -> Vec<f64> {
+    let n = candidates.len().max(1) as f64;
+    let logprobs: Option<Vec<f64>> = candidates.iter().map(|(_, lp)| *lp).collect();
+    match logprobs {
+        Some(lps) if !lps.is_empty() => {
+            let top = lps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = lps.iter().map(|lp| (lp - top).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            weights.iter().map(|w| w / total).collect()
+        }
+        _ => vec![1.0 / n; candidates.len()],
+    }
 }
 
 /// Findings that mean the code cannot run as written.
@@ -210,7 +233,10 @@ pub fn run(
         limits,
         hooks,
         state: RunState::new(),
+        priors_from_logprobs: true,
     };
+    let asked_logprobs = search.model.want_logprobs(true);
+    search.priors_from_logprobs = asked_logprobs;
     let task = inputs.task;
     let mut planner = vec![
         Message::text(
@@ -236,11 +262,17 @@ pub fn run(
     };
     let mut tree = Tree::new(plan.steps.len(), mcts.p_ucb);
     let stopped = expand_all(&mut search, toolbox, task, &plan, &mut tree, mcts).err();
+    search.model.want_logprobs(false);
     let best = tree.best();
     let (ran, failed, pruned) = tree.counts();
+    let prior_kind = if search.priors_from_logprobs && tree.nodes.len() > 1 {
+        "logprobs"
+    } else {
+        "uniform"
+    };
     search.record(
         "mcts_end",
-        json!({ "best": best, "reward": tree.nodes[best].reward, "nodes": tree.nodes.len() - 1, "ran": ran, "failed": failed, "pruned": pruned, "expansions": tree.nodes.iter().filter(|n| !n.children.is_empty()).count(), "prior": "uniform", "stopped": stopped.as_ref().map(|e| format!("{e:?}")) }),
+        json!({ "best": best, "reward": tree.nodes[best].reward, "nodes": tree.nodes.len() - 1, "ran": ran, "failed": failed, "pruned": pruned, "expansions": tree.nodes.iter().filter(|n| !n.children.is_empty()).count(), "prior": prior_kind, "stopped": stopped.as_ref().map(|e| format!("{e:?}")) }),
     );
     if let Err(e) = write_json(&toolbox.out_dir.join("tree.json"), &tree) {
         tracing::warn!("tree.json not written: {e}");
@@ -370,16 +402,17 @@ fn expand(
         Message::text(Role::System, inputs.system.clone()),
         Message::text(Role::User, context),
     ];
-    let mut candidates: Vec<String> = Vec::new();
+    let mut candidates: Vec<(String, Option<f64>)> = Vec::new();
     for _ in 0..mcts.width.max(1) {
-        if let Some(code) = search.candidate(&messages)? {
-            if !candidates.contains(&code) {
-                candidates.push(code);
+        if let Some((code, logprob)) = search.candidate(&messages)? {
+            if !candidates.iter().any(|(c, _)| *c == code) {
+                candidates.push((code, logprob));
             }
         }
     }
-    let prior = 1.0 / candidates.len().max(1) as f64;
-    for code in candidates {
+    let priors = priors(&candidates);
+    search.priors_from_logprobs &= candidates.iter().all(|(_, lp)| lp.is_some());
+    for ((code, _), prior) in candidates.into_iter().zip(priors) {
         if let Some(ending) = (search.hooks.stop)() {
             return Err(ending);
         }
@@ -435,7 +468,7 @@ fn try_child(
             ),
         ));
         let first = finding_lines(&sure);
-        if let Some(fixed) = search.candidate(&repair)? {
+        if let Some((fixed, _)) = search.candidate(&repair)? {
             findings = session.analyse(&fixed).unwrap_or_default();
             code = fixed;
         }
@@ -553,4 +586,21 @@ fn replay(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priors_follow_the_log_probabilities_or_are_uniform() {
+        let with = [("a".to_string(), Some(-0.1)), ("b".to_string(), Some(-1.1))];
+        let p = priors(&with);
+        assert!((p[0] + p[1] - 1.0).abs() < 1e-12);
+        // exp(-0.1) / exp(-1.1) = e: the likelier answer gets e times the prior.
+        assert!((p[0] / p[1] - std::f64::consts::E).abs() < 1e-9, "{p:?}");
+        let without = [("a".to_string(), Some(-0.1)), ("b".to_string(), None)];
+        assert_eq!(priors(&without), vec![0.5, 0.5]);
+        assert!(priors(&[]).is_empty());
+    }
 }
