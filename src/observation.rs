@@ -107,7 +107,10 @@ pub fn error_line(observation: &str) -> &str {
             let rest = &lines[start + 1..];
             let end = rest
                 .iter()
-                .position(|l| l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' '))
+                .position(|l| {
+                    (l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' '))
+                        || l.starts_with(FINDING_PREFIX)
+                })
                 .unwrap_or(rest.len());
             &rest[..end]
         });
@@ -120,14 +123,18 @@ pub fn error_line(observation: &str) -> &str {
         .unwrap_or("no message")
 }
 
+/// How a static analysis finding's line starts in an observation.
+const FINDING_PREFIX: &str = "[static analysis]";
+
 /// The static analysis findings of a cell, as lines appended to its
-/// observation (empty when there are none).
+/// observation (empty when there are none); they follow the error and are
+/// never taken for it ([`error_line`]).
 pub fn render_findings(findings: &[crate::sandbox::Finding]) -> String {
     let mut text = String::new();
     for f in findings {
         let likely = if f.certain { "" } else { " (likely)" };
         text.push_str(&format!(
-            "\n[static analysis] line {}: {}{likely}",
+            "\n{FINDING_PREFIX} line {}: {}{likely}",
             f.line, f.message
         ));
     }
@@ -143,5 +150,21 @@ mod tests {
         let obs = "out\n[stderr]\nwarn\n[error]\nTraceback (most recent call last):\n  File \"<cell-3>\"\nPermissionError: denied\n[variables]\n  wts (X, new): <x>\n";
         assert_eq!(error_line(obs), "PermissionError: denied");
         assert_eq!(error_line("only output\n\n"), "only output");
+    }
+
+    #[test]
+    fn static_analysis_lines_after_the_error_are_not_the_error() {
+        let finding = crate::sandbox::Finding {
+            line: 2,
+            kind: "attribute".into(),
+            message: "`np.flot`: no such attribute".into(),
+            certain: false,
+        };
+        let obs = format!(
+            "[error]\nTraceback (most recent call last):\nAttributeError: no flot{}",
+            render_findings(&[finding])
+        );
+        assert!(obs.ends_with("[static analysis] line 2: `np.flot`: no such attribute (likely)"));
+        assert_eq!(error_line(&obs), "AttributeError: no flot");
     }
 }
