@@ -35,6 +35,12 @@ pub trait Model {
         let _ = on;
         false
     }
+    /// Asks for `n` answers per call from now on; false when the model
+    /// behind gives one per call.
+    fn want_choices(&mut self, n: usize) -> bool {
+        let _ = n;
+        false
+    }
 }
 
 /// A backend asked plainly (no streaming; the batch front ends).
@@ -52,6 +58,10 @@ impl Model for Plain<'_> {
 
     fn want_logprobs(&mut self, on: bool) -> bool {
         self.0.want_logprobs(on)
+    }
+
+    fn want_choices(&mut self, n: usize) -> bool {
+        self.0.want_choices(n)
     }
 }
 

@@ -157,6 +157,7 @@ impl LiveCore {
             retries,
             notes: std::mem::take(&mut self.notes),
             logprob: None,
+            more: Vec::new(),
         }
     }
 

@@ -184,6 +184,10 @@ pub struct ChatResponse {
     /// were asked for ([`ChatBackend::want_logprobs`]) and the server gave
     /// them.
     pub logprob: Option<f64>,
+    /// Further answers to the same request, with their mean log-probability
+    /// (when [`ChatBackend::want_choices`] asked for several); `usage`
+    /// covers them all.
+    pub more: Vec<(Message, Option<f64>)>,
 }
 
 /// Why a chat call failed for good.
@@ -266,6 +270,13 @@ pub trait ChatBackend: Send {
     /// not; false when this backend cannot give them.
     fn want_logprobs(&mut self, on: bool) -> bool {
         let _ = on;
+        false
+    }
+    /// Asks for `n` answers per request from now on (the server's `n`);
+    /// false when this backend gives one answer per request whatever is
+    /// asked (then the caller asks again).
+    fn want_choices(&mut self, n: usize) -> bool {
+        let _ = n;
         false
     }
     /// Sends the conversation and returns the model's next message.

@@ -26,6 +26,8 @@ pub struct OpenAiBackend {
     client: Client<OpenAIConfig>,
     /// Ask for token log-probabilities (the tree search's priors).
     logprobs: bool,
+    /// Answers asked for per request (`n`; the tree search's candidates).
+    choices: usize,
 }
 
 impl OpenAiBackend {
@@ -49,6 +51,7 @@ impl OpenAiBackend {
             core,
             client,
             logprobs: false,
+            choices: 1,
         })
     }
 
@@ -80,6 +83,10 @@ impl OpenAiBackend {
         }
         if self.logprobs {
             body.insert("logprobs".into(), json!(true));
+        }
+        // Several answers only for plain requests (a stream gives one).
+        if self.choices > 1 && !stream {
+            body.insert("n".into(), json!(self.choices));
         }
         body.insert("stream".into(), json!(stream));
         if stream {
@@ -172,6 +179,20 @@ impl OpenAiBackend {
         let usage = self.core.usage(server, messages, tools, &message);
         let mut response = self.core.respond(message, usage, finish_reason, retries);
         response.logprob = mean_logprob(choice);
+        // The other choices of an `n` request.
+        let others = value
+            .get("choices")
+            .and_then(Value::as_array)
+            .map(|c| &c[1..])
+            .unwrap_or(&[]);
+        for other in others {
+            if let Ok(mut m) = serde_json::from_value::<Message>(
+                other.get("message").cloned().unwrap_or(Value::Null),
+            ) {
+                m.role = super::Role::Assistant;
+                response.more.push((m, mean_logprob(other)));
+            }
+        }
         Ok(response)
     }
 }
@@ -191,6 +212,11 @@ fn mean_logprob(choice: &Value) -> Option<f64> {
 impl ChatBackend for OpenAiBackend {
     fn want_logprobs(&mut self, on: bool) -> bool {
         self.logprobs = on;
+        true
+    }
+
+    fn want_choices(&mut self, n: usize) -> bool {
+        self.choices = n.max(1);
         true
     }
 

@@ -280,3 +280,68 @@ fn a_server_with_log_probabilities_gives_the_priors() {
         .unwrap();
     assert_eq!(end["prior"], "logprobs", "{end:#}");
 }
+
+#[test]
+fn a_server_that_gives_several_choices_answers_an_expansion_in_one_request() {
+    use common::fake_llm::{openai_answer, FakeServer, Reply};
+    let lines = script();
+    let message = |i: usize| -> Value { serde_json::from_str(&lines[i]).unwrap() };
+    // One reply per request; an expansion's reply carries both candidates.
+    let choices = |a: usize, b: usize| {
+        let mut answer = openai_answer(message(a));
+        let mut second = answer["choices"][0].clone();
+        second["index"] = json!(1);
+        second["message"] = message(b);
+        answer["choices"].as_array_mut().unwrap().push(second);
+        Reply::Json(200, answer)
+    };
+    let replies = vec![
+        Reply::Json(200, openai_answer(message(0))),
+        choices(1, 2),
+        Reply::Json(200, openai_answer(message(3))),
+        choices(4, 5),
+        choices(6, 7),
+    ];
+    let server = FakeServer::start(replies);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let base = format!("{}/v1", server.url);
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = gisclaw(
+        &[
+            "solve",
+            task.to_str().unwrap(),
+            "--arch",
+            "mcts",
+            "--mcts-width",
+            "2",
+            "--backend",
+            "openai",
+            "--model",
+            "fake-model",
+            "--base-url",
+            &base,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("OPENAI_API_KEY", "sk-test")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let run = run_json(&out);
+    assert_eq!(
+        run["rounds"], 5,
+        "the plan, the repair and three expansions: {run:#}"
+    );
+    let n: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["n"].clone())
+        .collect();
+    assert_eq!(
+        n,
+        [json!(null), json!(2), json!(null), json!(2), json!(2)],
+        "the planner and the repair ask for one answer, expansions for two"
+    );
+    let tree = common::read_json(&out.join("tree.json"));
+    assert_eq!(tree["nodes"].as_array().unwrap().len(), 6, "{tree:#}");
+}

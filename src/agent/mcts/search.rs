@@ -97,6 +97,8 @@ struct Search<'r> {
     state: RunState,
     /// Whether every expansion so far had log-probability priors.
     priors_from_logprobs: bool,
+    /// Candidates per expansion.
+    width: usize,
 }
 
 impl PlannerHost for Search<'_> {
@@ -137,35 +139,49 @@ impl Search<'_> {
             .ask(&mut *self.model, messages, specs, self.limits, &mut |_| {})
     }
 
-    /// One candidate code from the model for `messages` (an
-    /// `execute_python` call, or code written as text), with the answer's
-    /// mean token log-probability when the server gave it; `None` when the
-    /// answer holds no code.
-    fn candidate(&mut self, messages: &[Message]) -> Result<Option<(String, Option<f64>)>, Ending> {
-        let (response, took) = self.ask(messages, &[execute_spec()])?;
-        let logprob = response.logprob;
-        let adapted = adapt::adapt(response.message, self.state.rounds);
-        let code = adapted
-            .message
-            .tool_calls
-            .iter()
-            .find_map(|c| tools::code_of(&c.function.name, &c.function.arguments));
-        self.record(
-            "message",
-            json!({
-                "round": self.state.rounds,
-                "agent": "mcts",
-                "message": adapted.message,
-                "usage": response.usage,
-                "llm_ms": took.as_millis() as u64,
-                "repairs": adapted.repairs,
-                "logprob": logprob,
-            }),
-        );
+    /// The candidate codes of one model call for `messages` (each answer's
+    /// `execute_python` call, or code written as text), with each answer's
+    /// mean token log-probability when the server gave it. One answer per
+    /// call, or several when the model was asked for `n` choices; answers
+    /// without code give no candidate.
+    fn candidates(&mut self, messages: &[Message]) -> Result<Vec<(String, Option<f64>)>, Ending> {
+        let (mut response, took) = self.ask(messages, &[execute_spec()])?;
+        let more = std::mem::take(&mut response.more);
+        let answers = std::iter::once((response.message, response.logprob)).chain(more);
+        let mut found = Vec::new();
+        for (i, (message, logprob)) in answers.enumerate() {
+            let adapted = adapt::adapt(message, self.state.rounds);
+            let code = adapted
+                .message
+                .tool_calls
+                .iter()
+                .find_map(|c| tools::code_of(&c.function.name, &c.function.arguments));
+            self.record(
+                "message",
+                json!({
+                    "round": self.state.rounds,
+                    "agent": "mcts",
+                    "choice": i,
+                    "message": adapted.message,
+                    "usage": if i == 0 { json!(response.usage) } else { json!(null) },
+                    "llm_ms": took.as_millis() as u64,
+                    "repairs": adapted.repairs,
+                    "logprob": logprob,
+                }),
+            );
+            if let Some(code) = code.filter(|c| !c.trim().is_empty()) {
+                found.push((code, logprob));
+            }
+        }
         self.event(AgentEvent::MessageDone {
             round: self.state.rounds,
         });
-        Ok(code.filter(|c| !c.trim().is_empty()).map(|c| (c, logprob)))
+        Ok(found)
+    }
+
+    /// One candidate: the first of one call's answers.
+    fn candidate(&mut self, messages: &[Message]) -> Result<Option<(String, Option<f64>)>, Ending> {
+        Ok(self.candidates(messages)?.into_iter().next())
     }
 }
 
@@ -234,6 +250,7 @@ pub fn run(
         hooks,
         state: RunState::new(),
         priors_from_logprobs: true,
+        width: mcts.width.max(1),
     };
     let asked_logprobs = search.model.want_logprobs(true);
     search.priors_from_logprobs = asked_logprobs;
@@ -254,15 +271,21 @@ pub fn run(
     let plan = match ask_for_plan(&mut search, &mut planner, inputs.min_steps, 0) {
         Ok(plan) => plan,
         Err(ending) => {
+            search.model.want_logprobs(false);
             return SearchResult {
                 outcome: search.state.outcome(ending, None),
                 path: Vec::new(),
-            }
+            };
         }
     };
+    // The Planner gave one answer; each expansion asks for `width`.
+    let several = search.model.want_choices(search.width);
     let mut tree = Tree::new(plan.steps.len(), mcts.p_ucb);
     let stopped = expand_all(&mut search, toolbox, task, &plan, &mut tree, mcts).err();
     search.model.want_logprobs(false);
+    if several {
+        search.model.want_choices(1);
+    }
     let best = tree.best();
     let (ran, failed, pruned) = tree.counts();
     let prior_kind = if search.priors_from_logprobs && tree.nodes.len() > 1 {
@@ -402,12 +425,21 @@ fn expand(
         Message::text(Role::System, inputs.system.clone()),
         Message::text(Role::User, context),
     ];
+    // `width` answers: from one call when the model gives several choices
+    // per call, else from repeated calls.
+    let width = mcts.width.max(1);
     let mut candidates: Vec<(String, Option<f64>)> = Vec::new();
-    for _ in 0..mcts.width.max(1) {
-        if let Some((code, logprob)) = search.candidate(&messages)? {
+    let mut answers = 0;
+    for _ in 0..width {
+        let batch = search.candidates(&messages)?;
+        answers += batch.len().max(1);
+        for (code, logprob) in batch {
             if !candidates.iter().any(|(c, _)| *c == code) {
                 candidates.push((code, logprob));
             }
+        }
+        if answers >= width {
+            break;
         }
     }
     let priors = priors(&candidates);
@@ -468,7 +500,13 @@ fn try_child(
             ),
         ));
         let first = finding_lines(&sure);
-        if let Some((fixed, _)) = search.candidate(&repair)? {
+        // One answer for the repair, then `width` again for expansions.
+        let several = search.model.want_choices(1);
+        let fixed = search.candidate(&repair);
+        if several {
+            search.model.want_choices(search.width);
+        }
+        if let Some((fixed, _)) = fixed? {
             findings = session.analyse(&fixed).unwrap_or_default();
             code = fixed;
         }
