@@ -626,7 +626,7 @@ impl Model for ChatModel<'_> {
         let (messages, specs) = (messages.to_vec(), specs.to_vec());
         enum Piece {
             Text(String),
-            Done(Box<dyn ChatBackend>, Result<ChatResponse, LlmError>),
+            Done(Box<dyn ChatBackend>, Box<Result<ChatResponse, LlmError>>),
         }
         let (tx, rx) = mpsc::channel::<Piece>();
         std::thread::spawn(move || {
@@ -634,7 +634,7 @@ impl Model for ChatModel<'_> {
             let result = backend.chat_streaming(&messages, &specs, &mut |t| {
                 let _ = text_tx.send(Piece::Text(t.to_string()));
             });
-            let _ = tx.send(Piece::Done(backend, result));
+            let _ = tx.send(Piece::Done(backend, Box::new(result)));
         });
         let mut interrupted = false;
         loop {
@@ -646,7 +646,7 @@ impl Model for ChatModel<'_> {
                     return if interrupted {
                         Err(LlmError::Cancelled)
                     } else {
-                        result
+                        *result
                     };
                 }
                 Err(RecvTimeoutError::Timeout) => {
