@@ -326,6 +326,9 @@ pub struct Session {
     cancel: Arc<AtomicBool>,
     /// Shared with snapshots, which write to the same tmp dir.
     tmp: Arc<TmpBase>,
+    /// Rebuild the namespace right after a crash (true), or only when the
+    /// next cell needs it (a tree-search branch that crashed is dropped).
+    rebuild_at_once: bool,
 }
 
 /// The live worker, or an error when there is none (it is restarted
@@ -419,6 +422,7 @@ impl Session {
             spent: Duration::ZERO,
             cancel: Arc::new(AtomicBool::new(false)),
             tmp: Arc::new(tmp),
+            rebuild_at_once: true,
         })
     }
 
@@ -539,7 +543,15 @@ impl Session {
             spent: self.spent,
             cancel: Arc::new(AtomicBool::new(false)),
             tmp: self.tmp.clone(),
+            rebuild_at_once: self.rebuild_at_once,
         })
+    }
+
+    /// Whether a crash rebuilds the namespace at once (the default) or
+    /// only when the next cell runs: a tree-search branch that crashed is
+    /// dropped, so replaying its prefix would be wasted.
+    pub fn set_rebuild_at_once(&mut self, at_once: bool) {
+        self.rebuild_at_once = at_once;
     }
 
     /// A handle that cancels the running cell from another thread.
@@ -633,7 +645,11 @@ impl Session {
         if status == CellStatus::Ok {
             self.journal.push((cell, code.to_string()));
         }
-        if self.worker.is_none() && restore.is_none() && self.remaining_budget() > Duration::ZERO {
+        if self.rebuild_at_once
+            && self.worker.is_none()
+            && restore.is_none()
+            && self.remaining_budget() > Duration::ZERO
+        {
             restore = Some(self.restart()?);
         }
         self.spent += started.elapsed();

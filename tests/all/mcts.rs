@@ -125,6 +125,14 @@ fn the_search_prunes_backs_off_a_crash_and_returns_the_complete_path() {
             .contains("killed by SIGSEGV"),
         "{crashed:#}"
     );
+    // The crashed branch is dropped: its prefix is not replayed.
+    assert!(
+        !crashed["observation"]
+            .as_str()
+            .unwrap()
+            .contains("replayed"),
+        "{crashed:#}"
+    );
     assert_eq!(nodes.last().unwrap()["reward"], 1.0);
     // The run's cells are the chosen path's, replayed once: no crash, no refused import.
     let solution = std::fs::read_to_string(out.join("solution.py")).unwrap();

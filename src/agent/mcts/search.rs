@@ -524,6 +524,8 @@ fn try_child(
         }
     }
     let mut branch = session.snapshot().map_err(sandbox_failure)?;
+    // A branch that crashes is dropped: no rebuild of its prefix.
+    branch.set_rebuild_at_once(false);
     let started = Instant::now();
     let watcher = (search.hooks.watch)(branch.canceller());
     let outcome = branch.execute(&code).map_err(sandbox_failure)?;
