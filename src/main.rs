@@ -59,6 +59,17 @@ enum Command {
         #[command(flatten)]
         sandbox: cli::common::SandboxArgs,
     },
+    /// The schema card of a data folder as the model receives it (with
+    /// FILE: the `inspect_data` answer for one file or archive member).
+    Card {
+        /// The data folder (shown to the model as `data/`).
+        dir: PathBuf,
+        /// One file, relative to DIR (`data/a.zip/b.shp` for an archive member).
+        file: Option<String>,
+        /// Token budget of the card.
+        #[arg(long, default_value_t = gisclaw::card::CARD_TOKEN_BUDGET)]
+        budget: u64,
+    },
     /// The search tree of an `--arch mcts` run.
     Tree {
         /// `show`.
@@ -128,6 +139,7 @@ fn main() -> ExitCode {
         } => cli::exec::run(file, workdir, cell_timeout, no_confine, &sandbox),
         Command::Memory { action } => cli::memory::run(&action),
         Command::Tree { dir, .. } => cli::tree::show(&dir),
+        Command::Card { dir, file, budget } => cli::card::show(&dir, file.as_deref(), budget),
         Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { .. } => {
             let schema = gisclaw::task::Task::json_schema();

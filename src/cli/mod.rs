@@ -1,6 +1,7 @@
 //! One module per subcommand; `main.rs` only dispatches.
 
 pub mod bench;
+pub mod card;
 pub mod chat;
 pub mod common;
 pub mod eval;

@@ -17,6 +17,7 @@ mod eval;
 mod eval_scoring;
 mod eval_steps;
 mod eval_unit;
+mod formats;
 mod knowledge;
 mod layout;
 mod local_model;

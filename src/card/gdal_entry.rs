@@ -1,0 +1,375 @@
+//! The card's GDAL readers: vector layers, rasters, tables and
+//! multidimensional files, opened read-only in the gisclaw process with
+//! GDAL's own messages silenced (errors come back as values).
+//!
+//! Large files are described from metadata and samples, never read whole:
+//! CSV types are detected from the first megabyte and the row count of a
+//! big CSV is estimated from it; raster min/max are approximate (sampled
+//! blocks or an overview); GeoPackage counts come from its contents table.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Once;
+
+use gdal::vector::LayerAccess;
+use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
+
+use super::coords::{self, ColumnSample};
+use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
+
+/// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
+/// and, for a big file, to estimate its row count.
+const CSV_PROBE_BYTES: usize = 1 << 20;
+
+/// CSVs larger than this get an estimated row count instead of a full scan.
+const CSV_COUNT_LIMIT: u64 = 64 << 20;
+
+/// Rows scanned per table for coordinate ranges and geometry text.
+const SCAN_ROWS: usize = 1_000;
+
+/// Silences GDAL's own stderr messages (errors come back as values).
+pub(super) fn quiet() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| gdal::config::set_error_handler(|_, _, _| {}));
+    quiet_hdf5_in_this_thread();
+}
+
+/// HDF5 (under GDAL's netCDF and HDF5 drivers) prints its error stack to
+/// stderr for every attribute netCDF probes and does not find. Its
+/// "auto print" switch is per thread, and netCDF turns it off only in the
+/// thread that opened the first file — so threads (`eval -j`) printed pages
+/// of HDF5-DIAG. Turned off here in each thread that opens a dataset; the
+/// function is looked up at run time, so a GDAL without HDF5 is fine.
+fn quiet_hdf5_in_this_thread() {
+    thread_local!(static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if DONE.get() {
+        return;
+    }
+    DONE.set(true);
+    // herr_t H5Eset_auto2(hid_t estack, H5E_auto2_t func, void *data); hid_t is int64_t.
+    type SetAuto = unsafe extern "C" fn(i64, *const libc::c_void, *mut libc::c_void) -> i32;
+    // SAFETY: dlsym with a NUL-terminated name; a non-null result is
+    // H5Eset_auto2 from the HDF5 library GDAL loaded, whose C signature is
+    // SetAuto. H5E_DEFAULT is 0 and a null handler disables printing.
+    unsafe {
+        let symbol = libc::dlsym(libc::RTLD_DEFAULT, c"H5Eset_auto2".as_ptr());
+        if !symbol.is_null() {
+            let set_auto: SetAuto = std::mem::transmute::<*mut libc::c_void, SetAuto>(symbol);
+            set_auto(0, std::ptr::null(), std::ptr::null_mut());
+        }
+    }
+}
+
+/// The card entry for one file GDAL reads, shown as `name`.
+pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaError> {
+    quiet();
+    let unreadable = |e: gdal::errors::GdalError| SchemaError::Unreadable {
+        file: name.to_string(),
+        message: e.to_string(),
+    };
+    match kind {
+        Kind::Raster => {
+            let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
+            Ok(raster_entry(&ds, name))
+        }
+        Kind::Multidim => match open_readonly(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[]) {
+            Ok(ds) => Ok(multidim_entry(&ds, name)),
+            Err(_) => {
+                let ds =
+                    open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
+                Ok(raster_entry(&ds, name))
+            }
+        },
+        Kind::Table => {
+            let lower = name.to_ascii_lowercase();
+            let spreadsheet = lower.ends_with(".xlsx") || lower.ends_with(".ods");
+            let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
+            let opts: Vec<&str> = if spreadsheet {
+                vec!["FIELD_TYPES=AUTO", "HEADERS=AUTO"]
+            } else {
+                vec!["AUTODETECT_TYPE=YES", &probe]
+            };
+            let ds =
+                open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts).map_err(unreadable)?;
+            let estimate = if spreadsheet {
+                None
+            } else {
+                estimated_csv_rows(path)
+            };
+            Ok(vector_entry(&ds, name, true, estimate))
+        }
+        Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {
+            let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
+            Ok(vector_entry(&ds, name, false, None))
+        }
+    }
+}
+
+/// The row count of a CSV too big to count, estimated from the line
+/// lengths of its first megabyte; `None` for a file small enough to count
+/// (or one that is not a plain file, such as an archive member).
+fn estimated_csv_rows(path: &Path) -> Option<u64> {
+    let size = std::fs::metadata(path).ok()?.len();
+    if size <= CSV_COUNT_LIMIT {
+        return None;
+    }
+    let mut head = Vec::with_capacity(CSV_PROBE_BYTES);
+    std::fs::File::open(path)
+        .ok()?
+        .take(CSV_PROBE_BYTES as u64)
+        .read_to_end(&mut head)
+        .ok()?;
+    let lines = head.iter().filter(|&&b| b == b'\n').count().max(1) as u64;
+    Some((size * lines / head.len() as u64).saturating_sub(1))
+}
+
+/// Opens `path` read-only with GDAL, its own messages silenced (errors come
+/// back as values).
+pub fn open_readonly(
+    path: &Path,
+    flags: GdalOpenFlags,
+    options: &[&str],
+) -> gdal::errors::Result<Dataset> {
+    quiet();
+    Dataset::open_ex(
+        path,
+        DatasetOptions {
+            open_flags: flags | GdalOpenFlags::GDAL_OF_READONLY,
+            open_options: (!options.is_empty()).then_some(options),
+            ..DatasetOptions::default()
+        },
+    )
+}
+
+/// `EPSG:4326`, or the CRS's name, or `no CRS`.
+fn crs_text(srs: Option<gdal::spatial_ref::SpatialRef>) -> String {
+    let Some(srs) = srs else {
+        return "no CRS".into();
+    };
+    match (srs.auth_name(), srs.auth_code()) {
+        (Some(auth), Ok(code)) => format!("{auth}:{code}"),
+        _ => match srs.to_proj4() {
+            Ok(p) if !p.trim().is_empty() => format!("CRS {}", p.trim()),
+            _ => "a CRS without an EPSG code".into(),
+        },
+    }
+}
+
+fn raster_entry(ds: &Dataset, name: &str) -> String {
+    let (w, h) = ds.raster_size();
+    let bands = ds.raster_count();
+    let crs = crs_text(ds.spatial_ref().ok());
+    let mut text = format!(
+        "- {name} — raster ({}), {w}×{h} px, {bands} band(s), {crs}",
+        ds.driver().short_name()
+    );
+    if let Ok(gt) = ds.geo_transform() {
+        text.push_str(&format!(
+            ", pixel {}×{}, origin ({}, {})",
+            fmt_num(gt[1]),
+            fmt_num(gt[5].abs()),
+            fmt_num(gt[0]),
+            fmt_num(gt[3])
+        ));
+    }
+    text.push('\n');
+    for i in 1..=bands.min(8) {
+        let Ok(band) = ds.rasterband(i) else { continue };
+        let mut line = format!("  band {i}: {}", band.band_type().name());
+        match band.no_data_value() {
+            Some(nd) => line.push_str(&format!(", nodata {}", fmt_num(nd))),
+            None => line.push_str(", no nodata"),
+        }
+        if let Ok(mm) = band.compute_raster_min_max(true) {
+            line.push_str(&format!(
+                ", min {} max {}",
+                fmt_num(mm.min),
+                fmt_num(mm.max)
+            ));
+        }
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if bands > 8 {
+        text.push_str(&format!("  … {} more bands\n", bands - 8));
+    }
+    text
+}
+
+fn multidim_entry(ds: &Dataset, name: &str) -> String {
+    let mut text = format!(
+        "- {name} — multidimensional ({})\n",
+        ds.driver().short_name()
+    );
+    let Ok(root) = ds.root_group() else {
+        return text;
+    };
+    let dims: Vec<String> = root
+        .dimensions(Default::default())
+        .map(|ds| {
+            ds.iter()
+                .map(|d| format!("{}={}", d.name(), d.size()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !dims.is_empty() {
+        text.push_str(&format!("  dimensions: {}\n", dims.join(", ")));
+    }
+    for array in root.array_names(Default::default()).iter().take(30) {
+        let Ok(a) = root.open_md_array(array, Default::default()) else {
+            continue;
+        };
+        let shape: Vec<String> = a
+            .dimensions()
+            .map(|ds| ds.iter().map(|d| d.name()).collect())
+            .unwrap_or_default();
+        let dtype = gdal::raster::GdalDataType::try_from(a.datatype().numeric_datatype())
+            .map(|t| t.name())
+            .unwrap_or_else(|_| "non-numeric".into());
+        text.push_str(&format!(
+            "  variable {array}({}): {dtype}\n",
+            shape.join(", ")
+        ));
+    }
+    text
+}
+
+/// Layers (or a table) with geometry type, CRS, count, columns, sample rows
+/// and, for tables, the coordinate or geometry columns found. `estimate` is
+/// a row count estimated instead of counted (a big CSV).
+fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) -> String {
+    let layers = ds.layer_count();
+    let mut text = format!(
+        "- {name} — {} ({}), {layers} layer(s)\n",
+        if table { "table" } else { "vector" },
+        ds.driver().short_name()
+    );
+    for mut layer in ds.layers().take(10) {
+        let geometry = layer
+            .defn()
+            .geom_fields()
+            .next()
+            .map(|g| gdal::vector::geometry_type_to_name(g.field_type()));
+        let fields: Vec<(String, String)> = layer
+            .defn()
+            .fields()
+            .map(|f| (f.name(), gdal::vector::field_type_to_name(f.field_type())))
+            .collect();
+        let count = match estimate {
+            Some(n) => format!("≈{n} (estimated from the first MB)"),
+            None => layer.feature_count().to_string(),
+        };
+        let head = match (&geometry, table) {
+            (Some(g), _) => format!(
+                "  layer `{}`: {g}, {}, {count} features\n",
+                layer.name(),
+                crs_text(layer.spatial_ref())
+            ),
+            (None, true) => format!("  `{}`: {count} rows\n", layer.name()),
+            (None, false) => format!("  layer `{}`: no geometry, {count} rows\n", layer.name()),
+        };
+        text.push_str(&head);
+        let cols: Vec<String> = fields.iter().map(|(n, t)| format!("{n} ({t})")).collect();
+        text.push_str(&format!(
+            "  columns: {}\n",
+            if cols.is_empty() {
+                "none".into()
+            } else {
+                cols.join(", ")
+            }
+        ));
+        layer.reset_feature_reading();
+        for feature in layer.features().take(SAMPLE_ROWS) {
+            let values: Vec<String> = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| format!("{n}={}", value_text(feature.field(i).ok().flatten())))
+                .collect();
+            text.push_str(&format!("  row: {}\n", values.join(", ")));
+        }
+        if table || geometry.is_none() {
+            for line in coords::describe(&column_samples(&mut layer, &fields), "df") {
+                text.push_str(&format!("  {line}\n"));
+            }
+        }
+    }
+    if layers > 10 {
+        text.push_str(&format!("  … {} more layers\n", layers - 10));
+    }
+    text
+}
+
+/// Numeric ranges and a few text values of each column over the first
+/// [`SCAN_ROWS`] rows. A text column whose every value parses as a number
+/// (a CSV read without type detection) counts as numeric.
+fn column_samples(
+    layer: &mut gdal::vector::Layer<'_>,
+    fields: &[(String, String)],
+) -> Vec<ColumnSample> {
+    use gdal::vector::FieldValue as F;
+    let mut samples: Vec<ColumnSample> = fields
+        .iter()
+        .map(|(name, _)| ColumnSample {
+            name: name.clone(),
+            ..Default::default()
+        })
+        .collect();
+    let mut numeric = vec![true; fields.len()];
+    layer.reset_feature_reading();
+    for feature in layer.features().take(SCAN_ROWS) {
+        for (i, sample) in samples.iter_mut().enumerate() {
+            let number = match feature.field(i).ok().flatten() {
+                None => continue,
+                Some(F::IntegerValue(v)) => Some(f64::from(v)),
+                Some(F::Integer64Value(v)) => Some(v as f64),
+                Some(F::RealValue(v)) => Some(v),
+                Some(F::StringValue(s)) => {
+                    if sample.texts.len() < SAMPLE_ROWS && !s.trim().is_empty() {
+                        sample.texts.push(crate::util::clip(&s, 200));
+                    }
+                    s.trim().parse::<f64>().ok()
+                }
+                Some(_) => None,
+            };
+            match number {
+                Some(x) if numeric[i] && x.is_finite() => {
+                    let (lo, hi) = sample.range.unwrap_or((x, x));
+                    sample.range = Some((lo.min(x), hi.max(x)));
+                }
+                _ => numeric[i] = false,
+            }
+        }
+    }
+    for (sample, numeric) in samples.iter_mut().zip(numeric) {
+        if !numeric {
+            sample.range = None;
+        }
+    }
+    layer.reset_feature_reading();
+    samples
+}
+
+fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
+    use gdal::vector::FieldValue as F;
+    let text = match v {
+        None => "null".to_string(),
+        Some(F::IntegerValue(i)) => i.to_string(),
+        Some(F::Integer64Value(i)) => i.to_string(),
+        Some(F::RealValue(r)) => fmt_num(r),
+        Some(F::StringValue(s)) => format!("{s:?}"),
+        Some(F::DateValue(d)) => d.to_string(),
+        Some(F::DateTimeValue(d)) => d.to_string(),
+        Some(other) => format!("{other:?}"),
+    };
+    crate::util::clip(&text, VALUE_CHARS)
+}
+
+/// A number without float noise.
+pub(super) fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        let s = format!("{x:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}

@@ -1,0 +1,310 @@
+//! The schema card: the runtime reads the task's data natively (GDAL and a
+//! Parquet reader, in the gisclaw process; the Python worker never links
+//! them) before the first model call, so the model starts from exact file,
+//! layer, column and CRS names instead of guessing them.
+//!
+//! - vector (Shapefile, GeoJSON, GeoPackage, KML, GML, FlatGeobuf…): layers,
+//!   geometry type, CRS, feature count, fields with types, 3 sample rows;
+//! - raster (GeoTIFF, IMG, ASCII grid, JPEG2000…): size, bands, data type,
+//!   nodata, CRS, pixel size, per-band min/max (approximate on big rasters);
+//! - tables (CSV, TSV, XLSX): columns with inferred types, row count (an
+//!   estimate for a big CSV), sample, and which columns hold coordinates or
+//!   geometries with their plausible CRS ([`coords`]);
+//! - GeoParquet / Parquet: from the file's metadata alone ([`parquet`]);
+//! - archives (`.zip`, `.tar`, `.tar.gz`, `.gz`): their members described as
+//!   if unpacked, named by the GDAL path that reads them ([`archive`]);
+//! - NetCDF / HDF5: variables with their dimensions and types.
+//!
+//! [`card_for_dir`] flattens nested folders (case-exact names) and keeps the
+//! card within a token budget: full entries first, then one line per file,
+//! then counts per extension. [`inspect_file`] is the `inspect_data` tool.
+
+mod archive;
+pub mod coords;
+mod gdal_entry;
+mod parquet;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use gdal_entry::open_readonly;
+
+use crate::llm::tokens;
+
+/// Default token budget of the card in the prompt.
+pub const CARD_TOKEN_BUDGET: u64 = 2_000;
+
+/// Tokens of the budget kept for the closing summary of a large folder.
+const TAIL: u64 = 64;
+
+/// Sample rows shown per layer or table.
+const SAMPLE_ROWS: usize = 3;
+
+/// Longest sample value shown, in characters.
+const VALUE_CHARS: usize = 40;
+
+/// What kind of file an extension names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Vector,
+    Raster,
+    Table,
+    Multidim,
+    /// Parquet / GeoParquet, read from its own metadata.
+    Parquet,
+    /// A `.zip`, `.tar`, `.tar.gz`/`.tgz` or `.gz` file: its members are read.
+    Archive,
+    /// Shapefile parts, overviews, aux files: listed with their main file.
+    Sidecar,
+    Other,
+}
+
+/// Whether `path` is a sidecar (shapefile part, overview, aux file) read
+/// through its main file rather than on its own.
+pub fn is_sidecar(path: &Path) -> bool {
+    kind_of(path) == Kind::Sidecar
+}
+
+fn kind_of(path: &Path) -> Kind {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if name.ends_with(".aux.xml") {
+        return Kind::Sidecar;
+    }
+    if archive::is_archive(&name) {
+        return Kind::Archive;
+    }
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson" => {
+            Kind::Vector
+        }
+        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" => {
+            Kind::Raster
+        }
+        "csv" | "tsv" | "xlsx" | "xls" | "ods" => Kind::Table,
+        "nc" | "nc4" | "h5" | "hdf5" | "hdf" | "zarr" => Kind::Multidim,
+        "parquet" | "geoparquet" | "pq" => Kind::Parquet,
+        "shx" | "dbf" | "prj" | "cpg" | "sbn" | "sbx" | "qix" | "ovr" | "qmd" | "xml" | "aux"
+        | "tfw" | "wld" => Kind::Sidecar,
+        _ => Kind::Other,
+    }
+}
+
+/// Why a file could not be inspected.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// No such file.
+    #[error("{0}: no such file")]
+    Missing(String),
+    /// GDAL could not open or read it.
+    #[error("{file}: GDAL cannot read it: {message}")]
+    Unreadable {
+        /// The file as the model names it.
+        file: String,
+        /// GDAL's message.
+        message: String,
+    },
+}
+
+/// Every file under `dir`, relative, sorted (nested folders flattened).
+/// A folder reached twice (a symlink cycle such as `self -> .`, or two
+/// links to one folder) is walked once; see [`folder_links_skipped`].
+pub fn files_under(dir: &Path) -> Vec<(String, u64)> {
+    walk(dir).0
+}
+
+/// Links under `dir` to folders already listed (cycles), relative and
+/// sorted: they are not followed.
+pub fn folder_links_skipped(dir: &Path) -> Vec<String> {
+    walk(dir).1
+}
+
+/// The files under `dir` and the folder links not followed.
+fn walk(dir: &Path) -> (Vec<(String, u64)>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    if let Ok(real) = dir.canonicalize() {
+        seen.insert(real);
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            if path.is_dir() {
+                match path.canonicalize() {
+                    Ok(real) if !seen.contains(&real) => {
+                        seen.insert(real);
+                        stack.push(path);
+                    }
+                    _ => skipped.push(rel),
+                }
+            } else if let Ok(meta) = entry.metadata() {
+                files.push((rel, meta.len()));
+            }
+        }
+    }
+    files.sort();
+    skipped.sort();
+    (files, skipped)
+}
+
+/// A human size.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} kB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+/// The card for a data folder, within `budget` tokens.
+pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
+    let (files, skipped) = walk(dir);
+    let loops: String = skipped
+        .iter()
+        .map(|rel| {
+            format!("- {shown_as}{rel}/ — a link to a folder already listed (not followed)\n")
+        })
+        .collect();
+    if files.is_empty() {
+        return format!("`{shown_as}` is empty.\n{loops}");
+    }
+    let total: u64 = files.iter().map(|f| f.1).sum();
+    let mut card = format!(
+        "{} file(s) in `{shown_as}`, {} in all (read natively):\n{loops}",
+        files.len(),
+        size_text(total)
+    );
+    let mut used = tokens::count(&card);
+    let mut brief: Vec<&(String, u64)> = Vec::new();
+    let mut full = true;
+    for file in &files {
+        let path = dir.join(&file.0);
+        let kind = kind_of(&path);
+        let name = format!("{shown_as}{}", file.0);
+        let entry = if full
+            && matches!(
+                kind,
+                Kind::Vector
+                    | Kind::Raster
+                    | Kind::Table
+                    | Kind::Multidim
+                    | Kind::Parquet
+                    | Kind::Archive
+            ) {
+            Some(match inspect_path(&path, &name, kind) {
+                Ok(text) => text,
+                Err(e) => format!("- {e}\n"),
+            })
+        } else {
+            None
+        };
+        match entry {
+            Some(text) if used + tokens::count(&text) + TAIL <= budget => {
+                used += tokens::count(&text);
+                card.push_str(&text);
+            }
+            Some(_) => {
+                // Past the budget: the rest is listed briefly, in order.
+                full = false;
+                brief.push(file);
+            }
+            None => brief.push(file),
+        }
+    }
+    if brief.is_empty() {
+        return card;
+    }
+    // One line per remaining file while the budget lasts, then counts.
+    let mut rest = Vec::new();
+    card.push_str("Other files:\n");
+    used += 3;
+    for file in &brief {
+        let line = format!("- {shown_as}{} ({})\n", file.0, size_text(file.1));
+        if rest.is_empty() && used + tokens::count(&line) + TAIL <= budget {
+            used += tokens::count(&line);
+            card.push_str(&line);
+        } else {
+            rest.push(*file);
+        }
+    }
+    if !rest.is_empty() {
+        let mut by_ext: BTreeMap<String, usize> = BTreeMap::new();
+        for (rel, _) in &rest {
+            let ext = Path::new(rel)
+                .extension()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "(none)".into());
+            *by_ext.entry(ext).or_default() += 1;
+        }
+        let mut groups: Vec<String> = by_ext
+            .iter()
+            .take(8)
+            .map(|(ext, n)| format!("{n} .{ext}"))
+            .collect();
+        if by_ext.len() > 8 {
+            groups.push("…".into());
+        }
+        card.push_str(&format!(
+            "- … and {} more: {}; call list_files or inspect_data for details\n",
+            rest.len(),
+            groups.join(", ")
+        ));
+    }
+    card
+}
+
+/// The `inspect_data` tool: the full entry for one file. `rel` is relative
+/// to `data_dir` (a leading `shown_as` is accepted), or names a member of an
+/// archive as the card showed it (`/vsizip/data/a.zip/b.shp` or
+/// `data/a.zip/b.shp`).
+pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String, SchemaError> {
+    let rel = archive::strip_vsi(rel.trim()).trim_start_matches("./");
+    let rel = rel.strip_prefix(shown_as).unwrap_or(rel);
+    let path: PathBuf = data_dir.join(rel);
+    let name = format!("{shown_as}{rel}");
+    if !path.starts_with(data_dir) || rel.split('/').any(|p| p == "..") {
+        return Err(SchemaError::Missing(name));
+    }
+    if !path.exists() {
+        return match archive::split_member(data_dir, rel) {
+            Some((file, member)) => {
+                archive::member_entry(&data_dir.join(file), &format!("{shown_as}{file}"), member)
+            }
+            None => Err(SchemaError::Missing(name)),
+        };
+    }
+    let kind = match kind_of(&path) {
+        Kind::Other | Kind::Sidecar => Kind::Vector,
+        k => k,
+    };
+    inspect_path(&path, &name, kind).or_else(|first| match kind {
+        Kind::Vector => inspect_path(&path, &name, Kind::Raster).map_err(|_| first),
+        _ => Err(first),
+    })
+}
+
+/// The full entry for one file of a known kind, shown as `name`.
+fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaError> {
+    match kind {
+        Kind::Parquet => parquet::entry(path, name),
+        Kind::Archive => archive::entry(path, name),
+        _ => gdal_entry::entry(path, name, kind),
+    }
+}

@@ -1,0 +1,361 @@
+//! Parquet and GeoParquet, read natively from the file's footer: row and
+//! row-group counts, columns and types, the `geo` metadata (geometry
+//! encoding and types, CRS, bbox) and column statistics — instant for a
+//! multi-gigabyte file — plus a few sample rows from the first row group.
+//! (Debian's GDAL has no Parquet driver, so this does not go through GDAL;
+//! GDAL only turns sample WKB into WKT.)
+
+use std::path::Path;
+
+use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::statistics::Statistics;
+use parquet::record::Field;
+use parquet::schema::types::Type;
+use serde_json::Value;
+
+use super::coords::{self, ColumnSample};
+use super::{size_text, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
+
+/// Files above this size get a hint on reading only part of them.
+const BIG_FILE: u64 = 100 << 20;
+
+/// Columns shown on the card; the rest are counted.
+const SHOWN_COLUMNS: usize = 40;
+
+/// The GeoParquet `geo` metadata of one geometry column.
+struct GeoColumn {
+    name: String,
+    encoding: String,
+    types: Vec<String>,
+    crs: String,
+    bbox: Option<[f64; 4]>,
+    /// Leaf column paths of a bbox covering (`bbox.xmin`…), GeoParquet 1.1.
+    covering: Option<[String; 4]>,
+}
+
+/// The card entry for a Parquet file at `path`, shown as `shown`.
+pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
+    let unreadable = |message: String| SchemaError::Unreadable {
+        file: shown.to_string(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let reader = SerializedFileReader::new(file).map_err(|e| unreadable(e.to_string()))?;
+    let meta = reader.metadata();
+    let file_meta = meta.file_metadata();
+    let (version, geo) = geo_metadata(meta);
+    let groups = meta.num_row_groups();
+    let compression = if groups > 0 && meta.row_group(0).num_columns() > 0 {
+        let codec = format!("{:?}", meta.row_group(0).column(0).compression());
+        codec.split('(').next().unwrap_or("").to_string()
+    } else {
+        String::new()
+    };
+    let what = match &version {
+        Some(v) => format!("GeoParquet {v}"),
+        None => "Parquet".to_string(),
+    };
+    let mut text = format!(
+        "- {shown} — {what}, {} rows in {groups} row group(s), {}, {compression} (read from its metadata)\n",
+        file_meta.num_rows(),
+        size_text(size),
+    );
+    for g in &geo {
+        let bbox = g
+            .bbox
+            .or_else(|| g.covering.as_ref().and_then(|c| covering_bbox(meta, c)));
+        text.push_str(&format!(
+            "  geometry `{}`: {}, {}, {}{}\n",
+            g.name,
+            if g.types.is_empty() {
+                "any geometry type".to_string()
+            } else {
+                g.types.join("/")
+            },
+            g.crs,
+            g.encoding,
+            bbox.map(|b| format!(
+                ", bbox [{}, {}, {}, {}]",
+                num(b[0]),
+                num(b[1]),
+                num(b[2]),
+                num(b[3])
+            ))
+            .unwrap_or_default()
+        ));
+    }
+    let fields = file_meta.schema_descr().root_schema().get_fields();
+    let mut cols: Vec<String> = fields
+        .iter()
+        .take(SHOWN_COLUMNS)
+        .map(|f| format!("{} ({})", f.name(), type_text(f)))
+        .collect();
+    if fields.len() > SHOWN_COLUMNS {
+        cols.push(format!("… {} more", fields.len() - SHOWN_COLUMNS));
+    }
+    text.push_str(&format!("  columns: {}\n", cols.join(", ")));
+    let wkb_columns: Vec<&str> = geo
+        .iter()
+        .filter(|g| g.encoding.eq_ignore_ascii_case("WKB"))
+        .map(|g| g.name.as_str())
+        .collect();
+    // Bbox covering columns repeat the geometry's extent: not in sample rows.
+    let coverings: Vec<&str> = geo
+        .iter()
+        .filter_map(|g| g.covering.as_ref())
+        .filter_map(|c| c[0].split('.').next())
+        .collect();
+    let mut samples: Vec<ColumnSample> = fields
+        .iter()
+        .map(|f| ColumnSample {
+            name: f.name().to_string(),
+            range: column_range(meta, f.name()),
+            ..Default::default()
+        })
+        .collect();
+    match reader.get_row_iter(None) {
+        Ok(rows) => {
+            for row in rows.take(SAMPLE_ROWS) {
+                let row = match row {
+                    Ok(row) => row,
+                    Err(e) => {
+                        text.push_str(&format!("  sample rows not read: {e}\n"));
+                        break;
+                    }
+                };
+                let mut values = Vec::new();
+                for (i, (name, field)) in row.get_column_iter().enumerate() {
+                    let geometry = wkb_columns.contains(&name.as_str());
+                    if !coverings.contains(&name.as_str()) {
+                        values.push(format!("{name}={}", field_text(field, geometry)));
+                    }
+                    if let Some(sample) = samples.get_mut(i) {
+                        match field {
+                            Field::Str(s) => sample.texts.push(crate::util::clip(s, 200)),
+                            Field::Bytes(b) if !geometry => {
+                                sample.wkb = gdal::vector::Geometry::from_wkb(b.data()).is_ok();
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                text.push_str(&format!("  row: {}\n", values.join(", ")));
+            }
+        }
+        Err(e) => text.push_str(&format!("  sample rows not read: {e}\n")),
+    }
+    // Geometry columns the metadata already describes are not guessed at.
+    samples.retain(|s| !geo.iter().any(|g| g.name == s.name));
+    for line in coords::describe(&samples, if geo.is_empty() { "df" } else { "gdf" }) {
+        text.push_str(&format!("  {line}\n"));
+    }
+    text.push_str(&read_hint(shown, size, &geo));
+    Ok(text)
+}
+
+/// How to read the file in the sandbox.
+fn read_hint(shown: &str, size: u64, geo: &[GeoColumn]) -> String {
+    let reader = if geo.is_empty() {
+        "pd.read_parquet"
+    } else {
+        "gpd.read_parquet"
+    };
+    let mut hint = format!("  read: {reader}('{shown}')");
+    if size > BIG_FILE {
+        hint.push_str(&format!(
+            "; only what you need: {reader}('{shown}', columns=[…])"
+        ));
+        if geo.iter().any(|g| g.covering.is_some()) {
+            hint.push_str(&format!(
+                ", or an area: gpd.read_parquet('{shown}', bbox=(xmin, ymin, xmax, ymax))"
+            ));
+        }
+    }
+    hint.push('\n');
+    hint
+}
+
+/// The GeoParquet version and geometry columns, when the file has a `geo`
+/// key; `(None, [])` for plain Parquet or unparsable metadata.
+fn geo_metadata(meta: &ParquetMetaData) -> (Option<String>, Vec<GeoColumn>) {
+    let Some(raw) = meta
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == "geo"))
+        .and_then(|k| k.value.as_deref())
+    else {
+        return (None, Vec::new());
+    };
+    let Ok(geo) = serde_json::from_str::<Value>(raw) else {
+        return (None, Vec::new());
+    };
+    let version = geo["version"]
+        .as_str()
+        .unwrap_or("(no version)")
+        .to_string();
+    let primary = geo["primary_column"].as_str().unwrap_or("");
+    let mut columns: Vec<GeoColumn> = geo["columns"]
+        .as_object()
+        .map(|cols| {
+            cols.iter()
+                .map(|(name, c)| GeoColumn {
+                    name: name.clone(),
+                    encoding: c["encoding"].as_str().unwrap_or("WKB").to_string(),
+                    types: c["geometry_types"]
+                        .as_array()
+                        .map(|t| {
+                            t.iter()
+                                .filter_map(|v| v.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    crs: crs_text(c.get("crs")),
+                    bbox: c["bbox"].as_array().and_then(|b| {
+                        let v: Vec<f64> = b.iter().filter_map(Value::as_f64).collect();
+                        // 4 values (2D) or 6 (3D: xmin, ymin, zmin, xmax, ymax, zmax).
+                        match v.len() {
+                            4 => Some([v[0], v[1], v[2], v[3]]),
+                            6 => Some([v[0], v[1], v[3], v[4]]),
+                            _ => None,
+                        }
+                    }),
+                    covering: covering_paths(&c["covering"]["bbox"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // The primary geometry column first.
+    columns.sort_by_key(|c| c.name != primary);
+    (Some(version), columns)
+}
+
+/// The leaf paths of a GeoParquet 1.1 bbox covering.
+fn covering_paths(bbox: &Value) -> Option<[String; 4]> {
+    let path = |key: &str| -> Option<String> {
+        let parts: Vec<&str> = bbox[key]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("."))
+    };
+    Some([path("xmin")?, path("ymin")?, path("xmax")?, path("ymax")?])
+}
+
+/// The extent from a covering's column statistics (min of xmin, … max of ymax).
+fn covering_bbox(meta: &ParquetMetaData, paths: &[String; 4]) -> Option<[f64; 4]> {
+    let (x0, _) = column_range(meta, &paths[0])?;
+    let (y0, _) = column_range(meta, &paths[1])?;
+    let (_, x1) = column_range(meta, &paths[2])?;
+    let (_, y1) = column_range(meta, &paths[3])?;
+    Some([x0, y0, x1, y1])
+}
+
+/// `EPSG:4326` from PROJJSON's id, its name otherwise; GeoParquet's rules
+/// for a missing (`OGC:CRS84`) or null (unknown) CRS.
+fn crs_text(crs: Option<&Value>) -> String {
+    match crs {
+        None => {
+            "OGC:CRS84 (no `crs` in the metadata: GeoParquet's default, lon/lat degrees)".into()
+        }
+        Some(Value::Null) => "no CRS (null in the metadata: unknown)".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(c) => match (c["id"]["authority"].as_str(), &c["id"]["code"]) {
+            (Some(auth), Value::Number(code)) => format!("{auth}:{code}"),
+            (Some(auth), Value::String(code)) => format!("{auth}:{code}"),
+            _ => c["name"]
+                .as_str()
+                .map(|n| format!("CRS \"{n}\" (no EPSG code)"))
+                .unwrap_or_else(|| "a CRS without an EPSG code".into()),
+        },
+    }
+}
+
+/// The min and max of a numeric leaf column (`a` or `a.b`) over all row
+/// groups, from the footer's statistics.
+fn column_range(meta: &ParquetMetaData, path: &str) -> Option<(f64, f64)> {
+    let schema = meta.file_metadata().schema_descr();
+    let index = (0..schema.num_columns()).find(|&i| schema.column(i).path().string() == path)?;
+    let mut range: Option<(f64, f64)> = None;
+    for g in 0..meta.num_row_groups() {
+        let stats = meta.row_group(g).column(index).statistics()?;
+        let (lo, hi) = match stats {
+            Statistics::Int32(s) => (f64::from(*s.min_opt()?), f64::from(*s.max_opt()?)),
+            Statistics::Int64(s) => (*s.min_opt()? as f64, *s.max_opt()? as f64),
+            Statistics::Float(s) => (f64::from(*s.min_opt()?), f64::from(*s.max_opt()?)),
+            Statistics::Double(s) => (*s.min_opt()?, *s.max_opt()?),
+            _ => return None,
+        };
+        range = Some(match range {
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+            None => (lo, hi),
+        });
+    }
+    range
+}
+
+/// A column's type as the card names it.
+fn type_text(t: &Type) -> String {
+    let info = t.get_basic_info();
+    if !t.is_primitive() {
+        return match (info.logical_type_ref(), info.converted_type()) {
+            (Some(LogicalType::List), _) | (_, ConvertedType::LIST) => "List",
+            (Some(LogicalType::Map), _) | (_, ConvertedType::MAP) => "Map",
+            _ => "Struct",
+        }
+        .into();
+    }
+    if let Some(logical) = info.logical_type_ref() {
+        return match logical {
+            LogicalType::String => "String".into(),
+            LogicalType::Date => "Date".into(),
+            LogicalType::Timestamp { .. } => "Timestamp".into(),
+            LogicalType::Decimal { .. } => "Decimal".into(),
+            LogicalType::Integer(int) => format!(
+                "{}Int{}",
+                if int.is_signed { "" } else { "U" },
+                int.bit_width
+            ),
+            other => {
+                let name = format!("{other:?}");
+                name.split([' ', '{', '(']).next().unwrap_or("").to_string()
+            }
+        };
+    }
+    match (t.get_physical_type(), info.converted_type()) {
+        (_, ConvertedType::UTF8) => "String",
+        (PhysicalType::BOOLEAN, _) => "Bool",
+        (PhysicalType::INT32, _) => "Int32",
+        (PhysicalType::INT64, _) => "Int64",
+        (PhysicalType::INT96, _) => "Timestamp (INT96)",
+        (PhysicalType::FLOAT, _) => "Float32",
+        (PhysicalType::DOUBLE, _) => "Float64",
+        (PhysicalType::BYTE_ARRAY, _) => "Binary",
+        (PhysicalType::FIXED_LEN_BYTE_ARRAY, _) => "FixedBinary",
+    }
+    .into()
+}
+
+/// A sample value: WKB geometry as WKT, strings quoted, all clipped.
+fn field_text(field: &Field, geometry: bool) -> String {
+    let text = match field {
+        Field::Null => "null".to_string(),
+        Field::Str(s) => format!("{s:?}"),
+        Field::Bytes(b) if geometry => gdal::vector::Geometry::from_wkb(b.data())
+            .and_then(|g| g.wkt())
+            .unwrap_or_else(|_| format!("<{} bytes, not WKB>", b.len())),
+        Field::Bytes(b) => format!("<{} bytes>", b.len()),
+        Field::Double(x) => num(*x),
+        Field::Float(x) => num(f64::from(*x)),
+        other => other.to_string(),
+    };
+    crate::util::clip(&text, VALUE_CHARS)
+}
+
+/// A number without float noise.
+fn num(x: f64) -> String {
+    super::gdal_entry::fmt_num(x)
+}

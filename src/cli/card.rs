@@ -1,0 +1,31 @@
+//! `gisclaw card DIR [FILE]`: the schema card of a data folder exactly as
+//! the model receives it (or, with FILE, what `inspect_data` answers for one
+//! file or archive member), with the time it took.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use super::common::UsageError;
+
+/// Prints the card of `dir` within `budget` tokens, or one file's entry.
+pub fn show(dir: &Path, file: Option<&str>, budget: u64) -> anyhow::Result<ExitCode> {
+    if !dir.is_dir() {
+        return Err(UsageError(format!("{}: not a folder", dir.display())).into());
+    }
+    let start = Instant::now();
+    let text = match file {
+        Some(rel) => {
+            gisclaw::card::inspect_file(dir, "data/", rel).map_err(|e| UsageError(e.to_string()))?
+        }
+        None => gisclaw::card::card_for_dir(dir, "data/", budget),
+    };
+    print!("{text}");
+    std::io::Write::flush(&mut std::io::stdout())?;
+    eprintln!(
+        "({} tokens, {} ms)",
+        gisclaw::llm::tokens::count(&text),
+        start.elapsed().as_millis()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,262 @@
+//! The formats analysts receive, made by the libraries themselves in a real
+//! sandbox session (geopandas, pyarrow, rasterio, zipfile/tarfile): GeoParquet
+//! and plain Parquet read natively by the card and written and read in the
+//! sandbox; archives described member by member and read in place by the
+//! path the card shows; coordinate and geometry columns of tables found with
+//! their plausible CRS; a big CSV's row count estimated, not counted.
+
+use std::io::Write;
+
+use crate::common;
+
+/// Runs `code` in `session` and checks it printed `done`.
+fn make(session: &mut gisclaw::sandbox::Session, code: &str) -> String {
+    let outcome = session.execute(code).unwrap();
+    assert!(
+        outcome.result.stdout.contains("done"),
+        "{:?}\n{}",
+        outcome.status,
+        outcome.result.stderr
+    );
+    outcome.result.stdout
+}
+
+fn assert_has(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+}
+
+#[test]
+fn geoparquet_is_written_and_read_in_the_sandbox_and_described_from_its_metadata() {
+    let (mut session, dir) = common::session();
+    let out = make(
+        &mut session,
+        r#"
+import os
+os.makedirs("data")
+import geopandas as gpd, pandas as pd, shapely
+towns = gpd.GeoDataFrame(
+    {"name": ["Zürich", "Genève", "Ærøskøbing", "Kraków"], "pop": [421878, 203856, 950, 800653]},
+    geometry=[shapely.Point(8.54, 47.37), shapely.Point(6.14, 46.2), shapely.Point(10.41, 54.89), shapely.Point(19.94, 50.06)],
+    crs="EPSG:4326")
+towns.to_parquet("data/towns.parquet")
+towns.to_crs(3035).to_parquet("data/towns_laea.parquet", compression="zstd", write_covering_bbox=True)
+towns.set_crs(None, allow_override=True).to_parquet("data/no_crs.parquet")
+pd.DataFrame({"site": ["a", "b"], "lat": [47.1, 46.9], "lon": [8.2, 7.4]}).to_parquet("data/sites.parquet")
+back = gpd.read_parquet("data/towns.parquet")
+print(back.crs.to_epsg(), back.name.tolist(), round(back.total_bounds[2], 2), "done")
+"#,
+    );
+    assert!(
+        out.contains("4326 ['Zürich', 'Genève', 'Ærøskøbing', 'Kraków'] 19.94"),
+        "{out}"
+    );
+    let data = dir.path().join("data");
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    assert_has(
+        &card,
+        &[
+            "- data/towns.parquet — GeoParquet 1.1.0, 4 rows in 1 row group(s)",
+            "SNAPPY (read from its metadata)",
+            "geometry `geometry`: Point, EPSG:4326, WKB, bbox [6.14, 46.2, 19.94, 54.89]",
+            "columns: name (String), pop (Int64), geometry (Binary)",
+            "row: name=\"Zürich\", pop=421878, geometry=POINT (8.54 47.37)",
+            "read: gpd.read_parquet('data/towns.parquet')",
+            // zstd-compressed, another CRS, a bbox covering (not in sample rows).
+            "- data/towns_laea.parquet — GeoParquet 1.1.0",
+            "ZSTD",
+            "Point, EPSG:3035, WKB",
+            "row: name=\"Genève\"",
+            "no CRS (null in the metadata: unknown)",
+            // Plain Parquet: a table, its coordinates found from statistics.
+            "- data/sites.parquet — Parquet, 2 rows",
+            "coordinates: `lon`, `lat` — longitude/latitude in degrees (lon 7.4…8.2, lat 46.9…47.1)",
+            "read: pd.read_parquet('data/sites.parquet')",
+        ],
+    );
+    assert!(
+        !card.contains("bbox={xmin"),
+        "covering columns are not sample values:\n{card}"
+    );
+    // A file that is not Parquet gets one clear line naming it.
+    std::fs::write(data.join("broken.parquet"), b"PAR1 not really").unwrap();
+    let err = gisclaw::card::inspect_file(&data, "data/", "data/broken.parquet")
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("data/broken.parquet: "), "{err}");
+    // The session still works after the card read its files.
+    let after = make(&mut session, "print(len(gpd.read_parquet('data/towns_laea.parquet', bbox=(4.0e6, 2.5e6, 4.3e6, 2.8e6))), 'done')");
+    assert!(after.starts_with('2'), "{after}");
+}
+
+#[test]
+fn archive_members_are_described_and_read_in_place_by_the_path_shown() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os, zipfile, tarfile, gzip, shutil
+import numpy as np, geopandas as gpd, shapely, rasterio
+from rasterio.transform import from_origin
+os.makedirs("data"); os.makedirs("parts")
+towns = gpd.GeoDataFrame({"name": ["Zürich", "Kraków"]},
+    geometry=[shapely.Point(8.54, 47.37), shapely.Point(19.94, 50.06)], crs="EPSG:4326")
+towns.to_file("parts/towns.shp")
+with zipfile.ZipFile("data/towns_shp.zip", "w") as z:
+    for f in sorted(os.listdir("parts")):
+        z.write(f"parts/{f}", f)
+    z.writestr("stations.csv", "station,lat,lon\nA,47.1,8.2\nB,46.9,7.4\n")
+    z.writestr("notes/readme.txt", "hello")
+with rasterio.open("parts/dem.tif", "w", driver="GTiff", height=10, width=12, count=1, dtype="float32",
+                   crs="EPSG:32632", transform=from_origin(400000, 5200000, 30, 30)) as d:
+    d.write(np.arange(120, dtype="float32").reshape(10, 12), 1)
+with tarfile.open("data/bundle.tar.gz", "w:gz") as t:
+    t.add("parts/dem.tif", "rasters/dem.tif")
+with gzip.open("data/counts.csv.gz", "wt") as g:
+    g.write("zone,count\nA,3\nB,4\n")
+shutil.rmtree("parts")
+print("done")
+"#,
+    );
+    let data = dir.path().join("data");
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    assert_has(
+        &card,
+        &[
+            "- data/towns_shp.zip — zip archive, 7 file(s)",
+            "no need to unpack",
+            "- /vsizip/data/towns_shp.zip/towns.shp — vector (ESRI Shapefile)",
+            "layer `towns`: Point, EPSG:4326, 2 features",
+            "row: name=\"Zürich\"",
+            "- /vsizip/data/towns_shp.zip/stations.csv — table (CSV)",
+            "coordinates: `lon`, `lat` — longitude/latitude in degrees",
+            "pandas: pd.read_csv(zipfile.ZipFile('data/towns_shp.zip').open('stations.csv'))",
+            "other members: notes/readme.txt (5 B)",
+            "- data/bundle.tar.gz — tar archive, 1 file(s)",
+            "- /vsitar/data/bundle.tar.gz/rasters/dem.tif — raster (GTiff), 12×10 px, 1 band(s), EPSG:32632",
+            "min 0 max 119",
+            "- data/counts.csv.gz — gzip-compressed counts.csv",
+            "/vsigzip/data/counts.csv.gz — table (CSV)",
+            "pandas: pd.read_csv('data/counts.csv.gz')",
+        ],
+    );
+    assert!(!card.contains("GDAL cannot read"), "{card}");
+    // inspect_data on a member, by either spelling; a wrong member is named.
+    for name in [
+        "/vsizip/data/towns_shp.zip/towns.shp",
+        "data/towns_shp.zip/towns.shp",
+    ] {
+        let one = gisclaw::card::inspect_file(&data, "data/", name).unwrap();
+        assert!(one.contains("Point, EPSG:4326, 2 features"), "{one}");
+    }
+    let err = gisclaw::card::inspect_file(&data, "data/", "data/towns_shp.zip/nope.shp")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "/vsizip/data/towns_shp.zip/nope.shp: no such file");
+    assert!(gisclaw::card::inspect_file(&data, "data/", "data/towns_shp.zip/../../x").is_err());
+    // The paths the card shows are the ones that read the members in the sandbox.
+    let out = make(
+        &mut session,
+        r#"
+import pandas as pd, zipfile
+a = gpd.read_file('/vsizip/data/towns_shp.zip/towns.shp')
+with rasterio.open('/vsitar/data/bundle.tar.gz/rasters/dem.tif') as r:
+    shape = r.shape
+s = pd.read_csv(zipfile.ZipFile('data/towns_shp.zip').open('stations.csv'))
+c = pd.read_csv('data/counts.csv.gz')
+print(a.name.tolist(), shape, len(s), int(c['count'].sum()), "done")
+"#,
+    );
+    assert!(
+        out.contains("['Zürich', 'Kraków'] (10, 12) 2 7 done"),
+        "{out}"
+    );
+}
+
+#[test]
+fn tables_say_which_columns_are_coordinates_or_geometries() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import pandas as pd, shapely
+os.makedirs("data")
+pd.DataFrame({"site": ["a", "b", "c"], "Latitude": [47.1, 46.9, 48.0], "Longitude": [8.2, 7.4, 9.9]}).to_csv("data/sites.csv", index=False)
+pd.DataFrame({"well": ["w1", "w2"], "easting": [401234.5, 455000.0], "northing": [5600100.0, 5650000.5]}).to_csv("data/wells.csv", index=False)
+pd.DataFrame({"parcel": ["p1", "p2"], "wkt": ["POLYGON ((0 0, 1 0, 1 1, 0 0))", "POLYGON ((1 1, 2 1, 2 2, 1 1))"]}).to_csv("data/parcels.csv", index=False)
+pd.DataFrame({"k": ["x"], "geom_hex": [shapely.to_wkb(shapely.Point(1, 2), hex=True)]}).to_csv("data/hex.csv", index=False)
+pd.DataFrame({"zone": ["A"], "pop": [1200], "rate": [0.5]}).to_excel("data/plain.xlsx", index=False)
+print("done")
+"#,
+    );
+    let data = dir.path().join("data");
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    assert_has(
+        &card,
+        &[
+            "coordinates: `Longitude`, `Latitude` — longitude/latitude in degrees (Longitude 7.4…9.9, Latitude 46.9…48): EPSG:4326 is the likely CRS; points: gpd.points_from_xy(df['Longitude'], df['Latitude'], crs='EPSG:4326')",
+            "coordinates: `easting`, `northing` — projected units, not degrees",
+            "the range fits a UTM zone",
+            "geometry: `wkt` holds WKT (POLYGON)",
+            "geometry: `geom_hex` holds hex WKB",
+        ],
+    );
+    let plain = gisclaw::card::inspect_file(&data, "data/", "data/plain.xlsx").unwrap();
+    assert!(
+        !plain.contains("coordinates:") && !plain.contains("geometry:"),
+        "{plain}"
+    );
+    // The hints run as written.
+    let out = make(
+        &mut session,
+        r#"
+df = pd.read_csv('data/sites.csv')
+pts = gpd.points_from_xy(df['Longitude'], df['Latitude'], crs='EPSG:4326')
+w = gpd.GeoSeries.from_wkt(pd.read_csv('data/parcels.csv')['wkt'])
+h = gpd.GeoSeries.from_wkb(pd.read_csv('data/hex.csv')['geom_hex'])
+print(len(pts), w.area.sum(), h.iloc[0].x, "done")
+"#,
+    );
+    assert!(out.contains("3 1.0 1.0 done"), "{out}");
+}
+
+#[test]
+fn a_big_csv_gets_an_estimated_row_count_instead_of_a_full_scan() {
+    let dir = common::workdir();
+    let path = dir.path().join("trips.csv");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(file, "trip_id,pickup_longitude,pickup_latitude,fare").unwrap();
+    let rows: u64 = 2_200_000;
+    for i in 0..rows {
+        writeln!(
+            file,
+            "{i},{:.6},{:.6},{:.2}",
+            -74.0 + (i % 1000) as f64 * 1e-4,
+            40.7 + (i % 777) as f64 * 1e-4,
+            2.5 + (i % 90) as f64
+        )
+        .unwrap();
+    }
+    drop(file);
+    assert!(std::fs::metadata(&path).unwrap().len() > 64 << 20);
+    let entry = gisclaw::card::inspect_file(dir.path(), "data/", "trips.csv").unwrap();
+    let estimate: f64 = entry
+        .split('≈')
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no estimate in:\n{entry}"));
+    assert!(
+        (estimate / rows as f64 - 1.0).abs() < 0.10,
+        "estimate {estimate} vs {rows} rows:\n{entry}"
+    );
+    assert!(entry.contains("(estimated from the first MB)"), "{entry}");
+    assert!(
+        entry.contains(
+            "coordinates: `pickup_longitude`, `pickup_latitude` — longitude/latitude in degrees"
+        ),
+        "{entry}"
+    );
+}
