@@ -51,6 +51,7 @@ bench:
 	cargo bench --bench agent_step
 	cargo bench --bench eval_scoring
 	cargo bench --bench mcts_expand
+	cargo bench --bench card_large
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

@@ -1,7 +1,8 @@
 //! Is an output file real? The checks behind `gisclaw bench verify` (and the
 //! blank filter of eval's output layer): an image must have more than
 //! [`MIN_COLOURS`] colours, a raster must not be constant, a vector layer or
-//! table must have rows, a text file must not be empty.
+//! table (GeoParquet and Parquet included) must have rows, a text file must
+//! not be empty.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -22,9 +23,10 @@ pub enum OutputKind {
     Image,
     /// GeoTIFF, NetCDF, ASCII grid and other GDAL rasters.
     Raster,
-    /// Any OGR vector format (GeoJSON, Shapefile, GeoPackage, KML…).
+    /// Any OGR vector format (GeoJSON, Shapefile, GeoPackage, KML…) and
+    /// GeoParquet.
     Vector,
-    /// CSV or spreadsheet.
+    /// CSV, spreadsheet or (plain) Parquet.
     Table,
     /// Text, JSON, HTML or anything else.
     Text,
@@ -68,6 +70,10 @@ pub fn kind_of(path: &Path) -> OutputKind {
         "tif" | "tiff" | "nc" | "asc" | "img" | "vrt" | "grd" => OutputKind::Raster,
         "geojson" | "shp" | "gpkg" | "kml" | "gml" | "fgb" | "geojsonl" => OutputKind::Vector,
         "csv" | "xlsx" | "xls" | "ods" => OutputKind::Table,
+        "parquet" | "geoparquet" => match card::parquet_rows(path) {
+            Ok((_, true)) => OutputKind::Vector,
+            _ => OutputKind::Table,
+        },
         _ => OutputKind::Text,
     }
 }
@@ -83,7 +89,11 @@ pub fn check(path: &Path) -> OutputCheck {
     if size == 0 {
         return OutputCheck::Trivial(kind, "an empty file".into());
     }
+    let parquet = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("geoparquet"));
     let verdict = match kind {
+        _ if parquet => check_parquet(path, kind),
         OutputKind::Image => check_image(path),
         OutputKind::Raster => check_raster(path),
         OutputKind::Vector => check_vector(path, OutputKind::Vector, &[]),
@@ -102,6 +112,9 @@ enum Unreadable {
     /// The file system refused.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A Parquet footer that does not parse.
+    #[error(transparent)]
+    Parquet(#[from] ::parquet::errors::ParquetError),
     /// A `.json` that does not parse.
     #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -275,6 +288,16 @@ fn check_vector(
         )
     } else {
         OutputCheck::Trivial(kind, "no features".into())
+    })
+}
+
+/// A (Geo)Parquet file has content when its footer counts a row.
+fn check_parquet(path: &Path, kind: OutputKind) -> Result<OutputCheck, Unreadable> {
+    let (rows, _) = card::parquet_rows(path)?;
+    Ok(if rows > 0 {
+        OutputCheck::Content(kind, format!("{rows} rows (Parquet)"))
+    } else {
+        OutputCheck::Trivial(kind, "a Parquet file with no rows".into())
     })
 }
 

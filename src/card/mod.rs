@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use gdal_entry::open_readonly;
+pub use parquet::row_count as parquet_rows;
 
 use crate::llm::tokens;
 

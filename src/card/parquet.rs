@@ -156,6 +156,18 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
     Ok(text)
 }
 
+/// The row count of a Parquet file and whether it is GeoParquet, from its
+/// footer (the output check of a `.parquet` result).
+pub fn row_count(path: &Path) -> Result<(i64, bool), ::parquet::errors::ParquetError> {
+    let file = std::fs::File::open(path)?;
+    let reader = SerializedFileReader::new(file)?;
+    let meta = reader.metadata();
+    Ok((
+        meta.file_metadata().num_rows(),
+        geo_metadata(meta).0.is_some(),
+    ))
+}
+
 /// How to read the file in the sandbox.
 fn read_hint(shown: &str, size: u64, geo: &[GeoColumn]) -> String {
     let reader = if geo.is_empty() {

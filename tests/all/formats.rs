@@ -260,3 +260,46 @@ fn a_big_csv_gets_an_estimated_row_count_instead_of_a_full_scan() {
         "{entry}"
     );
 }
+
+#[test]
+fn the_geoparquet_example_solves_from_its_card_and_its_outputs_are_checked() {
+    let task = common::repo().join("examples/transit_access/task.yaml");
+    let replay = common::repo().join("examples/transit_access/replay.jsonl");
+    let out = common::workdir();
+    let run = common::solve_replay(&task, &replay, out.path(), &[], &[]);
+    assert_eq!(run.status.code(), Some(0), "{}", common::text(&run));
+    // The prompt's card described all three formats.
+    let events = common::events(out.path());
+    let prompt = events
+        .iter()
+        .find_map(|e| {
+            e["message"]["content"]
+                .as_str()
+                .filter(|c| c.contains("read natively"))
+        })
+        .unwrap_or_else(|| panic!("no card in the transcript"))
+        .to_string();
+    assert_has(
+        &prompt,
+        &[
+            "data/stops.parquet — GeoParquet",
+            "/vsizip/data/districts_shp.zip/districts.shp — vector (ESRI Shapefile)",
+            "coordinates: `lon`, `lat` — longitude/latitude in degrees",
+        ],
+    );
+    // A GeoParquet result is checked for rows from its footer.
+    let result = out.path().join("pred_results/district_access.parquet");
+    let check = gisclaw::outputs::check(&result);
+    assert_eq!(
+        check,
+        gisclaw::outputs::OutputCheck::Content(
+            gisclaw::outputs::OutputKind::Vector,
+            "6 rows (Parquet)".into()
+        )
+    );
+    std::fs::write(&result, b"not parquet").unwrap();
+    assert!(matches!(
+        gisclaw::outputs::check(&result),
+        gisclaw::outputs::OutputCheck::Unreadable(_)
+    ));
+}
