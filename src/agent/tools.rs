@@ -32,7 +32,7 @@ pub struct FinishArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InspectArgs {
-    /// The file, as listed (e.g. `data/roads.shp`).
+    /// The file, as listed (e.g. `data/roads.shp`, or `data/a.zip/b.shp` for an archive member).
     pub path: String,
 }
 
@@ -149,7 +149,7 @@ pub fn specs() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "inspect_data".into(),
-            description: "Describe one data file natively (GDAL): layers, geometry type, CRS, fields and types, sample rows; raster size, bands, dtype, nodata, pixel size, min/max; table columns; NetCDF variables.".into(),
+            description: "Describe one data file natively: layers, geometry type, CRS, fields and types, sample rows; raster size, bands, dtype, nodata, pixel size, min/max; table columns and which hold coordinates; GeoParquet metadata; NetCDF variables; an archive's members, or one member (data/a.zip/b.shp).".into(),
             parameters: schema::<InspectArgs>(),
         },
         ToolSpec {

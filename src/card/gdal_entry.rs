@@ -4,7 +4,7 @@
 //!
 //! Large files are described from metadata and samples, never read whole:
 //! CSV types are detected from the first megabyte and the row count of a
-//! big CSV is estimated from it; raster min/max are approximate (sampled
+//! big CSV is estimated from three slices of it; raster min/max are approximate (sampled
 //! blocks or an overview); GeoPackage counts come from its contents table.
 
 use std::io::Read;
@@ -18,7 +18,7 @@ use super::coords::{self, ColumnSample};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
-/// and, for a big file, to estimate its row count.
+/// and, in three slices, to estimate a big file's row count.
 const CSV_PROBE_BYTES: usize = 1 << 20;
 
 /// CSVs larger than this get an estimated row count instead of a full scan.
@@ -105,22 +105,31 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
     }
 }
 
-/// The row count of a CSV too big to count, estimated from the line
-/// lengths of its first megabyte; `None` for a file small enough to count
+/// The row count of a CSV too big to count, estimated from the density of
+/// line ends in three slices (start, middle, end: lines often grow along a
+/// file, e.g. with an id column); `None` for a file small enough to count
 /// (or one that is not a plain file, such as an archive member).
 fn estimated_csv_rows(path: &Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
     let size = std::fs::metadata(path).ok()?.len();
     if size <= CSV_COUNT_LIMIT {
         return None;
     }
-    let mut head = Vec::with_capacity(CSV_PROBE_BYTES);
-    std::fs::File::open(path)
-        .ok()?
-        .take(CSV_PROBE_BYTES as u64)
-        .read_to_end(&mut head)
-        .ok()?;
-    let lines = head.iter().filter(|&&b| b == b'\n').count().max(1) as u64;
-    Some((size * lines / head.len() as u64).saturating_sub(1))
+    let slice = (CSV_PROBE_BYTES / 3) as u64;
+    let mut file = std::fs::File::open(path).ok()?;
+    let (mut ends, mut bytes) = (0u64, 0u64);
+    for offset in [0, size / 2, size - slice] {
+        file.seek(SeekFrom::Start(offset)).ok()?;
+        let mut buf = Vec::with_capacity(slice as usize);
+        (&mut file).take(slice).read_to_end(&mut buf).ok()?;
+        ends += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        bytes += buf.len() as u64;
+    }
+    if bytes == 0 {
+        return None;
+    }
+    // Lines in the file, less the header.
+    Some((size * ends.max(1) / bytes).saturating_sub(1))
 }
 
 /// Opens `path` read-only with GDAL, its own messages silenced (errors come
@@ -255,18 +264,21 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
             .fields()
             .map(|f| (f.name(), gdal::vector::field_type_to_name(f.field_type())))
             .collect();
-        let count = match estimate {
-            Some(n) => format!("≈{n} (estimated from the first MB)"),
-            None => layer.feature_count().to_string(),
+        let (count, how) = match estimate {
+            Some(n) => (format!("≈{n}"), " (estimated from 1 MB read in 3 places)"),
+            None => (layer.feature_count().to_string(), ""),
         };
         let head = match (&geometry, table) {
             (Some(g), _) => format!(
-                "  layer `{}`: {g}, {}, {count} features\n",
+                "  layer `{}`: {g}, {}, {count} features{how}\n",
                 layer.name(),
                 crs_text(layer.spatial_ref())
             ),
-            (None, true) => format!("  `{}`: {count} rows\n", layer.name()),
-            (None, false) => format!("  layer `{}`: no geometry, {count} rows\n", layer.name()),
+            (None, true) => format!("  `{}`: {count} rows{how}\n", layer.name()),
+            (None, false) => format!(
+                "  layer `{}`: no geometry, {count} rows{how}\n",
+                layer.name()
+            ),
         };
         text.push_str(&head);
         let cols: Vec<String> = fields.iter().map(|(n, t)| format!("{n} ({t})")).collect();
@@ -279,7 +291,7 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
             }
         ));
         layer.reset_feature_reading();
-        for feature in layer.features().take(SAMPLE_ROWS) {
+        for feature in first_features(&layer, SAMPLE_ROWS) {
             let values: Vec<String> = fields
                 .iter()
                 .enumerate()
@@ -299,6 +311,24 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
     text
 }
 
+/// The next `n` features of `layer`, read with OGR directly: the gdal
+/// crate's `features()` asks the layer for its count first, and GDAL's CSV
+/// driver answers that by reading the whole file (30 s for 2 GB).
+fn first_features<'a>(
+    layer: &'a gdal::vector::Layer<'_>,
+    n: usize,
+) -> impl Iterator<Item = gdal::vector::Feature<'a>> + 'a {
+    std::iter::from_fn(move || {
+        // SAFETY: the handle belongs to `layer`, which outlives the returned
+        // feature; OGR hands over the feature, which `Feature` destroys.
+        unsafe {
+            let c = gdal_sys::OGR_L_GetNextFeature(layer.c_layer());
+            (!c.is_null()).then(|| gdal::vector::Feature::from_c_feature(layer.defn(), c))
+        }
+    })
+    .take(n)
+}
+
 /// Numeric ranges and a few text values of each column over the first
 /// [`SCAN_ROWS`] rows. A text column whose every value parses as a number
 /// (a CSV read without type detection) counts as numeric.
@@ -316,7 +346,7 @@ fn column_samples(
         .collect();
     let mut numeric = vec![true; fields.len()];
     layer.reset_feature_reading();
-    for feature in layer.features().take(SCAN_ROWS) {
+    for feature in first_features(layer, SCAN_ROWS) {
         for (i, sample) in samples.iter_mut().enumerate() {
             let number = match feature.field(i).ok().flatten() {
                 None => continue,
