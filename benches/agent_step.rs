@@ -58,6 +58,7 @@ fn measure(
         mcts: gisclaw::agent::mcts::MctsLimits::default(),
         sandbox: zygote.config().clone(),
         docs: None,
+        output_checks: true,
     };
     let mut memory = ErrorMemory::in_memory();
     run_task(

@@ -207,6 +207,24 @@ def _restore_import_blocker():
 # ------------------------------------------------------------- matplotlib
 
 
+def _figure_facts(fig, path):
+    """What a saved figure shows, for the output checks: how many axes,
+    how many of them draw no data, and whether it has a legend or colorbar."""
+    axes = [ax for ax in fig.get_axes() if ax.get_label() != "<colorbar>"]
+    def draws(ax):
+        return bool(ax.lines or ax.collections or ax.images or ax.patches
+                    or any(t.get_text().strip() for t in ax.texts))
+    legend = bool(fig.legends) or any(ax.get_legend() is not None for ax in axes)
+    colorbar = len(fig.get_axes()) > len(axes)
+    return {
+        "path": _clean(os.path.abspath(path)),
+        "axes": len(axes),
+        "empty_axes": sum(1 for ax in axes if not draws(ax)),
+        "legend": legend,
+        "colorbar": colorbar,
+    }
+
+
 def _patch_matplotlib():
     """Make ``plt.show()`` save unsaved figures instead of blocking."""
     try:
@@ -218,7 +236,13 @@ def _patch_matplotlib():
 
     def savefig(self, *args, **kwargs):
         self._gisclaw_saved = True
-        return original_savefig(self, *args, **kwargs)
+        result = original_savefig(self, *args, **kwargs)
+        if _session is not None and args and isinstance(args[0], (str, os.PathLike)):
+            try:
+                _session.saved_figures.append(_figure_facts(self, os.fspath(args[0])))
+            except Exception:
+                pass  # facts are advisory; the figure is saved either way
+        return result
 
     def show(*args, **kwargs):
         saved = []
@@ -527,6 +551,7 @@ class Session:
         limits = spec["limits"]
         self.limits = limits
         self.figures = []
+        self.saved_figures = []
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         for alias, module in ALIASES.items():
             if module in sys.modules:
@@ -671,6 +696,7 @@ def run_cell(code, cell):
     ns = session.namespace
     before = {name: _fingerprint(value) for name, value in _user_names(ns)}
     session.figures = []
+    session.saved_figures = []
     error = None
     old_out, old_err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
@@ -707,6 +733,7 @@ def run_cell(code, cell):
         "error": error,
         "variables": changes,
         "figures": [_clean(f) for f in session.figures if type(f) is str],
+        "saved_figures": session.saved_figures,
         "duration_us": int(elapsed * 1_000_000),
     })
 

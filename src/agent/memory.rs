@@ -238,6 +238,7 @@ mod tests {
                 }),
                 variables: Vec::new(),
                 figures: Vec::new(),
+                saved_figures: Vec::new(),
                 duration_us: 0,
             },
             restore: None,

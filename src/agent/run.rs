@@ -24,6 +24,7 @@ use super::transcript::{output_status, RunSummary, Transcript};
 use crate::card;
 use crate::interrupt::CellStopper;
 use crate::llm::ChatBackend;
+use crate::outputs::sanity::OutputChecks;
 use crate::sandbox::{SandboxConfig, Session, SessionDirs, Zygote};
 use crate::task::LoadedTask;
 use crate::util::write_atomic;
@@ -76,6 +77,9 @@ pub struct RunOptions {
     pub sandbox: SandboxConfig,
     /// The library-docs index for `search_docs` (`--rag`).
     pub docs: Option<std::sync::Arc<crate::knowledge::Library>>,
+    /// Output checks after cells that write under `pred_results/`, and one
+    /// refused `finish` while they fail (`--no-output-checks` clears it).
+    pub output_checks: bool,
 }
 
 /// Prepares the output folder of a run and returns the session's folders:
@@ -201,6 +205,10 @@ pub fn run_task(
         data_path: "data/".into(),
         outputs: task.outputs.clone(),
         docs: options.docs.as_deref(),
+        // The instruction only: domain knowledge names the inputs' CRS.
+        checks: options
+            .output_checks
+            .then(|| OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction)),
     };
     let dual_inputs = dual::DualInputs {
         system: system.clone(),
@@ -250,6 +258,11 @@ pub fn run_task(
             .outcome
         }
     };
+    let finished_with_warnings = toolbox
+        .checks
+        .take()
+        .map(|c| c.finished_with)
+        .unwrap_or_default();
     let script = solution::consolidate(&task.id, session.journal());
     write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;
     let (status, reason) = match &outcome.ending {
@@ -286,6 +299,8 @@ pub fn run_task(
         outputs: output_status(out, &task.outputs),
         summary: outcome.summary.clone(),
         sandbox: session.confinement().clone(),
+        output_checks: options.output_checks,
+        finished_with_warnings,
     };
     summary
         .write(&out.join("run.json"))

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::transcript::output_status;
 use crate::llm::ToolSpec;
 use crate::observation;
+use crate::outputs::sanity::{OutputChecks, Snapshot};
 use crate::sandbox::{CellOutcome, CellStatus, SandboxError, Session};
 
 /// Arguments of `execute_python`.
@@ -217,6 +218,9 @@ pub struct Toolbox<'a> {
     pub outputs: Vec<String>,
     /// The library-docs index behind `search_docs` (`--rag`).
     pub docs: Option<&'a crate::knowledge::Library>,
+    /// The output checks (`None` with `--no-output-checks`): warnings after
+    /// a cell that wrote under `pred_results/`, and one refused `finish`.
+    pub checks: Option<OutputChecks>,
 }
 
 impl Toolbox<'_> {
@@ -237,8 +241,15 @@ impl Toolbox<'_> {
                         tracing::debug!("static analysis unavailable: {e}");
                         Vec::new()
                     });
+                    let pred = self.out_dir.join("pred_results");
+                    let before = self.checks.as_ref().map(|_| Snapshot::of(&pred));
                     let outcome = self.session.execute(&args.code)?;
                     let mut text = observation::render(&outcome);
+                    if let (Some(checks), Some(before)) = (&self.checks, &before) {
+                        for line in checks.after_cell(&pred, before, &outcome.result.saved_figures) {
+                            text.push_str(&format!("[output check] {line}\n"));
+                        }
+                    }
                     if outcome.status != CellStatus::Ok {
                         text.push_str(&observation::render_findings(&findings));
                     }
@@ -278,7 +289,14 @@ impl Toolbox<'_> {
             "finish" => {
                 let summary = summary_of(arguments);
                 let missing = missing_outputs(&self.out_dir, &self.outputs);
-                if missing.is_empty() {
+                let pred = self.out_dir.join("pred_results");
+                let refused = match &mut self.checks {
+                    Some(checks) if missing.is_empty() => checks.at_finish(&pred),
+                    _ => None,
+                };
+                if let Some(text) = refused {
+                    Ok(ToolResult::text(text))
+                } else if missing.is_empty() {
                     Ok(ToolResult {
                         text: "Finished.".into(),
                         cell: None,

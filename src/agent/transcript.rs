@@ -150,6 +150,13 @@ pub struct RunSummary {
     /// The confinement layers that were in force for the run's sandbox
     /// session, as its worker reported them.
     pub sandbox: gisclaw_protocol::ConfinementReport,
+    /// Whether the output checks ran (`--no-output-checks` turns them off).
+    #[serde(default)]
+    pub output_checks: bool,
+    /// Output checks still failing when the model finished anyway, after
+    /// one `finish` was answered with them; empty when they passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finished_with_warnings: Vec<String>,
 }
 
 impl RunSummary {

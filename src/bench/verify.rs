@@ -39,6 +39,9 @@ pub struct Verdict {
     pub outputs: Vec<(String, OutputCheck)>,
     /// Everything wrong, each naming the task and the file or cell.
     pub problems: Vec<String>,
+    /// What the agent's output checks would say about the gold's outputs
+    /// (the run itself has them off): a measure of their false alarms.
+    pub check_warnings: Vec<String>,
 }
 
 impl Verdict {
@@ -183,6 +186,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         run_seconds: 0.0,
         outputs: Vec::new(),
         problems: Vec::new(),
+        check_warnings: Vec::new(),
     };
     match data::ensure(zygote, loaded) {
         Ok(Provenance::Generated(took)) => verdict.generate_seconds = took.as_secs_f64(),
@@ -229,6 +233,8 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         mcts: crate::agent::mcts::MctsLimits::default(),
         sandbox: sandbox_limits(zygote.config(), Duration::from_secs(300), budget),
         docs: None,
+        // The gold is the reference: its replay is not told about its outputs.
+        output_checks: false,
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();
@@ -271,6 +277,11 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         }
         verdict.outputs.push((output.clone(), check));
     }
+    verdict.check_warnings = crate::outputs::sanity::OutputChecks::new(
+        loaded.data_dir.as_deref(),
+        &loaded.task.instruction,
+    )
+    .all(&out.join("pred_results"));
     verdict
 }
 

@@ -151,7 +151,7 @@ pub fn open_readonly(
 }
 
 /// `EPSG:4326`, or the CRS's name, or `no CRS`.
-fn crs_text(srs: Option<gdal::spatial_ref::SpatialRef>) -> String {
+pub fn crs_text(srs: Option<gdal::spatial_ref::SpatialRef>) -> String {
     let Some(srs) = srs else {
         return "no CRS".into();
     };
@@ -314,7 +314,7 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
 /// The next `n` features of `layer`, read with OGR directly: the gdal
 /// crate's `features()` asks the layer for its count first, and GDAL's CSV
 /// driver answers that by reading the whole file (30 s for 2 GB).
-fn first_features<'a>(
+pub fn first_features<'a>(
     layer: &'a gdal::vector::Layer<'_>,
     n: usize,
 ) -> impl Iterator<Item = gdal::vector::Feature<'a>> + 'a {

@@ -27,7 +27,7 @@ mod parquet;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use gdal_entry::open_readonly;
+pub use gdal_entry::{crs_text, first_features, open_readonly};
 pub use parquet::row_count as parquet_rows;
 
 use crate::llm::tokens;

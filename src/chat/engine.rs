@@ -27,6 +27,7 @@ use crate::interrupt::CellStopper;
 use crate::llm::config::LiveConfig;
 use crate::llm::tokens::Price;
 use crate::llm::{ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
+use crate::outputs::sanity::OutputChecks;
 use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
 
 /// How a turn ended.
@@ -51,6 +52,9 @@ pub struct ChatOptions {
     pub sandbox: SandboxConfig,
     /// The library-docs index for `search_docs` (`--rag`).
     pub docs: Option<Arc<crate::knowledge::Library>>,
+    /// Output checks after cells that write under `pred_results/`
+    /// (`--no-output-checks` turns them off).
+    pub output_checks: bool,
 }
 
 const CHAT_NOTE: &str = "\n\n## Chat\nYou work with a GIS analyst in an interactive session. Use the tools to do what they ask, \
@@ -69,6 +73,9 @@ pub struct ChatEngine {
     /// The attached data folder's schema card (made once per attach: it
     /// reads every file with GDAL).
     card: Option<String>,
+    /// The output checks' reference (the attached data's CRSs and extent),
+    /// made with the card; `None` when the checks are off.
+    pub(super) checks: Option<OutputChecks>,
     pub(super) transcript: Transcript,
     memory: ErrorMemory,
     pub(super) interrupt: &'static AtomicBool,
@@ -133,6 +140,9 @@ impl ChatEngine {
         let _ = transcript.record("start", json!({ "chat": saved.id, "backend": describe, "replay": backend.is_replay(), "resumed_cells": rebuilt.replayed }));
         let price = backend.price();
         let card = saved.data_dir.as_deref().map(data_card);
+        let checks = options
+            .output_checks
+            .then(|| OutputChecks::new(saved.data_dir.as_deref(), ""));
         let mut saved = saved;
         saved.cells = kept;
         let engine = ChatEngine {
@@ -144,6 +154,7 @@ impl ChatEngine {
             price,
             system,
             card,
+            checks,
             transcript,
             memory: ErrorMemory::in_memory(),
             interrupt,
@@ -282,6 +293,7 @@ impl ChatEngine {
             &mut self.session,
             self.saved.data_dir.clone(),
             self.options.docs.as_deref(),
+            self.checks.clone(),
             interrupt,
         );
         let (cells, last_failed) = (&mut self.saved.cells, &mut self.last_failed);
@@ -369,6 +381,7 @@ impl ChatEngine {
                 &mut self.session,
                 self.saved.data_dir.clone(),
                 self.options.docs.as_deref(),
+                self.checks.clone(),
                 self.interrupt,
             );
             run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)?
@@ -447,6 +460,9 @@ impl ChatEngine {
         // worker gets this one, and the session's cells are replayed into it.
         self.session.set_readable(std::slice::from_ref(&dir))?;
         let card = data_card(&dir);
+        if self.options.output_checks {
+            self.checks = Some(OutputChecks::new(Some(&dir), ""));
+        }
         self.saved.data_dir = Some(dir);
         self.card = Some(card.clone());
         self.save();
@@ -561,6 +577,7 @@ pub(super) fn sandbox_tools<'s>(
     session: &'s mut Session,
     data_dir: Option<std::path::PathBuf>,
     docs: Option<&'s crate::knowledge::Library>,
+    checks: Option<OutputChecks>,
     interrupt: &'static AtomicBool,
 ) -> (Toolbox<'s>, CellStopper) {
     let stopper = CellStopper::watch(session.canceller(), move || {
@@ -574,6 +591,7 @@ pub(super) fn sandbox_tools<'s>(
         data_path: "data/".into(),
         outputs: Vec::new(),
         docs,
+        checks,
     };
     (toolbox, stopper)
 }

@@ -51,6 +51,7 @@ impl ChatEngine {
                 &mut self.session,
                 self.saved.data_dir.clone(),
                 self.options.docs.as_deref(),
+                self.checks.clone(),
                 interrupt,
             );
             mcts::run(

@@ -211,6 +211,20 @@ fn verify_suite(suite: &Path, tasks: Option<&str>, out: &Path) -> anyhow::Result
             println!("  {p}");
         }
     }
+    let warned: Vec<_> = verdicts
+        .iter()
+        .filter(|v| !v.check_warnings.is_empty())
+        .collect();
+    for v in &warned {
+        for w in &v.check_warnings {
+            println!("  {}: output check: {w}", v.id);
+        }
+    }
+    println!(
+        "output checks: {} of {} gold runs would get a warning",
+        warned.len(),
+        verdicts.len()
+    );
     println!(
         "gisclaw: {}/{} gold solutions verified (runs in {})",
         verdicts.len() - failed.len(),

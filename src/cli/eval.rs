@@ -104,6 +104,11 @@ pub struct EvalRunArgs {
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
     pub rag: bool,
+    /// Do not look inside the outputs after each cell (blank images,
+    /// NaN rasters, empty layers, wrong places), nor answer a `finish` with
+    /// failing checks once (an ablation).
+    #[arg(long)]
+    pub no_output_checks: bool,
     /// The eval folder (default: gisclaw-runs/eval/<suite name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -559,6 +564,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         judge,
         vision_judge,
         mcts: args.mcts.limits(),
+        output_checks: !args.no_output_checks,
     };
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("runs");

@@ -59,6 +59,11 @@ pub struct SolveArgs {
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
     pub rag: bool,
+    /// Do not look inside the outputs after each cell (blank images,
+    /// NaN rasters, empty layers, wrong places), nor answer a `finish` with
+    /// failing checks once (an ablation).
+    #[arg(long)]
+    pub no_output_checks: bool,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -184,6 +189,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         mcts: args.mcts.limits(),
         sandbox,
         docs: open_docs(args.rag)?,
+        output_checks: !args.no_output_checks,
     };
     let mut memory = if args.no_memory {
         ErrorMemory::in_memory()

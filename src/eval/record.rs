@@ -96,6 +96,10 @@ pub struct RunRecord {
     /// The tree search's figures (`--arch mcts` runs only).
     #[serde(default)]
     pub search: Option<SearchCounts>,
+    /// Output files whose checks still failed when the model finished
+    /// anyway (0 when they passed, were off, or the run did not finish).
+    #[serde(default)]
+    pub finished_with_warnings: usize,
 }
 
 /// What an `--arch mcts` run's tree holds.
@@ -288,6 +292,7 @@ pub fn score_run(
         judge: None,
         judge_error: None,
         search: SearchCounts::read(workdir),
+        finished_with_warnings: summary.finished_with_warnings.len(),
     }
 }
 

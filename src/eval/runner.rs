@@ -188,6 +188,8 @@ pub struct EvalOptions {
     pub vision_judge: Option<LiveConfig>,
     /// Bounds of the tree search (`--arch mcts`).
     pub mcts: MctsLimits,
+    /// Output checks in the agent's runs (`--no-output-checks` clears it).
+    pub output_checks: bool,
 }
 
 /// Problems that stop an eval before it runs.
@@ -488,6 +490,8 @@ fn run_one(
         mcts: options.mcts.clone(),
         sandbox: sandbox_limits(zygote.config(), options.cell_timeout, options.budget),
         docs: options.docs.clone(),
+        // A gold replay is the reference itself: it is not told about its outputs.
+        output_checks: options.output_checks && !matches!(source, BackendSource::Gold),
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();

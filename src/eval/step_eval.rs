@@ -272,6 +272,8 @@ pub fn run_one(
                 data_path: "data/".into(),
                 outputs: Vec::new(),
                 docs: None,
+                // Step suites judge each step's answer, not output files.
+                checks: None,
             };
             let mut model = Plain(&mut *backend);
             let mut turn = Turn {

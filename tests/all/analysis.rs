@@ -195,6 +195,7 @@ fn a_failing_cell_tells_the_model_what_the_analysis_found_and_a_passing_one_does
         data_path: "data/".into(),
         outputs: Vec::new(),
         docs: None,
+        checks: None,
     };
     let failing = toolbox
         .call(

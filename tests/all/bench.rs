@@ -88,6 +88,13 @@ fn every_gold_solution_runs_through_the_agent_loop() {
         "{report}"
     );
     assert!(out.status.success(), "{report}");
+    // The agent's output checks raise no false alarm on 50 real solutions.
+    assert!(
+        report.contains(&format!(
+            "output checks: 0 of {n} gold runs would get a warning"
+        )),
+        "{report}"
+    );
     // The runs are real agent runs: a transcript with one tool call per gold cell.
     let transcript = std::fs::read_to_string(out_dir.path().join("T01/transcript.jsonl")).unwrap();
     assert!(

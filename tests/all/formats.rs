@@ -252,7 +252,10 @@ fn a_big_csv_gets_an_estimated_row_count_instead_of_a_full_scan() {
         (estimate / rows as f64 - 1.0).abs() < 0.05,
         "estimate {estimate} vs {rows} rows:\n{entry}"
     );
-    assert!(entry.contains("(estimated from 1 MB read in 3 places)"), "{entry}");
+    assert!(
+        entry.contains("(estimated from 1 MB read in 3 places)"),
+        "{entry}"
+    );
     assert!(
         entry.contains(
             "coordinates: `pickup_longitude`, `pickup_latitude` — longitude/latitude in degrees"

@@ -22,6 +22,7 @@ mod knowledge;
 mod layout;
 mod local_model;
 mod mcts;
+mod output_checks;
 mod sandbox;
 mod sandbox_attacks;
 mod solve;

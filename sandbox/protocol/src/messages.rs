@@ -254,8 +254,28 @@ pub struct CellResult {
     pub variables: Vec<VariableSummary>,
     /// Figures saved on the cell's behalf (e.g. by an intercepted `plt.show()`).
     pub figures: Vec<String>,
+    /// What each figure the cell saved with matplotlib shows (for the
+    /// output checks).
+    #[serde(default)]
+    pub saved_figures: Vec<FigureFacts>,
     /// Wall time inside the worker, in microseconds.
     pub duration_us: u64,
+}
+
+/// What a figure saved with matplotlib shows: reported by the sandbox's
+/// `savefig` hook, read by the output checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FigureFacts {
+    /// The file written, as an absolute path inside the session's view.
+    pub path: String,
+    /// Axes in the figure (colorbars not counted).
+    pub axes: usize,
+    /// Axes that draw no data (no lines, collections, images, patches or text).
+    pub empty_axes: usize,
+    /// Whether the figure or one of its axes has a legend.
+    pub legend: bool,
+    /// Whether the figure has a colorbar.
+    pub colorbar: bool,
 }
 
 impl CellResult {
@@ -275,6 +295,7 @@ impl CellResult {
             }),
             variables: Vec::new(),
             figures: Vec::new(),
+            saved_figures: Vec::new(),
             duration_us: 0,
         }
     }

@@ -62,6 +62,11 @@ pub struct ChatArgs {
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
     pub rag: bool,
+    /// Do not look inside the outputs after each cell (blank images,
+    /// NaN rasters, empty layers, wrong places), nor answer a `finish` with
+    /// failing checks once (an ablation).
+    #[arg(long)]
+    pub no_output_checks: bool,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -136,6 +141,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         max_rounds: args.max_rounds,
         sandbox,
         docs: super::common::open_docs(args.rag)?,
+        output_checks: !args.no_output_checks,
     };
     let (mut engine, rebuilt) =
         ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)

@@ -175,6 +175,10 @@ fn summarise(
         token_efficiency: per(tokens),
         code_line_efficiency: per(lines),
         run_errors,
+        finished_with_warnings: records
+            .iter()
+            .filter(|r| r.finished_with_warnings > 0)
+            .count(),
         cell_errors,
     }
 }

@@ -191,12 +191,12 @@ pub fn markdown(report: &Report) -> String {
             if report.cells.len() < 3 { " (With fewer than three cells τ can only be ±1.)" } else { "" }
         );
     }
-    md.push_str("\n## Error types\n\nFailed runs (and failed cells) by type.\n\n| cell |");
+    md.push_str("\n## Error types\n\nFailed runs (and failed cells) by type; the last column counts runs that finished although their output checks still failed (after one refused `finish`).\n\n| cell |");
     for e in ErrorType::ALL {
         let _ = write!(md, " {} |", e.name());
     }
-    md.push_str("\n|---|");
-    md.push_str(&"---|".repeat(ErrorType::ALL.len()));
+    md.push_str(" finished with failing checks |\n|---|");
+    md.push_str(&"---|".repeat(ErrorType::ALL.len() + 1));
     md.push('\n');
     for c in &report.cells {
         let _ = write!(md, "| {} |", c.label);
@@ -205,7 +205,7 @@ pub fn markdown(report: &Report) -> String {
             let cells = c.cell_errors.get(e.name()).copied().unwrap_or(0);
             let _ = write!(md, " {runs} ({cells}) |");
         }
-        md.push('\n');
+        let _ = writeln!(md, " {} |", c.finished_with_warnings);
     }
     md.push_str("\n## Per task (successes/runs, mean Q_out, mean S)\n\n| task |");
     for c in &report.cells {

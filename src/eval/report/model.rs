@@ -172,6 +172,9 @@ pub struct CellSummary {
     pub run_errors: BTreeMap<String, usize>,
     /// Failed cells by error type.
     pub cell_errors: BTreeMap<String, usize>,
+    /// Runs that finished with failing output checks (after one refused
+    /// `finish`), successful or not.
+    pub finished_with_warnings: usize,
     /// The LLM judge's means (None when no run of the cell was judged).
     pub judge: Option<JudgeSummary>,
     /// The tree search's means (None for cells of other architectures).

@@ -4,6 +4,8 @@
 //! table (GeoParquet and Parquet included) must have rows, a text file must
 //! not be empty.
 
+pub mod sanity;
+
 use std::collections::HashSet;
 use std::path::Path;
 

@@ -1,0 +1,588 @@
+//! Output sanity checks: after a cell writes under `pred_results/`, each new
+//! or changed file is looked inside (natively, a few milliseconds) and what
+//! looks wrong is said in that cell's observation as short warnings the
+//! model can act on — GISclaw's paper found many failed runs *did* write
+//! their outputs (a blank map, a raster of NaN, a layer in the wrong place)
+//! and finished without looking.
+//!
+//! - image: tiny, or nearly one colour; with the sandbox's `savefig` facts:
+//!   axes that draw no data, no legend or colorbar when the task asks for a
+//!   legend (a heuristic, labelled as such);
+//! - raster: no CRS (NetCDF aside), every pixel nodata/NaN, constant, an
+//!   extent that does not overlap the input data;
+//! - vector: no features, empty or invalid geometries, no CRS, a CRS unlike
+//!   every input's when the task does not ask for one (lon/lat WGS 84, and
+//!   metres from inputs all in degrees, are not unlike), an extent far from
+//!   the inputs;
+//! - table: no rows, a column empty or NaN in every row.
+//!
+//! [`OutputChecks`] holds what the inputs say (CRS, extent in degrees) and
+//! the `finish` rule: a finish with failing checks is answered once with
+//! the warnings; a second finish is accepted and the run records it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::SystemTime;
+
+use gdal::spatial_ref::{AxisMappingStrategy, CoordTransform, SpatialRef};
+use gdal::vector::LayerAccess;
+use gdal::{Dataset, GdalOpenFlags};
+
+use super::{kind_of, OutputKind};
+use crate::card;
+use crate::sandbox::FigureFacts;
+
+/// Images narrower or lower than this many pixels are called tiny.
+const TINY_PX: usize = 150;
+
+/// An image with this share of its pixels in one colour is nearly uniform.
+const UNIFORM_SHARE: f64 = 0.995;
+
+/// Features scanned per layer for empty and invalid geometries.
+const SCAN_FEATURES: usize = 5_000;
+
+/// Rows scanned per table for empty columns.
+const SCAN_ROWS: usize = 10_000;
+
+/// Input files read for the reference CRS and extent.
+const MAX_INPUTS: usize = 50;
+
+/// What the task's inputs say: their CRSs and where they are.
+#[derive(Debug, Clone, Default)]
+pub struct Reference {
+    /// The CRS of each input layer or raster (`EPSG:32617`), deduplicated.
+    pub crs: Vec<String>,
+    /// Whether every input CRS is geographic (degrees).
+    pub all_geographic: bool,
+    /// The union of the inputs' extents, in degrees (lon/lat).
+    pub extent: Option<[f64; 4]>,
+    /// The task names a CRS or asks for a reprojection (or there is no task
+    /// text, as in chat): a CRS unlike the inputs' is then not warned about.
+    pub crs_asked: bool,
+    /// The task asks for a legend.
+    pub legend_asked: bool,
+}
+
+impl Reference {
+    /// Reads the inputs under `data_dir` (vector layers and rasters; up to
+    /// [`MAX_INPUTS`] files) and the task's text.
+    pub fn from_inputs(data_dir: Option<&Path>, task_text: &str) -> Reference {
+        let lower = task_text.to_lowercase();
+        let crs_asked = lower.trim().is_empty()
+            || [
+                "epsg",
+                "crs",
+                "reproject",
+                "project to",
+                "projection",
+                "coordinate system",
+                "utm",
+                "wgs",
+                "mercator",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+        let mut reference = Reference {
+            all_geographic: true,
+            crs_asked,
+            legend_asked: lower.contains("legend"),
+            ..Reference::default()
+        };
+        let Some(dir) = data_dir else {
+            return reference;
+        };
+        for (rel, _) in card::files_under(dir).into_iter().take(MAX_INPUTS) {
+            let path = dir.join(&rel);
+            let geo = match kind_of(&path) {
+                OutputKind::Raster => raster_geo(&path),
+                OutputKind::Vector => vector_geo(&path),
+                _ => Vec::new(),
+            };
+            for (crs, geographic, extent) in geo {
+                reference.all_geographic &= geographic;
+                if !reference.crs.contains(&crs) {
+                    reference.crs.push(crs);
+                }
+                if let Some(e) = extent {
+                    reference.extent = Some(match reference.extent {
+                        Some(u) => [
+                            u[0].min(e[0]),
+                            u[1].min(e[1]),
+                            u[2].max(e[2]),
+                            u[3].max(e[3]),
+                        ],
+                        None => e,
+                    });
+                }
+            }
+        }
+        reference
+    }
+}
+
+/// The run's output checks: the reference, and what `finish` was told.
+#[derive(Debug, Clone, Default)]
+pub struct OutputChecks {
+    /// What the inputs and the task say.
+    pub reference: Reference,
+    /// The warnings a refused `finish` was answered with (once per run).
+    pub warned_at_finish: Option<Vec<String>>,
+    /// The warnings still failing when the model finished anyway.
+    pub finished_with: Vec<String>,
+}
+
+impl OutputChecks {
+    /// Checks for a run whose inputs are in `data_dir`.
+    pub fn new(data_dir: Option<&Path>, task_text: &str) -> OutputChecks {
+        OutputChecks {
+            reference: Reference::from_inputs(data_dir, task_text),
+            ..OutputChecks::default()
+        }
+    }
+
+    /// Warnings for the files under `pred` that changed since `before`,
+    /// one line per file (`pred_results/x.png: …`).
+    pub fn after_cell(
+        &self,
+        pred: &Path,
+        before: &Snapshot,
+        figures: &[FigureFacts],
+    ) -> Vec<String> {
+        Snapshot::of(pred)
+            .changed_since(before)
+            .into_iter()
+            .filter_map(|rel| self.line(pred, &rel, figures))
+            .collect()
+    }
+
+    /// Warnings for every file under `pred` (what `finish` looks at).
+    pub fn all(&self, pred: &Path) -> Vec<String> {
+        card::files_under(pred)
+            .into_iter()
+            .filter(|(rel, _)| !card::is_sidecar(Path::new(rel)))
+            .filter_map(|(rel, _)| self.line(pred, &rel, &[]))
+            .collect()
+    }
+
+    /// `finish`: `Some(refusal text)` the first time the outputs fail their
+    /// checks; `None` to accept (the checks pass, or the model insists, in
+    /// which case [`OutputChecks::finished_with`] records the warnings).
+    pub fn at_finish(&mut self, pred: &Path) -> Option<String> {
+        let warnings = self.all(pred);
+        if warnings.is_empty() {
+            return None;
+        }
+        if self.warned_at_finish.is_none() {
+            let text = format!(
+                "finish: the outputs look wrong —\n{}\nFix them and call finish again, or call finish again to end with them as they are.",
+                warnings.iter().map(|w| format!("- {w}")).collect::<Vec<_>>().join("\n")
+            );
+            self.warned_at_finish = Some(warnings);
+            return Some(text);
+        }
+        self.finished_with = warnings;
+        None
+    }
+
+    /// The warning line of one file, when it has warnings.
+    fn line(&self, pred: &Path, rel: &str, figures: &[FigureFacts]) -> Option<String> {
+        let path = pred.join(rel);
+        let facts = figures
+            .iter()
+            .find(|f| f.path.ends_with(&format!("/pred_results/{rel}")));
+        let warnings = check(&path, &self.reference, facts);
+        (!warnings.is_empty()).then(|| format!("pred_results/{rel}: {}", warnings.join("; ")))
+    }
+}
+
+/// The files under a folder with their size and modification time, to find
+/// what a cell wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot(BTreeMap<String, (u64, Option<SystemTime>)>);
+
+impl Snapshot {
+    /// The files under `dir` now (none when it does not exist).
+    pub fn of(dir: &Path) -> Snapshot {
+        Snapshot(
+            card::files_under(dir)
+                .into_iter()
+                .map(|(rel, size)| {
+                    let modified = std::fs::metadata(dir.join(&rel))
+                        .and_then(|m| m.modified())
+                        .ok();
+                    (rel, (size, modified))
+                })
+                .collect(),
+        )
+    }
+
+    /// Files new or changed since `before`, sidecars left out.
+    pub fn changed_since(&self, before: &Snapshot) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(rel, now)| before.0.get(*rel) != Some(now))
+            .map(|(rel, _)| rel.clone())
+            .filter(|rel| !card::is_sidecar(Path::new(rel)))
+            .collect()
+    }
+}
+
+/// The warnings for one output file (empty when it looks fine or cannot be
+/// read: whether it exists and reads is `finish`'s output contract).
+pub fn check(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) -> Vec<String> {
+    let parquet = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    if parquet {
+        return match card::parquet_rows(path) {
+            Ok((0, _)) => vec!["no rows".into()],
+            _ => Vec::new(),
+        };
+    }
+    match kind_of(path) {
+        OutputKind::Image => image(path, reference, facts),
+        OutputKind::Raster => raster(path, reference),
+        OutputKind::Vector => vector(path, reference),
+        OutputKind::Table => table(path),
+        OutputKind::Text => Vec::new(),
+    }
+}
+
+fn open(path: &Path, flags: GdalOpenFlags) -> Option<Dataset> {
+    card::open_readonly(path, flags, &[]).ok()
+}
+
+fn image(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_RASTER) {
+        let (w, h) = ds.raster_size();
+        if w < TINY_PX || h < TINY_PX {
+            warnings.push(format!("a tiny image ({w}×{h} px)"));
+        }
+        if let Some(share) = dominant_share(&ds) {
+            if share >= UNIFORM_SHARE {
+                warnings.push(format!(
+                    "nearly uniform: {:.1} % of the pixels are one colour (an empty map?)",
+                    share * 100.0
+                ));
+            }
+        }
+    }
+    if let Some(f) = facts {
+        if f.axes > 0 && f.empty_axes == f.axes {
+            warnings.push(
+                "its axes draw no data (nothing plotted: an empty layer, or data outside the view?)"
+                    .into(),
+            );
+        }
+        if reference.legend_asked && !f.legend && !f.colorbar {
+            warnings
+                .push("no legend or colorbar, and the task asks for a legend (heuristic)".into());
+        }
+    }
+    warnings
+}
+
+/// The share of the most common colour over (at most ~250k sampled) pixels.
+fn dominant_share(ds: &Dataset) -> Option<f64> {
+    let (w, h) = ds.raster_size();
+    if w == 0 || h == 0 {
+        return None;
+    }
+    let bands: Vec<Vec<u8>> = (1..=ds.raster_count().min(4))
+        .map(|i| {
+            let band = ds.rasterband(i).ok()?;
+            Some(
+                band.read_as::<u8>((0, 0), (w, h), (w, h), None)
+                    .ok()?
+                    .into_shape_and_vec()
+                    .1,
+            )
+        })
+        .collect::<Option<_>>()?;
+    let stride = ((w * h) / 250_000).max(1);
+    let mut counts: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    let mut seen = 0usize;
+    for px in (0..w * h).step_by(stride) {
+        let colour = bands.iter().fold(0u32, |c, b| (c << 8) | u32::from(b[px]));
+        *counts.entry(colour).or_default() += 1;
+        seen += 1;
+    }
+    let top = counts.values().copied().max()?;
+    Some(top as f64 / seen as f64)
+}
+
+fn raster(path: &Path, reference: &Reference) -> Vec<String> {
+    let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_RASTER) else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    let srs = ds.spatial_ref().ok();
+    // NetCDF often keeps its coordinates as lat/lon variables instead.
+    let netcdf = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("nc"));
+    if srs.is_none() && !netcdf {
+        warnings.push("no CRS".into());
+    }
+    if let Some((valid, lo, hi)) = band_values(&ds) {
+        if valid == 0 {
+            warnings.push("every pixel is nodata or NaN".into());
+        } else if lo == hi {
+            warnings.push(format!(
+                "a constant raster (every valid pixel is {})",
+                short(lo)
+            ));
+        }
+    }
+    if let (Some(srs), Ok(gt)) = (&srs, ds.geo_transform()) {
+        let (w, h) = ds.raster_size();
+        let xs = [gt[0], gt[0] + gt[1] * w as f64 + gt[2] * h as f64];
+        let ys = [gt[3], gt[3] + gt[4] * w as f64 + gt[5] * h as f64];
+        let bounds = [
+            xs[0].min(xs[1]),
+            ys[0].min(ys[1]),
+            xs[0].max(xs[1]),
+            ys[0].max(ys[1]),
+        ];
+        warnings.extend(far_from_inputs(srs, bounds, reference));
+    }
+    warnings
+}
+
+/// Valid pixels (not NaN, not nodata), min and max of band 1, read at most
+/// 512×512 (nearest-neighbour overview of a bigger raster).
+fn band_values(ds: &Dataset) -> Option<(usize, f64, f64)> {
+    let band = ds.rasterband(1).ok()?;
+    let (w, h) = ds.raster_size();
+    let (bw, bh) = (w.min(512), h.min(512));
+    let values = band
+        .read_as::<f64>((0, 0), (w, h), (bw, bh), None)
+        .ok()?
+        .into_shape_and_vec()
+        .1;
+    let nodata = band.no_data_value();
+    let (mut valid, mut lo, mut hi) = (0usize, f64::INFINITY, f64::NEG_INFINITY);
+    for v in values {
+        if v.is_nan() || nodata.is_some_and(|nd| v == nd) {
+            continue;
+        }
+        valid += 1;
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    Some((valid, lo, hi))
+}
+
+fn vector(path: &Path, reference: &Reference) -> Vec<String> {
+    let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_VECTOR) else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    let several = ds.layer_count() > 1;
+    for mut layer in ds.layers().take(5) {
+        let name = if several {
+            format!("layer `{}`: ", layer.name())
+        } else {
+            String::new()
+        };
+        if layer.feature_count() == 0 {
+            warnings.push(format!("{name}no features"));
+            continue;
+        }
+        let srs = layer.spatial_ref();
+        match &srs {
+            None => warnings.push(format!("{name}no CRS")),
+            Some(s) => {
+                let crs = card::crs_text(Some(s.clone()));
+                // Lon/lat WGS 84 is GeoJSON's own CRS, and projecting
+                // degrees to metres is what distances and areas need:
+                // neither is a surprise. Another CRS than the inputs' is.
+                let expected = crs == "EPSG:4326"
+                    || crs == "OGC:CRS84"
+                    || (s.is_projected() && reference.all_geographic);
+                if !reference.crs_asked
+                    && !expected
+                    && !reference.crs.is_empty()
+                    && !reference.crs.contains(&crs)
+                {
+                    warnings.push(format!(
+                        "{name}CRS {crs} differs from every input ({}) and the task does not ask for a reprojection",
+                        reference.crs.join(", ")
+                    ));
+                }
+            }
+        }
+        let (mut seen, mut empty, mut invalid) = (0usize, 0usize, 0usize);
+        layer.reset_feature_reading();
+        for feature in card::first_features(&layer, SCAN_FEATURES) {
+            seen += 1;
+            match feature.geometry() {
+                None => empty += 1,
+                Some(g) if g.is_empty() => empty += 1,
+                Some(g) if !g.is_valid() => invalid += 1,
+                Some(_) => {}
+            }
+        }
+        if empty > 0 {
+            warnings.push(format!(
+                "{name}{empty} of {seen} geometries are empty or missing"
+            ));
+        }
+        if invalid > 0 {
+            warnings.push(format!(
+                "{name}{invalid} of {seen} geometries are invalid (shapely.make_valid repairs them)"
+            ));
+        }
+        if let (Some(srs), Ok(e)) = (&srs, layer.get_extent()) {
+            warnings.extend(
+                far_from_inputs(srs, [e.MinX, e.MinY, e.MaxX, e.MaxY], reference)
+                    .into_iter()
+                    .map(|w| format!("{name}{w}")),
+            );
+        }
+    }
+    warnings
+}
+
+fn table(path: &Path) -> Vec<String> {
+    let is_csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if !is_csv {
+        return Vec::new();
+    }
+    let Ok(ds) = card::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &["AUTODETECT_TYPE=NO"])
+    else {
+        return Vec::new();
+    };
+    let Some(layer) = ds.layers().next() else {
+        return Vec::new();
+    };
+    let names: Vec<String> = layer.defn().fields().map(|f| f.name()).collect();
+    let mut filled = vec![false; names.len()];
+    let mut rows = 0usize;
+    for feature in card::first_features(&layer, SCAN_ROWS) {
+        rows += 1;
+        for (i, seen) in filled.iter_mut().enumerate() {
+            if let Ok(Some(v)) = feature.field_as_string(i) {
+                let v = v.trim();
+                if !v.is_empty()
+                    && !v.eq_ignore_ascii_case("nan")
+                    && !v.eq_ignore_ascii_case("null")
+                {
+                    *seen = true;
+                }
+            }
+        }
+    }
+    if rows == 0 {
+        return vec!["a header and no rows".into()];
+    }
+    let empty: Vec<String> = names
+        .iter()
+        .zip(&filled)
+        .filter(|(_, f)| !**f)
+        .map(|(n, _)| format!("`{n}`"))
+        .collect();
+    if empty.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "column(s) {} empty or NaN in every row{}",
+            empty.join(", "),
+            if rows >= SCAN_ROWS { " scanned" } else { "" }
+        )]
+    }
+}
+
+/// A warning when `bounds` (in `srs`) do not overlap the inputs' extent,
+/// widened by 10 % of its size (at least 0.05°).
+fn far_from_inputs(srs: &SpatialRef, bounds: [f64; 4], reference: &Reference) -> Vec<String> {
+    let Some(inputs) = reference.extent else {
+        return Vec::new();
+    };
+    let Some(e) = to_degrees(srs, bounds) else {
+        return Vec::new();
+    };
+    let pad_x = ((inputs[2] - inputs[0]) * 0.1).max(0.05);
+    let pad_y = ((inputs[3] - inputs[1]) * 0.1).max(0.05);
+    let overlaps = e[0] <= inputs[2] + pad_x
+        && e[2] >= inputs[0] - pad_x
+        && e[1] <= inputs[3] + pad_y
+        && e[3] >= inputs[1] - pad_y;
+    if overlaps {
+        return Vec::new();
+    }
+    vec![format!(
+        "its extent (lon {}…{}, lat {}…{}) does not overlap the input data (lon {}…{}, lat {}…{}): wrong CRS or swapped coordinates?",
+        short(e[0]), short(e[2]), short(e[1]), short(e[3]),
+        short(inputs[0]), short(inputs[2]), short(inputs[1]), short(inputs[3])
+    )]
+}
+
+/// `bounds` in `srs` as lon/lat degrees.
+fn to_degrees(srs: &SpatialRef, bounds: [f64; 4]) -> Option<[f64; 4]> {
+    let mut source = srs.clone();
+    source.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    let mut wgs84 = SpatialRef::from_epsg(4326).ok()?;
+    wgs84.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    let transform = CoordTransform::new(&source, &wgs84).ok()?;
+    let out = transform.transform_bounds(&bounds, 21).ok()?;
+    out.iter().all(|v| v.is_finite()).then_some(out)
+}
+
+/// The CRS, whether it is geographic, and the lon/lat extent of each layer
+/// or the raster of an input.
+fn raster_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
+    let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_RASTER) else {
+        return Vec::new();
+    };
+    let Ok(srs) = ds.spatial_ref() else {
+        return Vec::new();
+    };
+    let extent = ds.geo_transform().ok().and_then(|gt| {
+        let (w, h) = ds.raster_size();
+        let xs = [gt[0], gt[0] + gt[1] * w as f64];
+        let ys = [gt[3], gt[3] + gt[5] * h as f64];
+        to_degrees(
+            &srs,
+            [
+                xs[0].min(xs[1]),
+                ys[0].min(ys[1]),
+                xs[0].max(xs[1]),
+                ys[0].max(ys[1]),
+            ],
+        )
+    });
+    let geographic = srs.is_geographic();
+    vec![(card::crs_text(Some(srs)), geographic, extent)]
+}
+
+fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
+    let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_VECTOR) else {
+        return Vec::new();
+    };
+    // An extent that needs a scan is computed for files up to 100 MB only.
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() < 100 << 20);
+    ds.layers()
+        .take(10)
+        .filter_map(|layer| {
+            let srs = layer.spatial_ref()?;
+            let extent = layer
+                .try_get_extent()
+                .ok()
+                .flatten()
+                .or_else(|| small.then(|| layer.get_extent().ok()).flatten())
+                .and_then(|e| to_degrees(&srs, [e.MinX, e.MinY, e.MaxX, e.MaxY]));
+            let geographic = srs.is_geographic();
+            Some((card::crs_text(Some(srs)), geographic, extent))
+        })
+        .collect()
+}
+
+/// A number for a warning.
+fn short(x: f64) -> String {
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
