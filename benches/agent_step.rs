@@ -59,6 +59,7 @@ fn measure(
         sandbox: zygote.config().clone(),
         docs: None,
         output_checks: true,
+        vision_feedback: true,
     };
     let mut memory = ErrorMemory::in_memory();
     run_task(

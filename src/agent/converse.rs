@@ -41,6 +41,11 @@ pub trait Model {
         let _ = n;
         false
     }
+    /// Whether the model sees images (vision feedback); asked only when a
+    /// cell wrote a figure.
+    fn sees_images(&mut self) -> bool {
+        false
+    }
 }
 
 /// A backend asked plainly (no streaming; the batch front ends).
@@ -62,6 +67,10 @@ impl Model for Plain<'_> {
 
     fn want_choices(&mut self, n: usize) -> bool {
         self.0.want_choices(n)
+    }
+
+    fn sees_images(&mut self) -> bool {
+        self.0.sees_images()
     }
 }
 
@@ -120,6 +129,10 @@ pub struct AgentOutcome {
     pub tool_time: Duration,
     /// The model's closing summary.
     pub summary: Option<String>,
+    /// Figures shown to the model (vision feedback).
+    pub images_shown: usize,
+    /// Their estimated prompt tokens.
+    pub image_tokens: u64,
 }
 
 /// State shared by every conversation of one run (rounds, time, tokens,
@@ -135,6 +148,10 @@ pub struct RunState {
     pub llm_time: Duration,
     /// Time running tools.
     pub tool_time: Duration,
+    /// Figures shown to the model (vision feedback).
+    pub images_shown: usize,
+    /// Their estimated prompt tokens.
+    pub image_tokens: u64,
     guard: AmnesiaGuard,
 }
 
@@ -147,6 +164,8 @@ impl RunState {
             usage: Usage::default(),
             llm_time: Duration::ZERO,
             tool_time: Duration::ZERO,
+            images_shown: 0,
+            image_tokens: 0,
             guard: AmnesiaGuard::default(),
         }
     }
@@ -160,6 +179,8 @@ impl RunState {
             llm_time: self.llm_time,
             tool_time: self.tool_time,
             summary,
+            images_shown: self.images_shown,
+            image_tokens: self.image_tokens,
         }
     }
 }
@@ -316,6 +337,8 @@ pub struct ToolRun {
     pub cell: Option<CellOutcome>,
     /// The summary of an accepted `finish`.
     pub finished: Option<String>,
+    /// Image files the call wrote under `pred_results/` (for vision feedback).
+    pub images: Vec<std::path::PathBuf>,
 }
 
 /// Runs one tool call: the tool, then Error Memory on a cell (its hint is
@@ -345,7 +368,52 @@ pub fn run_tool(
         status,
         cell: result.cell,
         finished: result.finished.then(|| result.summary.unwrap_or_default()),
+        images: result.images,
     })
+}
+
+/// Vision feedback: the figures this round's cells wrote, downscaled, in one
+/// user message after the tool results, with one line asking the model to
+/// check them against the task. The transcript keeps their names and sizes,
+/// not the pixels.
+fn show_figures(
+    turn: &mut Turn<'_, '_>,
+    messages: &mut Vec<Message>,
+    figures: &[std::path::PathBuf],
+    round: usize,
+    state: &mut RunState,
+) {
+    let pred = turn.toolbox.out_dir.join("pred_results");
+    let mut shown = Vec::new();
+    let mut names = Vec::new();
+    for path in figures {
+        let Some(image) = crate::llm::vision::prepare(path) else {
+            continue;
+        };
+        let name = path
+            .strip_prefix(&pred)
+            .map(|p| format!("pred_results/{}", p.display()))
+            .unwrap_or_else(|_| path.display().to_string());
+        names.push(format!("{name} ({}×{} px)", image.width, image.height));
+        state.images_shown += 1;
+        state.image_tokens += image.tokens;
+        shown.push(image.base64);
+    }
+    if shown.is_empty() {
+        return;
+    }
+    let text = format!(
+        "The figure(s) just written, as they look: {}. Check each against the task (data shown, extent, legend, labels) and fix what is wrong before you finish.",
+        names.join(", ")
+    );
+    let _ = turn.transcript.record(
+        "message",
+        json!({ "round": round, "message": Message::text(Role::User, text.clone()), "images": names }),
+    );
+    messages.push(Message {
+        images: shown,
+        ..Message::text(Role::User, text)
+    });
 }
 
 /// Answers the tool calls of a message that will not run, so the
@@ -433,6 +501,7 @@ pub fn converse(
             continue;
         }
         idle = 0;
+        let mut figures: Vec<std::path::PathBuf> = Vec::new();
         let calls = &adapted.message.tool_calls;
         for (i, call) in calls.iter().enumerate() {
             let name = call.function.name.as_str();
@@ -492,6 +561,7 @@ pub fn converse(
                             if let Some(summary) = run.finished {
                                 stop = Some(Stop::Finished(summary));
                             }
+                            figures.extend(run.images);
                             (text, run.status, ok)
                         }
                         Err(err) => {
@@ -545,6 +615,9 @@ pub fn converse(
                 not_run(messages, &calls[i + 1..], "the run was stopped");
                 return Stop::End(ending);
             }
+        }
+        if !figures.is_empty() && turn.model.sees_images() {
+            show_figures(turn, messages, &figures, round, state);
         }
         if let Some(max) = limits.max_failures {
             if failures > max {

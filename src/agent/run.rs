@@ -80,6 +80,9 @@ pub struct RunOptions {
     /// Output checks after cells that write under `pred_results/`, and one
     /// refused `finish` while they fail (`--no-output-checks` clears it).
     pub output_checks: bool,
+    /// Show the model the figures its cells write, when it sees images
+    /// (`--no-vision-feedback` clears it).
+    pub vision_feedback: bool,
 }
 
 /// Prepares the output folder of a run and returns the session's folders:
@@ -209,6 +212,7 @@ pub fn run_task(
         checks: options
             .output_checks
             .then(|| OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction)),
+        vision: options.vision_feedback,
     };
     let dual_inputs = dual::DualInputs {
         system: system.clone(),
@@ -301,6 +305,8 @@ pub fn run_task(
         sandbox: session.confinement().clone(),
         output_checks: options.output_checks,
         finished_with_warnings,
+        images_shown: outcome.images_shown,
+        image_tokens: outcome.image_tokens,
     };
     summary
         .write(&out.join("run.json"))

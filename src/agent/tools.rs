@@ -177,6 +177,9 @@ pub struct ToolResult {
     pub finished: bool,
     /// The summary given to an accepted `finish`.
     pub summary: Option<String>,
+    /// Image files the cell wrote under `pred_results/` (with
+    /// [`Toolbox::vision`]).
+    pub images: Vec<PathBuf>,
 }
 
 impl ToolResult {
@@ -186,6 +189,7 @@ impl ToolResult {
             cell: None,
             finished: false,
             summary: None,
+            images: Vec::new(),
         }
     }
 }
@@ -221,6 +225,9 @@ pub struct Toolbox<'a> {
     /// The output checks (`None` with `--no-output-checks`): warnings after
     /// a cell that wrote under `pred_results/`, and one refused `finish`.
     pub checks: Option<OutputChecks>,
+    /// Report the images a cell writes, for vision feedback
+    /// (`--no-vision-feedback` clears it).
+    pub vision: bool,
 }
 
 impl Toolbox<'_> {
@@ -242,7 +249,7 @@ impl Toolbox<'_> {
                         Vec::new()
                     });
                     let pred = self.out_dir.join("pred_results");
-                    let before = self.checks.as_ref().map(|_| Snapshot::of(&pred));
+                    let before = (self.checks.is_some() || self.vision).then(|| Snapshot::of(&pred));
                     let outcome = self.session.execute(&args.code)?;
                     let mut text = observation::render(&outcome);
                     if let (Some(checks), Some(before)) = (&self.checks, &before) {
@@ -258,11 +265,24 @@ impl Toolbox<'_> {
                         let hits = docs.near_names(&query, API_HITS);
                         text.push_str(&format!("\n[library docs for `{query}`]\n{}", crate::knowledge::search::render_hits(&query, &hits)));
                     }
+                    let images = match (&before, self.vision) {
+                        (Some(before), true) => Snapshot::of(&pred)
+                            .changed_since(before)
+                            .into_iter()
+                            .filter(|rel| {
+                                crate::outputs::kind_of(Path::new(rel))
+                                    == crate::outputs::OutputKind::Image
+                            })
+                            .map(|rel| pred.join(rel))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
                     Ok(ToolResult {
                         text,
                         cell: Some(outcome),
                         finished: false,
                         summary: None,
+                        images,
                     })
                 }
                 Err(e) => Ok(ToolResult::text(format!(
@@ -302,6 +322,7 @@ impl Toolbox<'_> {
                         cell: None,
                         finished: true,
                         summary: Some(summary),
+                        images: Vec::new(),
                     })
                 } else {
                     Ok(ToolResult::text(format!(

@@ -157,6 +157,13 @@ pub struct RunSummary {
     /// one `finish` was answered with them; empty when they passed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub finished_with_warnings: Vec<String>,
+    /// Figures shown to the model (vision feedback).
+    #[serde(default)]
+    pub images_shown: usize,
+    /// Their estimated prompt tokens (OpenAI's tile rule; included in
+    /// `tokens_in` as the server counts them).
+    #[serde(default)]
+    pub image_tokens: u64,
 }
 
 impl RunSummary {

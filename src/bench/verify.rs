@@ -235,6 +235,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         docs: None,
         // The gold is the reference: its replay is not told about its outputs.
         output_checks: false,
+        vision_feedback: false,
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();

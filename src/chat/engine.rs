@@ -55,6 +55,9 @@ pub struct ChatOptions {
     /// Output checks after cells that write under `pred_results/`
     /// (`--no-output-checks` turns them off).
     pub output_checks: bool,
+    /// Show the model the figures its cells write, when it sees images
+    /// (`--no-vision-feedback` clears it).
+    pub vision_feedback: bool,
 }
 
 const CHAT_NOTE: &str = "\n\n## Chat\nYou work with a GIS analyst in an interactive session. Use the tools to do what they ask, \
@@ -294,6 +297,7 @@ impl ChatEngine {
             self.saved.data_dir.clone(),
             self.options.docs.as_deref(),
             self.checks.clone(),
+            self.options.vision_feedback,
             interrupt,
         );
         let (cells, last_failed) = (&mut self.saved.cells, &mut self.last_failed);
@@ -382,6 +386,7 @@ impl ChatEngine {
                 self.saved.data_dir.clone(),
                 self.options.docs.as_deref(),
                 self.checks.clone(),
+                false,
                 self.interrupt,
             );
             run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)?
@@ -578,6 +583,7 @@ pub(super) fn sandbox_tools<'s>(
     data_dir: Option<std::path::PathBuf>,
     docs: Option<&'s crate::knowledge::Library>,
     checks: Option<OutputChecks>,
+    vision: bool,
     interrupt: &'static AtomicBool,
 ) -> (Toolbox<'s>, CellStopper) {
     let stopper = CellStopper::watch(session.canceller(), move || {
@@ -592,6 +598,7 @@ pub(super) fn sandbox_tools<'s>(
         outputs: Vec::new(),
         docs,
         checks,
+        vision,
     };
     (toolbox, stopper)
 }
@@ -626,6 +633,10 @@ pub(super) struct ChatModel<'e> {
 impl Model for ChatModel<'_> {
     fn want_logprobs(&mut self, on: bool) -> bool {
         self.backend.as_mut().is_some_and(|b| b.want_logprobs(on))
+    }
+
+    fn sees_images(&mut self) -> bool {
+        self.backend.as_mut().is_some_and(|b| b.sees_images())
     }
 
     fn ask(

@@ -52,6 +52,7 @@ impl ChatEngine {
                 self.saved.data_dir.clone(),
                 self.options.docs.as_deref(),
                 self.checks.clone(),
+                false,
                 interrupt,
             );
             mcts::run(

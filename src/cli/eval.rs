@@ -109,6 +109,11 @@ pub struct EvalRunArgs {
     /// failing checks once (an ablation).
     #[arg(long)]
     pub no_output_checks: bool,
+    /// Do not show the model the figures its cells write (vision feedback
+    /// is on for models whose profile says `vision = true` or `"auto"` and
+    /// that see images; an ablation).
+    #[arg(long)]
+    pub no_vision_feedback: bool,
     /// The eval folder (default: gisclaw-runs/eval/<suite name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -565,6 +570,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         vision_judge,
         mcts: args.mcts.limits(),
         output_checks: !args.no_output_checks,
+        vision_feedback: !args.no_vision_feedback,
     };
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("runs");

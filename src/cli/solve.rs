@@ -64,6 +64,11 @@ pub struct SolveArgs {
     /// failing checks once (an ablation).
     #[arg(long)]
     pub no_output_checks: bool,
+    /// Do not show the model the figures its cells write (vision feedback
+    /// is on for models whose profile says `vision = true` or `"auto"` and
+    /// that see images; an ablation).
+    #[arg(long)]
+    pub no_vision_feedback: bool,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -190,6 +195,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         sandbox,
         docs: open_docs(args.rag)?,
         output_checks: !args.no_output_checks,
+        vision_feedback: !args.no_vision_feedback,
     };
     let mut memory = if args.no_memory {
         ErrorMemory::in_memory()

@@ -100,6 +100,12 @@ pub struct RunRecord {
     /// anyway (0 when they passed, were off, or the run did not finish).
     #[serde(default)]
     pub finished_with_warnings: usize,
+    /// Figures shown to the model (vision feedback).
+    #[serde(default)]
+    pub images_shown: usize,
+    /// Their estimated prompt tokens.
+    #[serde(default)]
+    pub image_tokens: u64,
 }
 
 /// What an `--arch mcts` run's tree holds.
@@ -293,6 +299,8 @@ pub fn score_run(
         judge_error: None,
         search: SearchCounts::read(workdir),
         finished_with_warnings: summary.finished_with_warnings.len(),
+        images_shown: summary.images_shown,
+        image_tokens: summary.image_tokens,
     }
 }
 

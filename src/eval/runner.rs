@@ -190,6 +190,8 @@ pub struct EvalOptions {
     pub mcts: MctsLimits,
     /// Output checks in the agent's runs (`--no-output-checks` clears it).
     pub output_checks: bool,
+    /// Vision feedback in the agent's runs (`--no-vision-feedback` clears it).
+    pub vision_feedback: bool,
 }
 
 /// Problems that stop an eval before it runs.
@@ -492,6 +494,7 @@ fn run_one(
         docs: options.docs.clone(),
         // A gold replay is the reference itself: it is not told about its outputs.
         output_checks: options.output_checks && !matches!(source, BackendSource::Gold),
+        vision_feedback: options.vision_feedback,
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();

@@ -274,6 +274,7 @@ pub fn run_one(
                 docs: None,
                 // Step suites judge each step's answer, not output files.
                 checks: None,
+                vision: false,
             };
             let mut model = Plain(&mut *backend);
             let mut turn = Turn {

@@ -99,6 +99,9 @@ pub struct Profile {
     pub ctx_size: Option<u32>,
     /// Local: a fixed loopback port (default: a free one).
     pub port: Option<u16>,
+    /// Show the model the figures a cell writes: `true`, `false` (default)
+    /// or `"auto"` (ask the model once, remember the answer).
+    pub vision: Option<super::vision::Vision>,
 }
 
 /// The config file.
@@ -231,6 +234,8 @@ pub struct LiveConfig {
     pub think: Option<bool>,
     /// Extra request fields.
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Whether the model is shown figures (vision feedback).
+    pub vision: super::vision::Vision,
     /// Price for cost estimates (`None`: unknown).
     pub price: Option<Price>,
     /// Local: what to start (kind [`BackendKind::Local`] until started).
@@ -529,6 +534,7 @@ pub fn resolve(
         num_ctx: profile.num_ctx.unwrap_or(16_384),
         think: profile.think,
         extra_body,
+        vision: profile.vision.unwrap_or_default(),
         price,
         local,
         server: None,

@@ -22,6 +22,8 @@ pub(crate) struct LiveCore {
     pub text_mode: bool,
     /// Notes for the transcript (mode switches, retries).
     pub notes: Vec<String>,
+    /// Whether the model sees images, once known (see `sees_images`).
+    pub sees_images: Option<bool>,
 }
 
 impl LiveCore {
@@ -41,8 +43,18 @@ impl LiveCore {
             config,
             runtime,
             notes: Vec::new(),
+            sees_images: None,
         };
         Ok((core, http))
+    }
+
+    /// The profile's vision setting and the key its probe is remembered
+    /// under (server and model).
+    pub fn vision_setting(&self) -> (super::vision::Vision, String) {
+        (
+            self.config.vision,
+            format!("{}|{}", self.config.base_url, self.config.model),
+        )
     }
 
     /// The conversation as sent: rewritten into the text protocol in text mode.

@@ -419,6 +419,10 @@ impl ChatBackend for LocalBackend {
         self.inner.want_logprobs(on)
     }
 
+    fn sees_images(&mut self) -> bool {
+        self.inner.sees_images()
+    }
+
     fn price(&self) -> Option<super::tokens::Price> {
         self.inner.price()
     }

@@ -16,6 +16,7 @@ pub mod replay;
 pub mod retry;
 pub mod textmode;
 pub mod tokens;
+pub mod vision;
 
 use serde::{Deserialize, Serialize};
 
@@ -277,6 +278,12 @@ pub trait ChatBackend: Send {
     /// asked (then the caller asks again).
     fn want_choices(&mut self, n: usize) -> bool {
         let _ = n;
+        false
+    }
+    /// Whether the model sees images (vision feedback shows it the figures
+    /// a cell writes). Asked only when there is a figure to show; `auto`
+    /// profiles probe once (see [`vision::probe`]).
+    fn sees_images(&mut self) -> bool {
         false
     }
     /// Sends the conversation and returns the model's next message.

@@ -136,6 +136,14 @@ impl OllamaBackend {
 }
 
 impl ChatBackend for OllamaBackend {
+    fn sees_images(&mut self) -> bool {
+        if self.core.sees_images.is_none() {
+            let (setting, key) = self.core.vision_setting();
+            self.core.sees_images = Some(super::vision::resolve(setting, &key, self));
+        }
+        self.core.sees_images.unwrap_or(false)
+    }
+
     fn describe(&self) -> String {
         let c = &self.core.config;
         format!("ollama `{}` at {} ({})", c.model, c.base_url, c.name)

@@ -210,6 +210,14 @@ fn mean_logprob(choice: &Value) -> Option<f64> {
 }
 
 impl ChatBackend for OpenAiBackend {
+    fn sees_images(&mut self) -> bool {
+        if self.core.sees_images.is_none() {
+            let (setting, key) = self.core.vision_setting();
+            self.core.sees_images = Some(super::vision::resolve(setting, &key, self));
+        }
+        self.core.sees_images.unwrap_or(false)
+    }
+
     fn want_logprobs(&mut self, on: bool) -> bool {
         self.logprobs = on;
         true

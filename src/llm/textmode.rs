@@ -67,7 +67,11 @@ pub fn to_text_mode(messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
                 Role::User,
                 format!("Observation:\n{}", m.content.as_deref().unwrap_or("")),
             )),
-            _ => out.push(Message::text(m.role, m.content.clone().unwrap_or_default())),
+            // Figures shown to a vision model keep their images.
+            _ => out.push(Message {
+                images: m.images.clone(),
+                ..Message::text(m.role, m.content.clone().unwrap_or_default())
+            }),
         }
     }
     if !system_done && !tools.is_empty() {

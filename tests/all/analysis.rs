@@ -196,6 +196,7 @@ fn a_failing_cell_tells_the_model_what_the_analysis_found_and_a_passing_one_does
         outputs: Vec::new(),
         docs: None,
         checks: None,
+        vision: false,
     };
     let failing = toolbox
         .call(

@@ -37,6 +37,7 @@ fn live(kind: BackendKind, url: &str) -> LiveConfig {
         num_ctx: 8192,
         think: None,
         extra_body: serde_json::Map::new(),
+        vision: gisclaw::llm::vision::Vision::Off,
         price: None,
         local: None,
         server: None,

@@ -29,3 +29,4 @@ mod solve;
 mod stats_parity;
 mod steps_suite;
 mod unit_suite;
+mod vision;

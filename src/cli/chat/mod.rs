@@ -67,6 +67,11 @@ pub struct ChatArgs {
     /// failing checks once (an ablation).
     #[arg(long)]
     pub no_output_checks: bool,
+    /// Do not show the model the figures its cells write (vision feedback
+    /// is on for models whose profile says `vision = true` or `"auto"` and
+    /// that see images; an ablation).
+    #[arg(long)]
+    pub no_vision_feedback: bool,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -142,6 +147,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         sandbox,
         docs: super::common::open_docs(args.rag)?,
         output_checks: !args.no_output_checks,
+        vision_feedback: !args.no_vision_feedback,
     };
     let (mut engine, rebuilt) =
         ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)

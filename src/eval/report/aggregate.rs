@@ -179,6 +179,8 @@ fn summarise(
             .iter()
             .filter(|r| r.finished_with_warnings > 0)
             .count(),
+        images_shown: mean_of(records, |r| r.images_shown as f64),
+        image_tokens: mean_of(records, |r| r.image_tokens as f64),
         cell_errors,
     }
 }

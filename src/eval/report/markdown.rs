@@ -207,6 +207,16 @@ pub fn markdown(report: &Report) -> String {
         }
         let _ = writeln!(md, " {} |", c.finished_with_warnings);
     }
+    if report.cells.iter().any(|c| c.images_shown > 0.0) {
+        md.push_str("\n## Vision feedback\n\nFigures shown to the model after the cells that wrote them, per run (mean), and their prompt tokens estimated by OpenAI's tile rule (85 + 170 per 512-px tile; the servers' own counts are in the tokens above).\n\n| cell | figures shown | image tokens |\n|---|---|---|\n");
+        for c in &report.cells {
+            let _ = writeln!(
+                md,
+                "| {} | {:.1} | {:.0} |",
+                c.label, c.images_shown, c.image_tokens
+            );
+        }
+    }
     md.push_str("\n## Per task (successes/runs, mean Q_out, mean S)\n\n| task |");
     for c in &report.cells {
         let _ = write!(md, " {} |", c.label);

@@ -175,6 +175,10 @@ pub struct CellSummary {
     /// Runs that finished with failing output checks (after one refused
     /// `finish`), successful or not.
     pub finished_with_warnings: usize,
+    /// Figures shown to the model per run, mean (vision feedback).
+    pub images_shown: f64,
+    /// Their estimated prompt tokens per run, mean.
+    pub image_tokens: f64,
     /// The LLM judge's means (None when no run of the cell was judged).
     pub judge: Option<JudgeSummary>,
     /// The tree search's means (None for cells of other architectures).
