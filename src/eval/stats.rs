@@ -268,6 +268,29 @@ pub fn cliffs_delta(x: &[f64], y: &[f64]) -> f64 {
     (gt as f64 - lt as f64) / (x.len() * y.len()) as f64
 }
 
+/// Cohen's d for paired samples (d_z): the mean of the differences over
+/// their sample standard deviation (n − 1), as GISclaw's Table 10 reports
+/// it; `None` for fewer than two differences or when they are all equal.
+pub fn cohens_d_paired(differences: &[f64]) -> Option<f64> {
+    let n = differences.len();
+    if n < 2 {
+        return None;
+    }
+    let m = mean(differences);
+    let var = differences.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (var > 0.0).then(|| m / var.sqrt())
+}
+
+/// The sample standard deviation (n − 1); 0 for fewer than two values.
+pub fn sample_sd(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let m = mean(values);
+    (values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+}
+
 /// Kendall's τ-b (ties in either ranking corrected), as scipy.stats.kendalltau.
 pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
     let (mut concordant, mut discordant, mut tie_x, mut tie_y) = (0f64, 0f64, 0f64, 0f64);

@@ -279,6 +279,22 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
         ),
         "{cmp}"
     );
+    // Cohen's d of the paired differences (d_z = mean / SD with n − 1).
+    let diffs: Vec<f64> = sa3.iter().zip(&da3).map(|(a, b)| a - b).collect();
+    let mean_diff = diffs.iter().sum::<f64>() / 3.0;
+    let sd = (diffs.iter().map(|d| (d - mean_diff).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert!(
+        close(cmp["mean_difference"].as_f64().unwrap(), mean_diff),
+        "{cmp}"
+    );
+    if sd > 0.0 {
+        assert!(
+            close(cmp["cohens_d"].as_f64().unwrap(), mean_diff / sd),
+            "{cmp}"
+        );
+    } else {
+        assert!(cmp["cohens_d"].is_null(), "{cmp}");
+    }
     assert!(
         s03d < composite(&run("T03", "single")),
         "the DA run without its map scores lower"

@@ -105,8 +105,9 @@ fn kendall_quantile_cv_and_bootstrap_match_scipy_and_numpy() {
         "import json, numpy as np\nfrom scipy.stats import kendalltau, bootstrap\n\
          x, y, data, means = json.loads('{json}')\n\
          ci = bootstrap((np.array(data),), np.mean, method='percentile', n_resamples=20000, random_state=0).confidence_interval\n\
+         d = np.array(x) - np.array(y)\n\
          print(json.dumps([float(kendalltau(x, y).statistic), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)),\n\
-         float(np.std(data) / np.mean(data)), float(ci.low), float(ci.high)]))"
+         float(np.std(data) / np.mean(data)), float(ci.low), float(ci.high), float(d.mean() / d.std(ddof=1)), float(np.std(data, ddof=1))]))"
     );
     let e = python(&code);
     let f = |i: usize| e[i].as_f64().unwrap();
@@ -114,6 +115,14 @@ fn kendall_quantile_cv_and_bootstrap_match_scipy_and_numpy() {
     close(stats::quantile(&means, 0.025), f(1), "2.5 % quantile");
     close(stats::quantile(&means, 0.975), f(2), "97.5 % quantile");
     close(stats::coefficient_of_variation(&data), f(3), "CV");
+    let diffs: Vec<f64> = x.iter().zip(&y).map(|(a, b)| a - b).collect();
+    close(
+        stats::cohens_d_paired(&diffs).unwrap(),
+        f(6),
+        "Cohen's d (paired)",
+    );
+    close(stats::sample_sd(&data), f(7), "sample SD");
+    assert_eq!(stats::cohens_d_paired(&[0.5, 0.5, 0.5]), None);
     // Different random resamples: the intervals agree to Monte Carlo precision only.
     let (lo, hi) = stats::bootstrap_ci(&data, 0.95, 20_000, 1);
     assert!(

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::load::EvalData;
 use super::model::{
-    CellSummary, Comparison, JudgeSummary, Report, SearchSummary, Sweep, TaskLine, Weights,
+    CellSummary, Comparison, JudgeSummary, Report, RunVariance, SearchSummary, Sweep, TaskLine,
+    Weights, WIDE_SPAN,
 };
 use crate::eval::record::RunRecord;
 use crate::eval::{api, llm_judge, stats};
@@ -67,6 +68,37 @@ fn search_summary(records: &[&RunRecord]) -> Option<SearchSummary> {
 
 fn mean_of<F: Fn(&RunRecord) -> f64>(records: &[&RunRecord], f: F) -> f64 {
     stats::mean(&records.iter().map(|r| f(r)).collect::<Vec<_>>())
+}
+
+/// Run-to-run disagreement of one cell's records.
+fn run_variance(records: &[&RunRecord], weights: &Weights) -> RunVariance {
+    let mut by_task: BTreeMap<&str, Vec<(usize, f64, bool)>> = BTreeMap::new();
+    for r in records {
+        by_task
+            .entry(&r.task)
+            .or_default()
+            .push((r.run, weights.composite(r), r.success));
+    }
+    let mut variance = RunVariance::default();
+    let mut sds = Vec::new();
+    let mut widest: Option<(f64, String, Vec<f64>)> = None;
+    for (task, mut runs) in by_task.into_iter().filter(|(_, runs)| runs.len() > 1) {
+        runs.sort_by_key(|r| r.0);
+        let scores: Vec<f64> = runs.iter().map(|r| r.1).collect();
+        let span = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+            - scores.iter().cloned().fold(f64::INFINITY, f64::min);
+        variance.tasks += 1;
+        variance.success_flips +=
+            usize::from(runs.iter().any(|r| r.2) && runs.iter().any(|r| !r.2));
+        variance.wide += usize::from(span > WIDE_SPAN);
+        sds.push(stats::sample_sd(&scores));
+        if widest.as_ref().is_none_or(|w| span > w.0) {
+            widest = Some((span, task.to_string(), scores));
+        }
+    }
+    variance.mean_sd = stats::mean(&sds);
+    variance.widest = widest.filter(|w| w.0 > 0.0).map(|(_, t, s)| (t, s));
+    variance
 }
 
 fn summarise(
@@ -179,6 +211,7 @@ fn summarise(
             .iter()
             .filter(|r| r.finished_with_warnings > 0)
             .count(),
+        variance: run_variance(records, weights),
         images_shown: mean_of(records, |r| r.images_shown as f64),
         image_tokens: mean_of(records, |r| r.image_tokens as f64),
         cell_errors,
@@ -247,6 +280,8 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
                 backend: backend.clone(),
                 n: pairs.len(),
                 median_difference: stats::quantile(&diffs, 0.5),
+                mean_difference: stats::mean(&diffs),
+                cohens_d: stats::cohens_d_paired(&diffs),
                 wilcoxon: stats::wilcoxon(&x, &y),
                 cliffs_delta: stats::cliffs_delta(&x, &y),
             });
@@ -307,5 +342,53 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
         gold_problems,
         missing_runs: evals.iter().map(EvalData::missing).sum(),
         runs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run record with the given task, run, success and Q_out.
+    fn record(task: &str, run: usize, success: bool, q_out: f64) -> RunRecord {
+        serde_json::from_value(serde_json::json!({
+            "task": task, "arch": "single", "run": run, "status": "finished", "reason": "",
+            "success": success, "rounds": 1, "tokens_in": 0, "tokens_out": 0, "llm_seconds": 0.0,
+            "sandbox_seconds": 0.0, "wall_seconds": 0.0, "cost_usd": null, "cells": 1,
+            "failed_cells": 0, "code_lines": 1, "cell_errors": {}, "run_error": null,
+            "code": {"bleu4": 0.0, "rouge_l": 0.0, "edit_similarity": 0.0,
+                     "codebleu": {"codebleu": 0.0, "ngram_match": 0.0, "weighted_ngram_match": 0.0,
+                                  "syntax_match": 0.0, "dataflow_match": 0.0},
+                     "api": {"precision": 0.0, "recall": 0.0, "f1": 0.0}, "ops": [], "calls": []},
+            "outputs": [], "q_out": q_out, "c_emb": 0.0
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn run_to_run_variance_counts_flips_wide_spans_and_the_widest_task() {
+        let weights = Weights::default();
+        let records = [
+            // T1: stable. T2: flips (0.4 + 0.3 vs 0.0). T3: same success, span 0.15.
+            record("T1", 1, true, 1.0),
+            record("T1", 2, true, 1.0),
+            record("T2", 2, false, 0.0),
+            record("T2", 1, true, 1.0),
+            record("T3", 1, true, 0.5),
+            record("T3", 2, true, 1.0),
+            record("T4", 1, true, 1.0),
+        ];
+        let refs: Vec<&RunRecord> = records.iter().collect();
+        let v = run_variance(&refs, &weights);
+        assert_eq!((v.tasks, v.success_flips, v.wide), (3, 1, 2));
+        let (task, runs) = v.widest.unwrap();
+        assert_eq!(task, "T2");
+        // In run order: run 1 succeeded (0.4 + 0.3·1), run 2 did not.
+        assert!(
+            (runs[0] - 0.7).abs() < 1e-9 && runs[1].abs() < 1e-9,
+            "{runs:?}"
+        );
+        let sd = |a: f64, b: f64| (a - b).abs() / 2f64.sqrt();
+        assert!((v.mean_sd - (0.0 + sd(0.7, 0.0) + sd(0.55, 0.7)) / 3.0).abs() < 1e-9);
     }
 }

@@ -72,7 +72,7 @@ pub fn markdown(report: &Report) -> String {
         );
     }
     if !report.comparisons.is_empty() {
-        md.push_str("\n## Single vs Dual Agent (cf. Table 7: paired Wilcoxon signed-rank on run composites)\n\n| backend | pairs | median Δ (SA − DA) | W | p | method | Cliff's δ |\n|---|---|---|---|---|---|---|\n");
+        md.push_str("\n## Single vs Dual Agent (cf. Table 7: paired Wilcoxon signed-rank on run composites; Cohen's d = mean Δ / SD(Δ), as in Table 10)\n\n| backend | pairs | mean Δ (SA − DA) | median Δ | W | p | method | Cliff's δ | Cohen's d |\n|---|---|---|---|---|---|---|---|---|\n");
         for c in &report.comparisons {
             let (wstat, p, method) = match &c.wilcoxon {
                 Some(t) => (
@@ -84,11 +84,13 @@ pub fn markdown(report: &Report) -> String {
             };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {wstat} | {p} | {method} | {} |",
+                "| {} | {} | {} | {} | {wstat} | {p} | {method} | {} | {} |",
                 c.backend,
                 c.n,
+                f3(c.mean_difference),
                 f3(c.median_difference),
-                f3(c.cliffs_delta)
+                f3(c.cliffs_delta),
+                c.cohens_d.map_or("–".to_string(), f3)
             );
         }
     }
@@ -214,6 +216,30 @@ pub fn markdown(report: &Report) -> String {
                 md,
                 "| {} | {:.1} | {:.0} |",
                 c.label, c.images_shown, c.image_tokens
+            );
+        }
+    }
+    if report.cells.iter().any(|c| c.variance.tasks > 0) {
+        let _ = write!(
+            md,
+            "\n## Run-to-run variance (cf. §4.1.5)\n\nTasks run more than once: how many flip between success and failure, how many have a composite spanning more than {} across runs, the mean per-task SD of the composite, and the widest task with its runs' composites.\n\n| cell | tasks | success flips | span > {} | mean SD | widest task (runs) |\n|---|---|---|---|---|---|\n",
+            super::model::WIDE_SPAN,
+            super::model::WIDE_SPAN
+        );
+        for c in &report.cells {
+            let v = &c.variance;
+            let widest = v.widest.as_ref().map_or("–".to_string(), |(task, runs)| {
+                let runs: Vec<String> = runs.iter().map(|x| f3(*x)).collect();
+                format!("{task} ({})", runs.join(", "))
+            });
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {widest} |",
+                c.label,
+                v.tasks,
+                v.success_flips,
+                v.wide,
+                f3(v.mean_sd)
             );
         }
     }

@@ -175,6 +175,8 @@ pub struct CellSummary {
     /// Runs that finished with failing output checks (after one refused
     /// `finish`), successful or not.
     pub finished_with_warnings: usize,
+    /// How much the runs of one task disagree (GISclaw §4.1.5).
+    pub variance: RunVariance,
     /// Figures shown to the model per run, mean (vision feedback).
     pub images_shown: f64,
     /// Their estimated prompt tokens per run, mean.
@@ -217,6 +219,27 @@ pub struct JudgeSummary {
     pub models: BTreeSet<String>,
 }
 
+/// How much a cell's runs of one task disagree (GISclaw §4.1.5: single
+/// runs are noisy even for strong models, hence repeated runs).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunVariance {
+    /// Tasks run more than once.
+    pub tasks: usize,
+    /// Of those, tasks whose runs disagree on success.
+    pub success_flips: usize,
+    /// Of those, tasks whose composite spans more than [`WIDE_SPAN`].
+    pub wide: usize,
+    /// Mean over those tasks of the composite's sample SD across runs.
+    pub mean_sd: f64,
+    /// The task with the widest composite span, and its runs' composites
+    /// in run order.
+    pub widest: Option<(String, Vec<f64>)>,
+}
+
+/// A composite span across runs of one task above which the task is
+/// counted as unstable.
+pub const WIDE_SPAN: f64 = 0.1;
+
 /// A paired comparison of two cells of the same backend (SA vs DA).
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -226,6 +249,10 @@ pub struct Comparison {
     pub n: usize,
     /// Median of SA − DA composites.
     pub median_difference: f64,
+    /// Mean of SA − DA composites.
+    pub mean_difference: f64,
+    /// Cohen's d of the paired differences (d_z; None when they are all equal).
+    pub cohens_d: Option<f64>,
     /// The Wilcoxon test (None when no pair differs).
     pub wilcoxon: Option<Wilcoxon>,
     /// Cliff's δ (positive favours SA).
