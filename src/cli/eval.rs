@@ -313,6 +313,8 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         rag: false,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
         kind: "unit".into(),
+        output_checks: false,
+        vision_feedback: false,
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -379,6 +381,8 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         rag: false,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
         kind: "steps".into(),
+        output_checks: false,
+        vision_feedback: false,
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -554,6 +558,8 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         rag: args.rag,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
         kind: "tasks".into(),
+        output_checks: !args.no_output_checks,
+        vision_feedback: !args.no_vision_feedback,
     };
     let options = EvalOptions {
         out: out.clone(),

@@ -141,13 +141,54 @@ pub struct Manifest {
     /// `tasks` (default), `unit` or `steps`: which report the folder gets.
     #[serde(default = "tasks_kind")]
     pub kind: String,
+    /// Whether the runs had output checks (`--no-output-checks` clears it).
+    #[serde(default = "yes")]
+    pub output_checks: bool,
+    /// Whether the runs had vision feedback (`--no-vision-feedback` clears it).
+    #[serde(default = "yes")]
+    pub vision_feedback: bool,
 }
 
 fn tasks_kind() -> String {
     "tasks".into()
 }
 
+fn yes() -> bool {
+    true
+}
+
+/// The ablation flags an eval folder records, as (name, on) pairs: what
+/// `eval report A B` compares when two folders differ in exactly one.
+pub const ABLATIONS: [&str; 4] = ["workflow", "rag", "output checks", "vision feedback"];
+
 impl Manifest {
+    /// The value of each of [`ABLATIONS`] in this folder.
+    pub fn ablations(&self) -> [bool; 4] {
+        [
+            self.workflow,
+            self.rag,
+            self.output_checks,
+            self.vision_feedback,
+        ]
+    }
+
+    /// The backend with the flags that differ from the defaults (`gpt-x ·
+    /// no workflow · rag`), so folders of an ablation get their own rows
+    /// (task suites only: unit and step suites have no such flags).
+    pub fn condition(&self) -> String {
+        let defaults = [true, false, true, true];
+        let mut label = self.backend.clone();
+        if self.kind != "tasks" {
+            return label;
+        }
+        for ((name, on), default) in ABLATIONS.iter().zip(self.ablations()).zip(defaults) {
+            if on != default {
+                label.push_str(&format!(" · {}{name}", if on { "" } else { "no " }));
+            }
+        }
+        label
+    }
+
     /// Reads `DIR/eval.json`.
     pub fn read(out: &Path) -> Result<Manifest, EvalError> {
         let path = out.join("eval.json");
@@ -268,6 +309,11 @@ pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(
             ("backend", old.backend != manifest.backend),
             ("workflow", old.workflow != manifest.workflow),
             ("rag", old.rag != manifest.rag),
+            ("output_checks", old.output_checks != manifest.output_checks),
+            (
+                "vision_feedback",
+                old.vision_feedback != manifest.vision_feedback,
+            ),
             ("kind", old.kind != manifest.kind),
         ];
         if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {

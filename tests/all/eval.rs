@@ -882,3 +882,102 @@ fn the_vision_judge_grades_a_map_against_the_gold_map() {
         / outputs.len() as f64;
     assert!(close(record["q_out"].as_f64().unwrap(), mean), "{record}");
 }
+
+#[test]
+fn two_folders_of_an_ablation_get_a_paired_table_with_effect_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite();
+    // One backend (the same recordings folder), two conditions. With the
+    // workflow: both golds. Without: T01's gold, T02 broken.
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    write_jsonl(&rec.join("T01.jsonl"), &gold_messages("T01", &gold("T01")));
+    write_jsonl(&rec.join("T02.jsonl"), &gold_messages("T02", &gold("T02")));
+    let run = |rec: &Path, out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1-2",
+            "--arch",
+            "single",
+            "--runs",
+            "1",
+            "--replay",
+            rec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-j",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        run_ok(&args);
+    };
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    run(&rec, &a, &[]);
+    write_jsonl(&rec.join("T02.jsonl"), &[cell("x = (1,"), finish()]);
+    run(&rec, &b, &["--no-workflow"]);
+    let both = dir.path().join("both");
+    run_ok(&[
+        "eval",
+        "report",
+        b.to_str().unwrap(),
+        a.to_str().unwrap(),
+        "--out",
+        both.to_str().unwrap(),
+    ]);
+    let results = read_json(&both.join("results.json"));
+    let ablation = &results["ablations"][0];
+    assert_eq!(ablation["flag"], "workflow", "{ablation}");
+    assert_eq!(ablation["n"], 2);
+    // The numbers follow from the two folders' run composites.
+    let composite = |folder: &Path, task: &str| {
+        read_json(&folder.join("results.json"))["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["task"] == task)
+            .unwrap()["composite"]
+            .as_f64()
+            .unwrap()
+    };
+    let diffs = [
+        composite(&a, "T01") - composite(&b, "T01"),
+        composite(&a, "T02") - composite(&b, "T02"),
+    ];
+    assert!(diffs[1] > 0.3, "the broken T02 scores lower: {diffs:?}");
+    let mean = (diffs[0] + diffs[1]) / 2.0;
+    let sd = ((diffs[0] - mean).powi(2) + (diffs[1] - mean).powi(2)).sqrt();
+    assert!(
+        close(ablation["mean_difference"].as_f64().unwrap(), mean),
+        "{ablation}"
+    );
+    assert!(
+        close(ablation["cohens_d"].as_f64().unwrap(), mean / sd),
+        "{ablation}"
+    );
+    assert_eq!(ablation["with"]["successes"], 2);
+    assert_eq!(ablation["without"]["successes"], 1);
+    assert!(ablation["with"]["label"]
+        .as_str()
+        .unwrap()
+        .ends_with("· single"));
+    assert!(
+        ablation["without"]["label"]
+            .as_str()
+            .unwrap()
+            .contains("· no workflow · single"),
+        "{ablation}"
+    );
+    let md = std::fs::read_to_string(both.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Ablation: workflow (single, cf. Table 10: paired by task, n = 2)"),
+        "{md}"
+    );
+    assert!(md.contains("| 2/2 |") && md.contains("| 1/2 |"), "{md}");
+    assert!(
+        md.contains(&format!("Cohen's d = {:.3}", mean / sd)),
+        "{md}"
+    );
+}

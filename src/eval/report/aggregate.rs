@@ -6,10 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::load::EvalData;
 use super::model::{
-    CellSummary, Comparison, JudgeSummary, Report, RunVariance, SearchSummary, Sweep, TaskLine,
-    Weights, WIDE_SPAN,
+    Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, Report, RunVariance,
+    SearchSummary, Sweep, TaskLine, Weights, WIDE_SPAN,
 };
 use crate::eval::record::RunRecord;
+use crate::eval::runner::ABLATIONS;
 use crate::eval::{api, llm_judge, stats};
 
 /// Bootstrap resamples for the CIs.
@@ -218,6 +219,91 @@ fn summarise(
     }
 }
 
+/// One task's runs in one folder and architecture.
+struct TaskScore {
+    /// The mean composite over the runs.
+    composite: f64,
+    /// Successful runs.
+    wins: usize,
+    /// Runs.
+    runs: usize,
+}
+
+/// Each task's [`TaskScore`] in `eval` for `arch`.
+fn task_scores(eval: &EvalData, arch: &str, weights: &Weights) -> BTreeMap<String, TaskScore> {
+    let mut by: BTreeMap<String, Vec<&RunRecord>> = BTreeMap::new();
+    for r in eval.records.iter().filter(|r| r.arch == arch) {
+        by.entry(r.task.clone()).or_default().push(r);
+    }
+    by.into_iter()
+        .map(|(task, rs)| {
+            let score = TaskScore {
+                composite: mean_of(&rs, |r| weights.composite(r)),
+                wins: rs.iter().filter(|r| r.success).count(),
+                runs: rs.len(),
+            };
+            (task, score)
+        })
+        .collect()
+}
+
+/// The ablations among `evals`: every two task-suite folders of one backend
+/// whose flags differ in exactly one, per architecture both ran.
+fn ablations(evals: &[EvalData], weights: &Weights) -> Vec<Ablation> {
+    let mut out = Vec::new();
+    for (i, a) in evals.iter().enumerate() {
+        for b in &evals[i + 1..] {
+            let (ma, mb) = (&a.manifest, &b.manifest);
+            if ma.kind != "tasks" || mb.kind != "tasks" || ma.backend != mb.backend {
+                continue;
+            }
+            let differing: Vec<usize> = (0..ABLATIONS.len())
+                .filter(|&k| ma.ablations()[k] != mb.ablations()[k])
+                .collect();
+            let [flag] = differing[..] else { continue };
+            let (with, without) = if ma.ablations()[flag] { (a, b) } else { (b, a) };
+            for arch in ma.archs.iter().filter(|x| mb.archs.contains(x)) {
+                let (w, wo) = (
+                    task_scores(with, arch, weights),
+                    task_scores(without, arch, weights),
+                );
+                let paired: Vec<(&TaskScore, &TaskScore)> = w
+                    .iter()
+                    .filter_map(|(t, x)| wo.get(t).map(|y| (x, y)))
+                    .collect();
+                if paired.is_empty() {
+                    continue;
+                }
+                let xs: Vec<f64> = paired.iter().map(|(x, _)| x.composite).collect();
+                let ys: Vec<f64> = paired.iter().map(|(_, y)| y.composite).collect();
+                let diffs: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| x - y).collect();
+                let side = |e: &EvalData, scores: Vec<&TaskScore>| {
+                    let composites: Vec<f64> = scores.iter().map(|t| t.composite).collect();
+                    AblationSide {
+                        label: format!("{} · {arch}", e.manifest.condition()),
+                        mean: stats::mean(&composites),
+                        sd: stats::sample_sd(&composites),
+                        successes: scores.iter().map(|t| t.wins).sum(),
+                        runs: scores.iter().map(|t| t.runs).sum(),
+                    }
+                };
+                out.push(Ablation {
+                    flag: ABLATIONS[flag].to_string(),
+                    arch: arch.clone(),
+                    with: side(with, paired.iter().map(|p| p.0).collect()),
+                    without: side(without, paired.iter().map(|p| p.1).collect()),
+                    n: paired.len(),
+                    mean_difference: stats::mean(&diffs),
+                    median_difference: stats::quantile(&diffs, 0.5),
+                    wilcoxon: stats::wilcoxon(&xs, &ys),
+                    cohens_d: stats::cohens_d_paired(&diffs),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Builds the report of `evals` with `weights`.
 pub fn build(evals: &[EvalData], weights: Weights) -> Report {
     let mut cells = Vec::new();
@@ -238,7 +324,7 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
                 task_ids.push(t.clone());
             }
         }
-        let backend = &eval.manifest.backend;
+        let backend = &eval.manifest.condition();
         for arch in &eval.manifest.archs {
             let records: Vec<&RunRecord> =
                 eval.records.iter().filter(|r| &r.arch == arch).collect();
@@ -331,7 +417,9 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
                 .collect(),
         })
         .collect();
+    let ablations = ablations(evals, &weights);
     Report {
+        ablations,
         evals: evals.iter().map(|e| e.dir.clone()).collect(),
         weights,
         c_emb_missing: runs.iter().filter(|(_, r, _)| r.c_emb.is_none()).count(),

@@ -13,6 +13,7 @@ pub fn json(report: &Report) -> serde_json::Value {
         "c_emb_missing": report.c_emb_missing,
         "cells": report.cells,
         "comparisons": report.comparisons,
+        "ablations": report.ablations,
         "sweep": report.sweep,
         "tasks": report.tasks,
         "gold_problems": report.gold_problems,

@@ -94,6 +94,37 @@ pub fn markdown(report: &Report) -> String {
             );
         }
     }
+    for a in &report.ablations {
+        let _ = write!(
+            md,
+            "\n## Ablation: {} ({}, cf. Table 10: paired by task, n = {})\n\n| condition | S_comp mean | std | successes |\n|---|---|---|---|\n",
+            a.flag, a.arch, a.n
+        );
+        for side in [&a.with, &a.without] {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {}/{} |",
+                side.label,
+                f3(side.mean),
+                f3(side.sd),
+                side.successes,
+                side.runs
+            );
+        }
+        let p = a
+            .wilcoxon
+            .as_ref()
+            .map_or("– (no task differs)".to_string(), |w| {
+                format!("{:.3e}", w.p_value)
+            });
+        let _ = writeln!(
+            md,
+            "\nMean per-task Δ (with − without) = {}; median Δ = {}; paired Wilcoxon p = {p}; Cohen's d = {}.",
+            f3(a.mean_difference),
+            f3(a.median_difference),
+            a.cohens_d.map_or("–".to_string(), f3)
+        );
+    }
     md.push_str("\n## Code (L1, cf. Table 8)\n\n| cell | BLEU-4 | ROUGE-L | edit sim. | CodeBLEU | API P | API R | API F1 | call acc. | call P | call R | call F1 | Hamming loss |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
         let _ = writeln!(

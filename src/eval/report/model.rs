@@ -259,6 +259,46 @@ pub struct Comparison {
     pub cliffs_delta: f64,
 }
 
+/// Two eval folders of one backend and architecture that differ in exactly
+/// one ablation flag, paired by task on the per-task mean composite (cf.
+/// GISclaw Table 10: with vs without the workflow).
+#[derive(Debug, Clone, Serialize)]
+pub struct Ablation {
+    /// The flag (`workflow`, `rag`, `output checks`, `vision feedback`).
+    pub flag: String,
+    /// The architecture.
+    pub arch: String,
+    /// The folder with the flag on.
+    pub with: AblationSide,
+    /// The folder with the flag off.
+    pub without: AblationSide,
+    /// Tasks in both.
+    pub n: usize,
+    /// Mean of the per-task differences (with − without).
+    pub mean_difference: f64,
+    /// Their median.
+    pub median_difference: f64,
+    /// The paired Wilcoxon test (None when no task differs).
+    pub wilcoxon: Option<Wilcoxon>,
+    /// Cohen's d of the differences (d_z).
+    pub cohens_d: Option<f64>,
+}
+
+/// One side of an [`Ablation`].
+#[derive(Debug, Clone, Serialize)]
+pub struct AblationSide {
+    /// The cell's label.
+    pub label: String,
+    /// Mean of the per-task composites.
+    pub mean: f64,
+    /// Their sample SD.
+    pub sd: f64,
+    /// Successful runs of the paired tasks.
+    pub successes: usize,
+    /// Runs of the paired tasks.
+    pub runs: usize,
+}
+
 /// The weight-sensitivity sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sweep {
@@ -298,6 +338,8 @@ pub struct Report {
     pub cells: Vec<CellSummary>,
     /// SA vs DA per backend.
     pub comparisons: Vec<Comparison>,
+    /// Ablations between folders (cf. Table 10).
+    pub ablations: Vec<Ablation>,
     /// The sweep (None with fewer than two cells).
     pub sweep: Option<Sweep>,
     /// Per task.
