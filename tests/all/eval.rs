@@ -881,6 +881,13 @@ fn the_vision_judge_grades_a_map_against_the_gold_map() {
         .sum::<f64>()
         / outputs.len() as f64;
     assert!(close(record["q_out"].as_f64().unwrap(), mean), "{record}");
+    // The report says the judge graded the map (it used to say it was not built).
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("Image outputs: 1 of 1 graded by the vision judge")
+            && !md.contains("not built"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -48,7 +48,25 @@ pub fn markdown(report: &Report) -> String {
     if report.missing_runs > 0 {
         let _ = writeln!(md, "\n**{} run(s) have no record** (not run yet or could not run): `gisclaw eval --resume` completes them.", report.missing_runs);
     }
-    md.push_str("\nImage outputs are scored by SSIM against the gold image — a weak signal (a correct map drawn differently scores low); the vision judge is not built.\n");
+    let images: Vec<&crate::eval::output_score::OutputScore> = report
+        .runs
+        .iter()
+        .flat_map(|(_, r, _)| r.outputs.iter())
+        .filter(|o| o.kind == "image")
+        .collect();
+    let judged = images
+        .iter()
+        .filter(|o| o.parts.keys().any(|k| k.starts_with("vision_")))
+        .count();
+    if judged > 0 {
+        let _ = writeln!(
+            md,
+            "\nImage outputs: {judged} of {} graded by the vision judge (task completion, spatial accuracy, readability, cartography, data integrity, 1–5; the score is their mean over 5, SSIM kept as a part); the rest by SSIM against the gold image — a weak signal.",
+            images.len()
+        );
+    } else if !images.is_empty() {
+        md.push_str("\nImage outputs are scored by SSIM against the gold image — a weak signal (a correct map drawn differently scores low); `--vision-judge NAME` grades them with a vision model instead.\n");
+    }
 
     md.push_str("\n## Overall (cf. GISclaw Table 6)\n\n| cell | runs | R_succ | Q_out (succ.) | F_api | C_emb | S_comp [95 % CI] | tokens in / out per run | cost |\n|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
