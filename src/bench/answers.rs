@@ -36,6 +36,9 @@ pub enum HarnessError {
     /// The harness cell itself raised (its error line).
     #[error("the harness failed: {0}")]
     Failed(String),
+    /// The harness cell hit its time limit or was cancelled (its status).
+    #[error("the harness cell did not end: {0}")]
+    TimedOut(String),
     /// The harness wrote no answer file.
     #[error("no answer was written: {0}")]
     NoAnswer(std::io::Error),
@@ -104,6 +107,12 @@ pub fn answer_from_runtime(
         args.join(", ")
     );
     let outcome = session.execute(&cell)?;
+    if matches!(
+        outcome.status,
+        CellStatus::TimedOut { .. } | CellStatus::Cancelled { .. }
+    ) {
+        return Err(HarnessError::TimedOut(format!("{:?}", outcome.status)));
+    }
     if outcome.status != CellStatus::Ok {
         let text = observation::render(&outcome);
         return Err(HarnessError::Failed(

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bench::answers::HarnessError;
 use crate::bench::judge::Mismatch;
 use crate::observation;
 
@@ -23,23 +24,34 @@ pub enum ErrorType {
     OutputType,
     /// An output or answer present but wrong or empty of meaning.
     InvalidAnswer,
-    /// Any other exception, a cell timeout, a worker crash.
-    RuntimeTimeout,
+    /// Any other exception, or a worker crash (records written before the
+    /// split read `runtime_timeout` as this).
+    #[serde(alias = "runtime_timeout")]
+    Runtime,
+    /// A cell stopped at its time limit (or interrupted), or a run out of
+    /// its budget.
+    Timeout,
     /// An import refused by the Package Constraint.
     BlockedImport,
+    /// The run could not be carried out: the model server or network
+    /// failed, or the sandbox did. Counted, never scored as the model's
+    /// fault.
+    Infrastructure,
     /// None of the above (e.g. the model stopped calling tools).
     Other,
 }
 
 impl ErrorType {
     /// Every type, in report order.
-    pub const ALL: [ErrorType; 7] = [
+    pub const ALL: [ErrorType; 9] = [
         ErrorType::Syntax,
         ErrorType::AttributeParameter,
         ErrorType::OutputType,
         ErrorType::InvalidAnswer,
-        ErrorType::RuntimeTimeout,
+        ErrorType::Runtime,
+        ErrorType::Timeout,
         ErrorType::BlockedImport,
+        ErrorType::Infrastructure,
         ErrorType::Other,
     ];
 
@@ -50,8 +62,10 @@ impl ErrorType {
             ErrorType::AttributeParameter => "attribute_parameter",
             ErrorType::OutputType => "output_type",
             ErrorType::InvalidAnswer => "invalid_answer",
-            ErrorType::RuntimeTimeout => "runtime_timeout",
+            ErrorType::Runtime => "runtime",
+            ErrorType::Timeout => "timeout",
             ErrorType::BlockedImport => "blocked_import",
+            ErrorType::Infrastructure => "infrastructure",
             ErrorType::Other => "other",
         }
     }
@@ -60,11 +74,11 @@ impl ErrorType {
 /// The type of a failed cell from its transcript status (`Error`,
 /// `TimedOut…`, `Crashed…`, `Cancelled…`) and observation text.
 pub fn classify_cell(status: &str, observation_text: &str) -> ErrorType {
-    if status.starts_with("TimedOut")
-        || status.starts_with("Crashed")
-        || status.starts_with("Cancelled")
-    {
-        return ErrorType::RuntimeTimeout;
+    if status.starts_with("TimedOut") || status.starts_with("Cancelled") {
+        return ErrorType::Timeout;
+    }
+    if status.starts_with("Crashed") {
+        return ErrorType::Runtime;
     }
     if observation_text.contains("is not available in this sandbox (package constraint)") {
         return ErrorType::BlockedImport;
@@ -92,14 +106,32 @@ pub fn classify_exception(line: &str) -> ErrorType {
         {
             ErrorType::AttributeParameter
         }
-        n if n.ends_with("Error")
-            || n.ends_with("Exception")
-            || n.ends_with("Interrupt")
-            || n == "StopIteration" =>
-        {
-            ErrorType::RuntimeTimeout
+        // The sandbox interrupts a cell at its time limit.
+        "KeyboardInterrupt" => ErrorType::Timeout,
+        n if n.ends_with("Error") || n.ends_with("Exception") || n == "StopIteration" => {
+            ErrorType::Runtime
         }
         _ => ErrorType::Other,
+    }
+}
+
+/// The type of a unit or step harness failure: the model's code raised
+/// (by its exception), did not end in time, or the sandbox itself failed
+/// (infrastructure, not the model's fault).
+pub fn classify_harness(error: &HarnessError) -> ErrorType {
+    match error {
+        HarnessError::TimedOut(_) => ErrorType::Timeout,
+        HarnessError::Failed(line) => match classify_exception(line) {
+            ErrorType::Other => ErrorType::Runtime,
+            kind => kind,
+        },
+        HarnessError::Sandbox(crate::sandbox::SandboxError::BudgetExhausted(_)) => {
+            ErrorType::Timeout
+        }
+        HarnessError::Sandbox(_) | HarnessError::Io { .. } | HarnessError::Prepare(_) => {
+            ErrorType::Infrastructure
+        }
+        _ => ErrorType::Runtime,
     }
 }
 
@@ -120,7 +152,7 @@ mod tests {
     fn cells_are_classified_by_status_then_exception() {
         assert_eq!(
             classify_cell("TimedOut { limit: 5s, killed: false }", "x"),
-            ErrorType::RuntimeTimeout
+            ErrorType::Timeout
         );
         let blocked = "[error]\nModuleNotFoundError: 'arcpy' is not available in this sandbox (package constraint); use geopandas instead";
         assert_eq!(classify_cell("Error", blocked), ErrorType::BlockedImport);
@@ -140,7 +172,7 @@ mod tests {
         );
         assert_eq!(
             classify_cell("Error", "[error]\nKeyError: 'POP'"),
-            ErrorType::RuntimeTimeout
+            ErrorType::Runtime
         );
         assert_eq!(
             classify_cell(
@@ -151,14 +183,14 @@ mod tests {
         );
         assert_eq!(
             classify_cell("Error", "[error]\nValueError: cannot reshape"),
-            ErrorType::RuntimeTimeout
+            ErrorType::Runtime
         );
         assert_eq!(
             classify_cell(
                 "Error",
                 "[error]\nrasterio.errors.RasterioIOError: no such file"
             ),
-            ErrorType::RuntimeTimeout
+            ErrorType::Runtime
         );
         assert_eq!(classify_cell("Error", "something odd"), ErrorType::Other);
     }

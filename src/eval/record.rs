@@ -251,7 +251,7 @@ pub fn score_run(
         } else if let Some(kind) = last_error {
             kind
         } else if summary.reason.contains("budget") {
-            ErrorType::RuntimeTimeout
+            ErrorType::Timeout
         } else {
             ErrorType::Other
         }

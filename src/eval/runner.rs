@@ -9,6 +9,8 @@
 //! gold/<task>/                    the gold run: outputs, transcript, gold.py, gold.json
 //! runs/<task>/<arch>-<run>/       each run's work dir (pred_results/, transcript, solution.py, run.json)
 //! records/<task>.<arch>.<run>.json  each run's scores (its presence means done)
+//! failed/<task>.<arch>.<run>.json   why a run could not be carried out (model server,
+//!                                 network or sandbox failure; removed once it is recorded)
 //! results.json results.csv report.md   the report (see `report`)
 //! ```
 
@@ -284,6 +286,55 @@ pub fn records_dir(out: &Path) -> PathBuf {
     out.join("records")
 }
 
+/// Where the notes of runs that could not be carried out are.
+pub fn failures_dir(out: &Path) -> PathBuf {
+    out.join("failed")
+}
+
+/// A run that could not be carried out for reasons not the model's (the
+/// model server or network failed, the sandbox failed, a recording is
+/// missing): counted in the report as `infrastructure`, never scored;
+/// `--resume` runs it again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailureNote {
+    /// Task id.
+    pub task: String,
+    /// Architecture name.
+    pub arch: String,
+    /// Run number (1-based).
+    pub run: usize,
+    /// Why, as the run reported it.
+    pub reason: String,
+}
+
+impl FailureNote {
+    /// Keeps the note of a failed item, or removes an old one when the item
+    /// now has its record; a stop request leaves nothing (the run was cut
+    /// short, not failed).
+    fn keep(out: &Path, task: &str, arch: &str, run: usize, result: &Result<RunRecord, ItemError>) {
+        let path = failures_dir(out).join(RunRecord::file_name(task, arch, run));
+        match result {
+            Ok(_) => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(ItemError::Stopped(_)) => {}
+            Err(e) => {
+                let note = FailureNote {
+                    task: task.into(),
+                    arch: arch.into(),
+                    run,
+                    reason: e.to_string(),
+                };
+                let written = std::fs::create_dir_all(failures_dir(out))
+                    .and_then(|()| crate::util::write_json(&path, &note));
+                if let Err(why) = written {
+                    tracing::warn!("{}: cannot keep the failure note: {why}", path.display());
+                }
+            }
+        }
+    }
+}
+
 /// Checks or writes `eval.json`: a new folder gets it; an existing one is
 /// refused, or with `resume` must have asked the same.
 pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), EvalError> {
@@ -486,14 +537,17 @@ pub fn run_eval(
         options.jobs,
         |_| (),
         |_, item| {
-            run_one(
+            let result = run_one(
                 zygote,
                 &tasks[item.task],
                 &golds[item.task],
                 source,
                 options,
                 item,
-            )
+            );
+            let id = &tasks[item.task].task.id;
+            FailureNote::keep(&options.out, id, item.arch.name(), item.run, &result);
+            result
         },
         |item| {
             format!(

@@ -303,7 +303,7 @@ pub fn run_one(
                 ErrorType::Other,
                 format!("no gold answer recorded for step {number} (run `gisclaw bench expect`)"),
             )),
-            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e.to_string())),
+            (Err(e), _) => Err((errors::classify_harness(&e), e.to_string())),
             (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance)
                 .map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
         };

@@ -174,7 +174,7 @@ pub fn judge_sample(
                     instance.key
                 ),
             )),
-            (Err(e), _) => Err((ErrorType::RuntimeTimeout, e.to_string())),
+            (Err(e), _) => Err((errors::classify_harness(&e), e.to_string())),
             (Ok(got), Some(want)) => {
                 judge::judge(instance.case.output, want, &got, &instance.case.tolerance)
                     .map_err(|m| (errors::classify_mismatch(&m), m.to_string()))

@@ -988,3 +988,106 @@ fn two_folders_of_an_ablation_get_a_paired_table_with_effect_sizes() {
         "{md}"
     );
 }
+
+#[test]
+fn a_run_the_model_server_failed_is_counted_as_infrastructure_never_scored() {
+    use common::fake_llm::{openai_answer, FakeServer, Reply};
+    // T01: the model answers in prose four times (the run fails: `other`);
+    // T02: the server refuses the key (the run cannot be carried out).
+    let prose = || {
+        Reply::Json(
+            200,
+            openai_answer(json!({"role": "assistant", "content": "Done, I think."})),
+        )
+    };
+    let refused = Reply::Json(
+        401,
+        json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+    );
+    let mut script: Vec<Reply> = (0..4).map(|_| prose()).collect();
+    script.push(refused);
+    // The resume: T02's model now answers in prose too.
+    script.extend((0..4).map(|_| prose()));
+    let server = FakeServer::start(script);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[profiles.p]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"fake\"\napi_key = \"k\"\nvision = false\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("eval");
+    let suite = suite();
+    let mut args = vec![
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--tasks",
+        "1-2",
+        "--runs",
+        "1",
+        "--backend",
+        "p",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let env = [("GISCLAW_CONFIG", config.to_str().unwrap())];
+    let first = gisclaw(&args, &env);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1 run(s) could not run and have no record"),
+        "{stderr}"
+    );
+    let note = read_json(&out.join("failed/T02.single.1.json"));
+    assert_eq!(
+        (note["task"].as_str(), note["run"].as_u64()),
+        (Some("T02"), Some(1))
+    );
+    assert!(
+        note["reason"].as_str().unwrap().contains("API key"),
+        "{note}"
+    );
+    assert!(!out.join("records/T02.single.1.json").exists());
+    let results = read_json(&out.join("results.json"));
+    assert_eq!(
+        (
+            results["missing_runs"].as_u64(),
+            results["infrastructure_failures"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    // The cell is scored on T01 alone; the failure is counted beside it.
+    let cell = &results["cells"][0];
+    assert_eq!(cell["n"], 1);
+    assert_eq!(
+        cell["run_errors"],
+        json!({ "other": 1, "infrastructure": 1 })
+    );
+    assert_eq!(results["runs"].as_array().unwrap().len(), 1);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("1 of them could not be carried out"), "{md}");
+    assert!(md.contains(" infrastructure |"), "{md}");
+    // The resume runs T02, and its note goes once it has a record.
+    args.push("--resume");
+    let second = gisclaw(&args, &env);
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(!out.join("failed/T02.single.1.json").exists());
+    let results = read_json(&out.join("results.json"));
+    assert_eq!(
+        (
+            results["missing_runs"].as_u64(),
+            results["infrastructure_failures"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+    assert_eq!(results["cells"][0]["run_errors"], json!({ "other": 2 }));
+    assert_eq!(server.remaining(), 0);
+}

@@ -9,6 +9,7 @@ use super::model::{
     Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, Report, RunVariance,
     SearchSummary, Sweep, TaskLine, Weights, WIDE_SPAN,
 };
+use crate::eval::errors::ErrorType;
 use crate::eval::record::RunRecord;
 use crate::eval::runner::ABLATIONS;
 use crate::eval::{api, llm_judge, stats};
@@ -331,13 +332,13 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
             if records.is_empty() {
                 continue;
             }
-            cells.push(summarise(
-                backend,
-                arch,
-                &records,
-                &eval.gold_calls,
-                &weights,
-            ));
+            let mut cell = summarise(backend, arch, &records, &eval.gold_calls, &weights);
+            let failed = eval.failures.iter().filter(|f| &f.arch == arch).count();
+            if failed > 0 {
+                cell.run_errors
+                    .insert(ErrorType::Infrastructure.name().to_string(), failed);
+            }
+            cells.push(cell);
             for r in &records {
                 runs.push((backend.clone(), (*r).clone(), weights.composite(r)));
             }
@@ -429,6 +430,7 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
         tasks,
         gold_problems,
         missing_runs: evals.iter().map(EvalData::missing).sum(),
+        infrastructure_failures: evals.iter().map(|e| e.failures.len()).sum(),
         runs,
     }
 }

@@ -33,13 +33,15 @@ const FAMILY: &str = "sans-serif";
 const SINGLE: RGBColor = RGBColor(31, 119, 180);
 const DUAL: RGBColor = RGBColor(255, 127, 14);
 const MCTS: RGBColor = RGBColor(44, 160, 44);
-const ERROR_COLOURS: [RGBColor; 7] = [
+const ERROR_COLOURS: [RGBColor; 9] = [
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(255, 127, 14),
     RGBColor(188, 189, 34),
+    RGBColor(31, 119, 180),
     RGBColor(23, 190, 207),
 ];
 

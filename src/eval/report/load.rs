@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::eval::api;
 use crate::eval::record::RunRecord;
-use crate::eval::runner::{self, gold_dir, records_dir, Manifest};
+use crate::eval::runner::{self, gold_dir, records_dir, FailureNote, Manifest};
 
 /// Problems reading an eval folder.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +36,9 @@ pub struct EvalData {
     pub gold_calls: BTreeMap<String, BTreeSet<String>>,
     /// Problems of each task's gold run (empty when it passed).
     pub gold_problems: BTreeMap<String, Vec<String>>,
+    /// Runs without a record that could not be carried out (model server,
+    /// network or sandbox failures), ordered like the records.
+    pub failures: Vec<FailureNote>,
 }
 
 impl EvalData {
@@ -49,6 +52,7 @@ impl EvalData {
         let mut records = Vec::new();
         let mut gold_calls = BTreeMap::new();
         let mut gold_problems = BTreeMap::new();
+        let mut failures = Vec::new();
         for task in &manifest.tasks {
             let gold = gold_dir(dir, task);
             let code = std::fs::read_to_string(gold.join("gold.py")).unwrap_or_default();
@@ -58,9 +62,13 @@ impl EvalData {
             gold_problems.insert(task.clone(), problems);
             for arch in &manifest.archs {
                 for run in 1..=manifest.runs {
-                    let path = records_dir(dir).join(RunRecord::file_name(task, arch, run));
+                    let name = RunRecord::file_name(task, arch, run);
+                    let path = records_dir(dir).join(&name);
+                    let failure = runner::failures_dir(dir).join(&name);
                     if path.is_file() {
                         records.push(read_json(&path)?);
+                    } else if failure.is_file() {
+                        failures.push(read_json(&failure)?);
                     }
                 }
             }
@@ -71,6 +79,7 @@ impl EvalData {
             records,
             gold_calls,
             gold_problems,
+            failures,
         })
     }
 

@@ -47,6 +47,9 @@ pub fn markdown(report: &Report) -> String {
     );
     if report.missing_runs > 0 {
         let _ = writeln!(md, "\n**{} run(s) have no record** (not run yet or could not run): `gisclaw eval --resume` completes them.", report.missing_runs);
+        if report.infrastructure_failures > 0 {
+            let _ = writeln!(md, "{} of them could not be carried out (model server, network or sandbox failures, column `infrastructure` under Error types; `failed/` in the eval folder says why): they are not scored as the model's failures.", report.infrastructure_failures);
+        }
     }
     let images: Vec<&crate::eval::output_score::OutputScore> = report
         .runs
@@ -242,7 +245,7 @@ pub fn markdown(report: &Report) -> String {
             if report.cells.len() < 3 { " (With fewer than three cells τ can only be ±1.)" } else { "" }
         );
     }
-    md.push_str("\n## Error types\n\nFailed runs (and failed cells) by type; the last column counts runs that finished although their output checks still failed (after one refused `finish`).\n\n| cell |");
+    md.push_str("\n## Error types\n\nFailed runs (and failed cells) by type: `runtime` is an exception or a worker crash, `timeout` a cell stopped at its time limit or a run out of its budget, `infrastructure` a run that could not be carried out (no record, not scored); the last column counts runs that finished although their output checks still failed (after one refused `finish`).\n\n| cell |");
     for e in ErrorType::ALL {
         let _ = write!(md, " {} |", e.name());
     }

@@ -348,6 +348,9 @@ pub struct Report {
     pub gold_problems: BTreeMap<String, Vec<String>>,
     /// Runs expected but not recorded.
     pub missing_runs: usize,
+    /// Of the missing runs, those that could not be carried out (model
+    /// server, network or sandbox failures: `failed/` notes).
+    pub infrastructure_failures: usize,
     /// Every run with its composite.
     pub runs: Vec<(String, RunRecord, f64)>,
 }
