@@ -89,32 +89,61 @@ impl Price {
 }
 
 /// Published list prices (USD per 1M tokens, cache-miss input) as of late
-/// 2025. Matched by the longest prefix of the model name (after any
-/// `provider/` part). Override or extend with `[prices."model"]` in the
-/// config file.
-const PRICES: &[(&str, f64, f64)] = &[
-    ("gpt-4o", 2.50, 10.00),
-    ("gpt-4o-mini", 0.15, 0.60),
-    ("gpt-4.1", 2.00, 8.00),
-    ("gpt-4.1-mini", 0.40, 1.60),
-    ("gpt-4.1-nano", 0.10, 0.40),
-    ("gpt-5", 1.25, 10.00),
-    ("gpt-5-mini", 0.25, 2.00),
-    ("gpt-5-nano", 0.05, 0.40),
-    ("o3", 2.00, 8.00),
-    ("o4-mini", 1.10, 4.40),
-    ("deepseek-chat", 0.28, 0.42),
-    ("deepseek-reasoner", 0.28, 0.42),
-    ("gemini-2.0-flash", 0.10, 0.40),
-    ("gemini-2.5-flash", 0.30, 2.50),
-    ("gemini-2.5-pro", 1.25, 10.00),
-    ("claude-sonnet-4", 3.00, 15.00),
-    ("claude-opus-4", 15.00, 75.00),
-    ("claude-3-5-haiku", 0.80, 4.00),
+/// 2025, each with the dated snapshot names that share it. A model is
+/// priced only when its name (after any `provider/` part) is one of these
+/// exactly: a newer model is not priced as an older one whose name it
+/// starts with (`gpt-4o-2024-05-13`, which had its own list price, is its
+/// own row). Override or extend with `[prices."model"]` in the config file.
+const PRICES: &[(&[&str], f64, f64)] = &[
+    (
+        &["gpt-4o", "gpt-4o-2024-08-06", "gpt-4o-2024-11-20"],
+        2.50,
+        10.00,
+    ),
+    (&["gpt-4o-2024-05-13"], 5.00, 15.00),
+    (&["gpt-4o-mini", "gpt-4o-mini-2024-07-18"], 0.15, 0.60),
+    (&["gpt-4.1", "gpt-4.1-2025-04-14"], 2.00, 8.00),
+    (&["gpt-4.1-mini", "gpt-4.1-mini-2025-04-14"], 0.40, 1.60),
+    (&["gpt-4.1-nano", "gpt-4.1-nano-2025-04-14"], 0.10, 0.40),
+    (&["gpt-5", "gpt-5-2025-08-07"], 1.25, 10.00),
+    (&["gpt-5-mini", "gpt-5-mini-2025-08-07"], 0.25, 2.00),
+    (&["gpt-5-nano", "gpt-5-nano-2025-08-07"], 0.05, 0.40),
+    (&["o3", "o3-2025-04-16"], 2.00, 8.00),
+    (&["o4-mini", "o4-mini-2025-04-16"], 1.10, 4.40),
+    (&["deepseek-chat"], 0.28, 0.42),
+    (&["deepseek-reasoner"], 0.28, 0.42),
+    (&["gemini-2.0-flash", "gemini-2.0-flash-001"], 0.10, 0.40),
+    (&["gemini-2.5-flash"], 0.30, 2.50),
+    (&["gemini-2.5-pro"], 1.25, 10.00),
+    (
+        &[
+            "claude-sonnet-4",
+            "claude-sonnet-4-0",
+            "claude-sonnet-4-20250514",
+        ],
+        3.00,
+        15.00,
+    ),
+    (
+        &["claude-opus-4", "claude-opus-4-0", "claude-opus-4-20250514"],
+        15.00,
+        75.00,
+    ),
+    (
+        &[
+            "claude-3-5-haiku",
+            "claude-3-5-haiku-latest",
+            "claude-3-5-haiku-20241022",
+        ],
+        0.80,
+        4.00,
+    ),
 ];
 
-/// The price of `model`: the config's overrides first, then the built-in
-/// table. `None` when unknown (cost is then reported as unknown, not 0).
+/// The price of `model`: the config's overrides first (by the full name,
+/// then without its `provider/` part), then the built-in table by exact
+/// name or dated alias. `None` when unknown (cost is then reported as
+/// unknown, not 0).
 pub fn price_of(model: &str, overrides: &BTreeMap<String, Price>) -> Option<Price> {
     if let Some(p) = overrides.get(model) {
         return Some(*p);
@@ -125,8 +154,7 @@ pub fn price_of(model: &str, overrides: &BTreeMap<String, Price>) -> Option<Pric
     }
     PRICES
         .iter()
-        .filter(|(prefix, _, _)| bare.starts_with(prefix))
-        .max_by_key(|(prefix, _, _)| prefix.len())
+        .find(|(names, _, _)| names.contains(&bare))
         .map(|&(_, input, output)| Price { input, output })
 }
 
@@ -144,8 +172,23 @@ mod tests {
     }
 
     #[test]
-    fn longest_prefix_wins_and_overrides_come_first() {
+    fn names_and_dated_aliases_match_exactly_and_overrides_come_first() {
         let none = BTreeMap::new();
+        // A newer model is unknown, not priced as the one its name starts with.
+        for newer in [
+            "gpt-4o-mini-tts",
+            "gpt-5.1",
+            "gpt-4.1-mini-2026-01-01",
+            "o3-pro",
+            "claude-opus-4-1",
+        ] {
+            assert!(price_of(newer, &none).is_none(), "{newer}");
+        }
+        assert_eq!(price_of("gpt-4o-2024-05-13", &none).unwrap().input, 5.00);
+        assert_eq!(
+            price_of("claude-sonnet-4-20250514", &none).unwrap().output,
+            15.00
+        );
         assert_eq!(
             price_of("gpt-4o-mini-2024-07-18", &none).unwrap().input,
             0.15
