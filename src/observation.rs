@@ -123,6 +123,19 @@ pub fn error_line(observation: &str) -> &str {
         .unwrap_or("no message")
 }
 
+/// The statement that raised, from a failed cell's observation: the source
+/// line under the innermost `File "<cell-N>"` frame of its traceback
+/// (`None` for a syntax error or an error raised outside the cell's code).
+pub fn failing_statement(observation: &str) -> Option<&str> {
+    let lines: Vec<&str> = observation.lines().collect();
+    let frame = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("File \"<cell-"))?;
+    let statement = lines.get(frame + 1)?.trim();
+    (!statement.is_empty() && !statement.starts_with("File \"") && !statement.starts_with('['))
+        .then_some(statement)
+}
+
 /// How a static analysis finding's line starts in an observation.
 const FINDING_PREFIX: &str = "[static analysis]";
 
@@ -150,6 +163,15 @@ mod tests {
         let obs = "out\n[stderr]\nwarn\n[error]\nTraceback (most recent call last):\n  File \"<cell-3>\"\nPermissionError: denied\n[variables]\n  wts (X, new): <x>\n";
         assert_eq!(error_line(obs), "PermissionError: denied");
         assert_eq!(error_line("only output\n\n"), "only output");
+    }
+
+    #[test]
+    fn the_failing_statement_is_the_innermost_cell_frame() {
+        let obs = "[error]\nTraceback (most recent call last):\n  File \"<cell-4>\", line 3, in <module>\n    zones = clip(parcels)\n  File \"<cell-2>\", line 1, in clip\n    return gpd.clip(g, mask_gdf)\n  [3 library frame(s) in geopandas]\nNameError: name 'mask_gdf' is not defined\n";
+        assert_eq!(failing_statement(obs), Some("return gpd.clip(g, mask_gdf)"));
+        let syntax = "[error]\n  File \"<cell-5>\", line 1\n    x = (1,\n        ^\nSyntaxError: '(' was never closed";
+        assert_eq!(failing_statement(syntax), Some("x = (1,"));
+        assert_eq!(failing_statement("[error]\nKeyError: 'POP'"), None);
     }
 
     #[test]

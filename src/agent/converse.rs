@@ -12,6 +12,7 @@ use serde_json::json;
 use super::dedup::AmnesiaGuard;
 use super::events::{AgentEvent, Events};
 use super::memory::ErrorMemory;
+use super::plan::FailedOperation;
 use super::tools::{self, Toolbox};
 use super::transcript::Transcript;
 use crate::llm::{adapt, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
@@ -289,6 +290,8 @@ pub enum Stop {
         reason: String,
         /// The last failing observation, if any.
         last_error: Option<String>,
+        /// The operations of this conversation's failing cells, in order.
+        failed: Vec<FailedOperation>,
     },
     /// The run must end (budget, replay ended, stop request, infrastructure
     /// failure).
@@ -435,6 +438,7 @@ pub fn converse(
     let mut idle = 0;
     let mut failures = 0;
     let mut last_error: Option<String> = None;
+    let mut failed: Vec<FailedOperation> = Vec::new();
     let has_step_done = specs.iter().any(|s| s.name == "step_done");
     for _ in 0..limits.max_rounds {
         if let Some(ending) = (turn.stop)() {
@@ -553,6 +557,12 @@ pub fn converse(
                             };
                             if !ok {
                                 failures += 1;
+                                if let Some(c) = code.as_deref().filter(|_| run.cell.is_some()) {
+                                    FailedOperation::remember(
+                                        &mut failed,
+                                        [FailedOperation::of_cell(c, &text)],
+                                    );
+                                }
                                 last_error = Some(text.clone());
                             }
                             if run.cell.is_none() {
@@ -626,6 +636,7 @@ pub fn converse(
                         "{failures} failing cells (the limit is {max} self-corrections)"
                     ),
                     last_error,
+                    failed,
                 };
             }
         }
@@ -634,5 +645,6 @@ pub fn converse(
     Stop::GaveUp {
         reason: format!("no {wanted} within {} rounds", limits.max_rounds),
         last_error,
+        failed,
     }
 }

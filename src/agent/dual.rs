@@ -129,7 +129,15 @@ impl PlanHost for TaskHost<'_, '_> {
         ) {
             Stop::Finished(summary) => Ok(StepEnd::Finished(summary)),
             Stop::StepDone(summary) | Stop::Answered(summary) => Ok(StepEnd::Done(summary)),
-            Stop::GaveUp { reason, last_error } => Ok(StepEnd::GaveUp { reason, last_error }),
+            Stop::GaveUp {
+                reason,
+                last_error,
+                failed,
+            } => Ok(StepEnd::GaveUp {
+                reason,
+                last_error,
+                failed,
+            }),
             Stop::End(ending) => Err(ending),
         }
     }

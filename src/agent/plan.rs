@@ -189,17 +189,82 @@ pub fn review_plan(mut message: Message, min: usize, max: usize) -> PlanReview {
     }
 }
 
-/// What the Replanner is told: where the plan failed and why, what was
-/// done, the outputs still missing and the last error.
+/// An operation that failed in a step: the statement that raised (or the
+/// cell's first line when the traceback names none) and its error line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedOperation {
+    /// The statement (at most [`FailedOperation::WIDTH`] characters).
+    pub operation: String,
+    /// The exception line (likewise cut).
+    pub error: String,
+}
+
+impl FailedOperation {
+    /// Characters kept of the statement and of the error.
+    pub const WIDTH: usize = 160;
+    /// Failed operations listed to the Replanner (the latest distinct ones).
+    pub const LISTED: usize = 8;
+
+    /// The failed operation of a cell with `code` whose observation is
+    /// `observation`.
+    pub fn of_cell(code: &str, observation: &str) -> FailedOperation {
+        let statement = crate::observation::failing_statement(observation).unwrap_or_else(|| {
+            code.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'))
+                .unwrap_or("")
+        });
+        FailedOperation {
+            operation: cut(statement, Self::WIDTH),
+            error: cut(crate::observation::error_line(observation), Self::WIDTH),
+        }
+    }
+
+    /// Adds `new` to `list` unless already there, keeping the latest
+    /// [`FailedOperation::LISTED`].
+    pub fn remember(
+        list: &mut Vec<FailedOperation>,
+        new: impl IntoIterator<Item = FailedOperation>,
+    ) {
+        for op in new {
+            list.retain(|o| o != &op);
+            list.push(op);
+        }
+        let extra = list.len().saturating_sub(Self::LISTED);
+        list.drain(..extra);
+    }
+}
+
+fn cut(text: &str, width: usize) -> String {
+    match text.char_indices().nth(width) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// What the Replanner is told (the paper's failure-aware context): where
+/// the plan failed and why, what was done, the outputs still missing, the
+/// last error and every operation that failed so far, to be avoided by a
+/// simpler plan of the remaining work.
 pub fn replan_request(
     goal: &str,
     reason: &str,
     done: &[String],
     missing: &[String],
     last_error: Option<&str>,
+    failed: &[FailedOperation],
 ) -> String {
+    let failed_text = if failed.is_empty() {
+        "- none (the step ran without errors but did not reach its goal)".to_string()
+    } else {
+        failed
+            .iter()
+            .map(|f| format!("- `{}` → {}", f.operation, f.error))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     format!(
-        "The plan failed at `{goal}`: {reason}.\nDone so far:\n{}\nMissing outputs: {}\nLast error:\n{}\n\nWrite a new plan (1 to {} steps) for the remaining work only. The sandbox keeps every variable and file made so far.",
+        "The plan failed at `{goal}`: {reason}.\nDone so far:\n{}\nMissing outputs: {}\nOperations that failed:\n{failed_text}\nLast error:\n{}\n\nWrite a new, simpler plan (1 to {} steps) for the remaining work only, avoiding the operations that failed: use another function, method or data path for them. The sandbox keeps every variable and file made so far.",
         if done.is_empty() { "- nothing".to_string() } else { done.iter().map(|d| format!("- {d}")).collect::<Vec<_>>().join("\n") },
         if missing.is_empty() { "none".to_string() } else { missing.join(", ") },
         last_error.unwrap_or("(none)"),

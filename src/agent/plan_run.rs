@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::events::AgentEvent;
 use super::plan::{
-    plan_spec, replan_request, review_plan, DualLimits, Plan, PLAN_STEPS, PLAN_TRIES,
+    plan_spec, replan_request, review_plan, DualLimits, FailedOperation, Plan, PLAN_STEPS,
+    PLAN_TRIES,
 };
 use crate::llm::{adapt, ChatResponse, Message, Role, ToolSpec};
 
@@ -19,12 +20,14 @@ pub enum StepEnd {
     Done(String),
     /// `finish`: the whole run is done, with its summary.
     Finished(String),
-    /// The step failed: why, and the last error.
+    /// The step failed: why, the last error and the operations that failed.
     GaveUp {
         /// Why.
         reason: String,
-        /// The last failing cell's error line.
+        /// The last failing cell's observation.
         last_error: Option<String>,
+        /// The step's failed operations, in order.
+        failed: Vec<FailedOperation>,
     },
 }
 
@@ -163,6 +166,8 @@ pub fn plan_execute_replan<H: PlanHost>(
     limits: &DualLimits,
 ) -> PlanRun<H::Stop> {
     let mut done: Vec<String> = Vec::new();
+    // Every operation that failed in any step so far: the Replanner avoids them.
+    let mut failed_ops: Vec<FailedOperation> = Vec::new();
     let mut replans = 0;
     let mut min = first_min;
     loop {
@@ -196,7 +201,12 @@ pub fn plan_execute_replan<H: PlanHost>(
                         done,
                     }
                 }
-                Ok(StepEnd::GaveUp { reason, last_error }) => {
+                Ok(StepEnd::GaveUp {
+                    reason,
+                    last_error,
+                    failed,
+                }) => {
+                    FailedOperation::remember(&mut failed_ops, failed);
                     failure = Some((step.goal.clone(), reason, last_error));
                     break;
                 }
@@ -241,10 +251,21 @@ pub fn plan_execute_replan<H: PlanHost>(
             of: limits.max_replans,
             reason: &reason,
         });
-        let request = replan_request(&goal, &reason, &done, &missing, last_error.as_deref());
+        let request = replan_request(
+            &goal,
+            &reason,
+            &done,
+            &missing,
+            last_error.as_deref(),
+            &failed_ops,
+        );
+        let failed_json: Vec<_> = failed_ops
+            .iter()
+            .map(|f| json!({ "operation": f.operation, "error": f.error }))
+            .collect();
         host.record(
             "replan",
-            json!({ "cycle": replans, "failed_step": goal, "reason": reason, "request": request }),
+            json!({ "cycle": replans, "failed_step": goal, "reason": reason, "failed_operations": failed_json, "request": request }),
         );
         planner.push(Message::text(Role::User, request));
     }

@@ -192,7 +192,15 @@ impl ChatEngine {
             Stop::Answered(text) | Stop::StepDone(text) | Stop::Finished(text) => {
                 Ok(StepEnd::Done(text))
             }
-            Stop::GaveUp { reason, last_error } => Ok(StepEnd::GaveUp { reason, last_error }),
+            Stop::GaveUp {
+                reason,
+                last_error,
+                failed,
+            } => Ok(StepEnd::GaveUp {
+                reason,
+                last_error,
+                failed,
+            }),
             Stop::End(end) => Err(self.turn_end(Stop::End(end), ev)),
         }
     }

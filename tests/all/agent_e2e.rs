@@ -278,3 +278,69 @@ print("written")
     assert!(err.contains("data/dem.tif: no such file"), "{err}");
     assert!(gisclaw::card::inspect_file(&data, "data/", "../../etc/passwd").is_err());
 }
+
+#[test]
+fn the_replanner_is_given_the_operations_that_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("dual.jsonl");
+    let mut lines = vec![plan(&[
+        "read the stations",
+        "interpolate and save the GeoTIFF",
+        "map the surface",
+    ])];
+    // Step 1 reads a file that is not there, eleven ways (ten corrections
+    // are allowed), the last through a helper so the raising statement is
+    // inside a function.
+    for i in 0..10 {
+        lines.push(call(
+            "execute_python",
+            json!({ "code": format!("import geopandas as gpd\nstations = gpd.read_file('data/missing_{i}.geojson')") }),
+        ));
+    }
+    lines.push(call(
+        "execute_python",
+        json!({ "code": "def load(p):\n    return gpd.read_file(p, engine='nope')\nstations = load('data/stations.geojson')" }),
+    ));
+    // The Replanner's plan does the whole task another way.
+    lines.push(plan(&["load, interpolate and map with the example's code"]));
+    for i in 1..=4 {
+        lines.push(call("execute_python", json!({ "code": example_code(i) })));
+    }
+    lines.push(call(
+        "finish",
+        json!({ "summary": "surface and map saved" }),
+    ));
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let out = dir.path().join("run");
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = solve_replay(&task, &replay, &out, &["--arch", "dual"], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let ev = events(&out);
+    let replans: Vec<&Value> = ev.iter().filter(|e| e["event"] == "replan").collect();
+    assert_eq!(replans.len(), 1, "{ev:#?}");
+    let failed = replans[0]["failed_operations"].as_array().unwrap();
+    // The latest eight distinct failures, the helper's raising line last.
+    assert_eq!(failed.len(), 8, "{failed:#?}");
+    let last = failed.last().unwrap();
+    assert_eq!(
+        last["operation"], "return gpd.read_file(p, engine='nope')",
+        "{last}"
+    );
+    assert!(last["error"].as_str().unwrap().contains("engine"), "{last}");
+    assert!(
+        failed[0]["operation"]
+            .as_str()
+            .unwrap()
+            .contains("missing_3.geojson"),
+        "{failed:#?}"
+    );
+    // The request the planner got lists them and asks to avoid them.
+    let request = replans[0]["request"].as_str().unwrap();
+    assert!(
+        request.contains(
+            "Operations that failed:\n- `stations = gpd.read_file('data/missing_3.geojson')` → "
+        ) && request.contains("avoiding the operations that failed"),
+        "{request}"
+    );
+}
