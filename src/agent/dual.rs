@@ -92,7 +92,14 @@ impl PlannerHost for TaskHost<'_, '_> {
 
 impl PlanHost for TaskHost<'_, '_> {
     fn run_step(&mut self, plan: &Plan, index: usize, done: &[String]) -> Result<StepEnd, Ending> {
-        let brief = step_brief(plan, index + 1, done, true);
+        let step = &plan.steps[index];
+        let brief = crate::agent::prompt::brief_with_docs(
+            self.toolbox.docs,
+            step_brief(plan, index + 1, done, true),
+            &format!("{} {}", step.goal, step.details),
+            "this step",
+            self.transcript,
+        );
         let mut messages = vec![
             Message::text(Role::System, self.inputs.system.clone()),
             Message::text(

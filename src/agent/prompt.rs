@@ -86,6 +86,8 @@ pub struct PromptInputs<'a> {
     pub packages: Vec<String>,
     /// Refused modules.
     pub blocked: &'a [BlockedImport],
+    /// Whether the run has `search_docs` (`--rag`).
+    pub docs: bool,
 }
 
 /// The bundled templates, compiled once.
@@ -138,14 +140,22 @@ pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
 
 /// The system prompt of the single agent.
 pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
-    sandbox_system_prompt(inputs.data_path, &inputs.packages, inputs.blocked)
+    sandbox_system_prompt(
+        inputs.data_path,
+        &inputs.packages,
+        inputs.blocked,
+        inputs.docs,
+    )
 }
 
 /// The single agent's system prompt from its parts (also used by `chat`).
+/// `docs`: the run has `search_docs` (`--rag`), and the prompt says when
+/// to use it.
 pub fn sandbox_system_prompt(
     data_path: &str,
     packages: &[String],
     blocked: &[BlockedImport],
+    docs: bool,
 ) -> String {
     render(
         "single",
@@ -153,8 +163,36 @@ pub fn sandbox_system_prompt(
             data_path => data_path,
             packages => packages,
             blocked => blocked,
+            docs => docs,
         },
     )
+}
+
+/// `brief` with the library docs retrieved for `query` appended, when the
+/// run has them (`--rag`: retrieval before the first attempt, filtered to
+/// the libraries `query` names); the retrieval goes to the transcript.
+pub fn brief_with_docs(
+    docs: Option<&crate::knowledge::Library>,
+    brief: String,
+    query: &str,
+    for_what: &str,
+    transcript: &mut crate::agent::transcript::Transcript,
+) -> String {
+    let Some(docs) = docs else { return brief };
+    let retrieved = docs.retrieve(query);
+    let _ = transcript.record(
+        "retrieval",
+        serde_json::json!({
+            "for": for_what,
+            "query": retrieved.query,
+            "libraries": retrieved.libraries,
+            "hits": retrieved.names(),
+        }),
+    );
+    match retrieved.render(for_what) {
+        Some(section) => format!("{brief}\n\n{section}"),
+        None => brief,
+    }
 }
 
 /// The task prompt (the first user message).
@@ -204,6 +242,7 @@ mod tests {
             schema_card: None,
             packages: vec!["geopandas 1.2.0".into()],
             blocked: &blocked,
+            docs: false,
         };
         let text = task_prompt(&inputs);
         for needle in [
@@ -235,10 +274,18 @@ mod tests {
             schema_card: None,
             packages: vec!["geopandas 1.2.0".into(), "rasterio 1.4.4".into()],
             blocked: &blocked,
+            docs: false,
         });
         assert!(text.contains("geopandas 1.2.0, rasterio 1.4.4"), "{text}");
         assert!(text.contains("`pykrige` → scipy.interpolate"), "{text}");
         assert!(text.contains("Never import arcpy"), "{text}");
         assert!(text.contains("plt.savefig"), "{text}");
+        assert!(!text.contains("search_docs"), "{text}");
+        // With --rag the prompt says the tool exists and when to call it.
+        let rag = sandbox_system_prompt("data/", &[], &blocked, true);
+        assert!(
+            rag.contains("`search_docs(query)`") && rag.contains("not sure of"),
+            "{rag}"
+        );
     }
 }

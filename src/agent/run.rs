@@ -182,6 +182,7 @@ pub fn run_task(
         schema_card: card.as_deref(),
         packages: packages.clone(),
         blocked: &zygote.config().blocked_imports,
+        docs: options.docs.is_some(),
     };
     let system = prompt::system_prompt(&inputs);
     let task_prompt = prompt::task_prompt(&inputs);
@@ -221,16 +222,26 @@ pub fn run_task(
         blocked: zygote.config().blocked_imports.clone(),
     };
     let outcome: AgentOutcome = match options.arch {
-        Arch::Single => single::run(
-            backend,
-            &mut toolbox,
-            memory,
-            &mut transcript,
-            system,
-            task_prompt,
-            &options.limits,
-            events,
-        ),
+        Arch::Single => {
+            // The Dual Agent and the tree search retrieve per step instead.
+            let task_prompt = prompt::brief_with_docs(
+                options.docs.as_deref(),
+                task_prompt,
+                &task.instruction,
+                "the task",
+                &mut transcript,
+            );
+            single::run(
+                backend,
+                &mut toolbox,
+                memory,
+                &mut transcript,
+                system,
+                task_prompt,
+                &options.limits,
+                events,
+            )
+        }
         Arch::Dual => dual::run(
             backend,
             &mut toolbox,

@@ -134,9 +134,12 @@ impl ChatEngine {
             }
         }
         let packages = prompt::listed_packages(&zygote.info().packages);
-        let system =
-            prompt::sandbox_system_prompt("data/", &packages, &zygote.config().blocked_imports)
-                + CHAT_NOTE;
+        let system = prompt::sandbox_system_prompt(
+            "data/",
+            &packages,
+            &zygote.config().blocked_imports,
+            options.docs.is_some(),
+        ) + CHAT_NOTE;
         let transcript_path = dir.join("transcript.jsonl");
         let mut transcript = Transcript::append(&transcript_path).map_err(io(&transcript_path))?;
         let describe = backend.describe();

@@ -177,10 +177,15 @@ impl ChatEngine {
         specs.push(plan::step_done_spec());
         let mut prefix = vec![self.system_message()];
         prefix.extend(self.saved.messages.iter().cloned());
-        prefix.push(Message::text(
-            Role::User,
+        let step = &plan.steps[i];
+        let brief = crate::agent::prompt::brief_with_docs(
+            self.options.docs.as_deref(),
             plan::step_brief(plan, i + 1, done, false),
-        ));
+            &format!("{} {}", step.goal, step.details),
+            "this step",
+            &mut self.transcript,
+        );
+        prefix.push(Message::text(Role::User, brief));
         let mut messages = prefix;
         match self.converse_turn(
             &mut messages,

@@ -7,12 +7,14 @@
 
 pub mod build;
 pub mod index;
+pub mod retrieve;
 pub mod search;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use retrieve::{libraries_named, Retrieved};
 pub use search::{Hit, Library};
 
 /// One documented API object.

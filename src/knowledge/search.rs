@@ -155,6 +155,32 @@ impl Library {
 
     /// The best `k` entries for `query`, best first.
     pub fn search(&self, query: &str, k: usize) -> Vec<Hit<'_>> {
+        self.search_in(query, k, &[])
+    }
+
+    /// The best `k` entries for `query` among those of `libraries` (top
+    /// package names such as `rasterio`), best first; every library when
+    /// `libraries` is empty or none of the candidates is theirs.
+    pub fn search_in(&self, query: &str, k: usize, libraries: &[&str]) -> Vec<Hit<'_>> {
+        let fused = self.fused(query);
+        let theirs = |id: &usize| {
+            let root = self.entries[*id].name.split('.').next().unwrap_or("");
+            libraries.contains(&root)
+        };
+        let keep_all = libraries.is_empty() || !fused.iter().any(|(id, _)| theirs(id));
+        fused
+            .into_iter()
+            .filter(|(id, _)| keep_all || theirs(id))
+            .take(k)
+            .map(|(id, score)| Hit {
+                entry: &self.entries[id],
+                score,
+            })
+            .collect()
+    }
+
+    /// Every candidate of the two rankings, by reciprocal-rank fusion, best first.
+    fn fused(&self, query: &str) -> Vec<(usize, f64)> {
         let rankings = [
             self.bm25.search(query, CANDIDATES),
             self.dense(query, CANDIDATES),
@@ -168,13 +194,6 @@ impl Library {
         let mut fused: Vec<(usize, f64)> = scores.into_iter().collect();
         fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         fused
-            .into_iter()
-            .take(k)
-            .map(|(id, score)| Hit {
-                entry: &self.entries[id],
-                score,
-            })
-            .collect()
     }
 
     /// The entries an unknown API name probably meant (`rasterio.features.rasterise`

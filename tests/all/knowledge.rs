@@ -126,6 +126,28 @@ fn the_agent_gets_search_docs_with_rag() {
         "{tool}"
     );
     assert_eq!(events[0]["rag"], true);
+    // Before the first attempt the docs for the task were retrieved into
+    // its brief, and the system prompt says when to call search_docs.
+    let retrieval = events
+        .iter()
+        .find(|e| e["event"] == "retrieval")
+        .expect("a retrieval event");
+    assert_eq!(retrieval["for"], "the task");
+    assert!(
+        retrieval["hits"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("rasterio.features.rasterize"),
+        "{retrieval}"
+    );
+    let all = serde_json::to_string(&events).unwrap();
+    assert!(
+        all.contains(
+            "## Library documentation (retrieved for the task; call `search_docs` for more)"
+        ),
+        "the brief carries the retrieved docs"
+    );
+    assert!(all.contains("`search_docs(query)`: exact signatures"));
     // A hallucinated API gets the real one's documentation with its error.
     let cell = events
         .iter()
@@ -147,6 +169,10 @@ fn the_agent_gets_search_docs_with_rag() {
     let run = solve_replay(&task, &replay, &out, &[], &envs);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let events = common::events(&out);
+    assert!(!events.iter().any(|e| e["event"] == "retrieval"));
+    assert!(!serde_json::to_string(&events)
+        .unwrap()
+        .contains("`search_docs(query)`"));
     let tool = events
         .iter()
         .find(|e| e["event"] == "tool" && e["name"] == "search_docs")
@@ -218,4 +244,71 @@ fn a_missing_or_broken_index_is_one_line() {
             && stderr.contains("rebuild it with `gisclaw knowledge build`"),
         "{stderr}"
     );
+}
+
+#[test]
+fn each_plan_step_gets_the_docs_of_the_library_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "id: rag\ntitle: RAG\ninstruction: Burn polygons into a raster.\ndata: data\n",
+    )
+    .unwrap();
+    let plan = |goals: &[&str]| {
+        let steps: Vec<serde_json::Value> = goals
+            .iter()
+            .map(|g| json!({"goal": g, "details": ""}))
+            .collect();
+        call("submit_plan", json!({ "steps": steps }))
+    };
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        plan(&[
+            "Make polygons with geopandas",
+            "Burn the polygons into a grid with rasterio",
+            "Report the cell count",
+        ]),
+        call("step_done", json!({ "summary": "made" })),
+        call("step_done", json!({ "summary": "burnt" })),
+        call("finish", json!({ "summary": "counted" })),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let envs = [("GISCLAW_KNOWLEDGE", index().to_str().unwrap())];
+    let out = dir.path().join("out");
+    let run = solve_replay(&task, &replay, &out, &["--rag", "--arch", "dual"], &envs);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let events = events(&out);
+    let retrievals: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] == "retrieval")
+        .collect();
+    assert_eq!(retrievals.len(), 3, "one per step, none for the task");
+    assert!(retrievals.iter().all(|r| r["for"] == "this step"));
+    // Filtered to the library each step names; unnamed: every library.
+    let hits = |r: &serde_json::Value| -> Vec<String> {
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(retrievals[0]["libraries"], json!(["geopandas"]));
+    assert!(
+        hits(retrievals[0])
+            .iter()
+            .all(|h| h.starts_with("geopandas.")),
+        "{:?}",
+        hits(retrievals[0])
+    );
+    assert_eq!(retrievals[1]["libraries"], json!(["rasterio"]));
+    let burn = hits(retrievals[1]);
+    assert!(burn.iter().all(|h| h.starts_with("rasterio.")), "{burn:?}");
+    assert!(
+        burn.iter().any(|h| h == "rasterio.features.rasterize"),
+        "{burn:?}"
+    );
+    assert_eq!(retrievals[2]["libraries"], json!([]));
 }
