@@ -388,9 +388,9 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
         w["cells"][1]["composite"].as_f64().unwrap(),
         1.0 / 3.0
     ));
-    // The charts: four real images (more than five colours), linked from the
+    // The charts: seven real images (more than five colours), linked from the
     // report; without the font they are skipped with the reason in the report.
-    for name in gisclaw::eval::report::charts::FILES {
+    for (name, _) in gisclaw::eval::report::charts::FILES {
         let chart = out.join("charts").join(name);
         assert!(
             matches!(
@@ -987,6 +987,144 @@ fn two_folders_of_an_ablation_get_a_paired_table_with_effect_sizes() {
         md.contains(&format!("Cohen's d = {:.3}", mean / sd)),
         "{md}"
     );
+    // Fig. 10: the per-task pairs behind the chart, and the chart itself.
+    let pairs = ablation["per_task"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2);
+    assert_eq!(pairs[1][0], "T02");
+    assert!(close(pairs[1][1].as_f64().unwrap(), composite(&a, "T02")));
+    assert!(close(pairs[1][2].as_f64().unwrap(), composite(&b, "T02")));
+    let chart = both.join("charts/ablation_workflow_single.png");
+    assert!(
+        matches!(
+            gisclaw::outputs::check(&chart),
+            gisclaw::outputs::OutputCheck::Content(..)
+        ),
+        "{}",
+        chart.display()
+    );
+    assert!(md.contains("(charts/ablation_workflow_single.png)"), "{md}");
+}
+
+#[test]
+fn several_models_get_the_table_6_layout_with_cost_per_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite();
+    let eval = |out: &Path, source: &[&str], runs: &str| {
+        let mut args = vec![
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1-2",
+            "--arch",
+            "both",
+            "--runs",
+            runs,
+            "--out",
+            out.to_str().unwrap(),
+            "-j",
+            "2",
+        ];
+        args.extend_from_slice(source);
+        run_ok(&args);
+    };
+    // Model A: the golds, twice each. Model B: T01's gold, T02 broken.
+    let a = dir.path().join("a");
+    eval(&a, &["--replay-gold"], "2");
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    write_jsonl(
+        &rec.join("T01.single.jsonl"),
+        &gold_messages("T01", &gold("T01")),
+    );
+    write_jsonl(
+        &rec.join("T01.dual.jsonl"),
+        &gold_dual_messages("T01", &gold("T01")),
+    );
+    write_jsonl(&rec.join("T02.jsonl"), &[cell("x = (1,"), finish()]);
+    let b = dir.path().join("b");
+    eval(&b, &["--replay", rec.to_str().unwrap()], "1");
+    // Model A's runs cost 1 cent each (as if priced): 4 runs per arch over
+    // 2 tasks, so one sweep costs 2 cents. B's price is unknown (replays
+    // are free: as if B were an unpriced model).
+    for (folder, cost) in [(&a, json!(0.01)), (&b, Value::Null)] {
+        for entry in std::fs::read_dir(folder.join("records")).unwrap() {
+            let path = entry.unwrap().path();
+            let mut record = read_json(&path);
+            record["cost_usd"] = cost.clone();
+            std::fs::write(&path, record.to_string()).unwrap();
+        }
+    }
+    let both = dir.path().join("both");
+    run_ok(&[
+        "eval",
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        both.to_str().unwrap(),
+    ]);
+    let results = read_json(&both.join("results.json"));
+    let cells = results["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    for c in &cells[..2] {
+        assert!(close(c["cost_per_sweep"].as_f64().unwrap(), 0.02), "{c}");
+    }
+    assert!(cells[2]["cost_per_sweep"].is_null());
+    // The rendered rows carry each cell's numbers, SA then DA.
+    let md = std::fs::read_to_string(both.join("report.md")).unwrap();
+    let f3 = |v: &Value| format!("{:.3}", v.as_f64().unwrap());
+    let row = |model: &Value| {
+        md.lines()
+            .find(|l| {
+                l.starts_with(&format!("| {} | ", model.as_str().unwrap()))
+                    && l.matches('|').count() == 14
+            })
+            .unwrap_or_else(|| panic!("no Table 6 row for {model}:\n{md}"))
+            .to_string()
+    };
+    assert!(
+        md.contains("## Single and Dual Agent side by side (GISclaw Table 6 layout)"),
+        "{md}"
+    );
+    for pair in cells.chunks(2) {
+        let (sa, da) = (&pair[0], &pair[1]);
+        assert_eq!(
+            (sa["arch"].as_str(), da["arch"].as_str()),
+            (Some("single"), Some("dual"))
+        );
+        let line = row(&sa["backend"]);
+        let parts: Vec<&str> = line.split('|').map(str::trim).collect();
+        for (offset, cell) in [(2, sa), (8, da)] {
+            assert_eq!(parts[offset], f3(&cell["success_rate"]), "{line}");
+            assert_eq!(parts[offset + 2], f3(&cell["f_api"]), "{line}");
+            assert_eq!(parts[offset + 3], f3(&cell["c_emb"]), "{line}");
+            let ci = &cell["composite_ci"];
+            let half = (ci[1].as_f64().unwrap() - ci[0].as_f64().unwrap()) / 2.0;
+            let s = format!("{} (±{half:.3})", f3(&cell["composite"]));
+            assert!(parts[offset + 4].trim_matches('*') == s, "{line} vs {s}");
+        }
+        let cost = if sa["cost_per_sweep"].is_null() {
+            "unknown"
+        } else {
+            "$0.02"
+        };
+        assert_eq!((parts[7], parts[13]), (cost, cost), "{line}");
+    }
+    // Model A (the golds) has the best S_comp in both architectures: bold.
+    let a_row = row(&cells[0]["backend"]);
+    assert_eq!(a_row.matches("**").count(), 4, "{a_row}");
+    assert!(!row(&cells[2]["backend"]).contains("**"));
+    // Figs 6, 7 and 9 are drawn.
+    for name in ["api_f1_heatmap.png", "c_emb_per_task.png", "profiles.png"] {
+        assert!(
+            matches!(
+                gisclaw::outputs::check(&both.join("charts").join(name)),
+                gisclaw::outputs::OutputCheck::Content(..)
+            ),
+            "{name}"
+        );
+    }
 }
 
 #[test]

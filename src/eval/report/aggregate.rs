@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::load::EvalData;
 use super::model::{
     Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, Report, RunVariance,
-    SearchSummary, Sweep, TaskLine, Weights, WIDE_SPAN,
+    SearchSummary, Sweep, TaskCell, TaskLine, Weights, WIDE_SPAN,
 };
 use crate::eval::errors::ErrorType;
 use crate::eval::record::RunRecord;
@@ -205,6 +205,11 @@ fn summarise(
         rounds: mean_of(records, |r| r.rounds as f64),
         code_lines: lines,
         cost_usd: records.iter().map(|r| r.cost_usd).sum(),
+        cost_per_sweep: records
+            .iter()
+            .map(|r| r.cost_usd)
+            .sum::<Option<f64>>()
+            .map(|total| total * by_task.len() as f64 / records.len().max(1) as f64),
         inference_efficiency: per(llm),
         token_efficiency: per(tokens),
         code_line_efficiency: per(lines),
@@ -298,6 +303,12 @@ fn ablations(evals: &[EvalData], weights: &Weights) -> Vec<Ablation> {
                     median_difference: stats::quantile(&diffs, 0.5),
                     wilcoxon: stats::wilcoxon(&xs, &ys),
                     cohens_d: stats::cohens_d_paired(&diffs),
+                    per_task: w
+                        .iter()
+                        .filter_map(|(t, x)| {
+                            wo.get(t).map(|y| (t.clone(), x.composite, y.composite))
+                        })
+                        .collect(),
                 });
             }
         }
@@ -408,12 +419,19 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
                 .map(|rs| {
                     let mine: Vec<&RunRecord> =
                         rs.iter().copied().filter(|r| &r.task == task).collect();
-                    (
-                        mine.iter().filter(|r| r.success).count(),
-                        mine.len(),
-                        mean_of(&mine, |r| r.q_out),
-                        mean_of(&mine, |r| weights.composite(r)),
-                    )
+                    TaskCell {
+                        successes: mine.iter().filter(|r| r.success).count(),
+                        runs: mine.len(),
+                        q_out: mean_of(&mine, |r| r.q_out),
+                        composite: mean_of(&mine, |r| weights.composite(r)),
+                        f_api: mean_of(&mine, |r| r.code.api.f1),
+                        c_emb: mine
+                            .iter()
+                            .map(|r| r.c_emb)
+                            .collect::<Option<Vec<f64>>>()
+                            .filter(|v| !v.is_empty())
+                            .map(|v| stats::mean(&v)),
+                    }
                 })
                 .collect(),
         })

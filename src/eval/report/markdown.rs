@@ -25,6 +25,86 @@ fn f2(x: f64) -> String {
     }
 }
 
+/// A cost for tables: dollars with cents (4 decimals under a cent),
+/// `unknown` without a price.
+fn dollars(x: Option<f64>) -> String {
+    match x {
+        Some(0.0) => "$0".into(),
+        Some(x) if x < 0.01 => format!("${x:.4}"),
+        Some(x) => format!("${x:.2}"),
+        None => "unknown".into(),
+    }
+}
+
+/// GISclaw Table 6's layout: one row per model (backend and flags), the
+/// Single and Dual Agent side by side, the best S_comp per architecture in
+/// bold, cost per sweep (every task once). Only when some cell is single
+/// or dual.
+fn side_by_side(md: &mut String, report: &Report) {
+    const ARCHS: [&str; 2] = ["single", "dual"];
+    let mut models: Vec<&str> = Vec::new();
+    for c in report
+        .cells
+        .iter()
+        .filter(|c| ARCHS.contains(&c.arch.as_str()))
+    {
+        if !models.contains(&c.backend.as_str()) {
+            models.push(&c.backend);
+        }
+    }
+    if models.is_empty() {
+        return;
+    }
+    let cell = |model: &str, arch: &str| {
+        report
+            .cells
+            .iter()
+            .find(|c| c.backend == model && c.arch == arch)
+    };
+    let best: Vec<f64> = ARCHS
+        .iter()
+        .map(|a| {
+            report
+                .cells
+                .iter()
+                .filter(|c| c.arch == *a)
+                .map(|c| c.composite)
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect();
+    md.push_str("\n## Single and Dual Agent side by side (GISclaw Table 6 layout)\n\nPer model, each architecture's R_s, Q_out (successful runs), F_api, C_emb, S_comp ± half the 95 % CI, and the cost of one sweep (every task once: the total over the runs per task). Bold: best S_comp per architecture.\n\n| model | SA R_s | SA Q_out | SA F_api | SA C_emb | SA S_comp (±CI) | SA cost/sweep | DA R_s | DA Q_out | DA F_api | DA C_emb | DA S_comp (±CI) | DA cost/sweep |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for model in models {
+        let _ = write!(md, "| {model} |");
+        for (a, arch) in ARCHS.iter().enumerate() {
+            match cell(model, arch) {
+                Some(c) => {
+                    let s = format!(
+                        "{} (±{})",
+                        f3(c.composite),
+                        f3((c.composite_ci.1 - c.composite_ci.0) / 2.0)
+                    );
+                    let s = if c.composite == best[a] {
+                        format!("**{s}**")
+                    } else {
+                        s
+                    };
+                    let _ = write!(
+                        md,
+                        " {} | {} | {} | {} | {s} | {} |",
+                        f3(c.success_rate),
+                        f3(c.q_out),
+                        f3(c.f_api),
+                        c.c_emb.map(f3).unwrap_or_else(|| "n/a".into()),
+                        dollars(c.cost_per_sweep)
+                    );
+                }
+                None => md.push_str(&" – |".repeat(6)),
+            }
+        }
+        md.push('\n');
+    }
+}
+
 /// `report.md`.
 pub fn markdown(report: &Report) -> String {
     let mut md = String::from("# gisclaw eval report\n\n");
@@ -92,6 +172,7 @@ pub fn markdown(report: &Report) -> String {
                 .unwrap_or_else(|| "unknown".into())
         );
     }
+    side_by_side(&mut md, report);
     if !report.comparisons.is_empty() {
         md.push_str("\n## Single vs Dual Agent (cf. Table 7: paired Wilcoxon signed-rank on run composites; Cohen's d = mean Δ / SD(Δ), as in Table 10)\n\n| backend | pairs | mean Δ (SA − DA) | median Δ | W | p | method | Cliff's δ | Cohen's d |\n|---|---|---|---|---|---|---|---|---|\n");
         for c in &report.comparisons {
@@ -313,8 +394,15 @@ pub fn markdown(report: &Report) -> String {
                 ""
             }
         );
-        for (succ, n, q, s) in &t.cells {
-            let _ = write!(md, " {succ}/{n} · Q {} · S {} |", f3(*q), f3(*s));
+        for c in &t.cells {
+            let _ = write!(
+                md,
+                " {}/{} · Q {} · S {} |",
+                c.successes,
+                c.runs,
+                f3(c.q_out),
+                f3(c.composite)
+            );
         }
         md.push('\n');
     }

@@ -55,8 +55,8 @@ pub fn write(report: &Report, out: &Path) -> std::io::Result<()> {
     md.push_str("\n## Charts\n\n");
     match charts::draw(report, &out.join("charts"), &crate::paths::default_venv()) {
         Ok(()) => {
-            for name in charts::FILES {
-                let _ = writeln!(md, "![{}](charts/{name})\n", name.trim_end_matches(".png"));
+            for (name, what) in charts::files(report) {
+                let _ = writeln!(md, "![{what}](charts/{name})\n");
             }
         }
         Err(why) => {

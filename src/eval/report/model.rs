@@ -162,6 +162,9 @@ pub struct CellSummary {
     pub code_lines: f64,
     /// Total cost, when every run's is known.
     pub cost_usd: Option<f64>,
+    /// Cost of one sweep (every task once): the total over the runs per
+    /// task (GISclaw Table 6's "cost per benchmark sweep").
+    pub cost_per_sweep: Option<f64>,
     /// pass@k_max per LLM second.
     pub inference_efficiency: f64,
     /// pass@k_max per token.
@@ -282,6 +285,8 @@ pub struct Ablation {
     pub wilcoxon: Option<Wilcoxon>,
     /// Cohen's d of the differences (d_z).
     pub cohens_d: Option<f64>,
+    /// Each paired task: (task, composite with, composite without).
+    pub per_task: Vec<(String, f64, f64)>,
 }
 
 /// One side of an [`Ablation`].
@@ -321,8 +326,25 @@ pub struct Sweep {
 pub struct TaskLine {
     /// The task id.
     pub task: String,
-    /// Per cell: (successes, runs, mean Q_out, mean composite).
-    pub cells: Vec<(usize, usize, f64, f64)>,
+    /// Per cell, in the order of [`Report::cells`].
+    pub cells: Vec<TaskCell>,
+}
+
+/// One task in one cell: its runs' successes and mean scores.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskCell {
+    /// Successful runs.
+    pub successes: usize,
+    /// Runs.
+    pub runs: usize,
+    /// Mean Q_out (NaN without runs).
+    pub q_out: f64,
+    /// Mean composite.
+    pub composite: f64,
+    /// Mean API-operation F1.
+    pub f_api: f64,
+    /// Mean C_emb, when every run has it.
+    pub c_emb: Option<f64>,
 }
 
 /// The whole report.

@@ -1,6 +1,8 @@
 //! The report's PNG charts, drawn with `plotters`: success rate per cell
-//! (SA beside DA), composite with its 95 % CI whiskers, the per-task L3
-//! heatmap and failed runs by error type.
+//! (SA beside DA), composite with its 95 % CI whiskers, failed runs by
+//! error type (here), the per-task heatmaps and C_emb dots
+//! ([`per_task`]), the four-score profiles ([`profiles`]) and the paired
+//! per-task ablation ([`ablation`]).
 //!
 //! Text needs a font and gisclaw ships none: it uses DejaVu Sans from the
 //! sandbox venv's matplotlib (always installed by `make setup`). Without it
@@ -15,16 +17,51 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+mod ablation;
+mod per_task;
+mod profiles;
+
 use super::model::Report;
 use crate::eval::errors::ErrorType;
 
-/// The chart files, in the order the report shows them.
-pub const FILES: [&str; 4] = [
-    "success.png",
-    "composite.png",
-    "l3_heatmap.png",
-    "error_types.png",
+/// The charts every report has, in the order it shows them, with what
+/// each is (the paper figure it follows).
+pub const FILES: [(&str, &str); 7] = [
+    ("success.png", "success rate per cell (cf. GISclaw Fig. 4)"),
+    ("composite.png", "composite with 95 % CI (cf. Fig. 5)"),
+    ("api_f1_heatmap.png", "per-task API F1 (cf. Fig. 6)"),
+    (
+        "c_emb_per_task.png",
+        "per-task C_emb, one dot per model and task (cf. Fig. 7)",
+    ),
+    ("l3_heatmap.png", "per-task L3 output accuracy (cf. Fig. 8)"),
+    (
+        "profiles.png",
+        "four-score profiles per architecture (cf. Fig. 9)",
+    ),
+    ("error_types.png", "failed runs by error type"),
 ];
+
+/// The file of the chart of ablation `i` of the report (cf. Fig. 10).
+pub fn ablation_file(report: &Report, i: usize) -> String {
+    let a = &report.ablations[i];
+    format!("ablation_{}_{}.png", a.flag.replace(' ', "_"), a.arch)
+}
+
+/// Every chart of `report`: [`FILES`] then one per ablation, with what each is.
+pub fn files(report: &Report) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = FILES
+        .iter()
+        .map(|(f, what)| (f.to_string(), what.to_string()))
+        .collect();
+    for (i, a) in report.ablations.iter().enumerate() {
+        all.push((
+            ablation_file(report, i),
+            format!("per-task {} ablation, {} (cf. Fig. 10)", a.flag, a.arch),
+        ));
+    }
+    all
+}
 
 /// The font family the charts register and use.
 const FAMILY: &str = "sans-serif";
@@ -103,7 +140,7 @@ fn ensure_font(venv: &Path) -> Result<(), ChartError> {
         .clone()
 }
 
-/// Draws every chart of [`FILES`] into `dir` (the venv provides the font).
+/// Draws every chart of [`files`] into `dir` (the venv provides the font).
 pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), ChartError> {
     ensure_font(venv)?;
     let failed = |path: &Path, e: &dyn std::fmt::Display| ChartError::Write {
@@ -111,14 +148,18 @@ pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), ChartError> 
         message: e.to_string(),
     };
     std::fs::create_dir_all(dir).map_err(|e| failed(dir, &e))?;
-    for name in FILES {
+    for (i, (name, _)) in files(report).iter().enumerate() {
         let path = dir.join(name);
         let tmp = dir.join(format!(".tmp-{name}"));
-        let drawn = match name {
+        let drawn = match name.as_str() {
             "success.png" => success(report, &tmp),
             "composite.png" => composite(report, &tmp),
-            "l3_heatmap.png" => heatmap(report, &tmp),
-            _ => error_types(report, &tmp),
+            "api_f1_heatmap.png" => per_task::api_heatmap(report, &tmp),
+            "c_emb_per_task.png" => per_task::c_emb_dots(report, &tmp),
+            "l3_heatmap.png" => per_task::l3_heatmap(report, &tmp),
+            "profiles.png" => profiles::profiles(report, &tmp),
+            "error_types.png" => error_types(report, &tmp),
+            _ => ablation::ablation(&report.ablations[i - FILES.len()], &tmp),
         };
         drawn.map_err(|e| failed(&path, &e))?;
         std::fs::rename(&tmp, &path).map_err(|e| failed(&path, &e))?;
@@ -127,6 +168,52 @@ pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), ChartError> 
 }
 
 type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+/// Colours for models (backends), in order of first appearance.
+const MODEL_COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// The models (backends with flags) of `report`'s cells, in order, each
+/// with its colour.
+fn models(report: &Report) -> Vec<(String, RGBColor)> {
+    let mut out: Vec<(String, RGBColor)> = Vec::new();
+    for c in &report.cells {
+        if !out.iter().any(|(m, _)| m == &c.backend) {
+            let colour = MODEL_COLOURS[out.len() % MODEL_COLOURS.len()];
+            out.push((c.backend.clone(), colour));
+        }
+    }
+    out
+}
+
+/// The architectures of `report`'s cells, in report order (single, dual, mcts).
+fn archs(report: &Report) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in ["single", "dual", "mcts"] {
+        if report.cells.iter().any(|c| c.arch == a) {
+            out.push(a.to_string());
+        }
+    }
+    out
+}
+
+/// A caption's name for an architecture.
+fn arch_title(arch: &str) -> &'static str {
+    match arch {
+        "single" => "Single Agent",
+        "dual" => "Dual Agent",
+        "mcts" => "Tree search",
+        _ => "other",
+    }
+}
 
 fn arch_colour(arch: &str) -> RGBColor {
     match arch {
@@ -266,57 +353,6 @@ fn ramp(x: f64) -> RGBColor {
     let (a, b) = (stops[i], stops[i + 1]);
     let mix = |p: f64, q: f64| (p + (q - p) * t).round() as u8;
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-}
-
-fn heatmap(report: &Report, path: &Path) -> Drawn {
-    let (cols, rows) = (report.cells.len().max(1), report.tasks.len().max(1));
-    let labels: Vec<String> = report.cells.iter().map(|c| c.label.clone()).collect();
-    let root = BitMapBackend::new(
-        path,
-        ((260 + 160 * cols as u32).max(560), 120 + 18 * rows as u32),
-    )
-    .into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Mean L3 score per task (0 purple → 1 yellow, grey: no run)",
-            (FAMILY, 20),
-        )
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..cols as f64, 0f64..rows as f64)?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_labels(0)
-        .y_labels(0)
-        .draw()?;
-    let mut boxes = Vec::new();
-    for (row, line) in report.tasks.iter().enumerate() {
-        // The first task at the top.
-        let y = (rows - 1 - row) as f64;
-        for (col, cell) in line.cells.iter().enumerate() {
-            let colour = if cell.1 == 0 {
-                RGBColor(230, 230, 230)
-            } else {
-                ramp(cell.2)
-            };
-            boxes.push(Rectangle::new(
-                [(col as f64, y), (col as f64 + 1.0, y + 1.0)],
-                colour.filled(),
-            ));
-        }
-    }
-    chart.draw_series(boxes)?;
-    column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
-    let style = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-    for (row, line) in report.tasks.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(0.0, (rows - 1 - row) as f64 + 0.5));
-        root.draw_text(&line.task, &style, (x - 6, y))?;
-    }
-    root.present()?;
-    Ok(())
 }
 
 fn error_types(report: &Report, path: &Path) -> Drawn {
