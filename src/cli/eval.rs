@@ -16,7 +16,7 @@ use gisclaw::eval::jobs::{ItemRecord, SuiteEvent};
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions, Manifest};
 use gisclaw::eval::step_eval;
-use gisclaw::eval::unit_eval;
+use gisclaw::eval::{unit_eval, unit_report};
 use gisclaw::sandbox::Zygote;
 
 use super::bench::load_suite;
@@ -235,14 +235,72 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
             }
             if manifest.kind == "unit" {
                 let records =
-                    unit_eval::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
+                    unit_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 print_unit_summary(
-                    &unit_eval::write_report(&records, &manifest.backend, out).map_err(written)?,
+                    &unit_report::write_report(
+                        &records,
+                        &manifest.backend,
+                        manifest.temperature,
+                        out,
+                    )
+                    .map_err(written)?,
                     out,
                 );
                 return Ok(ExitCode::SUCCESS);
             }
         }
+    }
+    // Several unit folders: the models side by side.
+    let manifests: Vec<Option<Manifest>> = dirs
+        .iter()
+        .map(|d| {
+            d.join("eval.json")
+                .is_file()
+                .then(|| Manifest::read(d))
+                .transpose()
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let units = manifests
+        .iter()
+        .filter(|m| m.as_ref().is_some_and(|m| m.kind == "unit"))
+        .count();
+    if units > 0 {
+        if units < dirs.len() {
+            return Err(UsageError(
+                "eval report: unit-suite folders can only be compared with other unit-suite folders"
+                    .into(),
+            )
+            .into());
+        }
+        let models: Vec<unit_report::UnitModel> = dirs
+            .iter()
+            .zip(manifests.into_iter().flatten())
+            .map(|(d, m)| {
+                Ok(unit_report::UnitModel {
+                    label: m.backend,
+                    temperature: m.temperature,
+                    records: unit_report::load_records(d).map_err(|e| UsageError(e.to_string()))?,
+                })
+            })
+            .collect::<Result<_, UsageError>>()?;
+        let out = out.unwrap_or(&dirs[0]);
+        std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+        let ranked = unit_report::write_comparison(&models, out)
+            .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+        for (m, (s, r)) in models.iter().zip(&ranked) {
+            eprintln!(
+                "gisclaw: {}: pass@1 {}, Total_Rank {}",
+                m.label,
+                s.pass_at
+                    .get(&1)
+                    .map(|v| format!("{v:.3}"))
+                    .unwrap_or_else(|| "–".into()),
+                r.total
+            );
+        }
+        eprintln!("gisclaw: report in {}", out.join("report.md").display());
+        return Ok(ExitCode::SUCCESS);
     }
     let evals: Vec<EvalData> = dirs
         .iter()
@@ -315,6 +373,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         kind: "unit".into(),
         output_checks: false,
         vision_feedback: false,
+        temperature: source.temperature(),
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -326,8 +385,8 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         })
         .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    let records = unit_eval::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = unit_eval::write_report(&records, &backend, &out)
+    let records = unit_report::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
+    let summary = unit_report::write_report(&records, &backend, source.temperature(), &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_unit_summary(&summary, &out);
     Ok(eval_exit(failed, "case(s)"))
@@ -383,6 +442,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         kind: "steps".into(),
         output_checks: false,
         vision_feedback: false,
+        temperature: source.temperature(),
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -421,7 +481,7 @@ fn print_step_summary(summary: &step_eval::StepSummary, out: &Path) {
     eprintln!("gisclaw: report in {}", out.join("report.md").display());
 }
 
-fn print_unit_summary(summary: &unit_eval::UnitSummary, out: &Path) {
+fn print_unit_summary(summary: &unit_report::UnitSummary, out: &Path) {
     let pass: Vec<String> = summary
         .pass_at
         .iter()
@@ -560,6 +620,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         kind: "tasks".into(),
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
+        temperature: source.temperature(),
     };
     let options = EvalOptions {
         out: out.clone(),

@@ -22,4 +22,5 @@ pub mod runner;
 pub mod stats;
 pub mod step_eval;
 pub mod unit_eval;
+pub mod unit_report;
 pub mod vision_judge;

@@ -59,6 +59,17 @@ pub enum BackendSource {
 }
 
 impl BackendSource {
+    /// The sampling temperature a live model's profile sets (`None`: the
+    /// server's default; replays have none).
+    pub fn temperature(&self) -> Option<f32> {
+        match self {
+            BackendSource::Live(live) => live.temperature,
+            _ => None,
+        }
+    }
+}
+
+impl BackendSource {
     /// A description for the manifest and the report (never a secret).
     pub fn describe(&self) -> String {
         match self {
@@ -149,6 +160,10 @@ pub struct Manifest {
     /// Whether the runs had vision feedback (`--no-vision-feedback` clears it).
     #[serde(default = "yes")]
     pub vision_feedback: bool,
+    /// The sampling temperature the backend's profile sets (`None`: the
+    /// server's default, or recorded answers).
+    #[serde(default)]
+    pub temperature: Option<f32>,
 }
 
 fn tasks_kind() -> String {
@@ -366,6 +381,7 @@ pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(
                 old.vision_feedback != manifest.vision_feedback,
             ),
             ("kind", old.kind != manifest.kind),
+            ("temperature", old.temperature != manifest.temperature),
         ];
         if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
             return Err(EvalError::Folder {

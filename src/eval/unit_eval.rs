@@ -14,7 +14,8 @@
 //! Layout of the eval folder: `eval.json`, `records/<library>.<case>.json`
 //! (one per case, written atomically when its samples are done — its
 //! presence means done, so `--resume` continues), `results.json`,
-//! `results.csv` (one row per case × sample), `report.md`.
+//! `results.csv` (one row per case × sample), `report.md` (written by
+//! [`super::unit_report`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,15 +27,13 @@ use serde::{Deserialize, Serialize};
 use super::errors::{self, ErrorType};
 use super::jobs::{self, Plan};
 use super::jobs::{ItemError, ItemRecord, SuiteEvent};
-use super::report::load::{read_records, ReportError};
 use super::runner::{records_dir, BackendSource};
-use super::stats;
 use crate::bench::judge;
 use crate::bench::unit::{run_instance, Case, CaseFile, Instance, UnitSuite};
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role};
 use crate::sandbox::{Session, Zygote};
-use crate::util::{write_atomic, write_json};
+use crate::util::write_json;
 
 /// What the report calls `source` (a unit suite's gold is its reference
 /// implementations, its recordings are answers).
@@ -318,180 +317,6 @@ fn run_case(
     })
 }
 
-/// The figures of a unit eval.
-#[derive(Debug, Clone, Serialize)]
-pub struct UnitSummary {
-    /// Cases recorded.
-    pub cases: usize,
-    /// Samples per case (the fewest any recorded case has).
-    pub samples: usize,
-    /// pass@k, k ∈ {1, 3, 5} up to `samples`, mean over cases.
-    pub pass_at: BTreeMap<usize, f64>,
-    /// Per library: (cases, pass@1).
-    pub libraries: BTreeMap<String, (usize, f64)>,
-    /// CV of the per-sample-index pass rates (sample s over all cases).
-    pub cv: f64,
-    /// pass@k_max / (1 + CV).
-    pub stability_adjusted: f64,
-    /// Failing samples by error type.
-    pub errors: BTreeMap<String, usize>,
-    /// Mean prompt + completion tokens per sample.
-    pub tokens_per_sample: f64,
-}
-
-/// Summarises case records.
-pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
-    let samples = records.iter().map(|r| r.samples.len()).min().unwrap_or(0);
-    let counts: Vec<(usize, usize)> = records
-        .iter()
-        .map(|r| {
-            (
-                r.samples.len(),
-                r.samples.iter().filter(|s| s.passed).count(),
-            )
-        })
-        .collect();
-    let mut pass_at = BTreeMap::new();
-    for k in [1, 3, 5] {
-        if k <= samples {
-            pass_at.insert(
-                k,
-                stats::mean(
-                    &counts
-                        .iter()
-                        .map(|(n, c)| stats::pass_at_k(*n, *c, k))
-                        .collect::<Vec<_>>(),
-                ),
-            );
-        }
-    }
-    let mut libraries: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (r, (n, c)) in records.iter().zip(&counts) {
-        libraries
-            .entry(r.library.clone())
-            .or_default()
-            .push(stats::pass_at_k(*n, *c, 1));
-    }
-    let per_index: Vec<f64> = (0..samples)
-        .map(|s| {
-            stats::mean(
-                &records
-                    .iter()
-                    .map(|r| f64::from(u8::from(r.samples[s].passed)))
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let cv = stats::coefficient_of_variation(&per_index);
-    let top = pass_at.values().last().copied().unwrap_or(f64::NAN);
-    let mut errors = BTreeMap::new();
-    for s in records.iter().flat_map(|r| &r.samples) {
-        if let Some(e) = s.error {
-            *errors.entry(e.name().to_string()).or_insert(0) += 1;
-        }
-    }
-    let all: Vec<f64> = records
-        .iter()
-        .flat_map(|r| &r.samples)
-        .map(|s| (s.tokens_in + s.tokens_out) as f64)
-        .collect();
-    UnitSummary {
-        cases: records.len(),
-        samples,
-        pass_at,
-        libraries: libraries
-            .into_iter()
-            .map(|(l, v)| (l, (v.len(), stats::mean(&v))))
-            .collect(),
-        cv,
-        stability_adjusted: stats::stability_adjusted(top, cv),
-        errors,
-        tokens_per_sample: stats::mean(&all),
-    }
-}
-
-/// Reads every case record of an eval folder.
-pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, ReportError> {
-    read_records(out)
-}
-
-/// Writes `report.md`, `results.json` and `results.csv` into `out`.
-pub fn write_report(
-    records: &[CaseRecord],
-    backend: &str,
-    out: &Path,
-) -> std::io::Result<UnitSummary> {
-    use std::fmt::Write as _;
-    let summary = summarise(records);
-    let json = serde_json::json!({ "backend": backend, "summary": summary, "cases": records });
-    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
-    let mut csv = String::from(
-        "library,case,sample,passed,calls,failed_calls,error,tokens_in,tokens_out,llm_seconds\n",
-    );
-    for r in records {
-        for s in &r.samples {
-            let _ = writeln!(
-                csv,
-                "{},{},{},{},{},{},{},{},{},{}",
-                r.library,
-                r.case,
-                s.sample,
-                s.passed,
-                s.calls.len(),
-                s.calls.iter().filter(|c| !c.passed).count(),
-                s.error.map(|e| e.name()).unwrap_or(""),
-                s.tokens_in,
-                s.tokens_out,
-                s.llm_seconds
-            );
-        }
-    }
-    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
-    let mut md = format!("# Unit eval: {backend}\n\n{} cases × {} samples; a sample passes when the normal call and every boundary call agree with the reference.\n\n", summary.cases, summary.samples);
-    md.push_str("| pass@k | value |\n|---|---|\n");
-    for (k, v) in &summary.pass_at {
-        let _ = writeln!(md, "| pass@{k} | {v:.3} |");
-    }
-    let _ = writeln!(
-        md,
-        "| CV (per-sample pass rates) | {:.3} |\n| stability-adjusted pass@k_max/(1+CV) | {:.3} |",
-        summary.cv, summary.stability_adjusted
-    );
-    md.push_str("\n## By library (pass@1)\n\n| library | cases | pass@1 |\n|---|---|---|\n");
-    for (lib, (n, p)) in &summary.libraries {
-        let _ = writeln!(md, "| {lib} | {n} | {p:.3} |");
-    }
-    md.push_str("\n## Failing samples by error type\n\n| error type | samples |\n|---|---|\n");
-    for (e, n) in &summary.errors {
-        let _ = writeln!(md, "| {e} | {n} |");
-    }
-    if summary.errors.is_empty() {
-        md.push_str("| (none: every sample passed) | 0 |\n");
-    }
-    md.push_str("\n## Per case (passing samples / samples)\n\n| case | passed | first problem |\n|---|---|---|\n");
-    for r in records {
-        let passed = r.samples.iter().filter(|s| s.passed).count();
-        let problem = r
-            .samples
-            .iter()
-            .flat_map(|s| &s.calls)
-            .find_map(|c| c.problem.as_ref().map(|p| format!("{}: {}", c.key, p)));
-        let _ = writeln!(
-            md,
-            "| {}/{} | {passed}/{} | {} |",
-            r.library,
-            r.case,
-            r.samples.len(),
-            problem
-                .unwrap_or_default()
-                .replace('|', "\\|")
-                .replace('\n', " ")
-        );
-    }
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
-    Ok(summary)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,47 +332,5 @@ mod tests {
             extract_code("def f():\n    return 1"),
             "def f():\n    return 1\n"
         );
-    }
-
-    fn sample(passed: bool, error: Option<ErrorType>) -> SampleRecord {
-        SampleRecord {
-            sample: 1,
-            code: String::new(),
-            passed,
-            calls: Vec::new(),
-            error,
-            tokens_in: 10,
-            tokens_out: 5,
-            llm_seconds: 0.0,
-        }
-    }
-
-    #[test]
-    fn pass_at_k_per_case_then_averaged() {
-        // Case a: 2 of 5 pass; case b: 0 of 5; case c: 5 of 5.
-        let case = |lib: &str, id: &str, passes: usize| CaseRecord {
-            library: lib.into(),
-            case: id.into(),
-            samples: (0..5)
-                .map(|i| {
-                    sample(
-                        i < passes,
-                        (i >= passes).then_some(ErrorType::InvalidAnswer),
-                    )
-                })
-                .collect(),
-        };
-        let s = summarise(&[case("x", "a", 2), case("x", "b", 0), case("y", "c", 5)]);
-        // pass@1 = (2/5 + 0 + 1)/3; pass@3 = (1 − C(3,3)/C(5,3) + 0 + 1)/3 = (0.9 + 1)/3; pass@5 = (1 + 0 + 1)/3.
-        assert!((s.pass_at[&1] - (0.4 + 1.0) / 3.0).abs() < 1e-12);
-        assert!((s.pass_at[&3] - 1.9 / 3.0).abs() < 1e-12);
-        assert!((s.pass_at[&5] - 2.0 / 3.0).abs() < 1e-12);
-        assert_eq!(s.libraries["x"].0, 2);
-        assert!((s.libraries["x"].1 - 0.2).abs() < 1e-12);
-        assert_eq!(s.errors["invalid_answer"], 3 + 5);
-        // Per-sample-index rates: samples 1–2 pass in a and c (2/3), 3–5 only in c (1/3).
-        let rates = [2.0 / 3.0, 2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0];
-        assert!((s.cv - stats::coefficient_of_variation(&rates)).abs() < 1e-12);
-        assert_eq!(s.tokens_per_sample, 15.0);
     }
 }

@@ -1,0 +1,637 @@
+//! The report of unit-suite evals: one folder ([`write_report`]) or several
+//! models side by side ([`write_comparison`]) in the layouts of
+//! AutoGEEval's Tables 5–10 and GeoJSEval's Table 7: pass@1/3/5, the
+//! coefficient of variation two ways, stability-adjusted accuracy,
+//! resources (tokens, inference time, code lines per sample), efficiency,
+//! the P/C/S/E/Total ranks, error types, pass@1 per library and the
+//! sampling temperature.
+//!
+//! Two CVs, each labelled with its definition: gisclaw's is the population
+//! σ/μ of the per-sample-index pass rates (sample 1 over all cases, sample
+//! 2 …: how much a whole sweep's accuracy moves between generations); the
+//! papers' (AutoGEEval Eq. 8, GeoJSEval Eq. 9) is σ/μ of (pass@1, pass@3,
+//! pass@5). SA is pass@k_max/(1 + CV) with each.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::errors::ErrorType;
+use super::report::load::{read_records, ReportError};
+use super::stats;
+use super::unit_eval::CaseRecord;
+use crate::util::write_atomic;
+
+/// The figures of one model's unit eval.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitSummary {
+    /// Cases recorded.
+    pub cases: usize,
+    /// Samples per case (the fewest any recorded case has).
+    pub samples: usize,
+    /// pass@k, k ∈ {1, 3, 5} up to `samples`, mean over cases.
+    pub pass_at: BTreeMap<usize, f64>,
+    /// Per library: (cases, pass@1).
+    pub libraries: BTreeMap<String, (usize, f64)>,
+    /// gisclaw's CV: of the per-sample-index pass rates (sample s over all
+    /// cases).
+    pub cv: f64,
+    /// pass@k_max / (1 + `cv`).
+    pub stability_adjusted: f64,
+    /// The papers' CV (AutoGEEval Eq. 8): of (pass@1, pass@3, pass@5), the
+    /// ones there are; NaN with fewer than two.
+    pub cv_pass_at: f64,
+    /// pass@k_max / (1 + `cv_pass_at`) (AutoGEEval Eq. 9, GeoJSEval Eq. 10).
+    pub stability_adjusted_pass_at: f64,
+    /// Failing samples by error type.
+    pub errors: BTreeMap<String, usize>,
+    /// Mean prompt + completion tokens per sample (AutoGEEval's Tok.).
+    pub tokens_per_sample: f64,
+    /// Mean seconds waiting for the model per sample (In.T).
+    pub seconds_per_sample: f64,
+    /// Mean code lines per sample, blank lines and comments left out (Co.L).
+    pub code_lines_per_sample: f64,
+    /// pass@k_max per token (Tok.-E; NaN when no token was counted).
+    pub token_efficiency: f64,
+    /// pass@k_max per second of inference (In.T-E; NaN without time).
+    pub inference_efficiency: f64,
+    /// pass@k_max per code line (Co.L-E).
+    pub code_line_efficiency: f64,
+}
+
+/// Lines of code that are neither blank nor comments.
+fn code_lines(code: &str) -> usize {
+    code.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .count()
+}
+
+/// `value / per`, NaN when `per` is not positive.
+fn per(value: f64, per: f64) -> f64 {
+    if per > 0.0 {
+        value / per
+    } else {
+        f64::NAN
+    }
+}
+
+/// Summarises case records.
+pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
+    let samples = records.iter().map(|r| r.samples.len()).min().unwrap_or(0);
+    let counts: Vec<(usize, usize)> = records
+        .iter()
+        .map(|r| {
+            (
+                r.samples.len(),
+                r.samples.iter().filter(|s| s.passed).count(),
+            )
+        })
+        .collect();
+    let mut pass_at = BTreeMap::new();
+    for k in [1, 3, 5] {
+        if k <= samples {
+            pass_at.insert(
+                k,
+                stats::mean(
+                    &counts
+                        .iter()
+                        .map(|(n, c)| stats::pass_at_k(*n, *c, k))
+                        .collect::<Vec<_>>(),
+                ),
+            );
+        }
+    }
+    let mut libraries: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (r, (n, c)) in records.iter().zip(&counts) {
+        libraries
+            .entry(r.library.clone())
+            .or_default()
+            .push(stats::pass_at_k(*n, *c, 1));
+    }
+    let per_index: Vec<f64> = (0..samples)
+        .map(|s| {
+            stats::mean(
+                &records
+                    .iter()
+                    .map(|r| f64::from(u8::from(r.samples[s].passed)))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let cv = stats::coefficient_of_variation(&per_index);
+    let top = pass_at.values().last().copied().unwrap_or(f64::NAN);
+    let pass_values: Vec<f64> = pass_at.values().copied().collect();
+    let cv_pass_at = if pass_values.len() >= 2 {
+        stats::coefficient_of_variation(&pass_values)
+    } else {
+        f64::NAN
+    };
+    let mut errors = BTreeMap::new();
+    for s in records.iter().flat_map(|r| &r.samples) {
+        if let Some(e) = s.error {
+            *errors.entry(e.name().to_string()).or_insert(0) += 1;
+        }
+    }
+    let all: Vec<&super::unit_eval::SampleRecord> =
+        records.iter().flat_map(|r| &r.samples).collect();
+    let mean_of = |f: &dyn Fn(&super::unit_eval::SampleRecord) -> f64| {
+        stats::mean(&all.iter().map(|s| f(s)).collect::<Vec<_>>())
+    };
+    let tokens = mean_of(&|s| (s.tokens_in + s.tokens_out) as f64);
+    let seconds = mean_of(&|s| s.llm_seconds);
+    let lines = mean_of(&|s| code_lines(&s.code) as f64);
+    UnitSummary {
+        cases: records.len(),
+        samples,
+        pass_at,
+        libraries: libraries
+            .into_iter()
+            .map(|(l, v)| (l, (v.len(), stats::mean(&v))))
+            .collect(),
+        cv,
+        stability_adjusted: stats::stability_adjusted(top, cv),
+        cv_pass_at,
+        stability_adjusted_pass_at: stats::stability_adjusted(top, cv_pass_at),
+        errors,
+        tokens_per_sample: tokens,
+        seconds_per_sample: seconds,
+        code_lines_per_sample: lines,
+        token_efficiency: per(top, tokens),
+        inference_efficiency: per(top, seconds),
+        code_line_efficiency: per(top, lines),
+    }
+}
+
+/// Reads every case record of an eval folder.
+pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, ReportError> {
+    read_records(out)
+}
+
+/// A number for tables: 3 decimals, `–` for NaN.
+fn f3(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "–".into()
+    }
+}
+
+/// The temperature as recorded (`server default` when the profile set none).
+fn temperature_text(t: Option<f32>) -> String {
+    t.map(|t| format!("{t}"))
+        .unwrap_or_else(|| "server default".into())
+}
+
+/// The definitions the reports state under their tables.
+const DEFINITIONS: &str = "CV (per-sample rates) is gisclaw's: the population σ/μ of the pass rates of sample 1, sample 2, … over all cases. CV (Eq. 8) is AutoGEEval's Eq. 8 (GeoJSEval's Eq. 9): σ/μ of pass@1, pass@3 and pass@5. SA = pass@k_max / (1 + CV) with each (AutoGEEval Eq. 9).";
+
+/// Writes `report.md`, `results.json` and `results.csv` of one folder into
+/// `out`.
+pub fn write_report(
+    records: &[CaseRecord],
+    backend: &str,
+    temperature: Option<f32>,
+    out: &Path,
+) -> std::io::Result<UnitSummary> {
+    let summary = summarise(records);
+    let json = serde_json::json!({ "backend": backend, "temperature": temperature, "summary": summary, "cases": records });
+    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
+    write_atomic(
+        &out.join("results.csv"),
+        csv(&[(backend, records)]).as_bytes(),
+    )?;
+    let mut md = format!("# Unit eval: {backend}\n\n{} cases × {} samples at temperature {}; a sample passes when the normal call and every boundary call agree with the reference.\n\n", summary.cases, summary.samples, temperature_text(temperature));
+    md.push_str("| pass@k | value |\n|---|---|\n");
+    for (k, v) in &summary.pass_at {
+        let _ = writeln!(md, "| pass@{k} | {v:.3} |");
+    }
+    let _ = writeln!(
+        md,
+        "| CV (per-sample rates) | {} |\n| SA = pass@k_max/(1+CV) | {} |\n| CV (Eq. 8, of pass@1/3/5) | {} |\n| SA with CV (Eq. 8) | {} |",
+        f3(summary.cv),
+        f3(summary.stability_adjusted),
+        f3(summary.cv_pass_at),
+        f3(summary.stability_adjusted_pass_at)
+    );
+    let _ = writeln!(md, "\n{DEFINITIONS}");
+    let _ = writeln!(
+        md,
+        "\n## Resources and efficiency (cf. AutoGEEval Tables 7–8)\n\n| tokens per sample | inference s per sample | code lines per sample | Tok.-E | In.T-E | Co.L-E |\n|---|---|---|---|---|---|\n| {:.1} | {:.3} | {:.2} | {} | {} | {} |",
+        summary.tokens_per_sample,
+        summary.seconds_per_sample,
+        summary.code_lines_per_sample,
+        sci(summary.token_efficiency),
+        f3(summary.inference_efficiency),
+        f3(summary.code_line_efficiency)
+    );
+    md.push_str("\n## By library (pass@1)\n\n| library | cases | pass@1 |\n|---|---|---|\n");
+    for (lib, (n, p)) in &summary.libraries {
+        let _ = writeln!(md, "| {lib} | {n} | {p:.3} |");
+    }
+    md.push_str("\n## Failing samples by error type\n\n| error type | samples |\n|---|---|\n");
+    for (e, n) in &summary.errors {
+        let _ = writeln!(md, "| {e} | {n} |");
+    }
+    if summary.errors.is_empty() {
+        md.push_str("| (none: every sample passed) | 0 |\n");
+    }
+    md.push_str("\n## Per case (passing samples / samples)\n\n| case | passed | first problem |\n|---|---|---|\n");
+    for r in records {
+        let passed = r.samples.iter().filter(|s| s.passed).count();
+        let problem = r
+            .samples
+            .iter()
+            .flat_map(|s| &s.calls)
+            .find_map(|c| c.problem.as_ref().map(|p| format!("{}: {}", c.key, p)));
+        let _ = writeln!(
+            md,
+            "| {}/{} | {passed}/{} | {} |",
+            r.library,
+            r.case,
+            r.samples.len(),
+            problem
+                .unwrap_or_default()
+                .replace('|', "\\|")
+                .replace('\n', " ")
+        );
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(summary)
+}
+
+/// A small rate (per token) in scientific notation, `–` for NaN.
+fn sci(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3e}")
+    } else {
+        "–".into()
+    }
+}
+
+/// One row per sample of every model's cases.
+fn csv(models: &[(&str, &[CaseRecord])]) -> String {
+    let mut csv = String::from(
+        "model,library,case,sample,passed,calls,failed_calls,error,tokens_in,tokens_out,llm_seconds,code_lines\n",
+    );
+    for (model, records) in models {
+        let model = if model.contains([',', '"']) {
+            format!("\"{}\"", model.replace('"', "\"\""))
+        } else {
+            model.to_string()
+        };
+        for r in *records {
+            for s in &r.samples {
+                let _ = writeln!(
+                    csv,
+                    "{model},{},{},{},{},{},{},{},{},{},{},{}",
+                    r.library,
+                    r.case,
+                    s.sample,
+                    s.passed,
+                    s.calls.len(),
+                    s.calls.iter().filter(|c| !c.passed).count(),
+                    s.error.map(|e| e.name()).unwrap_or(""),
+                    s.tokens_in,
+                    s.tokens_out,
+                    s.llm_seconds,
+                    code_lines(&s.code)
+                );
+            }
+        }
+    }
+    csv
+}
+
+/// One model of a comparison: its label (the folder's backend), the
+/// temperature its samples were drawn at and its case records.
+#[derive(Debug, Clone)]
+pub struct UnitModel {
+    /// The backend as the folder's `eval.json` names it.
+    pub label: String,
+    /// The sampling temperature (`None`: the server's default, or a replay).
+    pub temperature: Option<f32>,
+    /// Its case records.
+    pub records: Vec<CaseRecord>,
+}
+
+/// Competition ranks ("1224") of `values`: 1 is the best (the highest, or
+/// the lowest when `lower_is_better`); NaN ranks after every number.
+pub fn ranks(values: &[f64], lower_is_better: bool) -> Vec<usize> {
+    let key = |v: f64| {
+        if v.is_nan() {
+            f64::INFINITY
+        } else if lower_is_better {
+            v
+        } else {
+            -v
+        }
+    };
+    values
+        .iter()
+        .map(|v| {
+            let k = key(*v);
+            1 + values.iter().filter(|w| key(**w) < k).count()
+        })
+        .collect()
+}
+
+/// AutoGEEval's ranks of one model (§4.3.5).
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitRanks {
+    /// By the mean of its ranks under pass@1, pass@3 and pass@5.
+    pub p: usize,
+    /// By the CV of Eq. 8 (lower is better).
+    pub c: usize,
+    /// By SA with the CV of Eq. 8.
+    pub s: usize,
+    /// By token efficiency.
+    pub t: usize,
+    /// By inference efficiency.
+    pub i: usize,
+    /// By code-line efficiency.
+    pub co: usize,
+    /// By the mean of T, I and Co.
+    pub e: usize,
+    /// By the mean of P, S and E.
+    pub total: usize,
+}
+
+/// The ranks of `summaries` (one per model, in order).
+pub fn rank_models(summaries: &[UnitSummary]) -> Vec<UnitRanks> {
+    let column = |f: &dyn Fn(&UnitSummary) -> f64| summaries.iter().map(f).collect::<Vec<f64>>();
+    let mean_ranks = |lists: &[Vec<usize>]| {
+        (0..summaries.len())
+            .map(|m| stats::mean(&lists.iter().map(|l| l[m] as f64).collect::<Vec<_>>()))
+            .collect::<Vec<f64>>()
+    };
+    let by_k: Vec<Vec<usize>> = [1, 3, 5]
+        .iter()
+        .filter(|k| summaries.iter().all(|s| s.pass_at.contains_key(k)))
+        .map(|k| ranks(&column(&|s| s.pass_at[k]), false))
+        .collect();
+    let p = ranks(&mean_ranks(&by_k), true);
+    let c = ranks(&column(&|s| s.cv_pass_at), true);
+    let s = ranks(&column(&|s| s.stability_adjusted_pass_at), false);
+    let t = ranks(&column(&|s| s.token_efficiency), false);
+    let i = ranks(&column(&|s| s.inference_efficiency), false);
+    let co = ranks(&column(&|s| s.code_line_efficiency), false);
+    let e = ranks(&mean_ranks(&[t.clone(), i.clone(), co.clone()]), true);
+    let total = ranks(&mean_ranks(&[p.clone(), s.clone(), e.clone()]), true);
+    (0..summaries.len())
+        .map(|m| UnitRanks {
+            p: p[m],
+            c: c[m],
+            s: s[m],
+            t: t[m],
+            i: i[m],
+            co: co[m],
+            e: e[m],
+            total: total[m],
+        })
+        .collect()
+}
+
+/// Writes the comparison of several models' unit evals into `out`:
+/// `report.md` (AutoGEEval Tables 5–10, GeoJSEval Table 7, pass@1 per
+/// library per model), `results.json` (each model's summary and ranks) and
+/// `results.csv` (model × case × sample).
+pub fn write_comparison(
+    models: &[UnitModel],
+    out: &Path,
+) -> std::io::Result<Vec<(UnitSummary, UnitRanks)>> {
+    let summaries: Vec<UnitSummary> = models.iter().map(|m| summarise(&m.records)).collect();
+    let ranked = rank_models(&summaries);
+    let json = serde_json::json!({
+        "models": models.iter().zip(summaries.iter().zip(&ranked)).map(|(m, (s, r))| serde_json::json!({
+            "model": m.label, "temperature": m.temperature, "summary": s, "ranks": r,
+        })).collect::<Vec<_>>(),
+    });
+    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
+    let rows: Vec<(&str, &[CaseRecord])> = models
+        .iter()
+        .map(|m| (m.label.as_str(), m.records.as_slice()))
+        .collect();
+    write_atomic(&out.join("results.csv"), csv(&rows).as_bytes())?;
+
+    let mut md = String::from("# Unit eval: models compared\n\n");
+    md.push_str("| model | cases × samples | temperature |\n|---|---|---|\n");
+    for (m, s) in models.iter().zip(&summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {} × {} | {} |",
+            m.label,
+            s.cases,
+            s.samples,
+            temperature_text(m.temperature)
+        );
+    }
+    if summaries.windows(2).any(|w| w[0].cases != w[1].cases) {
+        md.push_str("\n**The models were not run on the same cases**: their numbers are not directly comparable.\n");
+    }
+    let delta = |s: &UnitSummary, k: usize, before: usize| match (
+        s.pass_at.get(&k),
+        s.pass_at.get(&before),
+    ) {
+        (Some(v), Some(b)) => format!("{} ({:+.3})", f3(*v), v - b),
+        (Some(v), None) => f3(*v),
+        _ => "–".into(),
+    };
+    md.push_str("\n## Accuracy (cf. AutoGEEval Table 5, GeoJSEval Table 7; in parentheses the gain over the previous pass@k)\n\n| model | pass@1 | pass@3 | pass@5 | CV (per-sample rates) | SA | CV (Eq. 8) | SA (Eq. 8) |\n|---|---|---|---|---|---|---|---|\n");
+    for (m, s) in models.iter().zip(&summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            m.label,
+            s.pass_at
+                .get(&1)
+                .map(|v| f3(*v))
+                .unwrap_or_else(|| "–".into()),
+            delta(s, 3, 1),
+            delta(s, 5, 3),
+            f3(s.cv),
+            f3(s.stability_adjusted),
+            f3(s.cv_pass_at),
+            f3(s.stability_adjusted_pass_at)
+        );
+    }
+    let _ = writeln!(md, "\n{DEFINITIONS}");
+    md.push_str("\n## Stability ranks (cf. AutoGEEval Table 6)\n\nP_Rank: by the mean of the model's ranks under pass@1, pass@3 and pass@5; C_Rank: by CV (Eq. 8), lower first; S_Rank: by SA (Eq. 8). Ties share the best rank.\n\n| model | P_Rank | C_Rank | S_Rank |\n|---|---|---|---|\n");
+    for (m, r) in models.iter().zip(&ranked) {
+        let _ = writeln!(md, "| {} | {} | {} | {} |", m.label, r.p, r.c, r.s);
+    }
+    md.push_str("\n## Resources (cf. AutoGEEval Table 7)\n\nPer sample (one generation): prompt + completion tokens as the server counted them (estimated with tiktoken when it did not), seconds waiting for the model, and the lines of the extracted code that are neither blank nor comments.\n\n| model | Tok. | In.T (s) | Co.L |\n|---|---|---|---|\n");
+    for (m, s) in models.iter().zip(&summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {:.3} | {:.2} |",
+            m.label, s.tokens_per_sample, s.seconds_per_sample, s.code_lines_per_sample
+        );
+    }
+    md.push_str("\n## Efficiency (cf. AutoGEEval Table 8)\n\npass@k_max per token, per second and per code line (`–`: nothing to divide by, e.g. reference implementations, which spend no tokens).\n\n| model | Tok.-E | In.T-E | Co.L-E |\n|---|---|---|---|\n");
+    for (m, s) in models.iter().zip(&summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            m.label,
+            sci(s.token_efficiency),
+            f3(s.inference_efficiency),
+            f3(s.code_line_efficiency)
+        );
+    }
+    md.push_str("\n## Ranks (cf. AutoGEEval Table 9)\n\nT_Rank, I_Rank, Co_Rank: by Tok.-E, In.T-E, Co.L-E (a missing value ranks last); E_Rank: by the mean of those three; Total_Rank: by the mean of P_Rank, S_Rank and E_Rank.\n\n| model | P_Rank | S_Rank | T_Rank | I_Rank | Co_Rank | E_Rank | Total_Rank |\n|---|---|---|---|---|---|---|---|\n");
+    for (m, r) in models.iter().zip(&ranked) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            m.label, r.p, r.s, r.t, r.i, r.co, r.e, r.total
+        );
+    }
+    md.push_str("\n## Failing samples by error type (cf. AutoGEEval Table 10)\n\nAutoGEEval's parameter errors are `attribute_parameter`, its invalid answers `invalid_answer` and `output_type`, its runtime errors `timeout` (gisclaw keeps other exceptions apart as `runtime`), its network errors `infrastructure`.\n\n| model |");
+    for e in ErrorType::ALL {
+        let _ = write!(md, " {} |", e.name());
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(ErrorType::ALL.len()));
+    md.push('\n');
+    for (m, s) in models.iter().zip(&summaries) {
+        let _ = write!(md, "| {} |", m.label);
+        for e in ErrorType::ALL {
+            let _ = write!(md, " {} |", s.errors.get(e.name()).copied().unwrap_or(0));
+        }
+        md.push('\n');
+    }
+    let mut libraries: Vec<&String> = summaries.iter().flat_map(|s| s.libraries.keys()).collect();
+    libraries.sort();
+    libraries.dedup();
+    md.push_str("\n## pass@1 by library (cf. GeoJSEval Fig. 8)\n\n| library |");
+    for m in models {
+        let _ = write!(md, " {} |", m.label);
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(models.len()));
+    md.push('\n');
+    for lib in libraries {
+        let _ = write!(md, "| {lib} |");
+        for s in &summaries {
+            match s.libraries.get(lib) {
+                Some((_, p)) => {
+                    let _ = write!(md, " {p:.3} |");
+                }
+                None => md.push_str(" – |"),
+            }
+        }
+        md.push('\n');
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(summaries.into_iter().zip(ranked).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::unit_eval::SampleRecord;
+
+    fn sample(passed: bool, error: Option<ErrorType>) -> SampleRecord {
+        SampleRecord {
+            sample: 1,
+            code: String::new(),
+            passed,
+            calls: Vec::new(),
+            error,
+            tokens_in: 10,
+            tokens_out: 5,
+            llm_seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn pass_at_k_per_case_then_averaged() {
+        // Case a: 2 of 5 pass; case b: 0 of 5; case c: 5 of 5.
+        let case = |lib: &str, id: &str, passes: usize| CaseRecord {
+            library: lib.into(),
+            case: id.into(),
+            samples: (0..5)
+                .map(|i| {
+                    sample(
+                        i < passes,
+                        (i >= passes).then_some(ErrorType::InvalidAnswer),
+                    )
+                })
+                .collect(),
+        };
+        let s = summarise(&[case("x", "a", 2), case("x", "b", 0), case("y", "c", 5)]);
+        // pass@1 = (2/5 + 0 + 1)/3; pass@3 = (1 − C(3,3)/C(5,3) + 0 + 1)/3 = (0.9 + 1)/3; pass@5 = (1 + 0 + 1)/3.
+        assert!((s.pass_at[&1] - (0.4 + 1.0) / 3.0).abs() < 1e-12);
+        assert!((s.pass_at[&3] - 1.9 / 3.0).abs() < 1e-12);
+        assert!((s.pass_at[&5] - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.libraries["x"].0, 2);
+        assert!((s.libraries["x"].1 - 0.2).abs() < 1e-12);
+        assert_eq!(s.errors["invalid_answer"], 3 + 5);
+        // Per-sample-index rates: samples 1–2 pass in a and c (2/3), 3–5 only in c (1/3).
+        let rates = [2.0 / 3.0, 2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0];
+        assert!((s.cv - stats::coefficient_of_variation(&rates)).abs() < 1e-12);
+        assert_eq!(s.tokens_per_sample, 15.0);
+    }
+
+    #[test]
+    fn ranks_share_ties_and_put_nan_last() {
+        assert_eq!(ranks(&[0.5, 0.9, 0.5, f64::NAN], false), [2, 1, 2, 4]);
+        assert_eq!(ranks(&[0.1, 0.3, 0.2], true), [1, 3, 2]);
+    }
+
+    #[test]
+    fn the_papers_cv_is_of_the_pass_at_values() {
+        // GeoJSEval Table 7, DeepSeek-V3: 65.69, 69.72, 71.16 → CV 0.034, SA 68.85.
+        let (p1, p3, p5) = (0.6569, 0.6972, 0.7116);
+        let cv = stats::coefficient_of_variation(&[p1, p3, p5]);
+        assert!((cv - 0.034).abs() < 5e-4, "{cv}");
+        assert!((stats::stability_adjusted(p5, cv) - 0.6885).abs() < 5e-5);
+    }
+
+    #[test]
+    fn ranks_follow_autogeeval_section_4_3_5() {
+        let case = |passes: usize, tokens: u64, seconds: f64, lines: usize| CaseRecord {
+            library: "x".into(),
+            case: "c".into(),
+            samples: (0..5)
+                .map(|i| SampleRecord {
+                    sample: i + 1,
+                    code: "x = 1\n".repeat(lines),
+                    passed: i < passes,
+                    calls: Vec::new(),
+                    error: (i >= passes).then_some(ErrorType::InvalidAnswer),
+                    tokens_in: tokens,
+                    tokens_out: 0,
+                    llm_seconds: seconds,
+                })
+                .collect(),
+        };
+        // A: accurate and costly; B: less accurate, cheap; C: reference-like (no tokens, no time).
+        let a = summarise(&[case(4, 1000, 2.0, 10)]);
+        let b = summarise(&[case(2, 100, 0.5, 5)]);
+        let c = summarise(&[case(5, 0, 0.0, 4)]);
+        assert!(c.token_efficiency.is_nan() && c.inference_efficiency.is_nan());
+        assert!((a.code_lines_per_sample - 10.0).abs() < 1e-12);
+        assert!((a.code_line_efficiency - 1.0 / 10.0).abs() < 1e-12);
+        let r = rank_models(&[a, b, c]);
+        // pass@1: C 1.0 > A 0.8 > B 0.4; pass@3, pass@5: A and C tie at 1.
+        assert_eq!((r[0].p, r[1].p, r[2].p), (2, 3, 1));
+        // Efficiency: B leads tokens and time, C lines; C has no T or I (last).
+        assert_eq!((r[1].t, r[1].i, r[0].t, r[2].t), (1, 1, 2, 3));
+        assert_eq!((r[2].co, r[1].co, r[0].co), (1, 2, 3));
+        // E: mean ranks A (2+2+3)/3, B (1+1+2)/3, C (3+3+1)/3 → B, then A and C tied.
+        assert_eq!((r[1].e, r[0].e, r[2].e), (1, 2, 2));
+        // Total: mean of P, S, E. S (Eq. 8 SA: pass@5 all 1, so by CV):
+        // C's pass@k are all 1 (CV 0) → first.
+        assert_eq!(r[2].s, 1);
+        let total = |m: &UnitRanks| (m.p + m.s + m.e) as f64 / 3.0;
+        let means: Vec<f64> = r.iter().map(total).collect();
+        assert_eq!(
+            r.iter().map(|m| m.total).collect::<Vec<_>>(),
+            ranks(&means, true)
+        );
+    }
+}
