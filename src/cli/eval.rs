@@ -35,6 +35,9 @@ pub enum ArchChoice {
     Both,
     /// Single, dual and mcts.
     All,
+    /// The LLM alone (GeoAgent's baseline): one generation per step, no
+    /// tools, the code run once (step suites).
+    None,
 }
 
 /// `gisclaw eval …`.
@@ -97,6 +100,10 @@ pub struct EvalRunArgs {
     /// DIR/<task>.<arch>.jsonl, else DIR/<task>.jsonl.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["backend", "model", "base_url"])]
     pub replay: Option<PathBuf>,
+    /// Step suites: start each step from the gold state of the steps
+    /// before it (single-turn pass@1), not from the model's own.
+    #[arg(long)]
+    pub gold_prefix: bool,
     /// Leave the expert workflow out of the prompts (ablation).
     #[arg(long)]
     pub no_workflow: bool,
@@ -228,7 +235,8 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
                 let records =
                     step_eval::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 print_step_summary(
-                    &step_eval::write_report(&records, &manifest.backend, out).map_err(written)?,
+                    &step_eval::write_report(&records, &manifest.condition(), out)
+                        .map_err(written)?,
                     out,
                 );
                 return Ok(ExitCode::SUCCESS);
@@ -374,6 +382,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         output_checks: false,
         vision_feedback: false,
         temperature: source.temperature(),
+        gold_prefix: false,
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -428,12 +437,29 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let mode = step_eval::StepMode {
+        alone: match args.arch {
+            ArchChoice::Single => false,
+            ArchChoice::None => true,
+            _ => return Err(UsageError(
+                "--arch: a step suite runs the agent (single, the default) or the LLM alone (none)"
+                    .into(),
+            )
+            .into()),
+        },
+        gold_prefix: args.gold_prefix,
+    };
     let backend = source.describe();
     let out = eval_folder(args, dir);
     let manifest = Manifest {
         suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
         tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
-        archs: Vec::new(),
+        // The agent is the default (no arch recorded, as before modes).
+        archs: if mode.alone {
+            vec!["none".into()]
+        } else {
+            Vec::new()
+        },
         runs: args.runs,
         backend: backend.clone(),
         workflow: false,
@@ -443,6 +469,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         output_checks: false,
         vision_feedback: false,
         temperature: source.temperature(),
+        gold_prefix: mode.gold_prefix,
     };
     prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -462,12 +489,13 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         &out,
         args.jobs,
         &limits,
+        mode,
         &|e| progress.event(e),
     )
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
     let records = step_eval::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = step_eval::write_report(&records, &backend, &out)
+    let summary = step_eval::write_report(&records, &manifest.condition(), &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
     Ok(eval_exit(failed, "run(s)"))
@@ -544,6 +572,12 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     };
+    if args.gold_prefix && SuiteKind::of(&suite) != SuiteKind::Steps {
+        return Err(UsageError(
+            "--gold-prefix is for step suites (e.g. benchmarks/geocode)".into(),
+        )
+        .into());
+    }
     match SuiteKind::of(&suite) {
         SuiteKind::Tasks => {}
         SuiteKind::Unit => return run_unit(&args, &suite),
@@ -577,6 +611,13 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         ArchChoice::Mcts => vec![Arch::Mcts],
         ArchChoice::Both => vec![Arch::Single, Arch::Dual],
         ArchChoice::All => vec![Arch::Single, Arch::Dual, Arch::Mcts],
+        ArchChoice::None => {
+            return Err(UsageError(
+                "--arch none (the LLM alone) is built for step suites (e.g. benchmarks/geocode); task suites do not have it yet"
+                    .into(),
+            )
+            .into())
+        }
     };
     for loaded in &tasks {
         if matches!(source, BackendSource::Gold) && loaded.gold.is_none() {
@@ -621,6 +662,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         temperature: source.temperature(),
+        gold_prefix: false,
     };
     let options = EvalOptions {
         out: out.clone(),

@@ -164,6 +164,10 @@ pub struct Manifest {
     /// server's default, or recorded answers).
     #[serde(default)]
     pub temperature: Option<f32>,
+    /// Step suites: each step started from the gold state of the steps
+    /// before it (`--gold-prefix`).
+    #[serde(default)]
+    pub gold_prefix: bool,
 }
 
 fn tasks_kind() -> String {
@@ -190,11 +194,20 @@ impl Manifest {
     }
 
     /// The backend with the flags that differ from the defaults (`gpt-x ·
-    /// no workflow · rag`), so folders of an ablation get their own rows
-    /// (task suites only: unit and step suites have no such flags).
+    /// no workflow · rag`), so folders of an ablation get their own rows;
+    /// a step suite's with its mode (`· LLM alone`, `· gold prefix`).
     pub fn condition(&self) -> String {
         let defaults = [true, false, true, true];
         let mut label = self.backend.clone();
+        if self.kind == "steps" {
+            if self.archs.iter().any(|a| a == "none") {
+                label.push_str(" · LLM alone");
+            }
+            if self.gold_prefix {
+                label.push_str(" · gold prefix");
+            }
+            return label;
+        }
         if self.kind != "tasks" {
             return label;
         }
@@ -382,6 +395,7 @@ pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(
             ),
             ("kind", old.kind != manifest.kind),
             ("temperature", old.temperature != manifest.temperature),
+            ("gold_prefix", old.gold_prefix != manifest.gold_prefix),
         ];
         if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
             return Err(EvalError::Folder {

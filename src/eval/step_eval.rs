@@ -12,7 +12,11 @@
 //! steps typed by the error taxonomy.
 //!
 //! Models: a live backend, recorded sessions ([`recording`]) or the gold
-//! cells ([`gold_step_messages`]).
+//! cells ([`gold_step_messages`]). [`StepMode`]: the agent or the LLM
+//! alone (one generation per step, no tools, its code run once: GeoAgent's
+//! baseline), continuing from its own state or from the gold prefix (each
+//! step in a fresh session that ran the gold cells before it: single-turn
+//! pass@1).
 //!
 //! Layout: `eval.json`, `runs/<task>/run-<r>/` (the work dir with its
 //! `transcript.jsonl`), `records/<task>.<r>.json` (atomic; its presence
@@ -90,6 +94,43 @@ pub fn gold_step_messages(task: &LoadedStepTask) -> Vec<Message> {
             ]
         })
         .collect()
+}
+
+/// The messages that play a step task's gold for the LLM alone: per step,
+/// its cell in one fenced block.
+pub fn gold_alone_messages(task: &LoadedStepTask) -> Vec<Message> {
+    task.gold_cells
+        .iter()
+        .map(|cell| Message {
+            content: Some(format!("```python\n{cell}\n```")),
+            ..Message::default()
+        })
+        .collect()
+}
+
+/// How the steps are answered and from which state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepMode {
+    /// The LLM alone (GeoAgent §5.2): one generation per step, no tools,
+    /// its code run once; otherwise the agent with its tools.
+    pub alone: bool,
+    /// Each step starts from the gold state of the steps before it (a
+    /// fresh session that ran their gold cells, which the prompt shows):
+    /// single-turn pass@1. Otherwise the run continues from the model's
+    /// own state.
+    pub gold_prefix: bool,
+}
+
+impl StepMode {
+    /// `agent` or `LLM alone`, with `gold prefix` when set.
+    pub fn label(&self) -> String {
+        let who = if self.alone { "LLM alone" } else { "agent" };
+        if self.gold_prefix {
+            format!("{who} · gold prefix")
+        } else {
+            who.to_string()
+        }
+    }
 }
 
 /// Bounds of one run.
@@ -188,7 +229,50 @@ execute_python call to the next. The task comes in steps. For each step, write a
 read the observation, fix errors, and keep the variable names the step asks for (later steps and the checks use them). \
 When the step is done, call step_done with a one-line summary. The input data is in data/.";
 
-/// Runs one (task, run) in `workdir` and scores it.
+/// The system prompt of the LLM alone: no tools, one answer per step.
+const SYSTEM_ALONE: &str = "You are a GIS analyst writing Python for a persistent session: variables and imports survive from one \
+step's code to the next. The task comes in steps. For each step, answer with the code it asks for in one ```python block; it is run \
+once, as written, and you will not see its output. Keep the variable names the step asks for (later steps and the checks use them). \
+The input data is in data/.";
+
+/// The LLM alone answers one step: one generation without tools, its code
+/// run once. How the step ended (`answered`, or `ended` with why) and the
+/// type of the cell's failure, if it failed.
+fn answer_alone(
+    backend: &mut dyn ChatBackend,
+    session: &mut Session,
+    messages: &mut Vec<Message>,
+    state: &mut RunState,
+    limits: &AgentLimits,
+    transcript: &mut Transcript,
+) -> Result<Option<ErrorType>, String> {
+    let (response, took) = state
+        .ask(&mut Plain(backend), messages, &[], limits, &mut |_| {})
+        .map_err(|e| format!("{e:?}"))?;
+    let _ = transcript.record(
+        "message",
+        json!({ "round": state.rounds, "message": response.message, "usage": response.usage, "llm_ms": took.as_millis() as u64 }),
+    );
+    let reply = response.message.content.clone().unwrap_or_default();
+    // Its own answers stay in the conversation; their outputs do not.
+    messages.push(Message::text(Role::Assistant, reply.clone()));
+    let code = super::unit_eval::extract_code(&reply);
+    let ran = std::time::Instant::now();
+    let outcome = session
+        .execute(&code)
+        .map_err(|e| format!("sandbox: {e}"))?;
+    state.tool_time += ran.elapsed();
+    let observation = crate::observation::render(&outcome);
+    let status = format!("{:?}", outcome.status);
+    let _ = transcript.record(
+        "tool",
+        json!({ "round": state.rounds, "name": "execute_python", "arguments": json!({ "code": code }).to_string(), "status": status, "observation": observation }),
+    );
+    Ok((outcome.status != crate::sandbox::CellStatus::Ok)
+        .then(|| errors::classify_cell(&status, &observation)))
+}
+
+/// Runs one (task, run) in `workdir` in `mode` and scores it.
 pub fn run_one(
     zygote: &Arc<Zygote>,
     task: &LoadedStepTask,
@@ -196,19 +280,23 @@ pub fn run_one(
     workdir: &Path,
     run: usize,
     limits: &StepLimits,
+    mode: StepMode,
 ) -> Result<StepRunRecord, ItemError> {
     let id = &task.task.id;
     let mut loaded = task.as_loaded_task();
     data::ensure(zygote, &mut loaded)?;
-    let dirs = prepare_out(workdir, loaded.data_dir.as_deref())
-        .map_err(|e| ItemError::Run(format!("{e:#}")))?;
     let config = sandbox_limits(zygote.config(), limits.cell_timeout, limits.budget);
-    let mut session = Session::open_in(zygote, &dirs, config)?;
-    let _stopper = crate::interrupt::CellStopper::start(session.canceller());
+    let open = |dir: &Path| -> Result<Session, ItemError> {
+        let dirs = prepare_out(dir, loaded.data_dir.as_deref())
+            .map_err(|e| ItemError::Run(format!("{e:#}")))?;
+        Ok(Session::open_in(zygote, &dirs, config.clone())?)
+    };
+    let mut session = open(workdir)?;
+    let mut stopper = crate::interrupt::CellStopper::start(session.canceller());
     let transcript_path = workdir.join("transcript.jsonl");
     let mut transcript =
         Transcript::create(&transcript_path).map_err(ItemError::io(&transcript_path))?;
-    let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "backend": backend.describe(), "replay": backend.is_replay() }));
+    let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "mode": mode.label(), "backend": backend.describe(), "replay": backend.is_replay() }));
     let mut specs: Vec<_> = tools::specs()
         .into_iter()
         .filter(|s| s.name != "finish")
@@ -220,17 +308,13 @@ pub fn run_one(
         ..AgentLimits::default()
     };
     let bounds = ConverseLimits {
-        run: run_limits,
+        run: run_limits.clone(),
         max_rounds: limits.step_rounds,
         max_failures: Some(limits.step_failures),
     };
-    let mut messages = vec![
-        Message::text(Role::System, SYSTEM),
-        Message::text(
-            Role::User,
-            format!("# {}\n\n{}", task.task.title, task.task.context),
-        ),
-    ];
+    let system = Message::text(Role::System, if mode.alone { SYSTEM_ALONE } else { SYSTEM });
+    let context = format!("# {}\n\n{}", task.task.title, task.task.context);
+    let mut messages = vec![system.clone(), Message::text(Role::User, context.clone())];
     for m in &messages {
         let _ = transcript.record("message", json!({ "round": 0, "message": m }));
     }
@@ -251,12 +335,42 @@ pub fn run_one(
             });
             continue;
         }
+        if mode.gold_prefix && i > 0 {
+            // A fresh session in its own folder that ran the gold of the
+            // steps before, and a conversation that shows that code.
+            drop(stopper);
+            session = open(&workdir.join(format!("step-{number}")))?;
+            stopper = crate::interrupt::CellStopper::start(session.canceller());
+            for (j, cell) in task.gold_cells[..i].iter().enumerate() {
+                let outcome = session.execute(cell)?;
+                if outcome.status != crate::sandbox::CellStatus::Ok {
+                    return Err(ItemError::Run(format!(
+                        "{id}: the gold cell of step {} failed as a prefix (run `gisclaw bench verify`): {}",
+                        j + 1,
+                        crate::observation::error_line(&crate::observation::render(&outcome))
+                    )));
+                }
+            }
+            let _ = transcript.record("gold_prefix", json!({ "step": number, "gold_cells": i }));
+            messages = vec![
+                system.clone(),
+                Message::text(
+                    Role::User,
+                    format!(
+                        "{context}\n\nThe steps before this one are done: this code ran, and its variables are in the session.\n```python\n{}\n```",
+                        task.gold_cells[..i].join("\n\n")
+                    ),
+                ),
+            ];
+        }
+        let ask = if mode.alone {
+            "Answer with this step's code in one ```python block."
+        } else {
+            "Call step_done when this step is done."
+        };
         let brief = Message::text(
             Role::User,
-            format!(
-                "Step {number} of {n}: {}\n\nCall step_done when this step is done.",
-                step.prompt.trim()
-            ),
+            format!("Step {number} of {n}: {}\n\n{ask}", step.prompt.trim()),
         );
         let _ = transcript.record("step", json!({ "step": number, "of": n }));
         let _ = transcript.record(
@@ -264,7 +378,23 @@ pub fn run_one(
             json!({ "round": state.rounds, "message": brief }),
         );
         messages.push(brief);
-        let stop = {
+        let mut cell_error = None;
+        let stop = if mode.alone {
+            match answer_alone(
+                backend,
+                &mut session,
+                &mut messages,
+                &mut state,
+                &run_limits,
+                &mut transcript,
+            ) {
+                Ok(error) => {
+                    cell_error = error;
+                    Stop::StepDone(String::new())
+                }
+                Err(why) => Stop::End(crate::agent::converse::Ending::Failed(why)),
+            }
+        } else {
             let mut toolbox = Toolbox {
                 session: &mut session,
                 out_dir: workdir.to_path_buf(),
@@ -290,6 +420,7 @@ pub fn run_one(
             converse(&mut turn, &mut messages, &specs, &bounds, &mut state)
         };
         let ending = match &stop {
+            Stop::StepDone(_) if mode.alone => "answered",
             Stop::StepDone(_) | Stop::Finished(_) | Stop::Answered(_) => "step_done",
             Stop::GaveUp { .. } => "gave_up",
             Stop::End(e) => {
@@ -308,9 +439,11 @@ pub fn run_one(
                 .map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
         };
         let _ = transcript.record("check", json!({ "step": number, "check": step.check, "passed": verdict.is_ok(), "problem": verdict.as_ref().err().map(|e| &e.1) }));
+        // A failing cell of the LLM alone says more than the check it left
+        // undefined.
         let (passed, problem, error) = match verdict {
             Ok(()) => (true, None, None),
-            Err((kind, why)) => (false, Some(why), Some(kind)),
+            Err((kind, why)) => (false, Some(why), Some(cell_error.unwrap_or(kind))),
         };
         results.push(StepResult {
             step: number,
@@ -320,6 +453,7 @@ pub fn run_one(
             ending: ending.into(),
         });
     }
+    drop(stopper);
     let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
     let _ = transcript.record(
         "end",
@@ -355,6 +489,7 @@ pub fn run_step_eval(
     out: &Path,
     jobs: usize,
     limits: &StepLimits,
+    mode: StepMode,
     events: &(dyn Fn(StepEvent) + Sync),
 ) -> Result<usize, ItemError> {
     let records = records_dir(out);
@@ -372,7 +507,11 @@ pub fn run_step_eval(
         let mut backend: Box<dyn ChatBackend> = match source {
             BackendSource::Gold => Box::new(ReplayBackend::from_messages(
                 &format!("gold of {id}"),
-                gold_step_messages(task),
+                if mode.alone {
+                    gold_alone_messages(task)
+                } else {
+                    gold_step_messages(task)
+                },
             )),
             BackendSource::Recorded(dir) => {
                 let file = recording(dir, id, run).ok_or_else(|| ItemError::NoRecording {
@@ -384,7 +523,7 @@ pub fn run_step_eval(
             BackendSource::Live(live) => crate::llm::open_live((**live).clone())?,
         };
         let workdir = out.join("runs").join(id).join(format!("run-{run}"));
-        let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits)?;
+        let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits, mode)?;
         // A run cut short by a stop request has no record.
         ItemError::check_stop()?;
         let path = records.join(StepRunRecord::file_name(id, run));

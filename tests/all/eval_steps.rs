@@ -142,3 +142,120 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
         results["summary"]
     );
 }
+
+/// An assistant answer with `code` in one fenced block (the LLM alone).
+fn fenced(code: &str) -> Message {
+    Message {
+        content: Some(format!("Here is the step:\n```python\n{code}\n```")),
+        ..Message::default()
+    }
+}
+
+#[test]
+fn the_llm_alone_and_the_gold_prefix_are_modes_of_the_step_suite() {
+    let gold = split_cells(&std::fs::read_to_string(suite().join("G01/gold.py")).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite();
+    let eval = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let run = gisclaw(&args, &[]);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        read_json(&out.join("records/G01.1.json"))
+    };
+    // The gold played as the LLM alone, with and without the gold prefix,
+    // passes every step.
+    for extra in [
+        &["--arch", "none"][..],
+        &["--arch", "none", "--gold-prefix"][..],
+        &["--gold-prefix"][..],
+    ] {
+        let mut args = vec!["--replay-gold"];
+        args.extend_from_slice(extra);
+        let name = format!("gold{}", extra.join(""));
+        let record = eval(&name, &args);
+        assert_eq!(record["complete_at_1"], 1.0, "{extra:?}: {record}");
+    }
+    // The LLM alone breaks step 2 (walk_zone never made): on its own state
+    // steps 3 on fail too; from the gold prefix only step 2 fails.
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    let mut answers: Vec<Message> = gold.iter().map(|c| fenced(c)).collect();
+    answers[1] = fenced("walk_zone = parks.buffer(400).unary_union(");
+    let lines: Vec<String> = answers
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap())
+        .collect();
+    std::fs::write(rec.join("G01.jsonl"), lines.join("\n") + "\n").unwrap();
+    let replay = rec.to_str().unwrap();
+    let own = eval("own", &["--replay", replay, "--arch", "none"]);
+    let passed = |r: &Value| -> Vec<bool> {
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["passed"].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(passed(&own)[..3], [true, false, false], "{own}");
+    assert_eq!(
+        own["steps"][1]["error"], "syntax",
+        "the cell's error, not the check's"
+    );
+    assert_eq!(own["steps"][1]["ending"], "answered");
+    let prefixed = eval(
+        "prefixed",
+        &["--replay", replay, "--arch", "none", "--gold-prefix"],
+    );
+    assert_eq!(
+        passed(&prefixed),
+        [true, false, true, true, true, true],
+        "{prefixed}"
+    );
+    assert!((prefixed["step_pass_rate"].as_f64().unwrap() - 5.0 / 6.0).abs() < 1e-12);
+    // Each step after the first ran in its own fresh session folder.
+    assert!(dir.path().join("prefixed/runs/G01/run-1/step-6").is_dir());
+    // The LLM alone sees no tool and no output: one model call per step.
+    assert_eq!(prefixed["rounds"], 6);
+    // The report says which mode a folder ran.
+    let md = std::fs::read_to_string(dir.path().join("prefixed/report.md")).unwrap();
+    assert!(
+        md.starts_with("# Step eval: ")
+            && md
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with(" · LLM alone · gold prefix"),
+        "{md}"
+    );
+    // A task suite has no LLM-alone mode yet; --gold-prefix is for step suites.
+    let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst");
+    for extra in [&["--arch", "none"][..], &["--gold-prefix"][..]] {
+        let mut args = vec![
+            "eval",
+            "--suite",
+            tasks.to_str().unwrap(),
+            "--replay-gold",
+            "--tasks",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        let refused = gisclaw(&args, &[]);
+        assert_eq!(refused.status.code(), Some(2), "{extra:?}");
+    }
+}
