@@ -16,7 +16,7 @@ use gisclaw::eval::jobs::{ItemRecord, SuiteEvent};
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions, Manifest};
 use gisclaw::eval::step_eval;
-use gisclaw::eval::{unit_eval, unit_report};
+use gisclaw::eval::{step_report, unit_eval, unit_report};
 use gisclaw::sandbox::Zygote;
 
 use super::bench::load_suite;
@@ -233,9 +233,9 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
             };
             if manifest.kind == "steps" {
                 let records =
-                    step_eval::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
+                    step_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 print_step_summary(
-                    &step_eval::write_report(&records, &manifest.condition(), out)
+                    &step_report::write_report(&records, &manifest.condition(), out)
                         .map_err(written)?,
                     out,
                 );
@@ -258,7 +258,8 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
             }
         }
     }
-    // Several unit folders: the models side by side.
+    // Several folders of unit or step suites: side by side, each kind with
+    // its own kind only.
     let manifests: Vec<Option<Manifest>> = dirs
         .iter()
         .map(|d| {
@@ -269,46 +270,23 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
         })
         .collect::<Result<_, _>>()
         .map_err(|e| UsageError(e.to_string()))?;
-    let units = manifests
-        .iter()
-        .filter(|m| m.as_ref().is_some_and(|m| m.kind == "unit"))
-        .count();
-    if units > 0 {
-        if units < dirs.len() {
-            return Err(UsageError(
-                "eval report: unit-suite folders can only be compared with other unit-suite folders"
-                    .into(),
-            )
-            .into());
-        }
-        let models: Vec<unit_report::UnitModel> = dirs
+    let of_kind = |kind: &str| {
+        let n = manifests
             .iter()
-            .zip(manifests.into_iter().flatten())
-            .map(|(d, m)| {
-                Ok(unit_report::UnitModel {
-                    label: m.backend,
-                    temperature: m.temperature,
-                    records: unit_report::load_records(d).map_err(|e| UsageError(e.to_string()))?,
-                })
-            })
-            .collect::<Result<_, UsageError>>()?;
-        let out = out.unwrap_or(&dirs[0]);
-        std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-        let ranked = unit_report::write_comparison(&models, out)
-            .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-        for (m, (s, r)) in models.iter().zip(&ranked) {
-            eprintln!(
-                "gisclaw: {}: pass@1 {}, Total_Rank {}",
-                m.label,
-                s.pass_at
-                    .get(&1)
-                    .map(|v| format!("{v:.3}"))
-                    .unwrap_or_else(|| "–".into()),
-                r.total
-            );
+            .filter(|m| m.as_ref().is_some_and(|m| m.kind == kind))
+            .count();
+        if n > 0 && n < dirs.len() {
+            return Err(UsageError(format!(
+                "eval report: {kind}-suite folders can only be compared with other {kind}-suite folders"
+            )));
         }
-        eprintln!("gisclaw: report in {}", out.join("report.md").display());
-        return Ok(ExitCode::SUCCESS);
+        Ok(n > 0)
+    };
+    if of_kind("steps")? {
+        return compare_steps(dirs, manifests.into_iter().flatten().collect(), out);
+    }
+    if of_kind("unit")? {
+        return compare_units(dirs, manifests.into_iter().flatten().collect(), out);
     }
     let evals: Vec<EvalData> = dirs
         .iter()
@@ -319,6 +297,82 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
     report::write(&report, out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval report` over several step-suite folders: models and modes side by
+/// side (GeoAgent's layouts).
+fn compare_steps(
+    dirs: &[PathBuf],
+    manifests: Vec<Manifest>,
+    out: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let folders: Vec<step_report::StepFolder> = dirs
+        .iter()
+        .zip(manifests)
+        .map(|(d, m)| {
+            Ok(step_report::StepFolder {
+                label: m.condition(),
+                suite: m
+                    .suite
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                alone: m.archs.iter().any(|a| a == "none"),
+                gold_prefix: m.gold_prefix,
+                backend: m.backend,
+                records: step_report::load_records(d).map_err(|e| UsageError(e.to_string()))?,
+            })
+        })
+        .collect::<Result<_, UsageError>>()?;
+    let out = out.unwrap_or(&dirs[0]);
+    std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+    let summaries = step_report::write_comparison(&folders, out)
+        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    for (f, s) in folders.iter().zip(&summaries) {
+        eprintln!(
+            "gisclaw: {}: complete@1 {:.3}, step pass@1 {:.3}",
+            f.label, s.complete_at_1, s.step_pass_rate
+        );
+    }
+    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval report` over several unit-suite folders: the models side by side
+/// (AutoGEEval's and GeoJSEval's layouts).
+fn compare_units(
+    dirs: &[PathBuf],
+    manifests: Vec<Manifest>,
+    out: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let models: Vec<unit_report::UnitModel> = dirs
+        .iter()
+        .zip(manifests)
+        .map(|(d, m)| {
+            Ok(unit_report::UnitModel {
+                label: m.backend,
+                temperature: m.temperature,
+                records: unit_report::load_records(d).map_err(|e| UsageError(e.to_string()))?,
+            })
+        })
+        .collect::<Result<_, UsageError>>()?;
+    let out = out.unwrap_or(&dirs[0]);
+    std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+    let ranked = unit_report::write_comparison(&models, out)
+        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    for (m, (s, r)) in models.iter().zip(&ranked) {
+        eprintln!(
+            "gisclaw: {}: pass@1 {}, Total_Rank {}",
+            m.label,
+            s.pass_at
+                .get(&1)
+                .map(|v| format!("{v:.3}"))
+                .unwrap_or_else(|| "–".into()),
+            r.total
+        );
+    }
+    eprintln!("gisclaw: report in {}", out.join("report.md").display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -494,14 +548,14 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     )
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    let records = step_eval::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = step_eval::write_report(&records, &manifest.condition(), &out)
+    let records = step_report::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
+    let summary = step_report::write_report(&records, &manifest.condition(), &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
     Ok(eval_exit(failed, "run(s)"))
 }
 
-fn print_step_summary(summary: &step_eval::StepSummary, out: &Path) {
+fn print_step_summary(summary: &step_report::StepSummary, out: &Path) {
     eprintln!(
         "gisclaw: {} runs of {} tasks: complete@1 {:.3}, step pass rate {:.3}, task pass rate {:.3}",
         summary.runs, summary.tasks, summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate

@@ -21,6 +21,7 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod step_eval;
+pub mod step_report;
 pub mod unit_eval;
 pub mod unit_report;
 pub mod vision_judge;

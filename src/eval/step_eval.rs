@@ -21,9 +21,8 @@
 //! Layout: `eval.json`, `runs/<task>/run-<r>/` (the work dir with its
 //! `transcript.jsonl`), `records/<task>.<r>.json` (atomic; its presence
 //! means done, so `--resume` continues), `results.json`, `results.csv`
-//! (task × run × step), `report.md`.
+//! (task × run × step), `report.md` (written by [`super::step_report`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,9 +33,7 @@ use serde_json::json;
 use super::errors::{self, ErrorType};
 use super::jobs::{self, Plan};
 use super::jobs::{ItemError, ItemRecord, SuiteEvent};
-use super::report::load::{read_records, ReportError};
 use super::runner::{records_dir, BackendSource};
-use super::stats;
 use crate::agent::converse::{
     converse, signalled, AgentLimits, ConverseLimits, OnText, Plain, RunState, Stop, Turn,
 };
@@ -51,7 +48,7 @@ use crate::bench::steps::{complete_at_1, run_check, LoadedStepTask};
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role, ToolCall};
 use crate::sandbox::{Session, Zygote};
-use crate::util::{write_atomic, write_json};
+use crate::util::write_json;
 
 /// The recording of one run: `DIR/<task>.<run>.jsonl`, else
 /// `DIR/<task>.jsonl`.
@@ -538,172 +535,4 @@ pub fn run_step_eval(
         |(task, run)| format!("{} run {run}", task.task.id),
         events,
     ))
-}
-
-/// The figures of a step eval.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepSummary {
-    /// Runs recorded.
-    pub runs: usize,
-    /// Tasks with a record.
-    pub tasks: usize,
-    /// Mean complete@1 over runs.
-    pub complete_at_1: f64,
-    /// Mean step pass rate (step-level pass@1) over runs.
-    pub step_pass_rate: f64,
-    /// Share of runs passing every step.
-    pub task_pass_rate: f64,
-    /// Per task: (runs, mean complete@1, mean step pass rate, runs passing every step).
-    pub per_task: BTreeMap<String, (usize, f64, f64, usize)>,
-    /// Failing steps by error type.
-    pub errors: BTreeMap<String, usize>,
-    /// Mean rounds per run.
-    pub rounds: f64,
-    /// Mean prompt + completion tokens per run.
-    pub tokens: f64,
-}
-
-/// Summarises run records.
-pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
-    let mean =
-        |f: &dyn Fn(&StepRunRecord) -> f64| stats::mean(&records.iter().map(f).collect::<Vec<_>>());
-    let mut per_task: BTreeMap<String, Vec<&StepRunRecord>> = BTreeMap::new();
-    for r in records {
-        per_task.entry(r.task.clone()).or_default().push(r);
-    }
-    let mut errors = BTreeMap::new();
-    for e in records
-        .iter()
-        .flat_map(|r| &r.steps)
-        .filter_map(|s| s.error)
-    {
-        *errors.entry(e.name().to_string()).or_insert(0) += 1;
-    }
-    StepSummary {
-        runs: records.len(),
-        tasks: per_task.len(),
-        complete_at_1: mean(&|r| r.complete_at_1),
-        step_pass_rate: mean(&|r| r.step_pass_rate),
-        task_pass_rate: mean(&|r| f64::from(u8::from(r.passed))),
-        per_task: per_task
-            .into_iter()
-            .map(|(t, rs)| {
-                let c = stats::mean(&rs.iter().map(|r| r.complete_at_1).collect::<Vec<_>>());
-                let p = stats::mean(&rs.iter().map(|r| r.step_pass_rate).collect::<Vec<_>>());
-                (t, (rs.len(), c, p, rs.iter().filter(|r| r.passed).count()))
-            })
-            .collect(),
-        errors,
-        rounds: mean(&|r| r.rounds as f64),
-        tokens: mean(&|r| (r.tokens_in + r.tokens_out) as f64),
-    }
-}
-
-/// Reads every run record of an eval folder.
-pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, ReportError> {
-    read_records(out)
-}
-
-/// Writes `report.md`, `results.json` and `results.csv` into `out`.
-pub fn write_report(
-    records: &[StepRunRecord],
-    backend: &str,
-    out: &Path,
-) -> std::io::Result<StepSummary> {
-    use std::fmt::Write as _;
-    let summary = summarise(records);
-    let json = json!({ "backend": backend, "summary": summary, "runs": records });
-    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
-    let mut csv = String::from("task,run,step,passed,ending,error,problem\n");
-    for r in records {
-        for s in &r.steps {
-            let problem = s
-                .problem
-                .clone()
-                .unwrap_or_default()
-                .replace('"', "\"\"")
-                .replace('\n', " ");
-            let _ = writeln!(
-                csv,
-                "{},{},{},{},{},{},\"{problem}\"",
-                r.task,
-                r.run,
-                s.step,
-                s.passed,
-                s.ending,
-                s.error.map(|e| e.name()).unwrap_or("")
-            );
-        }
-    }
-    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
-    let mut md = format!(
-        "# Step eval: {backend}\n\n{} tasks, {} runs. complete@1: consecutive passed steps from the first over all steps (GeoAgent); step pass rate: steps passed, each on its own; task pass: every step passed.\n\n",
-        summary.tasks, summary.runs
-    );
-    let _ = writeln!(
-        md,
-        "| complete@1 | step pass rate | task pass rate | rounds per run | tokens per run |\n|---|---|---|---|---|\n| {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
-        summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate, summary.rounds, summary.tokens
-    );
-    md.push_str("\n## Per task\n\n| task | runs | complete@1 | step pass rate | runs passing every step |\n|---|---|---|---|---|\n");
-    for (t, (n, c, p, all)) in &summary.per_task {
-        let _ = writeln!(md, "| {t} | {n} | {c:.3} | {p:.3} | {all} |");
-    }
-    md.push_str("\n## Failing steps by error type\n\n| error type | steps |\n|---|---|\n");
-    for (e, n) in &summary.errors {
-        let _ = writeln!(md, "| {e} | {n} |");
-    }
-    if summary.errors.is_empty() {
-        md.push_str("| (none: every step passed) | 0 |\n");
-    }
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
-    Ok(summary)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(task: &str, passed: &[bool]) -> StepRunRecord {
-        StepRunRecord {
-            task: task.into(),
-            run: 1,
-            steps: passed
-                .iter()
-                .enumerate()
-                .map(|(i, p)| StepResult {
-                    step: i + 1,
-                    passed: *p,
-                    problem: None,
-                    error: (!p).then_some(ErrorType::InvalidAnswer),
-                    ending: "step_done".into(),
-                })
-                .collect(),
-            complete_at_1: complete_at_1(passed),
-            step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / passed.len() as f64,
-            passed: passed.iter().all(|p| *p),
-            rounds: 4,
-            tokens_in: 100,
-            tokens_out: 10,
-            llm_seconds: 0.0,
-            sandbox_seconds: 0.0,
-            ended: None,
-        }
-    }
-
-    #[test]
-    fn the_summary_averages_runs() {
-        let s = summarise(&[
-            record("A", &[true, true, false, true]),
-            record("A", &[true; 4]),
-            record("B", &[false, true, true, true]),
-        ]);
-        // complete@1: 0.5, 1, 0; step pass: 0.75, 1, 0.75; task pass: 0, 1, 0.
-        assert!((s.complete_at_1 - 0.5).abs() < 1e-12);
-        assert!((s.step_pass_rate - 2.5 / 3.0).abs() < 1e-12);
-        assert!((s.task_pass_rate - 1.0 / 3.0).abs() < 1e-12);
-        assert_eq!(s.per_task["A"], (2, 0.75, 0.875, 1));
-        assert_eq!(s.errors["invalid_answer"], 2);
-        assert_eq!(s.tokens, 110.0);
-    }
 }

@@ -243,6 +243,70 @@ fn the_llm_alone_and_the_gold_prefix_are_modes_of_the_step_suite() {
                 .ends_with(" · LLM alone · gold prefix"),
         "{md}"
     );
+    // Several folders side by side (GeoAgent Tables 4 and 6, its error types).
+    eval("gold-agent", &["--replay-gold"]);
+    let folder = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let compared = dir.path().join("compared");
+    let (a, b, c, d) = (
+        folder("gold--archnone"),
+        folder("gold-agent"),
+        folder("own"),
+        folder("prefixed"),
+    );
+    let run = gisclaw(
+        &[
+            "eval",
+            "report",
+            &a,
+            &b,
+            &c,
+            &d,
+            "--out",
+            compared.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let md = std::fs::read_to_string(compared.join("report.md")).unwrap();
+    // Table 4: the gold replay's LLM alone beside its agent, both 1.000;
+    // the recorded LLM alone has no agent folder (–).
+    assert!(
+        md.contains("| geocode | 1.000 | 1.000 | 0.167 | – | 0.833 | – |"),
+        "{md}"
+    );
+    // Table 6: G01 with its 6 steps; complete@1 per folder.
+    assert!(
+        md.contains("| G01 | 6 | 1.00 | 1.00 | 0.17 | 0.17 |"),
+        "{md}"
+    );
+    // GeoAgent's error types, from the records' types.
+    let geo = |r: &Value, t: &str| {
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["error"].as_str())
+            .filter(|e| match t {
+                "general" => {
+                    ["syntax", "runtime", "timeout", "blocked_import", "other"].contains(e)
+                }
+                _ => *e == "attribute_parameter",
+            })
+            .count()
+    };
+    let row = format!(
+        " · LLM alone | 0 | {} | – | {} |",
+        geo(&own, "hallucination"),
+        geo(&own, "general")
+    );
+    assert!(
+        geo(&own, "general") >= 1 && md.contains(&row),
+        "{row}\n{md}"
+    );
     // A task suite has no LLM-alone mode yet; --gold-prefix is for step suites.
     let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst");
     for extra in [&["--arch", "none"][..], &["--gold-prefix"][..]] {

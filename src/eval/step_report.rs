@@ -1,0 +1,378 @@
+//! The report of step-suite evals: one folder ([`write_report`]) or
+//! several — models × modes — side by side ([`write_comparison`]) in the
+//! layouts of GeoAgent's Table 4 (pass@1, the LLM alone beside the agent)
+//! and Table 6 (complete@1 per task with its number of steps), with its
+//! four error types.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::errors::ErrorType;
+use super::report::load::{read_records, ReportError};
+use super::stats;
+use super::step_eval::StepRunRecord;
+use crate::util::write_atomic;
+
+/// The figures of a step eval.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepSummary {
+    /// Runs recorded.
+    pub runs: usize,
+    /// Tasks with a record.
+    pub tasks: usize,
+    /// Mean complete@1 over runs.
+    pub complete_at_1: f64,
+    /// Mean step pass rate (step-level pass@1) over runs.
+    pub step_pass_rate: f64,
+    /// Share of runs passing every step.
+    pub task_pass_rate: f64,
+    /// Per task: (runs, mean complete@1, mean step pass rate, runs passing every step).
+    pub per_task: BTreeMap<String, (usize, f64, f64, usize)>,
+    /// Failing steps by error type.
+    pub errors: BTreeMap<String, usize>,
+    /// Mean rounds per run.
+    pub rounds: f64,
+    /// Mean prompt + completion tokens per run.
+    pub tokens: f64,
+}
+
+/// Summarises run records.
+pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
+    let mean =
+        |f: &dyn Fn(&StepRunRecord) -> f64| stats::mean(&records.iter().map(f).collect::<Vec<_>>());
+    let mut per_task: BTreeMap<String, Vec<&StepRunRecord>> = BTreeMap::new();
+    for r in records {
+        per_task.entry(r.task.clone()).or_default().push(r);
+    }
+    let mut errors = BTreeMap::new();
+    for e in records
+        .iter()
+        .flat_map(|r| &r.steps)
+        .filter_map(|s| s.error)
+    {
+        *errors.entry(e.name().to_string()).or_insert(0) += 1;
+    }
+    StepSummary {
+        runs: records.len(),
+        tasks: per_task.len(),
+        complete_at_1: mean(&|r| r.complete_at_1),
+        step_pass_rate: mean(&|r| r.step_pass_rate),
+        task_pass_rate: mean(&|r| f64::from(u8::from(r.passed))),
+        per_task: per_task
+            .into_iter()
+            .map(|(t, rs)| {
+                let c = stats::mean(&rs.iter().map(|r| r.complete_at_1).collect::<Vec<_>>());
+                let p = stats::mean(&rs.iter().map(|r| r.step_pass_rate).collect::<Vec<_>>());
+                (t, (rs.len(), c, p, rs.iter().filter(|r| r.passed).count()))
+            })
+            .collect(),
+        errors,
+        rounds: mean(&|r| r.rounds as f64),
+        tokens: mean(&|r| (r.tokens_in + r.tokens_out) as f64),
+    }
+}
+
+/// Reads every run record of an eval folder.
+pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, ReportError> {
+    read_records(out)
+}
+
+/// Writes `report.md`, `results.json` and `results.csv` into `out`.
+pub fn write_report(
+    records: &[StepRunRecord],
+    backend: &str,
+    out: &Path,
+) -> std::io::Result<StepSummary> {
+    let summary = summarise(records);
+    let json = json!({ "backend": backend, "summary": summary, "runs": records });
+    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
+    let mut csv = String::from("task,run,step,passed,ending,error,problem\n");
+    for r in records {
+        for s in &r.steps {
+            let problem = s
+                .problem
+                .clone()
+                .unwrap_or_default()
+                .replace('"', "\"\"")
+                .replace('\n', " ");
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},\"{problem}\"",
+                r.task,
+                r.run,
+                s.step,
+                s.passed,
+                s.ending,
+                s.error.map(|e| e.name()).unwrap_or("")
+            );
+        }
+    }
+    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
+    let mut md = format!(
+        "# Step eval: {backend}\n\n{} tasks, {} runs. complete@1: consecutive passed steps from the first over all steps (GeoAgent); step pass rate: steps passed, each on its own; task pass: every step passed.\n\n",
+        summary.tasks, summary.runs
+    );
+    let _ = writeln!(
+        md,
+        "| complete@1 | step pass rate | task pass rate | rounds per run | tokens per run |\n|---|---|---|---|---|\n| {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
+        summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate, summary.rounds, summary.tokens
+    );
+    md.push_str("\n## Per task\n\n| task | runs | complete@1 | step pass rate | runs passing every step |\n|---|---|---|---|---|\n");
+    for (t, (n, c, p, all)) in &summary.per_task {
+        let _ = writeln!(md, "| {t} | {n} | {c:.3} | {p:.3} | {all} |");
+    }
+    md.push_str("\n## Failing steps by error type\n\n| error type | steps |\n|---|---|\n");
+    for (e, n) in &summary.errors {
+        let _ = writeln!(md, "| {e} | {n} |");
+    }
+    if summary.errors.is_empty() {
+        md.push_str("| (none: every step passed) | 0 |\n");
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(summary)
+}
+
+/// GeoAgent's four error types (its §5 discussion), from gisclaw's: a
+/// wrong answer from code that ran is *instruction following*; a call of a
+/// function, attribute or keyword that does not exist (or an undefined
+/// name) is *hallucination*; every other failure of the code is *general
+/// code*. *Lack of information* (the prompt did not say enough) GeoAgent
+/// judged by hand; gisclaw does not tell it apart. Infrastructure failures
+/// are none of the model's (`None`).
+pub fn geoagent_type(error: ErrorType) -> Option<&'static str> {
+    match error {
+        ErrorType::InvalidAnswer | ErrorType::OutputType => Some("instruction following"),
+        ErrorType::AttributeParameter => Some("hallucination"),
+        ErrorType::Infrastructure => None,
+        ErrorType::Syntax
+        | ErrorType::Runtime
+        | ErrorType::Timeout
+        | ErrorType::BlockedImport
+        | ErrorType::Other => Some("general code"),
+    }
+}
+
+/// GeoAgent's error types in its order (lack of information is not told
+/// apart automatically).
+pub const GEOAGENT_TYPES: [&str; 4] = [
+    "instruction following",
+    "hallucination",
+    "lack of information",
+    "general code",
+];
+
+/// One folder of a comparison: its label (backend and mode), its suite's
+/// name, whether it is the LLM alone, and its records.
+#[derive(Debug, Clone)]
+pub struct StepFolder {
+    /// The backend with its mode (`… · LLM alone · gold prefix`).
+    pub label: String,
+    /// The backend alone.
+    pub backend: String,
+    /// The suite folder's name (GeoAgent's benchmark rows).
+    pub suite: String,
+    /// The LLM alone (`--arch none`), else the agent.
+    pub alone: bool,
+    /// Each step from the gold prefix.
+    pub gold_prefix: bool,
+    /// Its run records.
+    pub records: Vec<StepRunRecord>,
+}
+
+/// Writes the comparison of several step folders into `out`: `report.md`
+/// (every folder's figures; GeoAgent Table 4: step pass@1 per suite with
+/// the LLM alone beside the agent per backend; Table 6: complete@1 per task
+/// with its steps; the four error types), `results.json` and `results.csv`.
+pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<Vec<StepSummary>> {
+    let summaries: Vec<StepSummary> = folders.iter().map(|f| summarise(&f.records)).collect();
+    let json = json!({
+        "folders": folders.iter().zip(&summaries).map(|(f, s)| json!({
+            "label": f.label, "backend": f.backend, "suite": f.suite, "alone": f.alone,
+            "gold_prefix": f.gold_prefix, "summary": s,
+        })).collect::<Vec<_>>(),
+    });
+    write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
+    let mut csv = String::from("folder,task,run,step,passed,ending,error\n");
+    for f in folders {
+        for r in &f.records {
+            for s in &r.steps {
+                let _ = writeln!(
+                    csv,
+                    "\"{}\",{},{},{},{},{},{}",
+                    f.label.replace('"', "\"\""),
+                    r.task,
+                    r.run,
+                    s.step,
+                    s.passed,
+                    s.ending,
+                    s.error.map(|e| e.name()).unwrap_or("")
+                );
+            }
+        }
+    }
+    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
+
+    let mut md = String::from("# Step eval: folders compared\n\ncomplete@1: consecutive passed steps from the first over all steps; step pass@1: steps passed, each judged on its own (on the gold prefix: single-turn pass@1, GeoAgent's conversion of multi-turn tasks); task pass: every step passed.\n\n| folder | suite | runs | complete@1 | step pass@1 | task pass | rounds per run | tokens per run |\n|---|---|---|---|---|---|---|---|\n");
+    for (f, s) in folders.iter().zip(&summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
+            f.label,
+            f.suite,
+            s.runs,
+            s.complete_at_1,
+            s.step_pass_rate,
+            s.task_pass_rate,
+            s.rounds,
+            s.tokens
+        );
+    }
+    // Table 4: per suite (rows) and backend, the LLM alone beside the agent.
+    let mut backends: Vec<(&str, bool)> = Vec::new();
+    for f in folders {
+        if !backends.contains(&(f.backend.as_str(), f.gold_prefix)) {
+            backends.push((&f.backend, f.gold_prefix));
+        }
+    }
+    let mut suites: Vec<&str> = folders.iter().map(|f| f.suite.as_str()).collect();
+    suites.dedup();
+    md.push_str("\n## LLM alone vs agent (cf. GeoAgent Table 4: step pass@1)\n\n| suite |");
+    for (b, prefix) in &backends {
+        let from = if *prefix { " (gold prefix)" } else { "" };
+        let _ = write!(md, " {b}{from}: LLM | {b}{from}: agent |");
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|---|".repeat(backends.len()));
+    md.push('\n');
+    for suite in &suites {
+        let _ = write!(md, "| {suite} |");
+        for (b, prefix) in &backends {
+            for alone in [true, false] {
+                let found = folders.iter().zip(&summaries).find(|(f, _)| {
+                    f.suite == *suite
+                        && f.backend == *b
+                        && f.gold_prefix == *prefix
+                        && f.alone == alone
+                });
+                match found {
+                    Some((_, s)) => {
+                        let _ = write!(md, " {:.3} |", s.step_pass_rate);
+                    }
+                    None => md.push_str(" – |"),
+                }
+            }
+        }
+        md.push('\n');
+    }
+    // Table 6: complete@1 per task (mean over runs), with its steps.
+    let mut tasks: Vec<(String, usize)> = Vec::new();
+    for f in folders {
+        for r in &f.records {
+            if !tasks.iter().any(|(t, _)| t == &r.task) {
+                tasks.push((r.task.clone(), r.steps.len()));
+            }
+        }
+    }
+    tasks.sort();
+    md.push_str("\n## complete@1 per task (cf. GeoAgent Table 6, its self-debugging columns: gisclaw has no human-intervention mode)\n\n| task | steps |");
+    for f in folders {
+        let _ = write!(md, " {} |", f.label);
+    }
+    md.push_str("\n|---|---|");
+    md.push_str(&"---|".repeat(folders.len()));
+    md.push('\n');
+    for (task, steps) in &tasks {
+        let _ = write!(md, "| {task} | {steps} |");
+        for s in &summaries {
+            match s.per_task.get(task) {
+                Some((_, c, _, _)) => {
+                    let _ = write!(md, " {c:.2} |");
+                }
+                None => md.push_str(" – |"),
+            }
+        }
+        md.push('\n');
+    }
+    md.push_str("\n## Failing steps by GeoAgent's error types\n\nFrom gisclaw's types: instruction following = `invalid_answer`, `output_type` (the code ran, the answer is wrong); hallucination = `attribute_parameter` (a function, attribute, keyword or name that does not exist); general code = `syntax`, `runtime`, `timeout`, `blocked_import`, `other`. Lack of information (the prompt did not say enough) was judged by hand in GeoAgent and is not told apart here (–); `infrastructure` failures are not the model's and are left out.\n\n| folder |");
+    for t in GEOAGENT_TYPES {
+        let _ = write!(md, " {t} |");
+    }
+    md.push_str("\n|---|---|---|---|---|\n");
+    for (f, s) in folders.iter().zip(&summaries) {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for (name, n) in &s.errors {
+            if let Some(t) = ErrorType::ALL
+                .iter()
+                .find(|e| e.name() == name)
+                .and_then(|e| geoagent_type(*e))
+            {
+                *counts.entry(t).or_default() += n;
+            }
+        }
+        let _ = write!(md, "| {} |", f.label);
+        for t in GEOAGENT_TYPES {
+            if t == "lack of information" {
+                md.push_str(" – |");
+            } else {
+                let _ = write!(md, " {} |", counts.get(t).copied().unwrap_or(0));
+            }
+        }
+        md.push('\n');
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(summaries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::steps::complete_at_1;
+    use crate::eval::step_eval::StepResult;
+
+    fn record(task: &str, passed: &[bool]) -> StepRunRecord {
+        StepRunRecord {
+            task: task.into(),
+            run: 1,
+            steps: passed
+                .iter()
+                .enumerate()
+                .map(|(i, p)| StepResult {
+                    step: i + 1,
+                    passed: *p,
+                    problem: None,
+                    error: (!p).then_some(ErrorType::InvalidAnswer),
+                    ending: "step_done".into(),
+                })
+                .collect(),
+            complete_at_1: complete_at_1(passed),
+            step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / passed.len() as f64,
+            passed: passed.iter().all(|p| *p),
+            rounds: 4,
+            tokens_in: 100,
+            tokens_out: 10,
+            llm_seconds: 0.0,
+            sandbox_seconds: 0.0,
+            ended: None,
+        }
+    }
+
+    #[test]
+    fn the_summary_averages_runs() {
+        let s = summarise(&[
+            record("A", &[true, true, false, true]),
+            record("A", &[true; 4]),
+            record("B", &[false, true, true, true]),
+        ]);
+        // complete@1: 0.5, 1, 0; step pass: 0.75, 1, 0.75; task pass: 0, 1, 0.
+        assert!((s.complete_at_1 - 0.5).abs() < 1e-12);
+        assert!((s.step_pass_rate - 2.5 / 3.0).abs() < 1e-12);
+        assert!((s.task_pass_rate - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.per_task["A"], (2, 0.75, 0.875, 1));
+        assert_eq!(s.errors["invalid_answer"], 2);
+        assert_eq!(s.tokens, 110.0);
+    }
+}
