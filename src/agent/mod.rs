@@ -2,6 +2,7 @@
 //! stream, the two architectures (Single-Agent ReAct, Dual-Agent
 //! Plan-Execute-Replan), and the run's record. MCTS refinement is not built yet.
 
+pub mod alone;
 pub mod converse;
 pub mod dedup;
 pub mod dual;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde_json::json;
 
+use super::alone;
 use super::converse::{signalled, Plain};
 use super::dual;
 use super::events::Events;
@@ -38,6 +39,9 @@ pub enum Arch {
     Dual,
     /// Tree search over candidate codes per plan step (MCTS).
     Mcts,
+    /// The LLM alone: one generation, no tools, its code run once
+    /// (GeoAgent's baseline).
+    None,
 }
 
 impl Arch {
@@ -47,12 +51,13 @@ impl Arch {
             Arch::Single => "single",
             Arch::Dual => "dual",
             Arch::Mcts => "mcts",
+            Arch::None => "none",
         }
     }
 
     /// The architecture named `name` (as written in `eval.json`).
     pub fn from_name(name: &str) -> Option<Arch> {
-        [Arch::Single, Arch::Dual, Arch::Mcts]
+        [Arch::Single, Arch::Dual, Arch::Mcts, Arch::None]
             .into_iter()
             .find(|a| a.name() == name)
     }
@@ -250,6 +255,15 @@ pub fn run_task(
             &dual_inputs,
             &options.limits,
             &options.dual,
+            events,
+        ),
+        Arch::None => alone::run(
+            backend,
+            &mut toolbox,
+            &mut transcript,
+            system,
+            task_prompt,
+            &options.limits,
             events,
         ),
         Arch::Mcts => {

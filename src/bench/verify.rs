@@ -51,6 +51,15 @@ impl Verdict {
     }
 }
 
+/// The gold solution as the LLM alone's one answer: the whole script in a
+/// fenced block (`--arch none`).
+pub fn gold_alone_messages(source: &str) -> Vec<Message> {
+    vec![Message {
+        content: Some(format!("```python\n{}\n```", source.trim_end())),
+        ..Message::default()
+    }]
+}
+
 /// The assistant messages that play a gold script: one `execute_python` per
 /// cell, then `finish`.
 pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {

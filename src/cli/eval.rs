@@ -665,13 +665,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         ArchChoice::Mcts => vec![Arch::Mcts],
         ArchChoice::Both => vec![Arch::Single, Arch::Dual],
         ArchChoice::All => vec![Arch::Single, Arch::Dual, Arch::Mcts],
-        ArchChoice::None => {
-            return Err(UsageError(
-                "--arch none (the LLM alone) is built for step suites (e.g. benchmarks/geocode); task suites do not have it yet"
-                    .into(),
-            )
-            .into())
-        }
+        ArchChoice::None => vec![Arch::None],
     };
     for loaded in &tasks {
         if matches!(source, BackendSource::Gold) && loaded.gold.is_none() {

@@ -110,6 +110,7 @@ impl BackendSource {
                     Arch::Single => gold_messages(task, gold),
                     Arch::Dual => gold_dual_messages(task, gold),
                     Arch::Mcts => gold_mcts_messages(task, gold, mcts_width),
+                    Arch::None => verify::gold_alone_messages(gold),
                 };
                 Ok(Box::new(ReplayBackend::from_messages(
                     &format!("gold of {task}"),

@@ -344,3 +344,41 @@ fn the_replanner_is_given_the_operations_that_failed() {
         "{request}"
     );
 }
+
+#[test]
+fn the_llm_alone_solves_with_one_script_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("alone.jsonl");
+    // The example's cells without its refused pykrige attempt (cell 2).
+    let script: Vec<String> = [1, 3, 4].into_iter().map(example_code).collect();
+    let answer = json!({
+        "role": "assistant",
+        "content": format!("The whole analysis:\n```python\n{}\n```", script.join("\n\n")),
+    });
+    std::fs::write(&replay, answer.to_string()).unwrap();
+    let out = dir.path().join("run");
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = solve_replay(&task, &replay, &out, &["--arch", "none"], &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run = run_json(&out);
+    assert_eq!(
+        (run["arch"].as_str(), run["rounds"].as_u64()),
+        (Some("none"), Some(1))
+    );
+    assert_eq!(run["status"], "finished");
+    // The model was offered no tool and its code ran as one cell.
+    let ev = events(&out);
+    let cells = ev
+        .iter()
+        .filter(|e| e["event"] == "tool" && e["name"] == "execute_python")
+        .count();
+    assert_eq!(cells, 1);
+    assert!(std::fs::read_to_string(out.join("solution.py"))
+        .unwrap()
+        .contains("temperature_map.png"));
+}

@@ -1229,3 +1229,118 @@ fn a_run_the_model_server_failed_is_counted_as_infrastructure_never_scored() {
     assert_eq!(results["cells"][0]["run_errors"], json!({ "other": 2 }));
     assert_eq!(server.remaining(), 0);
 }
+
+#[test]
+fn the_llm_alone_answers_once_and_is_reported_beside_the_agent() {
+    use gisclaw::bench::verify::gold_alone_messages;
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite();
+    let eval = |out: &Path, source: &[&str], arch: &str| {
+        let mut args = vec![
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1-2",
+            "--arch",
+            arch,
+            "--runs",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(source);
+        run_ok(&args);
+        read_json(&out.join("results.json"))
+    };
+    // The gold script as the one answer: both tasks succeed.
+    let gold_alone = eval(&dir.path().join("gold"), &["--replay-gold"], "none");
+    assert_eq!(gold_alone["cells"][0]["arch"], "none");
+    assert!(
+        close(
+            gold_alone["cells"][0]["success_rate"].as_f64().unwrap(),
+            1.0
+        ),
+        "{gold_alone}"
+    );
+    // Recorded: T01's script raises half-way; T02's is the gold. The agent
+    // (single) plays both golds.
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    write_jsonl(
+        &rec.join("T01.none.jsonl"),
+        &[Message {
+            content: Some("```python\nimport geopandas as gpd\nx = gpd.read_file('data/no_such_layer.geojson')\n```".into()),
+            ..Message::default()
+        }],
+    );
+    write_jsonl(
+        &rec.join("T02.none.jsonl"),
+        &gold_alone_messages(&gold("T02")),
+    );
+    write_jsonl(
+        &rec.join("T01.single.jsonl"),
+        &gold_messages("T01", &gold("T01")),
+    );
+    write_jsonl(
+        &rec.join("T02.single.jsonl"),
+        &gold_messages("T02", &gold("T02")),
+    );
+    let (alone, agent) = (dir.path().join("alone"), dir.path().join("agent"));
+    let r = eval(&alone, &["--replay", rec.to_str().unwrap()], "none");
+    let t01 = r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["task"] == "T01")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (t01["success"].as_bool(), t01["rounds"].as_u64()),
+        (Some(false), Some(1)),
+        "{t01}"
+    );
+    assert_eq!(t01["run_error"], "runtime", "{t01}");
+    assert!(
+        t01["reason"]
+            .as_str()
+            .unwrap()
+            .contains("did not run to its end"),
+        "{t01}"
+    );
+    eval(&agent, &["--replay", rec.to_str().unwrap()], "single");
+    let both = dir.path().join("both");
+    run_ok(&[
+        "eval",
+        "report",
+        alone.to_str().unwrap(),
+        agent.to_str().unwrap(),
+        "--out",
+        both.to_str().unwrap(),
+    ]);
+    let results = read_json(&both.join("results.json"));
+    let cell = |arch: &str| {
+        results["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["arch"] == arch)
+            .unwrap()
+            .clone()
+    };
+    let (none, single) = (cell("none"), cell("single"));
+    assert!(close(none["success_rate"].as_f64().unwrap(), 0.5));
+    assert!(close(single["success_rate"].as_f64().unwrap(), 1.0));
+    let md = std::fs::read_to_string(both.join("report.md")).unwrap();
+    let f3 = |v: &Value| format!("{:.3}", v.as_f64().unwrap());
+    let row = format!(
+        "| {} | 0.500 | {} | 1.000 | {} |",
+        none["backend"].as_str().unwrap(),
+        f3(&none["composite"]),
+        f3(&single["composite"])
+    );
+    assert!(
+        md.contains("## LLM alone vs agent (cf. GeoAgent Table 4)") && md.contains(&row),
+        "{row}\n{md}"
+    );
+}

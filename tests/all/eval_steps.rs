@@ -307,19 +307,31 @@ fn the_llm_alone_and_the_gold_prefix_are_modes_of_the_step_suite() {
         geo(&own, "general") >= 1 && md.contains(&row),
         "{row}\n{md}"
     );
-    // A task suite has no LLM-alone mode yet; --gold-prefix is for step suites.
+    // --gold-prefix is for step suites; a step suite has no dual agent.
     let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst");
-    for extra in [&["--arch", "none"][..], &["--gold-prefix"][..]] {
-        let mut args = vec![
+    let refused = gisclaw(
+        &[
             "eval",
             "--suite",
             tasks.to_str().unwrap(),
             "--replay-gold",
             "--tasks",
             "1",
-        ];
-        args.extend_from_slice(extra);
-        let refused = gisclaw(&args, &[]);
-        assert_eq!(refused.status.code(), Some(2), "{extra:?}");
-    }
+            "--gold-prefix",
+        ],
+        &[],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    let refused = gisclaw(
+        &[
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--replay-gold",
+            "--arch",
+            "dual",
+        ],
+        &[],
+    );
+    assert_eq!(refused.status.code(), Some(2));
 }

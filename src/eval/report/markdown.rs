@@ -105,6 +105,54 @@ fn side_by_side(md: &mut String, report: &Report) {
     }
 }
 
+/// GeoAgent Table 4's comparison on a task suite: per model, the LLM alone
+/// (`--arch none`) beside each agent architecture it ran, by success rate
+/// and S_comp. Only when some cell is the LLM alone.
+fn alone_vs_agent(md: &mut String, report: &Report) {
+    if !report.cells.iter().any(|c| c.arch == "none") {
+        return;
+    }
+    let archs: Vec<&str> = ["none", "single", "dual", "mcts"]
+        .into_iter()
+        .filter(|a| report.cells.iter().any(|c| c.arch == *a))
+        .collect();
+    let name = |a: &str| match a {
+        "none" => "LLM alone",
+        "single" => "SA",
+        "dual" => "DA",
+        _ => "tree search",
+    };
+    md.push_str("\n## LLM alone vs agent (cf. GeoAgent Table 4)\n\nThe LLM alone answers once with a script that runs once, unseen; the agents work with the sandbox's tools. Success rate and S_comp per model.\n\n| model |");
+    for a in &archs {
+        let _ = write!(md, " {} R_s | {} S_comp |", name(a), name(a));
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|---|".repeat(archs.len()));
+    md.push('\n');
+    let mut models: Vec<&str> = Vec::new();
+    for c in &report.cells {
+        if !models.contains(&c.backend.as_str()) {
+            models.push(&c.backend);
+        }
+    }
+    for model in models {
+        let _ = write!(md, "| {model} |");
+        for a in &archs {
+            match report
+                .cells
+                .iter()
+                .find(|c| c.backend == model && c.arch == *a)
+            {
+                Some(c) => {
+                    let _ = write!(md, " {} | {} |", f3(c.success_rate), f3(c.composite));
+                }
+                None => md.push_str(" – | – |"),
+            }
+        }
+        md.push('\n');
+    }
+}
+
 /// `report.md`.
 pub fn markdown(report: &Report) -> String {
     let mut md = String::from("# gisclaw eval report\n\n");
@@ -173,6 +221,7 @@ pub fn markdown(report: &Report) -> String {
         );
     }
     side_by_side(&mut md, report);
+    alone_vs_agent(&mut md, report);
     if !report.comparisons.is_empty() {
         md.push_str("\n## Single vs Dual Agent (cf. Table 7: paired Wilcoxon signed-rank on run composites; Cohen's d = mean Δ / SD(Δ), as in Table 10)\n\n| backend | pairs | mean Δ (SA − DA) | median Δ | W | p | method | Cliff's δ | Cohen's d |\n|---|---|---|---|---|---|---|---|---|\n");
         for c in &report.comparisons {

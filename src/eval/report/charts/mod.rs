@@ -70,6 +70,7 @@ const FAMILY: &str = "sans-serif";
 const SINGLE: RGBColor = RGBColor(31, 119, 180);
 const DUAL: RGBColor = RGBColor(255, 127, 14);
 const MCTS: RGBColor = RGBColor(44, 160, 44);
+const ALONE: RGBColor = RGBColor(127, 127, 127);
 const ERROR_COLOURS: [RGBColor; 9] = [
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
@@ -197,7 +198,7 @@ fn models(report: &Report) -> Vec<(String, RGBColor)> {
 /// The architectures of `report`'s cells, in report order (single, dual, mcts).
 fn archs(report: &Report) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for a in ["single", "dual", "mcts"] {
+    for a in ["single", "dual", "mcts", "none"] {
         if report.cells.iter().any(|c| c.arch == a) {
             out.push(a.to_string());
         }
@@ -211,6 +212,7 @@ fn arch_title(arch: &str) -> &'static str {
         "single" => "Single Agent",
         "dual" => "Dual Agent",
         "mcts" => "Tree search",
+        "none" => "LLM alone",
         _ => "other",
     }
 }
@@ -219,6 +221,7 @@ fn arch_colour(arch: &str) -> RGBColor {
     match arch {
         "dual" => DUAL,
         "mcts" => MCTS,
+        "none" => ALONE,
         _ => SINGLE,
     }
 }

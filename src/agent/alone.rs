@@ -1,0 +1,113 @@
+//! The LLM alone (GeoAgent §5.2's baseline, `--arch none`): one generation
+//! without tools; the fenced code of the answer runs once in the sandbox,
+//! and the model never sees its output. The run is finished when the code
+//! ran and every declared output exists. It shares the Single Agent's
+//! prompts, told that it has no tools, so that the agent's gain is
+//! measured against the same instructions.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::converse::{AgentLimits, AgentOutcome, Ending, Plain, RunState};
+use super::events::{AgentEvent, Events};
+use super::tools::{missing_outputs, Toolbox};
+use super::transcript::Transcript;
+use crate::llm::adapt::fenced_code;
+use crate::llm::{ChatBackend, Message, Role};
+use crate::sandbox::{CellStatus, SandboxError};
+
+/// What the LLM alone is told after the task, in place of the tools.
+pub const NO_TOOLS: &str = "You have no tools in this run: answer with one complete Python script in a single ```python block. It runs once, as written, in the sandbox described above (the data in data/, outputs to pred_results/); you will not see its output, so write it to run to the end without help.";
+
+/// Asks once, runs the answer's code once, and says how it went.
+pub fn run(
+    backend: &mut dyn ChatBackend,
+    toolbox: &mut Toolbox<'_>,
+    transcript: &mut Transcript,
+    system: String,
+    task_prompt: String,
+    limits: &AgentLimits,
+    events: Events<'_>,
+) -> AgentOutcome {
+    let mut state = RunState::new();
+    let messages = vec![
+        Message::text(Role::System, system),
+        Message::text(Role::User, format!("{task_prompt}\n\n{NO_TOOLS}")),
+    ];
+    for m in &messages {
+        let _ = transcript.record("message", json!({ "round": 0, "message": m }));
+    }
+    let (response, took) = match state.ask(&mut Plain(backend), &messages, &[], limits, &mut |_| {})
+    {
+        Ok(answer) => answer,
+        Err(ending) => return state.outcome(ending, None),
+    };
+    let _ = transcript.record(
+        "message",
+        json!({ "round": state.rounds, "message": response.message, "usage": response.usage, "llm_ms": took.as_millis() as u64, "retries": response.retries }),
+    );
+    let reply = response.message.content.unwrap_or_default();
+    let code = fenced_code(&reply).unwrap_or_else(|| reply.trim().to_string());
+    if code.trim().is_empty() {
+        return state.outcome(Ending::Failed("the answer has no code".into()), None);
+    }
+    let round = state.rounds;
+    (events)(AgentEvent::CellRunning);
+    let ran = Instant::now();
+    let outcome = match toolbox.session.execute(&code) {
+        Ok(outcome) => outcome,
+        Err(SandboxError::BudgetExhausted(b)) => {
+            return state.outcome(
+                Ending::Failed(format!("the sandbox's {} s budget is spent", b.as_secs())),
+                None,
+            )
+        }
+        Err(err) => return state.outcome(Ending::Error(format!("sandbox failure: {err}")), None),
+    };
+    let seconds = ran.elapsed();
+    state.tool_time += seconds;
+    let text = crate::observation::render(&outcome);
+    let status = format!("{:?}", outcome.status);
+    let ok = outcome.status == CellStatus::Ok;
+    (events)(AgentEvent::Observation {
+        round,
+        name: "execute_python",
+        code: Some(&code),
+        text: &text,
+        ok,
+        status: &status,
+        seconds: seconds.as_secs_f64(),
+    });
+    let _ = transcript.record(
+        "tool",
+        json!({
+            "round": round,
+            "agent": null,
+            "call_id": "alone",
+            "name": "execute_python",
+            "arguments": json!({ "code": code }).to_string(),
+            "status": status,
+            "tool_ms": seconds.as_millis() as u64,
+            "cell_us": outcome.result.duration_us,
+            "observation": text,
+        }),
+    );
+    let missing = missing_outputs(&toolbox.out_dir, &toolbox.outputs);
+    let ending = if !ok {
+        Ending::Failed(format!(
+            "the script did not run to its end: {}",
+            crate::observation::error_line(&text)
+        ))
+    } else if !missing.is_empty() {
+        Ending::Failed(format!(
+            "the script ran but these outputs do not exist: {}",
+            missing.join(", ")
+        ))
+    } else {
+        Ending::Finished
+    };
+    let summary = matches!(ending, Ending::Finished)
+        .then(|| "the script ran once and wrote every declared output".to_string());
+    state.outcome(ending, summary)
+}
