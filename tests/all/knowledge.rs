@@ -312,3 +312,72 @@ fn each_plan_step_gets_the_docs_of_the_library_it_names() {
     );
     assert_eq!(retrievals[2]["libraries"], json!([]));
 }
+
+#[test]
+fn a_rag_ablation_gets_geoagent_table_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst");
+    let envs = [("GISCLAW_KNOWLEDGE", index().to_str().unwrap())];
+    let eval = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "1",
+            "--replay-gold",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let run = gisclaw(&args, &envs);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+        out
+    };
+    let (with, without) = (eval("rag", &["--rag"]), eval("plain", &[]));
+    let both = dir.path().join("both");
+    let run = gisclaw(
+        &[
+            "eval",
+            "report",
+            without.to_str().unwrap(),
+            with.to_str().unwrap(),
+            "--out",
+            both.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let results = common::read_json(&both.join("results.json"));
+    assert_eq!(results["ablations"][0]["flag"], "rag");
+    let md = std::fs::read_to_string(both.join("report.md")).unwrap();
+    assert!(
+        md.contains("Function calls without and with retrieval (cf. GeoAgent Table 3), single:"),
+        "{md}"
+    );
+    // Each row carries its cell's call metrics (the gold's own calls: 1.000, loss 0).
+    for (row, label) in [
+        ("@0 (no --rag)", "gold replay · single"),
+        ("@3 (--rag)", "gold replay · rag · single"),
+    ] {
+        let cell = results["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["label"] == label)
+            .unwrap_or_else(|| panic!("no cell {label}: {results}"));
+        let f = |k: &str| format!("{:.3}", cell["calls"][k].as_f64().unwrap());
+        let line = format!(
+            "| {row} | {} | {} | {} | {} | {} |",
+            f("accuracy"),
+            f("precision"),
+            f("recall"),
+            f("f1"),
+            f("hamming_loss")
+        );
+        assert!(md.contains(&line), "{line}\n{md}");
+    }
+}

@@ -153,6 +153,34 @@ fn alone_vs_agent(md: &mut String, report: &Report) {
     }
 }
 
+/// GeoAgent Table 3's layout for a `--rag` ablation: the function-call
+/// metrics of the runs' code against the gold's (example-based, over the
+/// functions each calls) without retrieval (@0) and with it (@3: the brief
+/// carries 3 entries, and `search_docs` more).
+fn rag_function_calls(md: &mut String, report: &Report, a: &super::model::Ablation) {
+    let cell = |label: &str| report.cells.iter().find(|c| c.label == label);
+    let (Some(with), Some(without)) = (cell(&a.with.label), cell(&a.without.label)) else {
+        return;
+    };
+    let _ = write!(
+        md,
+        "\nFunction calls without and with retrieval (cf. GeoAgent Table 3), {}:\n\n| retrieval | accuracy | precision | recall | F1 | Hamming loss |\n|---|---|---|---|---|---|\n",
+        a.arch
+    );
+    for (name, c) in [("@0 (no --rag)", without), ("@3 (--rag)", with)] {
+        let m = &c.calls;
+        let _ = writeln!(
+            md,
+            "| {name} | {} | {} | {} | {} | {} |",
+            f3(m.accuracy),
+            f3(m.precision),
+            f3(m.recall),
+            f3(m.f1),
+            f3(m.hamming_loss)
+        );
+    }
+}
+
 /// `report.md`.
 pub fn markdown(report: &Report) -> String {
     let mut md = String::from("# gisclaw eval report\n\n");
@@ -275,6 +303,9 @@ pub fn markdown(report: &Report) -> String {
             f3(a.median_difference),
             a.cohens_d.map_or("–".to_string(), f3)
         );
+        if a.flag == "rag" {
+            rag_function_calls(&mut md, report, a);
+        }
     }
     md.push_str("\n## Code (L1, cf. Table 8)\n\n| cell | BLEU-4 | ROUGE-L | edit sim. | CodeBLEU | API P | API R | API F1 | call acc. | call P | call R | call F1 | Hamming loss |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
