@@ -71,6 +71,35 @@ impl ErrorType {
     }
 }
 
+/// GeoAgent's four error types (its §5 discussion), from gisclaw's: a
+/// wrong answer from code that ran is *instruction following*; a call of a
+/// function, attribute or keyword that does not exist (or an undefined
+/// name) is *hallucination*; every other failure of the code is *general
+/// code*. *Lack of information* (the prompt did not say enough) GeoAgent
+/// judged by hand; gisclaw does not tell it apart. Infrastructure failures
+/// are none of the model's (`None`).
+pub fn geoagent_type(error: ErrorType) -> Option<&'static str> {
+    match error {
+        ErrorType::InvalidAnswer | ErrorType::OutputType => Some("instruction following"),
+        ErrorType::AttributeParameter => Some("hallucination"),
+        ErrorType::Infrastructure => None,
+        ErrorType::Syntax
+        | ErrorType::Runtime
+        | ErrorType::Timeout
+        | ErrorType::BlockedImport
+        | ErrorType::Other => Some("general code"),
+    }
+}
+
+/// GeoAgent's error types in its order (lack of information is not told
+/// apart automatically).
+pub const GEOAGENT_TYPES: [&str; 4] = [
+    "instruction following",
+    "hallucination",
+    "lack of information",
+    "general code",
+];
+
 /// The type of a failed cell from its transcript status (`Error`,
 /// `TimedOut…`, `Crashed…`, `Cancelled…`) and observation text.
 pub fn classify_cell(status: &str, observation_text: &str) -> ErrorType {
@@ -193,6 +222,24 @@ mod tests {
             ErrorType::Runtime
         );
         assert_eq!(classify_cell("Error", "something odd"), ErrorType::Other);
+    }
+
+    #[test]
+    fn geoagent_types_come_from_the_model_s_own_types() {
+        assert_eq!(
+            geoagent_type(ErrorType::InvalidAnswer),
+            Some("instruction following")
+        );
+        assert_eq!(
+            geoagent_type(ErrorType::AttributeParameter),
+            Some("hallucination")
+        );
+        assert_eq!(geoagent_type(ErrorType::Timeout), Some("general code"));
+        assert_eq!(geoagent_type(ErrorType::Infrastructure), None);
+        // Every gisclaw type but infrastructure is one of GeoAgent's.
+        for e in ErrorType::ALL {
+            assert!(geoagent_type(e).is_none_or(|t| GEOAGENT_TYPES.contains(&t)));
+        }
     }
 
     #[test]

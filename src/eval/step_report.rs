@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
-use super::errors::ErrorType;
+use super::errors::{geoagent_type, ErrorType, GEOAGENT_TYPES};
 use super::report::load::{read_records, ReportError};
 use super::stats;
 use super::step_eval::StepRunRecord;
@@ -135,35 +135,6 @@ pub fn write_report(
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summary)
 }
-
-/// GeoAgent's four error types (its §5 discussion), from gisclaw's: a
-/// wrong answer from code that ran is *instruction following*; a call of a
-/// function, attribute or keyword that does not exist (or an undefined
-/// name) is *hallucination*; every other failure of the code is *general
-/// code*. *Lack of information* (the prompt did not say enough) GeoAgent
-/// judged by hand; gisclaw does not tell it apart. Infrastructure failures
-/// are none of the model's (`None`).
-pub fn geoagent_type(error: ErrorType) -> Option<&'static str> {
-    match error {
-        ErrorType::InvalidAnswer | ErrorType::OutputType => Some("instruction following"),
-        ErrorType::AttributeParameter => Some("hallucination"),
-        ErrorType::Infrastructure => None,
-        ErrorType::Syntax
-        | ErrorType::Runtime
-        | ErrorType::Timeout
-        | ErrorType::BlockedImport
-        | ErrorType::Other => Some("general code"),
-    }
-}
-
-/// GeoAgent's error types in its order (lack of information is not told
-/// apart automatically).
-pub const GEOAGENT_TYPES: [&str; 4] = [
-    "instruction following",
-    "hallucination",
-    "lack of information",
-    "general code",
-];
 
 /// One folder of a comparison: its label (backend and mode), its suite's
 /// name, whether it is the LLM alone, and its records.

@@ -302,6 +302,12 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     // Error types per cell: SA has one syntax-type failed run; DA one "other" and one "other" (missing map, no failing cell).
     assert_eq!(sa["run_errors"], json!({ "syntax": 1 }));
     assert_eq!(da["run_errors"], json!({ "other": 2 }));
+    // In GeoAgent's four types both are general code errors.
+    let md_types = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for (cell, n) in [(sa, 1), (da, 2)] {
+        let row = format!("| {} | 0 | 0 | – | {n} |", cell["label"].as_str().unwrap());
+        assert!(md_types.contains(&row), "{row}\n{md_types}");
+    }
     // CSV: a header and one row per run; the markdown carries the numbers.
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 7);

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::model::Report;
-use crate::eval::errors::ErrorType;
+use crate::eval::errors::{geoagent_type, ErrorType, GEOAGENT_TYPES};
 use crate::eval::llm_judge;
 
 /// A number for tables: 3 decimals, `–` for NaN.
@@ -421,6 +421,27 @@ pub fn markdown(report: &Report) -> String {
             let _ = write!(md, " {runs} ({cells}) |");
         }
         let _ = writeln!(md, " {} |", c.finished_with_warnings);
+    }
+    md.push_str("\nThe failed runs in GeoAgent's four types (instruction following = `invalid_answer`, `output_type`; hallucination = `attribute_parameter`; general code = the other types of the model's; lack of information, judged by hand in GeoAgent, is not told apart: –; `infrastructure` is not the model's and is left out):\n\n| cell |");
+    for t in GEOAGENT_TYPES {
+        let _ = write!(md, " {t} |");
+    }
+    md.push_str("\n|---|---|---|---|---|\n");
+    for c in &report.cells {
+        let _ = write!(md, "| {} |", c.label);
+        for t in GEOAGENT_TYPES {
+            let n: usize = ErrorType::ALL
+                .iter()
+                .filter(|e| geoagent_type(**e) == Some(t))
+                .map(|e| c.run_errors.get(e.name()).copied().unwrap_or(0))
+                .sum();
+            if t == "lack of information" {
+                md.push_str(" – |");
+            } else {
+                let _ = write!(md, " {n} |");
+            }
+        }
+        md.push('\n');
     }
     if report.cells.iter().any(|c| c.images_shown > 0.0) {
         md.push_str("\n## Vision feedback\n\nFigures shown to the model after the cells that wrote them, per run (mean), and their prompt tokens estimated by OpenAI's tile rule (85 + 170 per 512-px tile; the servers' own counts are in the tokens above).\n\n| cell | figures shown | image tokens |\n|---|---|---|\n");
