@@ -517,7 +517,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         backend: backend.clone(),
         workflow: false,
-        rag: false,
+        rag: args.rag,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
         kind: "steps".into(),
         output_checks: false,
@@ -534,6 +534,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         budget: args.limits.budget(),
         cell_timeout: args.limits.cell_timeout(),
     };
+    let docs = super::common::open_docs(args.rag)?;
     let progress = Progress::new("runs");
     let failed = step_eval::run_step_eval(
         &zygote,
@@ -544,6 +545,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         args.jobs,
         &limits,
         mode,
+        docs.as_deref(),
         &|e| progress.event(e),
     )
     .map_err(|e| UsageError(e.to_string()))?;

@@ -204,6 +204,9 @@ impl Manifest {
             if self.archs.iter().any(|a| a == "none") {
                 label.push_str(" · LLM alone");
             }
+            if self.rag {
+                label.push_str(" · rag");
+            }
             if self.gold_prefix {
                 label.push_str(" · gold prefix");
             }

@@ -226,6 +226,10 @@ execute_python call to the next. The task comes in steps. For each step, write a
 read the observation, fix errors, and keep the variable names the step asks for (later steps and the checks use them). \
 When the step is done, call step_done with a one-line summary. The input data is in data/.";
 
+/// What the agent is told of `search_docs` with `--rag`.
+const SEARCH_DOCS: &str = "search_docs(query) gives the exact signatures and docstrings of the installed libraries' \
+functions: call it before using an API you are not sure of, and after an error saying an API does not exist or was called wrongly.";
+
 /// The system prompt of the LLM alone: no tools, one answer per step.
 const SYSTEM_ALONE: &str = "You are a GIS analyst writing Python for a persistent session: variables and imports survive from one \
 step's code to the next. The task comes in steps. For each step, answer with the code it asks for in one ```python block; it is run \
@@ -269,7 +273,9 @@ fn answer_alone(
         .then(|| errors::classify_cell(&status, &observation)))
 }
 
-/// Runs one (task, run) in `workdir` in `mode` and scores it.
+/// Runs one (task, run) in `workdir` in `mode` (with the library docs
+/// when `--rag`) and scores it.
+#[allow(clippy::too_many_arguments)]
 pub fn run_one(
     zygote: &Arc<Zygote>,
     task: &LoadedStepTask,
@@ -278,6 +284,7 @@ pub fn run_one(
     run: usize,
     limits: &StepLimits,
     mode: StepMode,
+    docs: Option<&crate::knowledge::Library>,
 ) -> Result<StepRunRecord, ItemError> {
     let id = &task.task.id;
     let mut loaded = task.as_loaded_task();
@@ -294,7 +301,7 @@ pub fn run_one(
     let mut transcript =
         Transcript::create(&transcript_path).map_err(ItemError::io(&transcript_path))?;
     let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "mode": mode.label(), "backend": backend.describe(), "replay": backend.is_replay() }));
-    let mut specs: Vec<_> = tools::specs()
+    let mut specs: Vec<_> = tools::offered(docs.is_some())
         .into_iter()
         .filter(|s| s.name != "finish")
         .collect();
@@ -309,7 +316,14 @@ pub fn run_one(
         max_rounds: limits.step_rounds,
         max_failures: Some(limits.step_failures),
     };
-    let system = Message::text(Role::System, if mode.alone { SYSTEM_ALONE } else { SYSTEM });
+    let system = Message::text(
+        Role::System,
+        match (mode.alone, docs.is_some()) {
+            (true, _) => SYSTEM_ALONE.to_string(),
+            (false, false) => SYSTEM.to_string(),
+            (false, true) => format!("{SYSTEM} {SEARCH_DOCS}"),
+        },
+    );
     let context = format!("# {}\n\n{}", task.task.title, task.task.context);
     let mut messages = vec![system.clone(), Message::text(Role::User, context.clone())];
     for m in &messages {
@@ -365,11 +379,17 @@ pub fn run_one(
         } else {
             "Call step_done when this step is done."
         };
+        let _ = transcript.record("step", json!({ "step": number, "of": n }));
         let brief = Message::text(
             Role::User,
-            format!("Step {number} of {n}: {}\n\n{ask}", step.prompt.trim()),
+            crate::agent::prompt::brief_with_docs(
+                docs,
+                format!("Step {number} of {n}: {}\n\n{ask}", step.prompt.trim()),
+                &step.prompt,
+                "this step",
+                &mut transcript,
+            ),
         );
-        let _ = transcript.record("step", json!({ "step": number, "of": n }));
         let _ = transcript.record(
             "message",
             json!({ "round": state.rounds, "message": brief }),
@@ -398,7 +418,7 @@ pub fn run_one(
                 data_dir: loaded.data_dir.clone(),
                 data_path: "data/".into(),
                 outputs: Vec::new(),
-                docs: None,
+                docs,
                 // Step suites judge each step's answer, not output files.
                 checks: None,
                 vision: false,
@@ -487,6 +507,7 @@ pub fn run_step_eval(
     jobs: usize,
     limits: &StepLimits,
     mode: StepMode,
+    docs: Option<&crate::knowledge::Library>,
     events: &(dyn Fn(StepEvent) + Sync),
 ) -> Result<usize, ItemError> {
     let records = records_dir(out);
@@ -520,7 +541,16 @@ pub fn run_step_eval(
             BackendSource::Live(live) => crate::llm::open_live((**live).clone())?,
         };
         let workdir = out.join("runs").join(id).join(format!("run-{run}"));
-        let record = run_one(zygote, task, backend.as_mut(), &workdir, run, limits, mode)?;
+        let record = run_one(
+            zygote,
+            task,
+            backend.as_mut(),
+            &workdir,
+            run,
+            limits,
+            mode,
+            docs,
+        )?;
         // A run cut short by a stop request has no record.
         ItemError::check_stop()?;
         let path = records.join(StepRunRecord::file_name(id, run));

@@ -381,3 +381,41 @@ fn a_rag_ablation_gets_geoagent_table_3() {
         assert!(md.contains(&line), "{line}\n{md}");
     }
 }
+
+#[test]
+fn a_step_suite_with_rag_retrieves_for_every_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geocode");
+    let out = dir.path().join("steps");
+    let run = gisclaw(
+        &[
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "1",
+            "--replay-gold",
+            "--rag",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("GISCLAW_KNOWLEDGE", index().to_str().unwrap())],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let events = events(&out.join("runs/G01/run-1"));
+    let retrievals = events.iter().filter(|e| e["event"] == "retrieval").count();
+    assert_eq!(retrievals, 6, "one per step");
+    let all = serde_json::to_string(&events).unwrap();
+    assert!(all.contains("search_docs(query) gives the exact signatures"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.lines().next().unwrap().ends_with("gold replay · rag"),
+        "{md}"
+    );
+    assert_eq!(
+        common::read_json(&out.join("records/G01.1.json"))["complete_at_1"],
+        1.0
+    );
+}
