@@ -35,8 +35,8 @@ pub enum ArchChoice {
     Both,
     /// Single, dual and mcts.
     All,
-    /// The LLM alone (GeoAgent's baseline): one generation per step, no
-    /// tools, the code run once (step suites).
+    /// The LLM alone (GeoAgent's baseline): one generation per task (or
+    /// per step of a step suite), no tools, its code run once.
     None,
 }
 
@@ -56,8 +56,9 @@ pub struct EvalArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum EvalCommand {
     /// Re-render report.md, results.json and results.csv from the records of
-    /// one or more eval folders (several folders: one table row per backend
-    /// and architecture), without running anything.
+    /// one or more eval folders, without running anything. Several task
+    /// folders: models, architectures and ablations side by side (the
+    /// papers' layouts); several unit or step folders: their comparison.
     Report {
         /// Eval folders.
         #[arg(required = true)]
