@@ -17,6 +17,7 @@ import json
 import linecache
 import os
 import platform
+import re
 import reprlib
 import sys
 import tempfile
@@ -376,11 +377,17 @@ def _kind_of(value):
         return "object"
 
 
+# Memory addresses in default reprs (`<… object at 0x7f…>`): noise to the
+# model, and they make the same run's observations differ from run to run.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def summarize(value):
-    """``(kind, one-line summary)`` of any value; never raises."""
+    """``(kind, one-line summary)`` of any value, without memory
+    addresses; never raises."""
     kind = _kind_of(value)
     try:
-        return kind, str(_summary(value))
+        return kind, _ADDRESS.sub("", str(_summary(value)))
     except BaseException as exc:  # a summary must never break a cell
         return kind, f"<no summary: {_kind_of(exc)}: {_safe_text(str, exc)}>"
 

@@ -191,8 +191,9 @@ fn generate(
     std::fs::create_dir_all(parent)
         .map_err(|e| fail(format!("creating {}: {e}", parent.display())))?;
     let staging = parent.join(format!(
-        ".{}.partial-{}",
+        ".{}.partial-{}-{}",
         dest.file_name().unwrap_or_default().to_string_lossy(),
+        crate::eval::claim::host_name(),
         std::process::id()
     ));
     if staging.exists() {

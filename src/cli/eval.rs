@@ -15,6 +15,8 @@ use gisclaw::eval::api::OpTable;
 use gisclaw::eval::jobs::{ItemRecord, SuiteEvent};
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions, Manifest};
+use gisclaw::eval::shard::{self, Shard, ShardPlan};
+use gisclaw::eval::status::{self, human_duration};
 use gisclaw::eval::step_eval;
 use gisclaw::eval::{step_report, unit_eval, unit_report};
 use gisclaw::sandbox::Zygote;
@@ -69,6 +71,14 @@ pub enum EvalCommand {
         /// Composite weights: success, output, api, embedding.
         #[arg(long, value_name = "W,W,W,W", default_value = "0.4,0.3,0.15,0.15")]
         weights: String,
+    },
+    /// How far a task-suite eval has come, sharded or not: per shard, the
+    /// runs recorded, running, failed and missing, and the time left, read
+    /// from the folder alone (while its shards run, from any machine that
+    /// sees the folder).
+    Status {
+        /// The eval folder.
+        dir: PathBuf,
     },
 }
 
@@ -128,6 +138,18 @@ pub struct EvalRunArgs {
     /// Continue the eval in --out: runs already recorded are kept.
     #[arg(long)]
     pub resume: bool,
+    /// Run one shard of a task-suite eval: `K/N` (1 ≤ K ≤ N), or `auto` in
+    /// a Slurm array job (or a Kubernetes Indexed Job with GISCLAW_SHARDS
+    /// set to its completions). Every shard writes into the same --out
+    /// (a shared folder); each run belongs to one shard, a re-run shard
+    /// makes only its missing runs, and `gisclaw eval report DIR` renders
+    /// the merged results (the last shard to finish renders it too).
+    #[arg(long, value_name = "K/N|auto")]
+    pub shard: Option<String>,
+    /// Balance the shards by the run times recorded in this earlier eval
+    /// folder (default: estimated from the tasks' gold cells).
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    pub costs_from: Option<PathBuf>,
     /// Rounds and time limits of each run.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -191,6 +213,7 @@ fn judge_backend(
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         Some(EvalCommand::Report { dirs, out, weights }) => render(&dirs, out.as_deref(), &weights),
+        Some(EvalCommand::Status { dir }) => print_status(&dir),
         None => {
             gisclaw::interrupt::install();
             run_suite(args.run)
@@ -377,6 +400,53 @@ fn compare_units(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `gisclaw eval status DIR`.
+fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
+    let now = std::time::SystemTime::now();
+    let progress = status::status(dir, now).map_err(|e| UsageError(e.to_string()))?;
+    let m = &progress.manifest;
+    let cells: usize = progress.shards.iter().map(|s| s.cells).sum();
+    let split = match &m.shards {
+        Some(plan) => format!(" in {} shards (costs {})", plan.count, plan.basis),
+        None => String::new(),
+    };
+    println!(
+        "{}: {cells} runs ({} task(s) × {} × {} run(s)){split}",
+        dir.display(),
+        m.tasks.len(),
+        m.archs.join("+"),
+        m.runs
+    );
+    let left = |s: Option<f64>| s.map_or_else(|| "–".to_string(), human_duration);
+    println!(
+        "{:<8} {:>5} {:>5} {:>8} {:>7} {:>8} {:>9}  left",
+        "shard", "runs", "done", "running", "failed", "missing", "at once"
+    );
+    for s in &progress.shards {
+        println!(
+            "{:<8} {:>5} {:>5} {:>8} {:>7} {:>8} {:>9.1}  {}",
+            s.shard.map_or_else(|| "all".to_string(), |s| s.to_string()),
+            s.cells,
+            s.done,
+            s.running,
+            s.failed,
+            s.missing,
+            s.parallel,
+            left(s.seconds_left)
+        );
+    }
+    let done: usize = progress.shards.iter().map(|s| s.done).sum();
+    if done == cells {
+        println!("every run is recorded: `gisclaw eval report {}`", dir.display());
+    } else {
+        println!(
+            "{done} of {cells} recorded; ETA {} (every shard running; from the recorded wall times)",
+            left(progress.eta_seconds)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn print_summary(report: &report::Report, out: &Path) {
     for c in &report.cells {
         eprintln!(
@@ -392,6 +462,15 @@ fn print_summary(report: &report::Report, out: &Path) {
             c.composite_ci.0,
             c.composite_ci.1
         );
+    }
+    if report.missing_runs > 0 {
+        eprintln!(
+            "gisclaw: {} run(s) have no record yet",
+            report.missing_runs
+        );
+    }
+    for (dir, shard, n) in &report.missing_by_shard {
+        eprintln!("gisclaw: {}: shard {shard}: {n} run(s) without a record", dir.display());
     }
     eprintln!("gisclaw: report in {}", out.join("report.md").display());
 }
@@ -438,8 +517,9 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         vision_feedback: false,
         temperature: source.temperature(),
         gold_prefix: false,
+        shards: None,
     };
-    prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
+    prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("cases");
     eprintln!("gisclaw: {} samples per case", args.runs);
@@ -525,8 +605,9 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         vision_feedback: false,
         temperature: source.temperature(),
         gold_prefix: mode.gold_prefix,
+        shards: None,
     };
-    prepare_folder(&out, &manifest, args.resume).map_err(|e| UsageError(e.to_string()))?;
+    prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let limits = step_eval::StepLimits {
         max_rounds: args.limits.max_rounds,
@@ -635,6 +716,13 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if args.shard.is_some() && SuiteKind::of(&suite) != SuiteKind::Tasks {
+        return Err(UsageError(
+            "--shard is for task suites (e.g. benchmarks/geoanalyst); a unit or step suite runs in one process"
+                .into(),
+        )
+        .into());
+    }
     match SuiteKind::of(&suite) {
         SuiteKind::Tasks => {}
         SuiteKind::Unit => return run_unit(&args, &suite),
@@ -699,6 +787,19 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let shard = args
+        .shard
+        .as_deref()
+        .map(|s| Shard::parse(s, &|name| std::env::var(name).ok()))
+        .transpose()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let shards = match (shard, &args.costs_from) {
+        (None, _) => None,
+        (Some(s), None) => Some(ShardPlan::estimate(&tasks, &archs, s.count)),
+        (Some(s), Some(from)) => {
+            Some(ShardPlan::measured(from, &tasks, &archs, s.count).map_err(UsageError)?)
+        }
+    };
     let out = eval_folder(&args, &suite);
     let manifest = Manifest {
         suite: std::fs::canonicalize(&suite).unwrap_or(suite.clone()),
@@ -714,6 +815,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         vision_feedback: !args.no_vision_feedback,
         temperature: source.temperature(),
         gold_prefix: false,
+        shards,
     };
     let options = EvalOptions {
         out: out.clone(),
@@ -731,14 +833,41 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         mcts: args.mcts.limits(),
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
+        shard,
     };
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("runs");
+    if let Some(shard) = shard {
+        eprintln!("gisclaw: shard {shard} of the eval in {}", out.display());
+    }
     let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| {
         progress.event(e)
     })
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
+    if let Some(shard) = shard {
+        // The merged report needs every shard: rendered by whichever
+        // finishes last (or by `gisclaw eval report` later).
+        let stored = Manifest::read(&out).map_err(|e| UsageError(e.to_string()))?;
+        let missing = shard::missing_by_shard(&out, &stored);
+        let own = missing
+            .iter()
+            .find(|(s, _)| *s == Some(shard))
+            .map_or(0, |(_, n)| *n);
+        let total: usize = missing.iter().map(|(_, n)| n).sum();
+        eprintln!(
+            "gisclaw: shard {shard}: {} of its runs without a record; the eval: {total} of {} without a record",
+            own,
+            shard::cells(&stored).len()
+        );
+        if total > 0 || gisclaw::interrupt::requested().is_some() {
+            eprintln!(
+                "gisclaw: `gisclaw eval status {0}` follows the other shards; `gisclaw eval report {0}` renders the merged report",
+                out.display()
+            );
+            return Ok(eval_exit(failed, "run(s)"));
+        }
+    }
     let data = EvalData::load(&out).map_err(|e| anyhow::anyhow!("{e}"))?;
     let report = report::build(&[data], weights);
     report::write(&report, &out)

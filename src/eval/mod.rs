@@ -5,10 +5,13 @@
 //!
 //! Unit suites (pass@k over samples) are run and reported by [`unit_eval`],
 //! step suites (complete@1) by [`step_eval`]; all three suites run their
-//! items through [`jobs`]. Image outputs can be graded by
+//! items through [`jobs`]. A task-suite eval can be split over many
+//! processes and machines sharing its folder ([`shard`], with [`claim`]s
+//! on the work only one of them must do). Image outputs can be graded by
 //! a [`vision_judge`].
 
 pub mod api;
+pub mod claim;
 pub mod code;
 pub mod codebleu;
 pub mod errors;
@@ -19,7 +22,9 @@ pub mod process;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod shard;
 pub mod stats;
+pub mod status;
 pub mod step_eval;
 pub mod step_report;
 pub mod unit_eval;

@@ -7,6 +7,8 @@
 //! ```text
 //! eval.json                       what was asked (checked on --resume)
 //! gold/<task>/                    the gold run: outputs, transcript, gold.py, gold.json
+//! gold/<task>.claim               held while one process (of the shards) runs that gold
+//! shards/<K>.claim, shards/all.claim  held while shard K (or the whole eval) runs
 //! runs/<task>/<arch>-<run>/       each run's work dir (pred_results/, transcript, solution.py, run.json)
 //! records/<task>.<arch>.<run>.json  each run's scores (its presence means done)
 //! failed/<task>.<arch>.<run>.json   why a run could not be carried out (model server,
@@ -14,6 +16,7 @@
 //! results.json results.csv report.md   the report (see `report`)
 //! ```
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +29,8 @@ use super::llm_judge;
 use super::llm_judge::JudgeError;
 use super::process;
 use super::record::{score_run, GoldReference, RunRecord};
+use super::shard::{self, Shard, ShardPlan};
+use super::claim::{Attempt, Claim, ClaimTimes};
 use super::vision_judge;
 use crate::agent::mcts::MctsLimits;
 use crate::agent::memory::ErrorMemory;
@@ -169,6 +174,10 @@ pub struct Manifest {
     /// before it (`--gold-prefix`).
     #[serde(default)]
     pub gold_prefix: bool,
+    /// Sharded evals (`--shard`): how the cells are split, fixed by the
+    /// shard that made the folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<ShardPlan>,
 }
 
 fn tasks_kind() -> String {
@@ -267,6 +276,8 @@ pub struct EvalOptions {
     pub output_checks: bool,
     /// Vision feedback in the agent's runs (`--no-vision-feedback` clears it).
     pub vision_feedback: bool,
+    /// The shard this process runs (`None`: every cell).
+    pub shard: Option<Shard>,
 }
 
 /// Problems that stop an eval before it runs.
@@ -367,71 +378,177 @@ impl FailureNote {
     }
 }
 
-/// Checks or writes `eval.json`: a new folder gets it; an existing one is
-/// refused, or with `resume` must have asked the same.
-pub fn prepare_folder(out: &Path, manifest: &Manifest, resume: bool) -> Result<(), EvalError> {
+/// Checks or writes `eval.json`: a new folder gets it (made at most once,
+/// even by shards racing over a shared folder); an existing one is
+/// refused, or with `resume` or a `shard` must have asked the same (and a
+/// shard the same number of shards).
+pub fn prepare_folder(
+    out: &Path,
+    manifest: &Manifest,
+    resume: bool,
+    shard: Option<Shard>,
+) -> Result<(), EvalError> {
     let path = out.join("eval.json");
     std::fs::create_dir_all(records_dir(out)).map_err(io(out))?;
-    if path.is_file() {
-        if !resume {
-            return Err(EvalError::Folder {
-                path: path.display().to_string(),
-                message: "this folder already holds an eval: pass --resume to continue it, or choose another --out".into(),
-            });
-        }
-        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-        let old: Manifest = serde_json::from_str(&text).map_err(|e| EvalError::Folder {
-            path: path.display().to_string(),
-            message: format!("line {}: {e}", e.line()),
-        })?;
-        let differs = [
-            ("suite", old.suite != manifest.suite),
-            ("tasks", old.tasks != manifest.tasks),
-            ("arch", old.archs != manifest.archs),
-            ("runs", old.runs != manifest.runs),
-            ("backend", old.backend != manifest.backend),
-            ("workflow", old.workflow != manifest.workflow),
-            ("rag", old.rag != manifest.rag),
-            ("output_checks", old.output_checks != manifest.output_checks),
-            (
-                "vision_feedback",
-                old.vision_feedback != manifest.vision_feedback,
-            ),
-            ("kind", old.kind != manifest.kind),
-            ("temperature", old.temperature != manifest.temperature),
-            ("gold_prefix", old.gold_prefix != manifest.gold_prefix),
-        ];
-        if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
-            return Err(EvalError::Folder {
-                path: path.display().to_string(),
-                message: format!("--resume: field `{field}` differs from this eval's; run with the same options or choose another --out"),
-            });
-        }
+    if create_once(&path, manifest).map_err(io(&path))? {
         return Ok(());
     }
-    crate::util::write_json(&path, manifest).map_err(io(&path))
+    let refuse = |message: String| EvalError::Folder {
+        path: path.display().to_string(),
+        message,
+    };
+    if !resume && shard.is_none() {
+        return Err(refuse("this folder already holds an eval: pass --resume to continue it, or choose another --out".into()));
+    }
+    let old = Manifest::read(out)?;
+    let differs = [
+        ("suite", old.suite != manifest.suite),
+        ("tasks", old.tasks != manifest.tasks),
+        ("arch", old.archs != manifest.archs),
+        ("runs", old.runs != manifest.runs),
+        (
+            "backend",
+            same_model(&old.backend) != same_model(&manifest.backend),
+        ),
+        ("workflow", old.workflow != manifest.workflow),
+        ("rag", old.rag != manifest.rag),
+        ("output_checks", old.output_checks != manifest.output_checks),
+        (
+            "vision_feedback",
+            old.vision_feedback != manifest.vision_feedback,
+        ),
+        ("kind", old.kind != manifest.kind),
+        ("temperature", old.temperature != manifest.temperature),
+        ("gold_prefix", old.gold_prefix != manifest.gold_prefix),
+    ];
+    let flag = if shard.is_some() { "--shard" } else { "--resume" };
+    if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
+        return Err(refuse(format!("{flag}: field `{field}` differs from this eval's; run with the same options or choose another --out")));
+    }
+    match (shard, &old.shards) {
+        (Some(s), Some(plan)) if plan.count != s.count => Err(refuse(format!(
+            "--shard {s}: this eval is split into {} shards; use K/{} (or start another --out)",
+            plan.count, plan.count
+        ))),
+        (Some(s), None) => Err(refuse(format!(
+            "--shard {s}: this eval was started without --shard; continue it with --resume and no --shard, or start a sharded eval in another --out"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A backend's description without its server's address (`name: model`):
+/// shards with a model server each (a local one per node) or a resume
+/// against a moved server continue the same eval.
+fn same_model(backend: &str) -> &str {
+    match backend.rsplit_once(" at ") {
+        Some((model, url)) if url.contains("://") => model,
+        _ => backend,
+    }
+}
+
+/// Writes `value` as JSON to `path` unless the file exists: atomically,
+/// and by one process only among several racing over a shared folder
+/// (`link(2)` is atomic on NFS). Returns whether this call wrote it.
+fn create_once<T: Serialize>(path: &Path, value: &T) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mine = path.with_file_name(format!(
+        ".{name}.{}-{}",
+        super::claim::host_name(),
+        std::process::id()
+    ));
+    crate::util::write_json(&mine, value)?;
+    let linked = std::fs::hard_link(&mine, path);
+    // Two links: made, even if a lost reply said otherwise.
+    let made = std::fs::metadata(&mine).map(|m| m.nlink() == 2);
+    let _ = std::fs::remove_file(&mine);
+    match (linked, made) {
+        (Ok(()), _) | (_, Ok(true)) => Ok(true),
+        (Err(e), _) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        (Err(e), _) => Err(e),
+    }
+}
+
+/// The claim a process running `shard` of the eval in `out` (the whole
+/// eval when `None`) holds while it runs.
+pub fn run_claim(out: &Path, shard: Option<Shard>) -> PathBuf {
+    let name = shard.map_or_else(|| "all".to_string(), |s| s.index.to_string());
+    out.join("shards").join(format!("{name}.claim"))
+}
+
+/// The claim file of a task's gold run.
+fn gold_claim(out: &Path, task: &str) -> PathBuf {
+    out.join("gold").join(format!("{task}.claim"))
 }
 
 /// The gold run of a task: reused when `gold.json` says it ran, else run
-/// now. Either way the task's data are made ready (generated or found in
-/// the cache), which the runs need.
-fn ensure_gold(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Vec<String> {
-    let dir = gold_dir(out, &loaded.task.id);
-    let marker = dir.join("gold.json");
-    if let Err(e) = data::ensure(zygote, loaded) {
-        return vec![e.to_string()];
+/// now by the one process that claims it (shards of one eval race for it);
+/// `None` when another process holds the claim and `wait` is false. Either
+/// way the task's data are made ready (generated or found in the cache),
+/// which the runs need. Returns the gold run's problems.
+fn ensure_gold(
+    zygote: &Arc<Zygote>,
+    loaded: &mut LoadedTask,
+    out: &Path,
+    wait: bool,
+) -> Option<Vec<String>> {
+    let id = loaded.task.id.clone();
+    let dir = gold_dir(out, &id);
+    let with_data = |loaded: &mut LoadedTask, problems: Vec<String>| match data::ensure(
+        zygote, loaded,
+    ) {
+        Ok(_) => problems,
+        Err(e) => vec![e.to_string()],
+    };
+    if let Some(problems) = gold_problems(out, &id) {
+        return Some(with_data(loaded, problems));
     }
-    if let Some(problems) = gold_problems(out, &loaded.task.id) {
-        return problems;
+    let claim_path = gold_claim(out, &id);
+    if let Err(e) = std::fs::create_dir_all(out.join("gold")) {
+        return Some(vec![format!("{}: {e}", out.join("gold").display())]);
+    }
+    let times = ClaimTimes::default();
+    let taken = if wait {
+        Claim::take_or_wait(&claim_path, &times, || gold_problems(out, &id).is_some())
+    } else {
+        Claim::try_take(&claim_path, &times).map(|a| match a {
+            Attempt::Held(claim) => Some(claim),
+            Attempt::Busy(_) => None,
+        })
+    };
+    let claim = match taken {
+        Ok(Some(claim)) => claim,
+        Ok(None) if !wait => return None,
+        Ok(None) => {
+            let problems = gold_problems(out, &id).unwrap_or_else(|| {
+                vec![format!("{id}: stopped while another process ran the gold")]
+            });
+            return Some(with_data(loaded, problems));
+        }
+        Err(e) => return Some(vec![format!("{}: {e}", claim_path.display())]),
+    };
+    // Whoever held the claim before may have finished it meanwhile.
+    if let Some(problems) = gold_problems(out, &id) {
+        drop(claim);
+        return Some(with_data(loaded, problems));
+    }
+    // A holder killed midway left a partial run: start afresh.
+    if dir.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if let Err(e) = data::ensure(zygote, loaded) {
+        return Some(vec![e.to_string()]);
     }
     let verdict = verify::verify_task(zygote, loaded, &dir);
     // The gold source beside its run, for reports rendered later.
     if let Some(source) = loaded.gold.as_ref().and_then(|g| std::fs::read(g).ok()) {
         let _ = write_atomic(&dir.join("gold.py"), &source);
     }
-    let body = serde_json::json!({ "task": loaded.task.id, "problems": verdict.problems, "seconds": verdict.run_seconds });
-    let _ = write_atomic(&marker, format!("{body:#}\n").as_bytes());
-    verdict.problems
+    let body = serde_json::json!({ "task": id, "problems": verdict.problems, "seconds": verdict.run_seconds });
+    let _ = write_atomic(&dir.join("gold.json"), format!("{body:#}\n").as_bytes());
+    drop(claim);
+    Some(verdict.problems)
 }
 
 /// The embedding of a task's gold reference (L2); `None` (logged) when the
@@ -521,42 +638,84 @@ pub fn run_eval(
     options: &EvalOptions,
     events: &(dyn Fn(EvalEvent) + Sync),
 ) -> Result<usize, EvalError> {
-    prepare_folder(&options.out, manifest, options.resume)?;
+    prepare_folder(&options.out, manifest, options.resume, options.shard)?;
+    // One process per shard (per eval when not sharded): a second would
+    // make the same runs.
+    let running = run_claim(&options.out, options.shard);
+    std::fs::create_dir_all(running.parent().unwrap_or(&options.out)).map_err(io(&running))?;
+    let _running = match Claim::take_unless_alive(&running, &ClaimTimes::default())
+        .map_err(io(&running))?
+    {
+        Ok(claim) => claim,
+        Err(holder) => {
+            let who = holder
+                .map(|h| format!(" (host {} pid {})", h.host, h.pid))
+                .unwrap_or_default();
+            let what = options
+                .shard
+                .map_or_else(|| "this eval".to_string(), |s| format!("shard {s}"));
+            return Err(EvalError::Folder {
+                path: running.display().to_string(),
+                message: format!("{what} is running already{who}: wait for it, or stop it first"),
+            });
+        }
+    };
+    // Every shard splits the cells by the plan in the folder (the one of
+    // the shard that made it), so each cell has exactly one owner.
+    let stored = Manifest::read(&options.out)?;
+    let mine: BTreeSet<shard::Cell> = shard::cells_of(&stored, options.shard)
+        .into_iter()
+        .collect();
     let archs: Vec<Arch> = manifest
         .archs
         .iter()
         .map(|a| Arch::from_name(a).unwrap_or(Arch::Single))
         .collect();
-    let mut golds = Vec::new();
-    for loaded in tasks.iter_mut() {
-        let problems = ensure_gold(zygote, loaded, &options.out);
-        events(EvalEvent::Gold {
-            task: loaded.task.id.clone(),
-            problems,
-        });
-        let code = loaded
-            .gold
-            .as_ref()
-            .and_then(|g| std::fs::read_to_string(g).ok())
-            .unwrap_or_default();
-        let dir = gold_dir(&options.out, &loaded.task.id);
-        golds.push(GoldReference {
-            code,
-            dir,
-            embedding: None,
-        });
-    }
     let records = records_dir(&options.out);
-    let items = tasks.iter().enumerate().flat_map(|(t, _)| {
+    let items = (0..tasks.len()).flat_map(|t| {
         archs
             .iter()
             .flat_map(move |&arch| (1..=manifest.runs).map(move |run| Item { task: t, arch, run }))
     });
+    let cell = |item: &Item| shard::Cell {
+        task: tasks[item.task].task.id.clone(),
+        arch: item.arch.name().to_string(),
+        run: item.run,
+    };
+    let items: Vec<Item> = items.filter(|item| mine.contains(&cell(item))).collect();
     let plan = Plan::new(items, |item| {
-        let id = &tasks[item.task].task.id;
-        RunRecord::read(&records.join(RunRecord::file_name(id, item.arch.name(), item.run)))
-            .is_some()
+        RunRecord::read(&records.join(cell(item).file_name())).is_some()
     });
+    // The gold runs of the tasks with runs to make: first those no other
+    // process is making, then, waiting, the others.
+    let mut golds: Vec<GoldReference> = tasks
+        .iter()
+        .map(|loaded| GoldReference {
+            code: loaded
+                .gold
+                .as_ref()
+                .and_then(|g| std::fs::read_to_string(g).ok())
+                .unwrap_or_default(),
+            dir: gold_dir(&options.out, &loaded.task.id),
+            embedding: None,
+        })
+        .collect();
+    let needed: Vec<usize> = (0..tasks.len())
+        .filter(|t| plan.todo.iter().any(|item| item.task == *t))
+        .collect();
+    let mut busy = Vec::new();
+    for wait in [false, true] {
+        let round = if wait { std::mem::take(&mut busy) } else { needed.clone() };
+        for t in round {
+            match ensure_gold(zygote, &mut tasks[t], &options.out, wait) {
+                Some(problems) => events(EvalEvent::Gold {
+                    task: tasks[t].task.id.clone(),
+                    problems,
+                }),
+                None => busy.push(t),
+            }
+        }
+    }
     // The gold reference's embedding (L2), only for tasks with runs to score.
     if let Some(embedder) = options.embedder.as_deref() {
         for (t, gold) in golds.iter_mut().enumerate() {

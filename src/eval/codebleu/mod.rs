@@ -24,7 +24,7 @@
 pub mod comments;
 pub mod dataflow;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser, Tree};
@@ -100,11 +100,20 @@ fn weighted_ngram_match(gold: &[&str], cand: &[&str]) -> f64 {
     for (n, part) in (1..=4).zip(parts.iter_mut()) {
         let counts = ngram_counts(cand, n);
         let refs = ngram_counts(gold, n);
-        let (mut num, mut den) = (0.0, 0.0);
+        // Whole counts per weight, summed in any order, then weighted: the
+        // same score whatever order the map iterates in.
+        let mut sums: BTreeMap<u8, (usize, usize)> = BTreeMap::new();
         for (g, c) in &refs {
-            let w = if n == 1 { weight(g[0]) } else { 1.0 };
-            num += (*c).min(counts.get(g).copied().unwrap_or(0)) as f64 * w;
-            den += *c as f64 * w;
+            let keyword = n == 1 && weight(g[0]) == 1.0;
+            let s = sums.entry(u8::from(keyword)).or_default();
+            s.0 += (*c).min(counts.get(g).copied().unwrap_or(0));
+            s.1 += *c;
+        }
+        let (mut num, mut den) = (0.0, 0.0);
+        for (keyword, (matched, total)) in sums {
+            let w = if keyword == 1 || n > 1 { 1.0 } else { 0.2 };
+            num += matched as f64 * w;
+            den += total as f64 * w;
         }
         *part = (num, den.max(1.0));
     }

@@ -448,6 +448,16 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
         tasks,
         gold_problems,
         missing_runs: evals.iter().map(EvalData::missing).sum(),
+        missing_by_shard: evals
+            .iter()
+            .filter(|e| e.manifest.shards.is_some())
+            .flat_map(|e| {
+                crate::eval::shard::missing_by_shard(&e.dir, &e.manifest)
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(s, n)| (e.dir.clone(), s.map(|s| s.to_string()).unwrap_or_default(), n))
+            })
+            .collect(),
         infrastructure_failures: evals.iter().map(|e| e.failures.len()).sum(),
         runs,
     }

@@ -18,6 +18,7 @@ pub fn json(report: &Report) -> serde_json::Value {
         "tasks": report.tasks,
         "gold_problems": report.gold_problems,
         "missing_runs": report.missing_runs,
+        "missing_by_shard": report.missing_by_shard.iter().map(|(dir, shard, n)| serde_json::json!({ "folder": dir, "shard": shard, "missing": n })).collect::<Vec<_>>(),
         "infrastructure_failures": report.infrastructure_failures,
         "runs": report.runs.iter().map(|(backend, r, s)| {
             let mut v = serde_json::to_value(r).unwrap_or_default();

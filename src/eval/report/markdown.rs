@@ -203,6 +203,14 @@ pub fn markdown(report: &Report) -> String {
     );
     if report.missing_runs > 0 {
         let _ = writeln!(md, "\n**{} run(s) have no record** (not run yet or could not run): `gisclaw eval --resume` completes them.", report.missing_runs);
+        if !report.missing_by_shard.is_empty() {
+            let shards: Vec<String> = report
+                .missing_by_shard
+                .iter()
+                .map(|(dir, shard, n)| format!("{} shard {shard}: {n}", dir.display()))
+                .collect();
+            let _ = writeln!(md, "Without a record, per shard: {} (`gisclaw eval status DIR` shows which are running; re-running a shard makes only its missing runs).", shards.join("; "));
+        }
         if report.infrastructure_failures > 0 {
             let _ = writeln!(md, "{} of them could not be carried out (model server, network or sandbox failures, column `infrastructure` under Error types; `failed/` in the eval folder says why): they are not scored as the model's failures.", report.infrastructure_failures);
         }

@@ -370,6 +370,9 @@ pub struct Report {
     pub gold_problems: BTreeMap<String, Vec<String>>,
     /// Runs expected but not recorded.
     pub missing_runs: usize,
+    /// Sharded folders: the runs without a record of each shard that has
+    /// some, as (folder, `K/N`, count).
+    pub missing_by_shard: Vec<(PathBuf, String, usize)>,
     /// Of the missing runs, those that could not be carried out (model
     /// server, network or sandbox failures: `failed/` notes).
     pub infrastructure_failures: usize,
