@@ -437,7 +437,10 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let done: usize = progress.shards.iter().map(|s| s.done).sum();
     if done == cells {
-        println!("every run is recorded: `gisclaw eval report {}`", dir.display());
+        println!(
+            "every run is recorded: `gisclaw eval report {}`",
+            dir.display()
+        );
     } else {
         println!(
             "{done} of {cells} recorded; ETA {} (every shard running; from the recorded wall times)",
@@ -464,13 +467,13 @@ fn print_summary(report: &report::Report, out: &Path) {
         );
     }
     if report.missing_runs > 0 {
-        eprintln!(
-            "gisclaw: {} run(s) have no record yet",
-            report.missing_runs
-        );
+        eprintln!("gisclaw: {} run(s) have no record yet", report.missing_runs);
     }
     for (dir, shard, n) in &report.missing_by_shard {
-        eprintln!("gisclaw: {}: shard {shard}: {n} run(s) without a record", dir.display());
+        eprintln!(
+            "gisclaw: {}: shard {shard}: {n} run(s) without a record",
+            dir.display()
+        );
     }
     eprintln!("gisclaw: report in {}", out.join("report.md").display());
 }
@@ -836,9 +839,9 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         shard,
     };
     let zygote = Zygote::start(args.sandbox.config()?)?;
-    let progress = Progress::new("runs");
+    let mut progress = Progress::new("runs");
     if let Some(shard) = shard {
-        eprintln!("gisclaw: shard {shard} of the eval in {}", out.display());
+        progress.scope = format!("shard {shard} of {}: ", out.display());
     }
     let failed = run_eval(&zygote, &mut tasks, &manifest, &source, &options, &|e| {
         progress.event(e)
@@ -881,6 +884,8 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
 struct Progress {
     /// What one unit of work is called ("runs", "cases").
     unit: &'static str,
+    /// Before the plan's line (`shard 2/8 of DIR: `), or empty.
+    scope: String,
     bar: Mutex<Option<indicatif::ProgressBar>>,
     /// (successes, finished, tokens) since the start of this invocation.
     tally: Mutex<(usize, usize, u64)>,
@@ -890,6 +895,7 @@ impl Progress {
     fn new(unit: &'static str) -> Progress {
         Progress {
             unit,
+            scope: String::new(),
             bar: Mutex::new(None),
             tally: Mutex::new((0, 0, 0)),
         }
@@ -907,13 +913,17 @@ impl Progress {
     fn planned(&self, total: usize, done: usize) {
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total as u64);
-            let template = format!("{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {} · {{msg}} (eta {{eta}})", self.unit);
+            let scope = self.scope.replace('{', "{{").replace('}', "}}");
+            let template = format!("{scope}{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {} · {{msg}} (eta {{eta}})", self.unit);
             bar.set_style(super::common::bar_style(&template));
             bar.set_position(done as u64);
             bar.reset_eta();
             *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
         } else {
-            eprintln!("gisclaw: {total} {}, {done} already recorded", self.unit);
+            eprintln!(
+                "gisclaw: {}{total} {}, {done} already recorded",
+                self.scope, self.unit
+            );
         }
     }
 
@@ -939,11 +949,21 @@ impl Progress {
     /// One event of any suite.
     fn event<R: ItemRecord>(&self, event: SuiteEvent<R>) {
         match event {
-            SuiteEvent::Gold { task, problems } if !problems.is_empty() => self.line(format!(
-                "gisclaw: {task}: the gold run has problems (its L3 is unreliable): {}",
-                problems.join("; ")
-            )),
-            SuiteEvent::Gold { .. } => {}
+            SuiteEvent::Gold {
+                task,
+                problems,
+                ran,
+            } => {
+                if let Some(seconds) = ran {
+                    self.line(format!("gisclaw: {task}: gold run made ({seconds:.1} s)"));
+                }
+                if !problems.is_empty() {
+                    self.line(format!(
+                        "gisclaw: {task}: the gold run has problems (its L3 is unreliable): {}",
+                        problems.join("; ")
+                    ));
+                }
+            }
             SuiteEvent::Planned { total, done } => self.planned(total, done),
             SuiteEvent::Recorded(record) => {
                 self.finished(record.succeeded(), record.tokens(), record.summary())

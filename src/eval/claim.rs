@@ -186,7 +186,9 @@ impl Claim {
                         tracing::info!(
                             "{}: breaking the claim of {} (its holder is gone)",
                             path.display(),
-                            holder.map(|h| format!("{} pid {}", h.host, h.pid)).unwrap_or_default()
+                            holder
+                                .map(|h| format!("{} pid {}", h.host, h.pid))
+                                .unwrap_or_default()
                         );
                         break_claim(path);
                         seen = None;
@@ -368,7 +370,10 @@ mod tests {
             assert!(!waiter.is_finished(), "a live claim is waited for");
             std::fs::write(&done, "{}").unwrap();
             drop(first);
-            assert!(waiter.join().unwrap().unwrap().is_none(), "the work is done");
+            assert!(
+                waiter.join().unwrap().unwrap().is_none(),
+                "the work is done"
+            );
         });
         std::fs::remove_file(&done).unwrap();
         let Attempt::Held(second) = Claim::try_take(&path, &quick()).unwrap() else {
@@ -410,7 +415,10 @@ mod tests {
         let started = Instant::now();
         let claim = Claim::take_or_wait(&path, &quick(), || false).unwrap();
         assert!(claim.is_some());
-        assert!(started.elapsed() >= quick().stale_after, "after stale_after");
+        assert!(
+            started.elapsed() >= quick().stale_after,
+            "after stale_after"
+        );
         assert_eq!(read_holder(&path).unwrap().pid, std::process::id());
     }
 

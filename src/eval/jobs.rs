@@ -110,6 +110,8 @@ pub enum SuiteEvent<R> {
         task: String,
         /// Problems of the gold run (empty when it passed).
         problems: Vec<String>,
+        /// Its seconds, when this process ran it (`None`: found made).
+        ran: Option<f64>,
     },
     /// The items to run: `total` in the suite, `done` recorded before.
     Planned {

@@ -24,13 +24,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::api::OpTable;
+use super::claim::{Attempt, Claim, ClaimTimes};
 use super::jobs::{self, ItemError, Plan, SuiteEvent};
 use super::llm_judge;
 use super::llm_judge::JudgeError;
 use super::process;
 use super::record::{score_run, GoldReference, RunRecord};
 use super::shard::{self, Shard, ShardPlan};
-use super::claim::{Attempt, Claim, ClaimTimes};
 use super::vision_judge;
 use crate::agent::mcts::MctsLimits;
 use crate::agent::memory::ErrorMemory;
@@ -421,7 +421,11 @@ pub fn prepare_folder(
         ("temperature", old.temperature != manifest.temperature),
         ("gold_prefix", old.gold_prefix != manifest.gold_prefix),
     ];
-    let flag = if shard.is_some() { "--shard" } else { "--resume" };
+    let flag = if shard.is_some() {
+        "--shard"
+    } else {
+        "--resume"
+    };
     if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
         return Err(refuse(format!("{flag}: field `{field}` differs from this eval's; run with the same options or choose another --out")));
     }
@@ -486,27 +490,27 @@ fn gold_claim(out: &Path, task: &str) -> PathBuf {
 /// now by the one process that claims it (shards of one eval race for it);
 /// `None` when another process holds the claim and `wait` is false. Either
 /// way the task's data are made ready (generated or found in the cache),
-/// which the runs need. Returns the gold run's problems.
+/// which the runs need. Returns the gold run's problems, and its seconds
+/// when this process ran it.
 fn ensure_gold(
     zygote: &Arc<Zygote>,
     loaded: &mut LoadedTask,
     out: &Path,
     wait: bool,
-) -> Option<Vec<String>> {
+) -> Option<(Vec<String>, Option<f64>)> {
     let id = loaded.task.id.clone();
     let dir = gold_dir(out, &id);
-    let with_data = |loaded: &mut LoadedTask, problems: Vec<String>| match data::ensure(
-        zygote, loaded,
-    ) {
-        Ok(_) => problems,
-        Err(e) => vec![e.to_string()],
-    };
+    let with_data =
+        |loaded: &mut LoadedTask, problems: Vec<String>| match data::ensure(zygote, loaded) {
+            Ok(_) => problems,
+            Err(e) => vec![e.to_string()],
+        };
     if let Some(problems) = gold_problems(out, &id) {
-        return Some(with_data(loaded, problems));
+        return Some((with_data(loaded, problems), None));
     }
     let claim_path = gold_claim(out, &id);
     if let Err(e) = std::fs::create_dir_all(out.join("gold")) {
-        return Some(vec![format!("{}: {e}", out.join("gold").display())]);
+        return Some((vec![format!("{}: {e}", out.join("gold").display())], None));
     }
     let times = ClaimTimes::default();
     let taken = if wait {
@@ -524,21 +528,21 @@ fn ensure_gold(
             let problems = gold_problems(out, &id).unwrap_or_else(|| {
                 vec![format!("{id}: stopped while another process ran the gold")]
             });
-            return Some(with_data(loaded, problems));
+            return Some((with_data(loaded, problems), None));
         }
-        Err(e) => return Some(vec![format!("{}: {e}", claim_path.display())]),
+        Err(e) => return Some((vec![format!("{}: {e}", claim_path.display())], None)),
     };
     // Whoever held the claim before may have finished it meanwhile.
     if let Some(problems) = gold_problems(out, &id) {
         drop(claim);
-        return Some(with_data(loaded, problems));
+        return Some((with_data(loaded, problems), None));
     }
     // A holder killed midway left a partial run: start afresh.
     if dir.exists() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     if let Err(e) = data::ensure(zygote, loaded) {
-        return Some(vec![e.to_string()]);
+        return Some((vec![e.to_string()], None));
     }
     let verdict = verify::verify_task(zygote, loaded, &dir);
     // The gold source beside its run, for reports rendered later.
@@ -548,7 +552,7 @@ fn ensure_gold(
     let body = serde_json::json!({ "task": id, "problems": verdict.problems, "seconds": verdict.run_seconds });
     let _ = write_atomic(&dir.join("gold.json"), format!("{body:#}\n").as_bytes());
     drop(claim);
-    Some(verdict.problems)
+    Some((verdict.problems, Some(verdict.run_seconds)))
 }
 
 /// The embedding of a task's gold reference (L2); `None` (logged) when the
@@ -705,12 +709,17 @@ pub fn run_eval(
         .collect();
     let mut busy = Vec::new();
     for wait in [false, true] {
-        let round = if wait { std::mem::take(&mut busy) } else { needed.clone() };
+        let round = if wait {
+            std::mem::take(&mut busy)
+        } else {
+            needed.clone()
+        };
         for t in round {
             match ensure_gold(zygote, &mut tasks[t], &options.out, wait) {
-                Some(problems) => events(EvalEvent::Gold {
+                Some((problems, ran)) => events(EvalEvent::Gold {
                     task: tasks[t].task.id.clone(),
                     problems,
+                    ran,
                 }),
                 None => busy.push(t),
             }

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use super::claim::{live_holder, ClaimTimes};
 use super::record::RunRecord;
 use super::report::load::ReportError;
-use super::claim::{live_holder, ClaimTimes};
 use super::runner::{failures_dir, records_dir, run_claim, Manifest};
 use super::shard::{self, Cell, Shard};
 
@@ -117,11 +117,8 @@ pub fn status(out: &Path, now: SystemTime) -> Result<EvalStatus, ReportError> {
         };
         let shard = manifest.shards.as_ref().map(|_| Shard { index, count });
         let holder = live_holder(&run_claim(out, shard), &ClaimTimes::default(), now);
-        s.process = holder
-            .as_ref()
-            .map(|h| format!("{} pid {}", h.host, h.pid));
-        let since = holder
-            .map(|h| SystemTime::UNIX_EPOCH + Duration::from_secs(h.started));
+        s.process = holder.as_ref().map(|h| format!("{} pid {}", h.host, h.pid));
+        let since = holder.map(|h| SystemTime::UNIX_EPOCH + Duration::from_secs(h.started));
         let mut mine = Vec::new();
         for (cell, _) in cells.iter().zip(&owners).filter(|(_, o)| **o == index) {
             s.cells += 1;
@@ -281,7 +278,8 @@ mod tests {
     #[test]
     fn parallelism_is_busy_time_over_the_span_of_the_records() {
         let at = |secs: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
-        let record = |wall: f64| RunRecord {
+        let record = |wall: f64| {
+            RunRecord {
             wall_seconds: wall,
             ..serde_json::from_value(serde_json::json!({
                 "task": "T", "arch": "single", "run": 1, "status": "finished", "reason": "",
@@ -293,6 +291,7 @@ mod tests {
                 "outputs": [], "q_out": 0.0
             }))
             .unwrap()
+        }
         };
         // Two runs of 100 s side by side, then one alone: 300 s busy in 200 s.
         let records = [

@@ -15,6 +15,7 @@ mod codebleu_parity;
 mod embed_parity;
 mod eval;
 mod eval_scoring;
+mod eval_shards;
 mod eval_steps;
 mod eval_unit;
 mod formats;

@@ -455,7 +455,13 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
                 crate::eval::shard::missing_by_shard(&e.dir, &e.manifest)
                     .into_iter()
                     .filter(|(_, n)| *n > 0)
-                    .map(|(s, n)| (e.dir.clone(), s.map(|s| s.to_string()).unwrap_or_default(), n))
+                    .map(|(s, n)| {
+                        (
+                            e.dir.clone(),
+                            s.map(|s| s.to_string()).unwrap_or_default(),
+                            n,
+                        )
+                    })
             })
             .collect(),
         infrastructure_failures: evals.iter().map(|e| e.failures.len()).sum(),
