@@ -6,7 +6,7 @@ export PYO3_PYTHON
 GISCLAW := target/debug/gisclaw
 LOCAL_SERVER := $(or $(GISCLAW_LOCAL_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/local)/bin/llama-server
 
-.PHONY: setup setup-local-model test lint e2e bench lock
+.PHONY: setup setup-local-model test lint e2e slurm-up slurm-down slurm-test bench lock
 
 ## Install everything (Debian packages, the pinned Python venv, the binaries),
 ## then check the install and solve the example task for real in the sandbox
@@ -31,6 +31,8 @@ test:
 	cargo test --workspace
 	@if [ -x "$(LOCAL_SERVER)" ]; then $(MAKE) --no-print-directory e2e; \
 	else echo "local-model end-to-end tests not run: $(LOCAL_SERVER) is missing (make setup-local-model; CI installs it)"; fi
+	@if bash tests/slurm/cluster.sh check; then $(MAKE) --no-print-directory slurm-test; \
+	else echo "Slurm test not run: no cluster answers (make slurm-up starts a one-node one; CI does)"; fi
 
 ## The code's discipline, as CI checks it: formatting, and clippy with
 ## warnings denied (the crates deny unwrap/expect outside tests, and
@@ -43,6 +45,18 @@ lint:
 ## one at a time: two inference threads beside another job collapse.
 e2e:
 	cargo test --test all local_model:: -- --ignored --test-threads=1
+
+## A real one-node Slurm cluster for the sharded-eval test (root; installs
+## Debian's slurm-wlm and munge when missing), and its stop by pid.
+slurm-up:
+	bash tests/slurm/cluster.sh up
+
+slurm-down:
+	bash tests/slurm/cluster.sh down
+
+## The sharded eval through `sbatch --array` (needs make slurm-up).
+slurm-test:
+	cargo test --test all slurm:: -- --ignored --test-threads=1
 
 ## Benchmarks (ratios against a baseline measured in the same run).
 bench:

@@ -23,6 +23,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The name of this host (for names of files that processes on several
+/// machines write into one shared folder).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown-host".into())
+}
+
 /// Writes `value` as pretty JSON with a final newline, atomically.
 pub fn write_json<T: serde::Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value)?;

@@ -193,7 +193,7 @@ fn generate(
     let staging = parent.join(format!(
         ".{}.partial-{}-{}",
         dest.file_name().unwrap_or_default().to_string_lossy(),
-        crate::eval::claim::host_name(),
+        crate::util::host_name(),
         std::process::id()
     ));
     if staging.exists() {

@@ -15,7 +15,7 @@ use gisclaw::eval::api::OpTable;
 use gisclaw::eval::jobs::{ItemRecord, SuiteEvent};
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions, Manifest};
-use gisclaw::eval::shard::{self, Shard, ShardPlan};
+use gisclaw::eval::shard::{Shard, ShardPlan};
 use gisclaw::eval::status::{self, human_duration};
 use gisclaw::eval::step_eval;
 use gisclaw::eval::{step_report, unit_eval, unit_report};
@@ -852,7 +852,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         // The merged report needs every shard: rendered by whichever
         // finishes last (or by `gisclaw eval report` later).
         let stored = Manifest::read(&out).map_err(|e| UsageError(e.to_string()))?;
-        let missing = shard::missing_by_shard(&out, &stored);
+        let missing = status::missing_by_shard(&out, &stored);
         let own = missing
             .iter()
             .find(|(s, _)| *s == Some(shard))
@@ -861,7 +861,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "gisclaw: shard {shard}: {} of its runs without a record; the eval: {total} of {} without a record",
             own,
-            shard::cells(&stored).len()
+            stored.cells().len()
         );
         if total > 0 || gisclaw::interrupt::requested().is_some() {
             eprintln!(

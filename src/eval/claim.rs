@@ -22,6 +22,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::host_name;
+
 /// How often a holder shows it is alive, and how long a waiter trusts a
 /// claim that does not change.
 #[derive(Debug, Clone, Copy)]
@@ -85,13 +87,6 @@ impl Holder {
     fn is_gone(&self) -> bool {
         self.machine == machine_id() && !process_exists(self.pid)
     }
-}
-
-/// The name of this host.
-pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown-host".into())
 }
 
 /// This machine as seen by processes: its boot id and the PID namespace.

@@ -232,6 +232,27 @@ impl Manifest {
         label
     }
 
+    /// Every (task, arch, run) of the eval, in order.
+    pub fn cells(&self) -> Vec<shard::Cell> {
+        shard::cells(&self.tasks, &self.archs, self.runs)
+    }
+
+    /// The cells `shard` owns per the folder's plan (every cell when the
+    /// eval is not sharded).
+    pub fn cells_of(&self, shard: Option<Shard>) -> Vec<shard::Cell> {
+        let all = self.cells();
+        match (shard, &self.shards) {
+            (Some(shard), Some(plan)) => plan
+                .assign(&all)
+                .into_iter()
+                .zip(all)
+                .filter(|(s, _)| *s == shard.index)
+                .map(|(_, c)| c)
+                .collect(),
+            _ => all,
+        }
+    }
+
     /// Reads `DIR/eval.json`.
     pub fn read(out: &Path) -> Result<Manifest, EvalError> {
         let path = out.join("eval.json");
@@ -459,7 +480,7 @@ fn create_once<T: Serialize>(path: &Path, value: &T) -> std::io::Result<bool> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let mine = path.with_file_name(format!(
         ".{name}.{}-{}",
-        super::claim::host_name(),
+        crate::util::host_name(),
         std::process::id()
     ));
     crate::util::write_json(&mine, value)?;
@@ -667,9 +688,7 @@ pub fn run_eval(
     // Every shard splits the cells by the plan in the folder (the one of
     // the shard that made it), so each cell has exactly one owner.
     let stored = Manifest::read(&options.out)?;
-    let mine: BTreeSet<shard::Cell> = shard::cells_of(&stored, options.shard)
-        .into_iter()
-        .collect();
+    let mine: BTreeSet<shard::Cell> = stored.cells_of(options.shard).into_iter().collect();
     let archs: Vec<Arch> = manifest
         .archs
         .iter()

@@ -15,7 +15,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::record::RunRecord;
-use super::runner::{records_dir, Manifest};
 use crate::agent::run::Arch;
 use crate::task::LoadedTask;
 
@@ -144,12 +143,13 @@ impl Cell {
     }
 }
 
-/// Every cell of an eval, in its order: tasks, then archs, then runs.
-pub fn cells(manifest: &Manifest) -> Vec<Cell> {
+/// Every cell of an eval of `tasks` × `archs` × `runs`, in its order:
+/// tasks, then archs, then runs.
+pub fn cells(tasks: &[String], archs: &[String], runs: usize) -> Vec<Cell> {
     let mut all = Vec::new();
-    for task in &manifest.tasks {
-        for arch in &manifest.archs {
-            for run in 1..=manifest.runs {
+    for task in tasks {
+        for arch in archs {
+            for run in 1..=runs {
                 all.push(Cell {
                     task: task.clone(),
                     arch: arch.clone(),
@@ -232,8 +232,13 @@ impl ShardPlan {
         archs: &[Arch],
         count: usize,
     ) -> Result<ShardPlan, String> {
-        let records: Vec<RunRecord> = super::report::load::read_records(from)
-            .map_err(|e| format!("--costs-from {}: {e}", from.display()))?;
+        let dir = from.join("records");
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| format!("--costs-from {}: {e}", dir.display()))?;
+        let records: Vec<RunRecord> = entries
+            .flatten()
+            .filter_map(|e| RunRecord::read(&e.path()))
+            .collect();
         let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
         for r in &records {
             let entry = sums.entry(format!("{}.{}", r.task, r.arch)).or_default();
@@ -298,50 +303,6 @@ impl ShardPlan {
             shard_of[i] = least + 1;
         }
         shard_of
-    }
-}
-
-/// The cells of `manifest` that `shard` owns, per the folder's plan
-/// (every cell when the eval is not sharded).
-pub fn cells_of(manifest: &Manifest, shard: Option<Shard>) -> Vec<Cell> {
-    let all = cells(manifest);
-    match (shard, &manifest.shards) {
-        (Some(shard), Some(plan)) => plan
-            .assign(&all)
-            .into_iter()
-            .zip(all)
-            .filter(|(s, _)| *s == shard.index)
-            .map(|(_, c)| c)
-            .collect(),
-        _ => all,
-    }
-}
-
-/// Cells without a record, per shard (`None`: the eval is not sharded),
-/// in shard order.
-pub fn missing_by_shard(out: &Path, manifest: &Manifest) -> Vec<(Option<Shard>, usize)> {
-    let all = cells(manifest);
-    let records = records_dir(out);
-    let missing = |c: &Cell| !records.join(c.file_name()).is_file();
-    match &manifest.shards {
-        None => vec![(None, all.iter().filter(|c| missing(c)).count())],
-        Some(plan) => {
-            let mut counts = vec![0; plan.count];
-            for (s, c) in plan.assign(&all).into_iter().zip(&all) {
-                counts[s - 1] += usize::from(missing(c));
-            }
-            counts
-                .into_iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    let shard = Shard {
-                        index: i + 1,
-                        count: plan.count,
-                    };
-                    (Some(shard), n)
-                })
-                .collect()
-        }
     }
 }
 

@@ -17,9 +17,8 @@ use std::time::{Duration, SystemTime};
 
 use super::claim::{live_holder, ClaimTimes};
 use super::record::RunRecord;
-use super::report::load::ReportError;
-use super::runner::{failures_dir, records_dir, run_claim, Manifest};
-use super::shard::{self, Cell, Shard};
+use super::runner::{failures_dir, records_dir, run_claim, EvalError, Manifest};
+use super::shard::{Cell, Shard};
 
 /// Where one cell stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,13 +70,10 @@ pub struct EvalStatus {
 }
 
 /// Reads the progress of the eval in `out` as of `now`.
-pub fn status(out: &Path, now: SystemTime) -> Result<EvalStatus, ReportError> {
-    let manifest = Manifest::read(out).map_err(|e| ReportError::File {
-        path: out.join("eval.json").display().to_string(),
-        message: e.to_string(),
-    })?;
+pub fn status(out: &Path, now: SystemTime) -> Result<EvalStatus, EvalError> {
+    let manifest = Manifest::read(out)?;
     if manifest.kind != "tasks" {
-        return Err(ReportError::File {
+        return Err(EvalError::Folder {
             path: out.join("eval.json").display().to_string(),
             message: format!(
                 "a {} suite's eval: `eval status` follows task-suite evals",
@@ -85,7 +81,7 @@ pub fn status(out: &Path, now: SystemTime) -> Result<EvalStatus, ReportError> {
             ),
         });
     }
-    let cells = shard::cells(&manifest);
+    let cells = manifest.cells();
     let owners: Vec<usize> = match &manifest.shards {
         Some(plan) => plan.assign(&cells),
         None => vec![1; cells.len()],
@@ -250,6 +246,34 @@ impl Expected {
         match (&self.plan, self.plan_scale) {
             (Some(plan), Some(scale)) => Some(plan.cost(cell) as f64 * scale),
             _ => self.overall,
+        }
+    }
+}
+
+/// Cells without a record, per shard (`None`: the eval is not sharded),
+/// in shard order.
+pub fn missing_by_shard(out: &Path, manifest: &Manifest) -> Vec<(Option<Shard>, usize)> {
+    let all = manifest.cells();
+    let records = records_dir(out);
+    let missing = |c: &Cell| !records.join(c.file_name()).is_file();
+    match &manifest.shards {
+        None => vec![(None, all.iter().filter(|c| missing(c)).count())],
+        Some(plan) => {
+            let mut counts = vec![0; plan.count];
+            for (s, c) in plan.assign(&all).into_iter().zip(&all) {
+                counts[s - 1] += usize::from(missing(c));
+            }
+            counts
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let shard = Shard {
+                        index: i + 1,
+                        count: plan.count,
+                    };
+                    (Some(shard), n)
+                })
+                .collect()
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The integration tests, as one binary: one link of the whole stack
 //! instead of one per file, and one zygote (`common::zygote`) shared by the
 //! tests that open sessions in-process. Each module is one area; the
-//! local-model end-to-end tests are `#[ignore]`d and run by `make e2e`.
+//! local-model end-to-end tests are `#[ignore]`d and run by `make e2e`,
+//! the Slurm test by `make slurm-test`.
 
 mod common;
 
@@ -26,6 +27,7 @@ mod mcts;
 mod output_checks;
 mod sandbox;
 mod sandbox_attacks;
+mod slurm;
 mod solve;
 mod stats_parity;
 mod steps_suite;

@@ -452,7 +452,7 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
             .iter()
             .filter(|e| e.manifest.shards.is_some())
             .flat_map(|e| {
-                crate::eval::shard::missing_by_shard(&e.dir, &e.manifest)
+                crate::eval::status::missing_by_shard(&e.dir, &e.manifest)
                     .into_iter()
                     .filter(|(_, n)| *n > 0)
                     .map(|(s, n)| {
