@@ -21,14 +21,11 @@ as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# shellcheck source=../../sandbox/debian.sh
+. "$(dirname "$0")/../../sandbox/debian.sh"
+
 install() {
-    if command -v slurmctld >/dev/null && command -v slurmd >/dev/null \
-        && command -v sbatch >/dev/null && command -v munged >/dev/null; then
-        return
-    fi
-    say "installing slurm-wlm and munge (Debian)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        --no-install-recommends slurm-wlm munge >/dev/null
+    install_debian_packages slurm-wlm munge
 }
 
 check() {
