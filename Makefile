@@ -66,6 +66,7 @@ bench:
 	cargo bench --bench eval_scoring
 	cargo bench --bench mcts_expand
 	cargo bench --bench card_large
+	cargo bench --bench knowledge_search
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

@@ -109,6 +109,7 @@ fn init_logging(verbose: u8) {
 
 fn main() -> ExitCode {
     gisclaw::environ::scrub_initial_block();
+    gisclaw::embed::pin_thread_count();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let result = match cli.command {

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::transcript::output_status;
+use crate::knowledge::search::WrongApi;
 use crate::llm::ToolSpec;
 use crate::observation;
 use crate::outputs::sanity::{OutputChecks, Snapshot};
@@ -49,35 +50,44 @@ pub struct SearchDocsArgs {
 /// Hits appended to an observation whose error is a wrong API.
 pub const API_HITS: usize = 3;
 
-/// What to look up when an observation's error says an API does not exist
-/// or was called wrongly (no such attribute or name, an unexpected
-/// keyword): the names the error quotes, as one dotted name
-/// (`module 'rasterio.features' has no attribute 'rasterise'` →
-/// `rasterio.features.rasterise`).
-pub fn api_error(observation: &str) -> Option<String> {
+/// The API an observation's error says does not exist or was called
+/// wrongly (no such attribute or name, an unexpected keyword), as the
+/// error names it (`module 'rasterio.features' has no attribute
+/// 'rasterise'` → `rasterio.features` / `rasterise`).
+pub fn api_error(observation: &str) -> Option<WrongApi> {
     let line = observation::error_line(observation);
-    let wrong_api = (line.starts_with("AttributeError:") && line.contains("has no attribute"))
-        || (line.starts_with("TypeError:") && line.contains("unexpected keyword argument"))
-        || (line.starts_with("ImportError:") && line.contains("cannot import name"));
-    if !wrong_api {
-        return None;
-    }
     let message = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
-    // The called function of a TypeError (`sjoin() got …`) comes first.
-    let mut names: Vec<&str> = message
-        .split_once("()")
-        .map(|(f, _)| vec![f.trim()])
-        .unwrap_or_default();
-    names.extend(message.split('\'').skip(1).step_by(2));
-    if message.starts_with("cannot import name") {
-        // `cannot import name 'X' from 'pkg'`: the package first.
-        names.reverse();
+    let quoted: Vec<&str> = message.split('\'').skip(1).step_by(2).collect();
+    let plain = |n: &&str| !n.is_empty() && !n.contains(' ');
+    if line.starts_with("TypeError:") && message.contains("unexpected keyword argument") {
+        let function = message.split_once("()")?.0.trim();
+        let function = function.rsplit(' ').next().unwrap_or(function);
+        let keyword = quoted.last().copied().filter(|k| plain(k))?;
+        return Some(WrongApi::Keyword {
+            function: function.to_string(),
+            keyword: keyword.to_string(),
+        });
     }
-    let names: Vec<&str> = names
-        .into_iter()
-        .filter(|n| !n.is_empty() && !n.contains(' '))
-        .collect();
-    (!names.is_empty()).then(|| names.join("."))
+    let (owner, name) =
+        if line.starts_with("AttributeError:") && message.contains("has no attribute") {
+            match quoted.as_slice() {
+                [owner, name, ..] => (*owner, *name),
+                [name] => ("", *name),
+                [] => return None,
+            }
+        } else if line.starts_with("ImportError:") && message.starts_with("cannot import name") {
+            match quoted.as_slice() {
+                [name, owner, ..] => (*owner, *name),
+                [name] => ("", *name),
+                [] => return None,
+            }
+        } else {
+            return None;
+        };
+    (plain(&name) && (owner.is_empty() || plain(&owner))).then(|| WrongApi::Missing {
+        owner: owner.to_string(),
+        name: name.to_string(),
+    })
 }
 
 /// Hits `search_docs` returns.
@@ -260,9 +270,10 @@ impl Toolbox<'_> {
                     if outcome.status != CellStatus::Ok {
                         text.push_str(&observation::render_findings(&findings));
                     }
-                    if let (Some(docs), Some(query)) = (self.docs, api_error(&text)) {
+                    if let (Some(docs), Some(wrong)) = (self.docs, api_error(&text)) {
                         // GeoAgent §3.2: a hallucinated API gets its real documentation.
-                        let hits = docs.near_names(&query, API_HITS);
+                        let hits = docs.for_wrong_api(&wrong, API_HITS);
+                        let query = wrong.to_string();
                         text.push_str(&format!("\n[library docs for `{query}`]\n{}", crate::knowledge::search::render_hits(&query, &hits)));
                     }
                     let images = match (&before, self.vision) {
@@ -341,25 +352,39 @@ impl Toolbox<'_> {
 #[cfg(test)]
 mod tests {
     use super::api_error;
+    use crate::knowledge::search::WrongApi;
 
     #[test]
     fn wrong_apis_are_recognised_in_an_observation() {
+        let missing = |owner: &str, name: &str| {
+            Some(WrongApi::Missing {
+                owner: owner.into(),
+                name: name.into(),
+            })
+        };
         let obs = "Traceback (most recent call last):\n  File \"<cell>\", line 2\nAttributeError: module 'rasterio.features' has no attribute 'rasterise'\n";
-        assert_eq!(
-            api_error(obs).as_deref(),
-            Some("rasterio.features.rasterise")
-        );
+        assert_eq!(api_error(obs), missing("rasterio.features", "rasterise"));
         let obs = "TypeError: sjoin() got an unexpected keyword argument 'op'";
-        assert_eq!(api_error(obs).as_deref(), Some("sjoin.op"));
-        let obs = "ImportError: cannot import name 'rasterise' from 'rasterio.features' (/venv/rasterio/features.py)";
         assert_eq!(
-            api_error(obs).as_deref(),
-            Some("rasterio.features.rasterise")
+            api_error(obs),
+            Some(WrongApi::Keyword {
+                function: "sjoin".into(),
+                keyword: "op".into()
+            })
         );
+        let obs = "TypeError: Transformer.transform() got an unexpected keyword argument 'x'";
         assert_eq!(
-            api_error("AttributeError: 'GeoDataFrame' object has no attribute 'to_epsg'")
-                .as_deref(),
-            Some("GeoDataFrame.to_epsg")
+            api_error(obs),
+            Some(WrongApi::Keyword {
+                function: "Transformer.transform".into(),
+                keyword: "x".into()
+            })
+        );
+        let obs = "ImportError: cannot import name 'rasterise' from 'rasterio.features' (/venv/rasterio/features.py)";
+        assert_eq!(api_error(obs), missing("rasterio.features", "rasterise"));
+        assert_eq!(
+            api_error("AttributeError: 'GeoDataFrame' object has no attribute 'to_epsg'"),
+            missing("GeoDataFrame", "to_epsg")
         );
         // Other failures are not an API question.
         assert_eq!(api_error("ZeroDivisionError: division by zero"), None);

@@ -1,8 +1,12 @@
 //! BM25 over the entries with tantivy, held in memory: built from
 //! `docs.jsonl` when the library opens (a few thousand entries index in a
 //! fraction of a second), so only the docs and vectors are kept on disk.
-//! Both fields are split at non-letters (dots, underscores), lower-cased
-//! and stemmed (English); the name weighs twice the signature and docstring.
+//! Three fields, split at non-letters (dots, underscores), lower-cased and
+//! stemmed (English): the names (canonical and aliases), the summary (the
+//! docstring's first paragraph, what the object is for) and the body
+//! (signature and whole docstring). The name and the summary weigh more
+//! than the body, so that a class whose long docstring mentions the query
+//! once is not outranked by every short docstring that does.
 
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
@@ -19,11 +23,14 @@ pub struct Bm25 {
     reader: IndexReader,
     id: Field,
     name: Field,
+    summary: Field,
     body: Field,
 }
 
 /// Boost of the name field over the body.
 const NAME_BOOST: f32 = 2.0;
+/// Boost of the summary over the body.
+const SUMMARY_BOOST: f32 = 1.5;
 /// The writer's memory budget (tantivy's floor is 15 MB per thread).
 const WRITER_BYTES: usize = 30_000_000;
 
@@ -39,11 +46,33 @@ impl Bm25 {
                 .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         );
         let name = schema.add_text_field("name", stemmed.clone());
+        let summary = schema.add_text_field("summary", stemmed.clone());
         let body = schema.add_text_field("body", stemmed);
         let index = Index::create_in_ram(schema.build());
         let mut writer = index.writer_with_num_threads(1, WRITER_BYTES)?;
         for (i, e) in entries.iter().enumerate() {
-            writer.add_document(doc!(id => i as u64, name => e.name.as_str(), body => format!("{} {}", e.signature, e.doc)))?;
+            let mut names: Vec<&str> = Vec::new();
+            for n in std::iter::once(&e.name).chain(&e.aliases) {
+                for word in n.split(|c: char| !c.is_alphanumeric()) {
+                    if !word.is_empty() && !names.contains(&word) {
+                        names.push(word);
+                    }
+                }
+            }
+            let first = e.doc.split("\n\n").next().unwrap_or("");
+            // A recipe is about what its prose says; its snippet mentions
+            // rasters and polygons in passing and would match every query.
+            let text = if e.kind == "recipe" {
+                without_code(&e.doc)
+            } else {
+                e.doc.clone()
+            };
+            writer.add_document(doc!(
+                id => i as u64,
+                name => names.join(" "),
+                summary => first,
+                body => format!("{} {}", e.signature, text)
+            ))?;
         }
         writer.commit()?;
         let reader = index.reader()?;
@@ -52,6 +81,7 @@ impl Bm25 {
             reader,
             id,
             name,
+            summary,
             body,
         })
     }
@@ -59,8 +89,10 @@ impl Bm25 {
     /// The ids of the best `k` entries for `query`, best first (any text:
     /// query syntax the parser cannot read is taken as words).
     pub fn search(&self, query: &str, k: usize) -> Vec<usize> {
-        let mut parser = QueryParser::for_index(&self.index, vec![self.name, self.body]);
+        let mut parser =
+            QueryParser::for_index(&self.index, vec![self.name, self.summary, self.body]);
         parser.set_field_boost(self.name, NAME_BOOST);
+        parser.set_field_boost(self.summary, SUMMARY_BOOST);
         // Words only: punctuation is query syntax (`:`, `(`, `"`…), and a
         // dotted or snake_case name would become a phrase query.
         let words: String = query
@@ -85,6 +117,21 @@ impl Bm25 {
     }
 }
 
+/// Markdown without its fenced code blocks.
+fn without_code(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +139,7 @@ mod tests {
     fn entry(name: &str, doc: &str) -> DocEntry {
         DocEntry {
             name: name.into(),
+            aliases: Vec::new(),
             kind: "function".into(),
             signature: "(x)".into(),
             doc: doc.into(),

@@ -1,23 +1,157 @@
-//! The opened library and its hybrid search: BM25 (exact API words) and
-//! embedding cosine (what a call does, in other words) each rank the
-//! entries; the two rankings are fused by reciprocal rank,
-//! `Σ 1 / (60 + rank)` (BM25 alone misses paraphrases, the vectors alone
-//! miss exact names: hybrid matters, measured in MEASURED.md).
+//! The opened library and its hybrid search. Three rankings of the
+//! entries: BM25 (exact API words), embedding cosine (what a call does, in
+//! other words; an entry scores its best chunk) and exact API names (a
+//! dotted or snake_case name in the query, found under its canonical path
+//! or an alias). They are fused by weighted reciprocal rank,
+//! `Σ wᵢ / (k + rankᵢ)`, and each entry's fused score is multiplied by its
+//! library's weight (plotting internals weigh less unless the query is
+//! about plotting). The weights and `k` were tuned on
+//! `knowledge/queries/dev.json` (README "Library docs").
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 use super::index::Bm25;
-use super::{docs_file, meta_file, vectors_file, DocEntry, IndexMeta, KnowledgeError};
+use super::{
+    docs_file, meta_file, owners_file, vectors_file, DocEntry, IndexMeta, KnowledgeError,
+    INDEX_FORMAT,
+};
 use crate::embed::Embedder;
-use crate::util::clip;
-use crate::util::levenshtein;
+use crate::util::{clip, levenshtein};
 
 /// How deep each ranking goes before fusion.
 const CANDIDATES: usize = 50;
-/// The reciprocal-rank constant.
-const RRF_K: f64 = 60.0;
+/// How the rankings are fused and weighed (`knowledge eval --tune`
+/// searches these on a query set; the default is what that chose on
+/// `knowledge/queries/dev.json`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fusion {
+    /// The reciprocal-rank constant: small, so that a first place in one
+    /// ranking is not outvoted by middling places in the others.
+    pub k: f64,
+    /// BM25's weight.
+    pub bm25: f64,
+    /// The embeddings' weight.
+    pub dense: f64,
+    /// The exact names' weight: a name the query spells is what it asks for.
+    pub names: f64,
+    /// The weight of matplotlib's entries when the query is not about plotting.
+    pub plotting: f64,
+    /// The weight of properties and attributes (they rarely answer a task).
+    pub property: f64,
+    /// The weight of recipes.
+    pub recipe: f64,
+    /// The weight of I/O entries of the other direction: writers
+    /// (`to_netcdf`) for a query that reads, readers for one that writes.
+    pub direction: f64,
+}
+
+impl Default for Fusion {
+    fn default() -> Fusion {
+        Fusion {
+            k: 10.0,
+            bm25: 1.0,
+            dense: 0.8,
+            names: 1.0,
+            plotting: 0.3,
+            property: 1.0,
+            recipe: 1.2,
+            direction: 0.3,
+        }
+    }
+}
+
+/// The three rankings of one query, before fusion.
+#[derive(Debug, Clone, Default)]
+pub struct Rankings {
+    /// Entry ids by BM25.
+    pub bm25: Vec<usize>,
+    /// Entry ids by embedding cosine.
+    pub dense: Vec<usize>,
+    /// Entry ids by spelled names.
+    pub names: Vec<usize>,
+    /// Whether the query is about plotting.
+    pub plotting: bool,
+    /// Whether the query reads or writes data.
+    pub direction: Option<Direction>,
+}
+
+/// Which way data moves in a query about I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Read, open, load, import.
+    Read,
+    /// Write, save, export.
+    Write,
+}
+
+/// Which way a query moves data, when it says so one way only.
+fn direction_of(query: &str) -> Option<Direction> {
+    let words = words(query);
+    let any = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
+    let reads = any(&[
+        "read", "reads", "reading", "open", "opens", "load", "loads", "loading", "import",
+    ]);
+    let writes = any(&[
+        "write", "writes", "writing", "save", "saves", "saving", "export", "exports", "store",
+    ]);
+    match (reads, writes) {
+        (true, false) => Some(Direction::Read),
+        (false, true) => Some(Direction::Write),
+        _ => None,
+    }
+}
+
+/// Which way an entry moves data, from its last name (`to_netcdf`,
+/// `write_dataframe`, `open_dataset`, `read_file`).
+fn direction_of_entry(entry: &DocEntry) -> Option<Direction> {
+    let last = entry.name.rsplit('.').next().unwrap_or("");
+    let starts = |prefixes: &[&str]| prefixes.iter().any(|p| last.starts_with(p));
+    if starts(&["to_", "write", "save", "dump", "export"]) {
+        Some(Direction::Write)
+    } else if starts(&["read", "open", "load", "from_file"]) {
+        Some(Direction::Read)
+    } else {
+        None
+    }
+}
+
+/// Words that make a query about plotting.
+const PLOTTING_WORDS: &[&str] = &[
+    "plot",
+    "plots",
+    "plotting",
+    "figure",
+    "figures",
+    "axes",
+    "axis",
+    "colorbar",
+    "colormap",
+    "cmap",
+    "legend",
+    "subplot",
+    "subplots",
+    "savefig",
+    "chart",
+    "histogram",
+    "matplotlib",
+    "plt",
+    "png",
+    "draw",
+    "title",
+    "label",
+    "labels",
+    "ticks",
+    "annotate",
+    "scatter",
+];
 /// Characters of a docstring shown per hit.
 const SHOWN_DOC: usize = 400;
+/// Characters of a recipe shown per hit (its snippet is the point).
+const SHOWN_RECIPE: usize = 2_000;
+/// Query embeddings remembered (an agent repeats its searches).
+const CACHED_QUERIES: usize = 256;
 
 /// A search result.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,13 +162,62 @@ pub struct Hit<'a> {
     pub score: f64,
 }
 
+/// Which rankings a search uses (`knowledge eval` compares them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// All three, fused: what the agent gets.
+    Hybrid,
+    /// BM25 alone.
+    Bm25,
+    /// Embedding cosine alone.
+    Dense,
+}
+
+/// An API the sandbox said does not exist or was called wrongly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WrongApi {
+    /// `owner.name` does not exist (`AttributeError`, `ImportError`);
+    /// `owner` is empty when the error names none.
+    Missing {
+        /// The module or class (`rasterio.features`, `GeoSeries`).
+        owner: String,
+        /// The name asked for (`rasterise`).
+        name: String,
+    },
+    /// `function` got a keyword it does not take (`TypeError`).
+    Keyword {
+        /// The function's name as the error gives it (`sjoin`).
+        function: String,
+        /// The keyword (`op`).
+        keyword: String,
+    },
+}
+
+impl std::fmt::Display for WrongApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WrongApi::Missing { owner, name } if owner.is_empty() => write!(f, "{name}"),
+            WrongApi::Missing { owner, name } => write!(f, "{owner}.{name}"),
+            WrongApi::Keyword { function, keyword } => write!(f, "{function}({keyword}=…)"),
+        }
+    }
+}
+
 /// The library docs, opened for search.
 pub struct Library {
     entries: Vec<DocEntry>,
+    /// One row per chunk; the rows of an entry are contiguous.
     vectors: Vec<f32>,
+    /// The entry of each row.
+    owners: Vec<u32>,
     dim: usize,
     bm25: Bm25,
+    /// Every dotted suffix of every name and alias, lower-cased → entries.
+    names: HashMap<String, Vec<usize>>,
     embedder: Embedder,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+    /// How the rankings are fused.
+    pub fusion: Fusion,
     /// What was indexed.
     pub meta: IndexMeta,
 }
@@ -55,6 +238,70 @@ fn corrupt(path: &Path, message: impl ToString) -> KnowledgeError {
     }
 }
 
+/// The top-level package of an entry (`recipe` for recipes).
+fn root(entry: &DocEntry) -> &str {
+    entry.name.split('.').next().unwrap_or("")
+}
+
+/// The words of a query, lower-cased.
+fn words(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The names a query spells: dotted or snake_case words, or the whole
+/// query when it is one word (a CamelCase class among other words is
+/// context, not the question). From an error line
+/// (`'GeoSeries' object has no attribute 'x'`) the owner with its
+/// attribute, and the attribute.
+pub fn spelled_names(query: &str) -> Vec<String> {
+    let tokens: Vec<&str> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    if let Some((owner, attribute)) = missing_attribute(query) {
+        let mut names = vec![format!("{owner}.{attribute}").to_lowercase()];
+        names.push(attribute.to_lowercase());
+        return names;
+    }
+    let code_like = |t: &str| {
+        t.contains('_') || (t.contains('.') && t.chars().next().is_some_and(char::is_alphabetic))
+    };
+    let single = tokens.len() == 1;
+    let mut names: Vec<String> = tokens
+        .into_iter()
+        .filter(|t| single || code_like(t))
+        .filter(|t| !t.ends_with("Error") && !t.ends_with("Warning"))
+        .map(str::to_lowercase)
+        .collect();
+    names.dedup();
+    names
+}
+
+/// `(owner, attribute)` of an error text's "has no attribute" or "cannot
+/// import name … from …".
+fn missing_attribute(text: &str) -> Option<(String, String)> {
+    let quoted: Vec<&str> = text.split('\'').skip(1).step_by(2).collect();
+    if text.contains("has no attribute") && quoted.len() >= 2 {
+        return Some((quoted[0].to_string(), quoted[1].to_string()));
+    }
+    if text.contains("cannot import name") && quoted.len() >= 2 {
+        return Some((quoted[1].to_string(), quoted[0].to_string()));
+    }
+    None
+}
+
+/// True when the query is about plotting.
+fn about_plotting(query: &str) -> bool {
+    words(query)
+        .iter()
+        .any(|w| PLOTTING_WORDS.contains(&w.as_str()))
+}
+
 impl Library {
     /// Opens the index in `dir` with the embedding model that built it.
     pub fn open(dir: &Path, embedder: Embedder) -> Result<Library, KnowledgeError> {
@@ -64,6 +311,15 @@ impl Library {
         };
         let meta: IndexMeta = serde_json::from_str(&meta_text)
             .map_err(|e| corrupt(&meta_path, format!("line {}: {e}", e.line())))?;
+        if meta.format != INDEX_FORMAT {
+            return Err(corrupt(
+                &meta_path,
+                format!(
+                    "field `format`: index layout {} where this gisclaw reads {INDEX_FORMAT}",
+                    meta.format
+                ),
+            ));
+        }
         let docs_path = docs_file(dir);
         let text = std::fs::read_to_string(&docs_path).map_err(|e| corrupt(&docs_path, e))?;
         let mut entries = Vec::with_capacity(meta.count);
@@ -75,15 +331,35 @@ impl Library {
         }
         let vectors_path = vectors_file(dir);
         let bytes = std::fs::read(&vectors_path).map_err(|e| corrupt(&vectors_path, e))?;
-        if entries.len() != meta.count || bytes.len() != meta.count * meta.dim * 4 {
+        let owners_path = owners_file(dir);
+        let owner_bytes = std::fs::read(&owners_path).map_err(|e| corrupt(&owners_path, e))?;
+        if entries.len() != meta.count || bytes.len() != meta.chunks * meta.dim * 4 {
             return Err(corrupt(
                 &vectors_path,
                 format!(
-                    "{} entries and {} vector bytes for a count of {} × {}",
+                    "{} entries and {} vector bytes for {} entries of {} chunks × {}",
                     entries.len(),
                     bytes.len(),
                     meta.count,
+                    meta.chunks,
                     meta.dim
+                ),
+            ));
+        }
+        let owners: Vec<u32> = owner_bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if owner_bytes.len() != meta.chunks * 4
+            || owners.windows(2).any(|w| w[0] > w[1])
+            || owners.last().is_some_and(|&o| o as usize >= entries.len())
+        {
+            return Err(corrupt(
+                &owners_path,
+                format!(
+                    "not {} ascending entry numbers below {}",
+                    meta.chunks,
+                    entries.len()
                 ),
             ));
         }
@@ -93,12 +369,33 @@ impl Library {
             .collect();
         let bm25 =
             Bm25::build(&entries).map_err(|e| corrupt(&docs_path, format!("indexing: {e}")))?;
+        let mut names: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            for name in std::iter::once(&e.name).chain(&e.aliases) {
+                let lower = name.to_lowercase();
+                let mut at = 0;
+                loop {
+                    let ids = names.entry(lower[at..].to_string()).or_default();
+                    if ids.last() != Some(&i) {
+                        ids.push(i);
+                    }
+                    match lower[at..].find('.') {
+                        Some(dot) => at += dot + 1,
+                        None => break,
+                    }
+                }
+            }
+        }
         Ok(Library {
             entries,
             vectors,
+            owners,
             dim: meta.dim,
             bm25,
+            names,
             embedder,
+            cache: Mutex::new(HashMap::new()),
+            fusion: Fusion::default(),
             meta,
         })
     }
@@ -120,28 +417,99 @@ impl Library {
         self.entries.is_empty()
     }
 
-    /// Ranks by cosine with the query's embedding (the vectors are unit length).
-    fn dense(&self, query: &str, k: usize) -> Vec<usize> {
-        let Ok(mut q) = self.embedder.embed(&[query]) else {
-            return Vec::new();
-        };
-        let q = q.remove(0);
-        if q.len() != self.dim {
-            return Vec::new();
-        }
-        let mut scored: Vec<(f32, usize)> = self
-            .vectors
-            .chunks_exact(self.dim)
-            .enumerate()
-            .map(|(i, v)| (v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>(), i))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.into_iter().take(k).map(|(_, i)| i).collect()
+    /// The entries, in index order.
+    pub fn entries(&self) -> &[DocEntry] {
+        &self.entries
     }
 
-    /// The two rankings fused by [`Library::search`]: entry names by BM25,
-    /// then by embedding cosine, `k` each (for `knowledge search --explain`).
-    pub fn rankings(&self, query: &str, k: usize) -> [Vec<&str>; 2] {
+    /// The query's embedding (remembered for repeated queries).
+    fn query_vector(&self, query: &str) -> Option<Vec<f32>> {
+        if let Some(v) = self.cache.lock().ok()?.get(query) {
+            return Some(v.clone());
+        }
+        let v = self.embedder.embed(&[query]).ok()?.pop()?;
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= CACHED_QUERIES {
+                cache.clear();
+            }
+            cache.insert(query.to_string(), v.clone());
+        }
+        Some(v)
+    }
+
+    /// The best `k` entries by cosine with the query's embedding (the
+    /// vectors are unit length; an entry scores its best chunk), best first.
+    fn dense(&self, query: &str, k: usize) -> Vec<usize> {
+        match self.query_vector(query) {
+            Some(q) if q.len() == self.dim => self.dense_from(&q, k),
+            _ => Vec::new(),
+        }
+    }
+
+    fn dense_from(&self, q: &[f32], k: usize) -> Vec<usize> {
+        let mut best = vec![f32::NEG_INFINITY; self.entries.len()];
+        for (row, owner) in self.vectors.chunks_exact(self.dim).zip(&self.owners) {
+            let dot = dot(row, q);
+            let slot = &mut best[*owner as usize];
+            if dot > *slot {
+                *slot = dot;
+            }
+        }
+        top_k(best.into_iter().map(f64::from).enumerate(), k)
+    }
+
+    /// The entries whose name or alias ends with a name the query spells,
+    /// best first: longer spelled names first, then shorter entry names;
+    /// when none matches exactly, names within a few edits of its last part.
+    fn named(&self, query: &str, k: usize) -> Vec<usize> {
+        let spelled = spelled_names(query);
+        let mut found: Vec<(std::cmp::Reverse<usize>, usize, usize)> = Vec::new();
+        for name in &spelled {
+            if let Some(ids) = self.names.get(name) {
+                for &id in ids {
+                    found.push((
+                        std::cmp::Reverse(name.len()),
+                        self.entries[id].name.len(),
+                        id,
+                    ));
+                }
+            }
+        }
+        if found.is_empty() {
+            for name in spelled.iter().filter(|n| n.contains('_') || n.len() >= 6) {
+                let last: Vec<char> = name.rsplit('.').next().unwrap_or(name).chars().collect();
+                for (id, e) in self.entries.iter().enumerate() {
+                    let tail: Vec<char> = e
+                        .name
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or("")
+                        .to_lowercase()
+                        .chars()
+                        .collect();
+                    let distance = levenshtein(&last, &tail);
+                    if distance > 0 && distance * 4 <= last.len() {
+                        found.push((std::cmp::Reverse(0), distance * 100 + e.name.len(), id));
+                    }
+                }
+            }
+        }
+        found.sort();
+        let mut ids: Vec<usize> = Vec::new();
+        for (_, _, id) in found {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+            if ids.len() == k {
+                break;
+            }
+        }
+        ids
+    }
+
+    /// The rankings fused by [`Library::search`], as entry names, `k` each:
+    /// BM25, embeddings, exact names (for `knowledge search --explain`).
+    pub fn rankings(&self, query: &str, k: usize) -> [Vec<&str>; 3] {
         let names = |ids: Vec<usize>| {
             ids.into_iter()
                 .map(|i| self.entries[i].name.as_str())
@@ -150,6 +518,7 @@ impl Library {
         [
             names(self.bm25.search(query, k)),
             names(self.dense(query, k)),
+            names(self.named(query, k)),
         ]
     }
 
@@ -158,19 +527,20 @@ impl Library {
         self.search_in(query, k, &[])
     }
 
-    /// The best `k` entries for `query` among those of `libraries` (top
-    /// package names such as `rasterio`), best first; every library when
-    /// `libraries` is empty or none of the candidates is theirs.
-    pub fn search_in(&self, query: &str, k: usize, libraries: &[&str]) -> Vec<Hit<'_>> {
-        let fused = self.fused(query);
-        let theirs = |id: &usize| {
-            let root = self.entries[*id].name.split('.').next().unwrap_or("");
-            libraries.contains(&root)
-        };
-        let keep_all = libraries.is_empty() || !fused.iter().any(|(id, _)| theirs(id));
-        fused
+    /// The best `k` entries for `query` with one ranking or all
+    /// (`knowledge eval`).
+    pub fn search_mode(&self, query: &str, k: usize, mode: Mode) -> Vec<Hit<'_>> {
+        match mode {
+            Mode::Hybrid => self.search(query, k),
+            Mode::Bm25 => self.hits(ranks(self.bm25.search(query, k)), k),
+            Mode::Dense => self.hits(ranks(self.dense(query, k)), k),
+        }
+    }
+
+    /// The first `k` of scored entries as hits.
+    fn hits(&self, scored: Vec<(usize, f64)>, k: usize) -> Vec<Hit<'_>> {
+        scored
             .into_iter()
-            .filter(|(id, _)| keep_all || theirs(id))
             .take(k)
             .map(|(id, score)| Hit {
                 entry: &self.entries[id],
@@ -179,69 +549,211 @@ impl Library {
             .collect()
     }
 
-    /// Every candidate of the two rankings, by reciprocal-rank fusion, best first.
-    fn fused(&self, query: &str) -> Vec<(usize, f64)> {
-        let rankings = [
-            self.bm25.search(query, CANDIDATES),
-            self.dense(query, CANDIDATES),
-        ];
-        let mut scores = std::collections::HashMap::<usize, f64>::new();
-        for ranking in &rankings {
+    /// The best `k` entries for `query` among those of `libraries` (top
+    /// package names such as `rasterio`) and the recipes, best first;
+    /// every library when `libraries` is empty or none of the candidates
+    /// is theirs.
+    pub fn search_in(&self, query: &str, k: usize, libraries: &[&str]) -> Vec<Hit<'_>> {
+        let fused = self.fused(query);
+        let theirs = |id: &usize| libraries.contains(&root(&self.entries[*id]));
+        let keep_all = libraries.is_empty() || !fused.iter().any(|(id, _)| theirs(id));
+        let fused: Vec<(usize, f64)> = fused
+            .into_iter()
+            .filter(|(id, _)| keep_all || theirs(id) || self.entries[*id].kind == "recipe")
+            .collect();
+        self.hits(self.one_recipe(fused), k)
+    }
+
+    /// The three rankings of `query`, [`CANDIDATES`] deep. The query is
+    /// embedded on a second thread while BM25 and the names run.
+    pub fn rankings_of(&self, query: &str) -> Rankings {
+        std::thread::scope(|scope| {
+            let dense = scope.spawn(|| self.dense(query, CANDIDATES));
+            let bm25 = self.bm25.search(query, CANDIDATES);
+            let names = self.named(query, CANDIDATES);
+            Rankings {
+                bm25,
+                dense: dense.join().unwrap_or_default(),
+                names,
+                plotting: about_plotting(query),
+                direction: direction_of(query),
+            }
+        })
+    }
+
+    /// Rankings fused by weighted reciprocal rank and the entries' weights,
+    /// best first.
+    pub fn fuse(&self, rankings: &Rankings, fusion: &Fusion) -> Vec<(usize, f64)> {
+        let mut scores = HashMap::<usize, f64>::new();
+        for (ranking, weight) in [
+            (&rankings.bm25, fusion.bm25),
+            (&rankings.dense, fusion.dense),
+            (&rankings.names, fusion.names),
+        ] {
             for (rank, id) in ranking.iter().enumerate() {
-                *scores.entry(*id).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+                *scores.entry(*id).or_default() += weight / (fusion.k + rank as f64 + 1.0);
             }
         }
-        let mut fused: Vec<(usize, f64)> = scores.into_iter().collect();
+        let mut fused: Vec<(usize, f64)> = scores
+            .into_iter()
+            .map(|(id, score)| {
+                let entry = &self.entries[id];
+                let mut weight = 1.0;
+                if root(entry) == "matplotlib" && !rankings.plotting {
+                    weight *= fusion.plotting;
+                }
+                match entry.kind.as_str() {
+                    "property" => weight *= fusion.property,
+                    "recipe" => weight *= fusion.recipe,
+                    _ => {}
+                }
+                if let (Some(query), Some(moves)) = (rankings.direction, direction_of_entry(entry))
+                {
+                    if query != moves {
+                        weight *= fusion.direction;
+                    }
+                }
+                (id, score * weight)
+            })
+            .collect();
         fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         fused
     }
 
-    /// The entries an unknown API name probably meant (`rasterio.features.rasterise`
-    /// → `rasterio.features.rasterize`): last name parts within edit
-    /// distance of a third of their length, under the same owner first;
-    /// when none is that close, the hybrid search of the name.
-    pub fn near_names(&self, dotted: &str, k: usize) -> Vec<Hit<'_>> {
-        let (owner, last) = dotted.rsplit_once('.').unwrap_or(("", dotted));
-        let last: Vec<char> = last.to_lowercase().chars().collect();
-        let mut near: Vec<(usize, bool, usize)> = self
-            .entries
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| {
-                let tail: Vec<char> = e
-                    .name
-                    .rsplit('.')
-                    .next()
-                    .unwrap_or(&e.name)
-                    .to_lowercase()
-                    .chars()
-                    .collect();
-                let distance = levenshtein(&last, &tail);
-                let same_owner = !owner.is_empty() && e.name.contains(owner);
-                (distance * 3 <= last.len().max(3)).then_some((distance, !same_owner, i))
+    /// A fused list with only its best recipe: one recipe per answer, the
+    /// API entries stay beside it.
+    pub fn one_recipe(&self, fused: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+        let mut recipes = 0;
+        fused
+            .into_iter()
+            .filter(|(id, _)| {
+                let recipe = self.entries[*id].kind == "recipe";
+                recipes += usize::from(recipe);
+                !recipe || recipes == 1
             })
-            .collect();
-        if near.is_empty() {
-            return self.search(dotted, k);
+            .collect()
+    }
+
+    /// Every candidate of the three rankings, fused, best first.
+    fn fused(&self, query: &str) -> Vec<(usize, f64)> {
+        self.fuse(&self.rankings_of(query), &self.fusion)
+    }
+
+    /// The entries a wrong API probably meant: for a missing name, the
+    /// exact entry when the name exists after all, then names within a few
+    /// edits under the same owner (`rasterio.features.rasterise` →
+    /// `rasterize`), then the search of the owner and the name's words
+    /// among the owner's entries (`GeoSeries.cascaded_union` →
+    /// `GeoSeries.union_all`); for a wrong keyword, the function itself
+    /// (its signature lists the keywords it takes).
+    pub fn for_wrong_api(&self, wrong: &WrongApi, k: usize) -> Vec<Hit<'_>> {
+        let mut ids: Vec<usize> = Vec::new();
+        let push = |id: usize, ids: &mut Vec<usize>| {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        };
+        match wrong {
+            WrongApi::Keyword { function, .. } => {
+                for id in self.named(function, k) {
+                    push(id, &mut ids);
+                }
+                for (id, _) in self.fused(function) {
+                    push(id, &mut ids);
+                }
+            }
+            WrongApi::Missing { owner, name } => {
+                let owner_lower = owner.to_lowercase();
+                let under_owner = |id: usize| {
+                    let e = &self.entries[id];
+                    owner.is_empty()
+                        || std::iter::once(&e.name).chain(&e.aliases).any(|n| {
+                            let lower = n.to_lowercase();
+                            lower.starts_with(&format!("{owner_lower}."))
+                                || lower.contains(&format!(".{owner_lower}."))
+                        })
+                };
+                let full = wrong.to_string();
+                for id in self.named(&full, k) {
+                    if under_owner(id) {
+                        push(id, &mut ids);
+                    }
+                }
+                let query = format!("{owner} {}", name.replace('_', " "));
+                for (id, _) in self.fused(&query) {
+                    if under_owner(id) {
+                        push(id, &mut ids);
+                    }
+                }
+                if ids.is_empty() {
+                    for (id, _) in self.fused(&full) {
+                        push(id, &mut ids);
+                    }
+                }
+            }
         }
-        near.sort();
-        near.into_iter()
+        ids.into_iter()
             .take(k)
-            .map(|(d, _, i)| Hit {
-                entry: &self.entries[i],
-                score: 1.0 / (1.0 + d as f64),
+            .enumerate()
+            .map(|(rank, id)| Hit {
+                entry: &self.entries[id],
+                score: 1.0 / (1.0 + rank as f64),
             })
             .collect()
     }
 
     /// The hits of a query as the model reads them: name, signature, kind,
-    /// the start of the docstring.
+    /// the start of the docstring; a recipe whole.
     pub fn render(&self, query: &str, k: usize) -> String {
         render_hits(query, &self.search(query, k))
     }
 }
 
-/// Hits as the model reads them.
+/// The dot product in eight independent lanes (the compiler vectorises
+/// it; a plain `sum` must add in order and does not).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a8
+        .remainder()
+        .iter()
+        .zip(b8.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a8.zip(b8) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// A ranking as `(id, 1 / rank)` pairs.
+fn ranks(ids: Vec<usize>) -> Vec<(usize, f64)> {
+    ids.into_iter()
+        .enumerate()
+        .map(|(rank, id)| (id, 1.0 / (rank as f64 + 1.0)))
+        .collect()
+}
+
+/// The ids of the `k` highest scores, best first (ties: lower id first),
+/// by partial selection rather than a full sort.
+fn top_k(scores: impl Iterator<Item = (usize, f64)>, k: usize) -> Vec<usize> {
+    let mut all: Vec<(usize, f64)> = scores.filter(|(_, s)| s.is_finite()).collect();
+    let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k == 0 {
+        return Vec::new();
+    }
+    if all.len() > k {
+        all.select_nth_unstable_by(k - 1, order);
+        all.truncate(k);
+    }
+    all.sort_by(order);
+    all.into_iter().map(|(id, _)| id).collect()
+}
+
+/// Hits as the model reads them; recipes are labelled and shown with
+/// their snippet.
 pub fn render_hits(query: &str, hits: &[Hit<'_>]) -> String {
     if hits.is_empty() {
         return format!("No library documentation matches `{query}`.");
@@ -249,6 +761,13 @@ pub fn render_hits(query: &str, hits: &[Hit<'_>]) -> String {
     let mut text = String::new();
     for (i, hit) in hits.iter().enumerate() {
         let e = hit.entry;
+        if e.kind == "recipe" {
+            text.push_str(&format!("{}. [recipe] {}\n", i + 1, e.name));
+            for line in clip(&e.doc, SHOWN_RECIPE).lines() {
+                text.push_str(&format!("   {line}\n"));
+            }
+            continue;
+        }
         let signature: String = e.signature.split_whitespace().collect::<Vec<_>>().join(" ");
         text.push_str(&format!(
             "{}. {}{} ({})\n",
@@ -257,6 +776,10 @@ pub fn render_hits(query: &str, hits: &[Hit<'_>]) -> String {
             clip(&signature, 200),
             e.kind
         ));
+        if !e.aliases.is_empty() {
+            let shown: Vec<&str> = e.aliases.iter().take(3).map(String::as_str).collect();
+            text.push_str(&format!("   also: {}\n", shown.join(", ")));
+        }
         for line in clip(&e.doc, SHOWN_DOC)
             .lines()
             .filter(|l| !l.trim().is_empty())
@@ -265,4 +788,97 @@ pub fn render_hits(query: &str, hits: &[Hit<'_>]) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_read_from_queries_and_error_lines() {
+        assert_eq!(spelled_names("GeoSeries.set_crs"), ["geoseries.set_crs"]);
+        assert_eq!(spelled_names("unary_union"), ["unary_union"]);
+        assert_eq!(spelled_names("rasterize"), ["rasterize"]);
+        assert_eq!(
+            spelled_names("clip a raster with rasterio.mask.mask by polygons"),
+            ["rasterio.mask.mask"]
+        );
+        assert!(spelled_names("clip a raster by a polygon").is_empty());
+        assert_eq!(
+            spelled_names("AttributeError: 'GeoSeries' object has no attribute 'cascaded_union'"),
+            ["geoseries.cascaded_union", "cascaded_union"]
+        );
+        assert_eq!(
+            spelled_names("ImportError: cannot import name 'cascaded_union' from 'shapely.ops'"),
+            ["shapely.ops.cascaded_union", "cascaded_union"]
+        );
+        assert_eq!(
+            spelled_names("TypeError: sjoin() got an unexpected keyword argument 'op'"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn the_top_k_are_selected_best_first_with_ties_by_id() {
+        let scores = [0.5, 0.9, f64::NEG_INFINITY, 0.9, 0.1, 0.7];
+        assert_eq!(top_k(scores.into_iter().enumerate(), 3), [1, 3, 5]);
+        assert_eq!(top_k(scores.into_iter().enumerate(), 10), [1, 3, 5, 0, 4]);
+        assert!(top_k(scores.into_iter().enumerate(), 0).is_empty());
+    }
+
+    #[test]
+    fn the_lane_dot_product_is_the_dot_product() {
+        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.5).collect();
+        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.1).collect();
+        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - plain).abs() < 1e-4);
+    }
+
+    #[test]
+    fn plotting_queries_are_recognised() {
+        assert!(about_plotting("make a choropleth map and save the figure"));
+        assert!(!about_plotting("convert a raster to polygons"));
+    }
+
+    #[test]
+    fn io_direction_is_recognised() {
+        assert_eq!(direction_of("read a netCDF file"), Some(Direction::Read));
+        assert_eq!(
+            direction_of("save the result as GeoTIFF"),
+            Some(Direction::Write)
+        );
+        assert_eq!(direction_of("read a CSV and save it as a shapefile"), None);
+        assert_eq!(direction_of("buffer the roads"), None);
+        let entry = |name: &str| DocEntry {
+            name: name.into(),
+            ..DocEntry::default()
+        };
+        assert_eq!(
+            direction_of_entry(&entry("xarray.Dataset.to_netcdf")),
+            Some(Direction::Write)
+        );
+        assert_eq!(
+            direction_of_entry(&entry("xarray.open_dataset")),
+            Some(Direction::Read)
+        );
+        assert_eq!(
+            direction_of_entry(&entry("geopandas.read_file")),
+            Some(Direction::Read)
+        );
+        assert_eq!(direction_of_entry(&entry("rasterio.features.shapes")), None);
+    }
+
+    #[test]
+    fn wrong_apis_read_as_the_model_wrote_them() {
+        let missing = WrongApi::Missing {
+            owner: "GeoSeries".into(),
+            name: "cascaded_union".into(),
+        };
+        assert_eq!(missing.to_string(), "GeoSeries.cascaded_union");
+        let keyword = WrongApi::Keyword {
+            function: "sjoin".into(),
+            keyword: "op".into(),
+        };
+        assert_eq!(keyword.to_string(), "sjoin(op=…)");
+    }
 }

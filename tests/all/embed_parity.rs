@@ -203,3 +203,23 @@ fn the_published_similarities_of_the_sentence_transformers_quickstart() {
         );
     }
 }
+
+#[test]
+fn a_padded_batch_gives_the_vectors_of_one_text_at_a_time() {
+    let embedder = embedder();
+    let texts = [
+        "Clip a raster by a polygon.",
+        "rasterio.features.rasterize: Return an image array with input geometries burned in, one pixel per shape, for every shape of a long list of shapes that the caller gives.",
+        "numpy.gradient",
+        "",
+    ];
+    let one_by_one = embedder.embed(&texts).unwrap();
+    for batch in [1, 2, 4] {
+        let batched = embedder.embed_batch(&texts, batch).unwrap();
+        assert_eq!(batched.len(), texts.len());
+        for (a, b) in one_by_one.iter().zip(&batched) {
+            let c = cosine(a, b);
+            assert!(c > 0.9999, "batch {batch}: cosine {c}");
+        }
+    }
+}

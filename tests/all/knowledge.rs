@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use common::{call, events, gisclaw, solve_replay, text};
 use serde_json::json;
 
-/// A small index (three modules), built once for this test binary.
+/// A small index (five modules and the recipes), built once for this test binary.
 fn index() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -21,7 +21,7 @@ fn index() -> &'static Path {
                 "knowledge",
                 "build",
                 "--modules",
-                "rasterio.features,geopandas.tools,gisclaw_tools,no_such_module",
+                "rasterio.features,geopandas.tools,shapely.ops,pyproj,gisclaw_tools,no_such_module",
                 "--dir",
                 index,
             ],
@@ -30,7 +30,9 @@ fn index() -> &'static Path {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let said = text(&out);
         assert!(
-            said.contains("indexed ") && said.contains("from 3 module(s)"),
+            said.contains("indexed ")
+                && said.contains("16 recipes")
+                && said.contains("from 5 module(s)"),
             "{said}"
         );
         assert!(
@@ -61,10 +63,12 @@ fn search(query: &str) -> String {
 
 #[test]
 fn searches_find_the_api_by_name_and_by_paraphrase() {
-    // By what it does, in other words than its docstring's.
+    // By what it does, in other words than its docstring's: the recipe
+    // for the task, and the API it uses beside it.
     let hits = search("burn polygons into a raster");
     assert!(
-        hits.starts_with("1. rasterio.features.rasterize("),
+        hits.starts_with("1. [recipe] recipe.rasterize_polygons")
+            && hits.contains("\n3. rasterio.features.rasterize("),
         "{hits}"
     );
     // By an exact API name.
@@ -133,11 +137,8 @@ fn the_agent_gets_search_docs_with_rag() {
         .find(|e| e["event"] == "retrieval")
         .expect("a retrieval event");
     assert_eq!(retrieval["for"], "the task");
-    assert!(
-        retrieval["hits"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("rasterio.features.rasterize"),
+    assert_eq!(
+        retrieval["hits"][0], "recipe.rasterize_polygons",
         "{retrieval}"
     );
     let all = serde_json::to_string(&events).unwrap();
@@ -198,6 +199,50 @@ fn the_agent_gets_search_docs_with_rag() {
 }
 
 #[test]
+fn a_rebuild_embeds_only_what_changed() {
+    // A copy of the test index rebuilt with one module fewer: every chunk
+    // it keeps was embedded before, so none is embedded again, and its
+    // search answers as a fresh build's does.
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["docs.jsonl", "meta.json", "vectors.f32", "owners.u32"] {
+        std::fs::copy(index().join(file), dir.path().join(file)).unwrap();
+    }
+    let out = gisclaw(
+        &[
+            "knowledge",
+            "build",
+            "--modules",
+            "rasterio.features,geopandas.tools,shapely.ops,gisclaw_tools",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains(" 0 embedded, "), "{said}");
+    let hits = |index: &Path| {
+        let out = gisclaw(
+            &[
+                "knowledge",
+                "search",
+                "rasterize",
+                "-k",
+                "3",
+                "--dir",
+                index.to_str().unwrap(),
+            ],
+            &[],
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert!(hits(dir.path()).starts_with("1. rasterio.features.rasterize("));
+    assert!(!std::fs::read_to_string(dir.path().join("docs.jsonl"))
+        .unwrap()
+        .contains("\"name\":\"pyproj."));
+}
+
+#[test]
 fn a_missing_or_broken_index_is_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty");
@@ -222,7 +267,7 @@ fn a_missing_or_broken_index_is_one_line() {
     // A vectors file cut short is named.
     let broken = dir.path().join("broken");
     std::fs::create_dir(&broken).unwrap();
-    for file in ["docs.jsonl", "meta.json", "vectors.f32"] {
+    for file in ["docs.jsonl", "meta.json", "vectors.f32", "owners.u32"] {
         std::fs::copy(index().join(file), broken.join(file)).unwrap();
     }
     let vectors = std::fs::read(broken.join("vectors.f32")).unwrap();
@@ -286,7 +331,8 @@ fn each_plan_step_gets_the_docs_of_the_library_it_names() {
         .collect();
     assert_eq!(retrievals.len(), 3, "one per step, none for the task");
     assert!(retrievals.iter().all(|r| r["for"] == "this step"));
-    // Filtered to the library each step names; unnamed: every library.
+    // Filtered to the library each step names (and the recipes);
+    // unnamed: every library.
     let hits = |r: &serde_json::Value| -> Vec<String> {
         r["hits"]
             .as_array()
@@ -299,15 +345,19 @@ fn each_plan_step_gets_the_docs_of_the_library_it_names() {
     assert!(
         hits(retrievals[0])
             .iter()
-            .all(|h| h.starts_with("geopandas.")),
+            .all(|h| h.starts_with("geopandas.") || h.starts_with("recipe.")),
         "{:?}",
         hits(retrievals[0])
     );
     assert_eq!(retrievals[1]["libraries"], json!(["rasterio"]));
     let burn = hits(retrievals[1]);
-    assert!(burn.iter().all(|h| h.starts_with("rasterio.")), "{burn:?}");
     assert!(
-        burn.iter().any(|h| h == "rasterio.features.rasterize"),
+        burn.iter()
+            .all(|h| h.starts_with("rasterio.") || h.starts_with("recipe.")),
+        "{burn:?}"
+    );
+    assert!(
+        burn.iter().any(|h| h == "recipe.rasterize_polygons"),
         "{burn:?}"
     );
     assert_eq!(retrievals[2]["libraries"], json!([]));
@@ -418,4 +468,92 @@ fn a_step_suite_with_rag_retrieves_for_every_step() {
         common::read_json(&out.join("records/G01.1.json"))["complete_at_1"],
         1.0
     );
+}
+
+#[test]
+fn wrong_apis_in_real_failing_cells_get_the_right_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "id: wrong\ntitle: Wrong APIs\ninstruction: Use APIs that moved.\ndata: data\n",
+    )
+    .unwrap();
+    let cells = [
+        // Removed in Shapely 2: its successor is unary_union / union_all.
+        "from shapely.ops import cascaded_union",
+        // pyproj 1's name: Transformer.transform is today's.
+        "from pyproj import Transformer\nTransformer.from_crs('EPSG:4326', 'EPSG:3857', always_xy=True).transform_point(1, 2)",
+        // geopandas renamed sjoin's `op` to `predicate`.
+        "import geopandas, geopandas.tools\nfrom shapely.geometry import Point\ng = geopandas.GeoDataFrame(geometry=[Point(0, 0)])\ngeopandas.tools.sjoin(g, g, op='within')",
+    ];
+    let mut lines: Vec<String> = cells
+        .iter()
+        .map(|code| call("execute_python", json!({ "code": code })))
+        .collect();
+    lines.push(call("finish", json!({ "summary": "tried" })));
+    let replay = dir.path().join("replay.jsonl");
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let envs = [("GISCLAW_KNOWLEDGE", index().to_str().unwrap())];
+    let out = dir.path().join("out");
+    let run = solve_replay(&task, &replay, &out, &["--rag"], &envs);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let observations: Vec<String> = events(&out)
+        .iter()
+        .filter(|e| e["event"] == "tool" && e["name"] == "execute_python")
+        .map(|e| e["observation"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(observations.len(), 3);
+    let expect = [
+        (
+            "[library docs for `shapely.ops.cascaded_union`]",
+            "shapely.ops.unary_union(",
+        ),
+        (
+            "[library docs for `Transformer.transform_point`]",
+            "pyproj.Transformer.transform(",
+        ),
+        ("[library docs for `sjoin(op=…)`]", "geopandas.tools.sjoin("),
+    ];
+    for (observation, (label, entry)) in observations.iter().zip(expect) {
+        assert!(observation.contains(label), "{observation}");
+        let docs = observation.split(label).nth(1).unwrap();
+        assert!(docs.contains(entry), "{entry} not in:\n{docs}");
+    }
+    // The signature shown for the wrong keyword names the right one.
+    assert!(
+        observations[2].contains("predicate="),
+        "{}",
+        observations[2]
+    );
+}
+
+#[test]
+fn every_recipe_runs_in_the_sandbox() {
+    let (mut session, _dir) = common::session();
+    for recipe in gisclaw::knowledge::recipes::all().unwrap() {
+        let outcome = session
+            .execute(&recipe.code)
+            .unwrap_or_else(|e| panic!("{}: the sandbox failed: {e}", recipe.name));
+        assert_eq!(
+            outcome.status,
+            gisclaw::sandbox::CellStatus::Ok,
+            "{} failed:\n{}",
+            recipe.name,
+            gisclaw::observation::render(&outcome)
+        );
+    }
+}
+
+#[test]
+fn recipes_are_found_and_shown_as_recipes() {
+    let hits = search("inverse distance weighting interpolation of points");
+    assert!(
+        hits.starts_with("1. [recipe] recipe.idw_interpolation"),
+        "{hits}"
+    );
+    assert!(hits.contains("cKDTree"), "the snippet is shown: {hits}");
+    // An exact name goes first, through its alias too.
+    assert!(search("shapely.ops.unary_union").starts_with("1. shapely.ops.unary_union("));
 }
