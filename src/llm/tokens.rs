@@ -26,11 +26,38 @@ const MESSAGE_OVERHEAD: u64 = 4;
 /// the tool schemas.
 pub fn count_prompt(messages: &[Message], tools: &[ToolSpec]) -> u64 {
     let messages: u64 = messages.iter().map(count_message).sum();
-    let tools: u64 = tools
-        .iter()
-        .map(|t| count(&t.name) + count(&t.description) + count(&t.parameters.to_string()))
-        .sum();
+    let tools: u64 = tools.iter().map(count_tool).sum();
     messages + tools + 3
+}
+
+/// Tokens of one tool schema (name, description, parameters).
+///
+/// Counted once per schema and remembered: the same tools go with every
+/// request of a run, and counting their JSON with tiktoken at every round
+/// was most of a replayed round's overhead.
+pub fn count_tool(tool: &ToolSpec) -> u64 {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static SEEN: RefCell<HashMap<(String, String, String), u64>> = RefCell::new(HashMap::new());
+    }
+    let key = (
+        tool.name.clone(),
+        tool.description.clone(),
+        tool.parameters.to_string(),
+    );
+    if let Some(n) = SEEN.with(|m| m.borrow().get(&key).copied()) {
+        return n;
+    }
+    let n = count(&key.0) + count(&key.1) + count(&key.2);
+    SEEN.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 256 {
+            m.clear();
+        }
+        m.insert(key, n);
+    });
+    n
 }
 
 /// Tokens of one message (text plus tool-call names and arguments).
@@ -169,6 +196,24 @@ mod tests {
         assert_eq!(count("hello world"), 2);
         let m = Message::text(Role::User, "hello world");
         assert_eq!(count_message(&m), 2 + MESSAGE_OVERHEAD);
+    }
+
+    #[test]
+    fn a_tool_is_counted_once_and_a_changed_schema_again() {
+        let tool = |description: &str| ToolSpec {
+            name: "execute_python".into(),
+            description: description.into(),
+            parameters: serde_json::json!({"type": "object", "properties": {"code": {"type": "string"}}}),
+        };
+        let plain = tool("Run Python.");
+        let expected = count("execute_python")
+            + count("Run Python.")
+            + count(&plain.parameters.to_string());
+        assert_eq!(count_tool(&plain), expected);
+        assert_eq!(count_tool(&plain), expected, "remembered, the same");
+        let longer = tool("Run Python in the persistent sandbox session.");
+        assert!(count_tool(&longer) > expected, "a changed description is counted anew");
+        assert_eq!(count_prompt(&[], &[plain.clone(), plain]), 2 * expected + 3);
     }
 
     #[test]
