@@ -252,12 +252,6 @@ impl Toolbox<'_> {
         match name {
             "execute_python" => match serde_json::from_str::<ExecuteArgs>(arguments) {
                 Ok(args) => {
-                    // Advisory here: the findings only explain a cell that
-                    // failed, so the analyser can never block correct code.
-                    let findings = self.session.analyse(&args.code).unwrap_or_else(|e| {
-                        tracing::debug!("static analysis unavailable: {e}");
-                        Vec::new()
-                    });
                     let pred = self.out_dir.join("pred_results");
                     let before = (self.checks.is_some() || self.vision).then(|| Snapshot::of(&pred));
                     let outcome = self.session.execute(&args.code)?;
@@ -268,6 +262,14 @@ impl Toolbox<'_> {
                         }
                     }
                     if outcome.status != CellStatus::Ok {
+                        // Advisory: the findings only explain a cell that
+                        // failed, so the analyser runs only then (it costs
+                        // a worker round trip of tens of ms) and can never
+                        // block correct code.
+                        let findings = self.session.analyse(&args.code).unwrap_or_else(|e| {
+                            tracing::debug!("static analysis unavailable: {e}");
+                            Vec::new()
+                        });
                         text.push_str(&observation::render_findings(&findings));
                     }
                     if let (Some(docs), Some(wrong)) = (self.docs, api_error(&text)) {
