@@ -206,13 +206,15 @@ mod tests {
             parameters: serde_json::json!({"type": "object", "properties": {"code": {"type": "string"}}}),
         };
         let plain = tool("Run Python.");
-        let expected = count("execute_python")
-            + count("Run Python.")
-            + count(&plain.parameters.to_string());
+        let expected =
+            count("execute_python") + count("Run Python.") + count(&plain.parameters.to_string());
         assert_eq!(count_tool(&plain), expected);
         assert_eq!(count_tool(&plain), expected, "remembered, the same");
         let longer = tool("Run Python in the persistent sandbox session.");
-        assert!(count_tool(&longer) > expected, "a changed description is counted anew");
+        assert!(
+            count_tool(&longer) > expected,
+            "a changed description is counted anew"
+        );
         assert_eq!(count_prompt(&[], &[plain.clone(), plain]), 2 * expected + 3);
     }
 
