@@ -28,6 +28,7 @@ setup-local-model:
 ## Run every test (needs `make setup` once).
 test:
 	cargo build --workspace
+	bash tests/mcp/client-venv.sh
 	cargo test --workspace
 	@if [ -x "$(LOCAL_SERVER)" ]; then $(MAKE) --no-print-directory e2e; \
 	else echo "local-model end-to-end tests not run: $(LOCAL_SERVER) is missing (make setup-local-model; CI installs it)"; fi

@@ -29,6 +29,7 @@ pub mod eval;
 pub mod interrupt;
 pub mod knowledge;
 pub mod llm;
+pub mod mcp;
 pub mod observation;
 pub mod outputs;
 pub mod paths;

@@ -30,6 +30,9 @@ enum Command {
     /// in a persistent sandbox; slash commands for data, variables, your own
     /// code, saving and resuming.
     Chat(cli::chat::ChatArgs),
+    /// Serve the confined GIS sandbox and its tools over the Model Context
+    /// Protocol (stdio), for the agent of any MCP client.
+    Mcp(cli::mcp::McpArgs),
     /// Benchmark suites: verify gold solutions, generate data, import GeoAnalystBench.
     #[command(subcommand)]
     Bench(cli::bench::BenchCommand),
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Solve(args) => cli::solve::run(args),
         Command::Chat(args) => cli::chat::run(args),
+        Command::Mcp(args) => cli::mcp::run(args),
         Command::Bench(command) => cli::bench::run(command),
         Command::Eval(args) => cli::eval::run(*args),
         Command::Doctor => cli::common::SandboxArgs::default()

@@ -99,6 +99,16 @@ pub struct RunOptions {
 /// - the run's records (`transcript.jsonl`, `run.json`, `solution.py`) are
 ///   written into `OUT/` by gisclaw, where no cell can write.
 pub fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<SessionDirs> {
+    let pred = out.join("pred_results");
+    if pred.exists() {
+        std::fs::remove_dir_all(&pred).with_context(|| format!("clearing {}", pred.display()))?;
+    }
+    session_folders(out, data_dir)
+}
+
+/// The folders of [`prepare_out`] without clearing `OUT/pred_results/`:
+/// a folder that outlives one session (`gisclaw mcp`) keeps its outputs.
+pub fn session_folders(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<SessionDirs> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let out = out
         .canonicalize()
@@ -119,9 +129,6 @@ pub fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<Sessio
                 out.display()
             );
         }
-    }
-    if pred.exists() {
-        std::fs::remove_dir_all(&pred).with_context(|| format!("clearing {}", pred.display()))?;
     }
     std::fs::create_dir_all(&pred).with_context(|| format!("creating {}", pred.display()))?;
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;

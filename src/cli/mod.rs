@@ -7,6 +7,7 @@ pub mod common;
 pub mod eval;
 pub mod exec;
 pub mod knowledge;
+pub mod mcp;
 pub mod memory;
 pub mod solve;
 pub mod tree;

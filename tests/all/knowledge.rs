@@ -10,8 +10,9 @@ use std::sync::OnceLock;
 use common::{call, events, gisclaw, solve_replay, text};
 use serde_json::json;
 
-/// A small index (five modules and the recipes), built once for this test binary.
-fn index() -> &'static Path {
+/// A small index (five modules and the recipes), built once for this test
+/// binary (the MCP tests use it too).
+pub fn index() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

@@ -23,6 +23,7 @@ mod formats;
 mod knowledge;
 mod layout;
 mod local_model;
+mod mcp;
 mod mcts;
 mod output_checks;
 mod sandbox;

@@ -1,0 +1,82 @@
+//! `gisclaw mcp`: serve the sandbox and tools over the Model Context Protocol.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use gisclaw::agent::memory::{self, ErrorMemory};
+use gisclaw::mcp::{self, Shared};
+use gisclaw::sandbox::{SandboxConfig, Zygote};
+
+use super::common::{open_docs, SandboxArgs, UsageError};
+
+/// Options of `gisclaw mcp`.
+#[derive(clap::Args, Debug)]
+pub struct McpArgs {
+    /// The data folder every session sees as `data/` (read-only).
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// The session's folder: `pred_results/` (outputs, kept between
+    /// runs), `work/` (the cells' cwd), `transcript.jsonl`, `solution.py`.
+    /// Default: a new folder under ~/.local/share/gisclaw/mcp/.
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Offer `search_docs` over the library-docs index
+    /// (`gisclaw knowledge build` once).
+    #[arg(long)]
+    pub rag: bool,
+    /// Per-cell time limit, in seconds.
+    #[arg(long, default_value_t = 600)]
+    pub cell_timeout: u64,
+    /// Keep Error Memory in this process only (default: the shared file
+    /// that `solve` also learns into).
+    #[arg(long)]
+    pub no_memory: bool,
+    /// Do not look inside the outputs after each cell.
+    #[arg(long)]
+    pub no_output_checks: bool,
+    /// Confinement the sandbox must have.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// Runs the server until the client disconnects.
+pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &args.data {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("--data {}: not a folder", dir.display())).into());
+        }
+    }
+    let config = SandboxConfig {
+        cell_timeout: Duration::from_secs(args.cell_timeout),
+        // A server lives as long as its client: no budget for the whole.
+        task_budget: Duration::from_secs(365 * 24 * 3600),
+        ..args.sandbox.config()?
+    };
+    let docs = open_docs(args.rag)?;
+    let memory = if args.no_memory {
+        ErrorMemory::in_memory()
+    } else {
+        ErrorMemory::load(&memory::default_path())
+    };
+    let zygote = Zygote::start(config)?;
+    let shared = Arc::new(Shared::new(
+        zygote,
+        args.data.clone(),
+        docs,
+        memory,
+        !args.no_output_checks,
+    ));
+    let workdir = args.workdir.clone().unwrap_or_else(mcp::default_workdir);
+    tracing::info!("gisclaw mcp: session folder {}", workdir.display());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(mcp::serve_stdio(shared, &workdir))?;
+    // A cell the client abandoned was interrupted; give it a moment to end.
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    Ok(ExitCode::SUCCESS)
+}

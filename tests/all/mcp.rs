@@ -1,0 +1,293 @@
+//! `gisclaw mcp` driven by a real MCP client: the official Python SDK
+//! (`tests/mcp/client.py`, in the pinned venv `tests/mcp/client-venv.sh`
+//! makes), over stdio, against the real sandbox. Each scenario starts its
+//! own server; the disconnect test speaks the protocol itself so that it
+//! can drop the connection mid-cell and watch what is left.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The Python of the MCP client venv; a clear failure when it is missing.
+fn client_python() -> PathBuf {
+    let python = common::repo().join("target/mcp-client-venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `bash tests/mcp/client-venv.sh` (make test does)",
+        python.display()
+    );
+    python
+}
+
+/// A copy of the example's data (a hostile cell must not touch the repo's).
+fn data_copy(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir(&data).unwrap();
+    let example = common::repo().join("examples/heat_island/data");
+    for entry in std::fs::read_dir(example).unwrap().flatten() {
+        std::fs::copy(entry.path(), data.join(entry.file_name())).unwrap();
+    }
+    data
+}
+
+/// Runs one scenario of `client.py`; returns what it observed.
+fn scenario(name: &str, envs: &[(&str, &str)]) -> Value {
+    let dir = common::workdir();
+    let data = data_copy(dir.path());
+    let workdir = dir.path().join("session");
+    let out = Command::new(client_python())
+        .arg(common::repo().join("tests/mcp/client.py"))
+        .args([name, env!("CARGO_BIN_EXE_gisclaw")])
+        .arg(&data)
+        .arg(&workdir)
+        .envs(envs.iter().copied())
+        .output()
+        .expect("the MCP client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "scenario {name} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    let observed: Value = serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(observed["ok"], true, "{observed}");
+    observed
+}
+
+#[test]
+fn a_client_lists_the_tools_with_schemas_and_descriptions() {
+    let seen = scenario("tools", &[]);
+    assert_eq!(seen["server"], "gisclaw");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "execute_python",
+            "inspect_data",
+            "list_files",
+            "list_variables",
+            "reset_session",
+            "save_script"
+        ]
+    );
+    assert!(seen["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("pred_results/"));
+}
+
+#[test]
+fn an_analysis_across_calls_keeps_state_and_returns_its_figure_as_an_image() {
+    let seen = scenario("analysis", &[]);
+    assert!(seen["progress"].as_u64().unwrap() >= 1, "{seen}");
+    assert!(seen["image_bytes"].as_u64().unwrap() > 1000, "{seen}");
+    assert_eq!(
+        seen["resources"],
+        json!([
+            "gisclaw://transcript",
+            "gisclaw://pred_results/stations_map.png"
+        ])
+    );
+}
+
+#[test]
+fn with_rag_search_docs_is_offered_and_a_wrong_api_gets_its_docs() {
+    let index = crate::knowledge::index();
+    let seen = scenario("rag", &[("GISCLAW_KNOWLEDGE", index.to_str().unwrap())]);
+    assert!(
+        seen["wrong_api"].as_str().unwrap().contains("unary_union"),
+        "{seen}"
+    );
+}
+
+#[test]
+fn a_cancelled_cell_is_interrupted_and_the_session_keeps_its_variables() {
+    let seen = scenario("cancel", &[]);
+    assert_eq!(seen["after_cancel"], "before 42");
+}
+
+#[test]
+fn hostile_cells_through_mcp_are_contained_and_the_session_goes_on() {
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let pid = std::process::id();
+    let secret = home.join(format!(".gisclaw-mcp-secret-{pid}"));
+    std::fs::write(&secret, "api_key = \"sk-home\"\n").unwrap();
+    let outside = home.join(format!(".gisclaw-mcp-outside-{pid}"));
+    let seen = scenario(
+        "hostile",
+        &[
+            ("MCP_TEST_SECRET", secret.to_str().unwrap()),
+            ("MCP_TEST_OUTSIDE", outside.to_str().unwrap()),
+        ],
+    );
+    std::fs::remove_file(&secret).unwrap();
+    assert!(!outside.exists(), "a cell wrote {}", outside.display());
+    for (attack, verdict) in [
+        ("api_key", "unreadable"),
+        ("home", "unreadable"),
+        ("network", "refused"),
+        ("writes", "refused"),
+        ("crash", "recovered"),
+    ] {
+        assert_eq!(seen[attack], verdict, "{seen}");
+    }
+}
+
+#[test]
+fn bad_requests_get_mcp_errors_and_the_server_answers_the_next_call() {
+    let seen = scenario("bad_requests", &[]);
+    let errors = &seen["errors"];
+    for (case, want) in [
+        ("unknown_tool", "tool not found"),
+        ("wrong_type", "expected a string"),
+        ("missing_arg", "missing field `code`"),
+        ("extra_arg", "unknown field `shell`"),
+        ("oversized", "over the sandbox's limit"),
+        ("bad_path", "no such file"),
+        ("over_message_limit", "timed out"),
+        ("bad_resource", "does not exist"),
+    ] {
+        let got = errors[case].as_str().unwrap_or_default();
+        assert!(got.contains(want), "{case}: {got}");
+    }
+}
+
+#[test]
+fn two_clients_at_once_get_separate_sessions() {
+    let seen = scenario("two_clients", &[]);
+    assert_eq!(seen["one"], "one");
+    assert_eq!(seen["two"], "two");
+}
+
+/// The pids of `root`'s descendants, from /proc.
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parents = std::collections::HashMap::<u32, Vec<u32>>::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parents.entry(ppid).or_default().push(pid);
+        }
+    }
+    let mut found = Vec::new();
+    let mut stack = vec![root];
+    while let Some(pid) = stack.pop() {
+        for &child in parents.get(&pid).map(Vec::as_slice).unwrap_or_default() {
+            found.push(child);
+            stack.push(child);
+        }
+    }
+    found
+}
+
+/// A live (not zombie) process with this pid.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+            after.split_whitespace().next() != Some("Z")
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_client_that_disconnects_mid_cell_leaves_nothing_running() {
+    let dir = common::workdir();
+    let data = data_copy(dir.path());
+    let mut server = common::gisclaw_command(
+        &[
+            "mcp",
+            "--data",
+            data.to_str().unwrap(),
+            "--workdir",
+            dir.path().join("session").to_str().unwrap(),
+        ],
+        &[],
+    )
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut answer = |id: u64| -> Value {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "server closed");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "disconnect-test", "version": "0"}}}),
+    );
+    assert!(answer(1)["result"]["serverInfo"].is_object());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_python", "arguments": {"code": "x = 1\nprint('ready')"}}}),
+    );
+    let ready = answer(2);
+    assert!(ready.to_string().contains("ready"), "{ready}");
+    let sandbox = descendants(server.id());
+    assert!(!sandbox.is_empty(), "no sandbox processes under the server");
+
+    // A cell that would run for ten minutes, then the client goes away.
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "execute_python", "arguments": {"code": "import time\ntime.sleep(600)"}}}),
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    drop(stdin);
+    drop(stdout);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the server still runs 30 s after its client left"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status}");
+    // The sandbox's processes go with the session.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sandbox.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left: Vec<u32> = sandbox.into_iter().filter(|&p| alive(p)).collect();
+    assert!(
+        left.is_empty(),
+        "still running after the client left: {left:?}"
+    );
+}
