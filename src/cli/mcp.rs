@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use gisclaw::agent::memory::{self, ErrorMemory};
+use gisclaw::agent::memory;
 use gisclaw::mcp::{self, Shared};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 
@@ -19,10 +19,20 @@ pub struct McpArgs {
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
     /// The session's folder: `pred_results/` (outputs, kept between
-    /// runs), `work/` (the cells' cwd), `transcript.jsonl`, `solution.py`.
-    /// Default: a new folder under ~/.local/share/gisclaw/mcp/.
+    /// runs), `work/` (the cells' cwd), `transcript.jsonl`, `solution.py`;
+    /// with --http, one `client-NNN` folder per session in it. Default: a
+    /// new folder under ~/.local/share/gisclaw/mcp/.
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    /// Serve the streamable HTTP transport on this loopback address
+    /// (e.g. 127.0.0.1:8765) instead of stdio, one session per MCP session,
+    /// until interrupted.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http: end a session idle for this many seconds (and its
+    /// sandbox).
+    #[arg(long, default_value_t = 1800, value_name = "SECS")]
+    pub idle_timeout: u64,
     /// Offer `search_docs` over the library-docs index
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
@@ -56,11 +66,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         ..args.sandbox.config()?
     };
     let docs = open_docs(args.rag)?;
-    let memory = if args.no_memory {
-        ErrorMemory::in_memory()
-    } else {
-        ErrorMemory::load(&memory::default_path())
-    };
+    let memory = (!args.no_memory).then(memory::default_path);
     let zygote = Zygote::start(config)?;
     let shared = Arc::new(Shared::new(
         zygote,
@@ -75,7 +81,23 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(mcp::serve_stdio(shared, &workdir))?;
+    match args.http {
+        None => runtime.block_on(mcp::serve_stdio(shared, &workdir))?,
+        Some(addr) => runtime.block_on(async {
+            gisclaw::interrupt::install();
+            let listener = mcp::http::listen(addr)
+                .await
+                .map_err(|e| UsageError(e.to_string()))?;
+            eprintln!(
+                "gisclaw mcp: serving http://{}/mcp (sessions under {}); Ctrl-C stops",
+                listener.local_addr()?,
+                workdir.display()
+            );
+            let idle = Duration::from_secs(args.idle_timeout);
+            let stop = || gisclaw::interrupt::requested().is_some();
+            mcp::http::serve(shared, listener, &workdir, idle, stop).await
+        })?,
+    }
     // A cell the client abandoned was interrupted; give it a moment to end.
     runtime.shutdown_timeout(Duration::from_secs(5));
     Ok(ExitCode::SUCCESS)

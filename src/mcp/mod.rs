@@ -7,11 +7,14 @@
 //! - [`session`]: one client's folder and sandbox session (blocking);
 //! - [`server`]: the MCP handler over it (tools, resources, progress,
 //!   cancellation);
+//! - [`http`]: the streamable HTTP transport (`--http`), one session per
+//!   MCP session;
 //! - [`resources`]: listing and reading the client's outputs and
 //!   transcript, never outside its `pred_results/`.
 //!
 //! Every client gets its own session; a client that goes away ends it.
 
+pub mod http;
 pub mod resources;
 pub mod server;
 pub mod session;

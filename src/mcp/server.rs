@@ -9,8 +9,8 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler};
@@ -53,11 +53,25 @@ pub struct GisServer {
     /// The running cell's canceller (replaced with the session on reset),
     /// reachable while the session itself is locked by that cell.
     canceller: Arc<Mutex<Canceller>>,
+    /// Interrupts the running cell when the last clone goes (the transport
+    /// dropped the client's handler).
+    _ended: Arc<CancelOnDrop>,
+    /// Offer only the protocol revisions that have sessions (HTTP).
+    sessions_only: bool,
     /// The client's folder (resources are read without waiting for a
     /// running cell).
     out: std::path::PathBuf,
     with_docs: bool,
     tool_router: ToolRouter<GisServer>,
+}
+
+/// Interrupts the running cell when dropped.
+struct CancelOnDrop(Arc<Mutex<Canceller>>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).cancel();
+    }
 }
 
 /// A sandbox failure as a tool result the model can read.
@@ -70,7 +84,7 @@ impl GisServer {
     pub fn open(shared: Arc<Shared>, out: &std::path::Path) -> anyhow::Result<GisServer> {
         let with_docs = shared.docs.is_some();
         let client = ClientSession::open(shared, out)?;
-        let canceller = client.canceller();
+        let canceller = Arc::new(Mutex::new(client.canceller()));
         let mut tool_router = Self::tool_router();
         if !with_docs {
             tool_router.remove_route("search_docs");
@@ -78,10 +92,20 @@ impl GisServer {
         Ok(GisServer {
             out: client.out_dir().to_path_buf(),
             client: Arc::new(Mutex::new(client)),
-            canceller: Arc::new(Mutex::new(canceller)),
+            _ended: Arc::new(CancelOnDrop(canceller.clone())),
+            canceller,
+            sessions_only: false,
             with_docs,
             tool_router,
         })
+    }
+
+    /// The same server, offering only the protocol revisions with sessions
+    /// (up to 2025-11-25): over HTTP, 2026-07-28 serves every request
+    /// statelessly, which a persistent sandbox cannot be.
+    pub fn sessions_only(mut self) -> GisServer {
+        self.sessions_only = true;
+        self
     }
 
     /// Interrupts the running cell, if any (a disconnecting client).
@@ -293,6 +317,14 @@ impl GisServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for GisServer {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.sessions_only {
+            std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut instructions = INSTRUCTIONS.to_string();
         if self.with_docs {

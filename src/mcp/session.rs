@@ -4,7 +4,7 @@
 //! blocking pool.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::json;
 
@@ -29,8 +29,10 @@ pub struct Shared {
     pub docs: Option<Arc<Library>>,
     /// Limits and policy of every session.
     pub sandbox: SandboxConfig,
-    /// Error Memory, one for all clients (it is saved to one file).
-    pub memory: Mutex<ErrorMemory>,
+    /// Error Memory's file, or `None` to keep it per client in memory
+    /// (`--no-memory`). Each client loads its own copy at start (a pending
+    /// error is one session's), and saves to the file as `solve` does.
+    pub memory: Option<PathBuf>,
     /// Look inside outputs after each cell that writes them.
     pub output_checks: bool,
     /// The data folder's schema card, made on first request.
@@ -43,7 +45,7 @@ impl Shared {
         zygote: Arc<Zygote>,
         data: Option<PathBuf>,
         docs: Option<Arc<Library>>,
-        memory: ErrorMemory,
+        memory: Option<PathBuf>,
         output_checks: bool,
     ) -> Shared {
         Shared {
@@ -51,7 +53,7 @@ impl Shared {
             zygote,
             data,
             docs,
-            memory: Mutex::new(memory),
+            memory,
             output_checks,
             card: OnceLock::new(),
         }
@@ -87,6 +89,7 @@ pub struct ClientSession {
     dirs: SessionDirs,
     session: Session,
     checks: Option<OutputChecks>,
+    memory: ErrorMemory,
     transcript: Transcript,
 }
 
@@ -106,7 +109,12 @@ impl ClientSession {
         let checks = shared
             .output_checks
             .then(|| OutputChecks::new(shared.data.as_deref(), ""));
+        let memory = match &shared.memory {
+            Some(path) => ErrorMemory::load(path),
+            None => ErrorMemory::in_memory(),
+        };
         Ok(ClientSession {
+            memory,
             shared,
             out,
             dirs,
@@ -131,8 +139,10 @@ impl ClientSession {
         self.session.canceller()
     }
 
-    fn toolbox(&mut self) -> Toolbox<'_> {
-        Toolbox {
+    /// Runs one cell, with everything the agent's observation carries.
+    pub fn execute(&mut self, code: &str) -> Result<Executed, SandboxError> {
+        let arguments = json!({ "code": code }).to_string();
+        let mut toolbox = Toolbox {
             session: &mut self.session,
             out_dir: self.out.clone(),
             data_dir: self.shared.data.clone(),
@@ -141,21 +151,8 @@ impl ClientSession {
             docs: self.shared.docs.as_deref(),
             checks: self.checks.clone(),
             vision: true,
-        }
-    }
-
-    /// Runs one cell, with everything the agent's observation carries.
-    pub fn execute(&mut self, code: &str) -> Result<Executed, SandboxError> {
-        let arguments = json!({ "code": code }).to_string();
-        let shared = self.shared.clone();
-        let mut memory = shared.memory.lock().unwrap_or_else(|p| p.into_inner());
-        let run = run_tool(
-            &mut self.toolbox(),
-            &mut memory,
-            "execute_python",
-            &arguments,
-        )?;
-        drop(memory);
+        };
+        let run = run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)?;
         let ok = run
             .cell
             .as_ref()

@@ -39,12 +39,17 @@ fn data_copy(dir: &Path) -> PathBuf {
 fn scenario(name: &str, envs: &[(&str, &str)]) -> Value {
     let dir = common::workdir();
     let data = data_copy(dir.path());
-    let workdir = dir.path().join("session");
+    client(name, &data, &dir.path().join("session"), envs)
+}
+
+/// Runs `client.py NAME GISCLAW DATA WORKDIR` with `envs`; returns the JSON
+/// line it printed last.
+fn client(name: &str, data: &Path, workdir: &Path, envs: &[(&str, &str)]) -> Value {
     let out = Command::new(client_python())
         .arg(common::repo().join("tests/mcp/client.py"))
         .args([name, env!("CARGO_BIN_EXE_gisclaw")])
-        .arg(&data)
-        .arg(&workdir)
+        .arg(data)
+        .arg(workdir)
         .envs(envs.iter().copied())
         .output()
         .expect("the MCP client runs");
@@ -289,5 +294,119 @@ fn a_client_that_disconnects_mid_cell_leaves_nothing_running() {
     assert!(
         left.is_empty(),
         "still running after the client left: {left:?}"
+    );
+}
+
+/// Sends SIGINT to `pid`.
+fn interrupt(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits up to `limit` for `child` to exit.
+fn wait_exit(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < limit, "still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
+    let dir = common::workdir();
+    let data = data_copy(dir.path());
+    let root = dir.path().join("sessions");
+    let mut server = common::gisclaw_command(
+        &[
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--data",
+            data.to_str().unwrap(),
+            "--workdir",
+            root.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "server exited");
+        if let Some(rest) = line.trim().strip_prefix("gisclaw mcp: serving ") {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep reading the log so that the server never blocks on it.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+
+    let seen = client("http", &data, &root, &[("MCP_TEST_URL", &url)]);
+    assert_eq!(seen["one"], "one", "{seen}");
+    assert_eq!(seen["two"], "two", "{seen}");
+    assert!(seen["progress"].as_u64().unwrap() >= 1, "{seen}");
+    assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
+    for folder in ["client-001", "client-002"] {
+        assert!(
+            root.join(folder).join("transcript.jsonl").exists(),
+            "{folder}"
+        );
+    }
+    // The clients ended their MCP sessions on leaving: their sandboxes are
+    // gone, the zygote alone stays for the next client.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while descendants(server.id()).len() > 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(descendants(server.id()).len(), 1, "sessions left running");
+
+    // A web page (a request with an Origin) cannot drive the sandbox.
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "page", "version": "0"}}})
+    .to_string();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nOrigin: http://evil.example\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(stream).read_line(&mut status).unwrap();
+    assert!(status.contains(" 403 "), "{status}");
+
+    let sandbox = descendants(server.id());
+    interrupt(server.id());
+    let status = wait_exit(&mut server, Duration::from_secs(30));
+    assert!(status.success(), "{status}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sandbox.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left: Vec<u32> = sandbox.into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "still running after Ctrl-C: {left:?}");
+}
+
+#[test]
+fn http_is_served_on_loopback_only() {
+    let out = common::gisclaw(&["mcp", "--http", "0.0.0.0:8765"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
+    assert!(
+        common::text(&out).contains("only a loopback address"),
+        "{}",
+        common::text(&out)
     );
 }

@@ -15,6 +15,7 @@ import sys
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def params(gisclaw, data, workdir, extra_env=None, extra_args=()):
@@ -363,8 +364,46 @@ async def two_clients(gisclaw, data, workdir):
     return {"one": first.strip(), "two": second.strip()}
 
 
+async def over_http(url):
+    """Two clients of one `gisclaw mcp --http` server: separate sessions,
+    state kept across calls, progress and cancellation over HTTP."""
+    async with streamable_http_client(url) as (r1, w1), streamable_http_client(url) as (r2, w2):
+        async with ClientSession(r1, w1) as s1, ClientSession(r2, w2) as s2:
+            first = await s1.initialize()
+            await s2.initialize()
+            await run_ok(s1, "who = 'one'")
+            await run_ok(s2, "who = 'two'")
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append(value)
+
+            failed, one, _ = await call(
+                s1,
+                "execute_python",
+                {"code": "import time\ntime.sleep(2.5)\nprint(who)"},
+                progress_callback=on_progress,
+            )
+            assert not failed and "one" in one, one
+            assert progress, "no progress over HTTP"
+            with anyio.move_on_after(2):
+                await s2.call_tool("execute_python", {"code": "while True:\n    pass"})
+            two = await run_ok(s2, "print(who)")
+            assert "two" in two, two
+            await still_works(s1)
+    return {
+        "one": one.strip(),
+        "two": two.strip(),
+        "progress": len(progress),
+        "protocol": first.protocol_version,
+    }
+
+
 async def main():
     scenario, gisclaw, data, workdir = sys.argv[1:5]
+    if scenario == "http":
+        print(json.dumps({"ok": True, **await over_http(os.environ["MCP_TEST_URL"])}))
+        return
     if scenario == "two_clients":
         print(json.dumps({"ok": True, **await two_clients(gisclaw, data, workdir)}))
         return
