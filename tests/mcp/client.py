@@ -167,6 +167,14 @@ async def scenario_analysis(session, ctx):
         script = fh.read()
     assert "points_from_xy" in script and "savefig" in script, script
 
+    # A failing cell gets the agent's hints: static analysis names the real
+    # API, and Error Memory the fix that worked after the same error.
+    failed, text, _ = await call(session, "execute_python", {"code": "gpd.read_fil('x')"})
+    assert failed and "read_file" in text, text
+    await run_ok(session, "zz = 1")
+    failed, text, _ = await call(session, "execute_python", {"code": "gpd.read_fil('y')"})
+    assert failed and "[error memory]" in text, text
+
     failed, text, _ = await call(session, "reset_session")
     assert not failed, text
     failed, text, _ = await call(session, "execute_python", {"code": "print(pts)"})
