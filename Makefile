@@ -63,6 +63,7 @@ slurm-test:
 bench:
 	cargo build --release -p gisclaw-worker
 	cargo bench --bench sandbox_start
+	cargo bench --bench cell_output
 	cargo bench --bench agent_step
 	cargo bench --bench eval_scoring
 	cargo bench --bench mcts_expand

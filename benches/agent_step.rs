@@ -60,6 +60,7 @@ fn measure(
         docs: None,
         output_checks: true,
         vision_feedback: true,
+        notebook: gisclaw::notebook::NotebookMode::Off,
     };
     let mut memory = ErrorMemory::in_memory();
     run_task(

@@ -30,6 +30,7 @@ pub mod interrupt;
 pub mod knowledge;
 pub mod llm;
 pub mod mcp;
+pub mod notebook;
 pub mod observation;
 pub mod outputs;
 pub mod paths;

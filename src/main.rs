@@ -81,6 +81,10 @@ enum Command {
         /// The run's folder (or its tree.json).
         dir: PathBuf,
     },
+    /// A run's record in other forms: `to-ipynb DIR` writes the Jupyter
+    /// notebook of any run folder.
+    #[command(subcommand)]
+    Transcript(cli::transcript::TranscriptCommand),
     /// Show or clear the Error Memory (errors seen and the fixes that followed).
     Memory {
         /// `show` or `clear`.
@@ -144,6 +148,7 @@ fn main() -> ExitCode {
         } => cli::exec::run(file, workdir, cell_timeout, no_confine, &sandbox),
         Command::Memory { action } => cli::memory::run(&action),
         Command::Tree { dir, .. } => cli::tree::show(&dir),
+        Command::Transcript(command) => cli::transcript::run(command),
         Command::Card { dir, file, budget } => cli::card::show(&dir, file.as_deref(), budget),
         Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { .. } => {

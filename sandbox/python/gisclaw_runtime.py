@@ -9,7 +9,6 @@ request. Every entry point returns JSON text matching the serde types in
 
 import ast
 import builtins
-import collections
 import importlib.abc
 import importlib.metadata
 import io
@@ -24,6 +23,8 @@ import tempfile
 import time
 import traceback
 import types
+
+import gisclaw_native
 
 # Modules imported once in the zygote, so sessions start warm.
 STACK = [
@@ -54,6 +55,7 @@ _dumps = json.dumps
 _ModuleType = types.ModuleType
 _FunctionType = types.FunctionType
 _BuiltinFunctionType = types.BuiltinFunctionType
+_Bounded = gisclaw_native.Bounded
 
 _preloaded = []
 _failures = []
@@ -68,18 +70,17 @@ class BoundedText(io.TextIOBase):
     """A text stream that keeps the first ``head`` and last ``tail`` characters.
 
     Memory stays bounded however much is written; the middle is counted and
-    dropped.
+    dropped. The buffer is native (``gisclaw_native.Bounded``, the worker's
+    ``src/capture.rs``) and its ``write`` is bound on the instance, so a
+    ``print`` costs no Python frame; this class adds what a text stream
+    answers besides (``flush``, ``closed``, ``fileno`` raising
+    ``io.UnsupportedOperation``).
     """
 
     def __init__(self, head, tail):
         super().__init__()
-        self._head_budget = max(0, head)
-        self._tail_budget = max(0, tail)
-        self._head = []
-        self._head_len = 0
-        self._tail = collections.deque()
-        self._tail_len = 0
-        self.total = 0
+        self._buffer = _Bounded(head, tail)
+        self.write = self._buffer.write
 
     def writable(self):
         return True
@@ -91,33 +92,13 @@ class BoundedText(io.TextIOBase):
     def encoding(self):
         return "utf-8"
 
-    def write(self, s):
-        if not isinstance(s, str):
-            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        n = len(s)
-        self.total += n
-        if self._head_len < self._head_budget:
-            take = s[: self._head_budget - self._head_len]
-            self._head.append(take)
-            self._head_len += len(take)
-            s = s[len(take):]
-        if s and self._tail_budget:
-            self._tail.append(s)
-            self._tail_len += len(s)
-            while self._tail and self._tail_len - len(self._tail[0]) >= self._tail_budget:
-                self._tail_len -= len(self._tail.popleft())
-        return n
+    @property
+    def total(self):
+        return self._buffer.total
 
     def result(self):
         """``(text, dropped_chars)`` with a marker where the middle was cut."""
-        head = "".join(self._head)
-        tail = "".join(self._tail)
-        if len(tail) > self._tail_budget:
-            tail = tail[len(tail) - self._tail_budget:]
-        dropped = self.total - len(head) - len(tail)
-        if dropped > 0:
-            return f"{head}\n[... {dropped} characters dropped ...]\n{tail}", dropped
-        return head + tail, 0
+        return self._buffer.result()
 
 
 # ---------------------------------------------------------- import blocker
@@ -705,6 +686,7 @@ def run_cell(code, cell):
     session.figures = []
     session.saved_figures = []
     error = None
+    display = None
     old_out, old_err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     start = time.perf_counter()
@@ -715,7 +697,8 @@ def run_cell(code, cell):
             value = eval(last, ns)
             if value is not None:
                 ns["_"] = value
-                out.write(repr(value) + "\n")
+                display = repr(value)
+                out.write(display + "\n")
     except BaseException as exc:
         error = _error_of(exc, limits["traceback_chars"])
     finally:
@@ -738,6 +721,7 @@ def run_cell(code, cell):
         "stdout_dropped_chars": dropped,
         "stderr": _clean(stderr),
         "error": error,
+        "display": None if display is None else _clean(display[: limits["stdout_tail_chars"]]),
         "variables": changes,
         "figures": [_clean(f) for f in session.figures if type(f) is str],
         "saved_figures": session.saved_figures,

@@ -213,7 +213,8 @@ impl Runtime {
         set_process_env(cache);
         init_python(venv)?;
         Python::attach(|py| {
-            load_module(py, TOOLS_SRC, "gisclaw_tools.py", "gisclaw_tools")
+            crate::capture::register(py)
+                .and_then(|()| load_module(py, TOOLS_SRC, "gisclaw_tools.py", "gisclaw_tools"))
                 .and_then(|_| {
                     load_module(py, ANALYSIS_SRC, "gisclaw_analysis.py", "gisclaw_analysis")
                 })

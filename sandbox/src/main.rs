@@ -14,6 +14,7 @@
 // result. Tests may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod capture;
 mod confine;
 mod interpreter;
 mod isolate;

@@ -14,7 +14,7 @@ use super::events::{AgentEvent, Events};
 use super::memory::ErrorMemory;
 use super::plan::FailedOperation;
 use super::tools::{self, Toolbox};
-use super::transcript::Transcript;
+use super::transcript::{self, Transcript};
 use crate::llm::{adapt, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
 use crate::sandbox::{CellOutcome, CellStatus, SandboxError};
 
@@ -342,6 +342,17 @@ pub struct ToolRun {
     pub finished: Option<String>,
     /// Image files the call wrote under `pred_results/` (for vision feedback).
     pub images: Vec<std::path::PathBuf>,
+    /// Files the call created or changed under `pred_results/`.
+    pub written: Vec<String>,
+}
+
+impl ToolRun {
+    /// The cell as the transcript keeps it (see [`transcript::cell_record`]).
+    pub fn cell_record(&self) -> Option<serde_json::Value> {
+        self.cell
+            .as_ref()
+            .map(|cell| transcript::cell_record(cell, &self.written))
+    }
 }
 
 /// Runs one tool call: the tool, then Error Memory on a cell (its hint is
@@ -372,6 +383,7 @@ pub fn run_tool(
         cell: result.cell,
         finished: result.finished.then(|| result.summary.unwrap_or_default()),
         images: result.images,
+        written: result.written,
     })
 }
 
@@ -512,6 +524,7 @@ pub fn converse(
             let arguments = call.function.arguments.as_str();
             let ran = Instant::now();
             let mut cell_us = None;
+            let mut cell_record = None;
             let mut stop = None;
             let mut code = None;
             let (text, status, ok) =
@@ -544,6 +557,7 @@ pub fn converse(
                     let warning = code.as_deref().and_then(|c| state.guard.warning(c));
                     match run_tool(turn.toolbox, turn.memory, name, arguments) {
                         Ok(run) => {
+                            cell_record = run.cell_record();
                             let ok = run.cell.as_ref().is_none_or(|c| c.status == CellStatus::Ok);
                             if let Some(cell) = &run.cell {
                                 cell_us = Some(cell.result.duration_us);
@@ -610,6 +624,7 @@ pub fn converse(
                     "tool_ms": took.as_millis() as u64,
                     "cell_us": cell_us,
                     "observation": text,
+                    "cell": cell_record,
                 }),
             );
             messages.push(Message::tool_result(&call.id, text));

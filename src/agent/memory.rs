@@ -236,6 +236,7 @@ mod tests {
                     evalue: evalue.into(),
                     traceback: String::new(),
                 }),
+                display: None,
                 variables: Vec::new(),
                 figures: Vec::new(),
                 saved_figures: Vec::new(),

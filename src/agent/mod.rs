@@ -1,6 +1,6 @@
 //! The agent: prompts, tools, the one conversation loop and its event
-//! stream, the two architectures (Single-Agent ReAct, Dual-Agent
-//! Plan-Execute-Replan), and the run's record. MCTS refinement is not built yet.
+//! stream, the architectures (Single-Agent ReAct, Dual-Agent
+//! Plan-Execute-Replan, the tree search in `mcts/`), and the run's record.
 
 pub mod alone;
 pub mod converse;

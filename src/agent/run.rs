@@ -88,6 +88,8 @@ pub struct RunOptions {
     /// Show the model the figures its cells write, when it sees images
     /// (`--no-vision-feedback` clears it).
     pub vision_feedback: bool,
+    /// Which cells `OUT/solution.ipynb` keeps (`--notebook`), or none.
+    pub notebook: crate::notebook::NotebookMode,
 }
 
 /// Prepares the output folder of a run and returns the session's folders:
@@ -99,16 +101,19 @@ pub struct RunOptions {
 /// - the run's records (`transcript.jsonl`, `run.json`, `solution.py`) are
 ///   written into `OUT/` by gisclaw, where no cell can write.
 pub fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<SessionDirs> {
-    let pred = out.join("pred_results");
-    if pred.exists() {
-        std::fs::remove_dir_all(&pred).with_context(|| format!("clearing {}", pred.display()))?;
-    }
-    session_folders(out, data_dir)
+    folders(out, data_dir, true)
 }
 
 /// The folders of [`prepare_out`] without clearing `OUT/pred_results/`:
 /// a folder that outlives one session (`gisclaw mcp`) keeps its outputs.
 pub fn session_folders(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<SessionDirs> {
+    folders(out, data_dir, false)
+}
+
+/// [`prepare_out`] (`clear`) and [`session_folders`]. `OUT/pred_results/`
+/// is emptied only after the overlap check, so a data folder inside it is
+/// refused, never deleted.
+fn folders(out: &Path, data_dir: Option<&Path>, clear: bool) -> anyhow::Result<SessionDirs> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let out = out
         .canonicalize()
@@ -129,6 +134,9 @@ pub fn session_folders(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<Se
                 out.display()
             );
         }
+    }
+    if clear && pred.exists() {
+        std::fs::remove_dir_all(&pred).with_context(|| format!("clearing {}", pred.display()))?;
     }
     std::fs::create_dir_all(&pred).with_context(|| format!("creating {}", pred.display()))?;
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
@@ -347,6 +355,10 @@ pub fn run_task(
         "end",
         json!({ "status": status, "reason": reason, "rounds": outcome.rounds }),
     )?;
+    if options.notebook != crate::notebook::NotebookMode::Off {
+        crate::notebook::write_for_run(out, options.notebook, None)
+            .context("writing solution.ipynb")?;
+    }
     Ok(summary)
 }
 
@@ -361,5 +373,38 @@ pub fn sandbox_limits(
         cell_timeout,
         task_budget: budget,
         ..base.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prepare_out;
+
+    #[test]
+    fn a_data_folder_inside_pred_results_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let data = out.join("pred_results/layers");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(data.join("points.csv"), "x,y\n1,2\n").unwrap();
+
+        let err = prepare_out(&out, Some(&data)).unwrap_err().to_string();
+        assert!(err.contains("overlaps the run's folder"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(data.join("points.csv")).unwrap(),
+            "x,y\n1,2\n",
+            "the data must survive the refusal"
+        );
+    }
+
+    #[test]
+    fn a_fresh_run_clears_the_previous_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        std::fs::create_dir_all(out.join("pred_results")).unwrap();
+        std::fs::write(out.join("pred_results/old.txt"), "old").unwrap();
+        let dirs = prepare_out(&out, None).unwrap();
+        assert!(!out.join("pred_results/old.txt").exists());
+        assert!(dirs.work.is_dir());
     }
 }

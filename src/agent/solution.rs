@@ -12,20 +12,31 @@ const HELPERS: &[&str] = &[
     "gisclaw_tools",
 ];
 
+/// The imports and aliases every sandbox session starts with (`np`, `gpd`,
+/// `plt`, …), so that the cells run outside the sandbox as they ran in it.
+pub const SESSION_IMPORTS: &str = "import os\nimport json\nimport math\n\n\
+import matplotlib.pyplot as plt\nimport numpy as np\nimport pandas as pd\n\
+import geopandas as gpd\nimport rasterio\nimport shapely\nimport xarray as xr\nimport networkx as nx\nimport scipy\nimport sklearn\nimport seaborn as sns\n";
+
+/// gisclaw's helper module (`load_raster`, …) when a cell uses it, else
+/// nothing.
+pub fn helpers_for(cells: &[&str]) -> String {
+    if cells.iter().any(|c| HELPERS.iter().any(|h| c.contains(h))) {
+        format!("\n# --- gisclaw helpers (tools/gisclaw_tools.py) ---\n{TOOLS_SRC}# --- end of helpers ---\n")
+    } else {
+        String::new()
+    }
+}
+
 /// Builds the script from the cells, in order.
 pub fn consolidate<'a>(task_id: &str, cells: impl IntoIterator<Item = &'a str>) -> String {
     let cells: Vec<&str> = cells.into_iter().collect();
     let mut script = format!(
         "#!/usr/bin/env python3\n\"\"\"gisclaw solution for task {task_id}: the successful cells of the run, in order.\n\nRun it from its folder with the sandbox's python.\n\"\"\"\n\
-import os\nimport json\nimport math\n\nos.chdir(os.path.dirname(os.path.abspath(__file__)))\n\n\
-import matplotlib\nmatplotlib.use(\"Agg\")\nimport matplotlib.pyplot as plt\nimport numpy as np\nimport pandas as pd\n\
-import geopandas as gpd\nimport rasterio\nimport shapely\nimport xarray as xr\nimport networkx as nx\nimport scipy\nimport sklearn\nimport seaborn as sns\n"
+import os\n\nos.chdir(os.path.dirname(os.path.abspath(__file__)))\n\n\
+import matplotlib\nmatplotlib.use(\"Agg\")\n{SESSION_IMPORTS}"
     );
-    if cells.iter().any(|c| HELPERS.iter().any(|h| c.contains(h))) {
-        script.push_str("\n# --- gisclaw helpers (tools/gisclaw_tools.py) ---\n");
-        script.push_str(TOOLS_SRC);
-        script.push_str("# --- end of helpers ---\n");
-    }
+    script.push_str(&helpers_for(&cells));
     for (i, cell) in cells.iter().enumerate() {
         script.push_str(&format!("\n# %% cell {}\n", i + 1));
         script.push_str(cell.trim_end());

@@ -190,6 +190,9 @@ pub struct ToolResult {
     /// Image files the cell wrote under `pred_results/` (with
     /// [`Toolbox::vision`]).
     pub images: Vec<PathBuf>,
+    /// Files the cell created or changed under `pred_results/`, relative
+    /// to it (sidecars left out), for the transcript and the notebook.
+    pub written: Vec<String>,
 }
 
 impl ToolResult {
@@ -200,6 +203,7 @@ impl ToolResult {
             finished: false,
             summary: None,
             images: Vec::new(),
+            written: Vec::new(),
         }
     }
 }
@@ -253,11 +257,12 @@ impl Toolbox<'_> {
             "execute_python" => match serde_json::from_str::<ExecuteArgs>(arguments) {
                 Ok(args) => {
                     let pred = self.out_dir.join("pred_results");
-                    let before = (self.checks.is_some() || self.vision).then(|| Snapshot::of(&pred));
+                    let before = Snapshot::of(&pred);
                     let outcome = self.session.execute(&args.code)?;
                     let mut text = observation::render(&outcome);
-                    if let (Some(checks), Some(before)) = (&self.checks, &before) {
-                        for line in checks.after_cell(&pred, before, &outcome.result.saved_figures) {
+                    let written = Snapshot::of(&pred).changed_since(&before);
+                    if let Some(checks) = &self.checks {
+                        for line in checks.after_cell(&pred, &written, &outcome.result.saved_figures) {
                             text.push_str(&format!("[output check] {line}\n"));
                         }
                     }
@@ -278,17 +283,17 @@ impl Toolbox<'_> {
                         let query = wrong.to_string();
                         text.push_str(&format!("\n[library docs for `{query}`]\n{}", crate::knowledge::search::render_hits(&query, &hits)));
                     }
-                    let images = match (&before, self.vision) {
-                        (Some(before), true) => Snapshot::of(&pred)
-                            .changed_since(before)
-                            .into_iter()
+                    let images = if self.vision {
+                        written
+                            .iter()
                             .filter(|rel| {
                                 crate::outputs::kind_of(Path::new(rel))
                                     == crate::outputs::OutputKind::Image
                             })
                             .map(|rel| pred.join(rel))
-                            .collect(),
-                        _ => Vec::new(),
+                            .collect()
+                    } else {
+                        Vec::new()
                     };
                     Ok(ToolResult {
                         text,
@@ -296,6 +301,7 @@ impl Toolbox<'_> {
                         finished: false,
                         summary: None,
                         images,
+                        written,
                     })
                 }
                 Err(e) => Ok(ToolResult::text(format!(
@@ -336,6 +342,7 @@ impl Toolbox<'_> {
                         finished: true,
                         summary: Some(summary),
                         images: Vec::new(),
+                        written: Vec::new(),
                     })
                 } else {
                     Ok(ToolResult::text(format!(

@@ -62,6 +62,26 @@ impl Transcript {
     }
 }
 
+/// What the transcript keeps of a cell beside the observation the model
+/// read: its own output (stdout, stderr, the displayed value, the error)
+/// and the files it wrote under `pred_results/`, so that a notebook can be
+/// rebuilt from the record alone (`gisclaw transcript to-ipynb`).
+pub fn cell_record(cell: &crate::sandbox::CellOutcome, written: &[String]) -> Value {
+    let r = &cell.result;
+    json!({
+        "stdout": r.stdout,
+        "stdout_dropped_chars": r.stdout_dropped_chars,
+        "stderr": r.stderr,
+        "display": r.display,
+        "error": r.error.as_ref().map(|e| json!({
+            "ename": e.ename,
+            "evalue": e.evalue,
+            "traceback": e.traceback,
+        })),
+        "wrote": written.iter().map(|w| format!("pred_results/{w}")).collect::<Vec<_>>(),
+    })
+}
+
 /// One `execute_python` call as a transcript recorded it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CellEvent {

@@ -245,6 +245,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         // The gold is the reference: its replay is not told about its outputs.
         output_checks: false,
         vision_feedback: false,
+        notebook: crate::notebook::NotebookMode::Off,
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();

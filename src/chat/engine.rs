@@ -398,6 +398,7 @@ impl ChatEngine {
             .cell
             .as_ref()
             .is_some_and(|c| c.status == CellStatus::Ok);
+        let cell = run.cell_record();
         let text = run.text;
         ev(AgentEvent::Observation {
             round: 0,
@@ -417,7 +418,7 @@ impl ChatEngine {
         ));
         self.record(
             "user_cell",
-            json!({ "code": code, "ok": ok, "observation": text }),
+            json!({ "code": code, "ok": ok, "observation": text, "cell": cell }),
         );
         self.save();
         Ok((text, ok))
@@ -547,7 +548,9 @@ impl ChatEngine {
         true
     }
 
-    /// Copies the transcript, `solution.py`, `chat.json` and the outputs into `dir`.
+    /// Copies the transcript, `solution.py`, `chat.json` and the outputs into
+    /// `dir`, links the data folder there as `data`, and writes
+    /// `solution.ipynb` (the kept cells with their outputs).
     pub fn export(&self, dir: &Path) -> Result<usize, ChatError> {
         let out = dir.join("pred_results");
         std::fs::create_dir_all(&out).map_err(io(&out))?;
@@ -568,7 +571,13 @@ impl ChatEngine {
             std::fs::copy(pred.join(&rel), &to).map_err(io(&to))?;
             copied += 1;
         }
-        Ok(copied)
+        // The data beside them, so solution.py and the notebook run there.
+        let data = dir.join("data");
+        if let (Some(source), Err(_)) = (&self.saved.data_dir, std::fs::symlink_metadata(&data)) {
+            std::os::unix::fs::symlink(source, &data).map_err(io(&data))?;
+        }
+        crate::notebook::write_for_run(dir, crate::notebook::NotebookMode::Cells, None)?;
+        Ok(copied + 1)
     }
 
     /// How long the sandbox has run cells.

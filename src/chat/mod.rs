@@ -26,6 +26,9 @@ pub enum ChatError {
         /// Why.
         source: std::io::Error,
     },
+    /// The notebook of an export could not be written.
+    #[error("{0}")]
+    Notebook(#[from] crate::notebook::NotebookError),
     /// The sandbox failed.
     #[error("sandbox failure: {0}")]
     Sandbox(#[from] SandboxError),

@@ -10,4 +10,5 @@ pub mod knowledge;
 pub mod mcp;
 pub mod memory;
 pub mod solve;
+pub mod transcript;
 pub mod tree;

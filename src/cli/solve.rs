@@ -69,6 +69,11 @@ pub struct SolveArgs {
     /// that see images; an ablation).
     #[arg(long)]
     pub no_vision_feedback: bool,
+    /// What `OUT/solution.ipynb` holds: the kept cells with their outputs
+    /// (`cells`), every cell tried with the failed ones marked (`full`), or
+    /// no notebook (`off`).
+    #[arg(long, value_enum, default_value_t = gisclaw::notebook::NotebookMode::Cells)]
+    pub notebook: gisclaw::notebook::NotebookMode,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -196,6 +201,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         docs: open_docs(args.rag)?,
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
+        notebook: args.notebook,
     };
     let mut memory = if args.no_memory {
         ErrorMemory::in_memory()

@@ -816,6 +816,7 @@ fn run_one(
         // A gold replay is the reference itself: it is not told about its outputs.
         output_checks: options.output_checks && !matches!(source, BackendSource::Gold),
         vision_feedback: options.vision_feedback,
+        notebook: crate::notebook::NotebookMode::Off,
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();

@@ -159,7 +159,7 @@ impl ClientSession {
             .is_some_and(|c| c.status == CellStatus::Ok);
         self.record(
             "execute_python",
-            json!({ "code": code, "ok": ok, "status": run.status, "observation": run.text }),
+            json!({ "code": code, "ok": ok, "status": run.status, "observation": run.text, "cell": run.cell_record() }),
         );
         Ok(Executed {
             text: run.text,

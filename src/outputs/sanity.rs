@@ -140,18 +140,17 @@ impl OutputChecks {
         }
     }
 
-    /// Warnings for the files under `pred` that changed since `before`,
-    /// one line per file (`pred_results/x.png: …`).
+    /// Warnings for the files a cell `written` under `pred` (see
+    /// [`Snapshot::changed_since`]), one line per file (`pred_results/x.png: …`).
     pub fn after_cell(
         &self,
         pred: &Path,
-        before: &Snapshot,
+        written: &[String],
         figures: &[FigureFacts],
     ) -> Vec<String> {
-        Snapshot::of(pred)
-            .changed_since(before)
-            .into_iter()
-            .filter_map(|rel| self.line(pred, &rel, figures))
+        written
+            .iter()
+            .filter_map(|rel| self.line(pred, rel, figures))
             .collect()
     }
 

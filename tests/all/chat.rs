@@ -105,6 +105,9 @@ fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
     let script = dir.path().join("kept.py");
     pty.send(&format!("/save {}\r", script.display()));
     pty.expect("(3 cells)", WAIT);
+    let exported = dir.path().join("exported");
+    pty.send(&format!("/export {}\r", exported.display()));
+    pty.expect("exported", WAIT);
     pty.send("/nope\r");
     pty.expect("unknown command /nope", WAIT);
     pty.expect("/help lists the commands", WAIT);
@@ -130,6 +133,20 @@ fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
         text.find("y = x + 1").unwrap(),
     );
     assert!(x < d && d < y, "{text}");
+
+    // /export wrote the notebook: the user's words, the cells in order with
+    // their real outputs, the user's own cell marked.
+    let nb = common::read_json(&exported.join("solution.ipynb"));
+    let text = nb.to_string();
+    let (you, x, d, y) = (
+        text.find("**You:** set x please").unwrap(),
+        text.find("x = 21").unwrap(),
+        text.find("double is 42").unwrap(),
+        text.find("y = x + 1").unwrap(),
+    );
+    assert!(you < x && x < d && d < y, "{text}");
+    assert!(text.contains("Your own cell"), "{text}");
+    assert!(text.contains("**Model:** The double is 42."), "{text}");
 
     // Resuming rebuilds the namespace from the journal.
     let mut again = chat(dir.path(), &replay, &["--resume", &id]);

@@ -25,6 +25,7 @@ mod layout;
 mod local_model;
 mod mcp;
 mod mcts;
+mod notebook;
 mod output_checks;
 mod sandbox;
 mod sandbox_attacks;

@@ -242,7 +242,8 @@ pub enum SessionResponse {
 pub struct CellResult {
     /// True when the cell ran to its end without an exception.
     pub ok: bool,
-    /// Captured stdout (head and tail kept; see `stdout_dropped_chars`).
+    /// Captured stdout (head and tail kept; see `stdout_dropped_chars`),
+    /// ending with the displayed value when there is one.
     pub stdout: String,
     /// Characters of stdout dropped from the middle.
     pub stdout_dropped_chars: usize,
@@ -250,6 +251,11 @@ pub struct CellResult {
     pub stderr: String,
     /// The exception, when the cell raised one.
     pub error: Option<PyError>,
+    /// `repr` of the value of the cell's last expression, when it was an
+    /// expression whose value is not `None` (also at the end of `stdout`,
+    /// where the model reads it; apart here for notebooks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
     /// Variables the cell created or changed.
     pub variables: Vec<VariableSummary>,
     /// Figures saved on the cell's behalf (e.g. by an intercepted `plt.show()`).
@@ -293,6 +299,7 @@ impl CellResult {
                 evalue: evalue.to_string(),
                 traceback: format!("{ename}: {evalue}\n"),
             }),
+            display: None,
             variables: Vec::new(),
             figures: Vec::new(),
             saved_figures: Vec::new(),

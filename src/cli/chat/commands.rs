@@ -91,7 +91,7 @@ pub(super) const COMMANDS: &[Command] = &[
     },
     Command {
         name: "/export",
-        help: "DIR — copy the transcript, script and outputs",
+        help: "DIR — copy the transcript, script and outputs, and write solution.ipynb",
         run: export,
     },
     Command {

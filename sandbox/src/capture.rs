@@ -1,0 +1,241 @@
+//! Output capture at C speed: the bounded text buffer behind a cell's
+//! `sys.stdout` and `sys.stderr`.
+//!
+//! A cell that prints a million short lines calls `write` two million times
+//! (`print` writes the text, then the newline). When `write` was Python code
+//! each call cost an interpreter frame; here it is one native call that
+//! appends to a Rust string. The buffer keeps the first `head` and the last
+//! `tail` characters and counts the middle it drops, so memory stays bounded
+//! however much a cell writes.
+//!
+//! Registered as the built-in module `gisclaw_native` before the runtime
+//! loads; `gisclaw_runtime.BoundedText` wraps it in an `io.TextIOBase` so
+//! that `flush`, `fileno` (`io.UnsupportedOperation`), `closed` and friends
+//! behave as a text stream's do.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyModule, PyString};
+
+/// Name of the built-in module that holds [`Bounded`].
+pub const MODULE: &str = "gisclaw_native";
+
+/// Keeps the first `head` and the last `tail` characters written to it.
+///
+/// Characters are Unicode scalar values of the text as UTF-8: a lone
+/// surrogate (`print('\ud800')`) is stored as U+FFFD, as the runtime's
+/// report would have made it anyway.
+#[pyclass(module = "gisclaw_native")]
+pub struct Bounded {
+    /// Characters the head keeps.
+    head_budget: usize,
+    /// Characters the tail keeps.
+    tail_budget: usize,
+    /// The first characters written, at most `head_budget` of them.
+    head: String,
+    /// `head.chars().count()`.
+    head_chars: usize,
+    /// The latest characters after the head: at least the last
+    /// `tail_budget` of them, compacted once it holds twice that.
+    tail: String,
+    /// `tail.chars().count()`.
+    tail_chars: usize,
+    /// Every character written.
+    total: u64,
+}
+
+impl Bounded {
+    /// A buffer keeping `head` + `tail` characters (negative budgets are 0).
+    pub fn with_budgets(head: i64, tail: i64) -> Bounded {
+        let head_budget = usize::try_from(head.max(0)).unwrap_or(usize::MAX);
+        let tail_budget = usize::try_from(tail.max(0)).unwrap_or(usize::MAX);
+        Bounded {
+            head_budget,
+            tail_budget,
+            head: String::new(),
+            head_chars: 0,
+            tail: String::new(),
+            tail_chars: 0,
+            total: 0,
+        }
+    }
+
+    /// Appends `text`; returns its length in characters.
+    pub fn push(&mut self, text: &str) -> usize {
+        let n = if text.is_ascii() {
+            text.len()
+        } else {
+            text.chars().count()
+        };
+        self.total += n as u64;
+        let mut rest = text;
+        let mut rest_chars = n;
+        if self.head_chars < self.head_budget {
+            let room = self.head_budget - self.head_chars;
+            let cut = if rest_chars <= room {
+                rest.len()
+            } else {
+                byte_index_of_char(rest, room)
+            };
+            let taken = rest_chars.min(room);
+            self.head.push_str(&rest[..cut]);
+            self.head_chars += taken;
+            rest = &rest[cut..];
+            rest_chars -= taken;
+        }
+        if rest_chars > 0 && self.tail_budget > 0 {
+            self.tail.push_str(rest);
+            self.tail_chars += rest_chars;
+            if self.tail_chars >= self.tail_budget.saturating_mul(2) {
+                self.keep_last(self.tail_budget);
+            }
+        }
+        n
+    }
+
+    /// Drops the tail's front so that it holds its last `keep` characters.
+    fn keep_last(&mut self, keep: usize) {
+        if self.tail_chars <= keep {
+            return;
+        }
+        let drop = self.tail_chars - keep;
+        let cut = byte_index_of_char(&self.tail, drop);
+        self.tail.drain(..cut);
+        self.tail_chars = keep;
+    }
+
+    /// The text kept, with a marker where the middle was cut, and the
+    /// number of characters dropped.
+    pub fn text(&self) -> (String, u64) {
+        let mut tail: &str = &self.tail;
+        let mut tail_chars = self.tail_chars;
+        if tail_chars > self.tail_budget {
+            tail = &tail[byte_index_of_char(tail, tail_chars - self.tail_budget)..];
+            tail_chars = self.tail_budget;
+        }
+        let dropped = self.total - (self.head_chars + tail_chars) as u64;
+        if dropped > 0 {
+            (
+                format!(
+                    "{}\n[... {dropped} characters dropped ...]\n{tail}",
+                    self.head
+                ),
+                dropped,
+            )
+        } else {
+            (format!("{}{tail}", self.head), 0)
+        }
+    }
+}
+
+/// Byte offset of the `n`th character of `s` (its length when shorter).
+fn byte_index_of_char(s: &str, n: usize) -> usize {
+    if s.is_ascii() {
+        return n.min(s.len());
+    }
+    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
+}
+
+#[pymethods]
+impl Bounded {
+    #[new]
+    fn py_new(head: i64, tail: i64) -> Bounded {
+        Bounded::with_budgets(head, tail)
+    }
+
+    /// Appends a `str`; returns its length, as `TextIOBase.write` does.
+    fn write(&mut self, s: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let text = s.cast::<PyString>().map_err(|_| {
+            let kind = s
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "object".into());
+            PyTypeError::new_err(format!("write() argument must be str, not {kind}"))
+        })?;
+        Ok(self.push(&text.to_string_lossy()))
+    }
+
+    /// Every character written so far.
+    #[getter]
+    fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// `(text, dropped_chars)` with a marker where the middle was cut.
+    fn result(&self) -> (String, u64) {
+        self.text()
+    }
+}
+
+/// Creates the `gisclaw_native` module and registers it in `sys.modules`.
+pub fn register(py: Python<'_>) -> PyResult<()> {
+    let module = PyModule::new(py, MODULE)?;
+    module.add_class::<Bounded>()?;
+    py.import("sys")?
+        .getattr("modules")?
+        .set_item(MODULE, &module)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Bounded;
+
+    #[test]
+    fn short_output_is_kept_whole() {
+        let mut b = Bounded::with_budgets(10, 5);
+        assert_eq!(b.push("hello"), 5);
+        assert_eq!(b.push(" world"), 6);
+        assert_eq!(b.text(), ("hello world".to_string(), 0));
+    }
+
+    #[test]
+    fn the_middle_is_dropped_and_counted() {
+        let mut b = Bounded::with_budgets(4, 3);
+        for i in 0..100 {
+            b.push(&format!("{}", i % 10));
+        }
+        let (text, dropped) = b.text();
+        assert_eq!(dropped, 93);
+        assert_eq!(text, "0123\n[... 93 characters dropped ...]\n789");
+    }
+
+    #[test]
+    fn one_long_write_is_split_between_head_and_tail() {
+        let mut b = Bounded::with_budgets(3, 2);
+        b.push("abcdefghij");
+        assert_eq!(
+            b.text(),
+            ("abc\n[... 5 characters dropped ...]\nij".into(), 5)
+        );
+    }
+
+    #[test]
+    fn characters_not_bytes_are_counted() {
+        let mut b = Bounded::with_budgets(2, 2);
+        assert_eq!(b.push("São Paulo °C"), 12);
+        let (text, dropped) = b.text();
+        assert_eq!(dropped, 8);
+        assert!(text.starts_with("Sã\n") && text.ends_with("\n°C"), "{text}");
+    }
+
+    #[test]
+    fn zero_or_negative_budgets_keep_nothing() {
+        let mut b = Bounded::with_budgets(-1, 0);
+        b.push("abc");
+        assert_eq!(b.text(), ("\n[... 3 characters dropped ...]\n".into(), 3));
+    }
+
+    #[test]
+    fn the_tail_stays_bounded_over_many_writes() {
+        let mut b = Bounded::with_budgets(0, 8);
+        for _ in 0..10_000 {
+            b.push("line\n");
+        }
+        assert!(b.tail.len() <= 2 * 8 + 5, "{}", b.tail.len());
+        let (text, dropped) = b.text();
+        assert_eq!(dropped, 50_000 - 8);
+        assert!(text.ends_with("ne\nline\n"), "{text:?}");
+    }
+}

@@ -1,0 +1,212 @@
+//! The nbformat 4.5 document of a run's notebook items: a markdown cell per
+//! text, a code cell per cell with its outputs (`stream`, `execute_result`,
+//! `display_data` with `image/png` or `image/jpeg`, `error`), and a first
+//! code cell with the imports every sandbox session starts with.
+
+use std::path::Path;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use super::{Item, NotebookMode, RecordedCell};
+use crate::agent::solution::{helpers_for, SESSION_IMPORTS};
+
+/// Largest image embedded; a bigger one is named instead.
+const MAX_IMAGE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The notebook of `items` for the run in `dir` (figures are read from it).
+pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
+    let codes: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Cell(c) => Some(c.code.as_str()),
+            Item::Markdown(_) => None,
+        })
+        .collect();
+    let mut cells = Vec::new();
+    let mut ids = 0usize;
+    let mut next_id = || {
+        ids += 1;
+        format!("gisclaw-{ids}")
+    };
+    let preamble = format!(
+        "# The imports every gisclaw sandbox session starts with.\n{SESSION_IMPORTS}{}",
+        helpers_for(&codes)
+    );
+    let mut count = 1u64;
+    // The task (or a chat's first words) first, then the imports.
+    let (head, rest) = match items.split_first() {
+        Some((Item::Markdown(text), rest)) => (Some(text), rest),
+        _ => (None, items),
+    };
+    if let Some(text) = head {
+        cells.push(markdown_cell(next_id(), text));
+    }
+    cells.push(code_cell(next_id(), &preamble, count, Vec::new(), false));
+    for item in rest {
+        match item {
+            Item::Markdown(text) => cells.push(markdown_cell(next_id(), text)),
+            Item::Cell(cell) => {
+                if !cell.reasoning.is_empty() {
+                    let who = if cell.by_user { "You" } else { "Model" };
+                    let text = cell
+                        .reasoning
+                        .iter()
+                        .map(|r| format!("**{who}:** {r}"))
+                        .collect::<Vec<_>>()
+                        .join("\n\n");
+                    cells.push(markdown_cell(next_id(), &text));
+                }
+                if !cell.ok {
+                    let why = cell.error.as_ref().map_or_else(
+                        || "it did not run to its end".to_string(),
+                        |(ename, evalue, _)| format!("`{ename}: {}`", first_line(evalue)),
+                    );
+                    cells.push(markdown_cell(
+                        next_id(),
+                        &format!("*Failed attempt ({why}); kept by `--notebook full`.*"),
+                    ));
+                }
+                if cell.by_user && cell.reasoning.is_empty() {
+                    cells.push(markdown_cell(next_id(), "*Your own cell (`/run`).*"));
+                }
+                count += 1;
+                let outputs = outputs_of(cell, dir, count);
+                cells.push(code_cell(next_id(), &cell.code, count, outputs, !cell.ok));
+            }
+        }
+    }
+    json!({
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {
+                "name": "python3",
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+            },
+            "language_info": { "name": "python" },
+            "gisclaw": {
+                "version": env!("CARGO_PKG_VERSION"),
+                "cells": match mode {
+                    NotebookMode::Full => "every cell tried (failed ones tagged raises-exception)",
+                    _ => "the cells the session kept (solution.py)",
+                },
+            },
+        },
+        "cells": cells,
+    })
+}
+
+/// The first line of `text`.
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// `text` as nbformat's multiline string: a list of lines, each but the
+/// last ending with its newline.
+fn lines(text: &str) -> Value {
+    Value::Array(
+        text.split_inclusive('\n')
+            .map(|l| Value::String(l.to_string()))
+            .collect(),
+    )
+}
+
+fn markdown_cell(id: String, text: &str) -> Value {
+    json!({ "cell_type": "markdown", "id": id, "metadata": {}, "source": lines(text.trim_end()) })
+}
+
+fn code_cell(id: String, code: &str, count: u64, outputs: Vec<Value>, failed: bool) -> Value {
+    let metadata = if failed {
+        json!({ "tags": ["raises-exception"] })
+    } else {
+        json!({})
+    };
+    json!({
+        "cell_type": "code",
+        "id": id,
+        "metadata": metadata,
+        "execution_count": count,
+        "source": lines(code.trim_end()),
+        "outputs": outputs,
+    })
+}
+
+/// The outputs of one cell, in the order Jupyter shows them.
+fn outputs_of(cell: &RecordedCell, dir: &Path, count: u64) -> Vec<Value> {
+    let mut outputs = Vec::new();
+    let stream = |name: &str, text: &str| json!({ "output_type": "stream", "name": name, "text": lines(text) });
+    if let Some(observation) = &cell.observation {
+        // A record older than the per-cell fields: the observation is all
+        // there is.
+        if !observation.trim().is_empty() {
+            outputs.push(stream("stdout", observation));
+        }
+        return outputs;
+    }
+    if !cell.stdout.is_empty() {
+        outputs.push(stream("stdout", &cell.stdout));
+    }
+    if !cell.stderr.is_empty() {
+        outputs.push(stream("stderr", &cell.stderr));
+    }
+    for rel in &cell.wrote {
+        if let Some(image) = image_output(dir, rel) {
+            outputs.push(image);
+        }
+    }
+    if let Some(display) = &cell.display {
+        outputs.push(json!({
+            "output_type": "execute_result",
+            "execution_count": count,
+            "data": { "text/plain": lines(display) },
+            "metadata": {},
+        }));
+    }
+    if let Some((ename, evalue, traceback)) = &cell.error {
+        outputs.push(json!({
+            "output_type": "error",
+            "ename": ename,
+            "evalue": evalue,
+            "traceback": traceback.lines().collect::<Vec<_>>(),
+        }));
+    }
+    outputs
+}
+
+/// A `display_data` output for an image file the cell wrote (PNG or JPEG),
+/// or `None` for other files. A file gone or too big is named instead.
+fn image_output(dir: &Path, rel: &str) -> Option<Value> {
+    let lower = rel.to_ascii_lowercase();
+    let mime = if lower.ends_with(".png") {
+        "image/png"
+    } else if lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
+        "image/jpeg"
+    } else {
+        return None;
+    };
+    let path = dir.join(rel);
+    let note = |why: &str| {
+        Some(json!({
+            "output_type": "display_data",
+            "data": { "text/plain": [format!("<{rel}: {why}>")] },
+            "metadata": {},
+        }))
+    };
+    match std::fs::metadata(&path) {
+        Ok(m) if m.len() > MAX_IMAGE_BYTES => note(&format!("{} bytes, not embedded", m.len())),
+        Ok(_) => match std::fs::read(&path) {
+            Ok(bytes) => Some(json!({
+                "output_type": "display_data",
+                "data": {
+                    mime: base64::engine::general_purpose::STANDARD.encode(bytes),
+                    "text/plain": [format!("<{rel}>")],
+                },
+                "metadata": {},
+            })),
+            Err(_) => note("unreadable"),
+        },
+        Err(_) => note("no longer in the run's folder"),
+    }
+}
