@@ -12,13 +12,14 @@
 //! native (a Python `write` per call, kept here as the baseline's second
 //! stream), so the gain is visible in the same run.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gisclaw::sandbox::{SandboxConfig, Session, Zygote};
 
 /// Runs per measure; the median is reported.
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 
 /// The two cells: 1M prints of 49 characters (+ newline) = 50 MB, and one
 /// print of 50 MB.
@@ -30,9 +31,11 @@ const CELLS: [(&str, &str); 2] = [
     ("one 50 MB print", "print('x' * 50_000_000)"),
 ];
 
-/// The baseline process: times `exec` of each cell with stdout redirected
-/// to an `io.StringIO` (and, as `previous`, to gisclaw's former pure-Python
-/// bounded stream), printing seconds per run as JSON.
+/// The baseline process: for each cell index read on stdin, times `exec`
+/// of that cell with stdout redirected to an `io.StringIO` and, as
+/// `previous`, to gisclaw's former pure-Python bounded stream; answers one
+/// JSON line `[stringio_seconds, previous_seconds]`. It stays up so that
+/// its runs and gisclaw's interleave (the machine's load hits both alike).
 const BASELINE: &str = r#"
 import collections, contextlib, io, json, sys, time
 
@@ -61,33 +64,23 @@ class PythonBounded(io.TextIOBase):
                 self._tl -= len(self._tail.popleft())
         return n
 
-cells, runs = json.loads(sys.argv[1]), int(sys.argv[2])
-result = {"stringio": [], "previous": []}
-for code in cells:
-    for kind, make in (("stringio", io.StringIO), ("previous", lambda: PythonBounded(1000, 4000))):
-        times = []
-        for _ in range(runs):
-            buf = make()
-            start = time.perf_counter()
-            with contextlib.redirect_stdout(buf):
-                exec(code, {})
-            times.append(time.perf_counter() - start)
-            del buf
-        result[kind].append(times)
-print(json.dumps(result))
+cells = json.loads(sys.argv[1])
+
+def timed(code, buf):
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(buf):
+        exec(code, {})
+    return time.perf_counter() - start
+
+for line in sys.stdin:
+    code = cells[int(line)]
+    answer = [timed(code, io.StringIO()), timed(code, PythonBounded(1000, 4000))]
+    print(json.dumps(answer), flush=True)
 "#;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
-}
-
-fn seconds(list: &serde_json::Value) -> Vec<Duration> {
-    list.as_array()
-        .expect("a list of times")
-        .iter()
-        .map(|t| Duration::from_secs_f64(t.as_f64().expect("seconds")))
-        .collect()
 }
 
 fn ms(d: Duration) -> f64 {
@@ -98,40 +91,50 @@ fn main() {
     let config = SandboxConfig::default();
     let python = config.venv.join("bin/python");
     let codes: Vec<&str> = CELLS.iter().map(|(_, code)| *code).collect();
-    let out = Command::new(&python)
+    let mut baseline = Command::new(&python)
         .args([
             "-c",
             BASELINE,
             &serde_json::to_string(&codes).expect("json"),
-            &RUNS.to_string(),
         ])
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
         .expect("python runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let baseline: serde_json::Value = serde_json::from_slice(&out.stdout).expect("baseline JSON");
+    let mut ask = baseline.stdin.take().expect("stdin");
+    let mut answers = BufReader::new(baseline.stdout.take().expect("stdout")).lines();
 
     let zygote = Zygote::start(config).expect("zygote starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let mut session = Session::open(&zygote, dir.path()).expect("session opens");
-    println!("cell output capture (medians of {RUNS} runs; whole execute round trip for gisclaw)");
-    for (i, (label, code)) in CELLS.iter().enumerate() {
-        let ours = median(
-            (0..RUNS)
-                .map(|_| {
-                    let start = Instant::now();
-                    let out = session.execute(code).expect("cell runs");
-                    assert!(out.result.ok, "{:?}", out.result.error);
-                    assert!(out.result.stdout_dropped_chars > 0);
-                    start.elapsed()
-                })
-                .collect(),
+    // Per cell: (a) StringIO, the former stream, (b) gisclaw, its cell time.
+    let mut times = vec![[Vec::new(), Vec::new(), Vec::new(), Vec::new()]; CELLS.len()];
+    for _ in 0..RUNS {
+        for (i, (_, code)) in CELLS.iter().enumerate() {
+            writeln!(ask, "{i}").expect("baseline alive");
+            let line = answers.next().expect("an answer").expect("a line");
+            let [stringio, previous]: [f64; 2] = serde_json::from_str(&line).expect("two times");
+            times[i][0].push(Duration::from_secs_f64(stringio));
+            times[i][1].push(Duration::from_secs_f64(previous));
+            let start = Instant::now();
+            let out = session.execute(code).expect("cell runs");
+            times[i][2].push(start.elapsed());
+            assert!(out.result.ok, "{:?}", out.result.error);
+            assert!(out.result.stdout_dropped_chars > 0);
+            times[i][3].push(Duration::from_micros(out.result.duration_us));
+        }
+    }
+    drop(ask);
+    let _ = baseline.wait();
+
+    println!("cell output capture (medians of {RUNS} interleaved runs; gisclaw: the whole execute round trip)");
+    for ((label, _), [stringio, previous, ours, inside]) in CELLS.iter().zip(times) {
+        let (stringio, previous, ours, inside) = (
+            median(stringio),
+            median(previous),
+            median(ours),
+            median(inside),
         );
-        let stringio = median(seconds(&baseline["stringio"][i]));
-        let previous = median(seconds(&baseline["previous"][i]));
         let ratio = ours.as_secs_f64() / stringio.as_secs_f64();
         println!("  {label}");
         println!(
@@ -141,6 +144,10 @@ fn main() {
         println!(
             "    (b) gisclaw session, native bounded capture        {:>9.1} ms",
             ms(ours)
+        );
+        println!(
+            "        of which the cell's code, timed in the worker  {:>9.1} ms",
+            ms(inside)
         );
         println!(
             "        the former Python-level bounded stream, in (a)  {:>9.1} ms",

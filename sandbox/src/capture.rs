@@ -40,6 +40,9 @@ pub struct Bounded {
     tail: String,
     /// `tail.chars().count()`.
     tail_chars: usize,
+    /// Whether `tail` holds ASCII only (its character offsets are byte
+    /// offsets).
+    tail_ascii: bool,
     /// Every character written.
     total: u64,
 }
@@ -56,13 +59,21 @@ impl Bounded {
             head_chars: 0,
             tail: String::new(),
             tail_chars: 0,
+            tail_ascii: true,
             total: 0,
         }
     }
 
     /// Appends `text`; returns its length in characters.
     pub fn push(&mut self, text: &str) -> usize {
-        let n = if text.is_ascii() {
+        self.push_known(text, text.is_ascii())
+    }
+
+    /// [`Bounded::push`] of a text already known to be ASCII or not (a
+    /// Python string says so without a scan: a 50 MB print is not read
+    /// three times over).
+    fn push_known(&mut self, text: &str, ascii: bool) -> usize {
+        let n = if ascii {
             text.len()
         } else {
             text.chars().count()
@@ -75,7 +86,7 @@ impl Bounded {
             let cut = if rest_chars <= room {
                 rest.len()
             } else {
-                byte_index_of_char(rest, room)
+                byte_index_of_char(rest, room, ascii)
             };
             let taken = rest_chars.min(room);
             self.head.push_str(&rest[..cut]);
@@ -83,8 +94,16 @@ impl Bounded {
             rest = &rest[cut..];
             rest_chars -= taken;
         }
-        if rest_chars > 0 && self.tail_budget > 0 {
+        if rest_chars >= self.tail_budget && self.tail_budget > 0 {
+            // One long write replaces the tail: copy only what is kept.
+            let skip = byte_index_of_char(rest, rest_chars - self.tail_budget, ascii);
+            self.tail.clear();
+            self.tail.push_str(&rest[skip..]);
+            self.tail_chars = self.tail_budget;
+            self.tail_ascii = ascii;
+        } else if rest_chars > 0 && self.tail_budget > 0 {
             self.tail.push_str(rest);
+            self.tail_ascii &= ascii;
             self.tail_chars += rest_chars;
             if self.tail_chars >= self.tail_budget.saturating_mul(2) {
                 self.keep_last(self.tail_budget);
@@ -99,7 +118,7 @@ impl Bounded {
             return;
         }
         let drop = self.tail_chars - keep;
-        let cut = byte_index_of_char(&self.tail, drop);
+        let cut = byte_index_of_char(&self.tail, drop, self.tail_ascii);
         self.tail.drain(..cut);
         self.tail_chars = keep;
     }
@@ -110,7 +129,8 @@ impl Bounded {
         let mut tail: &str = &self.tail;
         let mut tail_chars = self.tail_chars;
         if tail_chars > self.tail_budget {
-            tail = &tail[byte_index_of_char(tail, tail_chars - self.tail_budget)..];
+            tail =
+                &tail[byte_index_of_char(tail, tail_chars - self.tail_budget, self.tail_ascii)..];
             tail_chars = self.tail_budget;
         }
         let dropped = self.total - (self.head_chars + tail_chars) as u64;
@@ -128,9 +148,10 @@ impl Bounded {
     }
 }
 
-/// Byte offset of the `n`th character of `s` (its length when shorter).
-fn byte_index_of_char(s: &str, n: usize) -> usize {
-    if s.is_ascii() {
+/// Byte offset of the `n`th character of `s` (its length when shorter);
+/// `ascii` when `s` is known to be ASCII.
+fn byte_index_of_char(s: &str, n: usize, ascii: bool) -> usize {
+    if ascii {
         return n.min(s.len());
     }
     s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
@@ -153,7 +174,10 @@ impl Bounded {
                 .unwrap_or_else(|_| "object".into());
             PyTypeError::new_err(format!("write() argument must be str, not {kind}"))
         })?;
-        Ok(self.push(&text.to_string_lossy()))
+        // SAFETY: `text` is a live `str` object (checked by the cast above);
+        // the macro reads its ASCII flag and nothing else.
+        let ascii = unsafe { pyo3::ffi::PyUnicode_IS_ASCII(text.as_ptr()) } != 0;
+        Ok(self.push_known(&text.to_string_lossy(), ascii))
     }
 
     /// Every character written so far.

@@ -307,6 +307,19 @@ fn interrupt(pid: u32) {
 }
 
 /// Waits up to `limit` for `child` to exit.
+/// A server process killed (with its process group's sandbox) when the
+/// test ends, so that a failing assertion leaves nothing running.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 fn wait_exit(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
     let started = Instant::now();
     loop {
@@ -338,6 +351,8 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
+    let mut server = Server(server);
+    let server = &mut server.0;
     let mut stderr = BufReader::new(server.stderr.take().unwrap());
     let mut line = String::new();
     let url = loop {
@@ -390,7 +405,7 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
 
     let sandbox = descendants(server.id());
     interrupt(server.id());
-    let status = wait_exit(&mut server, Duration::from_secs(30));
+    let status = wait_exit(server, Duration::from_secs(30));
     assert!(status.success(), "{status}");
     let deadline = Instant::now() + Duration::from_secs(10);
     while sandbox.iter().any(|&p| alive(p)) && Instant::now() < deadline {
