@@ -336,7 +336,7 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
     let dir = common::workdir();
     let data = data_copy(dir.path());
     let root = dir.path().join("sessions");
-    let mut server = common::gisclaw_command(
+    let server = common::gisclaw_command(
         &[
             "mcp",
             "--http",
