@@ -154,6 +154,54 @@ pub struct RunState {
     /// Their estimated prompt tokens.
     pub image_tokens: u64,
     guard: AmnesiaGuard,
+    /// The latest requests, to find what a new one repeats of them.
+    requests: PrefixLog,
+}
+
+/// The shape of the latest requests of a run (a fingerprint of the tools
+/// and of each message, and the prompt tokens), to count the prompt tokens
+/// a new request repeats at its start (`Usage::prefix_tokens`). Several are
+/// kept: the Dual Agent's planner and workers, and the tree search's
+/// candidates, interleave conversations.
+#[derive(Debug, Clone, Default)]
+struct PrefixLog(std::collections::VecDeque<(u64, Vec<u64>, u64)>);
+
+impl PrefixLog {
+    /// Requests remembered.
+    const KEEP: usize = 8;
+
+    /// Fingerprints of a request's tools and messages.
+    fn shape(messages: &[Message], specs: &[ToolSpec]) -> (u64, Vec<u64>) {
+        use std::hash::{Hash, Hasher};
+        let hash = |text: String| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            h.finish()
+        };
+        let tools = hash(serde_json::to_string(specs).unwrap_or_default());
+        let messages = messages
+            .iter()
+            .map(|m| hash(serde_json::to_string(m).unwrap_or_default()))
+            .collect();
+        (tools, messages)
+    }
+
+    /// The prompt tokens of the longest remembered request that this one
+    /// (`tools`, `messages`, `prompt_tokens`) starts with; then remembers it.
+    fn repeated(&mut self, tools: u64, messages: Vec<u64>, prompt_tokens: u64) -> u64 {
+        let prefix = self
+            .0
+            .iter()
+            .filter(|(t, m, _)| *t == tools && messages.starts_with(m))
+            .map(|&(_, _, tokens)| tokens.min(prompt_tokens))
+            .max()
+            .unwrap_or(0);
+        if self.0.len() == Self::KEEP {
+            self.0.pop_front();
+        }
+        self.0.push_back((tools, messages, prompt_tokens));
+        prefix
+    }
 }
 
 impl RunState {
@@ -168,6 +216,7 @@ impl RunState {
             images_shown: 0,
             image_tokens: 0,
             guard: AmnesiaGuard::default(),
+            requests: PrefixLog::default(),
         }
     }
 
@@ -215,6 +264,7 @@ impl RunState {
             )));
         }
         self.rounds += 1;
+        let (tools, shape) = PrefixLog::shape(messages, specs);
         let asked = Instant::now();
         let response = model.ask(messages, specs, on_text);
         let took = asked.elapsed();
@@ -227,6 +277,8 @@ impl RunState {
                 self.usage.prompt_tokens += r.usage.prompt_tokens;
                 self.usage.completion_tokens += r.usage.completion_tokens;
                 self.usage.estimated |= r.usage.estimated;
+                self.usage.prefix_tokens +=
+                    self.requests.repeated(tools, shape, r.usage.prompt_tokens);
                 Ok((r, took))
             }
             Err(err) => {
@@ -661,5 +713,48 @@ pub fn converse(
         reason: format!("no {wanted} within {} rounds", limits.max_rounds),
         last_error,
         failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PrefixLog;
+    use crate::llm::{Message, Role};
+
+    #[test]
+    fn a_request_that_extends_an_earlier_one_repeats_its_prompt_tokens() {
+        let mut log = PrefixLog::default();
+        let system = Message::text(Role::System, "rules");
+        let task = Message::text(Role::User, "task");
+        let reply = Message::text(Role::Assistant, "a cell");
+        let (tools, first) = PrefixLog::shape(&[system.clone(), task.clone()], &[]);
+        assert_eq!(log.repeated(tools, first, 100), 0, "nothing before it");
+        let (_, second) = PrefixLog::shape(&[system.clone(), task.clone(), reply.clone()], &[]);
+        assert_eq!(log.repeated(tools, second, 160), 100);
+        // Another conversation (a step's worker) shares only the system
+        // prompt: no earlier request is a prefix of it.
+        let step = Message::text(Role::User, "step 2");
+        let (_, other) = PrefixLog::shape(&[system.clone(), step], &[]);
+        assert_eq!(log.repeated(tools, other, 90), 0);
+        // The first conversation goes on: its longest earlier request counts.
+        let more = Message::text(Role::User, "observation");
+        let (_, third) = PrefixLog::shape(&[system, task, reply, more], &[]);
+        assert_eq!(log.repeated(tools, third, 200), 160);
+    }
+
+    #[test]
+    fn other_tools_are_another_prefix() {
+        let mut log = PrefixLog::default();
+        let m = [Message::text(Role::User, "task")];
+        let (none, shape) = PrefixLog::shape(&m, &[]);
+        log.repeated(none, shape.clone(), 50);
+        let spec = crate::llm::ToolSpec {
+            name: "finish".into(),
+            description: "end".into(),
+            parameters: serde_json::json!({}),
+        };
+        let (some, _) = PrefixLog::shape(&m, &[spec]);
+        assert_ne!(none, some);
+        assert_eq!(log.repeated(some, shape, 60), 0);
     }
 }

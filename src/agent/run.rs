@@ -340,6 +340,14 @@ pub fn run_task(
         cost_usd: backend
             .price()
             .map(|p| p.cost(outcome.usage.prompt_tokens, outcome.usage.completion_tokens)),
+        tokens_in_prefix: outcome.usage.prefix_tokens,
+        cost_usd_cached_prefix: backend.price().and_then(|p| {
+            p.cost_with_cached_prefix(
+                outcome.usage.prompt_tokens,
+                outcome.usage.prefix_tokens,
+                outcome.usage.completion_tokens,
+            )
+        }),
         outputs: output_status(out, &task.outputs),
         summary: outcome.summary.clone(),
         sandbox: session.confinement().clone(),

@@ -163,6 +163,14 @@ pub struct RunSummary {
     pub wall_seconds: f64,
     /// Cost estimate in USD, when the model's price is known.
     pub cost_usd: Option<f64>,
+    /// Prompt tokens that repeated the start of an earlier request
+    /// word for word (see `Usage::prefix_tokens`): what prefix caching
+    /// could serve at most.
+    pub tokens_in_prefix: u64,
+    /// The cost with those tokens at the cached-input rate, when the
+    /// model's price has one (`cached_input` in the config's `[prices]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd_cached_prefix: Option<f64>,
     /// The declared outputs.
     pub outputs: Vec<OutputStatus>,
     /// The model's closing summary, when it finished.

@@ -349,6 +349,7 @@ impl ChatEngine {
         self.usage.prompt_tokens += usage.prompt_tokens;
         self.usage.completion_tokens += usage.completion_tokens;
         self.usage.estimated |= usage.estimated;
+        self.usage.prefix_tokens += usage.prefix_tokens;
     }
 
     /// One model call outside the loop (the Planner's), streamed and

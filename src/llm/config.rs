@@ -16,6 +16,7 @@
 //! [prices."my-model"]             # USD per 1M tokens
 //! input = 0.5
 //! output = 1.5
+//! cached_input = 0.05             # optional: prefix-cache hits
 //! ```
 //!
 //! Precedence: command line, then the profile, then the environment
@@ -504,10 +505,7 @@ pub fn resolve(
     let attempts = profile.attempts.unwrap_or(5).max(1);
     let price = match kind {
         BackendKind::Ollama | BackendKind::Local => {
-            tokens::price_of(&model, &file.prices).or(Some(Price {
-                input: 0.0,
-                output: 0.0,
-            }))
+            tokens::price_of(&model, &file.prices).or(Some(Price::new(0.0, 0.0)))
         }
         BackendKind::Openai => tokens::price_of(&model, &file.prices),
     };

@@ -145,11 +145,13 @@ impl LiveCore {
                 prompt_tokens,
                 completion_tokens,
                 estimated: false,
+                prefix_tokens: 0,
             },
             None => Usage {
                 prompt_tokens: tokens::count_prompt(messages, self.native_tools(tools)),
                 completion_tokens: tokens::count_message(reply),
                 estimated: true,
+                prefix_tokens: 0,
             },
         }
     }

@@ -165,6 +165,12 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// True when counted by gisclaw rather than reported by the server.
     pub estimated: bool,
+    /// Prompt tokens that repeat an earlier request of the run word for
+    /// word at the start of the prompt (same tools, its messages a prefix
+    /// of this one's): what a provider's prefix cache could serve at most
+    /// (it also needs the cache to still hold them, and a minimum length).
+    #[serde(default)]
+    pub prefix_tokens: u64,
 }
 
 /// The model's answer.

@@ -87,10 +87,7 @@ impl ChatBackend for ReplayBackend {
     }
 
     fn price(&self) -> Option<tokens::Price> {
-        Some(tokens::Price {
-            input: 0.0,
-            output: 0.0,
-        })
+        Some(tokens::Price::new(0.0, 0.0))
     }
 
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
@@ -104,6 +101,7 @@ impl ChatBackend for ReplayBackend {
             prompt_tokens: tokens::count_prompt(messages, tools),
             completion_tokens: tokens::count_message(&message),
             estimated: true,
+            prefix_tokens: 0,
         };
         Ok(ChatResponse {
             message,

@@ -106,12 +106,45 @@ pub struct Price {
     pub input: f64,
     /// Completion (output) tokens, USD per 1M.
     pub output: f64,
+    /// Prompt tokens served from the provider's prefix cache, USD per 1M.
+    /// Only from the config file (`cached_input = …`): cached prices and
+    /// the conditions they apply under (minimum prompt length, cache
+    /// lifetime) change by provider and model, so none is built in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input: Option<f64>,
 }
 
 impl Price {
+    /// A price without a cached-input rate.
+    pub const fn new(input: f64, output: f64) -> Price {
+        Price {
+            input,
+            output,
+            cached_input: None,
+        }
+    }
+
     /// Cost of a call in US dollars.
     pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
         (prompt_tokens as f64 * self.input + completion_tokens as f64 * self.output) / 1e6
+    }
+
+    /// Cost when `prefix_tokens` of the prompt tokens are billed at the
+    /// cached-input rate; `None` without one.
+    pub fn cost_with_cached_prefix(
+        &self,
+        prompt_tokens: u64,
+        prefix_tokens: u64,
+        completion_tokens: u64,
+    ) -> Option<f64> {
+        let cached = self.cached_input?;
+        let prefix = prefix_tokens.min(prompt_tokens);
+        Some(
+            ((prompt_tokens - prefix) as f64 * self.input
+                + prefix as f64 * cached
+                + completion_tokens as f64 * self.output)
+                / 1e6,
+        )
     }
 }
 
@@ -182,13 +215,32 @@ pub fn price_of(model: &str, overrides: &BTreeMap<String, Price>) -> Option<Pric
     PRICES
         .iter()
         .find(|(names, _, _)| names.contains(&bare))
-        .map(|&(_, input, output)| Price { input, output })
+        .map(|&(_, input, output)| Price::new(input, output))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::llm::Role;
+
+    #[test]
+    fn a_cached_prefix_is_billed_at_the_cached_rate_only_when_there_is_one() {
+        let plain = Price::new(1.0, 2.0);
+        assert_eq!(plain.cost_with_cached_prefix(1_000_000, 600_000, 0), None);
+        let cached = Price {
+            cached_input: Some(0.1),
+            ..plain
+        };
+        let cost = cached
+            .cost_with_cached_prefix(1_000_000, 600_000, 500_000)
+            .unwrap();
+        assert!((cost - (0.4 + 0.06 + 1.0)).abs() < 1e-9, "{cost}");
+        // A prefix is never more than the prompt.
+        assert_eq!(
+            cached.cost_with_cached_prefix(10, 99, 0),
+            Some(10.0 * 0.1 / 1e6)
+        );
+    }
 
     #[test]
     fn counts_like_tiktoken() {
@@ -247,13 +299,7 @@ mod tests {
         );
         assert!(price_of("qwen2.5-coder:14b", &none).is_none());
         let mut mine = BTreeMap::new();
-        mine.insert(
-            "qwen2.5-coder:14b".to_string(),
-            Price {
-                input: 0.0,
-                output: 0.0,
-            },
-        );
+        mine.insert("qwen2.5-coder:14b".to_string(), Price::new(0.0, 0.0));
         assert_eq!(
             price_of("qwen2.5-coder:14b", &mine)
                 .unwrap()

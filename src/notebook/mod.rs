@@ -493,9 +493,10 @@ mod tests {
 
     #[test]
     fn solution_cells_are_read_back_from_the_markers() {
-        let script = crate::agent::solution::consolidate("T", ["a = 1", "print(a)"]);
+        // As `agent::solution::consolidate` writes it.
+        let script = "import os\n\n# %% cell 1\na = 1\n\n# %% cell 2\nprint(a)\n";
         assert_eq!(
-            solution_cells(&script),
+            solution_cells(script),
             vec!["a = 1\n".to_string(), "print(a)\n".to_string()]
         );
     }

@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use super::{Item, NotebookMode, RecordedCell};
-use crate::agent::solution::{helpers_for, SESSION_IMPORTS};
+use crate::sandbox::preamble::{helpers_for, SESSION_IMPORTS};
 
 /// Largest image embedded; a bigger one is named instead.
 const MAX_IMAGE_BYTES: u64 = 8 * 1024 * 1024;

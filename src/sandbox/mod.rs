@@ -13,6 +13,7 @@
 mod config;
 mod error;
 mod monitor;
+pub mod preamble;
 mod session;
 mod zygote;
 

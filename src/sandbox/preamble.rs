@@ -1,0 +1,30 @@
+//! The Python that a session's cells need to run outside the sandbox
+//! (`solution.py`, `solution.ipynb`): the imports and aliases every session
+//! starts with, and gisclaw's helper module when a cell uses it.
+
+use super::TOOLS_SRC;
+
+/// Helper names whose use pulls the helper module into the script.
+pub const HELPERS: &[&str] = &[
+    "load_raster",
+    "save_raster",
+    "list_files",
+    "to_numeric_columns",
+    "gisclaw_tools",
+];
+
+/// The imports and aliases every sandbox session starts with (`np`, `gpd`,
+/// `plt`, …), so that the cells run outside the sandbox as they ran in it.
+pub const SESSION_IMPORTS: &str = "import os\nimport json\nimport math\n\n\
+import matplotlib.pyplot as plt\nimport numpy as np\nimport pandas as pd\n\
+import geopandas as gpd\nimport rasterio\nimport shapely\nimport xarray as xr\nimport networkx as nx\nimport scipy\nimport sklearn\nimport seaborn as sns\n";
+
+/// gisclaw's helper module (`load_raster`, …) when a cell uses it, else
+/// nothing.
+pub fn helpers_for(cells: &[&str]) -> String {
+    if cells.iter().any(|c| HELPERS.iter().any(|h| c.contains(h))) {
+        format!("\n# --- gisclaw helpers (tools/gisclaw_tools.py) ---\n{TOOLS_SRC}# --- end of helpers ---\n")
+    } else {
+        String::new()
+    }
+}
