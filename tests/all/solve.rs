@@ -368,3 +368,76 @@ fn error_memory_carries_a_fix_from_one_task_to_the_next() {
     solve_replay(&task2, &replay2, out3.path(), &["--no-memory"], &env);
     assert!(!observations(out3.path())[0].contains("[error memory]"));
 }
+
+#[test]
+fn run_json_counts_the_repeated_prefix_and_prices_it_at_a_configured_cached_rate() {
+    use common::fake_llm::{openai_answer, openai_code, FakeServer, Reply};
+    let server = FakeServer::start(vec![
+        Reply::Json(200, openai_code("c1", "x = 1")),
+        Reply::Json(
+            200,
+            openai_answer(json!({
+                "role": "assistant", "content": null,
+                "tool_calls": [{ "id": "f", "type": "function", "function": { "name": "finish", "arguments": "{\"summary\": \"done\"}" } }]
+            })),
+        ),
+    ]);
+    let (dir, task, _) = task_dir(&[], &[]);
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[profiles.p]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"fake\"\napi_key = \"k\"\n\
+             [prices.fake]\ninput = 1.0\noutput = 2.0\ncached_input = 0.1\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = gisclaw(
+        &[
+            "solve",
+            task.to_str().unwrap(),
+            "--backend",
+            "p",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("GISCLAW_CONFIG", config.to_str().unwrap())],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let run = run_json(&out);
+    // The server reports 100 prompt tokens per call; the second call
+    // starts with the whole first one.
+    assert_eq!(run["tokens_in"], 200);
+    assert_eq!(run["tokens_in_prefix"], 100, "{run}");
+    let cost = run["cost_usd"].as_f64().unwrap();
+    let cached = run["cost_usd_cached_prefix"].as_f64().unwrap();
+    assert!(
+        (cost - (200.0 * 1.0 + 40.0 * 2.0) / 1e6).abs() < 1e-12,
+        "{run}"
+    );
+    assert!(
+        (cached - (100.0 * 1.0 + 100.0 * 0.1 + 40.0 * 2.0) / 1e6).abs() < 1e-12,
+        "{run}"
+    );
+
+    // Without a cached rate there is no cached cost, but the count stays.
+    let (_d, task, replay) = task_dir(
+        &[],
+        &[
+            call("execute_python", json!({"code": "x = 1"})),
+            call("finish", json!({"summary": "done"})),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = solve_replay(&task, &replay, out.path(), &[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let run = run_json(out.path());
+    assert!(run.get("cost_usd_cached_prefix").is_none(), "{run}");
+    let prefix = run["tokens_in_prefix"].as_u64().unwrap();
+    assert!(
+        prefix > 0 && prefix < run["tokens_in"].as_u64().unwrap(),
+        "{run}"
+    );
+}
