@@ -439,6 +439,18 @@ pub fn run_tool(
     })
 }
 
+/// The PNG and JPEG files among `written` (relative to `out/pred_results`).
+pub fn figures_in(out: &std::path::Path, written: &[String]) -> Vec<std::path::PathBuf> {
+    written
+        .iter()
+        .filter(|rel| {
+            let lower = rel.to_ascii_lowercase();
+            lower.ends_with(".png") || lower.ends_with(".jpg") || lower.ends_with(".jpeg")
+        })
+        .map(|rel| out.join("pred_results").join(rel))
+        .collect()
+}
+
 /// Vision feedback: the figures this round's cells wrote, downscaled, in one
 /// user message after the tool results, with one line asking the model to
 /// check them against the task. The transcript keeps their names and sizes,
@@ -577,6 +589,7 @@ pub fn converse(
             let ran = Instant::now();
             let mut cell_us = None;
             let mut cell_record = None;
+            let mut shown = Vec::new();
             let mut stop = None;
             let mut code = None;
             let (text, status, ok) =
@@ -610,6 +623,7 @@ pub fn converse(
                     match run_tool(turn.toolbox, turn.memory, name, arguments) {
                         Ok(run) => {
                             cell_record = run.cell_record();
+                            shown = figures_in(&turn.toolbox.out_dir, &run.written);
                             let ok = run.cell.as_ref().is_none_or(|c| c.status == CellStatus::Ok);
                             if let Some(cell) = &run.cell {
                                 cell_us = Some(cell.result.duration_us);
@@ -664,6 +678,9 @@ pub fn converse(
                 status: &status,
                 seconds: took.as_secs_f64(),
             });
+            if !shown.is_empty() {
+                (turn.events)(AgentEvent::Figures { paths: &shown });
+            }
             let _ = turn.transcript.record(
                 "tool",
                 json!({

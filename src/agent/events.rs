@@ -55,6 +55,12 @@ pub enum AgentEvent<'a> {
         /// Seconds the tool took.
         seconds: f64,
     },
+    /// Figures (PNG/JPEG) a cell just wrote under `pred_results/`, for
+    /// front ends that show them.
+    Figures {
+        /// Their paths.
+        paths: &'a [std::path::PathBuf],
+    },
     /// Dual: the Planner's plan (`replan` 0 for the first).
     Plan {
         /// The round of the planner's call.
@@ -122,6 +128,7 @@ impl AgentEvent<'_> {
                 Some(format!("replanning ({cycle}/{of}): {reason}"))
             }
             AgentEvent::Text(_)
+            | AgentEvent::Figures { .. }
             | AgentEvent::MessageDone { .. }
             | AgentEvent::Tool { .. }
             | AgentEvent::CellRunning

@@ -5,7 +5,7 @@
 //! model call or the running cell and returns with everything intact.
 
 use super::{io, ChatError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -400,6 +400,7 @@ impl ChatEngine {
             .as_ref()
             .is_some_and(|c| c.status == CellStatus::Ok);
         let cell = run.cell_record();
+        let figures = crate::agent::converse::figures_in(self.workdir(), &run.written);
         let text = run.text;
         ev(AgentEvent::Observation {
             round: 0,
@@ -410,6 +411,9 @@ impl ChatEngine {
             status: &run.status,
             seconds: run.cell.as_ref().map_or(0.0, |c| c.wall.as_secs_f64()),
         });
+        if !figures.is_empty() {
+            ev(AgentEvent::Figures { paths: &figures });
+        }
         keep_cell(&mut self.saved.cells, &mut self.last_failed, code, ok);
         self.interrupt.store(false, Ordering::SeqCst);
         self.saved.turns.push(self.saved.messages.len());
@@ -581,11 +585,79 @@ impl ChatEngine {
         Ok(copied + 1)
     }
 
+    /// An image of `file` to show the user (`/show`): a PNG or JPEG as it
+    /// is; a raster (band 1, decimated to ≤ 800 px, with a colour bar) or a
+    /// vector layer drawn with matplotlib in a fork of the session, so that
+    /// neither the namespace nor the journal notices. A relative path is
+    /// looked up in the session's work dir (`pred_results/…`, `data/…`),
+    /// then from the current folder. Returns the image and, for a drawn
+    /// one, `true` (the caller removes it once shown).
+    pub fn quick_look(&mut self, file: &Path) -> Result<(PathBuf, bool), ChatError> {
+        let in_work = self.workdir().join(file);
+        let path = if file.is_relative() && in_work.exists() {
+            in_work
+        } else {
+            file.to_path_buf()
+        };
+        if !path.exists() {
+            return Err(ChatError::Io {
+                path,
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            });
+        }
+        let lower = path.to_string_lossy().to_ascii_lowercase();
+        if [".png", ".jpg", ".jpeg"].iter().any(|e| lower.ends_with(e)) {
+            return Ok((path, false));
+        }
+        let out = self.workdir().join(".gisclaw-quicklook.png");
+        let code = QUICK_LOOK
+            .replace(
+                "{PATH}",
+                &serde_json::to_string(&path.to_string_lossy()).unwrap_or_default(),
+            )
+            .replace(
+                "{OUT}",
+                &serde_json::to_string(&out.to_string_lossy()).unwrap_or_default(),
+            );
+        let mut fork = self.session.snapshot()?;
+        let outcome = fork.execute(&code)?;
+        drop(fork);
+        match outcome.result.error {
+            None if out.exists() => Ok((out, true)),
+            error => Err(ChatError::QuickLook(error.map_or_else(
+                || "nothing was drawn".to_string(),
+                |e| format!("{}: {}", e.ename, e.evalue),
+            ))),
+        }
+    }
+
     /// How long the sandbox has run cells.
     pub fn sandbox_time(&self) -> Duration {
         self.session.spent()
     }
 }
+
+/// The cell `/show` runs in a fork of the session: a raster's band 1 or a
+/// vector layer, drawn to `{OUT}`.
+const QUICK_LOOK: &str = r#"import os as _os
+import matplotlib.pyplot as _plt
+_path, _out = {PATH}, {OUT}
+_fig, _ax = _plt.subplots(figsize=(7, 6))
+try:
+    import rasterio as _rio
+    with _rio.open(_path) as _src:
+        _step = max(1, max(_src.width, _src.height) // 800)
+        _band = _src.read(1, out_shape=(max(1, _src.height // _step), max(1, _src.width // _step)), masked=True)
+        _b = _src.bounds
+    _img = _ax.imshow(_band, extent=(_b.left, _b.right, _b.bottom, _b.top))
+    _fig.colorbar(_img, ax=_ax, shrink=0.8)
+except Exception as _raster_error:
+    import geopandas as _gpd
+    _gpd.read_file(_path).plot(ax=_ax)
+_ax.set_title(_os.path.basename(_path))
+_fig.savefig(_out, dpi=100, bbox_inches="tight")
+_plt.close(_fig)
+"#;
 
 /// The schema card of a data folder as the model sees it (`data/`).
 /// The tools on the chat's session (`data/` in its work dir, outputs under

@@ -26,6 +26,9 @@ pub enum ChatError {
         /// Why.
         source: std::io::Error,
     },
+    /// `/show` could not draw the file.
+    #[error("cannot draw it: {0}")]
+    QuickLook(String),
     /// The notebook of an export could not be written.
     #[error("{0}")]
     Notebook(#[from] crate::notebook::NotebookError),

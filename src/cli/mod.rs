@@ -6,6 +6,7 @@ pub mod chat;
 pub mod common;
 pub mod eval;
 pub mod exec;
+pub mod figure;
 pub mod knowledge;
 pub mod mcp;
 pub mod memory;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use gisclaw::agent::events::AgentEvent;
 use gisclaw::agent::memory::{self, ErrorMemory};
 use gisclaw::agent::plan::DualLimits;
 use gisclaw::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
@@ -21,6 +22,7 @@ use gisclaw::task::{LoadedTask, Task};
 use super::common::{
     no_backend, open_docs, BackendArgs, LimitArgs, MctsArgs, SandboxArgs, UsageError,
 };
+use super::figure;
 
 /// Options of `gisclaw solve`.
 #[derive(clap::Args, Debug)]
@@ -159,6 +161,25 @@ impl Display {
         }
     }
 
+    /// Figures a cell wrote: drawn on a terminal that shows images (the
+    /// spinner held while drawing), each with its one-line description.
+    fn figures(
+        &self,
+        paths: &[std::path::PathBuf],
+        out: &std::path::Path,
+        protocol: Option<figure::Protocol>,
+    ) {
+        let mut lines = Vec::new();
+        let mut draw = || figure::show(paths, out, protocol, &mut |l| lines.push(l.to_string()));
+        match &self.bar {
+            Some(bar) if protocol.is_some() => bar.suspend(draw),
+            _ => draw(),
+        }
+        for l in lines {
+            self.line(&l);
+        }
+    }
+
     fn done(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
@@ -209,6 +230,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         ErrorMemory::load(&memory::default_path())
     };
     let display = Display::new(&task.id);
+    let protocol = figure::detect();
     let summary = run_task(
         &zygote,
         &loaded,
@@ -217,6 +239,9 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         &out,
         &options,
         &mut |event| {
+            if let AgentEvent::Figures { paths } = &event {
+                display.figures(paths, &out, protocol);
+            }
             if let Some(line) = event.progress_line() {
                 display.line(&line);
             }

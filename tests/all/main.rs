@@ -19,6 +19,7 @@ mod eval_scoring;
 mod eval_shards;
 mod eval_steps;
 mod eval_unit;
+mod figures;
 mod formats;
 mod knowledge;
 mod layout;

@@ -90,6 +90,11 @@ pub(super) const COMMANDS: &[Command] = &[
         run: save,
     },
     Command {
+        name: "/show",
+        help: "FILE — show an image, a raster or a vector layer (drawn in a fork of the session)",
+        run: show_file,
+    },
+    Command {
         name: "/export",
         help: "DIR — copy the transcript, script and outputs, and write solution.ipynb",
         run: export,
@@ -306,6 +311,37 @@ fn export(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
     )
 }
 
+fn show_file(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
+    if rest.is_empty() {
+        return fail(
+            style,
+            "/show FILE: name the file (pred_results/map.png, data/dem.tif, …)".into(),
+        );
+    }
+    match engine.quick_look(Path::new(rest)) {
+        Ok((image, drawn)) => {
+            let protocol = if style.color {
+                crate::cli::figure::detect()
+            } else {
+                None
+            };
+            if let Some(protocol) = protocol {
+                if let Err(e) = crate::cli::figure::draw(&image, protocol, 20) {
+                    tracing::debug!("{}: not drawn: {e}", image.display());
+                }
+            }
+            let line = crate::cli::figure::describe(&image, rest);
+            if drawn {
+                let _ = std::fs::remove_file(&image);
+                say(line.replace("figure: ", "quick look of "))
+            } else {
+                say(line)
+            }
+        }
+        Err(e) => fail(style, format!("/show {rest}: {e}")),
+    }
+}
+
 fn reset(engine: &mut ChatEngine, _: &str, style: &Style) -> Flow {
     show(
         style,
@@ -341,7 +377,7 @@ pub(super) fn describe_arch(arch: ChatArch) -> String {
 
 /// Runs the user's own code; the screen shows it and its observation.
 fn run_code(engine: &mut ChatEngine, code: &str, style: &Style) {
-    let mut screen = Screen::new(*style);
+    let mut screen = Screen::new(*style, engine.workdir());
     print!("{}", style.code("python (you)", code));
     let result = engine.run_user_code(code, &mut |e| screen.show(e));
     screen.close();

@@ -179,6 +179,11 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         }
     }
     say("/help lists the commands · Ctrl-C stops a step · Ctrl-D or /quit leaves");
+    // Ask the terminal whether it shows images now, before any key is
+    // read on our behalf (the answer is remembered for the session).
+    if style.color {
+        let _ = crate::cli::figure::detect();
+    }
 
     let mut editor: Editor<ChatHelper, DefaultHistory> = Editor::new()?;
     // After the editor: rustyline installs its own SIGINT handler for the
@@ -217,7 +222,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         }
         let keys = TypeAhead::start();
         let end = {
-            let mut screen = Screen::new(style);
+            let mut screen = Screen::new(style, engine.workdir());
             let end = engine.turn(&line, &mut |e| screen.show(e));
             screen.close();
             end

@@ -13,14 +13,24 @@ pub(super) struct Screen {
     style: Style,
     spinner: Option<indicatif::ProgressBar>,
     in_text: bool,
+    /// How figures are drawn (detected once, before any key is read).
+    figures: Option<crate::cli::figure::Protocol>,
+    /// The session's work dir, figures are named relative to it.
+    workdir: std::path::PathBuf,
 }
 
 impl Screen {
-    pub(super) fn new(style: Style) -> Screen {
+    pub(super) fn new(style: Style, workdir: &std::path::Path) -> Screen {
         Screen {
+            figures: if style.color {
+                crate::cli::figure::detect()
+            } else {
+                None
+            },
             style,
             spinner: None,
             in_text: false,
+            workdir: workdir.to_path_buf(),
         }
     }
 
@@ -74,6 +84,14 @@ impl Screen {
                 if !ok && code.is_some() {
                     let _ = writeln!(out, "{}", self.style.error("(the cell failed)"));
                 }
+            }
+            AgentEvent::Figures { paths } => {
+                self.stop_spinner();
+                let _ = out.flush();
+                let (style, protocol) = (&self.style, self.figures);
+                crate::cli::figure::show(paths, &self.workdir, protocol, &mut |line| {
+                    println!("{}", style.note(line));
+                });
             }
             AgentEvent::Plan { steps, replan, .. } => {
                 let title = if replan == 0 {

@@ -1,0 +1,119 @@
+//! Figures where the user is: a PNG or JPEG a cell wrote, shown inline in
+//! the terminal when it can show images (kitty graphics, iTerm2 inline
+//! images or sixel, drawn by the `viuer` crate), otherwise named in one
+//! line with its size.
+//!
+//! Detection never waits on a terminal that might not answer: iTerm2's
+//! protocol is known from the environment alone, and the kitty and sixel
+//! queries are sent only to terminals whose environment says they speak
+//! them (`GISCLAW_IMAGES=kitty|iterm|sixel|off` overrides). `NO_COLOR`, a
+//! non-terminal stdout or `TERM=dumb` never get an escape code.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// A terminal graphics protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// kitty's graphics protocol (kitty, WezTerm, Ghostty, Konsole).
+    Kitty,
+    /// iTerm2's inline images (iTerm2, WezTerm, mintty, rio, Konsole).
+    Iterm,
+    /// DEC sixel graphics (foot, mlterm, contour, xterm -ti vt340).
+    Sixel,
+}
+
+/// The protocol the terminal on stdout speaks, if any.
+pub fn detect() -> Option<Protocol> {
+    let env = |name: &str| std::env::var(name).unwrap_or_default();
+    if std::env::var_os("NO_COLOR").is_some()
+        || !std::io::stdout().is_terminal()
+        || env("TERM") == "dumb"
+    {
+        return None;
+    }
+    match env("GISCLAW_IMAGES").to_ascii_lowercase().as_str() {
+        "off" | "none" | "0" => return None,
+        "kitty" => return Some(Protocol::Kitty),
+        "iterm" => return Some(Protocol::Iterm),
+        "sixel" => return Some(Protocol::Sixel),
+        _ => {}
+    }
+    let (term, program) = (env("TERM"), env("TERM_PROGRAM"));
+    let kitty_hint = std::env::var_os("KITTY_WINDOW_ID").is_some()
+        || term.contains("kitty")
+        || term.contains("ghostty")
+        || program.contains("ghostty");
+    if kitty_hint && viuer::get_kitty_support() != viuer::KittySupport::None {
+        return Some(Protocol::Kitty);
+    }
+    if viuer::is_iterm_supported() {
+        return Some(Protocol::Iterm);
+    }
+    let sixel_hint = ["foot", "mlterm", "contour", "sixel"]
+        .iter()
+        .any(|t| term.contains(t));
+    if sixel_hint && viuer::is_sixel_supported() {
+        return Some(Protocol::Sixel);
+    }
+    None
+}
+
+/// `path` (as `shown_as`) in one line: pixel size and file size.
+pub fn describe(path: &Path, shown_as: &str) -> String {
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let size = if bytes >= 1024 * 1024 {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    } else {
+        format!("{} KB", bytes.div_ceil(1024))
+    };
+    match image::image_dimensions(path) {
+        Ok((w, h)) => format!("figure: {shown_as} ({w}×{h} px, {size})"),
+        Err(_) => format!("figure: {shown_as} ({size})"),
+    }
+}
+
+/// Draws the image at `path` on stdout with `protocol`, at most `rows`
+/// terminal rows high. An image that cannot be read is an error; the
+/// caller then shows [`describe`]'s line.
+pub fn draw(path: &Path, protocol: Protocol, rows: u32) -> Result<(), String> {
+    let image = image25::ImageReader::open(path)
+        .and_then(|r| r.with_guessed_format())
+        .map_err(|e| e.to_string())?
+        .decode()
+        .map_err(|e| e.to_string())?;
+    let config = viuer::Config {
+        absolute_offset: false,
+        height: Some(rows),
+        use_kitty: protocol == Protocol::Kitty,
+        use_iterm: protocol == Protocol::Iterm,
+        use_sixel: protocol == Protocol::Sixel,
+        ..viuer::Config::default()
+    };
+    viuer::print(&image, &config)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Shows each figure: drawn with `protocol` when there is one (its line
+/// after it), else its line alone, passed to `line`.
+pub fn show(
+    paths: &[std::path::PathBuf],
+    base: &Path,
+    protocol: Option<Protocol>,
+    line: &mut dyn FnMut(&str),
+) {
+    for path in paths {
+        let shown_as = path
+            .strip_prefix(base)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        if let Some(protocol) = protocol {
+            if let Err(e) = draw(path, protocol, 20) {
+                tracing::debug!("{}: not drawn: {e}", path.display());
+            }
+        }
+        line(&describe(path, &shown_as));
+    }
+}
