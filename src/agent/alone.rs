@@ -15,7 +15,6 @@ use super::tools::{missing_outputs, Toolbox};
 use super::transcript::{self, Transcript};
 use crate::llm::adapt::fenced_code;
 use crate::llm::{ChatBackend, Message, Role};
-use crate::outputs::sanity::Snapshot;
 use crate::sandbox::{CellStatus, SandboxError};
 
 /// What the LLM alone is told after the task, in place of the tools.
@@ -56,10 +55,8 @@ pub fn run(
     let round = state.rounds;
     (events)(AgentEvent::CellRunning);
     let ran = Instant::now();
-    let pred = toolbox.out_dir.join("pred_results");
-    let before = Snapshot::of(&pred);
-    let outcome = match toolbox.session.execute(&code) {
-        Ok(outcome) => outcome,
+    let (outcome, written) = match toolbox.execute_watching(&code) {
+        Ok(ran) => ran,
         Err(SandboxError::BudgetExhausted(b)) => {
             return state.outcome(
                 Ending::Failed(format!("the sandbox's {} s budget is spent", b.as_secs())),
@@ -94,7 +91,7 @@ pub fn run(
             "tool_ms": seconds.as_millis() as u64,
             "cell_us": outcome.result.duration_us,
             "observation": text,
-            "cell": transcript::cell_record(&outcome, &Snapshot::of(&pred).changed_since(&before)),
+            "cell": transcript::cell_record(&outcome, &written),
         }),
     );
     let missing = missing_outputs(&toolbox.out_dir, &toolbox.outputs);

@@ -173,17 +173,14 @@ impl PrefixLog {
     /// Fingerprints of a request's tools and messages.
     fn shape(messages: &[Message], specs: &[ToolSpec]) -> (u64, Vec<u64>) {
         use std::hash::{Hash, Hasher};
-        let hash = |text: String| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            text.hash(&mut h);
-            h.finish()
-        };
-        let tools = hash(serde_json::to_string(specs).unwrap_or_default());
-        let messages = messages
-            .iter()
-            .map(|m| hash(serde_json::to_string(m).unwrap_or_default()))
-            .collect();
-        (tools, messages)
+        let mut tools = std::collections::hash_map::DefaultHasher::new();
+        serde_json::to_string(specs)
+            .unwrap_or_default()
+            .hash(&mut tools);
+        (
+            tools.finish(),
+            messages.iter().map(Message::fingerprint).collect(),
+        )
     }
 
     /// The prompt tokens of the longest remembered request that this one
@@ -392,7 +389,7 @@ pub struct ToolRun {
     pub cell: Option<CellOutcome>,
     /// The summary of an accepted `finish`.
     pub finished: Option<String>,
-    /// Image files the call wrote under `pred_results/` (for vision feedback).
+    /// Image files the call wrote under `pred_results/`.
     pub images: Vec<std::path::PathBuf>,
     /// Files the call created or changed under `pred_results/`.
     pub written: Vec<String>,
@@ -437,18 +434,6 @@ pub fn run_tool(
         images: result.images,
         written: result.written,
     })
-}
-
-/// The PNG and JPEG files among `written` (relative to `out/pred_results`).
-pub fn figures_in(out: &std::path::Path, written: &[String]) -> Vec<std::path::PathBuf> {
-    written
-        .iter()
-        .filter(|rel| {
-            let lower = rel.to_ascii_lowercase();
-            lower.ends_with(".png") || lower.ends_with(".jpg") || lower.ends_with(".jpeg")
-        })
-        .map(|rel| out.join("pred_results").join(rel))
-        .collect()
 }
 
 /// Vision feedback: the figures this round's cells wrote, downscaled, in one
@@ -623,7 +608,7 @@ pub fn converse(
                     match run_tool(turn.toolbox, turn.memory, name, arguments) {
                         Ok(run) => {
                             cell_record = run.cell_record();
-                            shown = figures_in(&turn.toolbox.out_dir, &run.written);
+                            shown = run.images.clone();
                             let ok = run.cell.as_ref().is_none_or(|c| c.status == CellStatus::Ok);
                             if let Some(cell) = &run.cell {
                                 cell_us = Some(cell.result.duration_us);
@@ -651,7 +636,9 @@ pub fn converse(
                             if let Some(summary) = run.finished {
                                 stop = Some(Stop::Finished(summary));
                             }
-                            figures.extend(run.images);
+                            if turn.toolbox.vision {
+                                figures.extend(run.images);
+                            }
                             (text, run.status, ok)
                         }
                         Err(err) => {

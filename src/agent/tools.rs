@@ -187,8 +187,8 @@ pub struct ToolResult {
     pub finished: bool,
     /// The summary given to an accepted `finish`.
     pub summary: Option<String>,
-    /// Image files the cell wrote under `pred_results/` (with
-    /// [`Toolbox::vision`]).
+    /// Image files the cell wrote under `pred_results/`: shown in the
+    /// terminal, to an MCP client, and to the model with [`Toolbox::vision`].
     pub images: Vec<PathBuf>,
     /// Files the cell created or changed under `pred_results/`, relative
     /// to it (sidecars left out), for the transcript and the notebook.
@@ -239,8 +239,8 @@ pub struct Toolbox<'a> {
     /// The output checks (`None` with `--no-output-checks`): warnings after
     /// a cell that wrote under `pred_results/`, and one refused `finish`.
     pub checks: Option<OutputChecks>,
-    /// Report the images a cell writes, for vision feedback
-    /// (`--no-vision-feedback` clears it).
+    /// Show the model the images a cell writes (vision feedback;
+    /// `--no-vision-feedback` clears it).
     pub vision: bool,
 }
 
@@ -250,6 +250,18 @@ impl Toolbox<'_> {
         offered(self.docs.is_some())
     }
 
+    /// Runs `code` in the session; its outcome and the files it created or
+    /// changed under `pred_results/` (relative to it, sidecars left out).
+    pub fn execute_watching(
+        &mut self,
+        code: &str,
+    ) -> Result<(CellOutcome, Vec<String>), SandboxError> {
+        let pred = self.out_dir.join("pred_results");
+        let before = Snapshot::of(&pred);
+        let outcome = self.session.execute(code)?;
+        Ok((outcome, Snapshot::of(&pred).changed_since(&before)))
+    }
+
     /// Dispatches `name(arguments)`. Errors in arguments become observations;
     /// only a failing sandbox is an `Err`.
     pub fn call(&mut self, name: &str, arguments: &str) -> Result<ToolResult, SandboxError> {
@@ -257,10 +269,8 @@ impl Toolbox<'_> {
             "execute_python" => match serde_json::from_str::<ExecuteArgs>(arguments) {
                 Ok(args) => {
                     let pred = self.out_dir.join("pred_results");
-                    let before = Snapshot::of(&pred);
-                    let outcome = self.session.execute(&args.code)?;
+                    let (outcome, written) = self.execute_watching(&args.code)?;
                     let mut text = observation::render(&outcome);
-                    let written = Snapshot::of(&pred).changed_since(&before);
                     if let Some(checks) = &self.checks {
                         for line in checks.after_cell(&pred, &written, &outcome.result.saved_figures) {
                             text.push_str(&format!("[output check] {line}\n"));
@@ -283,18 +293,14 @@ impl Toolbox<'_> {
                         let query = wrong.to_string();
                         text.push_str(&format!("\n[library docs for `{query}`]\n{}", crate::knowledge::search::render_hits(&query, &hits)));
                     }
-                    let images = if self.vision {
-                        written
-                            .iter()
-                            .filter(|rel| {
-                                crate::outputs::kind_of(Path::new(rel))
-                                    == crate::outputs::OutputKind::Image
-                            })
-                            .map(|rel| pred.join(rel))
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
+                    let images = written
+                        .iter()
+                        .filter(|rel| {
+                            crate::outputs::kind_of(Path::new(rel))
+                                == crate::outputs::OutputKind::Image
+                        })
+                        .map(|rel| pred.join(rel))
+                        .collect();
                     Ok(ToolResult {
                         text,
                         cell: Some(outcome),

@@ -400,7 +400,6 @@ impl ChatEngine {
             .as_ref()
             .is_some_and(|c| c.status == CellStatus::Ok);
         let cell = run.cell_record();
-        let figures = crate::agent::converse::figures_in(self.workdir(), &run.written);
         let text = run.text;
         ev(AgentEvent::Observation {
             round: 0,
@@ -411,8 +410,8 @@ impl ChatEngine {
             status: &run.status,
             seconds: run.cell.as_ref().map_or(0.0, |c| c.wall.as_secs_f64()),
         });
-        if !figures.is_empty() {
-            ev(AgentEvent::Figures { paths: &figures });
+        if !run.images.is_empty() {
+            ev(AgentEvent::Figures { paths: &run.images });
         }
         keep_cell(&mut self.saved.cells, &mut self.last_failed, code, ok);
         self.interrupt.store(false, Ordering::SeqCst);

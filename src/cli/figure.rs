@@ -9,7 +9,6 @@
 //! them (`GISCLAW_IMAGES=kitty|iterm|sixel|off` overrides). `NO_COLOR`, a
 //! non-terminal stdout or `TERM=dumb` never get an escape code.
 
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// A terminal graphics protocol.
@@ -26,10 +25,8 @@ pub enum Protocol {
 /// The protocol the terminal on stdout speaks, if any.
 pub fn detect() -> Option<Protocol> {
     let env = |name: &str| std::env::var(name).unwrap_or_default();
-    if std::env::var_os("NO_COLOR").is_some()
-        || !std::io::stdout().is_terminal()
-        || env("TERM") == "dumb"
-    {
+    // Colours off (NO_COLOR, or stdout not a terminal) means no escape code.
+    if !gisclaw::chat::render::Style::detect().color || env("TERM") == "dumb" {
         return None;
     }
     match env("GISCLAW_IMAGES").to_ascii_lowercase().as_str() {
@@ -59,7 +56,11 @@ pub fn detect() -> Option<Protocol> {
     None
 }
 
-/// `path` (as `shown_as`) in one line: pixel size and file size.
+/// Terminal rows a drawn figure takes at most.
+const ROWS: u32 = 20;
+
+/// `path` (as `shown_as`) with its pixel size and file size:
+/// `pred_results/map.png (1050×900 px, 61 KB)`.
 pub fn describe(path: &Path, shown_as: &str) -> String {
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let size = if bytes >= 1024 * 1024 {
@@ -68,15 +69,14 @@ pub fn describe(path: &Path, shown_as: &str) -> String {
         format!("{} KB", bytes.div_ceil(1024))
     };
     match image::image_dimensions(path) {
-        Ok((w, h)) => format!("figure: {shown_as} ({w}×{h} px, {size})"),
-        Err(_) => format!("figure: {shown_as} ({size})"),
+        Ok((w, h)) => format!("{shown_as} ({w}×{h} px, {size})"),
+        Err(_) => format!("{shown_as} ({size})"),
     }
 }
 
-/// Draws the image at `path` on stdout with `protocol`, at most `rows`
-/// terminal rows high. An image that cannot be read is an error; the
-/// caller then shows [`describe`]'s line.
-pub fn draw(path: &Path, protocol: Protocol, rows: u32) -> Result<(), String> {
+/// Draws the image at `path` on stdout with `protocol`, at most [`ROWS`]
+/// terminal rows high.
+fn draw(path: &Path, protocol: Protocol) -> Result<(), String> {
     let image = image25::ImageReader::open(path)
         .and_then(|r| r.with_guessed_format())
         .map_err(|e| e.to_string())?
@@ -84,7 +84,7 @@ pub fn draw(path: &Path, protocol: Protocol, rows: u32) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let config = viuer::Config {
         absolute_offset: false,
-        height: Some(rows),
+        height: Some(ROWS),
         use_kitty: protocol == Protocol::Kitty,
         use_iterm: protocol == Protocol::Iterm,
         use_sixel: protocol == Protocol::Sixel,
@@ -95,8 +95,18 @@ pub fn draw(path: &Path, protocol: Protocol, rows: u32) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// Shows each figure: drawn with `protocol` when there is one (its line
-/// after it), else its line alone, passed to `line`.
+/// Draws the image at `path` when there is a `protocol`. An image that
+/// cannot be drawn is only logged: the caller's line names it anyway.
+pub fn draw_if_shown(path: &Path, protocol: Option<Protocol>) {
+    if let Some(protocol) = protocol {
+        if let Err(e) = draw(path, protocol) {
+            tracing::debug!("{}: not drawn: {e}", path.display());
+        }
+    }
+}
+
+/// Shows each figure: drawn when there is a `protocol`, then its
+/// `figure: …` line (named relative to `base`), passed to `line`.
 pub fn show(
     paths: &[std::path::PathBuf],
     base: &Path,
@@ -109,11 +119,7 @@ pub fn show(
             .unwrap_or(path)
             .display()
             .to_string();
-        if let Some(protocol) = protocol {
-            if let Err(e) = draw(path, protocol, 20) {
-                tracing::debug!("{}: not drawn: {e}", path.display());
-            }
-        }
-        line(&describe(path, &shown_as));
+        draw_if_shown(path, protocol);
+        line(&format!("figure: {}", describe(path, &shown_as)));
     }
 }

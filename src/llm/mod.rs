@@ -21,7 +21,7 @@ pub mod vision;
 use serde::{Deserialize, Serialize};
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Instructions from gisclaw.
@@ -35,7 +35,7 @@ pub enum Role {
 }
 
 /// One chat message (OpenAI format).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
@@ -53,6 +53,18 @@ pub struct Message {
     /// as `images` to Ollama).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
+}
+
+impl Message {
+    /// A hash of everything the message says (role, text, tool calls, the
+    /// call it answers, images): equal messages have equal fingerprints.
+    /// Keys the token-count cache and finds the prefix a request repeats.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.hash(&mut h);
+        h.finish()
+    }
 }
 
 impl Default for Message {
@@ -92,7 +104,7 @@ impl Message {
 }
 
 /// One tool call (OpenAI format; `arguments` is a JSON string).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The call's id (assigned by gisclaw when the model gave none).
     #[serde(default)]
@@ -127,7 +139,7 @@ fn function_kind() -> String {
 }
 
 /// The function part of a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize)]
 pub struct FunctionCall {
     /// Tool name, e.g. `execute_python`.
     pub name: String,

@@ -67,17 +67,10 @@ pub fn count_tool(tool: &ToolSpec) -> u64 {
 pub fn count_message(message: &Message) -> u64 {
     use std::cell::RefCell;
     use std::collections::HashMap;
-    use std::hash::{Hash, Hasher};
     thread_local! {
         static SEEN: RefCell<HashMap<u64, u64>> = RefCell::new(HashMap::new());
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    message.content.hash(&mut h);
-    for c in &message.tool_calls {
-        c.function.name.hash(&mut h);
-        c.function.arguments.hash(&mut h);
-    }
-    let key = h.finish();
+    let key = message.fingerprint();
     if let Some(n) = SEEN.with(|m| m.borrow().get(&key).copied()) {
         return n;
     }

@@ -320,22 +320,13 @@ fn show_file(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
     }
     match engine.quick_look(Path::new(rest)) {
         Ok((image, drawn)) => {
-            let protocol = if style.color {
-                crate::cli::figure::detect()
-            } else {
-                None
-            };
-            if let Some(protocol) = protocol {
-                if let Err(e) = crate::cli::figure::draw(&image, protocol, 20) {
-                    tracing::debug!("{}: not drawn: {e}", image.display());
-                }
-            }
+            crate::cli::figure::draw_if_shown(&image, crate::cli::figure::detect());
             let line = crate::cli::figure::describe(&image, rest);
             if drawn {
                 let _ = std::fs::remove_file(&image);
-                say(line.replace("figure: ", "quick look of "))
+                say(format!("quick look of {line}"))
             } else {
-                say(line)
+                say(format!("figure: {line}"))
             }
         }
         Err(e) => fail(style, format!("/show {rest}: {e}")),

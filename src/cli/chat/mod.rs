@@ -181,9 +181,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     say("/help lists the commands · Ctrl-C stops a step · Ctrl-D or /quit leaves");
     // Ask the terminal whether it shows images now, before any key is
     // read on our behalf (the answer is remembered for the session).
-    if style.color {
-        let _ = crate::cli::figure::detect();
-    }
+    let _ = crate::cli::figure::detect();
 
     let mut editor: Editor<ChatHelper, DefaultHistory> = Editor::new()?;
     // After the editor: rustyline installs its own SIGINT handler for the

@@ -22,11 +22,7 @@ pub(super) struct Screen {
 impl Screen {
     pub(super) fn new(style: Style, workdir: &std::path::Path) -> Screen {
         Screen {
-            figures: if style.color {
-                crate::cli::figure::detect()
-            } else {
-                None
-            },
+            figures: crate::cli::figure::detect(),
             style,
             spinner: None,
             in_text: false,
