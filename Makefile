@@ -29,6 +29,7 @@ setup-local-model:
 test:
 	cargo build --workspace
 	bash tests/mcp/client-venv.sh
+	bash tests/browser/chromium.sh
 	cargo test --workspace
 	@if [ -x "$(LOCAL_SERVER)" ]; then $(MAKE) --no-print-directory e2e; \
 	else echo "local-model end-to-end tests not run: $(LOCAL_SERVER) is missing (make setup-local-model; CI installs it)"; fi

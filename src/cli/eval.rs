@@ -71,6 +71,11 @@ pub enum EvalCommand {
         /// Composite weights: success, output, api, embedding.
         #[arg(long, value_name = "W,W,W,W", default_value = "0.4,0.3,0.15,0.15")]
         weights: String,
+        /// Also write `report.html`: one self-contained page (sortable
+        /// tables, charts, every run's transcript as a conversation, a
+        /// task's runs side by side). Task suites only.
+        #[arg(long)]
+        html: bool,
     },
     /// How far a task-suite eval has come, sharded or not: per shard, the
     /// runs recorded, running, failed and missing, and the time left, read
@@ -135,6 +140,10 @@ pub struct EvalRunArgs {
     /// The eval folder (default: gisclaw-runs/eval/<suite name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Also write `report.html` at the end (as `gisclaw eval report DIR
+    /// --html`). Task suites only.
+    #[arg(long)]
+    pub html: bool,
     /// Continue the eval in --out: runs already recorded are kept.
     #[arg(long)]
     pub resume: bool,
@@ -212,7 +221,12 @@ fn judge_backend(
 /// Runs the command.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        Some(EvalCommand::Report { dirs, out, weights }) => render(&dirs, out.as_deref(), &weights),
+        Some(EvalCommand::Report {
+            dirs,
+            out,
+            weights,
+            html,
+        }) => render(&dirs, out.as_deref(), &weights, html),
         Some(EvalCommand::Status { dir }) => print_status(&dir),
         None => {
             gisclaw::interrupt::install();
@@ -240,8 +254,18 @@ fn eval_exit(failed: usize, what: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result<ExitCode> {
+fn render(
+    dirs: &[PathBuf],
+    out: Option<&Path>,
+    weights: &str,
+    html: bool,
+) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(weights).map_err(|e| UsageError(e.to_string()))?;
+    let no_html = |kind: &str| {
+        UsageError(format!(
+            "eval report --html: {kind}-suite folders have report.md only; the HTML report covers task suites"
+        ))
+    };
     // A unit or step eval folder has its own report; any other folder goes
     // to the task report (which says when it is not an eval folder).
     if let [dir] = dirs {
@@ -255,6 +279,9 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
             let written = |e: std::io::Error| {
                 anyhow::anyhow!("writing the report into {}: {e}", out.display())
             };
+            if html && (manifest.kind == "steps" || manifest.kind == "unit") {
+                return Err(no_html(&manifest.kind).into());
+            }
             if manifest.kind == "steps" {
                 let records =
                     step_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
@@ -306,6 +333,13 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
         }
         Ok(n > 0)
     };
+    if html {
+        for kind in ["steps", "unit"] {
+            if of_kind(kind)? {
+                return Err(no_html(kind).into());
+            }
+        }
+    }
     if of_kind("steps")? {
         return compare_steps(dirs, manifests.into_iter().flatten().collect(), out);
     }
@@ -318,9 +352,12 @@ fn render(dirs: &[PathBuf], out: Option<&Path>, weights: &str) -> anyhow::Result
         .collect::<Result<_, _>>()?;
     let out = out.unwrap_or(&dirs[0]);
     let report = report::build(&evals, weights);
-    report::write(&report, out)
+    report::write(&report, out, html.then_some(evals.as_slice()))
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, out);
+    if html {
+        eprintln!("gisclaw: page in {}", out.join("report.html").display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -719,6 +756,13 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if args.html && SuiteKind::of(&suite) != SuiteKind::Tasks {
+        return Err(UsageError(
+            "--html is for task suites (e.g. benchmarks/geoanalyst); a unit or step suite has report.md only"
+                .into(),
+        )
+        .into());
+    }
     if args.shard.is_some() && SuiteKind::of(&suite) != SuiteKind::Tasks {
         return Err(UsageError(
             "--shard is for task suites (e.g. benchmarks/geoanalyst); a unit or step suite runs in one process"
@@ -872,10 +916,17 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let data = EvalData::load(&out).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let report = report::build(&[data], weights);
-    report::write(&report, &out)
-        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    let report = report::build(std::slice::from_ref(&data), weights);
+    report::write(
+        &report,
+        &out,
+        args.html.then_some(std::slice::from_ref(&data)),
+    )
+    .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, &out);
+    if args.html {
+        eprintln!("gisclaw: page in {}", out.join("report.html").display());
+    }
     Ok(eval_exit(failed, "run(s)"))
 }
 

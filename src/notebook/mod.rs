@@ -86,11 +86,26 @@ pub struct RecordedCell {
     pub by_user: bool,
 }
 
+/// Who or what a markdown item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    /// The task prompt (task, knowledge, data listing, schema card).
+    Task,
+    /// A chat user's message.
+    User,
+    /// The model's text.
+    Model,
+    /// A Dual Agent plan step's heading.
+    Step,
+    /// The run's closing summary (`finish`).
+    Summary,
+}
+
 /// A piece of the notebook, in the run's order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     /// Markdown text (the task, a chat turn, a plan step, the summary).
-    Markdown(String),
+    Markdown(TextKind, String),
     /// A cell.
     Cell(Box<RecordedCell>),
 }
@@ -145,13 +160,16 @@ pub fn items_of(events: &[Value]) -> Vec<Item> {
                     Some("user") if chat && e.get("round").is_none() => {
                         // The model's answer that ended the previous turn.
                         flush_model_text(&mut items, &mut reasoning);
-                        items.push(Item::Markdown(format!("**You:** {content}")));
+                        items.push(Item::Markdown(
+                            TextKind::User,
+                            format!("**You:** {content}"),
+                        ));
                     }
                     // The first user message is the task prompt: the task,
                     // its knowledge, the data listing and the schema card.
                     Some("user") if !seen_task && !chat && !content.is_empty() => {
                         seen_task = true;
-                        items.push(Item::Markdown(content.to_string()));
+                        items.push(Item::Markdown(TextKind::Task, content.to_string()));
                     }
                     Some("assistant") => {
                         let has_calls = m["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
@@ -168,12 +186,15 @@ pub fn items_of(events: &[Value]) -> Vec<Item> {
                 }
             }
             "step" if e["goal"].is_string() => {
-                items.push(Item::Markdown(format!(
-                    "### Step {}/{}: {}",
-                    e["step"].as_u64().unwrap_or(0),
-                    e["of"].as_u64().unwrap_or(0),
-                    e["goal"].as_str().unwrap_or("")
-                )));
+                items.push(Item::Markdown(
+                    TextKind::Step,
+                    format!(
+                        "### Step {}/{}: {}",
+                        e["step"].as_u64().unwrap_or(0),
+                        e["of"].as_u64().unwrap_or(0),
+                        e["goal"].as_str().unwrap_or("")
+                    ),
+                ));
             }
             "tool" | "user_cell" | "execute_python" => {
                 let name = e["name"].as_str().unwrap_or("execute_python");
@@ -183,7 +204,10 @@ pub fn items_of(events: &[Value]) -> Vec<Item> {
                     let summary = args["summary"].as_str().unwrap_or("").trim();
                     flush_model_text(&mut items, &mut reasoning);
                     if !summary.is_empty() {
-                        items.push(Item::Markdown(format!("**Summary:** {summary}")));
+                        items.push(Item::Markdown(
+                            TextKind::Summary,
+                            format!("**Summary:** {summary}"),
+                        ));
                     }
                     continue;
                 }
@@ -215,7 +239,7 @@ fn flush_model_text(items: &mut Vec<Item>, pending: &mut Vec<String>) {
             .map(|t| format!("**Model:** {t}"))
             .collect::<Vec<_>>()
             .join("\n\n");
-        items.push(Item::Markdown(text));
+        items.push(Item::Markdown(TextKind::Model, text));
     }
 }
 
@@ -451,7 +475,10 @@ mod tests {
             ),
         ];
         let items = items_of(&events);
-        assert_eq!(items[0], Item::Markdown("# Task T1\nDo it.".into()));
+        assert_eq!(
+            items[0],
+            Item::Markdown(TextKind::Task, "# Task T1\nDo it.".into())
+        );
         let Item::Cell(cell) = &items[1] else {
             panic!("{items:?}")
         };

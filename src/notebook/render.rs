@@ -20,7 +20,7 @@ pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
         .iter()
         .filter_map(|i| match i {
             Item::Cell(c) => Some(c.code.as_str()),
-            Item::Markdown(_) => None,
+            Item::Markdown(..) => None,
         })
         .collect();
     let mut cells = Vec::new();
@@ -36,7 +36,7 @@ pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
     let mut count = 1u64;
     // The task (or a chat's first words) first, then the imports.
     let (head, rest) = match items.split_first() {
-        Some((Item::Markdown(text), rest)) => (Some(text), rest),
+        Some((Item::Markdown(_, text), rest)) => (Some(text), rest),
         _ => (None, items),
     };
     if let Some(text) = head {
@@ -45,7 +45,7 @@ pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
     cells.push(code_cell(next_id(), &preamble, count, Vec::new(), false));
     for item in rest {
         match item {
-            Item::Markdown(text) => cells.push(markdown_cell(next_id(), text)),
+            Item::Markdown(_, text) => cells.push(markdown_cell(next_id(), text)),
             Item::Cell(cell) => {
                 if !cell.reasoning.is_empty() {
                     let who = if cell.by_user { "You" } else { "Model" };

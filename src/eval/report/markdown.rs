@@ -8,7 +8,7 @@ use crate::eval::errors::{geoagent_type, ErrorType, GEOAGENT_TYPES};
 use crate::eval::llm_judge;
 
 /// A number for tables: 3 decimals, `–` for NaN.
-fn f3(x: f64) -> String {
+pub(super) fn f3(x: f64) -> String {
     if x.is_nan() {
         "–".into()
     } else {

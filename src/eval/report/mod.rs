@@ -25,11 +25,13 @@
 //!
 //! Layout: [`load`] reads folders, [`aggregate`] builds the [`model`], and
 //! the renderers ([`markdown`], [`csv`], [`json`], [`charts`]) depend on the
-//! model only.
+//! model only; [`html`] (`report.html`, on request) also reads the runs'
+//! transcripts and figures.
 
 pub mod aggregate;
 pub mod charts;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod load;
 pub mod markdown;
@@ -48,8 +50,9 @@ pub use model::{
 use crate::util::write_atomic;
 
 /// Writes `report.md`, `results.json`, `results.csv` and the `charts/` into
-/// `out`.
-pub fn write(report: &Report, out: &Path) -> std::io::Result<()> {
+/// `out`; with `html` (the folders the report was built from), also the
+/// self-contained `report.html`.
+pub fn write(report: &Report, out: &Path, html: Option<&[EvalData]>) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     let mut md = markdown::markdown(report);
     md.push_str("\n## Charts\n\n");
@@ -66,5 +69,9 @@ pub fn write(report: &Report, out: &Path) -> std::io::Result<()> {
     }
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     crate::util::write_json(&out.join("results.json"), &json::json(report))?;
-    write_atomic(&out.join("results.csv"), csv::csv(report).as_bytes())
+    write_atomic(&out.join("results.csv"), csv::csv(report).as_bytes())?;
+    if let Some(evals) = html {
+        html::write(report, evals, &md, out)?;
+    }
+    Ok(())
 }
