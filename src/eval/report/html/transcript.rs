@@ -45,8 +45,19 @@ pub fn article(record: &RunRecord, composite: f64, label: &str, workdir: &Path) 
     html.push_str("<div class=\"conversation\">");
     match notebook::read_items(&workdir.join("transcript.jsonl")) {
         Ok(items) if !items.is_empty() => {
-            for item in &items {
-                conversation_item(&mut html, item, workdir);
+            // A figure is read once, at the end: shown under the last cell
+            // that wrote it, named under the earlier ones.
+            let mut last_writer = std::collections::HashMap::new();
+            for (i, item) in items.iter().enumerate() {
+                if let Item::Cell(cell) = item {
+                    for path in &cell.wrote {
+                        last_writer.insert(path.as_str(), i);
+                    }
+                }
+            }
+            for (i, item) in items.iter().enumerate() {
+                let shown = |path: &str| last_writer.get(path) == Some(&i);
+                conversation_item(&mut html, item, workdir, &shown);
             }
         }
         Ok(_) => html.push_str("<p class=\"note\">The transcript holds no message.</p>"),
@@ -106,7 +117,8 @@ fn scores(r: &RunRecord) -> String {
 }
 
 /// One item of the conversation.
-fn conversation_item(html: &mut String, item: &Item, workdir: &Path) {
+/// `shown` tells whether a figure the item's cell wrote is drawn under it.
+fn conversation_item(html: &mut String, item: &Item, workdir: &Path, shown: &dyn Fn(&str) -> bool) {
     match item {
         Item::Markdown(TextKind::Task, text) => {
             let _ = write!(
@@ -128,12 +140,12 @@ fn conversation_item(html: &mut String, item: &Item, workdir: &Path) {
                 md::to_html(text, Images::AltText)
             );
         }
-        Item::Cell(cell) => code_cell(html, cell, workdir),
+        Item::Cell(cell) => code_cell(html, cell, workdir, shown),
     }
 }
 
 /// A cell: the text before it, its code, its outputs.
-fn code_cell(html: &mut String, cell: &RecordedCell, workdir: &Path) {
+fn code_cell(html: &mut String, cell: &RecordedCell, workdir: &Path, shown: &dyn Fn(&str) -> bool) {
     for text in &cell.reasoning {
         let who = if cell.by_user { "user" } else { "model" };
         let _ = write!(
@@ -173,20 +185,23 @@ fn code_cell(html: &mut String, cell: &RecordedCell, workdir: &Path) {
     if let Some(obs) = &cell.observation {
         output(if cell.ok { "stdout" } else { "error" }, obs);
     }
-    for path in &cell.wrote {
-        figure(html, workdir, path);
+    for path in cell.wrote.iter().filter(|p| image_mime(p).is_some()) {
+        if shown(path) {
+            figure(html, workdir, path);
+        } else {
+            let _ = write!(
+                html,
+                "<p class=\"note\">wrote {} (its last version is shown where it was last written)</p>",
+                escape(path)
+            );
+        }
     }
     html.push_str("</div>");
 }
 
 /// A PNG or JPEG the cell wrote, embedded (a big one named with its size).
 fn figure(html: &mut String, workdir: &Path, path: &str) {
-    let lower = path.to_ascii_lowercase();
-    let mime = if lower.ends_with(".png") {
-        "image/png"
-    } else if lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
-        "image/jpeg"
-    } else {
+    let Some(mime) = image_mime(path) else {
         return;
     };
     let file = workdir.join(path);
@@ -216,5 +231,17 @@ fn figure(html: &mut String, workdir: &Path, path: &str) {
                 escape(path)
             );
         }
+    }
+}
+
+/// The MIME type of a figure the page can embed (PNG, JPEG).
+fn image_mime(path: &str) -> Option<&'static str> {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".png") {
+        Some("image/png")
+    } else if lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
+        Some("image/jpeg")
+    } else {
+        None
     }
 }
