@@ -85,6 +85,10 @@ enum Command {
     /// notebook of any run folder.
     #[command(subcommand)]
     Transcript(cli::transcript::TranscriptCommand),
+    /// The per-user sandbox service (the warm zygote commands share):
+    /// `status`, `stop`.
+    #[command(subcommand)]
+    Sandbox(cli::sandbox::SandboxCommand),
     /// Show or clear the Error Memory (errors seen and the fixes that followed).
     Memory {
         /// `show` or `clear`.
@@ -125,6 +129,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => cli::mcp::run(args),
         Command::Bench(command) => cli::bench::run(command),
         Command::Eval(args) => cli::eval::run(*args),
+        Command::Sandbox(command) => cli::sandbox::run(command),
         Command::Doctor => cli::common::SandboxArgs::default()
             .config()
             .map_err(anyhow::Error::from)

@@ -9,6 +9,9 @@
 //!   is standard input; see `gisclaw_protocol::messages`.
 //! - `gisclaw-worker probe --venv DIR --cache DIR`: import the stack, print a
 //!   `WorkerInfo` JSON document on stdout and exit (used by `gisclaw doctor`).
+//! - `gisclaw-worker service --venv DIR --cache DIR --socket PATH
+//!   --idle-seconds N`: the zygote as a per-user service on a Unix socket,
+//!   outliving the command that started it; see [`service`].
 
 // A worker reports its failures over the protocol; it does not panic on a
 // result. Tests may unwrap.
@@ -19,6 +22,7 @@ mod confine;
 mod interpreter;
 mod isolate;
 mod monitor;
+mod service;
 mod session;
 mod zygote;
 
@@ -30,26 +34,41 @@ struct Args {
     mode: String,
     venv: PathBuf,
     cache: PathBuf,
+    /// The service's socket.
+    socket: Option<PathBuf>,
+    /// The service's idle timeout.
+    idle_seconds: u64,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut argv = std::env::args().skip(1);
     let mode = argv
         .next()
-        .ok_or("usage: gisclaw-worker zygote|probe --venv DIR --cache DIR")?;
-    let (mut venv, mut cache) = (None, None);
+        .ok_or("usage: gisclaw-worker zygote|probe|service --venv DIR --cache DIR [--socket PATH --idle-seconds N]")?;
+    let (mut venv, mut cache, mut socket, mut idle_seconds) = (None, None, None, 600);
     while let Some(flag) = argv.next() {
         let value = argv.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--venv" => venv = Some(PathBuf::from(value)),
             "--cache" => cache = Some(PathBuf::from(value)),
+            "--socket" => socket = Some(PathBuf::from(value)),
+            "--idle-seconds" => {
+                idle_seconds = value
+                    .parse()
+                    .map_err(|_| format!("--idle-seconds: `{value}` is not a whole number"))?
+            }
             other => return Err(format!("unknown argument {other}")),
         }
+    }
+    if mode == "service" && socket.is_none() {
+        return Err("service needs --socket PATH".into());
     }
     Ok(Args {
         mode,
         venv: venv.ok_or("--venv DIR is required")?,
         cache: cache.ok_or("--cache DIR is required")?,
+        socket,
+        idle_seconds,
     })
 }
 
@@ -71,6 +90,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let (true, Some(socket)) = (args.mode == "service", args.socket.clone()) {
+        let service = service::ServiceArgs {
+            socket,
+            idle_seconds: args.idle_seconds,
+        };
+        return service::run(service, || {
+            interpreter::Runtime::start(&args.venv, &args.cache).map_err(|e| e.to_string())
+        });
+    }
     let runtime = match interpreter::Runtime::start(&args.venv, &args.cache) {
         Ok(rt) => rt,
         Err(err) => {
@@ -98,7 +126,7 @@ fn main() -> ExitCode {
         },
         "zygote" => zygote::serve(runtime),
         other => {
-            eprintln!("gisclaw-worker: unknown mode {other} (expected zygote or probe)");
+            eprintln!("gisclaw-worker: unknown mode {other} (expected zygote, probe or service)");
             ExitCode::from(2)
         }
     }

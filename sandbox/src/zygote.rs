@@ -4,8 +4,12 @@
 //! It is single-threaded and holds the GIL for its whole life. It is a child
 //! subreaper, so the monitors its session launchers leave behind are reaped
 //! here; each monitor reaps its own sandbox (see [`crate::monitor`]).
+//!
+//! Two ways to serve: [`serve`], one gisclaw process on fd 0 (the zygote
+//! ends with it), and [`crate::service`], the per-user service that many
+//! gisclaw processes connect to; both fork sessions with [`handle`].
 
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -24,7 +28,7 @@ const IDLE_POLL: Duration = Duration::from_millis(250);
 
 /// Reaps every child that has ended (session launchers, and the monitors
 /// they leave behind), without blocking.
-fn reap_ready() {
+pub fn reap_ready() {
     loop {
         let mut status = 0;
         // SAFETY: status is a valid out-pointer.
@@ -69,6 +73,7 @@ fn fork_session(
     session_fd: OwnedFd,
     monitor_fd: OwnedFd,
     spec: &SessionSpec,
+    child_fds: &ChildFds,
 ) -> std::io::Result<i32> {
     let want_namespaces = spec.policy.namespaces && spec.policy.confine;
     let (mut ours, mut theirs) = UnixStream::pair()?;
@@ -83,13 +88,22 @@ fn fork_session(
         return Ok(pid);
     }
     drop(ours);
-    // SAFETY: replacing fd 0 (the control socket) with /dev/null so the
-    // child holds no handle on the zygote's channel.
+    // SAFETY: replacing fd 0 (the control socket, or nothing) with
+    // /dev/null and closing the zygote's own descriptors (the service's
+    // listener, lock and other clients' channels) so that the child holds
+    // no handle on any of them; integers only.
     unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
         if null >= 0 {
             libc::dup2(null, 0);
+            if child_fds.quiet {
+                libc::dup2(null, 1);
+                libc::dup2(null, 2);
+            }
             libc::close(null);
+        }
+        for fd in &child_fds.close {
+            libc::close(*fd);
         }
     }
     let isolation = if !want_namespaces {
@@ -111,6 +125,49 @@ fn fork_session(
         }
     }
     monitor::run(runtime, session_fd, monitor_fd, spec, isolation)
+}
+
+/// What a forked session must not keep of the zygote.
+#[derive(Default)]
+pub struct ChildFds {
+    /// The zygote's descriptors to close in the child.
+    pub close: Vec<RawFd>,
+    /// Whether the child's stdout and stderr go to /dev/null (the service's
+    /// are its log file, which a session must not fill).
+    pub quiet: bool,
+}
+
+/// Carries out one request from a control channel. `None` for `Shutdown`.
+/// A `Spawn`'s two sockets are read from `control` after its frame.
+pub fn handle(
+    runtime: &Runtime,
+    control: &UnixStream,
+    request: ControlRequest,
+    child_fds: &ChildFds,
+) -> Option<ControlResponse> {
+    Some(match request {
+        ControlRequest::Spawn { spec } => {
+            match recv_fd(control).and_then(|s| Ok((s, recv_fd(control)?))) {
+                Ok((session_fd, monitor_fd)) => {
+                    match fork_session(runtime, session_fd, monitor_fd, &spec, child_fds) {
+                        Ok(pid) => ControlResponse::Spawned { pid },
+                        Err(err) => ControlResponse::Error {
+                            message: format!("fork failed: {err}"),
+                        },
+                    }
+                }
+                Err(err) => ControlResponse::Error {
+                    message: format!(
+                        "the session's sockets did not arrive with the spawn request: {err}"
+                    ),
+                },
+            }
+        }
+        ControlRequest::Status => ControlResponse::Error {
+            message: "this zygote is not the shared service".into(),
+        },
+        ControlRequest::Shutdown => return None,
+    })
 }
 
 /// Serves the control channel on fd 0 until it closes or asks to shut down.
@@ -151,25 +208,8 @@ pub fn serve(runtime: Runtime) -> ExitCode {
                 break;
             }
         };
-        let response = match request {
-            ControlRequest::Spawn { spec } => {
-                match recv_fd(&control).and_then(|s| Ok((s, recv_fd(&control)?))) {
-                    Ok((session_fd, monitor_fd)) => {
-                        match fork_session(&runtime, session_fd, monitor_fd, &spec) {
-                            Ok(pid) => ControlResponse::Spawned { pid },
-                            Err(err) => ControlResponse::Error {
-                                message: format!("fork failed: {err}"),
-                            },
-                        }
-                    }
-                    Err(err) => ControlResponse::Error {
-                        message: format!(
-                            "the session's sockets did not arrive with the spawn request: {err}"
-                        ),
-                    },
-                }
-            }
-            ControlRequest::Shutdown => break,
+        let Some(response) = handle(&runtime, &control, request, &ChildFds::default()) else {
+            break;
         };
         if write_frame(&mut &control, &response).is_err() {
             break;

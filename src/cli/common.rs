@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
-use gisclaw::sandbox::{Layer, SandboxConfig};
+use gisclaw::sandbox::{Layer, SandboxConfig, ServiceSettings};
 
 /// The live-model options of `solve` and `eval`.
 #[derive(clap::Args, Debug, Clone)]
@@ -199,7 +199,15 @@ pub struct SandboxArgs {
         value_delimiter = ','
     )]
     pub require_confinement: Option<Vec<String>>,
+    /// Start this command's own zygote (the GIS stack imported anew, ended
+    /// with the command) instead of using the per-user sandbox service
+    /// that stays warm between commands. Config: `[sandbox] daemon = false`.
+    #[arg(long)]
+    pub no_daemon: bool,
 }
+
+/// Overrides the service's idle timeout, in seconds (scripts, tests).
+const IDLE_ENV: &str = "GISCLAW_SANDBOX_IDLE";
 
 impl SandboxArgs {
     /// The default sandbox settings with the layers the config file and
@@ -217,8 +225,31 @@ impl SandboxArgs {
                 }
             }
         }
+        let service = if self.no_daemon || file.sandbox.daemon == Some(false) {
+            None
+        } else {
+            let idle = match std::env::var(IDLE_ENV) {
+                Ok(v) => v
+                    .trim()
+                    .parse::<u64>()
+                    .map(Duration::from_secs)
+                    .map_err(|_| UsageError(format!("{IDLE_ENV}: `{v}` is not a number of seconds")))?,
+                Err(_) => {
+                    let minutes = file.sandbox.daemon_idle_minutes.unwrap_or(10.0);
+                    if !(minutes.is_finite() && minutes > 0.0) {
+                        return Err(UsageError(format!(
+                            "{}: [sandbox] daemon_idle_minutes must be a positive number",
+                            path.display()
+                        )));
+                    }
+                    Duration::from_secs_f64(minutes * 60.0)
+                }
+            };
+            Some(ServiceSettings { idle })
+        };
         Ok(SandboxConfig {
             require,
+            service,
             ..SandboxConfig::default()
         })
     }

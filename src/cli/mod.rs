@@ -10,6 +10,7 @@ pub mod figure;
 pub mod knowledge;
 pub mod mcp;
 pub mod memory;
+pub mod sandbox;
 pub mod solve;
 pub mod transcript;
 pub mod tree;

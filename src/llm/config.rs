@@ -131,6 +131,12 @@ pub struct SandboxSection {
     /// cannot get one is refused.
     #[serde(default, deserialize_with = "layers")]
     pub require: Vec<crate::sandbox::Layer>,
+    /// Whether commands share the per-user sandbox service (a warm zygote
+    /// that outlives them; default true). `--no-daemon` turns it off for
+    /// one command.
+    pub daemon: Option<bool>,
+    /// Minutes the service stays without clients before it exits (default 10).
+    pub daemon_idle_minutes: Option<f64>,
 }
 
 /// Reads `require = [...]`, naming an unknown layer.

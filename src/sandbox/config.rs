@@ -47,6 +47,10 @@ pub struct SandboxConfig {
     /// Layers a session must have in force; one that is missing refuses
     /// the session instead of running it less confined.
     pub require: Vec<Layer>,
+    /// Fork sessions from the per-user sandbox service (a zygote that
+    /// outlives this process, see [`super::service`]) rather than from a
+    /// zygote of this process' own. `None` (the library's default): own.
+    pub service: Option<super::service::ServiceSettings>,
 }
 
 /// A confinement layer that can be required (`[sandbox] require` in the
@@ -184,6 +188,7 @@ impl Default for SandboxConfig {
             limits: OutputLimits::default(),
             blocked_imports: default_blocked_imports(),
             require: Vec::new(),
+            service: None,
         }
     }
 }

@@ -8,12 +8,15 @@
 //! session is dropped). Limits are enforced from here (cell timeout, task
 //! budget: interrupt, then kill) and in the child (rlimits, capabilities,
 //! Landlock, seccomp); a dead worker is replaced and its namespace rebuilt
-//! from the journal of successful cells.
+//! from the journal of successful cells. The zygote is this process' own,
+//! or the per-user service's that outlives it ([`service`]): the CLI's
+//! commands share one so that only the first pays for the imports.
 
 mod config;
 mod error;
 mod monitor;
 pub mod preamble;
+pub mod service;
 mod session;
 mod zygote;
 
@@ -28,4 +31,5 @@ pub use gisclaw_protocol::{FigureFacts, Finding};
 pub use session::{
     Canceller, CellOutcome, CellStatus, RestoreReport, Session, SessionDirs, MAX_CODE_BYTES,
 };
+pub use service::ServiceSettings;
 pub use zygote::Zygote;

@@ -60,11 +60,26 @@ fn inherited(key: &str) -> bool {
             && !WITHHELD_ENV_WORDS.iter().any(|w| key.contains(w)))
 }
 
-/// The running zygote process and its control channel.
+/// The environment the worker inherits from gisclaw.
+pub(super) fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().filter(|(key, _)| inherited(&key.to_string_lossy()))
+}
+
+/// The zygote's control channel and whose zygote it is.
 struct ZygoteProcess {
-    child: Child,
     control: UnixStream,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    owner: Owner,
+}
+
+/// Who runs the zygote.
+enum Owner {
+    /// This gisclaw process: its child, ended with it.
+    Own {
+        child: Child,
+        stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    },
+    /// The per-user service (see [`super::service`]) at this socket.
+    Service(std::path::PathBuf),
 }
 
 /// A started zygote, shared by every session of this gisclaw process.
@@ -110,14 +125,32 @@ fn drain<R: Read + Send + 'static>(
 }
 
 impl ZygoteProcess {
+    /// The zygote for `config`: the per-user service's when the config asks
+    /// for it (started when none serves), else a child of this process.
+    fn open(config: &SandboxConfig) -> Result<(ZygoteProcess, WorkerInfo), SandboxError> {
+        match &config.service {
+            Some(service) => {
+                let (control, info, socket) = super::service::connect(config, service)?;
+                tracing::debug!(socket = %socket.display(), "using the sandbox service");
+                Ok((
+                    ZygoteProcess {
+                        control,
+                        owner: Owner::Service(socket),
+                    },
+                    info,
+                ))
+            }
+            None => ZygoteProcess::spawn(config),
+        }
+    }
+
     /// Spawns the worker in zygote mode and waits for its `Ready`.
     fn spawn(config: &SandboxConfig) -> Result<(ZygoteProcess, WorkerInfo), SandboxError> {
         let (ours, theirs) =
             UnixStream::pair().map_err(SandboxError::io("creating the control socket"))?;
-        let inherited = std::env::vars_os().filter(|(key, _)| inherited(&key.to_string_lossy()));
         let mut child = Command::new(&config.worker)
             .env_clear()
-            .envs(inherited)
+            .envs(inherited_env())
             .arg("zygote")
             .arg("--venv")
             .arg(&config.venv)
@@ -142,9 +175,8 @@ impl ZygoteProcess {
             drain(err, "stderr", Some(stderr_tail.clone()));
         }
         let mut process = ZygoteProcess {
-            child,
             control: ours,
-            stderr_tail,
+            owner: Owner::Own { child, stderr_tail },
         };
         process
             .control
@@ -172,16 +204,19 @@ impl ZygoteProcess {
     /// The worker's last stderr line once it has exited (waiting up to
     /// `patience`), for error messages.
     fn last_words(&mut self, patience: Duration) -> String {
+        let Owner::Own { child, stderr_tail } = &mut self.owner else {
+            return String::new();
+        };
         let deadline = Instant::now() + patience;
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = child.try_wait() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         // The drain thread may still be catching up with the last line.
         std::thread::sleep(Duration::from_millis(50));
-        let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
+        let tail = stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
         super::error::worker_message(tail.iter().map(String::as_str)).unwrap_or_default()
     }
 
@@ -201,17 +236,22 @@ impl ZygoteProcess {
 }
 
 impl Drop for ZygoteProcess {
+    /// Our own zygote is stopped; the service's is left to its next client
+    /// (closing the channel is all).
     fn drop(&mut self) {
+        let Owner::Own { child, .. } = &mut self.owner else {
+            return;
+        };
         let _ = write_frame(&mut &self.control, &ControlRequest::Shutdown);
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
@@ -228,7 +268,7 @@ impl Zygote {
                 source: std::io::Error::from(std::io::ErrorKind::NotFound),
             });
         }
-        let (process, info) = ZygoteProcess::spawn(&config)?;
+        let (process, info) = ZygoteProcess::open(&config)?;
         for failure in &info.import_failures {
             tracing::warn!(
                 "sandbox library {} failed to import ({}): run `make setup` to repair the Python environment",
@@ -252,6 +292,15 @@ impl Zygote {
     /// The configuration it was started with.
     pub fn config(&self) -> &SandboxConfig {
         &self.config
+    }
+
+    /// The per-user service's socket when the zygote is the service's
+    /// (`None`: this process' own).
+    pub fn service_socket(&self) -> Option<std::path::PathBuf> {
+        match &self.lock().owner {
+            Owner::Service(socket) => Some(socket.clone()),
+            Owner::Own { .. } => None,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ZygoteProcess> {
@@ -289,7 +338,7 @@ impl Zygote {
                 }
                 Err(err) if attempt == 0 => {
                     tracing::warn!("the sandbox zygote stopped answering ({err}); restarting it");
-                    let (fresh, _) = ZygoteProcess::spawn(&self.config)?;
+                    let (fresh, _) = ZygoteProcess::open(&self.config)?;
                     *process = fresh;
                     attempt += 1;
                 }

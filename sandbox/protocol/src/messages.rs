@@ -24,7 +24,10 @@ pub enum ControlRequest {
         spec: Box<SessionSpec>,
     },
     /// Exit (sessions live on until the agent closes their monitor sockets).
+    /// To a shared zygote (the per-user service), this stops the service.
     Shutdown,
+    /// A shared zygote's state (answered with [`ControlResponse::Status`]).
+    Status,
 }
 
 /// Zygote → agent.
@@ -47,6 +50,30 @@ pub enum ControlResponse {
         /// One line saying what went wrong.
         message: String,
     },
+    /// A shared zygote's state.
+    Status {
+        /// What it says of itself.
+        status: Box<ServiceStatus>,
+    },
+}
+
+/// The state of a shared zygote (the per-user sandbox service).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceStatus {
+    /// Its process id.
+    pub pid: i32,
+    /// Seconds since it became ready.
+    pub uptime_seconds: f64,
+    /// Seconds of idleness after which it exits.
+    pub idle_timeout_seconds: f64,
+    /// Clients connected now (this one included).
+    pub clients: usize,
+    /// Sessions forked since it started.
+    pub sessions_forked: u64,
+    /// What it was started for: the settings its clients must share with it
+    /// (gisclaw's version, the worker, the venv, the environment…), as
+    /// `name: value` lines.
+    pub settings: Vec<String>,
 }
 
 /// How a child process ended.
