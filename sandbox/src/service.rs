@@ -73,10 +73,7 @@ pub fn run(args: ServiceArgs, start: impl FnOnce() -> Result<Runtime, String>) -
     // thread), so the child may go on with the whole process.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        eprintln!(
-            "gisclaw-worker: fork: {}",
-            std::io::Error::last_os_error()
-        );
+        eprintln!("gisclaw-worker: fork: {}", std::io::Error::last_os_error());
         return ExitCode::from(3);
     }
     if pid > 0 {
@@ -162,8 +159,8 @@ fn detach(args: &ServiceArgs) -> Result<Option<Detached>, String> {
     // SAFETY: setsid takes no arguments; the forked child is not a group leader.
     unsafe { libc::setsid() };
     let lock_path = with_suffix(&args.socket, ".lock");
-    let lock = open_private(&lock_path, false)
-        .map_err(|e| format!("{}: {e}", lock_path.display()))?;
+    let lock =
+        open_private(&lock_path, false).map_err(|e| format!("{}: {e}", lock_path.display()))?;
     let deadline = Instant::now() + LOCK_PATIENCE;
     loop {
         // SAFETY: flock on a descriptor we own.
@@ -177,8 +174,8 @@ fn detach(args: &ServiceArgs) -> Result<Option<Detached>, String> {
     }
     // Ours now: a socket file left there is a dead service's.
     let _ = std::fs::remove_file(&args.socket);
-    let listener = UnixListener::bind(&args.socket)
-        .map_err(|e| format!("{}: {e}", args.socket.display()))?;
+    let listener =
+        UnixListener::bind(&args.socket).map_err(|e| format!("{}: {e}", args.socket.display()))?;
     std::fs::set_permissions(&args.socket, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("{}: {e}", args.socket.display()))?;
     let log_path = with_suffix(&args.socket, ".log");

@@ -233,7 +233,9 @@ impl SandboxArgs {
                     .trim()
                     .parse::<u64>()
                     .map(Duration::from_secs)
-                    .map_err(|_| UsageError(format!("{IDLE_ENV}: `{v}` is not a number of seconds")))?,
+                    .map_err(|_| {
+                        UsageError(format!("{IDLE_ENV}: `{v}` is not a number of seconds"))
+                    })?,
                 Err(_) => {
                     let minutes = file.sandbox.daemon_idle_minutes.unwrap_or(10.0);
                     if !(minutes.is_finite() && minutes > 0.0) {
@@ -245,7 +247,7 @@ impl SandboxArgs {
                     Duration::from_secs_f64(minutes * 60.0)
                 }
             };
-            Some(ServiceSettings { idle })
+            Some(ServiceSettings { idle, dir: None })
         };
         Ok(SandboxConfig {
             require,

@@ -40,11 +40,18 @@ fn status(with_settings: bool) -> anyhow::Result<ExitCode> {
         println!("the sandbox service is turned off ([sandbox] daemon = false): each command starts its own zygote");
     }
     if found.is_empty() {
-        println!("no sandbox service runs (in {}); the next command starts one", dir.display());
+        println!(
+            "no sandbox service runs (in {}); the next command starts one",
+            dir.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     for Found { socket, status } in &found {
-        let mark = if *socket == current { "  (this shell's)" } else { "" };
+        let mark = if *socket == current {
+            "  (this shell's)"
+        } else {
+            ""
+        };
         match status {
             Ok(s) => {
                 println!(

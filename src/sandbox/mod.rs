@@ -28,8 +28,8 @@ pub const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 pub use config::{default_blocked_imports, Layer, SandboxConfig, UnknownLayer};
 pub use error::{worker_message, SandboxError};
 pub use gisclaw_protocol::{FigureFacts, Finding};
+pub use service::ServiceSettings;
 pub use session::{
     Canceller, CellOutcome, CellStatus, RestoreReport, Session, SessionDirs, MAX_CODE_BYTES,
 };
-pub use service::ServiceSettings;
 pub use zygote::Zygote;

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gisclaw_protocol::{read_frame, write_frame, ControlRequest, ControlResponse, ServiceStatus, WorkerInfo};
+use gisclaw_protocol::{
+    read_frame, write_frame, ControlRequest, ControlResponse, ServiceStatus, WorkerInfo,
+};
 
 use super::config::SandboxConfig;
 use super::error::SandboxError;
@@ -31,12 +33,16 @@ use super::error::SandboxError;
 pub struct ServiceSettings {
     /// How long it stays without clients before it exits.
     pub idle: Duration,
+    /// The folder of its socket (`None`: [`runtime_dir`]'s choice); it
+    /// must be the user's own with mode 0700.
+    pub dir: Option<PathBuf>,
 }
 
 impl Default for ServiceSettings {
     fn default() -> Self {
         ServiceSettings {
             idle: Duration::from_secs(10 * 60),
+            dir: None,
         }
     }
 }
@@ -56,6 +62,13 @@ pub fn runtime_dir() -> Result<PathBuf, SandboxError> {
             None => PathBuf::from(format!("/tmp/gisclaw-{uid}")),
         },
     };
+    private_dir(dir)
+}
+
+/// `dir`, created (0700) when missing; an existing one must be a directory
+/// owned by this user with no access for others.
+fn private_dir(dir: PathBuf) -> Result<PathBuf, SandboxError> {
+    let uid = unsafe { libc::geteuid() };
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent)
             .map_err(SandboxError::io("creating the sandbox service's folder"))?;
@@ -70,7 +83,8 @@ pub fn runtime_dir() -> Result<PathBuf, SandboxError> {
             )))
         }
     }
-    let meta = std::fs::symlink_metadata(&dir).map_err(SandboxError::io("reading the sandbox service's folder"))?;
+    let meta = std::fs::symlink_metadata(&dir)
+        .map_err(SandboxError::io("reading the sandbox service's folder"))?;
     if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
         return Err(SandboxError::StartFailed(format!(
             "refusing the sandbox service's folder {}: it must be a directory of uid {uid} with mode 0700 (it is {}, uid {}, mode {:o}); remove it or set GISCLAW_RUNTIME_DIR",
@@ -86,7 +100,13 @@ pub fn runtime_dir() -> Result<PathBuf, SandboxError> {
 /// What a session's interpreter depends on, as `name: value` lines.
 pub fn settings(config: &SandboxConfig) -> Vec<String> {
     let stamp = |path: &Path| match std::fs::metadata(path) {
-        Ok(m) => format!("{} ({} bytes, changed {}.{:09})", path.display(), m.len(), m.mtime(), m.mtime_nsec()),
+        Ok(m) => format!(
+            "{} ({} bytes, changed {}.{:09})",
+            path.display(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec()
+        ),
         Err(_) => format!("{} (missing)", path.display()),
     };
     let mut lines = vec![
@@ -95,7 +115,9 @@ pub fn settings(config: &SandboxConfig) -> Vec<String> {
         format!("venv: {}", stamp(&config.venv.join("pyvenv.cfg"))),
         format!(
             "venv packages: {}",
-            std::fs::read_to_string(config.venv.join(".gisclaw-stamp")).unwrap_or_default().trim()
+            std::fs::read_to_string(config.venv.join(".gisclaw-stamp"))
+                .unwrap_or_default()
+                .trim()
         ),
         format!("cache: {}", config.cache_dir.display()),
     ];
@@ -155,7 +177,10 @@ pub(crate) fn connect(
     config: &SandboxConfig,
     service: &ServiceSettings,
 ) -> Result<(UnixStream, WorkerInfo, PathBuf), SandboxError> {
-    let dir = runtime_dir()?;
+    let dir = match &service.dir {
+        Some(d) => private_dir(d.clone())?,
+        None => runtime_dir()?,
+    };
     let settings = settings(config);
     let path = socket_path(&dir, &settings);
     let mut started = false;
@@ -169,7 +194,9 @@ pub(crate) fn connect(
             }
             // A service that was exiting as we came, or another command's
             // that is still binding: a moment, then again.
-            Err(Attempt::Absent) => std::thread::sleep(Duration::from_millis(50 * u64::from(attempt))),
+            Err(Attempt::Absent) => {
+                std::thread::sleep(Duration::from_millis(50 * u64::from(attempt)))
+            }
         }
     }
     Err(SandboxError::StartFailed(format!(
@@ -203,7 +230,9 @@ fn try_connect(path: &Path, patience: Duration) -> Result<(UnixStream, WorkerInf
     let _ = stream.set_read_timeout(None);
     match ready {
         Ok(ControlResponse::Ready { info }) => Ok((stream, *info)),
-        Ok(ControlResponse::Error { message }) => Err(Attempt::Failed(SandboxError::StartFailed(message))),
+        Ok(ControlResponse::Error { message }) => {
+            Err(Attempt::Failed(SandboxError::StartFailed(message)))
+        }
         Ok(other) => Err(Attempt::Failed(SandboxError::Protocol(format!(
             "expected Ready from the sandbox service, got {other:?}"
         )))),
@@ -275,7 +304,10 @@ fn start(
     let said = rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
     Err(SandboxError::StartFailed(
         super::error::worker_message(said.lines()).unwrap_or_else(|| {
-            format!("the sandbox service could not start ({status}); its log: {}.log", path.display())
+            format!(
+                "the sandbox service could not start ({status}); its log: {}.log",
+                path.display()
+            )
         }),
     ))
 }
@@ -365,16 +397,32 @@ mod tests {
         let a = socket_path(dir, &["gisclaw: 1".into(), "env: A=1".into()]);
         let b = socket_path(dir, &["gisclaw: 1".into(), "env: A=2".into()]);
         assert_ne!(a, b);
-        assert_eq!(a, socket_path(dir, &["gisclaw: 1".into(), "env: A=1".into()]));
+        assert_eq!(
+            a,
+            socket_path(dir, &["gisclaw: 1".into(), "env: A=1".into()])
+        );
         assert!(a.to_string_lossy().starts_with("/run/x/zygote-"));
     }
 
     #[test]
     fn settings_name_the_version_worker_venv_and_environment() {
         let lines = settings(&SandboxConfig::default());
-        for prefix in ["gisclaw: ", "worker: ", "venv: ", "cache: ", "cgroup: ", "namespace: "] {
-            assert!(lines.iter().any(|l| l.starts_with(prefix)), "{prefix}: {lines:?}");
+        for prefix in [
+            "gisclaw: ",
+            "worker: ",
+            "venv: ",
+            "cache: ",
+            "cgroup: ",
+            "namespace: ",
+        ] {
+            assert!(
+                lines.iter().any(|l| l.starts_with(prefix)),
+                "{prefix}: {lines:?}"
+            );
         }
-        assert!(lines.iter().any(|l| l.starts_with("env: PATH=")), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("env: PATH=")),
+            "{lines:?}"
+        );
     }
 }

@@ -31,6 +31,7 @@ mod notebook;
 mod output_checks;
 mod sandbox;
 mod sandbox_attacks;
+mod service;
 mod slurm;
 mod solve;
 mod stats_parity;

@@ -345,6 +345,8 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
             data.to_str().unwrap(),
             "--workdir",
             root.to_str().unwrap(),
+            // Its own zygote, so that its sessions are its descendants.
+            "--no-daemon",
         ],
         &[],
     )

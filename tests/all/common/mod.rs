@@ -11,14 +11,27 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, OnceLock};
 
-use gisclaw::sandbox::{SandboxConfig, Session, Zygote};
+use gisclaw::sandbox::{SandboxConfig, ServiceSettings, Session, Zygote};
 
-/// The zygote shared by every test of this binary.
+/// The zygote shared by every test of this binary: the per-user sandbox
+/// service's, as the CLI's commands use it (in a folder of this test run,
+/// exiting a minute after the tests), so that every in-process sandbox and
+/// containment test runs on sessions forked by the service.
 pub fn zygote() -> &'static Arc<Zygote> {
     static ZYGOTE: OnceLock<Arc<Zygote>> = OnceLock::new();
     ZYGOTE.get_or_init(|| {
-        Zygote::start(SandboxConfig::default())
-            .unwrap_or_else(|err| panic!("starting the sandbox: {err}"))
+        let dir = std::env::temp_dir().join(format!("gisclaw-test-service-{}", std::process::id()));
+        let config = SandboxConfig {
+            service: Some(ServiceSettings {
+                idle: std::time::Duration::from_secs(60),
+                dir: Some(dir),
+            }),
+            ..SandboxConfig::default()
+        };
+        let zygote =
+            Zygote::start(config).unwrap_or_else(|err| panic!("starting the sandbox: {err}"));
+        assert!(zygote.service_socket().is_some(), "the service's zygote");
+        zygote
     })
 }
 
@@ -78,6 +91,8 @@ pub fn gisclaw_command(args: &[&str], envs: &[(&str, &str)]) -> Command {
         cmd.env_remove(var);
     }
     cmd.env("GISCLAW_CONFIG", "/nonexistent/gisclaw-test-config.toml");
+    // The sandbox services the tests' commands start exit soon after them.
+    cmd.env("GISCLAW_SANDBOX_IDLE", "60");
     // Nor the local model `make setup-local-model` may have installed (the
     // local-model tests name theirs).
     cmd.env("GISCLAW_LLAMA_SERVER", "/nonexistent/llama-server");
