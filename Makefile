@@ -64,6 +64,7 @@ slurm-test:
 bench:
 	cargo build --release -p gisclaw-worker
 	cargo bench --bench sandbox_start
+	cargo bench --bench one_shot
 	cargo bench --bench cell_output
 	cargo bench --bench agent_step
 	cargo bench --bench eval_scoring
