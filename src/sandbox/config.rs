@@ -48,9 +48,9 @@ pub struct SandboxConfig {
     /// the session instead of running it less confined.
     pub require: Vec<Layer>,
     /// Fork sessions from the per-user sandbox service (a zygote that
-    /// outlives this process, see [`super::service`]) rather than from a
+    /// outlives this process, see `sandbox::service`) rather than from a
     /// zygote of this process' own. `None` (the library's default): own.
-    pub service: Option<super::service::ServiceSettings>,
+    pub service: Option<ServiceSettings>,
 }
 
 /// A confinement layer that can be required (`[sandbox] require` in the
@@ -167,6 +167,25 @@ pub fn default_blocked_imports() -> Vec<BlockedImport> {
         alternative: alternative.into(),
     })
     .collect()
+}
+
+/// Settings of the shared zygote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceSettings {
+    /// How long it stays without clients before it exits.
+    pub idle: Duration,
+    /// The folder of its socket (`None`: `sandbox::service::runtime_dir`'s choice); it
+    /// must be the user's own with mode 0700.
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for ServiceSettings {
+    fn default() -> Self {
+        ServiceSettings {
+            idle: Duration::from_secs(10 * 60),
+            dir: None,
+        }
+    }
 }
 
 impl Default for SandboxConfig {

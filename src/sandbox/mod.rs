@@ -13,6 +13,7 @@
 //! commands share one so that only the first pays for the imports.
 
 mod config;
+mod env;
 mod error;
 mod monitor;
 pub mod preamble;
@@ -25,10 +26,9 @@ mod zygote;
 /// index documents it).
 pub const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 
-pub use config::{default_blocked_imports, Layer, SandboxConfig, UnknownLayer};
+pub use config::{default_blocked_imports, Layer, SandboxConfig, ServiceSettings, UnknownLayer};
 pub use error::{worker_message, SandboxError};
 pub use gisclaw_protocol::{FigureFacts, Finding};
-pub use service::ServiceSettings;
 pub use session::{
     Canceller, CellOutcome, CellStatus, RestoreReport, Session, SessionDirs, MAX_CODE_BYTES,
 };

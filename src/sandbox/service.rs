@@ -25,27 +25,8 @@ use gisclaw_protocol::{
     read_frame, write_frame, ControlRequest, ControlResponse, ServiceStatus, WorkerInfo,
 };
 
-use super::config::SandboxConfig;
+use super::config::{SandboxConfig, ServiceSettings};
 use super::error::SandboxError;
-
-/// Settings of the shared zygote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServiceSettings {
-    /// How long it stays without clients before it exits.
-    pub idle: Duration,
-    /// The folder of its socket (`None`: [`runtime_dir`]'s choice); it
-    /// must be the user's own with mode 0700.
-    pub dir: Option<PathBuf>,
-}
-
-impl Default for ServiceSettings {
-    fn default() -> Self {
-        ServiceSettings {
-            idle: Duration::from_secs(10 * 60),
-            dir: None,
-        }
-    }
-}
 
 /// The folder of the service's socket, created (0700) when missing; an
 /// existing one must be a directory owned by this user with no access for
@@ -124,7 +105,7 @@ pub fn settings(config: &SandboxConfig) -> Vec<String> {
     for site in site_packages(&config.venv) {
         lines.push(format!("site-packages: {}", stamp(&site)));
     }
-    let mut env: Vec<String> = super::zygote::inherited_env()
+    let mut env: Vec<String> = super::env::inherited_env()
         .map(|(k, v)| format!("env: {}={}", k.to_string_lossy(), v.to_string_lossy()))
         .collect();
     env.sort();
@@ -252,7 +233,7 @@ fn start(
     tracing::debug!(socket = %path.display(), "starting the sandbox service");
     let mut child = Command::new(&config.worker)
         .env_clear()
-        .envs(super::zygote::inherited_env())
+        .envs(super::env::inherited_env())
         .arg("service")
         .arg("--venv")
         .arg(&config.venv)

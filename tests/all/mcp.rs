@@ -224,6 +224,8 @@ fn a_client_that_disconnects_mid_cell_leaves_nothing_running() {
             data.to_str().unwrap(),
             "--workdir",
             dir.path().join("session").to_str().unwrap(),
+            // Its own zygote, so that its sessions are its descendants.
+            "--no-daemon",
         ],
         &[],
     )
