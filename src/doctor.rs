@@ -86,6 +86,31 @@ fn probe(config: &SandboxConfig) -> Result<WorkerInfo, SandboxError> {
         .map_err(|e| SandboxError::Protocol(format!("unreadable probe output: {e}")))
 }
 
+/// Whether the per-user sandbox service (the warm zygote) serves this
+/// configuration, in one line.
+fn service_state(config: &SandboxConfig) -> String {
+    if config.service.is_none() {
+        return "turned off ([sandbox] daemon = false or --no-daemon): each command imports the stack".into();
+    }
+    let found = match crate::sandbox::service::list() {
+        Ok(found) => found,
+        Err(e) => return format!("unavailable: {e}"),
+    };
+    let own = crate::sandbox::service::runtime_dir().map(|dir| {
+        crate::sandbox::service::socket_path(&dir, &crate::sandbox::service::settings(config))
+    });
+    match found.iter().find(|f| own.as_ref().is_ok_and(|o| *o == f.socket)) {
+        Some(f) => match &f.status {
+            Ok(s) => format!(
+                "warm: pid {}, {} session(s) forked; commands start sessions in milliseconds (`gisclaw sandbox status`)",
+                s.pid, s.sessions_forked
+            ),
+            Err(why) => format!("{} does not answer ({why}); the next command replaces it", f.socket.display()),
+        },
+        None => "not running: the next command starts it (the stack's import, once), later ones reuse it".into(),
+    }
+}
+
 /// Checks everything and returns the report.
 pub fn run(config: &SandboxConfig) -> Report {
     let mut report = Report::default();
@@ -139,6 +164,7 @@ pub fn run(config: &SandboxConfig) -> Report {
                 info.preloaded.len()
             ),
         );
+        report.ok("sandbox service", service_state(config));
         report.lines.push("libraries".into());
         for name in REQUIRED_PACKAGES {
             match info
