@@ -4,7 +4,14 @@
 //! one run on the example's recorded session and on a replay of trivially
 //! small cells, with the prompt tokens per step of the example.
 //!
-//! Run with `make bench`. Goal: median overhead ≤ 5 ms per step.
+//! Beside it, the same trivial rounds through a ReAct loop written the
+//! straightforward way in Python, as the Python agent implementations do
+//! (in-process `exec` with captured stdout, the request serialised with its
+//! tool schemas each round, one flushed transcript line per event), run in
+//! the same process: the ratio of the two per-round overheads.
+//!
+//! Run with `make bench`. Goals: median overhead ≤ 5 ms per step on the
+//! example; trivial rounds ≤ 0.5× the Python loop's.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -95,6 +102,66 @@ fn measure(
     (overheads, events)
 }
 
+/// The straightforward Python ReAct loop over `rounds` replies that each
+/// run `x = 1`: per round, the request (messages and tool schemas) is
+/// serialised as a client would send it, the reply appended, the cell
+/// `exec`'d with stdout captured, the observation appended, and the
+/// events written to a transcript, flushed. Prints each round's overhead
+/// (round time minus `exec` time) in microseconds.
+const PYTHON_LOOP: &str = r#"
+import contextlib, io, json, sys, time
+tools = json.loads(sys.argv[1]); rounds = int(sys.argv[2]); out = sys.argv[3]
+messages = [{"role": "system", "content": "You are a GIS analyst." * 40},
+            {"role": "user", "content": "Task." * 100}]
+reply = {"role": "assistant", "content": "step", "tool_calls": [{"id": "c", "type": "function",
+         "function": {"name": "execute_python", "arguments": json.dumps({"code": "x = 1"})}}]}
+namespace = {}
+overheads = []
+with open(out, "w") as transcript:
+    for r in range(rounds):
+        start = time.perf_counter()
+        request = json.dumps({"model": "m", "messages": messages, "tools": tools})
+        message = json.loads(json.dumps(reply))
+        messages.append(message)
+        transcript.write(json.dumps({"event": "message", "round": r, "message": message}) + "\n"); transcript.flush()
+        code = json.loads(message["tool_calls"][0]["function"]["arguments"])["code"]
+        buffer = io.StringIO()
+        cell = time.perf_counter()
+        with contextlib.redirect_stdout(buffer):
+            try:
+                exec(compile(code, "<cell>", "exec"), namespace)
+                error = None
+            except Exception as e:
+                error = repr(e)
+        cell = time.perf_counter() - cell
+        observation = buffer.getvalue()[-4000:] or "(no output)"
+        if error:
+            observation += "\n" + error
+        messages.append({"role": "tool", "tool_call_id": "c", "content": observation})
+        transcript.write(json.dumps({"event": "tool", "round": r, "observation": observation}) + "\n"); transcript.flush()
+        overheads.append((time.perf_counter() - start - cell) * 1e6)
+print(json.dumps(overheads))
+"#;
+
+/// The Python loop's per-round overheads over `rounds` trivial rounds.
+fn python_loop(python: &Path, rounds: usize, out: &Path) -> Vec<Duration> {
+    let tools = serde_json::to_string(&gisclaw::agent::tools::specs()).unwrap();
+    let output = std::process::Command::new(python)
+        .args(["-c", PYTHON_LOOP, &tools, &rounds.to_string()])
+        .arg(out)
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let us: Vec<f64> = serde_json::from_slice(&output.stdout).expect("overheads");
+    us.into_iter()
+        .map(|u| Duration::from_secs_f64(u / 1e6))
+        .collect()
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -132,6 +199,12 @@ fn main() {
         &dir.path().join("trivial"),
     );
 
+    let python = python_loop(
+        &zygote.config().venv.join("bin/python"),
+        40,
+        &dir.path().join("python-transcript.jsonl"),
+    );
+
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!("agent step overhead (round time minus time inside the cell; medians)");
     println!(
@@ -142,7 +215,16 @@ fn main() {
     println!(
         "  trivial cells  ({} rounds)            {:>7.2} ms",
         trivial.len(),
-        ms(median(trivial))
+        ms(median(trivial.clone()))
+    );
+    println!(
+        "  the same rounds, straightforward Python loop {:>7.2} ms",
+        ms(median(python.clone()))
+    );
+    let ratio = median(trivial).as_secs_f64() / median(python).as_secs_f64();
+    println!(
+        "  ratio trivial / Python = {ratio:.2}  (goal <= 0.5: {})",
+        if ratio <= 0.5 { "met" } else { "NOT met" }
     );
     println!(
         "  goal <= 5 ms: {}",
