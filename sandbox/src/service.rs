@@ -178,6 +178,8 @@ fn detach(args: &ServiceArgs) -> Result<Option<Detached>, String> {
         UnixListener::bind(&args.socket).map_err(|e| format!("{}: {e}", args.socket.display()))?;
     std::fs::set_permissions(&args.socket, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("{}: {e}", args.socket.display()))?;
+    // Hold no command's folder (it may be removed or unmounted later).
+    let _ = std::env::set_current_dir("/");
     let log_path = with_suffix(&args.socket, ".log");
     let log = open_private(&log_path, true).map_err(|e| format!("{}: {e}", log_path.display()))?;
     // SAFETY: dup2 on descriptors we own; from here our messages go to the log.

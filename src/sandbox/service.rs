@@ -231,16 +231,19 @@ fn start(
     settings: &[String],
 ) -> Result<(), SandboxError> {
     tracing::debug!(socket = %path.display(), "starting the sandbox service");
+    // The service works from `/` (it must not hold a command's folder), so
+    // every path it gets is absolute.
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let mut child = Command::new(&config.worker)
         .env_clear()
         .envs(super::env::inherited_env())
         .arg("service")
         .arg("--venv")
-        .arg(&config.venv)
+        .arg(absolute(&config.venv))
         .arg("--cache")
-        .arg(&config.cache_dir)
+        .arg(absolute(&config.cache_dir))
         .arg("--socket")
-        .arg(path)
+        .arg(absolute(path))
         .arg("--idle-seconds")
         .arg(service.idle.as_secs().max(1).to_string())
         .stdin(Stdio::piped())

@@ -129,6 +129,11 @@ fn later_commands_reuse_the_warm_service_and_a_killed_one_is_replaced() {
     assert_eq!(f.pids(), first, "{status}");
     assert!(status.contains("3 session(s) forked"), "{status}");
     assert!(status.contains("(this shell's)"), "{status}");
+    // It holds no command's folder.
+    assert_eq!(
+        std::fs::read_link(format!("/proc/{}/cwd", first[0])).unwrap(),
+        Path::new("/")
+    );
     let meta = std::fs::metadata(&f.runtime).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o700);
     assert_eq!(
