@@ -174,9 +174,9 @@ impl PrefixLog {
     fn shape(messages: &[Message], specs: &[ToolSpec]) -> (u64, Vec<u64>) {
         use std::hash::{Hash, Hasher};
         let mut tools = std::collections::hash_map::DefaultHasher::new();
-        serde_json::to_string(specs)
-            .unwrap_or_default()
-            .hash(&mut tools);
+        for spec in specs {
+            spec.fingerprint().hash(&mut tools);
+        }
         (
             tools.finish(),
             messages.iter().map(Message::fingerprint).collect(),

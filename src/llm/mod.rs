@@ -168,6 +168,46 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+impl ToolSpec {
+    /// A hash of the whole spec (name, description, schema), without
+    /// serialising it: the key of per-run caches (token counts, the prefix
+    /// log), which see the same tools at every round.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.name.hash(&mut h);
+        self.description.hash(&mut h);
+        hash_value(&self.parameters, &mut h);
+        h.finish()
+    }
+}
+
+/// Feeds a JSON value to `h`, tagged by kind so that no two values collide
+/// by construction (`"1"` and `1`, `[]` and `{}`).
+fn hash_value(v: &serde_json::Value, h: &mut impl std::hash::Hasher) {
+    use serde_json::Value;
+    use std::hash::Hash;
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(h);
+            for item in items {
+                hash_value(item, h);
+            }
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(h);
+            for (k, item) in map {
+                k.hash(h);
+                hash_value(item, h);
+            }
+        }
+    }
+}
+
 /// Token counts of one call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -331,4 +371,51 @@ pub fn chat_then_text<B: ChatBackend + ?Sized>(
         on_text(text);
     }
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolSpec;
+    use serde_json::json;
+
+    #[test]
+    fn a_tool_fingerprint_follows_every_part_of_the_spec() {
+        let spec = |name: &str, description: &str, parameters| ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        };
+        let base = spec(
+            "t",
+            "d",
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        );
+        assert_eq!(base.fingerprint(), base.clone().fingerprint());
+        for other in [
+            spec("u", "d", base.parameters.clone()),
+            spec("t", "e", base.parameters.clone()),
+            spec(
+                "t",
+                "d",
+                json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            ),
+            spec(
+                "t",
+                "d",
+                json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {}}}),
+            ),
+            spec(
+                "t",
+                "d",
+                json!({"type": "object", "properties": {"a": {"type": 1}}}),
+            ),
+        ] {
+            assert_ne!(base.fingerprint(), other.fingerprint(), "{other:?}");
+        }
+        // Kinds are tagged: a string "1" is not the number 1.
+        assert_ne!(
+            spec("t", "d", json!(["1"])).fingerprint(),
+            spec("t", "d", json!([1])).fingerprint()
+        );
+    }
 }

@@ -39,17 +39,13 @@ pub fn count_tool(tool: &ToolSpec) -> u64 {
     use std::cell::RefCell;
     use std::collections::HashMap;
     thread_local! {
-        static SEEN: RefCell<HashMap<(String, String, String), u64>> = RefCell::new(HashMap::new());
+        static SEEN: RefCell<HashMap<u64, u64>> = RefCell::new(HashMap::new());
     }
-    let key = (
-        tool.name.clone(),
-        tool.description.clone(),
-        tool.parameters.to_string(),
-    );
+    let key = tool.fingerprint();
     if let Some(n) = SEEN.with(|m| m.borrow().get(&key).copied()) {
         return n;
     }
-    let n = count(&key.0) + count(&key.1) + count(&key.2);
+    let n = count(&tool.name) + count(&tool.description) + count(&tool.parameters.to_string());
     SEEN.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= 256 {
