@@ -199,6 +199,22 @@ fn main() {
         &dir.path().join("trivial"),
     );
 
+    // The sandbox's share of a trivial round: one `Session::execute` of the
+    // same cell, its wall time minus the time inside the cell.
+    let mut session = gisclaw::sandbox::Session::open(&zygote, &dir.path().join("direct"))
+        .expect("session opens");
+    let round_trip = median(
+        (0..40)
+            .map(|_| {
+                let outcome = session.execute("x = 1").expect("cell runs");
+                outcome
+                    .wall
+                    .saturating_sub(Duration::from_micros(outcome.result.duration_us))
+            })
+            .collect(),
+    );
+    drop(session);
+
     let python = python_loop(
         &zygote.config().venv.join("bin/python"),
         40,
@@ -216,6 +232,10 @@ fn main() {
         "  trivial cells  ({} rounds)            {:>7.2} ms",
         trivial.len(),
         ms(median(trivial.clone()))
+    );
+    println!(
+        "    of which the sandbox round trip (Session::execute) {:>7.2} ms",
+        ms(round_trip)
     );
     println!(
         "  the same rounds, straightforward Python loop {:>7.2} ms",
