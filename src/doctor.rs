@@ -96,9 +96,7 @@ fn service_state(config: &SandboxConfig) -> String {
         Ok(found) => found,
         Err(e) => return format!("unavailable: {e}"),
     };
-    let own = crate::sandbox::service::runtime_dir().map(|dir| {
-        crate::sandbox::service::socket_path(&dir, &crate::sandbox::service::settings(config))
-    });
+    let own = crate::sandbox::service::socket_for(config).map(|(socket, _)| socket);
     match found.iter().find(|f| own.as_ref().is_ok_and(|o| *o == f.socket)) {
         Some(f) => match &f.status {
             Ok(s) => format!(

@@ -604,8 +604,7 @@ impl ChatEngine {
                 source: std::io::Error::from(std::io::ErrorKind::NotFound),
             });
         }
-        let lower = path.to_string_lossy().to_ascii_lowercase();
-        if [".png", ".jpg", ".jpeg"].iter().any(|e| lower.ends_with(e)) {
+        if crate::notebook::figure_mime(&path.to_string_lossy()).is_some() {
             return Ok((path, false));
         }
         let out = self.workdir().join(".gisclaw-quicklook.png");

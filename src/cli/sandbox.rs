@@ -34,7 +34,7 @@ pub fn run(command: SandboxCommand) -> anyhow::Result<ExitCode> {
 fn status(with_settings: bool) -> anyhow::Result<ExitCode> {
     let config = SandboxArgs::default().config()?;
     let dir = service::runtime_dir().map_err(|e| UsageError(e.to_string()))?;
-    let current = service::socket_path(&dir, &service::settings(&config));
+    let (current, _) = service::socket_for(&config).map_err(|e| UsageError(e.to_string()))?;
     let found = service::list().map_err(|e| UsageError(e.to_string()))?;
     if config.service.is_none() {
         println!("the sandbox service is turned off ([sandbox] daemon = false): each command starts its own zygote");

@@ -345,6 +345,19 @@ pub fn solution_cells(script: &str) -> Vec<String> {
         .collect()
 }
 
+/// The MIME type of a figure a cell wrote that a page or a notebook can
+/// show inline (PNG, JPEG), by its name; `None` for other files.
+pub fn figure_mime(path: &str) -> Option<&'static str> {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".png") {
+        Some("image/png")
+    } else if lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
+        Some("image/jpeg")
+    } else {
+        None
+    }
+}
+
 /// Keeps `items` for `mode`: with [`NotebookMode::Cells`], the cells that
 /// `kept` lists (the session's journal: `solution.py`), matched in order
 /// with the transcript's successful cells; a kept cell the transcript does

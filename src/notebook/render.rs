@@ -178,14 +178,7 @@ fn outputs_of(cell: &RecordedCell, dir: &Path, count: u64) -> Vec<Value> {
 /// A `display_data` output for an image file the cell wrote (PNG or JPEG),
 /// or `None` for other files. A file gone or too big is named instead.
 fn image_output(dir: &Path, rel: &str) -> Option<Value> {
-    let lower = rel.to_ascii_lowercase();
-    let mime = if lower.ends_with(".png") {
-        "image/png"
-    } else if lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
-        "image/jpeg"
-    } else {
-        return None;
-    };
+    let mime = super::figure_mime(rel)?;
     let path = dir.join(rel);
     let note = |why: &str| {
         Some(json!({

@@ -144,6 +144,17 @@ pub fn socket_path(dir: &Path, settings: &[String]) -> PathBuf {
     dir.join(format!("zygote-{hash:016x}.sock"))
 }
 
+/// The socket of the service `config` uses (in its `ServiceSettings`'
+/// folder, else [`runtime_dir`]), and the settings it is named after.
+pub fn socket_for(config: &SandboxConfig) -> Result<(PathBuf, Vec<String>), SandboxError> {
+    let dir = match config.service.as_ref().and_then(|s| s.dir.clone()) {
+        Some(d) => private_dir(d)?,
+        None => runtime_dir()?,
+    };
+    let settings = settings(config);
+    Ok((socket_path(&dir, &settings), settings))
+}
+
 /// Why a connection attempt did not give a ready zygote.
 enum Attempt {
     /// Nothing serves the socket (yet, or any more).
@@ -158,12 +169,7 @@ pub(crate) fn connect(
     config: &SandboxConfig,
     service: &ServiceSettings,
 ) -> Result<(UnixStream, WorkerInfo, PathBuf), SandboxError> {
-    let dir = match &service.dir {
-        Some(d) => private_dir(d.clone())?,
-        None => runtime_dir()?,
-    };
-    let settings = settings(config);
-    let path = socket_path(&dir, &settings);
+    let (path, settings) = socket_for(config)?;
     let mut started = false;
     for attempt in 0..6u32 {
         match try_connect(&path, config.startup_timeout) {
@@ -356,13 +362,11 @@ pub fn stop_all() -> Result<Vec<Found>, SandboxError> {
 /// One request to the service at `socket`, answered with its status.
 fn ask(socket: &Path, request: &ControlRequest) -> Result<ServiceStatus, String> {
     let patience = Duration::from_secs(5);
-    let stream = UnixStream::connect(socket).map_err(|e| format!("not answering ({e})"))?;
+    let (stream, _) = try_connect(socket, patience).map_err(|e| match e {
+        Attempt::Absent => "not answering".to_string(),
+        Attempt::Failed(e) => e.to_string(),
+    })?;
     let _ = stream.set_read_timeout(Some(patience));
-    match read_frame::<_, ControlResponse>(&mut &stream) {
-        Ok(ControlResponse::Ready { .. }) => {}
-        Ok(other) => return Err(format!("unexpected greeting {other:?}")),
-        Err(e) => return Err(format!("not answering ({e})")),
-    }
     write_frame(&mut &stream, request).map_err(|e| e.to_string())?;
     match read_frame::<_, ControlResponse>(&mut &stream) {
         Ok(ControlResponse::Status { status }) => Ok(*status),

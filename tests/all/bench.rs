@@ -7,13 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{gisclaw, repo, text};
+use common::{geoanalyst, gisclaw, repo, text};
 use gisclaw::outputs::{self, OutputCheck};
 use gisclaw::task::Task;
-
-fn suite() -> PathBuf {
-    repo().join("benchmarks/geoanalyst")
-}
 
 /// `gisclaw bench verify SUITE --out OUT` with `envs`.
 fn verify(suite: &Path, out: &Path, envs: &[(&str, &str)]) -> std::process::Output {
@@ -32,7 +28,7 @@ fn verify(suite: &Path, out: &Path, envs: &[(&str, &str)]) -> std::process::Outp
 /// Task id → content digest, from `gisclaw bench generate` with its cache in `cache`.
 fn digests(cache: &Path) -> BTreeMap<String, String> {
     let out = gisclaw(
-        &["bench", "generate", suite().to_str().unwrap()],
+        &["bench", "generate", geoanalyst().to_str().unwrap()],
         &[("XDG_CACHE_HOME", cache.to_str().unwrap())],
     );
     assert!(out.status.success(), "{}", text(&out));
@@ -51,7 +47,7 @@ fn generators_are_deterministic() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let first = digests(a.path());
     let second = digests(b.path());
-    let tasks = gisclaw::bench::suite_tasks(&suite()).unwrap();
+    let tasks = gisclaw::bench::suite_tasks(&geoanalyst()).unwrap();
     assert_eq!(first.len(), tasks.len(), "every task generates: {first:?}");
     assert_eq!(first, second, "same seed, same bytes");
     // A different seed gives different data.
@@ -80,9 +76,9 @@ fn generators_are_deterministic() {
 #[test]
 fn every_gold_solution_runs_through_the_agent_loop() {
     let out_dir = tempfile::tempdir().unwrap();
-    let out = verify(&suite(), out_dir.path(), &[]);
+    let out = verify(&geoanalyst(), out_dir.path(), &[]);
     let report = text(&out);
-    let n = gisclaw::bench::suite_tasks(&suite()).unwrap().len();
+    let n = gisclaw::bench::suite_tasks(&geoanalyst()).unwrap().len();
     assert!(
         report.contains(&format!("{n}/{n} gold solutions verified")),
         "{report}"
@@ -111,7 +107,7 @@ fn every_gold_solution_runs_through_the_agent_loop() {
 /// `dir/geoanalyst/` (and `dir/_lib/`, shared by the suites).
 fn copy_task(id: &str, dir: &Path) -> PathBuf {
     for (from, to) in [
-        (suite().join("_lib"), dir.join("geoanalyst/_lib")),
+        (geoanalyst().join("_lib"), dir.join("geoanalyst/_lib")),
         (repo().join("benchmarks/_lib"), dir.join("_lib")),
     ] {
         std::fs::create_dir_all(&to).unwrap();
@@ -121,7 +117,7 @@ fn copy_task(id: &str, dir: &Path) -> PathBuf {
     }
     let task_dir = dir.join("geoanalyst").join(id);
     std::fs::create_dir_all(&task_dir).unwrap();
-    for entry in std::fs::read_dir(suite().join(id)).unwrap().flatten() {
+    for entry in std::fs::read_dir(geoanalyst().join(id)).unwrap().flatten() {
         std::fs::copy(entry.path(), task_dir.join(entry.file_name())).unwrap();
     }
     task_dir.join("task.yaml")
@@ -217,14 +213,14 @@ fn corrupt_data_and_failing_generators_are_named() {
 fn solve_generates_a_task_s_data_on_first_use() {
     let cache = tempfile::tempdir().unwrap();
     let runs = tempfile::tempdir().unwrap();
-    let gold = std::fs::read_to_string(suite().join("T09/gold.py")).unwrap();
+    let gold = std::fs::read_to_string(geoanalyst().join("T09/gold.py")).unwrap();
     let replay = runs.path().join("replay.jsonl");
     let lines: Vec<String> = gisclaw::bench::verify::gold_messages("T09", &gold)
         .iter()
         .map(|m| serde_json::to_string(m).unwrap())
         .collect();
     std::fs::write(&replay, lines.join("\n")).unwrap();
-    let task = suite().join("T09/task.yaml");
+    let task = geoanalyst().join("T09/task.yaml");
     let out_dir = runs.path().join("out");
     let envs = [("XDG_CACHE_HOME", cache.path().to_str().unwrap())];
     let out = common::solve_replay(&task, &replay, &out_dir, &[], &envs);

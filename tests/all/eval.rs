@@ -7,20 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gisclaw, read_json, write_jsonl};
+use common::{geoanalyst, gisclaw, gold, read_json, write_jsonl};
 use gisclaw::bench::verify::{gold_dual_messages, gold_messages};
 use gisclaw::eval::api::{self, OpTable};
 use gisclaw::eval::process;
 use gisclaw::llm::{Message, ToolCall};
 use serde_json::{json, Value};
-
-fn suite() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst")
-}
-
-fn gold(task: &str) -> String {
-    std::fs::read_to_string(suite().join(task).join("gold.py")).unwrap()
-}
 
 fn cell(code: &str) -> Message {
     Message {
@@ -92,7 +84,7 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
         &gold_dual_messages("T03", &gold_t03_without_map()),
     );
     let out = dir.path().join("eval");
-    let suite = suite();
+    let suite = geoanalyst();
     run_ok(&[
         "eval",
         "--suite",
@@ -440,7 +432,7 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
     );
     write_jsonl(&rec.join("T03.jsonl"), &gold_messages("T03", &gold("T03")));
     let out = dir.path().join("eval");
-    let suite = suite();
+    let suite = geoanalyst();
     let args = [
         "eval",
         "--suite",
@@ -575,7 +567,7 @@ fn a_killed_eval_resumes_without_losing_or_repeating_runs() {
 #[test]
 fn bad_eval_input_is_one_line_naming_what_to_fix() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite();
+    let suite = geoanalyst();
     let s = suite.to_str().unwrap();
     let rec = dir.path().join("rec");
     std::fs::create_dir(&rec).unwrap();
@@ -672,7 +664,7 @@ fn the_llm_judge_grades_runs_re_asks_once_and_records_failures() {
         say("still not JSON".into()),
     ]);
     let out = dir.path().join("eval");
-    let suite = suite();
+    let suite = geoanalyst();
     let secret = "sk-judge-secret-0123456789";
     let result = gisclaw(
         &[
@@ -815,7 +807,7 @@ fn the_vision_judge_grades_a_map_against_the_gold_map() {
         openai_answer(json!({ "role": "assistant", "content": grades.to_string() })),
     )]);
     let out = dir.path().join("eval");
-    let suite = suite();
+    let suite = geoanalyst();
     let result = gisclaw(
         &[
             "eval",
@@ -899,7 +891,7 @@ fn the_vision_judge_grades_a_map_against_the_gold_map() {
 #[test]
 fn two_folders_of_an_ablation_get_a_paired_table_with_effect_sizes() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite();
+    let suite = geoanalyst();
     // One backend (the same recordings folder), two conditions. With the
     // workflow: both golds. Without: T01's gold, T02 broken.
     let rec = dir.path().join("rec");
@@ -1014,7 +1006,7 @@ fn two_folders_of_an_ablation_get_a_paired_table_with_effect_sizes() {
 #[test]
 fn several_models_get_the_table_6_layout_with_cost_per_sweep() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite();
+    let suite = geoanalyst();
     let eval = |out: &Path, source: &[&str], runs: &str| {
         let mut args = vec![
             "eval",
@@ -1164,7 +1156,7 @@ fn a_run_the_model_server_failed_is_counted_as_infrastructure_never_scored() {
     )
     .unwrap();
     let out = dir.path().join("eval");
-    let suite = suite();
+    let suite = geoanalyst();
     let mut args = vec![
         "eval",
         "--suite",
@@ -1240,7 +1232,7 @@ fn a_run_the_model_server_failed_is_counted_as_infrastructure_never_scored() {
 fn the_llm_alone_answers_once_and_is_reported_beside_the_agent() {
     use gisclaw::bench::verify::gold_alone_messages;
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite();
+    let suite = geoanalyst();
     let eval = |out: &Path, source: &[&str], arch: &str| {
         let mut args = vec![
             "eval",

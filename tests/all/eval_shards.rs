@@ -5,27 +5,19 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gisclaw, gisclaw_command, read_json, write_jsonl};
+use common::{geoanalyst, gisclaw, gisclaw_command, gold, read_json, write_jsonl};
 use gisclaw::bench::verify::gold_messages;
 use gisclaw::llm::{Message, ToolCall};
 use serde_json::{json, Value};
 
-fn suite() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst")
-}
-
-fn gold(task: &str) -> String {
-    std::fs::read_to_string(suite().join(task).join("gold.py")).unwrap()
-}
-
 /// The args of an eval of T01–T03 (`extra` appended).
 fn eval_args(out: &Path, source: &[&str], runs: &str, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = ["eval", "--suite"].iter().map(|s| s.to_string()).collect();
-    args.push(suite().display().to_string());
+    args.push(geoanalyst().display().to_string());
     for a in ["--tasks", "1-3", "--runs", runs, "--out"] {
         args.push(a.into());
     }

@@ -10,18 +10,10 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::browser::Browser;
-use common::{gisclaw, write_jsonl};
+use common::{geoanalyst, gisclaw, gold, write_jsonl};
 use gisclaw::bench::verify::{gold_dual_messages, gold_messages};
 use gisclaw::llm::{Message, ToolCall};
 use serde_json::json;
-
-fn suite() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst")
-}
-
-fn gold(task: &str) -> String {
-    std::fs::read_to_string(suite().join(task).join("gold.py")).unwrap()
-}
 
 fn call(id: &str, name: &str, text: &str, args: serde_json::Value) -> Message {
     Message {
@@ -67,7 +59,7 @@ fn eval_folder(root: &Path) -> PathBuf {
         ],
     );
     let out = root.join("eval");
-    let suite = suite();
+    let suite = geoanalyst();
     let args = [
         "eval",
         "--suite",

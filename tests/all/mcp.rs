@@ -5,6 +5,7 @@
 //! can drop the connection mid-cell and watch what is left.
 
 use crate::common;
+use common::alive;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -201,16 +202,6 @@ fn descendants(root: u32) -> Vec<u32> {
         }
     }
     found
-}
-
-/// A live (not zombie) process with this pid.
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
-            after.split_whitespace().next() != Some("Z")
-        })
-        .unwrap_or(false)
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gisclaw, gisclaw_command, text};
+use common::{alive, gisclaw, gisclaw_command, text};
 
 /// A runtime folder and a work dir with a one-cell script.
 struct Fixture {
@@ -99,13 +99,6 @@ impl Drop for Fixture {
     }
 }
 
-fn alive(pid: i32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .unwrap_or_default()
-            .contains(") Z ")
-}
-
 fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
@@ -147,7 +140,9 @@ fn later_commands_reuse_the_warm_service_and_a_killed_one_is_replaced() {
 
     // SIGKILL: the next command starts a fresh service without a word.
     unsafe { libc::kill(first[0], libc::SIGKILL) };
-    assert!(wait_until(Duration::from_secs(5), || !alive(first[0])));
+    assert!(wait_until(Duration::from_secs(5), || !alive(
+        first[0] as u32
+    )));
     f.exec(&[], &[]);
     let second = f.pids();
     assert_eq!(second.len(), 1, "{}", f.status());
@@ -223,10 +218,10 @@ fn an_idle_service_exits_and_leaves_nothing_listening() {
         .unwrap_or_else(|| panic!("{log}"));
     assert!(
         wait_until(Duration::from_secs(10), || f.sockets().is_empty()
-            && !alive(pid)),
+            && !alive(pid as u32)),
         "still there: {:?}, pid {pid} alive {}",
         f.sockets(),
-        alive(pid)
+        alive(pid as u32)
     );
     let log = std::fs::read_to_string(format!("{}.log", sockets[0].display())).unwrap();
     assert!(log.contains("idle for"), "{log}");

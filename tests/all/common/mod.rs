@@ -111,6 +111,27 @@ pub fn text(out: &Output) -> String {
     )
 }
 
+/// The task suite in GeoAnalystBench's layout (`T*/task.yaml`, `gold.py`).
+pub fn geoanalyst() -> PathBuf {
+    repo().join("benchmarks/geoanalyst")
+}
+
+/// The gold solution of one of its tasks.
+pub fn gold(task: &str) -> String {
+    let path = geoanalyst().join(task).join("gold.py");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A live (not zombie) process with this pid.
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+            after.split_whitespace().next() != Some("Z")
+        })
+        .unwrap_or(false)
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -185,7 +185,11 @@ fn code_cell(html: &mut String, cell: &RecordedCell, workdir: &Path, shown: &dyn
     if let Some(obs) = &cell.observation {
         output(if cell.ok { "stdout" } else { "error" }, obs);
     }
-    for path in cell.wrote.iter().filter(|p| image_mime(p).is_some()) {
+    for path in cell
+        .wrote
+        .iter()
+        .filter(|p| notebook::figure_mime(p).is_some())
+    {
         if shown(path) {
             figure(html, workdir, path);
         } else {
@@ -201,7 +205,7 @@ fn code_cell(html: &mut String, cell: &RecordedCell, workdir: &Path, shown: &dyn
 
 /// A PNG or JPEG the cell wrote, embedded (a big one named with its size).
 fn figure(html: &mut String, workdir: &Path, path: &str) {
-    let Some(mime) = image_mime(path) else {
+    let Some(mime) = notebook::figure_mime(path) else {
         return;
     };
     let file = workdir.join(path);
@@ -231,17 +235,5 @@ fn figure(html: &mut String, workdir: &Path, path: &str) {
                 escape(path)
             );
         }
-    }
-}
-
-/// The MIME type of a figure the page can embed (PNG, JPEG).
-fn image_mime(path: &str) -> Option<&'static str> {
-    let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".png") {
-        Some("image/png")
-    } else if lower.ends_with(".jpg") || lower.ends_with(".jpeg") {
-        Some("image/jpeg")
-    } else {
-        None
     }
 }
