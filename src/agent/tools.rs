@@ -51,43 +51,12 @@ pub struct SearchDocsArgs {
 pub const API_HITS: usize = 3;
 
 /// The API an observation's error says does not exist or was called
-/// wrongly (no such attribute or name, an unexpected keyword), as the
-/// error names it (`module 'rasterio.features' has no attribute
-/// 'rasterise'` → `rasterio.features` / `rasterise`).
+/// wrongly (no such attribute or name, an unexpected keyword, a container
+/// protocol the object lacks), as the error names it (`module
+/// 'rasterio.features' has no attribute 'rasterise'` → `rasterio.features`
+/// / `rasterise`; see [`WrongApi::parse`]).
 pub fn api_error(observation: &str) -> Option<WrongApi> {
-    let line = observation::error_line(observation);
-    let message = line.split_once(": ").map(|(_, m)| m).unwrap_or(line);
-    let quoted: Vec<&str> = message.split('\'').skip(1).step_by(2).collect();
-    let plain = |n: &&str| !n.is_empty() && !n.contains(' ');
-    if line.starts_with("TypeError:") && message.contains("unexpected keyword argument") {
-        let function = message.split_once("()")?.0.trim();
-        let function = function.rsplit(' ').next().unwrap_or(function);
-        let keyword = quoted.last().copied().filter(|k| plain(k))?;
-        return Some(WrongApi::Keyword {
-            function: function.to_string(),
-            keyword: keyword.to_string(),
-        });
-    }
-    let (owner, name) =
-        if line.starts_with("AttributeError:") && message.contains("has no attribute") {
-            match quoted.as_slice() {
-                [owner, name, ..] => (*owner, *name),
-                [name] => ("", *name),
-                [] => return None,
-            }
-        } else if line.starts_with("ImportError:") && message.starts_with("cannot import name") {
-            match quoted.as_slice() {
-                [name, owner, ..] => (*owner, *name),
-                [name] => ("", *name),
-                [] => return None,
-            }
-        } else {
-            return None;
-        };
-    (plain(&name) && (owner.is_empty() || plain(&owner))).then(|| WrongApi::Missing {
-        owner: owner.to_string(),
-        name: name.to_string(),
-    })
+    WrongApi::parse(observation::error_line(observation))
 }
 
 /// Hits `search_docs` returns.
@@ -401,7 +370,20 @@ mod tests {
             api_error("AttributeError: 'GeoDataFrame' object has no attribute 'to_epsg'"),
             missing("GeoDataFrame", "to_epsg")
         );
+        assert_eq!(
+            api_error("[error]\nTypeError: 'MultiPolygon' object is not iterable\n"),
+            missing("MultiPolygon", "__iter__")
+        );
+        assert_eq!(
+            api_error("TypeError: 'MultiLineString' object is not subscriptable"),
+            missing("MultiLineString", "__getitem__")
+        );
+        assert_eq!(
+            api_error("TypeError: object of type 'MultiPoint' has no len()"),
+            missing("MultiPoint", "__len__")
+        );
         // Other failures are not an API question.
+        assert_eq!(api_error("TypeError: 'NoneType' object is not"), None);
         assert_eq!(api_error("ZeroDivisionError: division by zero"), None);
         assert_eq!(api_error("KeyError: 'NAME'"), None);
     }

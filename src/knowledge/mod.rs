@@ -12,6 +12,7 @@ pub mod build;
 pub mod index;
 pub mod quality;
 pub mod recipes;
+pub mod removed;
 pub mod retrieve;
 pub mod search;
 

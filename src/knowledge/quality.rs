@@ -179,10 +179,12 @@ fn grid() -> Vec<Fusion> {
     widen(&[2.0, 5.0, 10.0, 20.0, 60.0], |f, v| f.k = v);
     widen(&[0.6, 0.8, 1.0, 1.25, 1.5], |f, v| f.dense = v);
     widen(&[1.0, 2.0, 3.0], |f, v| f.names = v);
+    widen(&[0.0, 2.0, 4.0], |f, v| f.exact = v);
     widen(&[0.8, 1.0], |f, v| f.property = v);
     widen(&[0.8, 1.0, 1.2, 1.5], |f, v| f.recipe = v);
     widen(&[0.3, 0.5, 0.8], |f, v| f.plotting = v);
     widen(&[0.3, 0.5, 1.0], |f, v| f.direction = v);
+    widen(&[0.0, 0.6, 1.0], |f, v| f.companion = v);
     grid
 }
 

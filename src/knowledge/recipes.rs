@@ -140,6 +140,10 @@ pub fn parse(stem: &str, text: &str) -> Result<Recipe, RecipeError> {
     })
 }
 
+/// How a recipe entry's line of keywords starts (the search reads the API
+/// names on it).
+pub const USE_FOR: &str = "Use it for: ";
+
 /// Every recipe, read.
 pub fn all() -> Result<Vec<Recipe>, RecipeError> {
     RECIPES
@@ -158,7 +162,7 @@ impl Recipe {
             kind: "recipe".into(),
             signature: String::new(),
             doc: format!(
-                "{}.\n\nUse it for: {}.\n\n{}",
+                "{}.\n\n{USE_FOR}{}.\n\n{}",
                 self.title, self.keywords, self.body
             ),
             module: "recipe".into(),

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::index::Bm25;
+use super::removed::{self, Removed};
 use super::{
     docs_file, meta_file, owners_file, vectors_file, DocEntry, IndexMeta, KnowledgeError,
     INDEX_FORMAT,
@@ -36,6 +37,11 @@ pub struct Fusion {
     pub dense: f64,
     /// The exact names' weight: a name the query spells is what it asks for.
     pub names: f64,
+    /// The weight of an exact qualified name: an entry whose name, alias
+    /// or removed predecessor is a dotted name the query spells whole
+    /// (`GeoSeries.set_crs`, `'GeoDataFrame' … 'append'`) is what it asks
+    /// for, above entries that merely share the last part.
+    pub exact: f64,
     /// The weight of matplotlib's entries when the query is not about plotting.
     pub plotting: f64,
     /// The weight of properties and attributes (they rarely answer a task).
@@ -45,19 +51,25 @@ pub struct Fusion {
     /// The weight of I/O entries of the other direction: writers
     /// (`to_netcdf`) for a query that reads, readers for one that writes.
     pub direction: f64,
+    /// The share of the best recipe's score given to each API its
+    /// keywords name (`rasterio.features.rasterize` for "burn polygons
+    /// into a raster"): the call a how-to centres on follows it up.
+    pub companion: f64,
 }
 
 impl Default for Fusion {
     fn default() -> Fusion {
         Fusion {
-            k: 10.0,
+            k: 5.0,
             bm25: 1.0,
-            dense: 0.8,
+            dense: 1.0,
             names: 1.0,
+            exact: 2.0,
             plotting: 0.3,
             property: 1.0,
-            recipe: 1.2,
+            recipe: 0.8,
             direction: 0.3,
+            companion: 0.6,
         }
     }
 }
@@ -71,6 +83,8 @@ pub struct Rankings {
     pub dense: Vec<usize>,
     /// Entry ids by spelled names.
     pub names: Vec<usize>,
+    /// Entry ids by exact qualified names (a subset of `names`).
+    pub exact: Vec<usize>,
     /// Whether the query is about plotting.
     pub plotting: bool,
     /// Whether the query reads or writes data.
@@ -160,6 +174,9 @@ pub struct Hit<'a> {
     pub entry: &'a DocEntry,
     /// Its fused score.
     pub score: f64,
+    /// When the query spells a removed API this entry replaces: which, since
+    /// when, and how to rewrite the call.
+    pub note: Option<String>,
 }
 
 /// Which rankings a search uses (`knowledge eval` compares them).
@@ -203,6 +220,68 @@ impl std::fmt::Display for WrongApi {
     }
 }
 
+impl WrongApi {
+    /// The wrong API an error line names, if it names one:
+    /// `… has no attribute 'x'` and `cannot import name 'x' from 'm'` (a
+    /// missing name), `f() got an unexpected keyword argument 'k'`, and the
+    /// container protocols shapely 2's multi-part geometries dropped
+    /// (`'X' object is not iterable` → `X.__iter__`, `… is not
+    /// subscriptable` → `X.__getitem__`, `object of type 'X' has no len()` →
+    /// `X.__len__`). The exception's name before the message is optional.
+    pub fn parse(line: &str) -> Option<WrongApi> {
+        let line = line.trim();
+        let message = match line.split_once(": ") {
+            Some((kind, message)) if kind.ends_with("Error") => message,
+            _ => line,
+        };
+        let quoted: Vec<&str> = message.split('\'').skip(1).step_by(2).collect();
+        let plain = |n: &&str| !n.is_empty() && !n.contains(' ');
+        let missing = |owner: &str, name: &str| {
+            (plain(&name) && (owner.is_empty() || plain(&owner))).then(|| WrongApi::Missing {
+                owner: owner.to_string(),
+                name: name.to_string(),
+            })
+        };
+        if message.contains("unexpected keyword argument") {
+            let function = message.split_once("()")?.0.trim();
+            let function = function.rsplit(' ').next().unwrap_or(function);
+            let keyword = quoted.last().copied().filter(|k| plain(k))?;
+            return Some(WrongApi::Keyword {
+                function: function.to_string(),
+                keyword: keyword.to_string(),
+            });
+        }
+        if message.contains("has no attribute") {
+            return match quoted.as_slice() {
+                [owner, name, ..] => missing(owner, name),
+                [name] => missing("", name),
+                [] => None,
+            };
+        }
+        if message.starts_with("cannot import name") {
+            return match quoted.as_slice() {
+                [name, owner, ..] => missing(owner, name),
+                [name] => missing("", name),
+                [] => None,
+            };
+        }
+        let protocol = if message.ends_with("object is not iterable") {
+            "__iter__"
+        } else if message.ends_with("object is not subscriptable") {
+            "__getitem__"
+        } else if message.starts_with("object of type") && message.ends_with("has no len()") {
+            "__len__"
+        } else {
+            return None;
+        };
+        missing(quoted.first()?, protocol)
+    }
+}
+
+/// Searchable names of removed APIs → the entries that replace them, with
+/// the table's row.
+type Replacements = HashMap<String, Vec<(usize, &'static Removed)>>;
+
 /// The library docs, opened for search.
 pub struct Library {
     entries: Vec<DocEntry>,
@@ -214,6 +293,13 @@ pub struct Library {
     bm25: Bm25,
     /// Every dotted suffix of every name and alias, lower-cased → entries.
     names: HashMap<String, Vec<usize>>,
+    /// Each searchable name of a removed API (`geodataframe.append`) → the
+    /// entries that replace it, with the table's row ([`removed`]).
+    removed: Replacements,
+    /// Each recipe's entry → the entries of the APIs its keywords name.
+    companions: HashMap<usize, Vec<usize>>,
+    /// Each entry's last name part, lower-cased, for near-miss spellings.
+    tails: Vec<Vec<char>>,
     embedder: Embedder,
     cache: Mutex<HashMap<String, Vec<f32>>>,
     /// How the rankings are fused.
@@ -263,10 +349,19 @@ pub fn spelled_names(query: &str) -> Vec<String> {
         .map(|t| t.trim_matches('.'))
         .filter(|t| !t.is_empty())
         .collect();
-    if let Some((owner, attribute)) = missing_attribute(query) {
-        let mut names = vec![format!("{owner}.{attribute}").to_lowercase()];
-        names.push(attribute.to_lowercase());
-        return names;
+    match WrongApi::parse(query) {
+        Some(WrongApi::Missing { owner, name }) => {
+            let mut names = Vec::new();
+            if !owner.is_empty() {
+                names.push(format!("{owner}.{name}").to_lowercase());
+            }
+            if !name.starts_with("__") {
+                names.push(name.to_lowercase());
+            }
+            return names;
+        }
+        Some(WrongApi::Keyword { .. }) => return Vec::new(),
+        None => {}
     }
     let code_like = |t: &str| {
         t.contains('_') || (t.contains('.') && t.chars().next().is_some_and(char::is_alphabetic))
@@ -280,19 +375,6 @@ pub fn spelled_names(query: &str) -> Vec<String> {
         .collect();
     names.dedup();
     names
-}
-
-/// `(owner, attribute)` of an error text's "has no attribute" or "cannot
-/// import name … from …".
-fn missing_attribute(text: &str) -> Option<(String, String)> {
-    let quoted: Vec<&str> = text.split('\'').skip(1).step_by(2).collect();
-    if text.contains("has no attribute") && quoted.len() >= 2 {
-        return Some((quoted[0].to_string(), quoted[1].to_string()));
-    }
-    if text.contains("cannot import name") && quoted.len() >= 2 {
-        return Some((quoted[1].to_string(), quoted[0].to_string()));
-    }
-    None
 }
 
 /// True when the query is about plotting.
@@ -386,6 +468,28 @@ impl Library {
                 }
             }
         }
+        let removed = replacements(&entries, &names)?;
+        for (name, found) in &removed {
+            let ids = names.entry(name.clone()).or_default();
+            for (id, _) in found {
+                if !ids.contains(id) {
+                    ids.push(*id);
+                }
+            }
+        }
+        let companions = companions(&entries, &names);
+        let tails = entries
+            .iter()
+            .map(|e| {
+                e.name
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or("")
+                    .to_lowercase()
+                    .chars()
+                    .collect()
+            })
+            .collect();
         Ok(Library {
             entries,
             vectors,
@@ -393,6 +497,9 @@ impl Library {
             dim: meta.dim,
             bm25,
             names,
+            removed,
+            companions,
+            tails,
             embedder,
             cache: Mutex::new(HashMap::new()),
             fusion: Fusion::default(),
@@ -448,8 +555,8 @@ impl Library {
 
     fn dense_from(&self, q: &[f32], k: usize) -> Vec<usize> {
         let mut best = vec![f32::NEG_INFINITY; self.entries.len()];
-        for (row, owner) in self.vectors.chunks_exact(self.dim).zip(&self.owners) {
-            let dot = dot(row, q);
+        let dots = gisclaw_encoder::math::dots(&self.vectors, q);
+        for (dot, owner) in dots.into_iter().zip(&self.owners) {
             let slot = &mut best[*owner as usize];
             if dot > *slot {
                 *slot = dot;
@@ -478,18 +585,20 @@ impl Library {
         if found.is_empty() {
             for name in spelled.iter().filter(|n| n.contains('_') || n.len() >= 6) {
                 let last: Vec<char> = name.rsplit('.').next().unwrap_or(name).chars().collect();
-                for (id, e) in self.entries.iter().enumerate() {
-                    let tail: Vec<char> = e
-                        .name
-                        .rsplit('.')
-                        .next()
-                        .unwrap_or("")
-                        .to_lowercase()
-                        .chars()
-                        .collect();
-                    let distance = levenshtein(&last, &tail);
-                    if distance > 0 && distance * 4 <= last.len() {
-                        found.push((std::cmp::Reverse(0), distance * 100 + e.name.len(), id));
+                // Within a quarter of its length in edits: a tail whose
+                // length differs by more cannot be, and is not compared.
+                let most = last.len() / 4;
+                for (id, tail) in self.tails.iter().enumerate() {
+                    if tail.len().abs_diff(last.len()) > most {
+                        continue;
+                    }
+                    let distance = levenshtein(&last, tail);
+                    if distance > 0 && distance <= most {
+                        found.push((
+                            std::cmp::Reverse(0),
+                            distance * 100 + self.entries[id].name.len(),
+                            id,
+                        ));
                     }
                 }
             }
@@ -502,6 +611,26 @@ impl Library {
             }
             if ids.len() == k {
                 break;
+            }
+        }
+        ids
+    }
+
+    /// The entries a dotted name the query spells is exactly (a name, an
+    /// alias or a removed predecessor; suffixes of two parts or more
+    /// count: `GeoSeries.set_crs`), longer spelled names first.
+    fn exactly_named(&self, query: &str) -> Vec<usize> {
+        let mut spelled: Vec<String> = spelled_names(query)
+            .into_iter()
+            .filter(|n| n.contains('.'))
+            .collect();
+        spelled.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        let mut ids: Vec<usize> = Vec::new();
+        for name in &spelled {
+            for &id in self.names.get(name).into_iter().flatten() {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
             }
         }
         ids
@@ -532,21 +661,37 @@ impl Library {
     pub fn search_mode(&self, query: &str, k: usize, mode: Mode) -> Vec<Hit<'_>> {
         match mode {
             Mode::Hybrid => self.search(query, k),
-            Mode::Bm25 => self.hits(ranks(self.bm25.search(query, k)), k),
-            Mode::Dense => self.hits(ranks(self.dense(query, k)), k),
+            Mode::Bm25 => self.hits(query, ranks(self.bm25.search(query, k)), k),
+            Mode::Dense => self.hits(query, ranks(self.dense(query, k)), k),
         }
     }
 
-    /// The first `k` of scored entries as hits.
-    fn hits(&self, scored: Vec<(usize, f64)>, k: usize) -> Vec<Hit<'_>> {
+    /// The first `k` of scored entries as hits, each noted when `query`
+    /// spells a removed API it replaces.
+    fn hits(&self, query: &str, scored: Vec<(usize, f64)>, k: usize) -> Vec<Hit<'_>> {
+        let spelled = spelled_names(query);
         scored
             .into_iter()
             .take(k)
             .map(|(id, score)| Hit {
                 entry: &self.entries[id],
                 score,
+                note: self.removed_note(&spelled, id),
             })
             .collect()
+    }
+
+    /// The note of the first of `spelled` (lower-cased names a query
+    /// spells) that is a removed API entry `id` replaces.
+    fn removed_note(&self, spelled: &[String], id: usize) -> Option<String> {
+        spelled.iter().find_map(|name| {
+            let (_, row) = self.removed.get(name)?.iter().find(|(i, _)| *i == id)?;
+            let old = row
+                .old
+                .iter()
+                .find(|o| o.to_lowercase().ends_with(name.as_str()))?;
+            Some(row.note(old))
+        })
     }
 
     /// The best `k` entries for `query` among those of `libraries` (top
@@ -561,7 +706,7 @@ impl Library {
             .into_iter()
             .filter(|(id, _)| keep_all || theirs(id) || self.entries[*id].kind == "recipe")
             .collect();
-        self.hits(self.one_recipe(fused), k)
+        self.hits(query, self.one_recipe(fused), k)
     }
 
     /// The three rankings of `query`, [`CANDIDATES`] deep. The query is
@@ -571,10 +716,12 @@ impl Library {
             let dense = scope.spawn(|| self.dense(query, CANDIDATES));
             let bm25 = self.bm25.search(query, CANDIDATES);
             let names = self.named(query, CANDIDATES);
+            let exact = self.exactly_named(query);
             Rankings {
                 bm25,
                 dense: dense.join().unwrap_or_default(),
                 names,
+                exact,
                 plotting: about_plotting(query),
                 direction: direction_of(query),
             }
@@ -589,6 +736,7 @@ impl Library {
             (&rankings.bm25, fusion.bm25),
             (&rankings.dense, fusion.dense),
             (&rankings.names, fusion.names),
+            (&rankings.exact, fusion.exact),
         ] {
             for (rank, id) in ranking.iter().enumerate() {
                 *scores.entry(*id).or_default() += weight / (fusion.k + rank as f64 + 1.0);
@@ -616,6 +764,21 @@ impl Library {
                 (id, score * weight)
             })
             .collect();
+        if fusion.companion > 0.0 {
+            let best_recipe = fused
+                .iter()
+                .filter(|(id, _)| self.companions.contains_key(id))
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+                .copied();
+            if let Some((recipe, score)) = best_recipe {
+                for &api in &self.companions[&recipe] {
+                    match fused.iter_mut().find(|(id, _)| *id == api) {
+                        Some(slot) => slot.1 += fusion.companion * score,
+                        None => fused.push((api, fusion.companion * score)),
+                    }
+                }
+            }
+        }
         fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         fused
     }
@@ -692,12 +855,14 @@ impl Library {
                 }
             }
         }
+        let spelled = spelled_names(&wrong.to_string());
         ids.into_iter()
             .take(k)
             .enumerate()
             .map(|(rank, id)| Hit {
                 entry: &self.entries[id],
                 score: 1.0 / (1.0 + rank as f64),
+                note: self.removed_note(&spelled, id),
             })
             .collect()
     }
@@ -709,23 +874,73 @@ impl Library {
     }
 }
 
-/// The dot product in eight independent lanes (the compiler vectorises
-/// it; a plain `sum` must add in order and does not).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0f32; 8];
-    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = a8
-        .remainder()
-        .iter()
-        .zip(b8.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a8.zip(b8) {
-        for i in 0..8 {
-            lanes[i] += x[i] * y[i];
+/// The searchable names of every removed API in [`removed::table`] → the
+/// entries that replace it: the entry whose name or an alias is the row's
+/// `new` (rows whose replacement is not indexed are skipped), under each of
+/// [`removed::search_names`] (`names` says which last parts are taken).
+fn replacements(
+    entries: &[DocEntry],
+    names: &HashMap<String, Vec<usize>>,
+) -> Result<Replacements, KnowledgeError> {
+    let mut found: Replacements = HashMap::new();
+    for row in removed::table()? {
+        let new = row.new.to_lowercase();
+        let Some(&id) = names.get(&new).and_then(|ids| {
+            ids.iter().find(|&&i| {
+                let e = &entries[i];
+                std::iter::once(&e.name)
+                    .chain(&e.aliases)
+                    .any(|n| n.to_lowercase() == new)
+            })
+        }) else {
+            continue;
+        };
+        for old in &row.old {
+            for name in removed::search_names(old, |last| names.contains_key(last)) {
+                found.entry(name).or_default().push((id, row));
+            }
         }
     }
-    lanes.iter().sum::<f32>() + tail
+    Ok(found)
+}
+
+/// Each recipe entry → the entries its "Use it for:" line names by a full
+/// dotted name (`rasterio.features.rasterize`, found as a name or alias).
+fn companions(
+    entries: &[DocEntry],
+    names: &HashMap<String, Vec<usize>>,
+) -> HashMap<usize, Vec<usize>> {
+    let mut found = HashMap::new();
+    for (id, e) in entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == "recipe")
+    {
+        let Some(line) = e
+            .doc
+            .lines()
+            .find_map(|l| l.strip_prefix(super::recipes::USE_FOR))
+        else {
+            continue;
+        };
+        let apis: Vec<usize> = line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .map(|t| t.trim_matches('.').to_lowercase())
+            .filter(|t| t.contains('.'))
+            .filter_map(|t| {
+                names.get(&t)?.iter().copied().find(|&i| {
+                    let other = &entries[i];
+                    std::iter::once(&other.name)
+                        .chain(&other.aliases)
+                        .any(|n| n.to_lowercase() == t)
+                })
+            })
+            .collect();
+        if !apis.is_empty() {
+            found.insert(id, apis);
+        }
+    }
+    found
 }
 
 /// A ranking as `(id, 1 / rank)` pairs.
@@ -776,6 +991,9 @@ pub fn render_hits(query: &str, hits: &[Hit<'_>]) -> String {
             clip(&signature, 200),
             e.kind
         ));
+        if let Some(note) = &hit.note {
+            text.push_str(&format!("   {note}\n"));
+        }
         if !e.aliases.is_empty() {
             let shown: Vec<&str> = e.aliases.iter().take(3).map(String::as_str).collect();
             text.push_str(&format!("   also: {}\n", shown.join(", ")));
@@ -816,6 +1034,15 @@ mod tests {
             spelled_names("TypeError: sjoin() got an unexpected keyword argument 'op'"),
             Vec::<String>::new()
         );
+        // The exception's name is optional; a protocol is not a name alone.
+        assert_eq!(
+            spelled_names("'GeoDataFrame' object has no attribute 'append'"),
+            ["geodataframe.append", "append"]
+        );
+        assert_eq!(
+            spelled_names("TypeError: 'MultiPolygon' object is not iterable"),
+            ["multipolygon.__iter__"]
+        );
     }
 
     #[test]
@@ -824,14 +1051,6 @@ mod tests {
         assert_eq!(top_k(scores.into_iter().enumerate(), 3), [1, 3, 5]);
         assert_eq!(top_k(scores.into_iter().enumerate(), 10), [1, 3, 5, 0, 4]);
         assert!(top_k(scores.into_iter().enumerate(), 0).is_empty());
-    }
-
-    #[test]
-    fn the_lane_dot_product_is_the_dot_product() {
-        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.5).collect();
-        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.1).collect();
-        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((dot(&a, &b) - plain).abs() < 1e-4);
     }
 
     #[test]

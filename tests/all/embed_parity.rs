@@ -1,4 +1,4 @@
-//! The in-process MiniLM embedder (candle) against an independent
+//! The in-process MiniLM embedder (gisclaw-encoder) against an independent
 //! float64 numpy implementation of the same BERT forward pass, run with the
 //! sandbox venv's Python on the same weights file and token ids; plus the
 //! tokenizer on ids known from BERT's uncased vocabulary and the model's
@@ -135,6 +135,32 @@ fn vectors_match_a_numpy_forward_pass() {
             .map(|(x, y)| (f64::from(*x) - y).abs())
             .fold(0.0, f64::max);
         assert!(worst < 1e-5, "text {k}: largest difference {worst}");
+    }
+}
+
+#[test]
+fn a_query_in_half_precision_keeps_the_direction_of_the_numpy_vector() {
+    // The search embeds queries with half-precision weights: each vector
+    // must stay within a hair of the float64 reference, and differ from
+    // the full-precision one (else the half kernel did not run).
+    let e = embedder();
+    let queries = [
+        "clip a raster by a polygon",
+        "AttributeError: 'GeoSeries' object has no attribute 'cascaded_union'",
+        "geographically weighted regression bandwidth",
+    ];
+    let ids: Vec<Vec<u32>> = queries.iter().map(|t| e.token_ids(t).unwrap()).collect();
+    let reference = numpy_vectors(&e, &ids);
+    let mut differs = false;
+    for (q, want) in queries.iter().zip(&reference) {
+        let half = e.embed_query(q).unwrap();
+        let full = e.embed(&[q]).unwrap().remove(0);
+        let cos: f64 = half.iter().zip(want).map(|(x, y)| f64::from(*x) * y).sum();
+        assert!(cos > 0.9999, "{q}: cosine {cos}");
+        differs |= half != full;
+    }
+    if gisclaw_encoder::matmul::has_f16c() {
+        assert!(differs, "the half-precision kernel did not run");
     }
 }
 

@@ -64,12 +64,12 @@ fn search(query: &str) -> String {
 
 #[test]
 fn searches_find_the_api_by_name_and_by_paraphrase() {
-    // By what it does, in other words than its docstring's: the recipe
-    // for the task, and the API it uses beside it.
+    // By what it does, in other words than its docstring's: the API the
+    // task's recipe names (its companion) and the recipe, first and second.
     let hits = search("burn polygons into a raster");
     assert!(
-        hits.starts_with("1. [recipe] recipe.rasterize_polygons")
-            && hits.contains("\n3. rasterio.features.rasterize("),
+        hits.starts_with("1. rasterio.features.rasterize(")
+            && hits.contains("\n2. [recipe] recipe.rasterize_polygons"),
         "{hits}"
     );
     // By an exact API name.
@@ -138,8 +138,13 @@ fn the_agent_gets_search_docs_with_rag() {
         .find(|e| e["event"] == "retrieval")
         .expect("a retrieval event");
     assert_eq!(retrieval["for"], "the task");
+    // The API the recipe centres on, and the recipe.
     assert_eq!(
-        retrieval["hits"][0], "recipe.rasterize_polygons",
+        retrieval["hits"][0], "rasterio.features.rasterize",
+        "{retrieval}"
+    );
+    assert_eq!(
+        retrieval["hits"][1], "recipe.rasterize_polygons",
         "{retrieval}"
     );
     let all = serde_json::to_string(&events).unwrap();
@@ -522,6 +527,12 @@ fn wrong_apis_in_real_failing_cells_get_the_right_entries() {
         let docs = observation.split(label).nth(1).unwrap();
         assert!(docs.contains(entry), "{entry} not in:\n{docs}");
     }
+    // The removed name's replacement says what changed.
+    assert!(
+        observations[0].contains("replaces shapely.ops.cascaded_union (removed in shapely 2.0)"),
+        "{}",
+        observations[0]
+    );
     // The signature shown for the wrong keyword names the right one.
     assert!(
         observations[2].contains("predicate="),
@@ -557,4 +568,80 @@ fn recipes_are_found_and_shown_as_recipes() {
     assert!(hits.contains("cKDTree"), "the snippet is shown: {hits}");
     // An exact name goes first, through its alias too.
     assert!(search("shapely.ops.unary_union").starts_with("1. shapely.ops.unary_union("));
+}
+
+#[test]
+fn a_removed_api_finds_its_replacement_with_a_note() {
+    // Neither the name nor the error is in any installed docstring: the
+    // table (knowledge/removed.toml) maps it, and the hit says what changed.
+    for query in [
+        "ImportError: cannot import name 'cascaded_union' from 'shapely.ops'",
+        "shapely.ops.cascaded_union",
+    ] {
+        let hits = search(query);
+        assert!(
+            hits.starts_with("1. shapely.ops.unary_union(")
+                && hits.contains(
+                    "   replaces shapely.ops.cascaded_union (removed in shapely 2.0): shapely.union_all(geoms)"
+                ),
+            "{query}:\n{hits}"
+        );
+    }
+    // A name that exists gets no note.
+    assert!(!search("shapely.ops.unary_union").contains("replaces"));
+}
+
+#[test]
+fn every_removed_api_is_gone_and_its_replacement_installed() {
+    // knowledge/removed.toml against the venv the sandbox runs: an `old`
+    // name that still resolves, or a `new` one that does not, is a stale row.
+    let rows = gisclaw::knowledge::removed::table().unwrap();
+    let check = json!(rows
+        .iter()
+        .map(|r| json!({ "old": r.old, "new": r.new }))
+        .collect::<Vec<_>>());
+    let script = r#"
+import importlib, json, sys, warnings
+warnings.simplefilter("ignore")
+def resolves(path):
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+stale = []
+for row in json.load(sys.stdin):
+    stale += [f"{o} still exists" for o in row["old"] if resolves(o)]
+    if not resolves(row["new"]):
+        stale.append(f"{row['new']} does not exist")
+print("\n".join(stale))
+"#;
+    let python = gisclaw::paths::default_venv().join("bin/python");
+    let mut child = std::process::Command::new(python)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(check.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stale = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stale.trim().is_empty(),
+        "stale rows in knowledge/removed.toml:\n{stale}"
+    );
 }
