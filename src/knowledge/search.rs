@@ -534,7 +534,7 @@ impl Library {
         if let Some(v) = self.cache.lock().ok()?.get(query) {
             return Some(v.clone());
         }
-        let v = self.embedder.embed(&[query]).ok()?.pop()?;
+        let v = self.embedder.embed_query(query).ok()?;
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CACHED_QUERIES {
                 cache.clear();
