@@ -11,7 +11,7 @@
 //! fusion of the two with another full sort.
 //!
 //! Run with `make bench` (or `cargo bench --bench knowledge_search`). The
-//! index is built once into `target/bench-data/knowledge/` (about ten
+//! index is built once into `target/bench-data/knowledge/` (about five
 //! minutes on two cores) and kept.
 
 use std::collections::HashMap;
