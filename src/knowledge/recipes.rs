@@ -11,6 +11,10 @@ use super::DocEntry;
 /// checks it against the folder).
 pub const RECIPES: &[(&str, &str)] = &[
     (
+        "choropleth_map",
+        include_str!("../../knowledge/recipes/choropleth_map.md"),
+    ),
+    (
         "clip_raster_by_polygons",
         include_str!("../../knowledge/recipes/clip_raster_by_polygons.md"),
     ),
@@ -41,6 +45,10 @@ pub const RECIPES: &[(&str, &str)] = &[
         include_str!("../../knowledge/recipes/nearest_join.md"),
     ),
     (
+        "netcdf_time_slice",
+        include_str!("../../knowledge/recipes/netcdf_time_slice.md"),
+    ),
+    (
         "raster_to_polygons",
         include_str!("../../knowledge/recipes/raster_to_polygons.md"),
     ),
@@ -63,6 +71,10 @@ pub const RECIPES: &[(&str, &str)] = &[
     (
         "slope_aspect",
         include_str!("../../knowledge/recipes/slope_aspect.md"),
+    ),
+    (
+        "write_geotiff",
+        include_str!("../../knowledge/recipes/write_geotiff.md"),
     ),
     (
         "zonal_statistics",

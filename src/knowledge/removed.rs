@@ -120,6 +120,21 @@ mod tests {
     }
 
     #[test]
+    fn every_replacement_is_in_an_indexed_module() {
+        // A row whose replacement no index holds would be skipped silently.
+        let modules = super::super::build::default_modules();
+        for row in parse(REMOVED_TOML).unwrap() {
+            assert!(
+                modules
+                    .iter()
+                    .any(|m| row.new.starts_with(&format!("{m}."))),
+                "{} is in no module of knowledge/modules.txt",
+                row.new
+            );
+        }
+    }
+
+    #[test]
     fn a_bad_row_names_its_line_or_row_and_field() {
         let err =
             parse("[[removed]]\nold = [\"a.b\"]\nnew = \"c.d\"\nsince = \"x 1\"\n").unwrap_err();

@@ -32,7 +32,7 @@ pub fn index() -> &'static Path {
         let said = text(&out);
         assert!(
             said.contains("indexed ")
-                && said.contains("16 recipes")
+                && said.contains("19 recipes")
                 && said.contains("from 5 module(s)"),
             "{said}"
         );
