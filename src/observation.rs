@@ -74,17 +74,39 @@ pub fn render(outcome: &CellOutcome) -> String {
     }
     if !result.variables.is_empty() {
         text.push_str("[variables]\n");
+        let mut type_only: Vec<(&str, String)> = Vec::new();
         for var in &result.variables {
             let mark = match var.change {
                 gisclaw_protocol::VariableChange::New => "new",
                 gisclaw_protocol::VariableChange::Changed => "changed",
                 gisclaw_protocol::VariableChange::Listed => "",
             };
+            if only_names_its_type(&var.summary, &var.kind) {
+                type_only.push((mark, format!("{} ({})", var.name, var.kind)));
+                continue;
+            }
             let _ = writeln!(
                 text,
                 "  {} ({}, {mark}): {}",
                 var.name, var.kind, var.summary
             );
+        }
+        // Objects whose summary would only repeat their type (plot
+        // handles, default reprs): their names on one line.
+        for mark in ["new", "changed", ""] {
+            let names: Vec<&str> = type_only
+                .iter()
+                .filter(|(m, _)| *m == mark)
+                .map(|(_, n)| n.as_str())
+                .collect();
+            if !names.is_empty() {
+                let label = if mark.is_empty() {
+                    "also"
+                } else {
+                    &format!("also {mark}")
+                };
+                let _ = writeln!(text, "  {label}: {}", names.join(", "));
+            }
         }
     }
     for fig in &result.figures {
@@ -94,6 +116,20 @@ pub fn render(outcome: &CellOutcome) -> String {
         text.push_str("(no output)\n");
     }
     text
+}
+
+/// True when a variable's summary says nothing but its type: Python's
+/// default repr without an address (`<matplotlib.image.AxesImage object>`).
+fn only_names_its_type(summary: &str, kind: &str) -> bool {
+    summary
+        .strip_prefix('<')
+        .and_then(|s| s.strip_suffix(" object>"))
+        .is_some_and(|path| {
+            path.rsplit('.').next() == Some(kind)
+                && path
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        })
 }
 
 /// The exception line of an observation (the last line of its `[error]`
@@ -147,7 +183,7 @@ pub fn render_findings(findings: &[crate::sandbox::Finding]) -> String {
     for f in findings {
         let likely = if f.certain { "" } else { " (likely)" };
         text.push_str(&format!(
-            "\n{FINDING_PREFIX} line {}: {}{likely}",
+            "{FINDING_PREFIX} line {}: {}{likely}\n",
             f.line, f.message
         ));
     }
@@ -183,10 +219,10 @@ mod tests {
             certain: false,
         };
         let obs = format!(
-            "[error]\nTraceback (most recent call last):\nAttributeError: no flot{}",
+            "[error]\nTraceback (most recent call last):\nAttributeError: no flot\n{}",
             render_findings(&[finding])
         );
-        assert!(obs.ends_with("[static analysis] line 2: `np.flot`: no such attribute (likely)"));
+        assert!(obs.ends_with("[static analysis] line 2: `np.flot`: no such attribute (likely)\n"));
         assert_eq!(error_line(&obs), "AttributeError: no flot");
     }
 }

@@ -318,6 +318,24 @@ def _columns_text(columns, limit=12):
     return f"[{text}]"
 
 
+# The column lists of the frame being summarised: `_changes` sets it around
+# one `summarize` call so that `_columns_once` can name an earlier variable.
+_COLUMNS_SEEN = None
+
+
+def _columns_once(name_and_seen, columns):
+    """`_columns_text`, or `as \`X\`` when the same list of four or more
+    columns was already shown for variable X in this session (X_train and
+    X_test after X): the earlier observation is still in the model's
+    history, so nothing is lost and the list is not paid for twice."""
+    text = _columns_text(columns)
+    if name_and_seen is None or len(columns) < 4:
+        return text
+    name, seen = name_and_seen
+    first = seen.setdefault(text, name)
+    return text if first == name else f"as `{first}`"
+
+
 def _array_text(arr):
     import numpy as np
 
@@ -379,13 +397,13 @@ def _summary(value):
     if mod.startswith("geopandas") and kind == "GeoDataFrame":
         geom = value.geometry.geom_type.value_counts().index.tolist() if len(value) else []
         return (f"{len(value)} rows, {_crs_text(value.crs)}, geometry {'/'.join(map(str, geom[:3])) or 'none'}, "
-                f"columns: {_columns_text(value.columns)}")
+                f"columns: {_columns_once(_COLUMNS_SEEN, value.columns)}")
     if mod.startswith("geopandas") and kind == "GeoSeries":
         geom = value.geom_type.value_counts().index.tolist() if len(value) else []
         return f"{len(value)} geometries, {_crs_text(value.crs)}, {'/'.join(map(str, geom[:3])) or 'empty'}"
     if mod.startswith("pandas") and kind == "DataFrame":
         cols = [f"{c}:{t}" for c, t in zip(value.columns, value.dtypes)]
-        return f"{value.shape[0]} rows × {value.shape[1]} columns: {_columns_text(cols)}"
+        return f"{value.shape[0]} rows × {value.shape[1]} columns: {_columns_once(_COLUMNS_SEEN, cols)}"
     if mod.startswith("pandas") and kind == "Series":
         text = f"{len(value)} values, dtype {value.dtype}, name {value.name!r}"
         if value.dtype.kind in "biuf" and len(value):
@@ -407,6 +425,10 @@ def _summary(value):
         return f"{value.geom_type}, bounds {tuple(round(b, 6) for b in value.bounds)}"
     if mod.startswith("matplotlib") and kind == "Figure":
         return f"figure with {len(value.get_axes())} axes"
+    if mod == "numpy" and getattr(value, "shape", None) == () and hasattr(value, "item"):
+        # A numpy scalar: its value as Python writes it (the kind already
+        # says float64); numpy 2's repr wraps it in `np.float64(…)`.
+        return repr(value.item())
     if isinstance(value, (bool, int, float, complex)) or value is None:
         return repr(value)
     if isinstance(value, str):
@@ -540,6 +562,9 @@ class Session:
         self.limits = limits
         self.figures = []
         self.saved_figures = []
+        # Column lists already shown in an observation → the variable they
+        # were shown for (see `_columns_once`).
+        self.shown_columns = {}
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         for alias, module in ALIASES.items():
             if module in sys.modules:
@@ -644,6 +669,7 @@ def _isinstance_safe(value, kind):
 
 def _changes(ns, before, limits):
     """Summaries of the variables a cell created or changed."""
+    global _COLUMNS_SEEN
     changes = []
     for name, value in _user_names(ns):
         fp = _fingerprint(value)
@@ -657,7 +683,11 @@ def _changes(ns, before, limits):
             if same:
                 continue
             change = "changed"
-        kind, summary = summarize(value)
+        _COLUMNS_SEEN = (name, _session.shown_columns) if _session is not None else None
+        try:
+            kind, summary = summarize(value)
+        finally:
+            _COLUMNS_SEEN = None
         changes.append({
             "name": _clean(name[: limits["summary_chars"]]),
             "kind": _clean(kind),

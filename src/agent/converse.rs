@@ -418,6 +418,10 @@ pub fn run_tool(
     let status = match &result.cell {
         Some(cell) => {
             if let Some(note) = code.as_deref().and_then(|c| memory.observe(c, cell)) {
+                // Its own section, whatever the text before it ended with.
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
                 text.push_str(&note);
                 text.push('\n');
             }

@@ -39,6 +39,54 @@ fn last_expression_is_displayed_like_a_notebook() {
 }
 
 #[test]
+fn numpy_scalars_and_type_only_objects_are_reported_compactly() {
+    // A numpy scalar reads as its value (not `np.float64(…)`); plot handles
+    // whose summary would only repeat their type share one line of names.
+    let (mut s, _dir) = common::session();
+    let out = run(
+        &mut s,
+        "x = np.float64(2.5)\nk = np.int64(7)\nfig, ax = plt.subplots()\nim = ax.imshow(np.eye(3))\nplt.close(fig)",
+    );
+    let obs = gisclaw::observation::render(&out);
+    assert!(obs.contains("  x (float64, new): 2.5\n"), "{obs}");
+    assert!(obs.contains("  k (int64, new): 7\n"), "{obs}");
+    assert!(
+        obs.contains("  fig (Figure, new): figure with 1 axes\n"),
+        "{obs}"
+    );
+    assert!(obs.contains("  also new: im (AxesImage)\n"), "{obs}");
+    assert!(
+        !obs.contains("np.float64") && !obs.contains("object>"),
+        "{obs}"
+    );
+    // A frame with the columns of one already shown names it instead of
+    // repeating the list, in later cells too; a short list is repeated.
+    let out = run(
+        &mut s,
+        "X = pd.DataFrame({c: [1.0, 2.0] for c in 'abcde'})\nX_train = X.iloc[:1]",
+    );
+    let obs = gisclaw::observation::render(&out);
+    assert!(
+        obs.contains("  X (DataFrame, new): 2 rows × 5 columns: [a:float64, b:float64"),
+        "{obs}"
+    );
+    assert!(
+        obs.contains("  X_train (DataFrame, new): 1 rows × 5 columns: as `X`\n"),
+        "{obs}"
+    );
+    let out = run(&mut s, "X_test = X.iloc[1:]\nsmall = X[['a', 'b']]");
+    let obs = gisclaw::observation::render(&out);
+    assert!(
+        obs.contains("  X_test (DataFrame, new): 1 rows × 5 columns: as `X`\n"),
+        "{obs}"
+    );
+    assert!(
+        obs.contains("2 rows × 2 columns: [a:float64, b:float64]"),
+        "{obs}"
+    );
+}
+
+#[test]
 fn new_and_changed_variables_are_summarised() {
     let (mut s, _dir) = common::session();
     let out = run(

@@ -358,7 +358,7 @@ fn error_memory_carries_a_fix_from_one_task_to_the_next() {
     solve_replay(&task2, &replay2, out2.path(), &[], &env);
     let obs = observations(out2.path());
     assert!(
-        obs[0].contains("[error memory]") && obs[0].contains("c.lower()"),
+        obs[0].contains("\n[error memory]") && obs[0].contains("c.lower()"),
         "{}",
         obs[0]
     );
