@@ -154,7 +154,7 @@ fn the_agent_gets_search_docs_with_rag() {
         ),
         "the brief carries the retrieved docs"
     );
-    assert!(all.contains("`search_docs(query)`: exact signatures"));
+    assert!(all.contains("`search_docs(query)` returns exact signatures"));
     // A hallucinated API gets the real one's documentation with its error.
     let cell = events
         .iter()
