@@ -190,6 +190,16 @@ pub fn render_findings(findings: &[crate::sandbox::Finding]) -> String {
     text
 }
 
+/// True when a static-analysis finding's advice (what follows its first
+/// `; `) is already in the error line: "`pykrige` is not available in this
+/// sandbox; use scipy.interpolate … instead" beside the refused import's own
+/// error, which says the same.
+pub fn repeats_error(finding: &str, error: &str) -> bool {
+    finding
+        .split_once("; ")
+        .is_some_and(|(_, advice)| advice.len() >= 12 && error.contains(advice))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +218,20 @@ mod tests {
         let syntax = "[error]\n  File \"<cell-5>\", line 1\n    x = (1,\n        ^\nSyntaxError: '(' was never closed";
         assert_eq!(failing_statement(syntax), Some("x = (1,"));
         assert_eq!(failing_statement("[error]\nKeyError: 'POP'"), None);
+    }
+
+    #[test]
+    fn a_finding_that_repeats_the_errors_advice_is_recognised() {
+        let error = "ModuleNotFoundError: 'pykrige' is not available in this sandbox (package constraint); use scipy.interpolate (RBFInterpolator, griddata) instead";
+        assert!(repeats_error(
+            "`pykrige` is not available in this sandbox; use scipy.interpolate (RBFInterpolator, griddata) instead",
+            error
+        ));
+        assert!(!repeats_error(
+            "`gdf['Pop2020']`: no such column; nearest: 'POP_2020'",
+            "KeyError: 'Pop2020'"
+        ));
+        assert!(!repeats_error("no advice here", error));
     }
 
     #[test]

@@ -254,6 +254,13 @@ impl Toolbox<'_> {
                             tracing::debug!("static analysis unavailable: {e}");
                             Vec::new()
                         });
+                        // A finding whose advice the error already gives
+                        // (a refused import names its alternative) is left out.
+                        let error = observation::error_line(&text).to_string();
+                        let findings: Vec<_> = findings
+                            .into_iter()
+                            .filter(|f| !observation::repeats_error(&f.message, &error))
+                            .collect();
                         text.push_str(&observation::render_findings(&findings));
                     }
                     if let (Some(docs), Some(wrong)) = (self.docs, api_error(&text)) {

@@ -224,4 +224,21 @@ fn a_failing_cell_tells_the_model_what_the_analysis_found_and_a_passing_one_does
         "{}",
         passing.text
     );
+    // A refused import's error already names the alternative: the finding
+    // that says the same is not repeated under it.
+    let refused = toolbox
+        .call(
+            "execute_python",
+            &serde_json::json!({"code": "from pykrige.ok import OrdinaryKriging"}).to_string(),
+        )
+        .unwrap();
+    assert!(
+        refused
+            .text
+            .contains("'pykrige' is not available in this sandbox")
+            && refused.text.matches("scipy.interpolate").count() == 1
+            && !refused.text.contains("[static analysis]"),
+        "{}",
+        refused.text
+    );
 }
