@@ -318,11 +318,6 @@ def _columns_text(columns, limit=12):
     return f"[{text}]"
 
 
-# The column lists of the frame being summarised: `_changes` sets it around
-# one `summarize` call so that `_columns_once` can name an earlier variable.
-_COLUMNS_SEEN = None
-
-
 def _columns_once(name_and_seen, columns):
     """`_columns_text`, or `as \`X\`` when the same list of four or more
     columns was already shown for variable X in this session (X_train and
@@ -381,29 +376,31 @@ def _kind_of(value):
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def summarize(value):
+def summarize(value, name_and_seen=None):
     """``(kind, one-line summary)`` of any value, without memory
-    addresses; never raises."""
+    addresses; never raises. With ``(name, seen)``, a frame's column list
+    already shown for another variable is named, not repeated
+    (``_columns_once``)."""
     kind = _kind_of(value)
     try:
-        return kind, _ADDRESS.sub("", str(_summary(value)))
+        return kind, _ADDRESS.sub("", str(_summary(value, name_and_seen)))
     except BaseException as exc:  # a summary must never break a cell
         return kind, f"<no summary: {_kind_of(exc)}: {_safe_text(str, exc)}>"
 
 
-def _summary(value):
+def _summary(value, name_and_seen):
     mod = type(value).__module__ or ""
     kind = type(value).__name__
     if mod.startswith("geopandas") and kind == "GeoDataFrame":
         geom = value.geometry.geom_type.value_counts().index.tolist() if len(value) else []
         return (f"{len(value)} rows, {_crs_text(value.crs)}, geometry {'/'.join(map(str, geom[:3])) or 'none'}, "
-                f"columns: {_columns_once(_COLUMNS_SEEN, value.columns)}")
+                f"columns: {_columns_once(name_and_seen, value.columns)}")
     if mod.startswith("geopandas") and kind == "GeoSeries":
         geom = value.geom_type.value_counts().index.tolist() if len(value) else []
         return f"{len(value)} geometries, {_crs_text(value.crs)}, {'/'.join(map(str, geom[:3])) or 'empty'}"
     if mod.startswith("pandas") and kind == "DataFrame":
         cols = [f"{c}:{t}" for c, t in zip(value.columns, value.dtypes)]
-        return f"{value.shape[0]} rows × {value.shape[1]} columns: {_columns_once(_COLUMNS_SEEN, cols)}"
+        return f"{value.shape[0]} rows × {value.shape[1]} columns: {_columns_once(name_and_seen, cols)}"
     if mod.startswith("pandas") and kind == "Series":
         text = f"{len(value)} values, dtype {value.dtype}, name {value.name!r}"
         if value.dtype.kind in "biuf" and len(value):
@@ -669,7 +666,6 @@ def _isinstance_safe(value, kind):
 
 def _changes(ns, before, limits):
     """Summaries of the variables a cell created or changed."""
-    global _COLUMNS_SEEN
     changes = []
     for name, value in _user_names(ns):
         fp = _fingerprint(value)
@@ -683,11 +679,8 @@ def _changes(ns, before, limits):
             if same:
                 continue
             change = "changed"
-        _COLUMNS_SEEN = (name, _session.shown_columns) if _session is not None else None
-        try:
-            kind, summary = summarize(value)
-        finally:
-            _COLUMNS_SEEN = None
+        seen = (name, _session.shown_columns) if _session is not None else None
+        kind, summary = summarize(value, seen)
         changes.append({
             "name": _clean(name[: limits["summary_chars"]]),
             "kind": _clean(kind),

@@ -344,11 +344,7 @@ fn words(query: &str) -> Vec<String> {
 /// (`'GeoSeries' object has no attribute 'x'`) the owner with its
 /// attribute, and the attribute.
 pub fn spelled_names(query: &str) -> Vec<String> {
-    let tokens: Vec<&str> = query
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .map(|t| t.trim_matches('.'))
-        .filter(|t| !t.is_empty())
-        .collect();
+    let tokens: Vec<&str> = name_tokens(query).collect();
     match WrongApi::parse(query) {
         Some(WrongApi::Missing { owner, name }) => {
             let mut names = Vec::new();
@@ -375,6 +371,14 @@ pub fn spelled_names(query: &str) -> Vec<String> {
         .collect();
     names.dedup();
     names
+}
+
+/// The word-like tokens of a text that may be API names: runs of letters,
+/// digits, `_` and `.`, without leading or trailing dots.
+fn name_tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| !t.is_empty())
 }
 
 /// True when the query is about plotting.
@@ -569,9 +573,13 @@ impl Library {
     /// best first: longer spelled names first, then shorter entry names;
     /// when none matches exactly, names within a few edits of its last part.
     fn named(&self, query: &str, k: usize) -> Vec<usize> {
-        let spelled = spelled_names(query);
+        self.named_from(&spelled_names(query), k)
+    }
+
+    /// [`Library::named`] of the names a query spells.
+    fn named_from(&self, spelled: &[String], k: usize) -> Vec<usize> {
         let mut found: Vec<(std::cmp::Reverse<usize>, usize, usize)> = Vec::new();
-        for name in &spelled {
+        for name in spelled {
             if let Some(ids) = self.names.get(name) {
                 for &id in ids {
                     found.push((
@@ -619,14 +627,11 @@ impl Library {
     /// The entries a dotted name the query spells is exactly (a name, an
     /// alias or a removed predecessor; suffixes of two parts or more
     /// count: `GeoSeries.set_crs`), longer spelled names first.
-    fn exactly_named(&self, query: &str) -> Vec<usize> {
-        let mut spelled: Vec<String> = spelled_names(query)
-            .into_iter()
-            .filter(|n| n.contains('.'))
-            .collect();
-        spelled.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    fn exactly_named(&self, spelled: &[String]) -> Vec<usize> {
+        let mut dotted: Vec<&String> = spelled.iter().filter(|n| n.contains('.')).collect();
+        dotted.sort_by_key(|n| std::cmp::Reverse(n.len()));
         let mut ids: Vec<usize> = Vec::new();
-        for name in &spelled {
+        for name in dotted {
             for &id in self.names.get(name).into_iter().flatten() {
                 if !ids.contains(&id) {
                     ids.push(id);
@@ -715,8 +720,9 @@ impl Library {
         std::thread::scope(|scope| {
             let dense = scope.spawn(|| self.dense(query, CANDIDATES));
             let bm25 = self.bm25.search(query, CANDIDATES);
-            let names = self.named(query, CANDIDATES);
-            let exact = self.exactly_named(query);
+            let spelled = spelled_names(query);
+            let names = self.named_from(&spelled, CANDIDATES);
+            let exact = self.exactly_named(&spelled);
             Rankings {
                 bm25,
                 dense: dense.join().unwrap_or_default(),
@@ -884,15 +890,7 @@ fn replacements(
 ) -> Result<Replacements, KnowledgeError> {
     let mut found: Replacements = HashMap::new();
     for row in removed::table()? {
-        let new = row.new.to_lowercase();
-        let Some(&id) = names.get(&new).and_then(|ids| {
-            ids.iter().find(|&&i| {
-                let e = &entries[i];
-                std::iter::once(&e.name)
-                    .chain(&e.aliases)
-                    .any(|n| n.to_lowercase() == new)
-            })
-        }) else {
+        let Some(id) = entry_named(entries, names, &row.new.to_lowercase()) else {
             continue;
         };
         for old in &row.old {
@@ -902,6 +900,21 @@ fn replacements(
         }
     }
     Ok(found)
+}
+
+/// The entry whose canonical name or an alias is `lower` (a lower-cased
+/// full dotted name), found through `names` (dotted suffixes → entries).
+fn entry_named(
+    entries: &[DocEntry],
+    names: &HashMap<String, Vec<usize>>,
+    lower: &str,
+) -> Option<usize> {
+    names.get(lower)?.iter().copied().find(|&i| {
+        let e = &entries[i];
+        std::iter::once(&e.name)
+            .chain(&e.aliases)
+            .any(|n| n.to_lowercase() == lower)
+    })
 }
 
 /// Each recipe entry → the entries its "Use it for:" line names by a full
@@ -923,18 +936,9 @@ fn companions(
         else {
             continue;
         };
-        let apis: Vec<usize> = line
-            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .map(|t| t.trim_matches('.').to_lowercase())
+        let apis: Vec<usize> = name_tokens(line)
             .filter(|t| t.contains('.'))
-            .filter_map(|t| {
-                names.get(&t)?.iter().copied().find(|&i| {
-                    let other = &entries[i];
-                    std::iter::once(&other.name)
-                        .chain(&other.aliases)
-                        .any(|n| n.to_lowercase() == t)
-                })
-            })
+            .filter_map(|t| entry_named(entries, names, &t.to_lowercase()))
             .collect();
         if !apis.is_empty() {
             found.insert(id, apis);
