@@ -3,7 +3,10 @@
 //! (`knowledge/queries/dev.json`). Goal from the issue: p95 ≤ 10 ms.
 //!
 //! Each query is searched the first time it is seen (its embedding is not
-//! cached), three passes over the set, the library reopened per pass.
+//! cached), three passes over the set, the library reopened per pass. A
+//! last pass searches each query after a 20 ms pause, as an agent's search
+//! follows a model call: on this kind of machine the CPU's caches and the
+//! second core are no longer warm then (reported, not held to the goal).
 //!
 //! The baseline, measured in the same run on the same index, is the search
 //! written the straightforward way (the first version's): the query embedded
@@ -28,6 +31,9 @@ const GOAL: Duration = Duration::from_millis(10);
 
 /// Passes over the query set.
 const PASSES: usize = 3;
+
+/// The pause before each query of the last pass.
+const PAUSE: Duration = Duration::from_millis(20);
 
 fn percentile(samples: &mut [Duration], q: f64) -> Duration {
     samples.sort();
@@ -152,6 +158,14 @@ fn main() {
             theirs.push(start.elapsed());
         }
     }
+    let library = open();
+    let mut paused = Vec::new();
+    for q in &set.queries {
+        std::thread::sleep(PAUSE);
+        let start = Instant::now();
+        std::hint::black_box(library.search(&q.query, 5));
+        paused.push(start.elapsed());
+    }
     let (p50, p95) = (percentile(&mut ours, 0.5), percentile(&mut ours, 0.95));
     let (b50, b95) = (percentile(&mut theirs, 0.5), percentile(&mut theirs, 0.95));
     println!(
@@ -171,5 +185,11 @@ fn main() {
         p95.as_secs_f64() / b95.as_secs_f64(),
         ms(GOAL),
         if p95 <= GOAL { "met" } else { "not met" }
+    );
+    println!(
+        "  gisclaw hybrid, each query after a {} pause   p50 {}  p95 {}",
+        ms(PAUSE),
+        ms(percentile(&mut paused, 0.5)),
+        ms(percentile(&mut paused, 0.95))
     );
 }

@@ -348,7 +348,7 @@ unsafe fn kernel_half<const R: usize>(
 
 /// `values` rounded to f16 (to nearest, ties to even), as bits. Call only
 /// when [`has_f16c`].
-fn to_half(values: &[f32]) -> Vec<u16> {
+pub(crate) fn to_half(values: &[f32]) -> Vec<u16> {
     #[cfg(target_arch = "x86_64")]
     {
         /// # Safety

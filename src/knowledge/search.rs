@@ -286,7 +286,7 @@ type Replacements = HashMap<String, Vec<(usize, &'static Removed)>>;
 pub struct Library {
     entries: Vec<DocEntry>,
     /// One row per chunk; the rows of an entry are contiguous.
-    vectors: Vec<f32>,
+    vectors: gisclaw_encoder::math::Rows,
     /// The entry of each row.
     owners: Vec<u32>,
     dim: usize,
@@ -449,10 +449,13 @@ impl Library {
                 ),
             ));
         }
-        let vectors = bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let vectors = gisclaw_encoder::math::Rows::new(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            meta.dim,
+        );
         let bm25 =
             Bm25::build(&entries).map_err(|e| corrupt(&docs_path, format!("indexing: {e}")))?;
         let mut names: HashMap<String, Vec<usize>> = HashMap::new();
@@ -559,7 +562,7 @@ impl Library {
 
     fn dense_from(&self, q: &[f32], k: usize) -> Vec<usize> {
         let mut best = vec![f32::NEG_INFINITY; self.entries.len()];
-        let dots = gisclaw_encoder::math::dots(&self.vectors, q);
+        let dots = self.vectors.dots(q);
         for (dot, owner) in dots.into_iter().zip(&self.owners) {
             let slot = &mut best[*owner as usize];
             if dot > *slot {
@@ -715,23 +718,30 @@ impl Library {
     }
 
     /// The three rankings of `query`, [`CANDIDATES`] deep. The query is
-    /// embedded on a second thread while BM25 and the names run.
+    /// embedded on rayon's pool while BM25 and the names run as one more of
+    /// its tasks: on a thread of their own they would compete with the
+    /// pool's workers for the cores, and each of the forward pass's ~50
+    /// parallel steps would wait for a worker the system had set aside.
     pub fn rankings_of(&self, query: &str) -> Rankings {
-        std::thread::scope(|scope| {
-            let dense = scope.spawn(|| self.dense(query, CANDIDATES));
-            let bm25 = self.bm25.search(query, CANDIDATES);
-            let spelled = spelled_names(query);
-            let names = self.named_from(&spelled, CANDIDATES);
-            let exact = self.exactly_named(&spelled);
-            Rankings {
-                bm25,
-                dense: dense.join().unwrap_or_default(),
-                names,
-                exact,
-                plotting: about_plotting(query),
-                direction: direction_of(query),
-            }
-        })
+        let (dense, (bm25, names, exact)) = rayon::join(
+            || self.dense(query, CANDIDATES),
+            || {
+                let spelled = spelled_names(query);
+                (
+                    self.bm25.search(query, CANDIDATES),
+                    self.named_from(&spelled, CANDIDATES),
+                    self.exactly_named(&spelled),
+                )
+            },
+        );
+        Rankings {
+            bm25,
+            dense,
+            names,
+            exact,
+            plotting: about_plotting(query),
+            direction: direction_of(query),
+        }
     }
 
     /// Rankings fused by weighted reciprocal rank and the entries' weights,
