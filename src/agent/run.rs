@@ -187,11 +187,21 @@ pub fn run_task(
     let task = &loaded.task;
     let dirs = prepare_out(out, loaded.data_dir.as_deref())?;
     let started = Instant::now();
-    let mut session = Session::open_in(zygote, &dirs, options.sandbox.clone())?;
-    let card = loaded
-        .data_dir
-        .as_deref()
-        .map(|d| card::card_for_dir(d, "data/", card::CARD_TOKEN_BUDGET));
+    // The data card (GDAL reads of every input, and the tokenizer's first
+    // load: ~140 ms) is written while the sandbox forks and confines the
+    // session: neither needs the other.
+    let (session, card) = std::thread::scope(|scope| {
+        let card = scope.spawn(|| {
+            loaded
+                .data_dir
+                .as_deref()
+                .map(|d| card::card_for_dir(d, "data/", card::CARD_TOKEN_BUDGET))
+        });
+        let session = Session::open_in(zygote, &dirs, options.sandbox.clone());
+        (session, card.join())
+    });
+    let mut session = session?;
+    let card = card.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {
         task,

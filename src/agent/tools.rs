@@ -240,7 +240,7 @@ impl Toolbox<'_> {
                     let pred = self.out_dir.join("pred_results");
                     let (outcome, written) = self.execute_watching(&args.code)?;
                     let mut text = observation::render(&outcome);
-                    if let Some(checks) = &self.checks {
+                    if let Some(checks) = &mut self.checks {
                         for line in checks.after_cell(&pred, &written, &outcome.result.saved_figures) {
                             text.push_str(&format!("[output check] {line}\n"));
                         }

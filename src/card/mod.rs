@@ -127,12 +127,17 @@ pub fn folder_links_skipped(dir: &Path) -> Vec<String> {
 }
 
 /// The files under `dir` and the folder links not followed.
+///
+/// Folders are told apart by device and inode (one `stat` each, where a
+/// canonical path costs a `readlink` per path component: this walk runs
+/// twice per agent round, around every cell).
 fn walk(dir: &Path) -> (Vec<(String, u64)>, Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    if let Ok(real) = dir.canonicalize() {
-        seen.insert(real);
+    if let Ok(meta) = std::fs::metadata(dir) {
+        seen.insert((meta.dev(), meta.ino()));
     }
     let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
@@ -146,16 +151,18 @@ fn walk(dir: &Path) -> (Vec<(String, u64)>, Vec<String>) {
                 .unwrap_or(&path)
                 .to_string_lossy()
                 .into_owned();
-            if path.is_dir() {
-                match path.canonicalize() {
-                    Ok(real) if !seen.contains(&real) => {
-                        seen.insert(real);
+            // Links followed: a link to a folder is walked unless it leads
+            // to one already seen; a broken link is listed as itself.
+            match std::fs::metadata(&path).or_else(|_| entry.metadata()) {
+                Ok(meta) if meta.is_dir() => {
+                    if seen.insert((meta.dev(), meta.ino())) {
                         stack.push(path);
+                    } else {
+                        skipped.push(rel);
                     }
-                    _ => skipped.push(rel),
                 }
-            } else if let Ok(meta) = entry.metadata() {
-                files.push((rel, meta.len()));
+                Ok(meta) => files.push((rel, meta.len())),
+                Err(_) => {}
             }
         }
     }

@@ -129,6 +129,20 @@ pub struct OutputChecks {
     pub warned_at_finish: Option<Vec<String>>,
     /// The warnings still failing when the model finished anyway.
     pub finished_with: Vec<String>,
+    /// Each file checked so far (its path under `pred_results`), with the
+    /// size and change time it had and the warnings found in it: `finish`
+    /// reads again only what changed since (reading a map's pixels is
+    /// milliseconds).
+    checked: std::collections::HashMap<String, (Option<Stamp>, Vec<String>)>,
+}
+
+/// A file's size and modification time.
+type Stamp = (u64, Option<SystemTime>);
+
+/// The [`Stamp`] of the file at `path`, `None` when it cannot be read.
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()))
 }
 
 impl OutputChecks {
@@ -143,7 +157,7 @@ impl OutputChecks {
     /// Warnings for the files a cell `written` under `pred` (see
     /// [`Snapshot::changed_since`]), one line per file (`pred_results/x.png: …`).
     pub fn after_cell(
-        &self,
+        &mut self,
         pred: &Path,
         written: &[String],
         figures: &[FigureFacts],
@@ -155,7 +169,7 @@ impl OutputChecks {
     }
 
     /// Warnings for every file under `pred` (what `finish` looks at).
-    pub fn all(&self, pred: &Path) -> Vec<String> {
+    pub fn all(&mut self, pred: &Path) -> Vec<String> {
         card::files_under(pred)
             .into_iter()
             .filter(|(rel, _)| !card::is_sidecar(Path::new(rel)))
@@ -184,12 +198,24 @@ impl OutputChecks {
     }
 
     /// The warning line of one file, when it has warnings.
-    fn line(&self, pred: &Path, rel: &str, figures: &[FigureFacts]) -> Option<String> {
+    fn line(&mut self, pred: &Path, rel: &str, figures: &[FigureFacts]) -> Option<String> {
         let path = pred.join(rel);
         let facts = figures
             .iter()
             .find(|f| f.path.ends_with(&format!("/pred_results/{rel}")));
-        let warnings = check(&path, &self.reference, facts);
+        let stamp = stamp_of(&path);
+        let mut warnings = match self.checked.get(rel) {
+            Some((seen, warnings)) if stamp.is_some() && *seen == stamp => warnings.clone(),
+            _ => {
+                let warnings = file_warnings(&path, &self.reference);
+                self.checked
+                    .insert(rel.to_string(), (stamp, warnings.clone()));
+                warnings
+            }
+        };
+        if kind_of(&path) == OutputKind::Image {
+            warnings.extend(figure_warnings(facts, &self.reference));
+        }
         (!warnings.is_empty()).then(|| format!("pred_results/{rel}: {}", warnings.join("; ")))
     }
 }
@@ -197,7 +223,7 @@ impl OutputChecks {
 /// The files under a folder with their size and modification time, to find
 /// what a cell wrote.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot(BTreeMap<String, (u64, Option<SystemTime>)>);
+pub struct Snapshot(BTreeMap<String, Stamp>);
 
 impl Snapshot {
     /// The files under `dir` now (none when it does not exist).
@@ -205,11 +231,9 @@ impl Snapshot {
         Snapshot(
             card::files_under(dir)
                 .into_iter()
-                .map(|(rel, size)| {
-                    let modified = std::fs::metadata(dir.join(&rel))
-                        .and_then(|m| m.modified())
-                        .ok();
-                    (rel, (size, modified))
+                .filter_map(|(rel, _)| {
+                    let stamp = stamp_of(&dir.join(&rel))?;
+                    Some((rel, stamp))
                 })
                 .collect(),
         )
@@ -229,6 +253,16 @@ impl Snapshot {
 /// The warnings for one output file (empty when it looks fine or cannot be
 /// read: whether it exists and reads is `finish`'s output contract).
 pub fn check(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) -> Vec<String> {
+    let mut warnings = file_warnings(path, reference);
+    if kind_of(path) == OutputKind::Image {
+        warnings.extend(figure_warnings(facts, reference));
+    }
+    warnings
+}
+
+/// The warnings [`check`] finds in the file itself (its pixels, values,
+/// rows, CRS and place), without what the figure's axes say.
+fn file_warnings(path: &Path, reference: &Reference) -> Vec<String> {
     let parquet = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
@@ -239,7 +273,7 @@ pub fn check(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) ->
         };
     }
     match kind_of(path) {
-        OutputKind::Image => image(path, reference, facts),
+        OutputKind::Image => image(path),
         OutputKind::Raster => raster(path, reference),
         OutputKind::Vector => vector(path, reference),
         OutputKind::Table => table(path),
@@ -251,14 +285,13 @@ fn open(path: &Path, flags: GdalOpenFlags) -> Option<Dataset> {
     card::open_readonly(path, flags, &[]).ok()
 }
 
-fn image(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) -> Vec<String> {
+fn image(path: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
-    if let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_RASTER) {
-        let (w, h) = ds.raster_size();
+    if let Ok((w, h, pixels)) = super::image_colours(path) {
         if w < TINY_PX || h < TINY_PX {
             warnings.push(format!("a tiny image ({w}×{h} px)"));
         }
-        if let Some(share) = dominant_share(&ds) {
+        if let Some(share) = dominant_share(&pixels) {
             if share >= UNIFORM_SHARE {
                 warnings.push(format!(
                     "nearly uniform: {:.1} % of the pixels are one colour (an empty map?)",
@@ -267,6 +300,13 @@ fn image(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) -> Vec
             }
         }
     }
+    warnings
+}
+
+/// What the worker saw of a saved figure (`facts`) that a task would not
+/// want: axes that draw nothing, no legend when one is asked for.
+fn figure_warnings(facts: Option<&FigureFacts>, reference: &Reference) -> Vec<String> {
+    let mut warnings = Vec::new();
     if let Some(f) = facts {
         if f.axes > 0 && f.empty_axes == f.axes {
             warnings.push(
@@ -282,28 +322,14 @@ fn image(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) -> Vec
     warnings
 }
 
-/// The share of the most common colour over (at most ~250k sampled) pixels.
-fn dominant_share(ds: &Dataset) -> Option<f64> {
-    let (w, h) = ds.raster_size();
-    if w == 0 || h == 0 {
-        return None;
-    }
-    let bands: Vec<Vec<u8>> = (1..=ds.raster_count().min(4))
-        .map(|i| {
-            let band = ds.rasterband(i).ok()?;
-            Some(
-                band.read_as::<u8>((0, 0), (w, h), (w, h), None)
-                    .ok()?
-                    .into_shape_and_vec()
-                    .1,
-            )
-        })
-        .collect::<Option<_>>()?;
-    let stride = ((w * h) / 250_000).max(1);
-    let mut counts: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+/// The share of the most common colour among (at most ~250k sampled)
+/// pixels; `None` for an image without pixels.
+fn dominant_share(pixels: &[u32]) -> Option<f64> {
+    let stride = (pixels.len() / 250_000).max(1);
+    let mut counts: std::collections::HashMap<u32, usize, foldhash::fast::FixedState> =
+        std::collections::HashMap::default();
     let mut seen = 0usize;
-    for px in (0..w * h).step_by(stride) {
-        let colour = bands.iter().fold(0u32, |c, b| (c << 8) | u32::from(b[px]));
+    for &colour in pixels.iter().step_by(stride) {
         *counts.entry(colour).or_default() += 1;
         seen += 1;
     }

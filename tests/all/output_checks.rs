@@ -155,3 +155,38 @@ fn no_output_checks_turns_the_warnings_and_the_refusal_off() {
     assert_eq!(obs[1], "Finished.");
     assert_eq!(common::run_json(&out)["output_checks"], false);
 }
+
+#[test]
+fn a_file_fixed_after_its_warning_is_read_again() {
+    // The same file, the same size, written twice: constant, then not.
+    // `finish` keeps the warnings of files that did not change since they
+    // were checked, so a stale one here would refuse it.
+    let write = |values: &str| {
+        format!(
+            r#"
+import numpy as np, rasterio
+from rasterio.transform import from_origin
+with rasterio.open('pred_results/grid.tif', 'w', driver='GTiff', width=10, height=10, count=1, dtype='float32',
+                   crs='EPSG:32617', transform=from_origin(500000, 4400000, 10, 10)) as d:
+    d.write({values}, 1)
+"#
+        )
+    };
+    let map = "fig, ax = plt.subplots(figsize=(6, 5))\nax.plot([1, 2, 3], [3, 1, 2], label='t')\nax.legend()\nplt.savefig('pred_results/map.png', dpi=100)";
+    let dir = common::workdir();
+    let task = task(dir.path());
+    let flat = write("np.ones((10, 10), dtype='float32')");
+    let varied = write("np.arange(100, dtype='float32').reshape(10, 10)");
+    let replay = replay(dir.path(), "fixed.jsonl", &[&flat, map, &varied], 1);
+    let out = dir.path().join("out");
+    let run = common::solve_replay(&task, &replay, &out, &[], &[]);
+    assert_eq!(run.status.code(), Some(0), "{}", common::text(&run));
+    let obs = observations(&out);
+    assert!(
+        obs[0].contains("[output check] pred_results/grid.tif: a constant raster"),
+        "{}",
+        obs[0]
+    );
+    assert!(!obs[2].contains("[output check]"), "{}", obs[2]);
+    assert_eq!(obs[3], "Finished.", "{obs:?}");
+}
