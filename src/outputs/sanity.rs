@@ -250,18 +250,10 @@ impl Snapshot {
     }
 }
 
-/// The warnings for one output file (empty when it looks fine or cannot be
-/// read: whether it exists and reads is `finish`'s output contract).
-pub fn check(path: &Path, reference: &Reference, facts: Option<&FigureFacts>) -> Vec<String> {
-    let mut warnings = file_warnings(path, reference);
-    if kind_of(path) == OutputKind::Image {
-        warnings.extend(figure_warnings(facts, reference));
-    }
-    warnings
-}
-
-/// The warnings [`check`] finds in the file itself (its pixels, values,
-/// rows, CRS and place), without what the figure's axes say.
+/// The warnings for one output file's content: its pixels, values, rows,
+/// CRS and place (empty when it looks fine or cannot be read: whether it
+/// exists and reads is `finish`'s output contract). What a saved figure's
+/// axes show is [`figure_warnings`].
 fn file_warnings(path: &Path, reference: &Reference) -> Vec<String> {
     let parquet = path
         .extension()
