@@ -145,6 +145,13 @@ fn sum(xs: &[f32]) -> f32 {
 /// matrix–vector product: an index's cosine scan over unit vectors), split
 /// over rayon's threads.
 pub fn dots(rows: &[f32], q: &[f32]) -> Vec<f32> {
+    scan(rows, q, |rows, out| dots_into(rows, q, out))
+}
+
+/// One output per `q.len()`-wide row of `rows`, the rows split over
+/// rayon's threads in tasks of 1,024; `block` fills one task's outputs
+/// from its rows. Empty for an empty `q`.
+fn scan<T: Sync>(rows: &[T], q: &[f32], block: impl Fn(&[T], &mut [f32]) + Sync) -> Vec<f32> {
     const ROWS_PER_TASK: usize = 1024;
     let d = q.len();
     if d == 0 {
@@ -153,7 +160,7 @@ pub fn dots(rows: &[f32], q: &[f32]) -> Vec<f32> {
     let mut out = vec![0f32; rows.len() / d];
     out.par_chunks_mut(ROWS_PER_TASK)
         .zip(rows.par_chunks(ROWS_PER_TASK * d))
-        .for_each(|(out, rows)| dots_into(rows, q, out));
+        .for_each(|(out, rows)| block(rows, out));
     out
 }
 
@@ -204,6 +211,11 @@ impl Rows {
         Rows { dim, values }
     }
 
+    /// Values per row.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
     /// Whether the rows are kept in half precision.
     pub fn is_half(&self) -> bool {
         matches!(self.values, RowValues::Half(_))
@@ -223,26 +235,19 @@ impl Rows {
 /// [`dots`] of rows in half precision (F16C's conversion when the CPU has
 /// it, which is when [`Rows`] makes them).
 fn dots_half(rows: &[u16], q: &[f32]) -> Vec<f32> {
-    const ROWS_PER_TASK: usize = 1024;
-    let d = q.len();
-    if d == 0 {
-        return Vec::new();
+    scan(rows, q, |rows, out| dots_half_into(rows, q, out))
+}
+
+fn dots_half_into(rows: &[u16], q: &[f32], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::matmul::has_f16c() {
+        // SAFETY: the CPU has AVX2, FMA and F16C (checked just above).
+        unsafe { dots_half_avx2(rows, q, out) };
+        return;
     }
-    let mut out = vec![0f32; rows.len() / d];
-    out.par_chunks_mut(ROWS_PER_TASK)
-        .zip(rows.par_chunks(ROWS_PER_TASK * d))
-        .for_each(|(out, rows)| {
-            #[cfg(target_arch = "x86_64")]
-            if crate::matmul::has_f16c() {
-                // SAFETY: the CPU has AVX2, FMA and F16C (checked just above).
-                unsafe { dots_half_avx2(rows, q, out) };
-                return;
-            }
-            for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
-                *o = row.iter().zip(q).map(|(&h, &x)| half_to_f32(h) * x).sum();
-            }
-        });
-    out
+    for (o, row) in out.iter_mut().zip(rows.chunks_exact(q.len())) {
+        *o = row.iter().zip(q).map(|(&h, &x)| half_to_f32(h) * x).sum();
+    }
 }
 
 /// # Safety

@@ -277,74 +277,73 @@ fn kernel_portable<const R: usize>(rows: [&[f32]; R], panel: &[f32], block: &mut
     block.copy_from_slice(&acc);
 }
 
-/// The micro-kernel with AVX2 + FMA: 2R accumulators of 8 lanes.
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA; every row must hold `panel.len() / 16`
-/// values and `block` must hold R rows.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn kernel_avx2<const R: usize>(
-    rows: [&[f32]; R],
-    panel: &[f32],
-    block: &mut [[f32; PANEL]],
-) {
-    use std::arch::x86_64::*;
-    let k = panel.len() / PANEL;
-    debug_assert!(rows.iter().all(|r| r.len() == k) && block.len() == R);
-    let mut lo = [_mm256_setzero_ps(); R];
-    let mut hi = [_mm256_setzero_ps(); R];
-    let w = panel.as_ptr();
-    for kk in 0..k {
-        let w0 = _mm256_loadu_ps(w.add(kk * PANEL));
-        let w1 = _mm256_loadu_ps(w.add(kk * PANEL + 8));
-        for i in 0..R {
-            let b = _mm256_set1_ps(*rows[i].get_unchecked(kk));
-            lo[i] = _mm256_fmadd_ps(b, w0, lo[i]);
-            hi[i] = _mm256_fmadd_ps(b, w1, hi[i]);
+/// Defines an AVX2 + FMA micro-kernel over panels of `$w` weights: 2R
+/// accumulators of 8 lanes; `$load` turns a pointer `$p` to 8 weights into
+/// 8 f32 lanes. The kernels below differ in that load alone.
+macro_rules! simd_kernel {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $w:ty, |$p:ident| $load:expr) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const R: usize>(
+            rows: [&[f32]; R],
+            panel: &[$w],
+            block: &mut [[f32; PANEL]],
+        ) {
+            use std::arch::x86_64::*;
+            let k = panel.len() / PANEL;
+            debug_assert!(rows.iter().all(|r| r.len() == k) && block.len() == R);
+            let mut lo = [_mm256_setzero_ps(); R];
+            let mut hi = [_mm256_setzero_ps(); R];
+            let w = panel.as_ptr();
+            for kk in 0..k {
+                let w0 = {
+                    let $p = w.add(kk * PANEL);
+                    $load
+                };
+                let w1 = {
+                    let $p = w.add(kk * PANEL + 8);
+                    $load
+                };
+                for i in 0..R {
+                    let b = _mm256_set1_ps(*rows[i].get_unchecked(kk));
+                    lo[i] = _mm256_fmadd_ps(b, w0, lo[i]);
+                    hi[i] = _mm256_fmadd_ps(b, w1, hi[i]);
+                }
+            }
+            for i in 0..R {
+                let out = block.get_unchecked_mut(i).as_mut_ptr();
+                _mm256_storeu_ps(out, lo[i]);
+                _mm256_storeu_ps(out.add(8), hi[i]);
+            }
         }
-    }
-    for i in 0..R {
-        let out = block.get_unchecked_mut(i).as_mut_ptr();
-        _mm256_storeu_ps(out, lo[i]);
-        _mm256_storeu_ps(out.add(8), hi[i]);
-    }
+    };
 }
 
-/// The micro-kernel on half-precision panels: each 16 weights are read as
-/// 32 bytes and widened to f32 (F16C) before the same FMAs.
-///
-/// # Safety
-/// The CPU must have AVX2, FMA and F16C; every row must hold
-/// `panel.len() / 16` values and `block` must hold R rows.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn kernel_half<const R: usize>(
-    rows: [&[f32]; R],
-    panel: &[u16],
-    block: &mut [[f32; PANEL]],
-) {
-    use std::arch::x86_64::*;
-    let k = panel.len() / PANEL;
-    debug_assert!(rows.iter().all(|r| r.len() == k) && block.len() == R);
-    let mut lo = [_mm256_setzero_ps(); R];
-    let mut hi = [_mm256_setzero_ps(); R];
-    let w = panel.as_ptr();
-    for kk in 0..k {
-        let w0 = _mm256_cvtph_ps(_mm_loadu_si128(w.add(kk * PANEL).cast()));
-        let w1 = _mm256_cvtph_ps(_mm_loadu_si128(w.add(kk * PANEL + 8).cast()));
-        for i in 0..R {
-            let b = _mm256_set1_ps(*rows[i].get_unchecked(kk));
-            lo[i] = _mm256_fmadd_ps(b, w0, lo[i]);
-            hi[i] = _mm256_fmadd_ps(b, w1, hi[i]);
-        }
-    }
-    for i in 0..R {
-        let out = block.get_unchecked_mut(i).as_mut_ptr();
-        _mm256_storeu_ps(out, lo[i]);
-        _mm256_storeu_ps(out.add(8), hi[i]);
-    }
-}
+simd_kernel!(
+    /// The micro-kernel with AVX2 + FMA on f32 panels.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; every row must hold `panel.len() / 16`
+    /// values and `block` must hold R rows.
+    kernel_avx2,
+    "avx2,fma",
+    f32,
+    |p| _mm256_loadu_ps(p)
+);
+
+simd_kernel!(
+    /// The micro-kernel on half-precision panels: each 16 weights are read
+    /// as 32 bytes and widened to f32 (F16C) before the same FMAs.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, FMA and F16C; every row must hold
+    /// `panel.len() / 16` values and `block` must hold R rows.
+    kernel_half,
+    "avx2,fma,f16c",
+    u16,
+    |p| _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
+);
 
 /// `values` rounded to f16 (to nearest, ties to even), as bits. Call only
 /// when [`has_f16c`].

@@ -289,7 +289,6 @@ pub struct Library {
     vectors: gisclaw_encoder::math::Rows,
     /// The entry of each row.
     owners: Vec<u32>,
-    dim: usize,
     bm25: Bm25,
     /// Every dotted suffix of every name and alias, lower-cased → entries.
     names: HashMap<String, Vec<usize>>,
@@ -501,7 +500,6 @@ impl Library {
             entries,
             vectors,
             owners,
-            dim: meta.dim,
             bm25,
             names,
             removed,
@@ -555,7 +553,7 @@ impl Library {
     /// vectors are unit length; an entry scores its best chunk), best first.
     fn dense(&self, query: &str, k: usize) -> Vec<usize> {
         match self.query_vector(query) {
-            Some(q) if q.len() == self.dim => self.dense_from(&q, k),
+            Some(q) if q.len() == self.vectors.dim() => self.dense_from(&q, k),
             _ => Vec::new(),
         }
     }
