@@ -110,7 +110,7 @@ pub fn check(path: &Path) -> OutputCheck {
 pub(crate) enum Unreadable {
     /// The image decoder refused it.
     #[error(transparent)]
-    Image(#[from] image::ImageError),
+    Image(#[from] image25::ImageError),
     /// GDAL cannot open or read it.
     #[error(transparent)]
     Gdal(#[from] gdal::errors::GdalError),
@@ -129,28 +129,52 @@ fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> Result<Dataset, 
     Ok(card::open_readonly(path, flags, options)?)
 }
 
-/// The colour of every pixel of the image at `path`: its first four 8-bit
-/// channels packed into a `u32` (first channel highest), row by row, with
-/// the image's width and height. PNG and JPEG are decoded by the `image`
-/// crate (a 957×839 RGBA map: ~4 ms, where GDAL's PNG driver took 11–13 ms
-/// per band read, and decoded the whole file once per band); other formats
-/// through GDAL, every band in one read.
-pub(crate) fn image_colours(path: &Path) -> Result<(usize, usize, Vec<u32>), Unreadable> {
+/// An image's pixels as decoded: `channels` 8-bit channels per pixel,
+/// pixel-interleaved, row by row.
+pub(crate) struct Pixels {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    channels: usize,
+    bytes: Vec<u8>,
+}
+
+impl Pixels {
+    /// Every pixel's colour, row by row: its first four channels packed into
+    /// a `u32`, first channel highest (packed as they are read, not kept).
+    pub fn colours(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bytes
+            .chunks_exact(self.channels)
+            .map(|px| px.iter().fold(0u32, |c, &b| (c << 8) | u32::from(b)))
+    }
+}
+
+/// The pixels of the image at `path`. PNG and JPEG are decoded by the
+/// `image` crate (a 957×839 RGBA map: ~4 ms, where GDAL's PNG driver took
+/// 11–13 ms per band read, and decoded the whole file once per band); other
+/// formats through GDAL, at most four bands in one read.
+pub(crate) fn image_pixels(path: &Path) -> Result<Pixels, Unreadable> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     if matches!(ext.as_str(), "png" | "jpg" | "jpeg") {
-        let image = image::open(path)?;
-        let (w, h) = (image.width() as usize, image.height() as usize);
+        let image = image25::open(path)?;
+        let (width, height) = (image.width() as usize, image.height() as usize);
         let (channels, bytes) = match image {
-            image::DynamicImage::ImageLuma8(i) => (1, i.into_raw()),
-            image::DynamicImage::ImageLumaA8(i) => (2, i.into_raw()),
-            image::DynamicImage::ImageRgb8(i) => (3, i.into_raw()),
-            image::DynamicImage::ImageRgba8(i) => (4, i.into_raw()),
+            image25::DynamicImage::ImageLuma8(i) => (1, i.into_raw()),
+            image25::DynamicImage::ImageLumaA8(i) => (2, i.into_raw()),
+            image25::DynamicImage::ImageRgb8(i) => (3, i.into_raw()),
+            image25::DynamicImage::ImageRgba8(i) => (4, i.into_raw()),
             other => (4, other.into_rgba8().into_raw()),
         };
-        return Ok((w, h, pack(&bytes, channels)));
+        return Ok(Pixels {
+            width,
+            height,
+            channels,
+            bytes,
+        });
     }
     let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[])?;
     let (w, h) = ds.raster_size();
@@ -187,24 +211,21 @@ pub(crate) fn image_colours(path: &Path) -> Result<(usize, usize, Vec<u32>), Unr
             msg: "reading the image's pixels failed".into(),
         }));
     }
-    Ok((w, h, pack(&bytes, bands)))
-}
-
-/// Pixel-interleaved 8-bit channels, `channels` per pixel, as one `u32`
-/// colour per pixel.
-fn pack(bytes: &[u8], channels: usize) -> Vec<u32> {
-    bytes
-        .chunks_exact(channels)
-        .map(|px| px.iter().fold(0u32, |c, &b| (c << 8) | u32::from(b)))
-        .collect()
+    Ok(Pixels {
+        width: w,
+        height: h,
+        channels: bands,
+        bytes,
+    })
 }
 
 /// Counts distinct colours, stopping early once the image is clearly not blank.
 fn check_image(path: &Path) -> Result<OutputCheck, Unreadable> {
-    let (w, h, pixels) = image_colours(path)?;
+    let pixels = image_pixels(path)?;
+    let (w, h) = (pixels.width, pixels.height);
     let mut colours: HashSet<u32, foldhash::fast::FixedState> = HashSet::default();
     const ENOUGH: usize = 4096;
-    for colour in pixels {
+    for colour in pixels.colours() {
         colours.insert(colour);
         if colours.len() >= ENOUGH {
             break;
@@ -441,12 +462,16 @@ mod tests {
         let tif = dir.path().join("a.tif");
         write(&png, "PNG");
         write(&tif, "GTiff");
-        let (w, h, from_png) = image_colours(&png).unwrap();
-        assert_eq!((w, h), (40, 30));
-        let (_, _, from_gdal) = image_colours(&tif).unwrap();
+        let png = image_pixels(&png).unwrap();
+        assert_eq!(
+            (png.width, png.height, png.colours().count()),
+            (40, 30, 1200)
+        );
+        let from_png: Vec<u32> = png.colours().collect();
+        let from_gdal: Vec<u32> = image_pixels(&tif).unwrap().colours().collect();
         assert_eq!(from_png, from_gdal);
         // Pixel (x = 2, y = 1): bands 12 + b·1 → 0x0D0E0F.
         assert_eq!(from_png[40 + 2], 0x0d0e0f);
-        assert!(image_colours(&dir.path().join("missing.png")).is_err());
+        assert!(image_pixels(&dir.path().join("missing.png")).is_err());
     }
 }

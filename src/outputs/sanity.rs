@@ -279,11 +279,12 @@ fn open(path: &Path, flags: GdalOpenFlags) -> Option<Dataset> {
 
 fn image(path: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
-    if let Ok((w, h, pixels)) = super::image_colours(path) {
+    if let Ok(pixels) = super::image_pixels(path) {
+        let (w, h) = (pixels.width, pixels.height);
         if w < TINY_PX || h < TINY_PX {
             warnings.push(format!("a tiny image ({w}×{h} px)"));
         }
-        if let Some(share) = dominant_share(&pixels) {
+        if let Some(share) = majority_share(|| pixels.colours()) {
             if share >= UNIFORM_SHARE {
                 warnings.push(format!(
                     "nearly uniform: {:.1} % of the pixels are one colour (an empty map?)",
@@ -314,19 +315,28 @@ fn figure_warnings(facts: Option<&FigureFacts>, reference: &Reference) -> Vec<St
     warnings
 }
 
-/// The share of the most common colour among (at most ~250k sampled)
-/// pixels; `None` for an image without pixels.
-fn dominant_share(pixels: &[u32]) -> Option<f64> {
-    let stride = (pixels.len() / 250_000).max(1);
-    let mut counts: std::collections::HashMap<u32, usize, foldhash::fast::FixedState> =
-        std::collections::HashMap::default();
-    let mut seen = 0usize;
-    for &colour in pixels.iter().step_by(stride) {
-        *counts.entry(colour).or_default() += 1;
-        seen += 1;
+/// The share of the pixels held by the colour most of them have (more than
+/// half), `None` when no colour has a majority or there are no pixels. All
+/// that matters is whether one colour covers nearly the whole image, so a
+/// majority vote (one pass, no table) answers it: when no colour has half
+/// the pixels, none has [`UNIFORM_SHARE`] of them.
+/// `colours` gives the pixels' colours afresh on each call (two passes).
+fn majority_share<I: Iterator<Item = u32>>(colours: impl Fn() -> I) -> Option<f64> {
+    let (mut candidate, mut lead) = (0u32, 0usize);
+    for colour in colours() {
+        if lead == 0 {
+            candidate = colour;
+        }
+        lead = if colour == candidate {
+            lead + 1
+        } else {
+            lead - 1
+        };
     }
-    let top = counts.values().copied().max()?;
-    Some(top as f64 / seen as f64)
+    let (held, all) = colours().fold((0usize, 0usize), |(held, all), c| {
+        (held + usize::from(c == candidate), all + 1)
+    });
+    (held * 2 > all).then(|| held as f64 / all as f64)
 }
 
 fn raster(path: &Path, reference: &Reference) -> Vec<String> {
@@ -602,4 +612,30 @@ fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
 fn short(x: f64) -> String {
     let s = format!("{x:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::majority_share;
+
+    #[test]
+    fn the_majority_colour_and_its_share_are_found_wherever_it_lies() {
+        // 996 background pixels with 4 others spread through them, first
+        // and last included: the vote must not be misled by where they are.
+        let mut pixels = vec![7u32; 1000];
+        for (i, at) in [0usize, 1, 500, 999].into_iter().enumerate() {
+            pixels[at] = 100 + i as u32;
+        }
+        let share = |p: &[u32]| majority_share(|| p.iter().copied());
+        assert_eq!(share(&pixels), Some(0.996));
+        // A colour with exactly half is no majority; an empty image has none.
+        let half: Vec<u32> = (0..10)
+            .map(|i| if i % 2 == 0 { 1 } else { 100 + i })
+            .collect();
+        assert_eq!(share(&half), None);
+        assert_eq!(share(&[]), None);
+        // Many colours, none dominant.
+        let varied: Vec<u32> = (0..1000).collect();
+        assert_eq!(share(&varied), None);
+    }
 }

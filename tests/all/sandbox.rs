@@ -96,6 +96,7 @@ fn new_and_changed_variables_are_summarised() {
          arr = np.arange(12, dtype=float).reshape(3, 4)\n\
          arr[0, 0] = np.nan\n\
          df = pd.DataFrame({'a': [1.5, 2.5]})\n\
+         mixed = gpd.GeoSeries([Point(0, 0), None, Point(0, 0).buffer(1), Point(1, 1).buffer(1)])\n\
          n = 3",
     );
     let find = |name: &str| {
@@ -137,6 +138,13 @@ fn new_and_changed_variables_are_summarised() {
         find("df").summary
     );
     assert_eq!(find("n").summary, "3");
+    // Geometry types most common first; a missing geometry is no type.
+    assert_eq!(
+        find("mixed").summary,
+        "4 geometries, no CRS, Polygon/Point",
+        "{:?}",
+        find("mixed")
+    );
     assert!(
         out.result.variables.iter().all(|v| v.name != "Point"),
         "imported classes are not user variables"

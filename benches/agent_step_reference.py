@@ -1,0 +1,223 @@
+"""The per-round work of the GISclaw paper's public Python agent, as a
+baseline for `benches/agent_step.rs` (written here from its description and
+behaviour, not its code).
+
+That agent keeps the conversation as text and flattens all of it into one
+prompt every round; reads the model's reply as `Thought: / Action: / Args:`
+with regular expressions and a JSON parse; checks for repeated actions by
+hashing the code; runs `execute` cells in the agent's own process, in a
+thread it can interrupt (a timeout needs that), with stdout and stderr routed
+to buffers per thread, the working directory switched for the cell; then
+describes every new variable (rows and CRS of frames, shape, min, max and
+NaN share of arrays) and formats the observation; `finish` checks that
+`pred_results/` holds files and that images and tables are not empty by
+size and line count.
+
+Usage: python agent_step_reference.py REPLAY DATA_DIR WORK_DIR TOOLS_DIR
+Prints a JSON list: per replayed reply, the round's time minus the time
+spent inside `exec`, in microseconds.
+"""
+import hashlib
+import io
+import json
+import os
+import re
+import sys
+import threading
+import time
+
+replay_path, data_dir, work_dir, tools_dir = sys.argv[1:5]
+sys.path.insert(0, tools_dir)
+
+import geopandas as gpd  # noqa: E402  (imported as the agent's sandbox does)
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import rasterio  # noqa: E402
+
+BLOCKED = {"pykrige": "scipy.interpolate.griddata", "arcpy": "geopandas", "skimage": "scipy.ndimage"}
+CONTEXT_CHARS = 100_000
+SYSTEM = "You are a GIS analyst agent. Tools: list_files, execute, finish. " * 30
+
+
+class Router:
+    """sys.stdout / sys.stderr that write to the buffer bound to the
+    calling thread, else to the real stream."""
+
+    def __init__(self, fallback):
+        self.fallback = fallback
+        self.targets = {}
+
+    def write(self, text):
+        return self.targets.get(threading.get_ident(), self.fallback).write(text)
+
+    def flush(self):
+        pass
+
+
+def describe(value):
+    if isinstance(value, gpd.GeoDataFrame):
+        cols = [c for c in value.columns if c != "geometry"]
+        return f"GeoDataFrame, {len(value)} rows, CRS={value.crs}\n  Columns: {', '.join(map(str, cols[:15]))}"
+    if isinstance(value, pd.DataFrame):
+        return f"DataFrame, {len(value)} rows, {len(value.columns)} cols\n  Columns: {', '.join(map(str, value.columns[:15]))}"
+    if isinstance(value, np.ndarray):
+        text = f"ndarray, shape={value.shape}, dtype={value.dtype}"
+        if value.size and value.dtype.kind in "biuf":
+            text += f", min={np.nanmin(value):.4g}, max={np.nanmax(value):.4g}"
+            if value.dtype.kind == "f" and np.isnan(value).any():
+                text += f", NaN ratio={np.isnan(value).mean():.1%}"
+        return text
+    if isinstance(value, gpd.GeoSeries):
+        return f"GeoSeries, {len(value)} geometries, CRS={value.crs}"
+    text = str(value)
+    return f"{type(value).__name__}: {text[:200]}"
+
+
+class Sandbox:
+    def __init__(self):
+        self.namespace = {"np": np, "pd": pd, "gpd": gpd, "plt": plt, "rasterio": rasterio, "os": os}
+        exec("from gisclaw_tools import *", self.namespace)
+        self.out, self.err = Router(sys.stdout), Router(sys.stderr)
+        sys.stdout, sys.stderr = self.out, self.err
+        self.history = []
+
+    def execute(self, code):
+        """(observation, seconds inside exec)."""
+        for line in code.split("\n"):
+            for package, alternative in BLOCKED.items():
+                if f"import {package}" in line or f"from {package}" in line:
+                    return f"Execution failed\nstderr:\nPackage '{package}' is not available; use {alternative}.", 0.0
+        before = set(self.namespace)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        inside = [0.0]
+        ok = [True]
+
+        def target():
+            tid = threading.get_ident()
+            self.out.targets[tid], self.err.targets[tid] = stdout, stderr
+            start = time.perf_counter()
+            try:
+                exec(code, self.namespace)
+            except BaseException as exc:  # noqa: BLE001
+                ok[0] = False
+                stderr.write(f"{type(exc).__name__}: {exc}")
+            inside[0] = time.perf_counter() - start
+            del self.out.targets[tid], self.err.targets[tid]
+
+        home = os.getcwd()
+        os.chdir(work_dir)
+        worker = threading.Thread(target=target, daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.2)
+        os.chdir(home)
+        parts = ["Execution successful" if ok[0] else "Execution failed"]
+        if stdout.getvalue().strip():
+            parts.append("stdout:\n" + stdout.getvalue().strip()[:800])
+        if stderr.getvalue().strip():
+            parts.append("stderr:\n" + stderr.getvalue().strip()[-600:])
+        new = sorted(n for n in set(self.namespace) - before if not n.startswith("_"))
+        if new:
+            parts.append("Variable changes:\n" + "\n".join(f"  {n}: {describe(self.namespace[n])}" for n in new))
+        if ok[0]:
+            self.history.append(code)
+        return "\n".join(parts), inside[0]
+
+
+def list_files():
+    lines = []
+    for root, _, files in os.walk(data_dir):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            lines.append(f"{os.path.relpath(path, data_dir)} ({os.path.getsize(path)} bytes)")
+    return "\n".join(lines)
+
+
+def validate_outputs():
+    pred = os.path.join(work_dir, "pred_results")
+    files = [f for f in os.listdir(pred) if not f.startswith(".")] if os.path.isdir(pred) else []
+    if not files:
+        return "pred_results/ is empty"
+    issues = []
+    for name in files:
+        path = os.path.join(pred, name)
+        if name.lower().endswith((".png", ".jpg")) and os.path.getsize(path) < 5000:
+            issues.append(f"{name}: may be blank")
+        if name.lower().endswith(".csv"):
+            with open(path) as f:
+                if sum(1 for _ in f) <= 1:
+                    issues.append(f"{name}: header only")
+    return "\n".join(issues)
+
+
+def flatten(task, history):
+    parts = [task] + [f"\nAssistant:\n{c}" if r == "assistant" else f"\n{c}" for r, c in history]
+    parts.append("\nNow continue with the next step. Respond with Thought/Action/Args:")
+    text = "\n".join(parts)
+    if len(text) > CONTEXT_CHARS:
+        tail = parts[1:]
+        while len(tail) > 14 and len(task) + sum(len(x) + 1 for x in tail) > CONTEXT_CHARS:
+            tail = tail[2:]
+        text = task + "\n\n... (earlier steps omitted) ...\n\n" + "\n".join(tail)
+    return text
+
+
+def parse(reply):
+    thought = re.search(r"Thought:\s*(.*?)(?=\nAction:|\Z)", reply, re.DOTALL)
+    action = re.search(r"Action:\s*(\w+)", reply)
+    args = re.search(r"Args:\s*(.*)", reply, re.DOTALL)
+    try:
+        parsed = json.loads(args.group(1).strip()) if args else {}
+    except ValueError:
+        parsed = {}
+    return (thought.group(1).strip() if thought else ""), (action.group(1) if action else ""), parsed
+
+
+NAMES = {"execute_python": "execute", "list_files": "list_files", "finish": "finish"}
+replies = []
+with open(replay_path) as f:
+    for line in f:
+        if line.strip() and not line.startswith("//"):
+            message = json.loads(line)
+            call = message["tool_calls"][0]["function"]
+            replies.append(f"Thought: {message.get('content') or ''}\nAction: {NAMES[call['name']]}\nArgs: {call['arguments']}")
+
+os.makedirs(os.path.join(work_dir, "pred_results"), exist_ok=True)
+if not os.path.exists(os.path.join(work_dir, "data")):
+    os.symlink(os.path.abspath(data_dir), os.path.join(work_dir, "data"))
+sandbox = Sandbox()
+task = "Task: map the afternoon air temperature of the city from the station readings.\n"
+history, details, recent, memory = [], [], [], {}
+overheads = []
+for number, reply_text in enumerate(replies, 1):
+    start = time.perf_counter()
+    prompt = SYSTEM + flatten(task, history)
+    reply = reply_text  # the replayed model's answer to `prompt`
+    thought, action, args = parse(reply)
+    inside = 0.0
+    if action == "execute":
+        code = args.get("code", "")
+        normalised = "\n".join(l.strip() for l in code.split("\n") if l.strip() and not l.strip().startswith("#"))
+        digest = hashlib.md5(normalised.encode()).hexdigest()
+        repeats = recent.count(digest)
+        recent = (recent + [digest])[-6:]
+        observation, inside = sandbox.execute(code)
+        if observation.startswith("Execution failed"):
+            hint = memory.get(observation.split("\n")[0][:80])
+            if hint:
+                observation += f"\n\nHint from an earlier error in this run:\n{hint}"
+    elif action == "list_files":
+        observation = list_files()
+    elif action == "finish":
+        observation = validate_outputs() or "Finished."
+    else:
+        observation = "Format error: could not parse Action."
+    history += [("assistant", reply), ("user", f"Observation: {observation}")]
+    details.append({"round": number, "thought": thought[:200], "action": action, "observation": observation[:500]})
+    overheads.append((time.perf_counter() - start - inside) * 1e6)
+sys.stdout = sys.__stdout__
+print(json.dumps(overheads))
