@@ -191,9 +191,16 @@ fn python_loop(python: &Path, rounds: usize, out: &Path) -> Vec<Duration> {
 }
 
 /// The reference's per-round overheads (`agent_step_reference.py`) over
-/// the replies of `replay`, its cells run with the example's data and the
-/// helper module `tools/gisclaw_tools.py` (for `save_raster`).
-fn reference_loop(python: &Path, root: &Path, replay: &Path, work: &Path) -> Vec<Duration> {
+/// the replies of `replay`, replayed `runs` times in one Python process
+/// (one list per run), its cells run with the example's data and the helper
+/// module `tools/gisclaw_tools.py` (for `save_raster`).
+fn reference_loop(
+    python: &Path,
+    root: &Path,
+    replay: &Path,
+    work: &Path,
+    runs: usize,
+) -> Vec<Vec<Duration>> {
     std::fs::create_dir_all(work).expect("a work folder");
     let output = std::process::Command::new(python)
         .arg(root.join("benches/agent_step_reference.py"))
@@ -201,6 +208,7 @@ fn reference_loop(python: &Path, root: &Path, replay: &Path, work: &Path) -> Vec
         .arg(root.join("examples/heat_island/data"))
         .arg(work)
         .arg(root.join("tools"))
+        .arg(runs.to_string())
         .output()
         .expect("python runs");
     assert!(
@@ -208,10 +216,23 @@ fn reference_loop(python: &Path, root: &Path, replay: &Path, work: &Path) -> Vec
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let us: Vec<f64> = serde_json::from_slice(&output.stdout).expect("overheads");
+    let us: Vec<Vec<f64>> = serde_json::from_slice(&output.stdout).expect("overheads");
     us.into_iter()
-        .map(|u| Duration::from_secs_f64(u / 1e6))
+        .map(|run| {
+            run.into_iter()
+                .map(|u| Duration::from_secs_f64(u / 1e6))
+                .collect()
+        })
         .collect()
+}
+
+/// The rounds' overheads in ms, for a line of the report.
+fn each(rounds: &[Duration]) -> String {
+    rounds
+        .iter()
+        .map(|d| format!("{:.2}", d.as_secs_f64() * 1000.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The median time of a one-byte request and its one-byte answer over a
@@ -265,13 +286,22 @@ fn main() {
 
     let example = root.join("examples/heat_island");
     let replay = example.join("replay.jsonl");
+    // The first run in a process is what a one-shot `solve` sees (GDAL,
+    // PROJ and the image decoder meet their first file); the second is
+    // what `eval` and `chat` see from their second task on.
     let ours = measure(
         &zygote,
         &example.join("task.yaml"),
         &replay,
         &dir.path().join("ref"),
     );
-    let events = ours.events;
+    let ours_again = measure(
+        &zygote,
+        &example.join("task.yaml"),
+        &replay,
+        &dir.path().join("ref-again"),
+    );
+    let events = ours.events.clone();
 
     let trivial_replay = dir.path().join("trivial.jsonl");
     let line = json!({"role": "assistant", "content": "step", "tool_calls": [
@@ -315,13 +345,16 @@ fn main() {
         root,
         &replay,
         &dir.path().join("reference-example"),
+        2,
     );
     let reference_trivial = reference_loop(
         &python,
         root,
         &trivial_replay,
         &dir.path().join("reference-trivial"),
-    );
+        1,
+    )
+    .remove(0);
     let lean = python_loop(&python, 40, &dir.path().join("python-transcript.jsonl"));
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -330,40 +363,31 @@ fn main() {
     };
     let verdict = |r: f64| if r <= 0.5 { "met" } else { "NOT met" };
     println!("agent step overhead (round time minus time inside the cell; medians)");
-    println!(
-        "  example replay ({} rounds)                         {:>7.2} ms",
-        ours.rounds.len(),
-        ms(median(ours.rounds.clone()))
-    );
-    println!(
-        "    each round: {}",
-        ours.rounds
-            .iter()
-            .map(|d| format!("{:.2}", ms(*d)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    println!(
-        "    after the last round (solution.py, run.json, session closed) {:>7.2} ms",
-        ms(ours.end_of_run)
-    );
-    println!(
-        "  the same replies, the reference's per-round work    {:>7.2} ms",
-        ms(median(reference_example.clone()))
-    );
-    println!(
-        "    each round: {}",
-        reference_example
-            .iter()
-            .map(|d| format!("{:.2}", ms(*d)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let example_ratio = ratio(&ours.rounds, &reference_example);
-    println!(
-        "  ratio example / reference = {example_ratio:.2}  (goal <= 0.5: {})",
-        verdict(example_ratio)
-    );
+    for (label, ours, reference) in [
+        ("first run in the process", &ours, &reference_example[0]),
+        ("second run", &ours_again, &reference_example[1]),
+    ] {
+        println!("  example replay, {label} ({} rounds)", ours.rounds.len());
+        println!(
+            "    gisclaw                                        {:>7.2} ms  ({})",
+            ms(median(ours.rounds.clone())),
+            each(&ours.rounds)
+        );
+        println!(
+            "    after its last round (solution.py, run.json, session closed) {:>7.2} ms",
+            ms(ours.end_of_run)
+        );
+        println!(
+            "    the same replies, the reference's per-round work {:>7.2} ms  ({})",
+            ms(median(reference.clone())),
+            each(reference)
+        );
+        let r = ratio(&ours.rounds, reference);
+        println!(
+            "    ratio gisclaw / reference = {r:.2}  (goal <= 0.5: {})",
+            verdict(r)
+        );
+    }
     println!(
         "  trivial cells  ({} rounds)                         {:>7.2} ms",
         trivial.len(),
@@ -393,7 +417,7 @@ fn main() {
     );
     println!(
         "  goal <= 5 ms on the example: {}",
-        if median(ours.rounds) <= Duration::from_millis(5) {
+        if median(ours.rounds.clone()) <= Duration::from_millis(5) {
             "met"
         } else {
             "NOT met"

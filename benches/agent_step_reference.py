@@ -13,9 +13,11 @@ NaN share of arrays) and formats the observation; `finish` checks that
 `pred_results/` holds files and that images and tables are not empty by
 size and line count.
 
-Usage: python agent_step_reference.py REPLAY DATA_DIR WORK_DIR TOOLS_DIR
-Prints a JSON list: per replayed reply, the round's time minus the time
-spent inside `exec`, in microseconds.
+Usage: python agent_step_reference.py REPLAY DATA_DIR WORK_DIR TOOLS_DIR RUNS
+Replays REPLAY RUNS times in this process, each run with a fresh sandbox
+namespace and work folder (WORK_DIR/1, WORK_DIR/2, ...). Prints a JSON list
+per run: per replayed reply, the round's time minus the time spent inside
+`exec`, in microseconds.
 """
 import hashlib
 import io
@@ -26,7 +28,7 @@ import sys
 import threading
 import time
 
-replay_path, data_dir, work_dir, tools_dir = sys.argv[1:5]
+replay_path, data_dir, work_root, tools_dir, runs = sys.argv[1:6]
 sys.path.insert(0, tools_dir)
 
 import geopandas as gpd  # noqa: E402  (imported as the agent's sandbox does)
@@ -186,38 +188,45 @@ with open(replay_path) as f:
             call = message["tool_calls"][0]["function"]
             replies.append(f"Thought: {message.get('content') or ''}\nAction: {NAMES[call['name']]}\nArgs: {call['arguments']}")
 
-os.makedirs(os.path.join(work_dir, "pred_results"), exist_ok=True)
-if not os.path.exists(os.path.join(work_dir, "data")):
+def run():
+    """One replay of `replies` with a fresh sandbox: each round's overhead."""
+    os.makedirs(os.path.join(work_dir, "pred_results"), exist_ok=True)
     os.symlink(os.path.abspath(data_dir), os.path.join(work_dir, "data"))
-sandbox = Sandbox()
-task = "Task: map the afternoon air temperature of the city from the station readings.\n"
-history, details, recent, memory = [], [], [], {}
-overheads = []
-for number, reply_text in enumerate(replies, 1):
-    start = time.perf_counter()
-    prompt = SYSTEM + flatten(task, history)
-    reply = reply_text  # the replayed model's answer to `prompt`
-    thought, action, args = parse(reply)
-    inside = 0.0
-    if action == "execute":
-        code = args.get("code", "")
-        normalised = "\n".join(l.strip() for l in code.split("\n") if l.strip() and not l.strip().startswith("#"))
-        digest = hashlib.md5(normalised.encode()).hexdigest()
-        repeats = recent.count(digest)
-        recent = (recent + [digest])[-6:]
-        observation, inside = sandbox.execute(code)
-        if observation.startswith("Execution failed"):
-            hint = memory.get(observation.split("\n")[0][:80])
-            if hint:
-                observation += f"\n\nHint from an earlier error in this run:\n{hint}"
-    elif action == "list_files":
-        observation = list_files()
-    elif action == "finish":
-        observation = validate_outputs() or "Finished."
-    else:
-        observation = "Format error: could not parse Action."
-    history += [("assistant", reply), ("user", f"Observation: {observation}")]
-    details.append({"round": number, "thought": thought[:200], "action": action, "observation": observation[:500]})
-    overheads.append((time.perf_counter() - start - inside) * 1e6)
-sys.stdout = sys.__stdout__
-print(json.dumps(overheads))
+    sandbox = Sandbox()
+    task = "Task: map the afternoon air temperature of the city from the station readings.\n"
+    history, details, recent, memory = [], [], [], {}
+    overheads = []
+    for number, reply_text in enumerate(replies, 1):
+        start = time.perf_counter()
+        prompt = SYSTEM + flatten(task, history)  # what the model is sent
+        reply = reply_text  # the replayed model's answer to `prompt`
+        thought, action, args = parse(reply)
+        inside = 0.0
+        if action == "execute":
+            code = args.get("code", "")
+            normalised = "\n".join(l.strip() for l in code.split("\n") if l.strip() and not l.strip().startswith("#"))
+            digest = hashlib.md5(normalised.encode()).hexdigest()
+            recent = (recent + [digest])[-6:]
+            observation, inside = sandbox.execute(code)
+            if observation.startswith("Execution failed"):
+                hint = memory.get(observation.split("\n")[0][:80])
+                if hint:
+                    observation += f"\n\nHint from an earlier error in this run:\n{hint}"
+        elif action == "list_files":
+            observation = list_files()
+        elif action == "finish":
+            observation = validate_outputs() or "Finished."
+        else:
+            observation = "Format error: could not parse Action."
+        history += [("assistant", reply), ("user", f"Observation: {observation}")]
+        details.append({"round": number, "thought": thought[:200], "action": action, "observation": observation[:500]})
+        overheads.append((time.perf_counter() - start - inside) * 1e6)
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    return overheads
+
+
+results = []
+for n in range(1, int(runs) + 1):
+    work_dir = os.path.join(work_root, str(n))
+    results.append(run())
+print(json.dumps(results))
