@@ -117,6 +117,16 @@ pub enum SchemaError {
 /// A folder reached twice (a symlink cycle such as `self -> .`, or two
 /// links to one folder) is walked once; see [`folder_links_skipped`].
 pub fn files_under(dir: &Path) -> Vec<(String, u64)> {
+    walk(dir)
+        .0
+        .into_iter()
+        .map(|(rel, meta)| (rel, meta.len()))
+        .collect()
+}
+
+/// The files under `dir` (as [`files_under`]) with their metadata, as
+/// the walk read it (links followed).
+pub fn files_with_metadata(dir: &Path) -> Vec<(String, std::fs::Metadata)> {
     walk(dir).0
 }
 
@@ -131,7 +141,7 @@ pub fn folder_links_skipped(dir: &Path) -> Vec<String> {
 /// Folders are told apart by device and inode (one `stat` each, where a
 /// canonical path costs a `readlink` per path component: this walk runs
 /// twice per agent round, around every cell).
-fn walk(dir: &Path) -> (Vec<(String, u64)>, Vec<String>) {
+fn walk(dir: &Path) -> (Vec<(String, std::fs::Metadata)>, Vec<String>) {
     use std::os::unix::fs::MetadataExt;
     let mut files = Vec::new();
     let mut skipped = Vec::new();
@@ -161,12 +171,12 @@ fn walk(dir: &Path) -> (Vec<(String, u64)>, Vec<String>) {
                         skipped.push(rel);
                     }
                 }
-                Ok(meta) => files.push((rel, meta.len())),
+                Ok(meta) => files.push((rel, meta)),
                 Err(_) => {}
             }
         }
     }
-    files.sort();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
     skipped.sort();
     (files, skipped)
 }
@@ -184,6 +194,10 @@ fn size_text(bytes: u64) -> String {
 /// The card for a data folder, within `budget` tokens.
 pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let (files, skipped) = walk(dir);
+    let files: Vec<(String, u64)> = files
+        .into_iter()
+        .map(|(rel, meta)| (rel, meta.len()))
+        .collect();
     let loops: String = skipped
         .iter()
         .map(|rel| {

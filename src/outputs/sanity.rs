@@ -141,8 +141,11 @@ type Stamp = (u64, Option<SystemTime>);
 
 /// The [`Stamp`] of the file at `path`, `None` when it cannot be read.
 fn stamp_of(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()))
+    std::fs::metadata(path).ok().map(|meta| stamp(&meta))
+}
+
+fn stamp(meta: &std::fs::Metadata) -> Stamp {
+    (meta.len(), meta.modified().ok())
 }
 
 impl OutputChecks {
@@ -229,12 +232,9 @@ impl Snapshot {
     /// The files under `dir` now (none when it does not exist).
     pub fn of(dir: &Path) -> Snapshot {
         Snapshot(
-            card::files_under(dir)
+            card::files_with_metadata(dir)
                 .into_iter()
-                .filter_map(|(rel, _)| {
-                    let stamp = stamp_of(&dir.join(&rel))?;
-                    Some((rel, stamp))
-                })
+                .map(|(rel, meta)| (rel, stamp(&meta)))
                 .collect(),
         )
     }
