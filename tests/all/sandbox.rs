@@ -97,6 +97,7 @@ fn new_and_changed_variables_are_summarised() {
          arr[0, 0] = np.nan\n\
          df = pd.DataFrame({'a': [1.5, 2.5]})\n\
          mixed = gpd.GeoSeries([Point(0, 0), None, Point(0, 0).buffer(1), Point(1, 1).buffer(1)])\n\
+         from_wkt = gpd.GeoSeries([Point(0, 0)], crs=gdf.crs.to_wkt())\n\
          n = 3",
     );
     let find = |name: &str| {
@@ -138,6 +139,9 @@ fn new_and_changed_variables_are_summarised() {
         find("df").summary
     );
     assert_eq!(find("n").summary, "3");
+    // A CRS made from an EPSG code is named by it as given; one made from
+    // WKT is identified.
+    assert_eq!(find("from_wkt").summary, "1 geometries, EPSG:32617, Point");
     // Geometry types most common first; a missing geometry is no type.
     assert_eq!(
         find("mixed").summary,
