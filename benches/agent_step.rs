@@ -422,7 +422,7 @@ fn main() {
     let (mut prepared, mut straightforward) = (Vec::new(), Vec::new());
     for _ in 0..15 {
         let start = Instant::now();
-        let shown = gisclaw::llm::vision::prepare(&map).expect("the map is prepared");
+        let shown = gisclaw::outputs::shown::prepare(&map).expect("the map is prepared");
         prepared.push(start.elapsed());
         let start = Instant::now();
         let resized = image::open(&map).expect("the map decodes").resize(

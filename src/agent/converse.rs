@@ -455,7 +455,7 @@ fn show_figures(
     let mut shown = Vec::new();
     let mut names = Vec::new();
     for path in figures {
-        let Some(image) = crate::llm::vision::prepare(path) else {
+        let Some(image) = crate::outputs::shown::prepare(path) else {
             continue;
         };
         let name = path

@@ -238,7 +238,7 @@ impl GisServer {
         };
         let mut content = vec![ContentBlock::text(executed.text)];
         for path in &executed.images {
-            if let Some(image) = crate::llm::vision::prepare(path) {
+            if let Some(image) = crate::outputs::shown::prepare(path) {
                 content.push(ContentBlock::image(image.base64, "image/png"));
             }
         }

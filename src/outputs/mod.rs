@@ -5,6 +5,7 @@
 //! not be empty.
 
 pub mod sanity;
+pub mod shown;
 
 use std::collections::HashSet;
 use std::path::Path;
