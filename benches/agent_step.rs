@@ -174,20 +174,11 @@ print(json.dumps(overheads))
 /// The Python loop's per-round overheads over `rounds` trivial rounds.
 fn python_loop(python: &Path, rounds: usize, out: &Path) -> Vec<Duration> {
     let tools = serde_json::to_string(&gisclaw::agent::tools::specs()).unwrap();
-    let output = std::process::Command::new(python)
+    let mut command = std::process::Command::new(python);
+    command
         .args(["-c", PYTHON_LOOP, &tools, &rounds.to_string()])
-        .arg(out)
-        .output()
-        .expect("python runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let us: Vec<f64> = serde_json::from_slice(&output.stdout).expect("overheads");
-    us.into_iter()
-        .map(|u| Duration::from_secs_f64(u / 1e6))
-        .collect()
+        .arg(out);
+    micros(python_answer(command))
 }
 
 /// The reference's per-round overheads (`agent_step_reference.py`) over
@@ -202,27 +193,33 @@ fn reference_loop(
     runs: usize,
 ) -> Vec<Vec<Duration>> {
     std::fs::create_dir_all(work).expect("a work folder");
-    let output = std::process::Command::new(python)
+    let mut command = std::process::Command::new(python);
+    command
         .arg(root.join("benches/agent_step_reference.py"))
         .arg(replay)
         .arg(root.join("examples/heat_island/data"))
         .arg(work)
         .arg(root.join("tools"))
-        .arg(runs.to_string())
-        .output()
-        .expect("python runs");
+        .arg(runs.to_string());
+    let runs: Vec<Vec<f64>> = python_answer(command);
+    runs.into_iter().map(micros).collect()
+}
+
+/// What a Python baseline printed (JSON on stdout), once it exited cleanly.
+fn python_answer<T: serde::de::DeserializeOwned>(mut command: std::process::Command) -> T {
+    let output = command.output().expect("python runs");
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let us: Vec<Vec<f64>> = serde_json::from_slice(&output.stdout).expect("overheads");
+    serde_json::from_slice(&output.stdout).expect("overheads")
+}
+
+/// Microseconds as durations.
+fn micros(us: Vec<f64>) -> Vec<Duration> {
     us.into_iter()
-        .map(|run| {
-            run.into_iter()
-                .map(|u| Duration::from_secs_f64(u / 1e6))
-                .collect()
-        })
+        .map(|u| Duration::from_secs_f64(u / 1e6))
         .collect()
 }
 
@@ -301,7 +298,7 @@ fn main() {
         &replay,
         &dir.path().join("ref-again"),
     );
-    let events = ours.events.clone();
+    let events = &ours.events;
 
     let trivial_replay = dir.path().join("trivial.jsonl");
     let line = json!({"role": "assistant", "content": "step", "tool_calls": [

@@ -14,7 +14,8 @@ use crate::llm::vision::{image_tokens, Shown, MAX_SIDE};
 /// longer side, as PNG; `None` when it cannot be read as an image. A PNG
 /// that already fits is sent as it is; a bigger image is averaged down
 /// ([`downscale`]) and encoded with fast compression (the payload's size
-/// does not change its tokens). The example's 957×839 map: ~20 ms → ~6 ms.
+/// does not change its tokens). The example's 957×839 map: 18–20 ms the
+/// straightforward way (decode, Triangle resize, default PNG), ~8.5 ms here.
 pub fn prepare(path: &Path) -> Option<Shown> {
     let reader = image25::ImageReader::open(path)
         .ok()?
@@ -33,22 +34,19 @@ pub fn prepare(path: &Path) -> Option<Shown> {
     );
     let rgba = decoded.into_rgba();
     let fit = f64::from(MAX_SIDE) / f64::from(width.max(height));
-    let (nw, nh) = if fit < 1.0 {
+    let (nw, nh, pixels) = if fit < 1.0 {
         let side = |v: u32| ((f64::from(v) * fit).round() as u32).clamp(1, MAX_SIDE);
-        (side(width), side(height))
-    } else {
-        (width, height)
-    };
-    let pixels = if (nw, nh) == (width, height) {
-        rgba
-    } else {
-        downscale(
+        let (nw, nh) = (side(width), side(height));
+        let small = downscale(
             &rgba,
             width as usize,
             height as usize,
             nw as usize,
             nh as usize,
-        )
+        );
+        (nw, nh, small)
+    } else {
+        (width, height, rgba)
     };
     let mut png = Vec::new();
     image25::codecs::png::PngEncoder::new_with_quality(
@@ -182,11 +180,13 @@ mod tests {
         image::RgbImage::from_pixel(300, 200, image::Rgb([9, 8, 7]))
             .save(&small)
             .unwrap();
+        let sent = |shown: &Shown| {
+            base64::engine::general_purpose::STANDARD
+                .decode(&shown.base64)
+                .unwrap()
+        };
         let shown = prepare(&small).unwrap();
-        let sent = base64::engine::general_purpose::STANDARD
-            .decode(&shown.base64)
-            .unwrap();
-        assert_eq!(sent, std::fs::read(&small).unwrap());
+        assert_eq!(sent(&shown), std::fs::read(&small).unwrap());
         assert_eq!((shown.width, shown.height), (300, 200));
         // A JPEG that fits is sent as a PNG of the same size and colour.
         let jpeg = dir.path().join("small.jpg");
@@ -194,10 +194,7 @@ mod tests {
             .save(&jpeg)
             .unwrap();
         let shown = prepare(&jpeg).unwrap();
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(&shown.base64)
-            .unwrap();
-        let back = image25::load_from_memory_with_format(&png, image25::ImageFormat::Png)
+        let back = image25::load_from_memory_with_format(&sent(&shown), image25::ImageFormat::Png)
             .unwrap()
             .into_rgba8();
         assert_eq!(back.dimensions(), (300, 200));
