@@ -61,6 +61,7 @@ _preloaded = []
 _failures = []
 _import_seconds = 0.0
 _session = None
+_MISSING = object()
 
 
 # ---------------------------------------------------------------- captures
@@ -512,19 +513,29 @@ def _fingerprint(value):
     return key
 
 
-def _user_names(ns):
+def _user_names(ns, library=None):
     """Names the user made: no private names, modules, or functions and
     classes imported from libraries. Takes a copy of the items first, and
-    skips what cannot be classified without running user code."""
+    skips what cannot be classified without running user code.
+
+    ``library`` (a dict) remembers the names found to be libraries' with
+    their values, so that a name still bound to the same object is skipped
+    without being classified again (most of a namespace, every cell)."""
     for name, value in list(dict.items(ns)):
         if type(name) is not str or name.startswith("_"):
             continue
+        if library is not None and library.get(name, _MISSING) is value:
+            continue
         kind = type(value)
         if _issubclass_safe(kind, _ModuleType):
+            if library is not None:
+                library[name] = value
             continue
         if _issubclass_safe(kind, (type, _FunctionType, _BuiltinFunctionType)):
             try:
                 if getattr(value, "__module__", None) != "__main__":
+                    if library is not None:
+                        library[name] = value
                     continue
             except BaseException:
                 pass
@@ -613,6 +624,13 @@ class Session:
         # were shown for (see `_columns_once`).
         self.shown_columns = {}
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        # The user variables' fingerprints when the last cell ended: what
+        # the next cell's changes are told against (nothing else runs in
+        # the namespace between cells).
+        self.fingerprints = {}
+        # Names bound to libraries' modules, functions and classes (see
+        # `_user_names`).
+        self.library = {}
         for alias, module in ALIASES.items():
             if module in sys.modules:
                 self.namespace[alias] = sys.modules[module]
@@ -725,21 +743,26 @@ def _isinstance_safe(value, kind):
     return _issubclass_safe(type(value), kind)
 
 
-def _changes(ns, before, limits):
-    """Summaries of the variables a cell created or changed."""
-    changes = []
-    for name, value in _user_names(ns):
+def _changes(ns, before, limits, library):
+    """The fingerprints of every user variable, and summaries of those a
+    cell created or changed (against ``before``, the fingerprints when the
+    previous cell ended)."""
+    current = {}
+    changed = []
+    for name, value in _user_names(ns, library):
         fp = _fingerprint(value)
+        current[name] = fp
         if name not in before:
-            change = "new"
-        else:
-            try:
-                same = before[name] == fp
-            except BaseException:  # a value whose __eq__ raises
-                same = False
-            if same:
-                continue
-            change = "changed"
+            changed.append((name, value, "new"))
+            continue
+        try:
+            same = before[name] == fp
+        except BaseException:  # a value whose __eq__ raises
+            same = False
+        if not same:
+            changed.append((name, value, "changed"))
+    changes = []
+    for name, value, change in changed[: limits["max_variables"]]:
         seen = (name, _session.shown_columns) if _session is not None else None
         kind, summary = summarize(value, seen)
         changes.append({
@@ -748,9 +771,7 @@ def _changes(ns, before, limits):
             "summary": _clean(summary[: limits["summary_chars"]]),
             "change": change,
         })
-        if len(changes) >= limits["max_variables"]:
-            break
-    return changes
+    return current, changes
 
 
 def run_cell(code, cell):
@@ -766,7 +787,6 @@ def run_cell(code, cell):
     out = BoundedText(limits["stdout_head_chars"], limits["stdout_tail_chars"])
     err = BoundedText(limits["stderr_chars"] * 3 // 4, limits["stderr_chars"] // 4)
     ns = session.namespace
-    before = {name: _fingerprint(value) for name, value in _user_names(ns)}
     session.figures = []
     session.saved_figures = []
     error = None
@@ -789,7 +809,7 @@ def run_cell(code, cell):
         elapsed = time.perf_counter() - start
         sys.stdout, sys.stderr = old_out, old_err
     try:
-        changes = _changes(ns, before, limits)
+        session.fingerprints, changes = _changes(ns, session.fingerprints, limits, session.library)
     except BaseException as exc:
         changes = [{
             "name": "(variables)",
@@ -831,7 +851,7 @@ def variables():
     """JSON list of summaries of every user variable."""
     limit = _session.limits["summary_chars"]
     result = []
-    for name, value in sorted(_user_names(_session.namespace), key=lambda item: item[0]):
+    for name, value in sorted(_user_names(_session.namespace, _session.library), key=lambda item: item[0]):
         kind, summary = summarize(value)
         result.append({"name": _clean(name), "kind": _clean(kind), "summary": _clean(summary[:limit]), "change": "listed"})
     return _report(result)

@@ -3,29 +3,20 @@
 //! and the sandbox's lifetime. Dropping the last [`Monitor`] of a sandbox
 //! closes the socket, and the monitor ends every process in it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::os::unix::net::UnixStream;
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use gisclaw_protocol::{
-    read_frame, write_frame, ChildExit, FrameError, MonitorEvent, MonitorRequest, SessionResponse,
-};
+use gisclaw_protocol::{read_frame, write_frame, ChildExit, MonitorEvent, MonitorRequest};
 
 /// How many exits of a sandbox's processes are remembered.
 const REMEMBERED_EXITS: usize = 256;
-
-/// What a worker's response channel carries.
-pub(crate) type Response = Result<SessionResponse, FrameError>;
 
 /// What the reader thread learned.
 #[derive(Default)]
 struct State {
     exits: VecDeque<(i32, ChildExit)>,
-    /// Session processes whose death must wake their waiting worker, even
-    /// when a process they started still holds their socket open.
-    watchers: HashMap<i32, Sender<Response>>,
     closed: bool,
 }
 
@@ -52,16 +43,10 @@ impl Monitor {
                             state.exits.pop_front();
                         }
                         state.exits.push_back((pid, exit));
-                        if let Some(tx) = state.watchers.remove(&pid) {
-                            let _ = tx.send(Err(FrameError::Closed));
-                        }
                         changed.notify_all();
                     }
                     Err(_) => {
                         state.closed = true;
-                        for (_, tx) in state.watchers.drain() {
-                            let _ = tx.send(Err(FrameError::Closed));
-                        }
                         changed.notify_all();
                         return;
                     }
@@ -74,14 +59,11 @@ impl Monitor {
         }))
     }
 
-    /// Wakes `tx` (as a closed channel) when the sandbox's process `pid` ends.
-    pub(crate) fn watch(&self, pid: i32, tx: Sender<Response>) {
-        let mut state = self.state.0.lock().unwrap_or_else(|e| e.into_inner());
-        if state.closed || state.exits.iter().any(|(p, _)| *p == pid) {
-            let _ = tx.send(Err(FrameError::Closed));
-        } else {
-            state.watchers.insert(pid, tx);
-        }
+    /// Whether the sandbox's process `pid` has ended (or the monitor is
+    /// gone, which ends every process of the sandbox).
+    pub(crate) fn has_ended(&self, pid: i32) -> bool {
+        let state = self.state.0.lock().unwrap_or_else(|e| e.into_inner());
+        state.closed || state.exits.iter().any(|(p, _)| *p == pid)
     }
 
     /// Sends `signal` to the sandbox's process `pid`.

@@ -6,22 +6,23 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gisclaw_protocol::fdpass::send_fd;
+use gisclaw_protocol::waiting::{receive_available, wait_readable, Received, SPIN_BEFORE_SLEEP};
 use gisclaw_protocol::{
-    read_frame, write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport, Finding,
+    write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport, Finding, FrameBuffer,
     PackageInfo, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
 };
 
 use super::config::{Layer, SandboxConfig};
 use super::error::SandboxError;
-use super::monitor::{Monitor, Response};
+use super::monitor::Monitor;
 use super::zygote::Zygote;
 
-/// How often the wait for a cell checks for a cancel request.
+/// How often the wait for a cell checks for a cancel request and for the
+/// worker's end.
 const CANCEL_POLL: Duration = Duration::from_millis(25);
 /// Longest a non-cell request (variables, packages) may take.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -108,10 +109,11 @@ struct Worker {
     id: u64,
     /// Its pid inside its sandbox (how the monitor names it).
     pid: i32,
-    writer: UnixStream,
-    responses: Receiver<Response>,
-    /// Wakes `responses` when the monitor reports this process's end.
-    wake: Sender<Response>,
+    /// Requests go out and answers come in on this socket; answers are read
+    /// without blocking, so a stalled half frame cannot outlast a deadline.
+    stream: UnixStream,
+    /// Bytes of the answer being received.
+    incoming: FrameBuffer,
     monitor: Arc<Monitor>,
 }
 
@@ -126,36 +128,22 @@ enum WaitEnd {
 }
 
 impl Worker {
-    /// Starts a reader thread for the session process's socket.
-    fn new(stream: UnixStream, monitor: Arc<Monitor>) -> Result<Worker, SandboxError> {
-        let mut reader = stream
-            .try_clone()
-            .map_err(SandboxError::io("cloning the session socket"))?;
-        let (tx, rx) = mpsc::channel();
-        let wake = tx.clone();
-        std::thread::spawn(move || loop {
-            let msg = read_frame::<_, SessionResponse>(&mut reader);
-            let end = msg.is_err();
-            if tx.send(msg).is_err() || end {
-                return;
-            }
-        });
-        Ok(Worker {
+    /// A session process talking on `stream`, not yet ready.
+    fn new(stream: UnixStream, monitor: Arc<Monitor>) -> Worker {
+        Worker {
             id: NEXT_WORKER_ID.fetch_add(1, Ordering::SeqCst),
             pid: 0,
-            writer: stream,
-            responses: rx,
-            wake,
+            stream,
+            incoming: FrameBuffer::default(),
             monitor,
-        })
+        }
     }
 
-    /// Waits for the process's `Ready` and starts watching for its end.
+    /// Waits for the process's `Ready`.
     fn ready(&mut self, deadline: Instant) -> Result<ConfinementReport, SandboxError> {
         match self.wait(deadline, None) {
             Ok(SessionResponse::Ready { pid, confinement }) => {
                 self.pid = pid;
-                self.monitor.watch(pid, self.wake.clone());
                 Ok(confinement)
             }
             Ok(SessionResponse::Error { message }) => Err(SandboxError::StartFailed(message)),
@@ -177,32 +165,50 @@ impl Worker {
     }
 
     fn send(&mut self, req: &SessionRequest) -> Result<(), SandboxError> {
-        write_frame(&mut self.writer, req).map_err(SandboxError::channel("session"))
+        write_frame(&mut self.stream, req).map_err(SandboxError::channel("session"))
     }
 
-    /// Waits for the next response until `deadline`, checking `cancel`.
+    /// Waits for the next response until `deadline`, checking `cancel`
+    /// and whether the process ended (a process it started may still hold
+    /// the socket open). Polls without sleeping for the first
+    /// [`SPIN_BEFORE_SLEEP`], the time most quick cells take.
     fn wait(
-        &self,
+        &mut self,
         deadline: Instant,
         cancel: Option<&AtomicBool>,
     ) -> Result<SessionResponse, WaitEnd> {
+        let spin_until = Instant::now() + SPIN_BEFORE_SLEEP;
         loop {
+            match receive_available(&self.stream, &mut self.incoming) {
+                Ok(Received::End) | Err(_) => {
+                    return match self.incoming.take_frame() {
+                        Some(Ok(resp)) => Ok(resp),
+                        _ => Err(WaitEnd::Gone),
+                    }
+                }
+                Ok(Received::Bytes(_) | Received::Nothing) => {}
+            }
+            match self.incoming.take_frame() {
+                Some(Ok(resp)) => return Ok(resp),
+                Some(Err(_)) => return Err(WaitEnd::Gone),
+                None => {}
+            }
+            let now = Instant::now();
+            if now < spin_until {
+                std::hint::spin_loop();
+                continue;
+            }
             if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
                 return Err(WaitEnd::Cancelled);
             }
-            let now = Instant::now();
+            if self.pid != 0 && self.monitor.has_ended(self.pid) {
+                return Err(WaitEnd::Gone);
+            }
             if now >= deadline {
                 return Err(WaitEnd::Deadline);
             }
-            let step = if cancel.is_some() {
-                CANCEL_POLL.min(deadline - now)
-            } else {
-                deadline - now
-            };
-            match self.responses.recv_timeout(step) {
-                Ok(Ok(resp)) => return Ok(resp),
-                Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => return Err(WaitEnd::Gone),
-                Err(RecvTimeoutError::Timeout) => continue,
+            if wait_readable(&self.stream, CANCEL_POLL.min(deadline - now)).is_err() {
+                return Err(WaitEnd::Gone);
             }
         }
     }
@@ -214,8 +220,8 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        let _ = write_frame(&mut self.writer, &SessionRequest::Shutdown);
-        let _ = self.writer.shutdown(std::net::Shutdown::Both);
+        let _ = write_frame(&mut self.stream, &SessionRequest::Shutdown);
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
 }
 
@@ -436,7 +442,7 @@ impl Session {
         let (stream, monitor) = zygote.fork_child(spec)?;
         let monitor =
             Monitor::new(monitor).map_err(SandboxError::io("reading the sandbox monitor"))?;
-        let mut worker = Worker::new(stream, monitor)?;
+        let mut worker = Worker::new(stream, monitor);
         let confinement = worker.ready(Instant::now() + config.startup_timeout)?;
         if let Some((layer, why)) = Layer::first_missing(&config.require, &confinement) {
             worker.signal(libc::SIGKILL);
@@ -512,7 +518,7 @@ impl Session {
         let (ours, theirs) =
             UnixStream::pair().map_err(SandboxError::io("creating a snapshot socket"))?;
         worker.send(&SessionRequest::Snapshot)?;
-        send_fd(&worker.writer, theirs.as_raw_fd())
+        send_fd(&worker.stream, theirs.as_raw_fd())
             .map_err(SandboxError::io("passing the snapshot socket"))?;
         drop(theirs);
         match worker.wait(Instant::now() + QUERY_TIMEOUT, None) {
@@ -529,7 +535,7 @@ impl Session {
                 ))
             }
         }
-        let mut copy = Worker::new(ours, worker.monitor.clone())?;
+        let mut copy = Worker::new(ours, worker.monitor.clone());
         let confinement = copy.ready(Instant::now() + QUERY_TIMEOUT)?;
         Ok(Session {
             zygote: self.zygote.clone(),

@@ -177,6 +177,20 @@ fn new_and_changed_variables_are_summarised() {
         !names.iter().any(|(n, _)| *n == "arr"),
         "untouched variables are not reported: {names:?}"
     );
+
+    // A name first bound to a library's class, then to the user's own
+    // value, is the user's variable from then on (libraries' names are
+    // remembered by the object they are bound to, not by name).
+    let rebound = run(&mut s, "Point = 'a label'");
+    assert!(
+        rebound
+            .result
+            .variables
+            .iter()
+            .any(|v| v.name == "Point" && v.change == VariableChange::New),
+        "{:?}",
+        rebound.result.variables
+    );
 }
 
 #[test]

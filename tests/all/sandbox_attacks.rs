@@ -332,6 +332,50 @@ fn a_worker_that_exits_while_its_child_holds_the_socket_is_reported_at_once() {
 }
 
 #[test]
+fn half_a_frame_written_to_the_session_socket_cannot_outlast_the_cell_limit() {
+    // The cell finds its own socket to the agent, writes the start of a
+    // frame announcing more bytes than follow, and stalls: the agent reads
+    // answers without blocking inside a frame, so the cell limit still ends
+    // the cell, and the session is rebuilt from its journal.
+    let (mut s, _dir) = common::session_with(SandboxConfig {
+        cell_timeout: Duration::from_secs(3),
+        interrupt_grace: Duration::from_secs(1),
+        ..common::config()
+    });
+    run(&mut s, "kept = 'yes'");
+    let started = Instant::now();
+    let out = run(
+        &mut s,
+        "import os, time\n\
+         for fd in os.listdir('/proc/self/fd'):\n\
+         \x20   try:\n\
+         \x20       if os.readlink(f'/proc/self/fd/{fd}').startswith('socket:'):\n\
+         \x20           os.write(int(fd), (5000).to_bytes(4, 'big') + b'{\"kind\": \"')\n\
+         \x20   except OSError:\n\
+         \x20       pass\n\
+         time.sleep(600)",
+    );
+    // The interrupted cell's answer lands behind the garbage, so it cannot
+    // be read: the worker is killed (an answer read would mean the half
+    // frame never reached the agent, and the test proved nothing).
+    assert!(
+        matches!(
+            out.status,
+            CellStatus::TimedOut { killed: true, .. } | CellStatus::Crashed { .. }
+        ),
+        "{:?}",
+        out.status
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run(&mut s, "print(kept)").result.stdout.trim(), "yes");
+    still_works(&mut s);
+}
+
+#[test]
 fn host_unix_sockets_cannot_be_reached() {
     let dir = common::workdir();
     let path = dir.path().join("host.sock");

@@ -65,6 +65,43 @@ pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> Result<T, FrameErr
     Ok(serde_json::from_slice(&body)?)
 }
 
+/// Frames arriving in pieces, for a reader that must not block inside a
+/// frame (the agent: a hostile cell may write half a frame to the session
+/// socket and stall, and the cell's deadline must still hold).
+#[derive(Debug, Default)]
+pub struct FrameBuffer {
+    /// Bytes received and not yet returned as a frame.
+    bytes: Vec<u8>,
+}
+
+impl FrameBuffer {
+    /// Appends bytes read from the stream.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    /// Whether part of a frame is waiting for the rest of it.
+    pub fn holds_partial_frame(&self) -> bool {
+        !self.bytes.is_empty()
+    }
+
+    /// The first complete frame, parsed, once all of it has arrived; `None`
+    /// while it is incomplete. An oversized announcement is refused as soon
+    /// as its length prefix is in, before any of its body is kept.
+    pub fn take_frame<T: DeserializeOwned>(&mut self) -> Option<Result<T, FrameError>> {
+        let prefix: [u8; 4] = self.bytes.get(..4)?.try_into().ok()?;
+        let len = u32::from_be_bytes(prefix) as usize;
+        if len > MAX_FRAME_BYTES {
+            self.bytes.clear();
+            return Some(Err(FrameError::TooLarge(len)));
+        }
+        let body = self.bytes.get(4..4 + len)?;
+        let parsed = serde_json::from_slice(body).map_err(FrameError::from);
+        self.bytes.drain(..4 + len);
+        Some(parsed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +153,57 @@ mod tests {
         buf.truncate(buf.len() - 2);
         let err = read_frame::<_, Msg>(&mut &buf[..]).unwrap_err();
         assert!(matches!(err, FrameError::Io(_)), "{err}");
+    }
+
+    #[test]
+    fn frame_buffer_returns_a_frame_once_all_of_it_arrived() {
+        let mut wire = Vec::new();
+        write_frame(
+            &mut wire,
+            &Msg {
+                text: "first".into(),
+            },
+        )
+        .unwrap();
+        write_frame(
+            &mut wire,
+            &Msg {
+                text: "zwëite".into(),
+            },
+        )
+        .unwrap();
+        let mut buffer = FrameBuffer::default();
+        let mut seen = Vec::new();
+        // One byte at a time: a frame is returned only when it is whole.
+        for byte in &wire {
+            buffer.push(std::slice::from_ref(byte));
+            while let Some(frame) = buffer.take_frame::<Msg>() {
+                seen.push(frame.unwrap().text);
+            }
+        }
+        assert_eq!(seen, ["first", "zwëite"]);
+        assert!(!buffer.holds_partial_frame());
+        buffer.push(&wire[..6]);
+        assert!(buffer.take_frame::<Msg>().is_none());
+        assert!(buffer.holds_partial_frame());
+    }
+
+    #[test]
+    fn frame_buffer_refuses_an_oversized_announcement_at_its_prefix() {
+        let mut buffer = FrameBuffer::default();
+        buffer.push(&u32::MAX.to_be_bytes());
+        assert!(matches!(
+            buffer.take_frame::<Msg>(),
+            Some(Err(FrameError::TooLarge(_)))
+        ));
+        let mut wire = Vec::new();
+        write_frame(&mut wire, &Msg { text: "x".into() }).unwrap();
+        wire[5] = b'!';
+        buffer.push(&wire);
+        assert!(matches!(
+            buffer.take_frame::<Msg>(),
+            Some(Err(FrameError::Json(_)))
+        ));
+        assert!(!buffer.holds_partial_frame());
     }
 }
