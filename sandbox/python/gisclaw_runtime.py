@@ -688,12 +688,16 @@ def start_session(spec_json):
 
 
 def _warm_up_session():
-    """Run the bookkeeping around a cell once on an empty cell, before the
-    session is ready: a forked session's first writes copy the pages they
-    touch, and that (~0.3 ms) is better paid while the agent is still
-    writing the data card than in the first cell's answer."""
+    """Run the bookkeeping around a cell once on an empty cell, and the
+    summaries once more, before the session is ready: a forked session's
+    first writes copy the pages they touch (reference counts are writes),
+    and that is better paid while the agent is still writing the data card
+    than in the first observations. Measured: a session's first summary of
+    a frame, a layer or an array took 340-560 µs against 150-190 µs after,
+    and ~0.3 ms more went to the first cell's bookkeeping."""
     run_cell("pass", 0)
     linecache.cache.pop("<cell-0>", None)
+    _warm_up_summaries()
 
 
 def _split_last_expression(code, filename):

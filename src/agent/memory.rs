@@ -244,6 +244,7 @@ mod tests {
             },
             restore: None,
             wall: Duration::ZERO,
+            refused: false,
         }
     }
 

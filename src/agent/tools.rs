@@ -245,7 +245,7 @@ impl Toolbox<'_> {
                             text.push_str(&format!("[output check] {line}\n"));
                         }
                     }
-                    if outcome.status != CellStatus::Ok {
+                    if outcome.status != CellStatus::Ok && !outcome.refused {
                         // Advisory: the findings only explain a cell that
                         // failed, so the analyser runs only then (it costs
                         // a worker round trip of tens of ms) and can never

@@ -13,6 +13,7 @@
 //! commands share one so that only the first pays for the imports.
 
 mod config;
+pub mod constraint;
 mod env;
 mod error;
 mod monitor;

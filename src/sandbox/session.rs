@@ -17,6 +17,7 @@ use gisclaw_protocol::{
 };
 
 use super::config::{Layer, SandboxConfig};
+use super::constraint;
 use super::error::SandboxError;
 use super::monitor::Monitor;
 use super::zygote::Zygote;
@@ -83,6 +84,9 @@ pub struct CellOutcome {
     pub restore: Option<RestoreReport>,
     /// Wall time seen by the agent, including any restore.
     pub wall: Duration,
+    /// The sandbox refused the cell before any of it ran (too large, or a
+    /// top-level import of a blocked package; see [`super::constraint`]).
+    pub refused: bool,
 }
 
 /// Asks a running cell to stop, from any thread.
@@ -598,6 +602,17 @@ impl Session {
                 result,
                 restore: None,
                 wall: started.elapsed(),
+                refused: true,
+            });
+        }
+        if let Some(blocked) = constraint::top_level_blocked(code, &self.config.blocked_imports) {
+            return Ok(CellOutcome {
+                cell,
+                status: CellStatus::Error,
+                result: CellResult::failure("ModuleNotFoundError", &constraint::refusal(blocked)),
+                restore: None,
+                wall: started.elapsed(),
+                refused: true,
             });
         }
         let mut restore = None;
@@ -665,6 +680,7 @@ impl Session {
             result,
             restore,
             wall: started.elapsed(),
+            refused: false,
         })
     }
 

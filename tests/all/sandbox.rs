@@ -275,6 +275,7 @@ fn blocked_imports_are_refused_with_the_alternative_by_every_route() {
         "import importlib\nimportlib.import_module('arcpy')",
         "__import__('pykrige.ok')",
         "from skimage import filters",
+        "try:\n    import osgeo\nexcept KeyError:\n    pass",
     ] {
         let out = run(&mut s, code);
         let err = out
@@ -308,6 +309,24 @@ fn blocked_imports_are_refused_with_the_alternative_by_every_route() {
         run(&mut s, "import scipy.interpolate as si").status,
         CellStatus::Ok
     );
+    // A cell whose top level imports a blocked package is refused before
+    // any of it runs (the worker would have run the lines above the import);
+    // one that guards the import runs, and handles the refusal itself.
+    let refused = run(&mut s, "half_done = True\nfrom pykrige.ok import OrdinaryKriging");
+    assert!(refused.refused, "{:?}", refused.result);
+    assert!(refused
+        .result
+        .error
+        .unwrap()
+        .evalue
+        .contains("'pykrige' is not available in this sandbox (package constraint)"));
+    let guarded = run(
+        &mut s,
+        "try:\n    import pykrige\nexcept ImportError as e:\n    print('fallback:', 'package constraint' in str(e))\nprint('half_done' in globals())",
+    );
+    assert!(!guarded.refused);
+    assert_eq!(guarded.status, CellStatus::Ok, "{:?}", guarded.result.error);
+    assert_eq!(guarded.result.stdout, "fallback: True\nFalse\n");
 }
 
 #[test]

@@ -515,7 +515,9 @@ fn the_package_constraint_holds_when_the_finder_is_removed() {
     std::fs::write(dir.path().join("arcpy.py"), "print('arcpy imported')\n").unwrap();
     let out = run(
         &mut s,
-        "import sys\nsys.path.insert(0, '.')\nsys.meta_path.pop(0)\nimport arcpy",
+        // Inside a block, so that the import reaches the worker (a top-level
+        // one is refused before the cell runs).
+        "import sys\nsys.path.insert(0, '.')\nsys.meta_path.pop(0)\nif True:\n    import arcpy",
     );
     let err = out.result.error.expect("refused");
     assert!(err.evalue.contains("package constraint"), "{err:?}");
