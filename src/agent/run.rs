@@ -188,20 +188,29 @@ pub fn run_task(
     let dirs = prepare_out(out, loaded.data_dir.as_deref())?;
     let started = Instant::now();
     // The data card (GDAL reads of every input, and the tokenizer's first
-    // load: ~140 ms) is written while the sandbox forks and confines the
-    // session: neither needs the other.
-    let (session, card) = std::thread::scope(|scope| {
-        let card = scope.spawn(|| {
-            loaded
-                .data_dir
-                .as_deref()
-                .map(|d| card::card_for_dir(d, "data/", card::CARD_TOKEN_BUDGET))
+    // load: ~140 ms) and the output checks' reference are made while the
+    // sandbox forks and confines the session: neither needs the other. They
+    // are made on this thread, the one that later checks what the cells
+    // write, so that the checks' first use of the inputs' CRS is paid here
+    // (GDAL keeps one PROJ context per thread; see `OutputChecks::warm_up`).
+    let (session, card, checks) = std::thread::scope(|scope| {
+        let session = scope.spawn(|| Session::open_in(zygote, &dirs, options.sandbox.clone()));
+        let card = loaded
+            .data_dir
+            .as_deref()
+            .map(|d| card::card_for_dir(d, "data/", card::CARD_TOKEN_BUDGET));
+        // The instruction only: domain knowledge names the inputs' CRS.
+        let checks = options.output_checks.then(|| {
+            let checks = OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction);
+            checks.warm_up();
+            checks
         });
-        let session = Session::open_in(zygote, &dirs, options.sandbox.clone());
-        (session, card.join())
+        let session = session
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (session, card, checks)
     });
     let mut session = session?;
-    let card = card.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {
         task,
@@ -239,10 +248,7 @@ pub fn run_task(
         data_path: "data/".into(),
         outputs: task.outputs.clone(),
         docs: options.docs.as_deref(),
-        // The instruction only: domain knowledge names the inputs' CRS.
-        checks: options
-            .output_checks
-            .then(|| OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction)),
+        checks,
         vision: options.vision_feedback,
     };
     let dual_inputs = dual::DualInputs {

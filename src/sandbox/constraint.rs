@@ -18,7 +18,10 @@ use gisclaw_protocol::BlockedImport;
 /// The blocked package that `code` imports at its top level, if any: the
 /// first statement of a logical line at column 0 that is `import a, b` or
 /// `from a.b import c` naming a blocked top-level module.
-pub fn top_level_blocked<'b>(code: &str, blocked: &'b [BlockedImport]) -> Option<&'b BlockedImport> {
+pub fn top_level_blocked<'b>(
+    code: &str,
+    blocked: &'b [BlockedImport],
+) -> Option<&'b BlockedImport> {
     if blocked.is_empty() {
         return None;
     }
@@ -52,7 +55,10 @@ fn top_level_statements(code: &str) -> Vec<usize> {
         let c = bytes[i];
         if at_line_start {
             at_line_start = false;
-            if depth == 0 && !continued && !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'#' | b'\x0c') {
+            if depth == 0
+                && !continued
+                && !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'#' | b'\x0c')
+            {
                 starts.push(i);
             }
             continued = false;
@@ -156,7 +162,10 @@ mod tests {
             Some("pykrige")
         );
         assert_eq!(refused("import os, arcpy as ap").as_deref(), Some("arcpy"));
-        assert_eq!(refused("import pykrige.ok as ok").as_deref(), Some("pykrige"));
+        assert_eq!(
+            refused("import pykrige.ok as ok").as_deref(),
+            Some("pykrige")
+        );
         assert_eq!(
             refused("data = [1,\n  2]\nimport\tarcpy  # why not").as_deref(),
             Some("arcpy")

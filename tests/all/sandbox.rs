@@ -312,7 +312,10 @@ fn blocked_imports_are_refused_with_the_alternative_by_every_route() {
     // A cell whose top level imports a blocked package is refused before
     // any of it runs (the worker would have run the lines above the import);
     // one that guards the import runs, and handles the refusal itself.
-    let refused = run(&mut s, "half_done = True\nfrom pykrige.ok import OrdinaryKriging");
+    let refused = run(
+        &mut s,
+        "half_done = True\nfrom pykrige.ok import OrdinaryKriging",
+    );
     assert!(refused.refused, "{:?}", refused.result);
     assert!(refused
         .result
