@@ -2,7 +2,7 @@
 //! round (model call, adapters, tool dispatch, sandbox round trip,
 //! transcript) minus the time the cell spent inside the worker. Measured on
 //! the example's recorded session (the first run in the process, then five
-//! more pooled) and on a replay of trivially small cells, with the prompt
+//! more pooled) and on three replays of 40 trivially small cells, with the prompt
 //! tokens per step of the example. The last
 //! round ends with its tool's result; what the run does after it (writing
 //! `solution.py` and `run.json`, closing the session) is printed apart.
@@ -279,6 +279,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 /// Replays of the example after the first, pooled.
 const LATER_RUNS: usize = 5;
 
+/// Replays of the 40 trivial rounds, pooled.
+const TRIVIAL_RUNS: usize = 3;
+
 /// Rounds of several runs of the same replay.
 struct Pooled {
     /// Every round of every run.
@@ -363,20 +366,24 @@ fn main() {
             .join("\n"),
     )
     .unwrap();
-    let trivial = measure(
-        &zygote,
-        &example.join("task.yaml"),
-        &trivial_replay,
-        &dir.path().join("trivial"),
-    )
-    .rounds;
+    let trivial: Vec<Duration> = (0..TRIVIAL_RUNS)
+        .flat_map(|run| {
+            measure(
+                &zygote,
+                &example.join("task.yaml"),
+                &trivial_replay,
+                &dir.path().join(format!("trivial-{run}")),
+            )
+            .rounds
+        })
+        .collect();
 
     // The sandbox's share of a trivial round: one `Session::execute` of the
     // same cell, its wall time minus the time inside the cell.
     let mut session = gisclaw::sandbox::Session::open(&zygote, &dir.path().join("direct"))
         .expect("session opens");
     let round_trip = median(
-        (0..40)
+        (0..40 * TRIVIAL_RUNS)
             .map(|_| {
                 let outcome = session.execute("x = 1").expect("cell runs");
                 outcome
@@ -397,15 +404,23 @@ fn main() {
     );
     let reference_later = reference_runs.split_off(1);
     let reference_first = reference_runs.remove(0);
-    let reference_trivial = reference_loop(
+    let reference_trivial: Vec<Duration> = reference_loop(
         &python,
         root,
         &trivial_replay,
         &dir.path().join("reference-trivial"),
-        1,
+        TRIVIAL_RUNS,
     )
-    .remove(0);
-    let lean = python_loop(&python, 40, &dir.path().join("python-transcript.jsonl"));
+    .concat();
+    let lean: Vec<Duration> = (0..TRIVIAL_RUNS)
+        .flat_map(|run| {
+            python_loop(
+                &python,
+                40,
+                &dir.path().join(format!("python-transcript-{run}.jsonl")),
+            )
+        })
+        .collect();
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let ratio = |a: &[Duration], b: &[Duration]| {
@@ -450,8 +465,7 @@ fn main() {
         );
     }
     println!(
-        "  trivial cells  ({} rounds)                         {:>7.2} ms",
-        trivial.len(),
+        "  trivial cells  ({TRIVIAL_RUNS} runs of 40 rounds, pooled)      {:>7.2} ms",
         ms(median(trivial.clone()))
     );
     println!(

@@ -9,9 +9,14 @@ hashing the code; runs `execute` cells in the agent's own process, in a
 thread it can interrupt (a timeout needs that), with stdout and stderr routed
 to buffers per thread, the working directory switched for the cell; then
 describes every new variable (rows and CRS of frames, shape, min, max and
-NaN share of arrays) and formats the observation; `finish` checks that
+NaN share of arrays), formats the observation (a failing cell's full
+traceback), and warns about an image or raster the cell wrote that is
+suspiciously small (the folder's files and times listed before and after
+the cell); on a failing cell looks the error up in its error
+memory, and records the fix after a self-correction; `finish` checks that
 `pred_results/` holds files and that images and tables are not empty by
-size and line count.
+size and line count. Its progress printing is left out, as gisclaw's
+(the bench gives gisclaw no event renderer).
 
 Usage: python agent_step_reference.py REPLAY DATA_DIR WORK_DIR TOOLS_DIR RUNS
 Replays REPLAY RUNS times in this process, each run with a fresh sandbox
@@ -27,6 +32,7 @@ import re
 import sys
 import threading
 import time
+import traceback
 
 replay_path, data_dir, work_root, tools_dir, runs = sys.argv[1:6]
 sys.path.insert(0, tools_dir)
@@ -104,9 +110,9 @@ class Sandbox:
             start = time.perf_counter()
             try:
                 exec(code, self.namespace)
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 ok[0] = False
-                stderr.write(f"{type(exc).__name__}: {exc}")
+                stderr.write(traceback.format_exc())
             inside[0] = time.perf_counter() - start
             del self.out.targets[tid], self.err.targets[tid]
 
@@ -128,6 +134,38 @@ class Sandbox:
         if ok[0]:
             self.history.append(code)
         return "\n".join(parts), inside[0]
+
+
+def written_files():
+    """pred_results/'s files and their modification times."""
+    pred = os.path.join(work_dir, "pred_results")
+    if not os.path.isdir(pred):
+        return {}
+    return {f: os.path.getmtime(os.path.join(pred, f)) for f in os.listdir(pred)}
+
+
+def size_warnings(before):
+    """Warnings for images and rasters the cell wrote that are suspiciously small."""
+    warnings = []
+    pred = os.path.join(work_dir, "pred_results")
+    for name, mtime in written_files().items():
+        if name in before and mtime <= before[name]:
+            continue
+        kb = os.path.getsize(os.path.join(pred, name)) / 1024
+        if name.endswith(".png") and kb < 30:
+            warnings.append(f"Output QC warning: {name} is only {kb:.1f}KB, the image may be blank!")
+        if name.endswith(".tif") and kb < 1:
+            warnings.append(f"Output QC warning: {name} is only {kb:.1f}KB, the raster may be empty!")
+    return warnings
+
+
+KNOWN_ERRORS = {
+    "has no attribute 'read'": "load_raster returns an ndarray; use rasterio.open() for a dataset.",
+    "has no attribute 'crs'": "unary_union returns a geometry; wrap it in a GeoDataFrame with a CRS.",
+    "memoryerror": "sample the input before processing it.",
+    "geoplot": "use matplotlib instead.",
+    "forwardcompatibility": "ignore this driver warning.",
+}
 
 
 def list_files():
@@ -194,7 +232,9 @@ def run():
     os.symlink(os.path.abspath(data_dir), os.path.join(work_dir, "data"))
     sandbox = Sandbox()
     task = "Task: map the afternoon air temperature of the city from the station readings.\n"
-    history, details, recent, memory = [], [], [], {}
+    history, details, recent = [], [], []
+    memory = dict(KNOWN_ERRORS)
+    failed_before = False
     overheads = []
     for number, reply_text in enumerate(replies, 1):
         start = time.perf_counter()
@@ -207,11 +247,20 @@ def run():
             normalised = "\n".join(l.strip() for l in code.split("\n") if l.strip() and not l.strip().startswith("#"))
             digest = hashlib.md5(normalised.encode()).hexdigest()
             recent = (recent + [digest])[-6:]
+            before = written_files()
             observation, inside = sandbox.execute(code)
-            if observation.startswith("Execution failed"):
-                hint = memory.get(observation.split("\n")[0][:80])
+            warnings = size_warnings(before)
+            if warnings:
+                observation += "\n\n" + "\n".join(warnings)
+            failed = observation.startswith("Execution failed")
+            if failed:
+                lowered = observation.lower()
+                hint = next((fix for key, fix in memory.items() if key.lower() in lowered), None)
                 if hint:
                     observation += f"\n\nHint from an earlier error in this run:\n{hint}"
+            elif failed_before and len(history) >= 2:
+                memory[history[-1][1].split("\n")[0][:80]] = "Fix method: " + observation.split("\n")[0][:80]
+            failed_before = failed
         elif action == "list_files":
             observation = list_files()
         elif action == "finish":
