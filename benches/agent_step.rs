@@ -24,6 +24,8 @@
 //! Run with `make bench`. Goals: median overhead ≤ 5 ms per step on the
 //! example; ≤ 0.5× the reference's per-round overhead.
 
+mod common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -271,27 +273,6 @@ fn socket_round_trip() -> Duration {
     median(times)
 }
 
-/// Stops when the worker binary is older than its sources: `cargo bench`
-/// builds this bench and the `gisclaw` library, not the worker (whose
-/// Python runtime is compiled in), so a stale worker would be measured
-/// without a word. `make bench` builds it first.
-fn refuse_a_stale_worker(root: &Path, worker: &Path) {
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let built = modified(worker);
-    let newest = ["sandbox/python", "sandbox/src", "sandbox/protocol/src"]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten())
-        .filter_map(|entry| modified(&entry.ok()?.path()))
-        .max();
-    if let (Some(built), Some(newest)) = (built, newest) {
-        assert!(
-            built >= newest,
-            "{} is older than its sources: run `cargo build --release -p gisclaw-worker` (make bench does)",
-            worker.display()
-        );
-    }
-}
-
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -344,9 +325,9 @@ fn pooled(runs: &[Measured]) -> Pooled {
 }
 
 fn main() {
+    common::refuse_a_stale_worker();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let zygote = Zygote::start(SandboxConfig::default()).expect("zygote");
-    refuse_a_stale_worker(root, &zygote.config().worker);
     let dir = tempfile::tempdir().unwrap();
     let python = zygote.config().venv.join("bin/python");
 

@@ -9,6 +9,8 @@
 //! others in a real sandbox session with geopandas/pyogrio, pyarrow and
 //! rasterio) and kept in `target/bench-data/card/`.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -86,6 +88,7 @@ print("made")
 "#;
 
 fn main() {
+    common::refuse_a_stale_worker();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/card");
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();

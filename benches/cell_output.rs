@@ -15,6 +15,8 @@
 //! native (a Python `write` per call, kept here as the baseline's second
 //! stream), so the gain is visible in the same run.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -102,6 +104,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
+    common::refuse_a_stale_worker();
     let config = SandboxConfig::default();
     let python = config.venv.join("bin/python");
     let codes: Vec<&str> = CELLS.iter().map(|(_, code)| *code).collect();

@@ -7,6 +7,8 @@
 //! fork-based cost does not grow with the prefix, and at a prefix of at
 //! least 5 s it is at least 20× cheaper than re-running.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use gisclaw::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
@@ -40,6 +42,7 @@ fn run(session: &mut Session, code: &str) {
 }
 
 fn main() {
+    common::refuse_a_stale_worker();
     let zygote = Zygote::start(SandboxConfig::default()).expect("zygote starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let lengths = [1usize, 3, 5, 7];

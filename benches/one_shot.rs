@@ -9,6 +9,8 @@
 //! Run with `make bench` (or `cargo bench --bench one_shot`). Goal: warm
 //! service / baseline ≤ 0.1.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -39,6 +41,7 @@ fn timed(command: &mut Command) -> Duration {
 }
 
 fn main() {
+    common::refuse_a_stale_worker();
     let config = SandboxConfig::default();
     let python = config.venv.join("bin/python");
     // The modules the zygote preloads, as the baseline's imports.

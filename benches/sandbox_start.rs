@@ -4,6 +4,8 @@
 //! Run with `make bench` (or `cargo bench --bench sandbox_start`). Goal: the
 //! ratio (warm-zygote session / plain import) is at most 0.05.
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -19,6 +21,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
+    common::refuse_a_stale_worker();
     let config = SandboxConfig::default();
     let python = config.venv.join("bin/python");
     let baseline_runs = 5;
