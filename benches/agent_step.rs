@@ -71,6 +71,7 @@ fn measure(
     task_file: &Path,
     replay: &Path,
     out: &Path,
+    output_checks: bool,
 ) -> Measured {
     let loaded = Task::load(task_file).expect("task loads");
     let mut backend = Timed {
@@ -86,7 +87,7 @@ fn measure(
         mcts: gisclaw::agent::mcts::MctsLimits::default(),
         sandbox: zygote.config().clone(),
         docs: None,
-        output_checks: true,
+        output_checks,
         vision_feedback: true,
         notebook: gisclaw::notebook::NotebookMode::Off,
     };
@@ -342,17 +343,24 @@ fn main() {
         &example.join("task.yaml"),
         &replay,
         &dir.path().join("ref"),
+        true,
     );
-    let later: Vec<Measured> = (0..LATER_RUNS)
-        .map(|run| {
-            measure(
-                &zygote,
-                &example.join("task.yaml"),
-                &replay,
-                &dir.path().join(format!("ref-again-{run}")),
-            )
-        })
-        .collect();
+    let later_with = |checks: bool, name: &str| -> Vec<Measured> {
+        (0..LATER_RUNS)
+            .map(|run| {
+                measure(
+                    &zygote,
+                    &example.join("task.yaml"),
+                    &replay,
+                    &dir.path().join(format!("{name}-{run}")),
+                    checks,
+                )
+            })
+            .collect()
+    };
+    let later = later_with(true, "ref-again");
+    // Like with like: the reference has no output checks.
+    let unchecked = pooled(&later_with(false, "unchecked"));
     let ours_later = pooled(&later);
     let ours_later_all = ours_later.all.clone();
     let events = &ours.events;
@@ -376,6 +384,7 @@ fn main() {
                 &example.join("task.yaml"),
                 &trivial_replay,
                 &dir.path().join(format!("trivial-{run}")),
+                true,
             )
             .rounds
         })
@@ -467,6 +476,12 @@ fn main() {
             verdict(r)
         );
     }
+    println!(
+        "    gisclaw with --no-output-checks, {LATER_RUNS} runs pooled {:>7.2} ms  (by round: {}; ratio {:.2})",
+        ms(median(unchecked.all.clone())),
+        each(&unchecked.per_round),
+        ratio(&unchecked.all, &Pooled::of(reference_later.clone()).all)
+    );
     println!(
         "  trivial cells  ({TRIVIAL_RUNS} runs of 40 rounds, pooled)      {:>7.2} ms",
         ms(median(trivial.clone()))
