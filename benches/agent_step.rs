@@ -286,6 +286,7 @@ const LATER_RUNS: usize = 5;
 const TRIVIAL_RUNS: usize = 3;
 
 /// Rounds of several runs of the same replay.
+#[derive(Clone)]
 struct Pooled {
     /// Every round of every run.
     all: Vec<Duration>,
@@ -345,22 +346,23 @@ fn main() {
         &dir.path().join("ref"),
         true,
     );
-    let later_with = |checks: bool, name: &str| -> Vec<Measured> {
-        (0..LATER_RUNS)
+    // `count` replays of `replay`, each in `{name}-{run}`.
+    let runs = |replay: &Path, count: usize, name: &str, checks: bool| -> Vec<Measured> {
+        (0..count)
             .map(|run| {
                 measure(
                     &zygote,
                     &example.join("task.yaml"),
-                    &replay,
+                    replay,
                     &dir.path().join(format!("{name}-{run}")),
                     checks,
                 )
             })
             .collect()
     };
-    let later = later_with(true, "ref-again");
+    let later = runs(&replay, LATER_RUNS, "ref-again", true);
     // Like with like: the reference has no output checks.
-    let unchecked = pooled(&later_with(false, "unchecked"));
+    let unchecked = pooled(&runs(&replay, LATER_RUNS, "unchecked", false));
     let ours_later = pooled(&later);
     let ours_later_all = ours_later.all.clone();
     let events = &ours.events;
@@ -377,17 +379,9 @@ fn main() {
             .join("\n"),
     )
     .unwrap();
-    let trivial: Vec<Duration> = (0..TRIVIAL_RUNS)
-        .flat_map(|run| {
-            measure(
-                &zygote,
-                &example.join("task.yaml"),
-                &trivial_replay,
-                &dir.path().join(format!("trivial-{run}")),
-                true,
-            )
-            .rounds
-        })
+    let trivial: Vec<Duration> = runs(&trivial_replay, TRIVIAL_RUNS, "trivial", true)
+        .into_iter()
+        .flat_map(|run| run.rounds)
         .collect();
 
     // The sandbox's share of a trivial round: one `Session::execute` of the
@@ -414,7 +408,7 @@ fn main() {
         &dir.path().join("reference-example"),
         1 + LATER_RUNS,
     );
-    let reference_later = reference_runs.split_off(1);
+    let reference_later = Pooled::of(reference_runs.split_off(1));
     let reference_first = reference_runs.remove(0);
     let reference_trivial: Vec<Duration> = reference_loop(
         &python,
@@ -449,7 +443,7 @@ fn main() {
         (
             format!("{LATER_RUNS} later runs, pooled"),
             ours_later,
-            Pooled::of(reference_later.clone()),
+            reference_later.clone(),
         ),
     ] {
         println!(
@@ -480,7 +474,7 @@ fn main() {
         "    gisclaw with --no-output-checks, {LATER_RUNS} runs pooled {:>7.2} ms  (by round: {}; ratio {:.2})",
         ms(median(unchecked.all.clone())),
         each(&unchecked.per_round),
-        ratio(&unchecked.all, &Pooled::of(reference_later.clone()).all)
+        ratio(&unchecked.all, &reference_later.all)
     );
     println!(
         "  trivial cells  ({TRIVIAL_RUNS} runs of 40 rounds, pooled)      {:>7.2} ms",

@@ -117,8 +117,12 @@ pub enum SchemaError {
 /// A folder reached twice (a symlink cycle such as `self -> .`, or two
 /// links to one folder) is walked once; see [`folder_links_skipped`].
 pub fn files_under(dir: &Path) -> Vec<(String, u64)> {
-    walk(dir)
-        .0
+    sizes(walk(dir).0)
+}
+
+/// The walk's files with their sizes.
+fn sizes(files: Vec<(String, std::fs::Metadata)>) -> Vec<(String, u64)> {
+    files
         .into_iter()
         .map(|(rel, meta)| (rel, meta.len()))
         .collect()
@@ -194,10 +198,7 @@ fn size_text(bytes: u64) -> String {
 /// The card for a data folder, within `budget` tokens.
 pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let (files, skipped) = walk(dir);
-    let files: Vec<(String, u64)> = files
-        .into_iter()
-        .map(|(rel, meta)| (rel, meta.len()))
-        .collect();
+    let files = sizes(files);
     let loops: String = skipped
         .iter()
         .map(|rel| {

@@ -183,19 +183,15 @@ impl Worker {
     ) -> Result<SessionResponse, WaitEnd> {
         let spin_until = Instant::now() + SPIN_BEFORE_SLEEP;
         loop {
-            match receive_available(&self.stream, &mut self.incoming) {
-                Ok(Received::End) | Err(_) => {
-                    return match self.incoming.take_frame() {
-                        Some(Ok(resp)) => Ok(resp),
-                        _ => Err(WaitEnd::Gone),
-                    }
-                }
-                Ok(Received::Bytes(_) | Received::Nothing) => {}
-            }
+            let received = receive_available(&self.stream, &mut self.incoming);
             match self.incoming.take_frame() {
                 Some(Ok(resp)) => return Ok(resp),
                 Some(Err(_)) => return Err(WaitEnd::Gone),
                 None => {}
+            }
+            // The stream ended or broke with no whole answer in it.
+            if matches!(received, Ok(Received::End) | Err(_)) {
+                return Err(WaitEnd::Gone);
             }
             let now = Instant::now();
             if now < spin_until {
