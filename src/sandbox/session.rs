@@ -175,7 +175,8 @@ impl Worker {
     /// Waits for the next response until `deadline`, checking `cancel`
     /// and whether the process ended (a process it started may still hold
     /// the socket open). Polls without sleeping for the first
-    /// [`SPIN_BEFORE_SLEEP`], the time most quick cells take.
+    /// [`SPIN_BEFORE_SLEEP`], the time most quick cells take, yielding the
+    /// CPU at each pass (see [`gisclaw_protocol::waiting`]).
     fn wait(
         &mut self,
         deadline: Instant,
@@ -195,7 +196,8 @@ impl Worker {
             }
             let now = Instant::now();
             if now < spin_until {
-                std::hint::spin_loop();
+                // SAFETY: takes no arguments and touches no memory.
+                unsafe { libc::sched_yield() };
                 continue;
             }
             if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
