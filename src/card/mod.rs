@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 pub use gdal_entry::{crs_text, first_features, open_readonly};
 pub use parquet::row_count as parquet_rows;
+pub use parquet::{read_rows as read_parquet, Rows as ParquetRows, StatedCrs};
 
 use crate::llm::tokens;
 
@@ -149,10 +150,10 @@ fn walk(dir: &Path) -> (Vec<(String, std::fs::Metadata)>, Vec<String>) {
     use std::os::unix::fs::MetadataExt;
     let mut files = Vec::new();
     let mut skipped = Vec::new();
+    // Folders seen, by device and inode; the root is added when the first
+    // folder turns up (most output folders have none: a `stat` saved).
     let mut seen = std::collections::HashSet::new();
-    if let Ok(meta) = std::fs::metadata(dir) {
-        seen.insert((meta.dev(), meta.ino()));
-    }
+    let mut root_seen = false;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
@@ -166,9 +167,23 @@ fn walk(dir: &Path) -> (Vec<(String, std::fs::Metadata)>, Vec<String>) {
                 .to_string_lossy()
                 .into_owned();
             // Links followed: a link to a folder is walked unless it leads
-            // to one already seen; a broken link is listed as itself.
-            match std::fs::metadata(&path).or_else(|_| entry.metadata()) {
+            // to one already seen; a broken link is listed as itself. Any
+            // other entry is read relative to its folder (the kind comes
+            // with the listing), without resolving the whole path again.
+            let is_link = entry.file_type().map_or(true, |t| t.is_symlink());
+            let meta = if is_link {
+                std::fs::metadata(&path).or_else(|_| entry.metadata())
+            } else {
+                entry.metadata()
+            };
+            match meta {
                 Ok(meta) if meta.is_dir() => {
+                    if !root_seen {
+                        root_seen = true;
+                        if let Ok(root) = std::fs::metadata(dir) {
+                            seen.insert((root.dev(), root.ino()));
+                        }
+                    }
                     if seen.insert((meta.dev(), meta.ino())) {
                         stack.push(path);
                     } else {

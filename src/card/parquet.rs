@@ -30,6 +30,8 @@ struct GeoColumn {
     encoding: String,
     types: Vec<String>,
     crs: String,
+    /// The CRS as the metadata states it (for GDAL, where `crs` is for the card).
+    stated: StatedCrs,
     bbox: Option<[f64; 4]>,
     /// Leaf column paths of a bbox covering (`bbox.xmin`…), GeoParquet 1.1.
     covering: Option<[String; 4]>,
@@ -168,6 +170,96 @@ pub fn row_count(path: &Path) -> Result<(i64, bool), ::parquet::errors::ParquetE
     ))
 }
 
+/// The CRS GeoParquet metadata states for a geometry column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StatedCrs {
+    /// No `crs` key: GeoParquet's default, OGC:CRS84 (lon/lat degrees).
+    Default,
+    /// `"crs": null`: unknown.
+    Unknown,
+    /// A PROJJSON object (as JSON text) or a string, for GDAL to read.
+    Definition(String),
+}
+
+impl StatedCrs {
+    fn of(crs: Option<&Value>) -> StatedCrs {
+        match crs {
+            None => StatedCrs::Default,
+            Some(Value::Null) => StatedCrs::Unknown,
+            Some(Value::String(s)) => StatedCrs::Definition(s.clone()),
+            Some(other) => StatedCrs::Definition(other.to_string()),
+        }
+    }
+}
+
+/// A (Geo)Parquet file's rows as the output scorer compares them with
+/// another vector file or table.
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    /// Rows in the file (from its footer).
+    pub count: u64,
+    /// Attribute column names: geometry columns, bbox coverings and
+    /// pandas' stored index (`__index_level_0__`) left out.
+    pub columns: Vec<String>,
+    /// The primary geometry column's CRS; `None` for plain Parquet.
+    pub crs: Option<StatedCrs>,
+    /// The primary geometry column's WKB values (nulls left out).
+    pub wkb: Vec<Vec<u8>>,
+    /// The primary geometry column's encoding when it is not WKB
+    /// (GeoArrow's `point`, `polygon`, …): its geometries are not read.
+    pub unread_encoding: Option<String>,
+}
+
+/// Every row of a Parquet file at `path`: its attribute columns' names and
+/// its primary geometry column's WKB (all row groups).
+pub fn read_rows(path: &Path) -> Result<Rows, ::parquet::errors::ParquetError> {
+    let file = std::fs::File::open(path)?;
+    let reader = SerializedFileReader::new(file)?;
+    let meta = reader.metadata();
+    let (_, geo) = geo_metadata(meta);
+    let primary = geo.first();
+    let hidden: Vec<&str> = geo
+        .iter()
+        .map(|g| g.name.as_str())
+        .chain(
+            geo.iter()
+                .filter_map(|g| g.covering.as_ref())
+                .filter_map(|c| c[0].split('.').next()),
+        )
+        .collect();
+    let mut rows = Rows {
+        count: u64::try_from(meta.file_metadata().num_rows()).unwrap_or(0),
+        columns: meta
+            .file_metadata()
+            .schema_descr()
+            .root_schema()
+            .get_fields()
+            .iter()
+            .map(|f| f.name().to_string())
+            .filter(|n| !hidden.contains(&n.as_str()) && !n.starts_with("__index_level_"))
+            .collect(),
+        crs: primary.map(|g| g.stated.clone()),
+        ..Rows::default()
+    };
+    let Some(primary) = primary else {
+        return Ok(rows);
+    };
+    if !primary.encoding.eq_ignore_ascii_case("WKB") {
+        rows.unread_encoding = Some(primary.encoding.clone());
+        return Ok(rows);
+    }
+    for row in reader.get_row_iter(None)? {
+        for (name, field) in row?.get_column_iter() {
+            if name == &primary.name {
+                if let Field::Bytes(b) = field {
+                    rows.wkb.push(b.data().to_vec());
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
 /// How to read the file in the sandbox.
 fn read_hint(shown: &str, size: u64, geo: &[GeoColumn]) -> String {
     let reader = if geo.is_empty() {
@@ -225,6 +317,7 @@ fn geo_metadata(meta: &ParquetMetaData) -> (Option<String>, Vec<GeoColumn>) {
                         })
                         .unwrap_or_default(),
                     crs: crs_text(c.get("crs")),
+                    stated: StatedCrs::of(c.get("crs")),
                     bbox: c["bbox"].as_array().and_then(|b| {
                         let v: Vec<f64> = b.iter().filter_map(Value::as_f64).collect();
                         // 4 values (2D) or 6 (3D: xmin, ymin, zmin, xmax, ymax, zmax).

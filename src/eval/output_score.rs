@@ -7,7 +7,8 @@
 //!   cells — the aggregate form, because per-cell ratios explode where the
 //!   gold is near 0 (a dNBR or a residual raster). When the shapes differ,
 //!   no cell pairs up and f = g = 0. Thresholds: [`f_rho`], [`g_mre`].
-//! - **Vector**: the mean of four parts: feature count (min/max of the two
+//! - **Vector** (GeoParquet too, read natively: WKB geometries, the CRS its
+//!   metadata states): the mean of four parts: feature count (min/max of the two
 //!   counts), CRS (same or both absent), column overlap (Jaccard of the
 //!   attribute names, case-insensitive) and area-weighted geometry overlap
 //!   (IoU of the dissolved geometries, the candidate reprojected to the
@@ -21,7 +22,9 @@
 //!   constant column) 1 − min(1, relative error); rows pair up through a shared key (a column
 //!   unique in both that is text or named like an id: `id`, `geoid`,
 //!   `name`, `*_code`…), else by position. With no shared
-//!   numeric column the mean is over the other two.
+//!   numeric column the mean is over the other two. Other tables
+//!   (spreadsheets, plain Parquet) score the vector parts they have: row
+//!   count, CRS (none) and column overlap.
 //! - **Image** (PNG, …): 0 when blank (≤ [`crate::outputs::MIN_COLOURS`]
 //!   colours); otherwise the SSIM of the two images in grey at 256×256 —
 //!   a **weak signal** (alternative but correct maps score low), labelled as
@@ -94,7 +97,12 @@ fn kind_name(kind: OutputKind) -> &'static str {
 
 /// Scores `candidate` against `gold`; `declared` is the output's declared path.
 pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScore {
-    let kind = outputs::kind_of(Path::new(declared));
+    // A Parquet output is a vector or a table as the gold's metadata says.
+    let kind = if is_parquet(Path::new(declared)) {
+        outputs::kind_of(gold)
+    } else {
+        outputs::kind_of(Path::new(declared))
+    };
     let mut score = OutputScore {
         path: declared.to_string(),
         kind: kind_name(kind).to_string(),
@@ -178,6 +186,12 @@ enum ScoreError {
     /// The output check could not read the candidate.
     #[error("{0}")]
     Check(String),
+    /// A Parquet file that does not parse.
+    #[error("not a readable Parquet file: {0}")]
+    Parquet(String),
+    /// GeoParquet geometries in a GeoArrow encoding, which is not read.
+    #[error("geometries encoded as GeoArrow `{0}` are not read (WKB is)")]
+    GeoArrow(String),
     /// The gold's own file failed (the candidate is not at fault).
     #[error("gold: {0}")]
     Gold(Box<ScoreError>),
@@ -341,38 +355,91 @@ struct VectorData {
     polygonal: bool,
 }
 
+impl VectorData {
+    fn empty() -> VectorData {
+        VectorData {
+            count: 0,
+            columns: BTreeSet::new(),
+            srs: None,
+            geometries: Vec::new(),
+            polygonal: true,
+        }
+    }
+
+    /// Keeps a feature's geometry (an empty one is no geometry).
+    fn add(&mut self, geometry: Geometry) {
+        if geometry.is_empty() {
+            return;
+        }
+        let flat = gdal::vector::geometry_type_flatten(geometry.geometry_type());
+        if flat != OGRwkbGeometryType::wkbPolygon && flat != OGRwkbGeometryType::wkbMultiPolygon {
+            self.polygonal = false;
+        }
+        self.geometries.push(geometry);
+    }
+}
+
+/// The CRS GDAL reads with x first (lon/lat, easting/northing).
+fn gis_order(mut srs: SpatialRef) -> SpatialRef {
+    srs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    srs
+}
+
+fn is_parquet(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("geoparquet"))
+}
+
+/// A (Geo)Parquet file read natively (Debian's GDAL has no Parquet
+/// driver): its rows, attribute columns, the primary geometry column's
+/// WKB and the CRS its `geo` metadata states (none: OGC:CRS84; null:
+/// unknown).
+fn read_parquet(path: &Path) -> Result<VectorData, ScoreError> {
+    let rows = card::read_parquet(path).map_err(|e| ScoreError::Parquet(e.to_string()))?;
+    if let Some(encoding) = rows.unread_encoding {
+        return Err(ScoreError::GeoArrow(encoding));
+    }
+    let mut data = VectorData::empty();
+    data.count = rows.count;
+    data.columns = rows.columns.iter().map(|c| c.to_lowercase()).collect();
+    data.srs = match rows.crs {
+        None | Some(card::StatedCrs::Unknown) => None,
+        Some(card::StatedCrs::Default) => {
+            Some(gis_order(SpatialRef::from_definition("OGC:CRS84")?))
+        }
+        Some(card::StatedCrs::Definition(text)) => {
+            Some(gis_order(SpatialRef::from_definition(&text)?))
+        }
+    };
+    for wkb in &rows.wkb {
+        let mut geometry = Geometry::from_wkb(wkb)?;
+        // What a reprojection to the gold's CRS starts from (GDAL's
+        // features carry their layer's).
+        if let Some(srs) = &data.srs {
+            geometry.set_spatial_ref(srs.clone());
+        }
+        data.add(geometry);
+    }
+    Ok(data)
+}
+
 fn read_vector(path: &Path) -> Result<VectorData, ScoreError> {
+    if is_parquet(path) {
+        return read_parquet(path);
+    }
     let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])
         .map_err(ScoreError::unreadable("vector file"))?;
-    let mut data = VectorData {
-        count: 0,
-        columns: BTreeSet::new(),
-        srs: None,
-        geometries: Vec::new(),
-        polygonal: true,
-    };
+    let mut data = VectorData::empty();
     for mut layer in ds.layers() {
         if data.srs.is_none() {
-            data.srs = layer.spatial_ref().map(|mut s| {
-                s.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
-                s
-            });
+            data.srs = layer.spatial_ref().map(gis_order);
         }
         data.columns
             .extend(layer.defn().fields().map(|f| f.name().to_lowercase()));
         for feature in layer.features() {
             data.count += 1;
             if let Some(geometry) = feature.geometry() {
-                if geometry.is_empty() {
-                    continue;
-                }
-                let flat = gdal::vector::geometry_type_flatten(geometry.geometry_type());
-                if flat != OGRwkbGeometryType::wkbPolygon
-                    && flat != OGRwkbGeometryType::wkbMultiPolygon
-                {
-                    data.polygonal = false;
-                }
-                data.geometries.push(geometry.clone());
+                data.add(geometry.clone());
             }
         }
     }

@@ -91,6 +91,86 @@ print(back.crs.to_epsg(), back.name.tolist(), round(back.total_bounds[2], 2), "d
 }
 
 #[test]
+fn parquet_outputs_are_scored_against_the_gold_as_vectors_or_tables() {
+    use gisclaw::eval::output_score::score_output;
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import geopandas as gpd, pandas as pd, shapely
+zones = gpd.GeoDataFrame(
+    {"name": ["north", "south", "east"], "value": [1.5, 2.0, 3.25]},
+    geometry=[shapely.box(4.0e6, 2.6e6, 4.1e6, 2.7e6), shapely.box(4.0e6, 2.5e6, 4.1e6, 2.6e6), shapely.box(4.1e6, 2.5e6, 4.2e6, 2.7e6)],
+    crs="EPSG:3035")
+zones.to_parquet("gold.parquet")
+zones.to_file("same.gpkg")
+zones.to_crs(4326).to_parquet("lonlat.parquet")
+shifted = zones.copy()
+shifted["geometry"] = zones.translate(5.0e4, 0)
+shifted.to_parquet("shifted.parquet")
+zones.set_crs(None, allow_override=True).to_parquet("no_crs.parquet")
+zones.to_parquet("geoarrow.parquet", geometry_encoding="geoarrow")
+table = pd.DataFrame({"site": ["a", "b", "c"], "lat": [47.1, 46.9, 46.5], "lon": [8.2, 7.4, 7.0]})
+table.to_parquet("gold_table.parquet")
+table[["site", "lat"]].to_parquet("fewer_columns.parquet")
+print("done")
+"#,
+    );
+    let at = |name: &str| dir.path().join(name);
+    let declared = "pred_results/zones.parquet";
+    let score = |candidate: &str| score_output(declared, &at("gold.parquet"), &at(candidate));
+
+    let same = score("gold.parquet");
+    assert_eq!(
+        (same.kind.as_str(), same.score),
+        ("vector", 1.0),
+        "{same:?}"
+    );
+    // The same features in another format: every part agrees.
+    let gpkg = score("same.gpkg");
+    assert!(gpkg.score > 0.999, "{gpkg:?}");
+    // Another CRS: the CRS part is lost, the geometry still overlaps once
+    // brought into the gold's.
+    let lonlat = score("lonlat.parquet");
+    assert_eq!(lonlat.parts["crs"], 0.0, "{lonlat:?}");
+    assert!(lonlat.parts["geometry"] > 0.99, "{lonlat:?}");
+    // The zones tile a 200 km square; shifted 50 km east, it overlaps the
+    // gold's by 150 × 200 km of a 250 × 200 km union (IoU 0.6).
+    let shifted = score("shifted.parquet");
+    assert!(
+        (shifted.parts["geometry"] - 0.6).abs() < 0.01,
+        "{shifted:?}"
+    );
+    assert_eq!(shifted.parts["columns"], 1.0, "{shifted:?}");
+    // A null CRS is unknown, not the gold's.
+    assert_eq!(score("no_crs.parquet").parts["crs"], 0.0);
+    // GeoArrow geometries are not read: said, and scored 0.
+    let arrow = score("geoarrow.parquet");
+    assert_eq!(arrow.score, 0.0);
+    assert!(arrow.note.contains("GeoArrow"), "{arrow:?}");
+    // A plain Parquet gold is a table: rows and columns are compared.
+    let table = score_output(
+        "pred_results/sites.parquet",
+        &at("gold_table.parquet"),
+        &at("fewer_columns.parquet"),
+    );
+    assert_eq!(table.kind, "table", "{table:?}");
+    assert_eq!(table.parts["count"], 1.0, "{table:?}");
+    assert!(
+        (table.parts["columns"] - 2.0 / 3.0).abs() < 1e-9,
+        "{table:?}"
+    );
+    // Not Parquet at all: one line saying so.
+    std::fs::write(at("broken.parquet"), b"PAR1 not really").unwrap();
+    let broken = score("broken.parquet");
+    assert_eq!(broken.score, 0.0);
+    assert!(
+        broken.note.starts_with("not a readable Parquet file"),
+        "{broken:?}"
+    );
+}
+
+#[test]
 fn archive_members_are_described_and_read_in_place_by_the_path_shown() {
     let (mut session, dir) = common::session();
     make(
