@@ -29,7 +29,9 @@ use std::path::{Path, PathBuf};
 
 pub use gdal_entry::{crs_text, first_features, open_readonly};
 pub use parquet::row_count as parquet_rows;
-pub use parquet::{read_rows as read_parquet, Rows as ParquetRows, StatedCrs};
+pub use parquet::{
+    geo_extents as parquet_geo_extents, read_rows as read_parquet, Rows as ParquetRows, StatedCrs,
+};
 
 use crate::llm::tokens;
 
@@ -59,6 +61,13 @@ enum Kind {
     /// Shapefile parts, overviews, aux files: listed with their main file.
     Sidecar,
     Other,
+}
+
+/// Whether `path` is a Parquet file by its extension (`.parquet`,
+/// `.geoparquet`).
+pub fn is_parquet(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("geoparquet"))
 }
 
 /// Whether `path` is a sidecar (shapefile part, overview, aux file) read

@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use gdal::spatial_ref::{AxisMappingStrategy, SpatialRef};
+use gdal::vector::Geometry;
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -99,10 +101,10 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
         cols.push(format!("… {} more", fields.len() - SHOWN_COLUMNS));
     }
     text.push_str(&format!("  columns: {}\n", cols.join(", ")));
-    let wkb_columns: Vec<&str> = geo
+    // Geometry columns in an encoding this reader knows, shown as WKT.
+    let geometry_columns: Vec<(&str, Encoding)> = geo
         .iter()
-        .filter(|g| g.encoding.eq_ignore_ascii_case("WKB"))
-        .map(|g| g.name.as_str())
+        .filter_map(|g| Some((g.name.as_str(), Encoding::of(&g.encoding)?)))
         .collect();
     // Bbox covering columns repeat the geometry's extent: not in sample rows.
     let coverings: Vec<&str> = geo
@@ -130,9 +132,13 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
                 };
                 let mut values = Vec::new();
                 for (i, (name, field)) in row.get_column_iter().enumerate() {
-                    let geometry = wkb_columns.contains(&name.as_str());
+                    let encoding = geometry_columns
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|&(_, e)| e);
+                    let geometry = encoding.is_some();
                     if !coverings.contains(&name.as_str()) {
-                        values.push(format!("{name}={}", field_text(field, geometry)));
+                        values.push(format!("{name}={}", field_text(field, encoding)));
                     }
                     if let Some(sample) = samples.get_mut(i) {
                         match field {
@@ -190,10 +196,44 @@ impl StatedCrs {
             Some(other) => StatedCrs::Definition(other.to_string()),
         }
     }
+
+    /// The CRS as GDAL reads it, x first (`None` when unknown); an error
+    /// when GDAL/PROJ cannot read the definition.
+    pub fn spatial_ref(&self) -> Result<Option<SpatialRef>, gdal::errors::GdalError> {
+        let mut srs = match self {
+            StatedCrs::Unknown => return Ok(None),
+            StatedCrs::Default => SpatialRef::from_definition("OGC:CRS84")?,
+            StatedCrs::Definition(text) => SpatialRef::from_definition(text)?,
+        };
+        srs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+        Ok(Some(srs))
+    }
 }
 
-/// A (Geo)Parquet file's rows as the output scorer compares them with
-/// another vector file or table.
+/// A geometry column's stated CRS and its extent in that CRS, if known.
+pub type GeoExtent = (StatedCrs, Option<[f64; 4]>);
+
+/// Each geometry column of a GeoParquet file at `path` with its stated CRS
+/// and extent (the `bbox` metadata, else a bbox covering's statistics), in
+/// that CRS, from the footer alone (empty for plain Parquet).
+pub fn geo_extents(path: &Path) -> Result<Vec<GeoExtent>, ::parquet::errors::ParquetError> {
+    let file = std::fs::File::open(path)?;
+    let reader = SerializedFileReader::new(file)?;
+    let meta = reader.metadata();
+    Ok(geo_metadata(meta)
+        .1
+        .into_iter()
+        .map(|g| {
+            let bbox = g
+                .bbox
+                .or_else(|| g.covering.as_ref().and_then(|c| covering_bbox(meta, c)));
+            (g.stated, bbox)
+        })
+        .collect())
+}
+
+/// A (Geo)Parquet file's rows as the output scorer and the output checks
+/// compare them with other vector files and tables.
 #[derive(Debug, Clone, Default)]
 pub struct Rows {
     /// Rows in the file (from its footer).
@@ -203,16 +243,21 @@ pub struct Rows {
     pub columns: Vec<String>,
     /// The primary geometry column's CRS; `None` for plain Parquet.
     pub crs: Option<StatedCrs>,
-    /// The primary geometry column's WKB values (nulls left out).
-    pub wkb: Vec<Vec<u8>>,
-    /// The primary geometry column's encoding when it is not WKB
-    /// (GeoArrow's `point`, `polygon`, …): its geometries are not read.
+    /// The primary geometry column's values in the rows read, in order
+    /// (`None`: null, or not a geometry).
+    pub geometries: Vec<Option<Geometry>>,
+    /// The primary geometry column's encoding when it is none this reader
+    /// knows (WKB and GeoArrow's are): its geometries are not read.
     pub unread_encoding: Option<String>,
 }
 
-/// Every row of a Parquet file at `path`: its attribute columns' names and
-/// its primary geometry column's WKB (all row groups).
-pub fn read_rows(path: &Path) -> Result<Rows, ::parquet::errors::ParquetError> {
+/// The rows of a Parquet file at `path` (the first `limit` of them, or
+/// all): its attribute columns' names and its primary geometry column's
+/// values (every row group).
+pub fn read_rows(
+    path: &Path,
+    limit: Option<usize>,
+) -> Result<Rows, ::parquet::errors::ParquetError> {
     let file = std::fs::File::open(path)?;
     let reader = SerializedFileReader::new(file)?;
     let meta = reader.metadata();
@@ -244,20 +289,109 @@ pub fn read_rows(path: &Path) -> Result<Rows, ::parquet::errors::ParquetError> {
     let Some(primary) = primary else {
         return Ok(rows);
     };
-    if !primary.encoding.eq_ignore_ascii_case("WKB") {
+    let Some(encoding) = Encoding::of(&primary.encoding) else {
         rows.unread_encoding = Some(primary.encoding.clone());
         return Ok(rows);
+    };
+    for row in reader.get_row_iter(None)?.take(limit.unwrap_or(usize::MAX)) {
+        let row = row?;
+        let value = row
+            .get_column_iter()
+            .find(|(name, _)| *name == &primary.name)
+            .map(|(_, field)| field);
+        rows.geometries
+            .push(value.and_then(|f| encoding.geometry(f)));
     }
-    for row in reader.get_row_iter(None)? {
-        for (name, field) in row?.get_column_iter() {
-            if name == &primary.name {
-                if let Field::Bytes(b) = field {
-                    rows.wkb.push(b.data().to_vec());
-                }
+    Ok(rows)
+}
+
+/// How a GeoParquet geometry column stores its values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Encoding {
+    /// Well-known binary.
+    Wkb,
+    /// GeoArrow's native nesting: coordinates as structs (`x`, `y`[, `z`,
+    /// `m`]: GeoParquet's "separated" layout) in `depth` levels of lists.
+    GeoArrow {
+        wkt_type: &'static str,
+        depth: usize,
+    },
+}
+
+impl Encoding {
+    fn of(name: &str) -> Option<Encoding> {
+        let (wkt_type, depth) = match name.to_ascii_lowercase().as_str() {
+            "wkb" => return Some(Encoding::Wkb),
+            "point" => ("POINT", 0),
+            "linestring" => ("LINESTRING", 1),
+            "polygon" => ("POLYGON", 2),
+            "multipoint" => ("MULTIPOINT", 1),
+            "multilinestring" => ("MULTILINESTRING", 2),
+            "multipolygon" => ("MULTIPOLYGON", 3),
+            _ => return None,
+        };
+        Some(Encoding::GeoArrow { wkt_type, depth })
+    }
+
+    /// The geometry a value holds (`None` for a null or a malformed one).
+    fn geometry(self, field: &Field) -> Option<Geometry> {
+        match (self, field) {
+            (_, Field::Null) => None,
+            (Encoding::Wkb, Field::Bytes(b)) => Geometry::from_wkb(b.data()).ok(),
+            (Encoding::Wkb, _) => None,
+            (Encoding::GeoArrow { wkt_type, depth }, field) => {
+                let wkt = match geoarrow_body(field, depth)? {
+                    body if body.is_empty() => format!("{wkt_type} EMPTY"),
+                    body => format!("{wkt_type} ({body})"),
+                };
+                Geometry::from_wkt(&wkt).ok()
             }
         }
     }
-    Ok(rows)
+}
+
+/// The WKT between a GeoArrow value's outer parentheses: `x y` for a
+/// coordinate, its parts joined for a list (each in parentheses when it is
+/// a list itself).
+fn geoarrow_body(field: &Field, depth: usize) -> Option<String> {
+    if depth == 0 {
+        // GeoParquet stores GeoArrow coordinates "separated": a struct.
+        let Field::Group(coord) = field else {
+            return None;
+        };
+        let numbers: Vec<f64> = coord
+            .get_column_iter()
+            .map(|(_, v)| number(v))
+            .collect::<Option<_>>()?;
+        return (numbers.len() >= 2).then(|| {
+            numbers
+                .iter()
+                .map(|x| format!("{x:?}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+    }
+    let Field::ListInternal(list) = field else {
+        return None;
+    };
+    let parts = list
+        .elements()
+        .iter()
+        .map(|part| {
+            let body = geoarrow_body(part, depth - 1)?;
+            Some(if depth > 1 { format!("({body})") } else { body })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(parts.join(", "))
+}
+
+/// A coordinate's number.
+fn number(field: &Field) -> Option<f64> {
+    match field {
+        Field::Double(x) => Some(*x),
+        Field::Float(x) => Some(f64::from(*x)),
+        _ => None,
+    }
 }
 
 /// How to read the file in the sandbox.
@@ -444,20 +578,33 @@ fn type_text(t: &Type) -> String {
     .into()
 }
 
-/// A sample value: WKB geometry as WKT, strings quoted, all clipped.
-fn field_text(field: &Field, geometry: bool) -> String {
-    let text = match field {
+/// A sample value: a geometry (WKB or GeoArrow, by its column's
+/// `encoding`) as WKT, strings quoted, all clipped.
+fn field_text(field: &Field, encoding: Option<Encoding>) -> String {
+    let text = match (field, encoding) {
+        (Field::Null, _) => "null".to_string(),
+        (_, Some(encoding)) => match encoding.geometry(field).map(|g| g.wkt()) {
+            Some(Ok(wkt)) => wkt,
+            _ => match field {
+                Field::Bytes(b) => format!("<{} bytes, not WKB>", b.len()),
+                _ => "<not a geometry>".to_string(),
+            },
+        },
+        (field, None) => plain_text(field),
+    };
+    crate::util::clip(&text, VALUE_CHARS)
+}
+
+/// A sample value that is not a geometry.
+fn plain_text(field: &Field) -> String {
+    match field {
         Field::Null => "null".to_string(),
         Field::Str(s) => format!("{s:?}"),
-        Field::Bytes(b) if geometry => gdal::vector::Geometry::from_wkb(b.data())
-            .and_then(|g| g.wkt())
-            .unwrap_or_else(|_| format!("<{} bytes, not WKB>", b.len())),
         Field::Bytes(b) => format!("<{} bytes>", b.len()),
         Field::Double(x) => num(*x),
         Field::Float(x) => num(f64::from(*x)),
         other => other.to_string(),
-    };
-    crate::util::clip(&text, VALUE_CHARS)
+    }
 }
 
 /// A number without float noise.

@@ -98,7 +98,7 @@ fn kind_name(kind: OutputKind) -> &'static str {
 /// Scores `candidate` against `gold`; `declared` is the output's declared path.
 pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScore {
     // A Parquet output is a vector or a table as the gold's metadata says.
-    let kind = if is_parquet(Path::new(declared)) {
+    let kind = if card::is_parquet(Path::new(declared)) {
         outputs::kind_of(gold)
     } else {
         outputs::kind_of(Path::new(declared))
@@ -189,9 +189,9 @@ enum ScoreError {
     /// A Parquet file that does not parse.
     #[error("not a readable Parquet file: {0}")]
     Parquet(String),
-    /// GeoParquet geometries in a GeoArrow encoding, which is not read.
-    #[error("geometries encoded as GeoArrow `{0}` are not read (WKB is)")]
-    GeoArrow(String),
+    /// GeoParquet geometries in an encoding the reader does not know.
+    #[error("geometries encoded as `{0}` are not read (WKB and GeoArrow's are)")]
+    Encoding(String),
     /// The gold's own file failed (the candidate is not at fault).
     #[error("gold: {0}")]
     Gold(Box<ScoreError>),
@@ -385,34 +385,23 @@ fn gis_order(mut srs: SpatialRef) -> SpatialRef {
     srs
 }
 
-fn is_parquet(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("geoparquet"))
-}
-
 /// A (Geo)Parquet file read natively (Debian's GDAL has no Parquet
-/// driver): its rows, attribute columns, the primary geometry column's
-/// WKB and the CRS its `geo` metadata states (none: OGC:CRS84; null:
-/// unknown).
+/// driver): its rows, attribute columns, the primary geometry column (WKB
+/// or GeoArrow) and the CRS its `geo` metadata states (none: OGC:CRS84;
+/// null: unknown).
 fn read_parquet(path: &Path) -> Result<VectorData, ScoreError> {
-    let rows = card::read_parquet(path).map_err(|e| ScoreError::Parquet(e.to_string()))?;
+    let rows = card::read_parquet(path, None).map_err(|e| ScoreError::Parquet(e.to_string()))?;
     if let Some(encoding) = rows.unread_encoding {
-        return Err(ScoreError::GeoArrow(encoding));
+        return Err(ScoreError::Encoding(encoding));
     }
     let mut data = VectorData::empty();
     data.count = rows.count;
     data.columns = rows.columns.iter().map(|c| c.to_lowercase()).collect();
-    data.srs = match rows.crs {
-        None | Some(card::StatedCrs::Unknown) => None,
-        Some(card::StatedCrs::Default) => {
-            Some(gis_order(SpatialRef::from_definition("OGC:CRS84")?))
-        }
-        Some(card::StatedCrs::Definition(text)) => {
-            Some(gis_order(SpatialRef::from_definition(&text)?))
-        }
+    data.srs = match &rows.crs {
+        Some(stated) => stated.spatial_ref()?,
+        None => None,
     };
-    for wkb in &rows.wkb {
-        let mut geometry = Geometry::from_wkb(wkb)?;
+    for mut geometry in rows.geometries.into_iter().flatten() {
         // What a reprojection to the gold's CRS starts from (GDAL's
         // features carry their layer's).
         if let Some(srs) = &data.srs {
@@ -424,7 +413,7 @@ fn read_parquet(path: &Path) -> Result<VectorData, ScoreError> {
 }
 
 fn read_vector(path: &Path) -> Result<VectorData, ScoreError> {
-    if is_parquet(path) {
+    if card::is_parquet(path) {
         return read_parquet(path);
     }
     let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])

@@ -92,11 +92,8 @@ pub fn check(path: &Path) -> OutputCheck {
     if size == 0 {
         return OutputCheck::Trivial(kind, "an empty file".into());
     }
-    let parquet = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("geoparquet"));
     let verdict = match kind {
-        _ if parquet => check_parquet(path, kind),
+        _ if card::is_parquet(path) => check_parquet(path, kind),
         OutputKind::Image => check_image(path),
         OutputKind::Raster => check_raster(path),
         OutputKind::Vector => check_vector(path, OutputKind::Vector, &[]),

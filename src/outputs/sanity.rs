@@ -280,12 +280,10 @@ impl Snapshot {
 /// exists and reads is `finish`'s output contract). What a saved figure's
 /// axes show is [`figure_warnings`].
 fn file_warnings(path: &Path, reference: &Reference) -> Vec<String> {
-    let parquet = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
-    if parquet {
+    if card::is_parquet(path) {
         return match card::parquet_rows(path) {
             Ok((0, _)) => vec!["no rows".into()],
+            Ok((_, true)) => geoparquet(path, reference),
             _ => Vec::new(),
         };
     }
@@ -443,49 +441,18 @@ fn vector(path: &Path, reference: &Reference) -> Vec<String> {
             continue;
         }
         let srs = layer.spatial_ref();
-        match &srs {
-            None => warnings.push(format!("{name}no CRS")),
-            Some(s) => {
-                let crs = card::crs_text(Some(s.clone()));
-                // Lon/lat WGS 84 is GeoJSON's own CRS, and projecting
-                // degrees to metres is what distances and areas need:
-                // neither is a surprise. Another CRS than the inputs' is.
-                let expected = crs == "EPSG:4326"
-                    || crs == "OGC:CRS84"
-                    || (s.is_projected() && reference.all_geographic);
-                if !reference.crs_asked
-                    && !expected
-                    && !reference.crs.is_empty()
-                    && !reference.crs.contains(&crs)
-                {
-                    warnings.push(format!(
-                        "{name}CRS {crs} differs from every input ({}) and the task does not ask for a reprojection",
-                        reference.crs.join(", ")
-                    ));
-                }
-            }
-        }
-        let (mut seen, mut empty, mut invalid) = (0usize, 0usize, 0usize);
+        warnings.extend(crs_warning(srs.as_ref(), reference).map(|w| format!("{name}{w}")));
+        let mut geometries = GeometryTally::default();
         layer.reset_feature_reading();
         for feature in card::first_features(&layer, SCAN_FEATURES) {
-            seen += 1;
-            match feature.geometry() {
-                None => empty += 1,
-                Some(g) if g.is_empty() => empty += 1,
-                Some(g) if !g.is_valid() => invalid += 1,
-                Some(_) => {}
-            }
+            geometries.add(feature.geometry());
         }
-        if empty > 0 {
-            warnings.push(format!(
-                "{name}{empty} of {seen} geometries are empty or missing"
-            ));
-        }
-        if invalid > 0 {
-            warnings.push(format!(
-                "{name}{invalid} of {seen} geometries are invalid (shapely.make_valid repairs them)"
-            ));
-        }
+        warnings.extend(
+            geometries
+                .warnings()
+                .into_iter()
+                .map(|w| format!("{name}{w}")),
+        );
         if let (Some(srs), Ok(e)) = (&srs, layer.get_extent()) {
             warnings.extend(
                 far_from_inputs(srs, [e.MinX, e.MinY, e.MaxX, e.MaxY], reference)
@@ -493,6 +460,108 @@ fn vector(path: &Path, reference: &Reference) -> Vec<String> {
                     .map(|w| format!("{name}{w}")),
             );
         }
+    }
+    warnings
+}
+
+/// The warning for a vector output's CRS: none, or another than every
+/// input's when the task does not ask for one.
+fn crs_warning(srs: Option<&SpatialRef>, reference: &Reference) -> Option<String> {
+    let Some(s) = srs else {
+        return Some("no CRS".into());
+    };
+    let crs = card::crs_text(Some(s.clone()));
+    // Lon/lat WGS 84 is GeoJSON's own CRS, and projecting degrees to
+    // metres is what distances and areas need: neither is a surprise.
+    // Another CRS than the inputs' is.
+    let expected =
+        crs == "EPSG:4326" || crs == "OGC:CRS84" || (s.is_projected() && reference.all_geographic);
+    (!reference.crs_asked
+        && !expected
+        && !reference.crs.is_empty()
+        && !reference.crs.contains(&crs))
+    .then(|| {
+        format!(
+            "CRS {crs} differs from every input ({}) and the task does not ask for a reprojection",
+            reference.crs.join(", ")
+        )
+    })
+}
+
+/// Empty, missing and invalid geometries among those scanned.
+#[derive(Debug, Default)]
+struct GeometryTally {
+    seen: usize,
+    empty: usize,
+    invalid: usize,
+}
+
+impl GeometryTally {
+    fn add(&mut self, geometry: Option<&gdal::vector::Geometry>) {
+        self.seen += 1;
+        match geometry {
+            None => self.empty += 1,
+            Some(g) if g.is_empty() => self.empty += 1,
+            Some(g) if !g.is_valid() => self.invalid += 1,
+            Some(_) => {}
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let Self {
+            seen,
+            empty,
+            invalid,
+        } = self;
+        let mut warnings = Vec::new();
+        if *empty > 0 {
+            warnings.push(format!("{empty} of {seen} geometries are empty or missing"));
+        }
+        if *invalid > 0 {
+            warnings.push(format!(
+                "{invalid} of {seen} geometries are invalid (shapely.make_valid repairs them)"
+            ));
+        }
+        warnings
+    }
+}
+
+/// A GeoParquet output's warnings, as a vector layer's (read natively:
+/// Debian's GDAL has no Parquet driver): its CRS against the inputs', empty
+/// and invalid geometries among the first [`SCAN_FEATURES`] of its
+/// primary column, and where it lies.
+fn geoparquet(path: &Path, reference: &Reference) -> Vec<String> {
+    let Ok(rows) = card::read_parquet(path, Some(SCAN_FEATURES)) else {
+        return Vec::new();
+    };
+    let Some(stated) = &rows.crs else {
+        return Vec::new();
+    };
+    let srs = stated.spatial_ref().ok().flatten();
+    let mut warnings: Vec<String> = crs_warning(srs.as_ref(), reference).into_iter().collect();
+    if rows.unread_encoding.is_some() {
+        return warnings;
+    }
+    let mut tally = GeometryTally::default();
+    let mut bounds: Option<[f64; 4]> = None;
+    for geometry in &rows.geometries {
+        if let Some(g) = geometry.as_ref().filter(|g| !g.is_empty()) {
+            let e = g.envelope();
+            bounds = Some(match bounds {
+                Some(b) => [
+                    b[0].min(e.MinX),
+                    b[1].min(e.MinY),
+                    b[2].max(e.MaxX),
+                    b[3].max(e.MaxY),
+                ],
+                None => [e.MinX, e.MinY, e.MaxX, e.MaxY],
+            });
+        }
+        tally.add(geometry.as_ref());
+    }
+    warnings.extend(tally.warnings());
+    if let (Some(srs), Some(b)) = (&srs, bounds) {
+        warnings.extend(far_from_inputs(srs, b, reference));
     }
     warnings
 }
@@ -612,6 +681,9 @@ fn raster_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
 }
 
 fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
+    if card::is_parquet(path) {
+        return geoparquet_geo(path);
+    }
     let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_VECTOR) else {
         return Vec::new();
     };
@@ -629,6 +701,24 @@ fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
                 .and_then(|e| to_degrees(&srs, [e.MinX, e.MinY, e.MaxX, e.MaxY]));
             let geographic = srs.is_geographic();
             Some((card::crs_text(Some(srs)), geographic, extent))
+        })
+        .collect()
+}
+
+/// A GeoParquet input's CRS and extent in degrees, from its footer.
+fn geoparquet_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
+    card::parquet_geo_extents(path)
+        .unwrap_or_default()
+        .into_iter()
+        .take(10)
+        .filter_map(|(stated, bbox)| {
+            let srs = stated.spatial_ref().ok()??;
+            let extent = bbox.and_then(|b| to_degrees(&srs, b));
+            Some((
+                card::crs_text(Some(srs.clone())),
+                srs.is_geographic(),
+                extent,
+            ))
         })
         .collect()
 }

@@ -43,6 +43,7 @@ towns = gpd.GeoDataFrame(
 towns.to_parquet("data/towns.parquet")
 towns.to_crs(3035).to_parquet("data/towns_laea.parquet", compression="zstd", write_covering_bbox=True)
 towns.set_crs(None, allow_override=True).to_parquet("data/no_crs.parquet")
+towns.to_parquet("data/towns_arrow.parquet", geometry_encoding="geoarrow")
 pd.DataFrame({"site": ["a", "b"], "lat": [47.1, 46.9], "lon": [8.2, 7.4]}).to_parquet("data/sites.parquet")
 back = gpd.read_parquet("data/towns.parquet")
 print(back.crs.to_epsg(), back.name.tolist(), round(back.total_bounds[2], 2), "done")
@@ -69,6 +70,9 @@ print(back.crs.to_epsg(), back.name.tolist(), round(back.total_bounds[2], 2), "d
             "Point, EPSG:3035, WKB",
             "row: name=\"Genève\"",
             "no CRS (null in the metadata: unknown)",
+            // GeoArrow's native encoding.
+            "- data/towns_arrow.parquet — GeoParquet 1.1.0",
+            "geometry `geometry`: Point, EPSG:4326, point",
             // Plain Parquet: a table, its coordinates found from statistics.
             "- data/sites.parquet — Parquet, 2 rows",
             "coordinates: `lon`, `lat` — longitude/latitude in degrees (lon 7.4…8.2, lat 46.9…47.1)",
@@ -78,6 +82,15 @@ print(back.crs.to_epsg(), back.name.tolist(), round(back.total_bounds[2], 2), "d
     assert!(
         !card.contains("bbox={xmin"),
         "covering columns are not sample values:\n{card}"
+    );
+    // Its sample rows show the geometries as WKT, as WKB ones are.
+    let arrow = card
+        .split("\n- ")
+        .find(|e| e.starts_with("data/towns_arrow"))
+        .unwrap();
+    assert!(
+        arrow.contains("row: name=\"Zürich\", pop=421878, geometry=POINT (8.54 47.37)"),
+        "{arrow}"
     );
     // A file that is not Parquet gets one clear line naming it.
     std::fs::write(data.join("broken.parquet"), b"PAR1 not really").unwrap();
@@ -110,6 +123,17 @@ shifted["geometry"] = zones.translate(5.0e4, 0)
 shifted.to_parquet("shifted.parquet")
 zones.set_crs(None, allow_override=True).to_parquet("no_crs.parquet")
 zones.to_parquet("geoarrow.parquet", geometry_encoding="geoarrow")
+# Each GeoArrow nesting: points, lines, multipolygons (with a hole).
+ring = [(0, 0), (10, 0), (10, 10), (0, 10)]
+shapes = {
+    "points": [shapely.Point(1.5, 2.5), shapely.Point(3, 4)],
+    "lines": [shapely.LineString([(0, 0), (5, 5), (9, 1)]), shapely.LineString([(1, 9), (8, 8)])],
+    "multipolygons": [shapely.MultiPolygon([shapely.Polygon(ring, [[(2, 2), (4, 2), (4, 4)]]), shapely.box(20, 0, 25, 5)]), shapely.MultiPolygon([shapely.box(0, 20, 5, 25)])],
+}
+for kind, geoms in shapes.items():
+    layer = gpd.GeoDataFrame({"n": range(len(geoms))}, geometry=geoms, crs="EPSG:32617")
+    layer.to_parquet(f"{kind}_wkb.parquet")
+    layer.to_parquet(f"{kind}_arrow.parquet", geometry_encoding="geoarrow")
 table = pd.DataFrame({"site": ["a", "b", "c"], "lat": [47.1, 46.9, 46.5], "lon": [8.2, 7.4, 7.0]})
 table.to_parquet("gold_table.parquet")
 table[["site", "lat"]].to_parquet("fewer_columns.parquet")
@@ -144,10 +168,24 @@ print("done")
     assert_eq!(shifted.parts["columns"], 1.0, "{shifted:?}");
     // A null CRS is unknown, not the gold's.
     assert_eq!(score("no_crs.parquet").parts["crs"], 0.0);
-    // GeoArrow geometries are not read: said, and scored 0.
-    let arrow = score("geoarrow.parquet");
-    assert_eq!(arrow.score, 0.0);
-    assert!(arrow.note.contains("GeoArrow"), "{arrow:?}");
+    // GeoArrow's encodings read as WKB's do: the same features score 1.
+    assert_eq!(score("geoarrow.parquet").score, 1.0);
+    for kind in ["points", "lines", "multipolygons"] {
+        let arrow = score_output(
+            declared,
+            &at(&format!("{kind}_wkb.parquet")),
+            &at(&format!("{kind}_arrow.parquet")),
+        );
+        // (GEOS's overlay of two buffered copies leaves ~1e-14.)
+        assert!(arrow.score > 0.999_999, "{kind}: {arrow:?}");
+    }
+    // Against other features the geometry part drops (not all read as empty).
+    let other = score_output(
+        declared,
+        &at("lines_wkb.parquet"),
+        &at("multipolygons_arrow.parquet"),
+    );
+    assert!(other.parts["geometry"] < 0.5, "{other:?}");
     // A plain Parquet gold is a table: rows and columns are compared.
     let table = score_output(
         "pred_results/sites.parquet",
@@ -168,6 +206,58 @@ print("done")
         broken.note.starts_with("not a readable Parquet file"),
         "{broken:?}"
     );
+}
+
+#[test]
+fn geoparquet_inputs_and_outputs_get_the_output_checks_of_other_vectors() {
+    use gisclaw::outputs::sanity::OutputChecks;
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+os.makedirs("data"); os.makedirs("pred_results", exist_ok=True)
+import geopandas as gpd, shapely
+zones = gpd.GeoDataFrame(
+    {"name": ["north", "south", "east"]},
+    geometry=[shapely.box(4.0e6, 2.6e6, 4.1e6, 2.7e6), shapely.box(4.0e6, 2.5e6, 4.1e6, 2.6e6), shapely.box(4.1e6, 2.5e6, 4.2e6, 2.7e6)],
+    crs="EPSG:3035")
+zones.to_parquet("data/zones.parquet")
+zones.to_parquet("pred_results/same.parquet")
+zones.to_crs(32633).to_parquet("pred_results/utm.parquet")
+holes = zones.copy()
+holes.loc[0, "geometry"] = None
+holes.loc[1, "geometry"] = shapely.Polygon()
+holes.to_parquet("pred_results/holes.parquet")
+holes.to_parquet("pred_results/holes_arrow.parquet", geometry_encoding="geoarrow")
+far = zones.copy()
+far["geometry"] = zones.translate(0, 3.0e6)
+far.to_parquet("pred_results/far.parquet")
+x, y = 4.0e6, 2.5e6
+bowtie = shapely.Polygon([(x, y), (x + 1000, y + 1000), (x + 1000, y), (x, y + 1000)])
+gpd.GeoDataFrame({"v": [1]}, geometry=[bowtie], crs="EPSG:3035").to_parquet("pred_results/bowtie.parquet")
+print("done")
+"#,
+    );
+    // The input's CRS and extent come from its footer.
+    let mut checks = OutputChecks::new(Some(&dir.path().join("data")), "Summarise the zones.");
+    assert_eq!(checks.reference.crs, ["EPSG:3035"]);
+    let pred = dir.path().join("pred_results");
+    let names: Vec<String> = ["same", "utm", "holes", "holes_arrow", "far", "bowtie"]
+        .iter()
+        .map(|n| format!("{n}.parquet"))
+        .collect();
+    let lines = checks.after_cell(&pred, &names, &[]).join("\n");
+    for needle in [
+        "pred_results/utm.parquet: CRS EPSG:32633 differs from every input (EPSG:3035)",
+        "pred_results/holes.parquet: 2 of 3 geometries are empty or missing",
+        "pred_results/holes_arrow.parquet: 2 of 3 geometries are empty or missing",
+        "pred_results/far.parquet: its extent",
+        "pred_results/bowtie.parquet: 1 of 1 geometries are invalid",
+    ] {
+        assert!(lines.contains(needle), "missing `{needle}` in:\n{lines}");
+    }
+    assert!(!lines.contains("same.parquet"), "{lines}");
 }
 
 #[test]
