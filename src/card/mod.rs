@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 pub use gdal_entry::{crs_text, first_features, open_readonly};
 pub use parquet::row_count as parquet_rows;
 pub use parquet::{
-    geo_extents as parquet_geo_extents, read_rows as read_parquet, Rows as ParquetRows, StatedCrs,
+    geo_extents as parquet_geo_extents, read_rows as read_parquet,
+    read_text_table as read_parquet_table, Rows as ParquetRows, StatedCrs,
 };
 
 use crate::llm::tokens;

@@ -305,6 +305,51 @@ pub fn read_rows(
     Ok(rows)
 }
 
+/// A Parquet file's columns (pandas' stored index left out) and every
+/// row's values as text (null: empty; numbers as Rust writes them, which
+/// parse back exactly), for the output scorer's table comparison.
+pub fn read_text_table(
+    path: &Path,
+) -> Result<(Vec<String>, Vec<Vec<String>>), ::parquet::errors::ParquetError> {
+    let file = std::fs::File::open(path)?;
+    let reader = SerializedFileReader::new(file)?;
+    let fields = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema()
+        .get_fields()
+        .to_vec();
+    let kept: Vec<bool> = fields
+        .iter()
+        .map(|f| !f.name().starts_with("__index_level_"))
+        .collect();
+    let columns = fields
+        .iter()
+        .zip(&kept)
+        .filter(|(_, keep)| **keep)
+        .map(|(f, _)| f.name().to_string())
+        .collect();
+    let mut rows = Vec::new();
+    for row in reader.get_row_iter(None)? {
+        let row = row?;
+        rows.push(
+            row.get_column_iter()
+                .zip(&kept)
+                .filter(|(_, keep)| **keep)
+                .map(|((_, field), _)| match field {
+                    Field::Null => String::new(),
+                    Field::Str(s) => s.clone(),
+                    Field::Double(x) => x.to_string(),
+                    Field::Float(x) => x.to_string(),
+                    other => plain_text(other),
+                })
+                .collect(),
+        );
+    }
+    Ok((columns, rows))
+}
+
 /// How a GeoParquet geometry column stores its values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Encoding {

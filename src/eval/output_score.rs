@@ -16,15 +16,14 @@
 //!   diagonal first). Geometry runs through OGR/GEOS — the engine shapely
 //!   uses — rather than the `geo` crate, so it agrees with a Python scorer
 //!   and adds no dependency.
-//! - **Table** (CSV): the mean of column overlap (Jaccard of the headers),
+//! - **Table** (CSV, plain Parquet): the mean of column overlap (Jaccard of the headers),
 //!   row count (min/max) and the mean agreement of shared numeric columns —
 //!   Pearson ρ (negative counts as 0), or where ρ is undefined (one row, a
 //!   constant column) 1 − min(1, relative error); rows pair up through a shared key (a column
 //!   unique in both that is text or named like an id: `id`, `geoid`,
 //!   `name`, `*_code`…), else by position. With no shared
-//!   numeric column the mean is over the other two. Other tables
-//!   (spreadsheets, plain Parquet) score the vector parts they have: row
-//!   count, CRS (none) and column overlap.
+//!   numeric column the mean is over the other two. Spreadsheets score
+//!   the vector parts they have: row count, CRS (none) and column overlap.
 //! - **Image** (PNG, …): 0 when blank (≤ [`crate::outputs::MIN_COLOURS`]
 //!   colours); otherwise the SSIM of the two images in grey at 256×256 —
 //!   a **weak signal** (alternative but correct maps score low), labelled as
@@ -129,7 +128,9 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
     let result = match kind {
         OutputKind::Raster => raster(gold, candidate),
         OutputKind::Vector => vector(gold, candidate),
-        OutputKind::Table if is_csv(declared) => table(gold, candidate),
+        OutputKind::Table if is_csv(declared) || card::is_parquet(Path::new(declared)) => {
+            table(gold, candidate)
+        }
         OutputKind::Table => vector(gold, candidate).map(|(s, mut p, n)| {
             p.remove("geometry");
             (s, p, n)
@@ -633,6 +634,14 @@ struct Table {
 
 impl Table {
     fn read(path: &Path) -> Result<Table, ScoreError> {
+        if card::is_parquet(path) {
+            let (columns, rows) =
+                card::read_parquet_table(path).map_err(|e| ScoreError::Parquet(e.to_string()))?;
+            return Ok(Table {
+                columns: columns.iter().map(|c| c.trim().to_lowercase()).collect(),
+                rows,
+            });
+        }
         let text = std::fs::read_to_string(path)?;
         let mut rows = read_csv(&text);
         if rows.is_empty() {

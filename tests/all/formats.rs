@@ -137,6 +137,8 @@ for kind, geoms in shapes.items():
 table = pd.DataFrame({"site": ["a", "b", "c"], "lat": [47.1, 46.9, 46.5], "lon": [8.2, 7.4, 7.0]})
 table.to_parquet("gold_table.parquet")
 table[["site", "lat"]].to_parquet("fewer_columns.parquet")
+# The same sites in another order, with latitudes that disagree.
+table.assign(lat=[46.0, 47.5, 47.0]).iloc[::-1].to_parquet("other_values.parquet")
 print("done")
 "#,
     );
@@ -186,17 +188,30 @@ print("done")
         &at("multipolygons_arrow.parquet"),
     );
     assert!(other.parts["geometry"] < 0.5, "{other:?}");
-    // A plain Parquet gold is a table: rows and columns are compared.
+    // A plain Parquet gold is a table, compared as a CSV is: columns,
+    // rows, and the shared numeric columns' values, rows paired by key.
     let table = score_output(
         "pred_results/sites.parquet",
         &at("gold_table.parquet"),
         &at("fewer_columns.parquet"),
     );
     assert_eq!(table.kind, "table", "{table:?}");
-    assert_eq!(table.parts["count"], 1.0, "{table:?}");
+    assert_eq!(table.parts["rows"], 1.0, "{table:?}");
     assert!(
         (table.parts["columns"] - 2.0 / 3.0).abs() < 1e-9,
         "{table:?}"
+    );
+    assert_eq!(table.parts["rho"], 1.0, "{table:?}");
+    assert!(table.note.starts_with("rows paired by `site`"), "{table:?}");
+    let other_values = score_output(
+        "pred_results/sites.parquet",
+        &at("gold_table.parquet"),
+        &at("other_values.parquet"),
+    );
+    // Paired by site despite the order: `lon` agrees (1), `lat` does not (0).
+    assert!(
+        (other_values.parts["rho"] - 0.5).abs() < 1e-9,
+        "{other_values:?}"
     );
     // Not Parquet at all: one line saying so.
     std::fs::write(at("broken.parquet"), b"PAR1 not really").unwrap();
