@@ -164,11 +164,23 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
     Ok(text)
 }
 
+/// A reader of the Parquet file at `path` (its footer read).
+fn open(
+    path: &Path,
+) -> Result<SerializedFileReader<std::fs::File>, ::parquet::errors::ParquetError> {
+    SerializedFileReader::new(std::fs::File::open(path)?)
+}
+
+/// A column in which pandas stored a frame's index (`__index_level_0__`):
+/// not one of the data's columns.
+fn is_stored_index(name: &str) -> bool {
+    name.starts_with("__index_level_")
+}
+
 /// The row count of a Parquet file and whether it is GeoParquet, from its
 /// footer (the output check of a `.parquet` result).
 pub fn row_count(path: &Path) -> Result<(i64, bool), ::parquet::errors::ParquetError> {
-    let file = std::fs::File::open(path)?;
-    let reader = SerializedFileReader::new(file)?;
+    let reader = open(path)?;
     let meta = reader.metadata();
     Ok((
         meta.file_metadata().num_rows(),
@@ -217,8 +229,7 @@ pub type GeoExtent = (StatedCrs, Option<[f64; 4]>);
 /// and extent (the `bbox` metadata, else a bbox covering's statistics), in
 /// that CRS, from the footer alone (empty for plain Parquet).
 pub fn geo_extents(path: &Path) -> Result<Vec<GeoExtent>, ::parquet::errors::ParquetError> {
-    let file = std::fs::File::open(path)?;
-    let reader = SerializedFileReader::new(file)?;
+    let reader = open(path)?;
     let meta = reader.metadata();
     Ok(geo_metadata(meta)
         .1
@@ -258,8 +269,7 @@ pub fn read_rows(
     path: &Path,
     limit: Option<usize>,
 ) -> Result<Rows, ::parquet::errors::ParquetError> {
-    let file = std::fs::File::open(path)?;
-    let reader = SerializedFileReader::new(file)?;
+    let reader = open(path)?;
     let meta = reader.metadata();
     let (_, geo) = geo_metadata(meta);
     let primary = geo.first();
@@ -281,7 +291,7 @@ pub fn read_rows(
             .get_fields()
             .iter()
             .map(|f| f.name().to_string())
-            .filter(|n| !hidden.contains(&n.as_str()) && !n.starts_with("__index_level_"))
+            .filter(|n| !hidden.contains(&n.as_str()) && !is_stored_index(n))
             .collect(),
         crs: primary.map(|g| g.stated.clone()),
         ..Rows::default()
@@ -311,8 +321,7 @@ pub fn read_rows(
 pub fn read_text_table(
     path: &Path,
 ) -> Result<(Vec<String>, Vec<Vec<String>>), ::parquet::errors::ParquetError> {
-    let file = std::fs::File::open(path)?;
-    let reader = SerializedFileReader::new(file)?;
+    let reader = open(path)?;
     let fields = reader
         .metadata()
         .file_metadata()
@@ -320,10 +329,7 @@ pub fn read_text_table(
         .root_schema()
         .get_fields()
         .to_vec();
-    let kept: Vec<bool> = fields
-        .iter()
-        .map(|f| !f.name().starts_with("__index_level_"))
-        .collect();
+    let kept: Vec<bool> = fields.iter().map(|f| !is_stored_index(f.name())).collect();
     let columns = fields
         .iter()
         .zip(&kept)

@@ -7,8 +7,8 @@
 //!   cells — the aggregate form, because per-cell ratios explode where the
 //!   gold is near 0 (a dNBR or a residual raster). When the shapes differ,
 //!   no cell pairs up and f = g = 0. Thresholds: [`f_rho`], [`g_mre`].
-//! - **Vector** (GeoParquet too, read natively: WKB geometries, the CRS its
-//!   metadata states): the mean of four parts: feature count (min/max of the two
+//! - **Vector** (GeoParquet too, read natively: WKB or GeoArrow geometries,
+//!   the CRS its metadata states): the mean of four parts: feature count (min/max of the two
 //!   counts), CRS (same or both absent), column overlap (Jaccard of the
 //!   attribute names, case-insensitive) and area-weighted geometry overlap
 //!   (IoU of the dissolved geometries, the candidate reprojected to the

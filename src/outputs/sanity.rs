@@ -104,15 +104,7 @@ impl Reference {
                     reference.crs.push(crs);
                 }
                 if let Some(e) = extent {
-                    reference.extent = Some(match reference.extent {
-                        Some(u) => [
-                            u[0].min(e[0]),
-                            u[1].min(e[1]),
-                            u[2].max(e[2]),
-                            u[3].max(e[3]),
-                        ],
-                        None => e,
-                    });
+                    reference.extent = Some(widened(reference.extent, e));
                 }
             }
         }
@@ -464,6 +456,19 @@ fn vector(path: &Path, reference: &Reference) -> Vec<String> {
     warnings
 }
 
+/// `bounds` grown to hold `more` (both `[xmin, ymin, xmax, ymax]`).
+fn widened(bounds: Option<[f64; 4]>, more: [f64; 4]) -> [f64; 4] {
+    match bounds {
+        Some(b) => [
+            b[0].min(more[0]),
+            b[1].min(more[1]),
+            b[2].max(more[2]),
+            b[3].max(more[3]),
+        ],
+        None => more,
+    }
+}
+
 /// The warning for a vector output's CRS: none, or another than every
 /// input's when the task does not ask for one.
 fn crs_warning(srs: Option<&SpatialRef>, reference: &Reference) -> Option<String> {
@@ -547,15 +552,7 @@ fn geoparquet(path: &Path, reference: &Reference) -> Vec<String> {
     for geometry in &rows.geometries {
         if let Some(g) = geometry.as_ref().filter(|g| !g.is_empty()) {
             let e = g.envelope();
-            bounds = Some(match bounds {
-                Some(b) => [
-                    b[0].min(e.MinX),
-                    b[1].min(e.MinY),
-                    b[2].max(e.MaxX),
-                    b[3].max(e.MaxY),
-                ],
-                None => [e.MinX, e.MinY, e.MaxX, e.MaxY],
-            });
+            bounds = Some(widened(bounds, [e.MinX, e.MinY, e.MaxX, e.MaxY]));
         }
         tally.add(geometry.as_ref());
     }

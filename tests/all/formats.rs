@@ -103,18 +103,24 @@ print(back.crs.to_epsg(), back.name.tolist(), round(back.total_bounds[2], 2), "d
     assert!(after.starts_with('2'), "{after}");
 }
 
+/// Three zones tiling a 200 km square in EPSG:3035, as `zones` (Python).
+const ZONES: &str = r#"
+import geopandas as gpd, pandas as pd, shapely
+zones = gpd.GeoDataFrame(
+    {"name": ["north", "south", "east"], "value": [1.5, 2.0, 3.25]},
+    geometry=[shapely.box(4.0e6, 2.6e6, 4.1e6, 2.7e6), shapely.box(4.0e6, 2.5e6, 4.1e6, 2.6e6), shapely.box(4.1e6, 2.5e6, 4.2e6, 2.7e6)],
+    crs="EPSG:3035")
+"#;
+
 #[test]
 fn parquet_outputs_are_scored_against_the_gold_as_vectors_or_tables() {
     use gisclaw::eval::output_score::score_output;
     let (mut session, dir) = common::session();
     make(
         &mut session,
-        r#"
-import geopandas as gpd, pandas as pd, shapely
-zones = gpd.GeoDataFrame(
-    {"name": ["north", "south", "east"], "value": [1.5, 2.0, 3.25]},
-    geometry=[shapely.box(4.0e6, 2.6e6, 4.1e6, 2.7e6), shapely.box(4.0e6, 2.5e6, 4.1e6, 2.6e6), shapely.box(4.1e6, 2.5e6, 4.2e6, 2.7e6)],
-    crs="EPSG:3035")
+        &[
+            ZONES,
+            r#"
 zones.to_parquet("gold.parquet")
 zones.to_file("same.gpkg")
 zones.to_crs(4326).to_parquet("lonlat.parquet")
@@ -141,6 +147,8 @@ table[["site", "lat"]].to_parquet("fewer_columns.parquet")
 table.assign(lat=[46.0, 47.5, 47.0]).iloc[::-1].to_parquet("other_values.parquet")
 print("done")
 "#,
+        ]
+        .concat(),
     );
     let at = |name: &str| dir.path().join(name);
     let declared = "pred_results/zones.parquet";
@@ -229,14 +237,11 @@ fn geoparquet_inputs_and_outputs_get_the_output_checks_of_other_vectors() {
     let (mut session, dir) = common::session();
     make(
         &mut session,
-        r#"
+        &[
+            ZONES,
+            r#"
 import os
 os.makedirs("data"); os.makedirs("pred_results", exist_ok=True)
-import geopandas as gpd, shapely
-zones = gpd.GeoDataFrame(
-    {"name": ["north", "south", "east"]},
-    geometry=[shapely.box(4.0e6, 2.6e6, 4.1e6, 2.7e6), shapely.box(4.0e6, 2.5e6, 4.1e6, 2.6e6), shapely.box(4.1e6, 2.5e6, 4.2e6, 2.7e6)],
-    crs="EPSG:3035")
 zones.to_parquet("data/zones.parquet")
 zones.to_parquet("pred_results/same.parquet")
 zones.to_crs(32633).to_parquet("pred_results/utm.parquet")
@@ -253,6 +258,8 @@ bowtie = shapely.Polygon([(x, y), (x + 1000, y + 1000), (x + 1000, y), (x, y + 1
 gpd.GeoDataFrame({"v": [1]}, geometry=[bowtie], crs="EPSG:3035").to_parquet("pred_results/bowtie.parquet")
 print("done")
 "#,
+        ]
+        .concat(),
     );
     // The input's CRS and extent come from its footer.
     let mut checks = OutputChecks::new(Some(&dir.path().join("data")), "Summarise the zones.");
