@@ -65,7 +65,10 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
     quiet();
     let unreadable = |e: gdal::errors::GdalError| SchemaError::Unreadable {
         file: name.to_string(),
-        message: e.to_string(),
+        message: match json_fault(path, kind) {
+            Some(fault) => format!("{} (not valid JSON: {fault})", gdal_reason(&e)),
+            None => gdal_reason(&e),
+        },
     };
     match kind {
         Kind::Raster => {
@@ -105,6 +108,49 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
     }
 }
 
+/// GDAL's own reason for a failure, without the binding's wrapper ("GDAL
+/// method … returned a NULL pointer") or the path GDAL quotes (the caller
+/// names the file): e.g. `not recognized as a supported file format`.
+pub fn gdal_reason(e: &gdal::errors::GdalError) -> String {
+    use gdal::errors::GdalError;
+    let msg = match e {
+        GdalError::NullPointer { msg, .. } | GdalError::CplError { msg, .. } => msg.trim(),
+        other => return other.to_string(),
+    };
+    if msg.is_empty() {
+        return "GDAL gives no reason".into();
+    }
+    // GDAL 3.6: "`x.tif' not recognized …"; later ones quote with '…'.
+    let unquoted = ['`', '\'']
+        .iter()
+        .find_map(|&quote| msg.strip_prefix(quote)?.split_once("' "))
+        .map_or(msg, |(_, rest)| rest);
+    unquoted.trim_end_matches('.').to_string()
+}
+
+/// Largest JSON-based vector file parsed to say where its text breaks
+/// when GDAL cannot read it.
+const JSON_CHECK_LIMIT: u64 = 256 << 20;
+
+/// Where a GeoJSON / TopoJSON / `.json` file that GDAL refused stops being
+/// JSON (`EOF while parsing a string at line 1 column 17`), `None` when it
+/// parses, is another kind of file, or is too big to parse on a failure path.
+fn json_fault(path: &Path, kind: Kind) -> Option<String> {
+    let json_based = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        ["geojson", "json", "topojson"]
+            .iter()
+            .any(|j| e.eq_ignore_ascii_case(j))
+    });
+    if kind != Kind::Vector || !json_based || std::fs::metadata(path).ok()?.len() > JSON_CHECK_LIMIT
+    {
+        return None;
+    }
+    let reader = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    serde_json::from_reader::<_, serde::de::IgnoredAny>(reader)
+        .err()
+        .map(|e| e.to_string())
+}
+
 /// The row count of a CSV too big to count, estimated from the density of
 /// line ends in three slices (start, middle, end: lines often grow along a
 /// file, e.g. with an id column); `None` for a file small enough to count
@@ -133,7 +179,8 @@ fn estimated_csv_rows(path: &Path) -> Option<u64> {
 }
 
 /// Opens `path` read-only with GDAL, its own messages silenced (errors come
-/// back as values).
+/// back as values, with GDAL's reason: without `GDAL_OF_VERBOSE_ERROR` a
+/// file no driver recognises fails with an empty message).
 pub fn open_readonly(
     path: &Path,
     flags: GdalOpenFlags,
@@ -143,7 +190,9 @@ pub fn open_readonly(
     Dataset::open_ex(
         path,
         DatasetOptions {
-            open_flags: flags | GdalOpenFlags::GDAL_OF_READONLY,
+            open_flags: flags
+                | GdalOpenFlags::GDAL_OF_READONLY
+                | GdalOpenFlags::GDAL_OF_VERBOSE_ERROR,
             open_options: (!options.is_empty()).then_some(options),
             ..DatasetOptions::default()
         },
@@ -401,5 +450,74 @@ pub(super) fn fmt_num(x: f64) -> String {
     } else {
         let s = format!("{x:.6}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gdal::errors::GdalError;
+
+    use super::gdal_reason;
+
+    #[test]
+    fn gdals_reason_comes_without_the_bindings_wrapper_or_gdals_quoted_path() {
+        let null = |msg: &str| GdalError::NullPointer {
+            method_name: "GDALOpenEx",
+            msg: msg.into(),
+        };
+        assert_eq!(
+            gdal_reason(&null(
+                "`./data/x.tif' not recognized as a supported file format."
+            )),
+            "not recognized as a supported file format"
+        );
+        assert_eq!(
+            gdal_reason(&null(
+                "'/a b/x.gpkg' not recognized as being in a supported file format."
+            )),
+            "not recognized as being in a supported file format"
+        );
+        assert_eq!(
+            gdal_reason(&null("Failed to read GeoJSON data")),
+            "Failed to read GeoJSON data"
+        );
+        assert_eq!(gdal_reason(&null("")), "GDAL gives no reason");
+        let cpl = GdalError::CplError {
+            class: gdal_sys::CPLErr::CE_Failure,
+            number: 4,
+            msg: "Read error at scanline 3".into(),
+        };
+        assert_eq!(gdal_reason(&cpl), "Read error at scanline 3");
+    }
+
+    #[test]
+    fn a_file_gdal_refuses_gets_gdals_reason_and_where_its_json_breaks_in_the_card() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cut.geojson"), r#"{"type":"Feature"#).unwrap();
+        std::fs::write(dir.path().join("noise.tif"), [0u8, 7, 250, 13].repeat(64)).unwrap();
+        std::fs::write(
+            dir.path().join("fine.geojson"),
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"n":1},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#,
+        )
+        .unwrap();
+        let card = crate::card::card_for_dir(dir.path(), "data/", 10_000);
+        assert!(
+            card.contains(
+                "- data/cut.geojson: GDAL cannot read it: not recognized as a supported file format \
+                 (not valid JSON: EOF while parsing a string at line 1 column 16)\n"
+            ),
+            "{card}"
+        );
+        assert!(
+            card.contains(
+                "- data/noise.tif: GDAL cannot read it: not recognized as a supported file format\n"
+            ),
+            "{card}"
+        );
+        assert!(
+            card.contains("- data/fine.geojson — vector (GeoJSON)"),
+            "{card}"
+        );
+        assert!(!card.contains("NULL pointer"), "{card}");
     }
 }

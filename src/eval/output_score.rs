@@ -159,7 +159,7 @@ fn is_csv(path: &str) -> bool {
 #[derive(Debug, thiserror::Error)]
 enum ScoreError {
     /// GDAL cannot open the file as what it should be.
-    #[error("not a readable {what}: {source}")]
+    #[error("not a readable {what}: {}", card::gdal_reason(source))]
     Unreadable {
         /// `raster`, `vector file`, `image`.
         what: &'static str,
@@ -170,10 +170,10 @@ enum ScoreError {
     #[error("a raster file with no band")]
     NoBand,
     /// GDAL failed while reading.
-    #[error(transparent)]
+    #[error("{}", card::gdal_reason(.0))]
     Gdal(#[from] GdalError),
     /// The candidate could not be brought into the gold's CRS.
-    #[error("reprojecting to the gold CRS: {0}")]
+    #[error("reprojecting to the gold CRS: {}", card::gdal_reason(.0))]
     Reproject(GdalError),
     /// The file cannot be read.
     #[error("cannot read: {0}")]

@@ -113,7 +113,7 @@ pub(crate) enum Unreadable {
     #[error(transparent)]
     Png(#[from] png::DecodingError),
     /// GDAL cannot open or read it.
-    #[error(transparent)]
+    #[error("{}", card::gdal_reason(.0))]
     Gdal(#[from] gdal::errors::GdalError),
     /// The file system refused.
     #[error(transparent)]
@@ -559,6 +559,17 @@ mod tests {
         // Pixel (x = 2, y = 1): bands 12 + b·1 → 0x0D0E0F.
         assert_eq!(from_png[40 + 2], 0x0d0e0f);
         assert!(image_pixels(&dir.path().join("missing.png")).is_err());
+    }
+
+    #[test]
+    fn an_output_gdal_cannot_read_is_unreadable_with_gdals_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let tif = dir.path().join("surface.tif");
+        std::fs::write(&tif, [0u8, 7, 250, 13].repeat(64)).unwrap();
+        assert_eq!(
+            check(&tif),
+            OutputCheck::Unreadable("not recognized as a supported file format".into())
+        );
     }
 
     #[test]
