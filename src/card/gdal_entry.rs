@@ -15,6 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
+use super::text_encoding;
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -94,18 +95,31 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             };
             let ds =
                 open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts).map_err(unreadable)?;
-            let estimate = if spreadsheet {
-                None
-            } else {
-                estimated_csv_rows(path)
-            };
-            Ok(vector_entry(&ds, name, true, estimate))
+            if spreadsheet {
+                return Ok(vector_entry(&ds, name, true, None));
+            }
+            let mut text = vector_entry(&ds, name, true, estimated_csv_rows(path));
+            text.push_str(&encoding_note(path, name).unwrap_or_default());
+            Ok(text)
         }
         Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {
             let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
             Ok(vector_entry(&ds, name, false, None))
         }
     }
+}
+
+/// The card's line for a text table that is not UTF-8, from its first
+/// [`CSV_PROBE_BYTES`] (see [`text_encoding::note`]); `None` for UTF-8 and
+/// for an archive member (its own entry gives the reading call).
+fn encoding_note(path: &Path, name: &str) -> Option<String> {
+    let mut head = Vec::with_capacity(CSV_PROBE_BYTES);
+    std::fs::File::open(path)
+        .ok()?
+        .take(CSV_PROBE_BYTES as u64)
+        .read_to_end(&mut head)
+        .ok()?;
+    text_encoding::note(&head, name)
 }
 
 /// GDAL's own reason for a failure, without the binding's wrapper ("GDAL

@@ -9,7 +9,8 @@
 //!   nodata, CRS, pixel size, per-band min/max (approximate on big rasters);
 //! - tables (CSV, TSV, XLSX): columns with inferred types, row count (an
 //!   estimate for a big CSV), sample, and which columns hold coordinates or
-//!   geometries with their plausible CRS ([`coords`]);
+//!   geometries with their plausible CRS ([`coords`]), and the encoding
+//!   that reads a CSV that is not UTF-8 ([`text_encoding`]);
 //! - GeoParquet / Parquet: from the file's metadata alone ([`parquet`]);
 //! - archives (`.zip`, `.tar`, `.tar.gz`, `.gz`): their members described as
 //!   if unpacked, named by the GDAL path that reads them ([`archive`]);
@@ -23,6 +24,7 @@ mod archive;
 pub mod coords;
 mod gdal_entry;
 mod parquet;
+mod text_encoding;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,8 @@
 //! and plain Parquet read natively by the card and written and read in the
 //! sandbox; archives described member by member and read in place by the
 //! path the card shows; coordinate and geometry columns of tables found with
-//! their plausible CRS; a big CSV's row count estimated, not counted.
+//! their plausible CRS; a CSV that is not UTF-8 given the encoding that
+//! reads it; a big CSV's row count estimated, not counted.
 
 use std::io::Write;
 
@@ -412,6 +413,41 @@ print(len(pts), w.area.sum(), h.iloc[0].x, "done")
 "#,
     );
     assert!(out.contains("3 1.0 1.0 done"), "{out}");
+}
+
+#[test]
+fn a_csv_that_is_not_utf8_gets_the_encoding_that_reads_it() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import pandas as pd
+os.makedirs("data")
+pd.DataFrame({"city": ["Zürich", "Genève", "Köln"], "temp_c": [21.5, 23.0, 19.5]}).to_csv("data/cities.csv", index=False, encoding="cp1252")
+pd.DataFrame({"city": ["Zürich"], "temp_c": [21.5]}).to_csv("data/utf8.csv", index=False)
+try:
+    pd.read_csv("data/cities.csv")
+except UnicodeDecodeError:
+    print("pandas refuses it: done")
+"#,
+    );
+    let data = dir.path().join("data");
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    let call = "pd.read_csv('data/cities.csv', encoding='cp1252')";
+    assert_has(
+        &card,
+        &[&format!(
+            "text: not UTF-8 (byte 0xFC on line 2); its other bytes stand alone, as in Windows-1252 / Latin-1 text (\"Zürich\"): {call}"
+        )],
+    );
+    assert_eq!(card.matches("text: ").count(), 1, "{card}");
+    // The call the card gives reads the file as it was written.
+    let out = make(
+        &mut session,
+        &format!("df = {call}\nprint(list(df['city']), 'done')"),
+    );
+    assert!(out.contains("['Zürich', 'Genève', 'Köln'] done"), "{out}");
 }
 
 #[test]
