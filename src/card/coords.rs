@@ -7,8 +7,10 @@
 //! `pickup_longitude`/`pickup_latitude` paired by the rest of the name);
 //! values decide what they are: both within ±180/±90 → degrees, EPSG:4326
 //! the likely CRS; otherwise projected units with the CRS not in the file
-//! (a range that fits a UTM zone is said to). Text columns whose values are
-//! WKT, hex WKB or GeoJSON, and binary columns holding WKB, are geometry.
+//! (a range that fits a UTM zone is said to). A layer whose file states no
+//! CRS is judged the same way from its extent ([`missing_crs`]). Text
+//! columns whose values are WKT, hex WKB or GeoJSON, and binary columns
+//! holding WKB, are geometry.
 
 /// What the card saw of one column: its name, the numeric range of the
 /// values scanned, a few text values, and whether its binary values parse
@@ -211,9 +213,9 @@ fn judge_pair(
         short(y0),
         short(y1)
     );
-    let fits = |lo: f64, hi: f64, limit: f64| lo >= -limit && hi <= limit;
     let points = |crs: &str| format!("gpd.points_from_xy({frame}['{xn}'], {frame}['{yn}']{crs})");
-    if fits(x0, x1, 180.0) && fits(y0, y1, 90.0) {
+    let unit = unit_of((x0, x1), (y0, y1));
+    if unit == Unit::Degrees {
         let how = if named_lonlat {
             "longitude/latitude in degrees"
         } else {
@@ -224,21 +226,74 @@ fn judge_pair(
             points(", crs='EPSG:4326'")
         ));
     }
-    if named_lonlat && fits(x0, x1, 90.0) && fits(y0, y1, 180.0) {
+    if named_lonlat && fits((x0, x1), 90.0) && fits((y0, y1), 180.0) {
         return Some(format!(
             "coordinates: `{xn}`, `{yn}` — degrees, but `{yn}` exceeds ±90: the two columns look swapped ({span}); points: gpd.points_from_xy({frame}['{yn}'], {frame}['{xn}'], crs='EPSG:4326')"
         ));
     }
-    let utm = x0 >= 100_000.0 && x1 <= 900_000.0 && y0 >= 0.0 && y1 <= 10_000_000.0;
-    let hint = if utm {
-        "; the range fits a UTM zone (EPSG:326xx/327xx) but the zone is not in the file"
-    } else {
-        ""
-    };
     Some(format!(
-        "coordinates: `{xn}`, `{yn}` — projected units, not degrees ({span}); the CRS is not in the file{hint}: take it from the task or metadata, then {}",
+        "coordinates: `{xn}`, `{yn}` — projected units, not degrees ({span}); the CRS is not in the file{}: take it from the task or metadata, then {}",
+        unit.zone_hint(),
         points(", crs=…")
     ))
+}
+
+/// Whether a range lies within ±`limit`.
+fn fits((lo, hi): (f64, f64), limit: f64) -> bool {
+    lo >= -limit && hi <= limit
+}
+
+/// What the ranges of x and y say about their unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// Both within ±180/±90.
+    Degrees,
+    /// Anything else; `utm` when the range fits a UTM zone's eastings and
+    /// northings.
+    Projected { utm: bool },
+}
+
+impl Unit {
+    /// The words that say a UTM zone fits, or nothing.
+    fn zone_hint(self) -> &'static str {
+        match self {
+            Unit::Projected { utm: true } => {
+                "; the range fits a UTM zone (EPSG:326xx/327xx) but the zone is not in the file"
+            }
+            _ => "",
+        }
+    }
+}
+
+fn unit_of(x: (f64, f64), y: (f64, f64)) -> Unit {
+    if fits(x, 180.0) && fits(y, 90.0) {
+        return Unit::Degrees;
+    }
+    Unit::Projected {
+        utm: x.0 >= 100_000.0 && x.1 <= 900_000.0 && y.0 >= 0.0 && y.1 <= 10_000_000.0,
+    }
+}
+
+/// The card's line for a layer whose file states no CRS, from its extent
+/// (`x` and `y` ranges): likely EPSG:4326 when both fit degrees, else
+/// projected units to take from the task, with the call that sets it.
+pub fn missing_crs(x: (f64, f64), y: (f64, f64)) -> String {
+    let span = format!(
+        "x {}…{}, y {}…{}",
+        short(x.0),
+        short(x.1),
+        short(y.0),
+        short(y.1)
+    );
+    match unit_of(x, y) {
+        Unit::Degrees => format!(
+            "CRS: none in the file; the coordinates ({span}) fit longitude/latitude in degrees: EPSG:4326 is the likely CRS: gdf = gdf.set_crs('EPSG:4326')"
+        ),
+        unit => format!(
+            "CRS: none in the file; the coordinates ({span}) are projected units, not degrees{}: take the CRS from the task or metadata and set it (gdf = gdf.set_crs(…)) before any reprojection, distance or area",
+            unit.zone_hint()
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -309,6 +364,27 @@ mod tests {
         assert!(
             trips[1].contains("`dropoff_longitude`, `dropoff_latitude`"),
             "{trips:?}"
+        );
+    }
+
+    #[test]
+    fn a_layer_without_a_crs_is_judged_from_its_extent() {
+        let degrees = missing_crs((-9.1, 23.7), (36.0, 59.9));
+        assert!(
+            degrees.contains("(x -9.1…23.7, y 36…59.9) fit longitude/latitude in degrees"),
+            "{degrees}"
+        );
+        assert!(degrees.ends_with("gdf.set_crs('EPSG:4326')"), "{degrees}");
+        let utm = missing_crs((401_234.5, 455_000.0), (5_600_100.0, 5_650_000.5));
+        assert!(
+            utm.contains("projected units, not degrees; the range fits a UTM zone"),
+            "{utm}"
+        );
+        // State-plane feet: projected, and no UTM zone claimed.
+        let feet = missing_crs((1_950_000.0, 2_010_000.0), (560_000.0, 610_000.0));
+        assert!(
+            feet.contains("projected units, not degrees: take the CRS"),
+            "{feet}"
         );
     }
 

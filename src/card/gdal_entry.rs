@@ -344,6 +344,14 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
             ),
         };
         text.push_str(&head);
+        if geometry.is_some() && layer.spatial_ref().is_none() {
+            // The extent only where the driver has it cheaply (a header,
+            // an index); never a scan of a big file.
+            if let Ok(Some(e)) = layer.try_get_extent() {
+                let line = coords::missing_crs((e.MinX, e.MaxX), (e.MinY, e.MaxY));
+                text.push_str(&format!("  {line}\n"));
+            }
+        }
         let cols: Vec<String> = fields.iter().map(|(n, t)| format!("{n} ({t})")).collect();
         text.push_str(&format!(
             "  columns: {}\n",

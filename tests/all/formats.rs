@@ -381,6 +381,9 @@ pd.DataFrame({"well": ["w1", "w2"], "easting": [401234.5, 455000.0], "northing":
 pd.DataFrame({"parcel": ["p1", "p2"], "wkt": ["POLYGON ((0 0, 1 0, 1 1, 0 0))", "POLYGON ((1 1, 2 1, 2 2, 1 1))"]}).to_csv("data/parcels.csv", index=False)
 pd.DataFrame({"k": ["x"], "geom_hex": [shapely.to_wkb(shapely.Point(1, 2), hex=True)]}).to_csv("data/hex.csv", index=False)
 pd.DataFrame({"zone": ["A"], "pop": [1200], "rate": [0.5]}).to_excel("data/plain.xlsx", index=False)
+# Shapefiles without their .prj: one in UTM metres, one in degrees.
+gpd.GeoDataFrame({"v": [1, 2]}, geometry=gpd.points_from_xy([401234.5, 455000.0], [5600100.0, 5650000.5])).to_file("data/wells_noprj.shp")
+gpd.GeoDataFrame({"v": [1]}, geometry=gpd.points_from_xy([8.2], [47.1])).to_file("data/sites_noprj.shp")
 print("done")
 "#,
     );
@@ -394,8 +397,11 @@ print("done")
             "the range fits a UTM zone",
             "geometry: `wkt` holds WKT (POLYGON)",
             "geometry: `geom_hex` holds hex WKB",
+            "layer `wells_noprj`: Point, no CRS, 2 features\n  CRS: none in the file; the coordinates (x 401234.5…455000, y 5600100…5650000.5) are projected units, not degrees; the range fits a UTM zone",
+            "layer `sites_noprj`: Point, no CRS, 1 features\n  CRS: none in the file; the coordinates (x 8.2…8.2, y 47.1…47.1) fit longitude/latitude in degrees: EPSG:4326 is the likely CRS: gdf = gdf.set_crs('EPSG:4326')",
         ],
     );
+    assert_eq!(card.matches("CRS: none in the file").count(), 2, "{card}");
     let plain = gisclaw::card::inspect_file(&data, "data/", "data/plain.xlsx").unwrap();
     assert!(
         !plain.contains("coordinates:") && !plain.contains("geometry:"),
