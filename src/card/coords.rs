@@ -274,10 +274,32 @@ fn unit_of(x: (f64, f64), y: (f64, f64)) -> Unit {
     }
 }
 
-/// The card's line for a layer whose file states no CRS, from its extent
-/// (`x` and `y` ranges): likely EPSG:4326 when both fit degrees, else
-/// projected units to take from the task, with the call that sets it.
-pub fn missing_crs(x: (f64, f64), y: (f64, f64)) -> String {
+/// What a file without a CRS holds: how the CRS is then set differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// A vector layer (`gdf.set_crs`).
+    Layer,
+    /// A raster (the CRS goes where it is warped or written).
+    Raster,
+}
+
+impl Holder {
+    /// The call that gives the data the CRS `crs` (a Python literal or `…`).
+    fn set(self, crs: &str) -> String {
+        match self {
+            Holder::Layer => format!("gdf = gdf.set_crs({crs})"),
+            Holder::Raster => format!(
+                "pass crs={crs} as the source CRS where it is warped, and in the profile where it is written"
+            ),
+        }
+    }
+}
+
+/// The card's line for a layer or raster whose file states no CRS, from
+/// its extent (`x` and `y` ranges): likely EPSG:4326 when both fit
+/// degrees, else projected units to take from the task, with the call
+/// that sets it.
+pub fn missing_crs(x: (f64, f64), y: (f64, f64), holder: Holder) -> String {
     let span = format!(
         "x {}…{}, y {}…{}",
         short(x.0),
@@ -287,11 +309,13 @@ pub fn missing_crs(x: (f64, f64), y: (f64, f64)) -> String {
     );
     match unit_of(x, y) {
         Unit::Degrees => format!(
-            "CRS: none in the file; the coordinates ({span}) fit longitude/latitude in degrees: EPSG:4326 is the likely CRS: gdf = gdf.set_crs('EPSG:4326')"
+            "CRS: none in the file; the coordinates ({span}) fit longitude/latitude in degrees: EPSG:4326 is the likely CRS: {}",
+            holder.set("'EPSG:4326'")
         ),
         unit => format!(
-            "CRS: none in the file; the coordinates ({span}) are projected units, not degrees{}: take the CRS from the task or metadata and set it (gdf = gdf.set_crs(…)) before any reprojection, distance or area",
-            unit.zone_hint()
+            "CRS: none in the file; the coordinates ({span}) are projected units, not degrees{}: take the CRS from the task or metadata and set it ({}) before any reprojection, distance or area",
+            unit.zone_hint(),
+            holder.set("…")
         ),
     }
 }
@@ -369,19 +393,27 @@ mod tests {
 
     #[test]
     fn a_layer_without_a_crs_is_judged_from_its_extent() {
-        let degrees = missing_crs((-9.1, 23.7), (36.0, 59.9));
+        let degrees = missing_crs((-9.1, 23.7), (36.0, 59.9), Holder::Layer);
         assert!(
             degrees.contains("(x -9.1…23.7, y 36…59.9) fit longitude/latitude in degrees"),
             "{degrees}"
         );
         assert!(degrees.ends_with("gdf.set_crs('EPSG:4326')"), "{degrees}");
-        let utm = missing_crs((401_234.5, 455_000.0), (5_600_100.0, 5_650_000.5));
+        let utm = missing_crs(
+            (401_234.5, 455_000.0),
+            (5_600_100.0, 5_650_000.5),
+            Holder::Raster,
+        );
         assert!(
             utm.contains("projected units, not degrees; the range fits a UTM zone"),
             "{utm}"
         );
         // State-plane feet: projected, and no UTM zone claimed.
-        let feet = missing_crs((1_950_000.0, 2_010_000.0), (560_000.0, 610_000.0));
+        let feet = missing_crs(
+            (1_950_000.0, 2_010_000.0),
+            (560_000.0, 610_000.0),
+            Holder::Layer,
+        );
         assert!(
             feet.contains("projected units, not degrees: take the CRS"),
             "{feet}"

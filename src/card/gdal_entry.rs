@@ -235,7 +235,8 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
         "- {name} — raster ({}), {w}×{h} px, {bands} band(s), {crs}",
         ds.driver().short_name()
     );
-    if let Ok(gt) = ds.geo_transform() {
+    let transform = ds.geo_transform().ok();
+    if let Some(gt) = transform {
         text.push_str(&format!(
             ", pixel {}×{}, origin ({}, {})",
             fmt_num(gt[1]),
@@ -245,6 +246,25 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
         ));
     }
     text.push('\n');
+    if ds.spatial_ref().is_err() {
+        match transform {
+            Some(gt) => {
+                // The corners' x and y (a rotated grid has four).
+                let corners = [(0.0, 0.0), (w as f64, 0.0), (0.0, h as f64), (w as f64, h as f64)]
+                    .map(|(c, r)| (gt[0] + c * gt[1] + r * gt[2], gt[3] + c * gt[4] + r * gt[5]));
+                let range = |v: [f64; 4]| (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+                let line = coords::missing_crs(range(corners.map(|p| p.0)), range(corners.map(|p| p.1)), coords::Holder::Raster);
+                text.push_str(&format!("  {line}\n"));
+            }
+            None if ds.gcps().is_empty() => text.push_str(
+                "  not georeferenced: no CRS and no geotransform (row/column coordinates only)\n",
+            ),
+            None => text.push_str(&format!(
+                "  georeferenced by {} ground control points, not a geotransform (warp it to a grid before overlaying)\n",
+                ds.gcps().len()
+            )),
+        }
+    }
     for i in 1..=bands.min(8) {
         let Ok(band) = ds.rasterband(i) else { continue };
         let mut line = format!("  band {i}: {}", band.band_type().name());
@@ -348,7 +368,8 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
             // The extent only where the driver has it cheaply (a header,
             // an index); never a scan of a big file.
             if let Ok(Some(e)) = layer.try_get_extent() {
-                let line = coords::missing_crs((e.MinX, e.MaxX), (e.MinY, e.MaxY));
+                let line =
+                    coords::missing_crs((e.MinX, e.MaxX), (e.MinY, e.MaxY), coords::Holder::Layer);
                 text.push_str(&format!("  {line}\n"));
             }
         }
@@ -510,6 +531,54 @@ mod tests {
             msg: "Read error at scanline 3".into(),
         };
         assert_eq!(gdal_reason(&cpl), "Read error at scanline 3");
+    }
+
+    /// A 4×3 one-band GeoTIFF at `path`, with `transform` when given and
+    /// no CRS.
+    fn tiff_without_crs(path: &std::path::Path, transform: Option<[f64; 6]>) {
+        let mem = gdal::DriverManager::get_driver_by_name("MEM").unwrap();
+        let mut ds = mem.create_with_band_type::<u8, _>("", 4, 3, 1).unwrap();
+        if let Some(gt) = transform {
+            ds.set_geo_transform(&gt).unwrap();
+        }
+        let gtiff = gdal::DriverManager::get_driver_by_name("GTiff").unwrap();
+        ds.create_copy(&gtiff, path, &Default::default()).unwrap();
+    }
+
+    #[test]
+    fn a_raster_without_a_crs_is_judged_from_its_corners_or_said_to_be_unreferenced() {
+        let dir = tempfile::tempdir().unwrap();
+        tiff_without_crs(
+            &dir.path().join("utm.tif"),
+            Some([400_000.0, 30.0, 0.0, 5_600_090.0, 0.0, -30.0]),
+        );
+        tiff_without_crs(
+            &dir.path().join("deg.tif"),
+            Some([8.0, 0.5, 0.0, 47.5, 0.0, -0.5]),
+        );
+        tiff_without_crs(&dir.path().join("scan.tif"), None);
+        let card = crate::card::card_for_dir(dir.path(), "data/", 10_000);
+        assert!(
+            card.contains(
+                "  CRS: none in the file; the coordinates (x 400000…400120, y 5600000…5600090) are \
+                 projected units, not degrees; the range fits a UTM zone"
+            ),
+            "{card}"
+        );
+        assert!(
+            card.contains(
+                "  CRS: none in the file; the coordinates (x 8…10, y 46…47.5) fit longitude/latitude \
+                 in degrees: EPSG:4326 is the likely CRS: pass crs='EPSG:4326' as the source CRS"
+            ),
+            "{card}"
+        );
+        assert!(
+            card.contains(
+                "- data/scan.tif — raster (GTiff), 4×3 px, 1 band(s), no CRS\n  not georeferenced: \
+                 no CRS and no geotransform (row/column coordinates only)\n"
+            ),
+            "{card}"
+        );
     }
 
     #[test]
