@@ -244,9 +244,13 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let mut used = tokens::count(&card);
     let mut brief: Vec<&(String, u64)> = Vec::new();
     let mut full = true;
+    let sidecars = sidecars_by_main(&files);
     for file in &files {
         let path = dir.join(&file.0);
         let kind = kind_of(&path);
+        if kind == Kind::Sidecar && sidecars.values().flatten().any(|s| *s == file.0) {
+            continue;
+        }
         let name = format!("{shown_as}{}", file.0);
         let entry = if full
             && matches!(
@@ -259,7 +263,13 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
                     | Kind::Archive
             ) {
             Some(match inspect_path(&path, &name, kind) {
-                Ok(text) => text,
+                Ok(mut text) => {
+                    if let Some(parts) = sidecars.get(&file.0) {
+                        let names: Vec<&str> = parts.iter().map(|p| file_name(p)).collect();
+                        text.push_str(&format!("  read with it: {}\n", names.join(", ")));
+                    }
+                    text
+                }
                 Err(e) => format!("- {e}\n"),
             })
         } else {
@@ -318,6 +328,47 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
         ));
     }
     card
+}
+
+/// The sidecars among `files` (relative paths, sorted) that belong to a
+/// main file also among them, by the main file: `x.dbf`, `x.prj`, `x.tfw`
+/// with `x.shp` or `x.tif` (the same name less its extension), and
+/// `x.tif.ovr`, `x.tif.aux.xml`, `x.shp.xml` with `x.tif` / `x.shp`; case
+/// aside, as GDAL finds them. A sidecar without its main file (an orphan
+/// `.dbf`, a `metadata.xml`) belongs to none and is listed on its own.
+fn sidecars_by_main(files: &[(String, u64)]) -> BTreeMap<String, Vec<String>> {
+    let mains: Vec<&String> = files
+        .iter()
+        .map(|f| &f.0)
+        .filter(|rel| !matches!(kind_of(Path::new(rel)), Kind::Sidecar | Kind::Other))
+        .collect();
+    let mut by_main: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (rel, _) in files {
+        if kind_of(Path::new(rel)) != Kind::Sidecar {
+            continue;
+        }
+        let lower = rel.to_lowercase();
+        let base = lower
+            .strip_suffix(".aux.xml")
+            .or_else(|| lower.rsplit_once('.').map(|(base, _)| base))
+            .unwrap_or(&lower);
+        let main = mains.iter().find(|m| {
+            let m = m.to_lowercase();
+            m == base || m.rsplit_once('.').is_some_and(|(stem, _)| stem == base)
+        });
+        if let Some(main) = main {
+            by_main
+                .entry((*main).clone())
+                .or_default()
+                .push(rel.clone());
+        }
+    }
+    by_main
+}
+
+/// The last component of a relative path.
+fn file_name(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
 }
 
 /// The `inspect_data` tool: the full entry for one file. `rel` is relative

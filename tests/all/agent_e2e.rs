@@ -254,10 +254,23 @@ print("written")
     ] {
         assert!(card.contains(needle), "missing `{needle}` in:\n{card}");
     }
+    // A shapefile's parts are named in its entry, not listed apart; a
+    // sidecar without its main file is still listed.
     assert!(
-        !card.contains("wells.dbf —"),
+        card.contains("  read with it: wells.cpg, wells.dbf, wells.prj, wells.shx\n"),
+        "{card}"
+    );
+    assert!(
+        !card.contains("wells.dbf —") && !card.contains("- data/wells.dbf ("),
         "sidecars are not entries:\n{card}"
     );
+    std::fs::write(data.join("orphan.prj"), "GEOGCS[]").unwrap();
+    let with_orphan = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    assert!(
+        with_orphan.contains("- data/orphan.prj (8 B)"),
+        "{with_orphan}"
+    );
+    std::fs::remove_file(data.join("orphan.prj")).unwrap();
     // Within a small budget the card summarises instead of overflowing.
     let small = gisclaw::card::card_for_dir(&data, "data/", 150);
     assert!(
