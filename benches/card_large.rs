@@ -1,5 +1,6 @@
 //! The schema card on large inputs: a 2 GB CSV, a 1 GB GeoPackage, a ~1 GB
-//! GeoParquet and a 10k×10k raster, each described within 1 s from
+//! GeoParquet, a 10k×10k raster and a ~1 GB GeoJSON of building
+//! footprints, each described within 1 s from
 //! metadata and samples, never read whole. The baseline, measured in the
 //! same run, is one sequential read of the file's bytes (what any full scan
 //! costs at least).
@@ -54,7 +55,7 @@ fn write_csv(path: &Path) {
     }
 }
 
-/// The GeoPackage, GeoParquet and raster, made in a sandbox session.
+/// The GeoPackage, GeoParquet, raster and GeoJSON, made in a sandbox session.
 const MAKE_OTHERS: &str = r#"
 import os, numpy as np, pandas as pd, geopandas as gpd, pyogrio, rasterio
 from rasterio.transform import from_origin
@@ -84,6 +85,14 @@ if not os.path.exists("data/elevation.tif"):
         for row in range(0, 10_000, 1000):
             block = rng.normal(500, 100, (1000, 10_000)).astype("float32")
             dst.write(block, 1, window=Window(0, row, 10_000, 1000))
+if not os.path.exists("data/footprints.geojson"):
+    n = 2_500_000
+    x = rng.uniform(400000, 500000, n); y = rng.uniform(4400000, 4500000, n)
+    gdf = gpd.GeoDataFrame({"building_id": np.arange(n),
+                            "use": rng.choice(["house", "shop", "office", "school"], n),
+                            "height": rng.uniform(3, 60, n).round(1)},
+                           geometry=gpd.points_from_xy(x, y).buffer(6, quad_segs=1), crs="EPSG:32618")
+    gdf.to_file("data/footprints.geojson", driver="GeoJSON")
 print("made")
 "#;
 
@@ -129,6 +138,7 @@ fn main() {
         "parcels.gpkg",
         "buildings.parquet",
         "elevation.tif",
+        "footprints.geojson",
     ] {
         let path = data.join(name);
         let mut entry = String::new();

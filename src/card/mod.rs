@@ -12,6 +12,8 @@
 //!   geometries with their plausible CRS ([`coords`]), and the encoding
 //!   that reads a CSV that is not UTF-8 ([`text_encoding`]);
 //! - GeoParquet / Parquet: from the file's metadata alone ([`parquet`]);
+//! - a big GeoJSON: from its first features and a count estimated from
+//!   three slices ([`geojson`]; GDAL reads it whole to open it);
 //! - archives (`.zip`, `.tar`, `.tar.gz`, `.gz`): their members described as
 //!   if unpacked, named by the GDAL path that reads them ([`archive`]);
 //! - NetCDF / HDF5: variables with their dimensions and types.
@@ -23,6 +25,7 @@
 mod archive;
 pub mod coords;
 mod gdal_entry;
+mod geojson;
 mod parquet;
 mod text_encoding;
 
@@ -406,6 +409,10 @@ fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaErr
     match kind {
         Kind::Parquet => parquet::entry(path, name),
         Kind::Archive => archive::entry(path, name),
+        Kind::Vector if geojson::is_big(path) => match geojson::entry(path, name) {
+            Some(text) => Ok(text),
+            None => gdal_entry::entry(path, name, kind),
+        },
         _ => gdal_entry::entry(path, name, kind),
     }
 }

@@ -4,7 +4,8 @@
 //! sandbox; archives described member by member and read in place by the
 //! path the card shows; coordinate and geometry columns of tables found with
 //! their plausible CRS; a CSV that is not UTF-8 given the encoding that
-//! reads it; a big CSV's row count estimated, not counted.
+//! reads it; a big CSV's row count and a big GeoJSON's feature count
+//! estimated, not counted.
 
 use std::io::Write;
 
@@ -495,6 +496,75 @@ fn a_big_csv_gets_an_estimated_row_count_instead_of_a_full_scan() {
             "coordinates: `pickup_longitude`, `pickup_latitude` — longitude/latitude in degrees"
         ),
         "{entry}"
+    );
+}
+
+#[test]
+fn a_big_geojson_is_described_from_its_first_features_without_gdal_reading_it_whole() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import geopandas as gpd, shapely
+gpd.GeoDataFrame({"Site_ID": ["a", "b", "c"], "depth_cm": [-250.5, -120, 30.25], "n": [1, 2, 3]},
+                 geometry=[shapely.Point(500000 + i, 4400000) for i in range(3)], crs="EPSG:32617").to_file("wells.geojson")
+print("done")
+"#,
+    );
+    let small = dir.path().join("wells.geojson");
+    let gdal_entry = gisclaw::card::inspect_file(dir.path(), "", "wells.geojson").unwrap();
+    // The library's own layout, its three features repeated past 64 MB.
+    let text = std::fs::read_to_string(&small).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.starts_with("{ \"type\": \"Feature\""))
+        .unwrap();
+    let features: Vec<&str> = lines[first..first + 3]
+        .iter()
+        .map(|l| l.trim_end_matches(','))
+        .collect();
+    let big = dir.path().join("data/wells.geojson");
+    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+    writeln!(file, "{}", lines[..first].join("\n")).unwrap();
+    let copies: u64 = 450_000;
+    for i in 0..copies {
+        let comma = if i + 1 < copies { "," } else { "" };
+        writeln!(file, "{}{comma}", features[(i % 3) as usize]).unwrap();
+    }
+    writeln!(file, "{}", lines[first + 3..].join("\n")).unwrap();
+    drop(file);
+    assert!(std::fs::metadata(&big).unwrap().len() > 64 << 20);
+    let entry =
+        gisclaw::card::inspect_file(&dir.path().join("data"), "data/", "wells.geojson").unwrap();
+    let estimate: f64 = entry
+        .split('≈')
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no estimate in:\n{entry}"));
+    assert!(
+        (estimate / copies as f64 - 1.0).abs() < 0.05,
+        "estimate {estimate} vs {copies} features:\n{entry}"
+    );
+    assert_has(
+        &entry,
+        &[
+            "- data/wells.geojson — vector (GeoJSON), 1 layer(s)\n  layer `wells`: Point, EPSG:32617, ≈",
+            "features (estimated from 1 MB read in 3 places)",
+            "  columns (of the first 50 features): Site_ID (String), depth_cm (Real), n (Integer)\n",
+            "  row: Site_ID=\"a\", depth_cm=-250.5, n=1\n  row: Site_ID=\"b\", depth_cm=-120, n=2\n",
+        ],
+    );
+    // The same fields, types and rows as GDAL reads from the small file.
+    assert_has(
+        &gdal_entry,
+        &[
+            "layer `wells`: Point, EPSG:32617, 3 features",
+            "columns: Site_ID (String), depth_cm (Real), n (Integer)",
+            "row: Site_ID=\"a\", depth_cm=-250.5, n=1",
+        ],
     );
 }
 
