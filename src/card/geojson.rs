@@ -79,6 +79,26 @@ pub(super) fn entry(path: &Path, name: &str) -> Option<String> {
     Some(text)
 }
 
+/// The CRS a big GeoJSON states before its features (an old-style `crs`
+/// member, else EPSG:4326 by RFC 7946), read from its first megabyte;
+/// `None` for a file that is not a big GeoJSON FeatureCollection.
+pub fn stated_crs(path: &Path) -> Option<String> {
+    if !is_big(path) {
+        return None;
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(SLICE_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let before = &text[..text.find("\"features\"")?];
+    before
+        .contains("FeatureCollection")
+        .then(|| old_style_crs(before).unwrap_or_else(|| "EPSG:4326".into()))
+}
+
 /// What the start of a FeatureCollection gave.
 struct Sample {
     /// Its first features (as many as are whole in the head, at most
@@ -249,6 +269,16 @@ mod tests {
             ]
         );
         assert!(first_features(br#"{"stations": [1, 2]}"#).is_none());
+        assert_eq!(
+            old_style_crs(r#"{"crs": {"properties": {"name": "urn:ogc:def:crs:OGC:1.3:CRS84"}}, "#)
+                .as_deref(),
+            Some("EPSG:4326")
+        );
+        assert_eq!(
+            old_style_crs(r#"{"crs": {"properties": {"name": "EPSG:2263"}}, "#).as_deref(),
+            Some("EPSG:2263")
+        );
+        assert_eq!(old_style_crs(r#"{"type": "FeatureCollection", "#), None);
     }
 
     #[test]

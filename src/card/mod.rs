@@ -33,6 +33,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use gdal_entry::{crs_text, first_features, gdal_reason, open_readonly};
+pub use geojson::stated_crs as big_geojson_crs;
 pub use parquet::row_count as parquet_rows;
 pub use parquet::{
     geo_extents as parquet_geo_extents, read_rows as read_parquet,

@@ -681,6 +681,13 @@ fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
     if card::is_parquet(path) {
         return geoparquet_geo(path);
     }
+    if let Some(crs) = card::big_geojson_crs(path) {
+        // GDAL reads a big GeoJSON whole to open it (18 s for 1 GB): its
+        // CRS is stated before its features, its extent is left unknown.
+        return SpatialRef::from_definition(&crs)
+            .map(|srs| vec![(card::crs_text(Some(srs.clone())), srs.is_geographic(), None)])
+            .unwrap_or_default();
+    }
     let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_VECTOR) else {
         return Vec::new();
     };

@@ -557,6 +557,15 @@ print("done")
             "  row: Site_ID=\"a\", depth_cm=-250.5, n=1\n  row: Site_ID=\"b\", depth_cm=-120, n=2\n",
         ],
     );
+    // The output checks take the input's CRS from its start too.
+    let reference =
+        gisclaw::outputs::sanity::Reference::from_inputs(Some(&dir.path().join("data")), "");
+    assert_eq!(reference.crs, ["EPSG:32617"]);
+    assert!(!reference.all_geographic);
+    assert_eq!(
+        reference.extent, None,
+        "GDAL would have scanned the file for it"
+    );
     // The same fields, types and rows as GDAL reads from the small file.
     assert_has(
         &gdal_entry,
