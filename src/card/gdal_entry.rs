@@ -15,7 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
-use super::text_encoding;
+use super::{codes, text_encoding};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -86,40 +86,47 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
         },
         Kind::Table => {
             let lower = name.to_ascii_lowercase();
-            let spreadsheet = lower.ends_with(".xlsx") || lower.ends_with(".ods");
+            if lower.ends_with(".xlsx") || lower.ends_with(".ods") {
+                let opts = ["FIELD_TYPES=AUTO", "HEADERS=AUTO"];
+                let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts)
+                    .map_err(unreadable)?;
+                return Ok(vector_entry(&ds, name, Some(&Table::default())));
+            }
+            // The probe GDAL detects types from, read once more for how
+            // pandas must read the file: its encoding, and its code columns
+            // (shown as the text they are: GDAL 3.6 reads them as numbers
+            // and has no open option to say otherwise).
+            let head = csv_head(path);
+            let codes = codes::columns(&head);
             let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
-            let opts: Vec<&str> = if spreadsheet {
-                vec!["FIELD_TYPES=AUTO", "HEADERS=AUTO"]
-            } else {
-                vec!["AUTODETECT_TYPE=YES", &probe]
-            };
+            let opts = ["AUTODETECT_TYPE=YES", &probe];
             let ds =
                 open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts).map_err(unreadable)?;
-            if spreadsheet {
-                return Ok(vector_entry(&ds, name, true, None));
+            let table = Table {
+                estimate: estimated_csv_rows(path),
+                codes: &codes,
+            };
+            let mut text = vector_entry(&ds, name, Some(&table));
+            for note in [text_encoding::note(&head, name), codes::note(&codes, name)] {
+                text.push_str(&note.unwrap_or_default());
             }
-            let mut text = vector_entry(&ds, name, true, estimated_csv_rows(path));
-            text.push_str(&encoding_note(path, name).unwrap_or_default());
             Ok(text)
         }
         Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {
             let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
-            Ok(vector_entry(&ds, name, false, None))
+            Ok(vector_entry(&ds, name, None))
         }
     }
 }
 
-/// The card's line for a text table that is not UTF-8, from its first
-/// [`CSV_PROBE_BYTES`] (see [`text_encoding::note`]); `None` for UTF-8 and
-/// for an archive member (its own entry gives the reading call).
-fn encoding_note(path: &Path, name: &str) -> Option<String> {
+/// The first [`CSV_PROBE_BYTES`] of a text table (empty for an archive
+/// member, whose own entry gives the reading call).
+fn csv_head(path: &Path) -> Vec<u8> {
     let mut head = Vec::with_capacity(CSV_PROBE_BYTES);
-    std::fs::File::open(path)
-        .ok()?
-        .take(CSV_PROBE_BYTES as u64)
-        .read_to_end(&mut head)
-        .ok()?;
-    text_encoding::note(&head, name)
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(CSV_PROBE_BYTES as u64).read_to_end(&mut head);
+    }
+    head
 }
 
 /// GDAL's own reason for a failure, without the binding's wrapper ("GDAL
@@ -326,16 +333,27 @@ fn multidim_entry(ds: &Dataset, name: &str) -> String {
     text
 }
 
-/// Layers (or a table) with geometry type, CRS, count, columns, sample rows
-/// and, for tables, the coordinate or geometry columns found. `estimate` is
-/// a row count estimated instead of counted (a big CSV).
-fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) -> String {
+/// What the card knows of a table beyond what GDAL reads.
+#[derive(Debug, Default)]
+struct Table<'a> {
+    /// A row count estimated instead of counted (a big CSV).
+    estimate: Option<u64>,
+    /// Columns of codes with leading zeros, shown as the text they are.
+    codes: &'a [codes::CodeColumn],
+}
+
+/// Layers (or a `table`) with geometry type, CRS, count, columns, sample
+/// rows and, for tables, the coordinate or geometry columns found.
+fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
     let layers = ds.layer_count();
     let mut text = format!(
         "- {name} — {} ({}), {layers} layer(s)\n",
-        if table { "table" } else { "vector" },
+        if table.is_some() { "table" } else { "vector" },
         ds.driver().short_name()
     );
+    let estimate = table.and_then(|t| t.estimate);
+    let codes = table.map_or(&[][..], |t| t.codes);
+    let code = |field: &str| codes.iter().find(|c| c.name == field);
     for mut layer in ds.layers().take(10) {
         let geometry = layer
             .defn()
@@ -345,13 +363,19 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
         let fields: Vec<(String, String)> = layer
             .defn()
             .fields()
-            .map(|f| (f.name(), gdal::vector::field_type_to_name(f.field_type())))
+            .map(|f| {
+                let kind = match code(&f.name()) {
+                    Some(_) => "String".to_string(),
+                    None => gdal::vector::field_type_to_name(f.field_type()),
+                };
+                (f.name(), kind)
+            })
             .collect();
         let (count, how) = match estimate {
             Some(n) => (format!("≈{n}"), " (estimated from 1 MB read in 3 places)"),
             None => (layer.feature_count().to_string(), ""),
         };
-        let head = match (&geometry, table) {
+        let head = match (&geometry, table.is_some()) {
             (Some(g), _) => format!(
                 "  layer `{}`: {g}, {}, {count} features{how}\n",
                 layer.name(),
@@ -383,15 +407,18 @@ fn vector_entry(ds: &Dataset, name: &str, table: bool, estimate: Option<u64>) ->
             }
         ));
         layer.reset_feature_reading();
-        for feature in first_features(&layer, SAMPLE_ROWS) {
+        for (row, feature) in first_features(&layer, SAMPLE_ROWS).enumerate() {
             let values: Vec<String> = fields
                 .iter()
                 .enumerate()
-                .map(|(i, (n, _))| format!("{n}={}", value_text(feature.field(i).ok().flatten())))
+                .map(|(i, (n, _))| match code(n).and_then(|c| c.first.get(row)) {
+                    Some(written) => format!("{n}={written:?}"),
+                    None => format!("{n}={}", value_text(feature.field(i).ok().flatten())),
+                })
                 .collect();
             text.push_str(&format!("  row: {}\n", values.join(", ")));
         }
-        if table || geometry.is_none() {
+        if table.is_some() || geometry.is_none() {
             for line in coords::describe(&column_samples(&mut layer, &fields), "df") {
                 text.push_str(&format!("  {line}\n"));
             }

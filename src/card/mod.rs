@@ -9,8 +9,9 @@
 //!   nodata, CRS, pixel size, per-band min/max (approximate on big rasters);
 //! - tables (CSV, TSV, XLSX): columns with inferred types, row count (an
 //!   estimate for a big CSV), sample, and which columns hold coordinates or
-//!   geometries with their plausible CRS ([`coords`]), and the encoding
-//!   that reads a CSV that is not UTF-8 ([`text_encoding`]);
+//!   geometries with their plausible CRS ([`coords`]), the encoding that
+//!   reads a CSV that is not UTF-8 ([`text_encoding`]) and the columns of
+//!   codes with leading zeros that must be read as text ([`codes`]);
 //! - GeoParquet / Parquet: from the file's metadata alone ([`parquet`]);
 //! - a big GeoJSON: from its first features and a count estimated from
 //!   three slices ([`geojson`]; GDAL reads it whole to open it);
@@ -23,6 +24,7 @@
 //! then counts per extension. [`inspect_file`] is the `inspect_data` tool.
 
 mod archive;
+mod codes;
 pub mod coords;
 mod gdal_entry;
 mod geojson;

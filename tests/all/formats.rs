@@ -4,7 +4,7 @@
 //! sandbox; archives described member by member and read in place by the
 //! path the card shows; coordinate and geometry columns of tables found with
 //! their plausible CRS; a CSV that is not UTF-8 given the encoding that
-//! reads it; a big CSV's row count and a big GeoJSON's feature count
+//! reads it, and its codes with leading zeros the dtype that keeps them; a big CSV's row count and a big GeoJSON's feature count
 //! estimated, not counted.
 
 use std::io::Write;
@@ -455,6 +455,43 @@ except UnicodeDecodeError:
         &format!("df = {call}\nprint(list(df['city']), 'done')"),
     );
     assert!(out.contains("['Zürich', 'Genève', 'Köln'] done"), "{out}");
+}
+
+#[test]
+fn codes_with_leading_zeros_get_the_dtype_that_keeps_them() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import pandas as pd
+os.makedirs("data")
+pd.DataFrame({"GEOID": ["01001", "01003", "02013"], "name": ["Autauga", "Baldwin", "Aleutians East"],
+              "pop": [55869, 223234, 3337]}).to_csv("data/counties.csv", index=False)
+if pd.read_csv("data/counties.csv")["GEOID"].iloc[0] == 1001:
+    print("pandas drops the zero: done")
+"#,
+    );
+    let card = gisclaw::card::card_for_dir(&dir.path().join("data"), "data/", 10_000);
+    let call = "pd.read_csv('data/counties.csv', dtype={'GEOID': str})";
+    assert_has(
+        &card,
+        &[
+            "columns: GEOID (String), name (String), pop (Integer)",
+            "row: GEOID=\"01001\", name=\"Autauga\", pop=55869",
+            &format!(
+                "  codes: `GEOID` is digits with leading zeros (\"01001\"), which numbers drop: {call}\n"
+            ),
+        ],
+    );
+    let out = make(
+        &mut session,
+        &format!("df = {call}\nprint(list(df['GEOID']), df['pop'].dtype, 'done')"),
+    );
+    assert!(
+        out.contains("['01001', '01003', '02013'] int64 done"),
+        "{out}"
+    );
 }
 
 #[test]
