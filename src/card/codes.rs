@@ -150,9 +150,10 @@ mod tests {
             )
         );
         let semi = b"id;zip\n1;02134\n2;10001\n";
-        assert!(note(semi, "data/s.csv")
+        assert!(line(semi, "data/s.csv")
             .unwrap()
             .contains("dtype={'zip': str}"));
+        assert_eq!(columns(csv)[0].first, ["01001", "01003", "02013"]);
     }
 
     #[test]
@@ -163,6 +164,7 @@ mod tests {
         assert_eq!(line(csv, "data/t.csv"), None);
         assert_eq!(columns(csv), []);
         // Only the probe's cut last row has the leading zero.
-        assert_eq!(line(b"k\n12\n34\n0", "data/t.csv"), None);
+        assert_eq!(line(b"k\n12\n34\n01", "data/t.csv"), None);
+        assert!(line(b"k\n12\n34\n01\n", "data/t.csv").is_some());
     }
 }
