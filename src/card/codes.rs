@@ -90,15 +90,15 @@ pub(super) fn note(columns: &[CodeColumn], shown: &str) -> Option<String> {
     ))
 }
 
-/// The header line's most frequent separator among `,` `;` tab and `|`.
+/// The header line's most frequent separator among `,` `;` tab and `|`
+/// (`,` for a table of one column).
 fn delimiter(text: &str) -> Option<char> {
     let header = text.lines().next()?;
-    [',', ';', '\t', '|']
+    let (count, most) = [',', ';', '\t', '|']
         .into_iter()
         .map(|d| (header.matches(d).count(), d))
-        .filter(|(n, _)| *n > 0)
-        .max_by_key(|(n, _)| *n)
-        .map(|(_, d)| d)
+        .max_by_key(|(n, _)| *n)?;
+    Some(if count > 0 { most } else { ',' })
 }
 
 /// The records of `text` split at `delimiter`, with quoted fields (`""` is
