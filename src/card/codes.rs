@@ -21,25 +21,20 @@ pub(super) struct CodeColumn {
     pub first: Vec<String>,
 }
 
-/// The columns of a CSV whose first bytes are `head` that hold only digits
-/// with at least one value written with a leading zero, in the header's
-/// order.
-pub(super) fn columns(head: &[u8]) -> Vec<CodeColumn> {
-    let text = String::from_utf8_lossy(head);
-    let Some(delimiter) = delimiter(&text) else {
-        return Vec::new();
-    };
-    let records = records(&text, delimiter);
+/// The columns of a table (`records`: the header, then rows; the last one
+/// left out unless `whole`, as it may be cut by the end of a probe) that
+/// hold only digits with at least one value written with a leading zero,
+/// in the header's order.
+pub(super) fn columns(records: &[Vec<String>], whole: bool) -> Vec<CodeColumn> {
     let Some((header, rows)) = records.split_first() else {
         return Vec::new();
     };
-    // A last record without its line end may be cut by the end of the probe.
-    let whole = if text.ends_with('\n') {
+    let kept = if whole {
         rows.len()
     } else {
         rows.len().saturating_sub(1)
     };
-    let rows = &rows[..whole.min(SCAN_ROWS)];
+    let rows = &rows[..kept.min(SCAN_ROWS)];
     let mut found = Vec::new();
     for (i, name) in header.iter().enumerate() {
         let values: Vec<&str> = rows
@@ -66,9 +61,8 @@ pub(super) fn columns(head: &[u8]) -> Vec<CodeColumn> {
     found
 }
 
-/// The card's line for the code `columns` of the table shown as `shown`,
-/// with the `pd.read_csv` call that keeps their zeros; `None` for none.
-pub(super) fn note(columns: &[CodeColumn], shown: &str) -> Option<String> {
+/// The card's line for the code `columns`; `None` for none.
+pub(super) fn note(columns: &[CodeColumn]) -> Option<String> {
     if columns.is_empty() {
         return None;
     }
@@ -77,94 +71,52 @@ pub(super) fn note(columns: &[CodeColumn], shown: &str) -> Option<String> {
         .iter()
         .map(|c| format!("\"{}\"", c.example))
         .collect();
-    let dtype: Vec<String> = columns
-        .iter()
-        .map(|c| format!("'{}': str", c.name))
-        .collect();
     Some(format!(
-        "  codes: {} {} digits with leading zeros ({}), which numbers drop: pd.read_csv('{shown}', dtype={{{}}})\n",
+        "  codes: {} {} digits with leading zeros ({}), which numbers drop: read as text\n",
         names.join(", "),
         if columns.len() == 1 { "is" } else { "are" },
-        examples.join(", "),
-        dtype.join(", ")
+        examples.join(", ")
     ))
 }
 
-/// The header line's most frequent separator among `,` `;` tab and `|`
-/// (`,` for a table of one column).
-fn delimiter(text: &str) -> Option<char> {
-    let header = text.lines().next()?;
-    let (count, most) = [',', ';', '\t', '|']
-        .into_iter()
-        .map(|d| (header.matches(d).count(), d))
-        .max_by_key(|(n, _)| *n)?;
-    Some(if count > 0 { most } else { ',' })
-}
-
-/// The records of `text` split at `delimiter`, with quoted fields (`""` is
-/// a quote; a quoted field may hold separators and line breaks).
-fn records(text: &str, delimiter: char) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let (mut record, mut field) = (Vec::new(), String::new());
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            c if c == delimiter && !quoted => record.push(std::mem::take(&mut field)),
-            '\n' if !quoted => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            '\r' if !quoted => {}
-            c => field.push(c),
-        }
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    records
+/// The `pd.read_csv` argument that keeps the code `columns` as text.
+pub(super) fn dtype(columns: &[CodeColumn]) -> Option<String> {
+    let names: Vec<String> = columns
+        .iter()
+        .map(|c| format!("'{}': str", c.name))
+        .collect();
+    (!names.is_empty()).then(|| format!("dtype={{{}}}", names.join(", ")))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{columns, note};
+    use super::super::csv_read::records;
+    use super::{columns, dtype, note};
 
-    fn line(csv: &[u8], shown: &str) -> Option<String> {
-        note(&columns(csv), shown)
+    fn found(csv: &str) -> Vec<super::CodeColumn> {
+        columns(&records(csv, ','), csv.ends_with('\n'))
     }
 
     #[test]
     fn digit_codes_with_leading_zeros_are_named_with_the_dtype_that_keeps_them() {
-        let csv = b"GEOID,name,zip,pop\n01001,\"Autauga, AL\",36003,55869\n01003,Baldwin,36507,223234\n02013,Aleutians East,99553,3337\n";
+        let csv = "GEOID,name,zip,pop\n01001,\"Autauga, AL\",36003,55869\n01003,Baldwin,36507,223234\n02013,Aleutians East,99553,3337\n";
+        let codes = found(csv);
         assert_eq!(
-            line(csv, "data/counties.csv").as_deref(),
-            Some(
-                "  codes: `GEOID` is digits with leading zeros (\"01001\"), which numbers drop: \
-                 pd.read_csv('data/counties.csv', dtype={'GEOID': str})\n"
-            )
+            note(&codes).as_deref(),
+            Some("  codes: `GEOID` is digits with leading zeros (\"01001\"), which numbers drop: read as text\n")
         );
-        let semi = b"id;zip\n1;02134\n2;10001\n";
-        assert!(line(semi, "data/s.csv")
-            .unwrap()
-            .contains("dtype={'zip': str}"));
-        assert_eq!(columns(csv)[0].first, ["01001", "01003", "02013"]);
+        assert_eq!(dtype(&codes).as_deref(), Some("dtype={'GEOID': str}"));
+        assert_eq!(codes[0].first, ["01001", "01003", "02013"]);
     }
 
     #[test]
     fn numbers_mixed_codes_and_a_cut_last_row_say_nothing() {
         // Plain numbers, a code column with letters (pandas keeps it as
         // text), a decimal with a zero before the point.
-        let csv = b"n,code,rate\n10,A01,0.5\n200,007B,0.25\n";
-        assert_eq!(line(csv, "data/t.csv"), None);
-        assert_eq!(columns(csv), []);
+        assert_eq!(found("n,code,rate\n10,A01,0.5\n200,007B,0.25\n"), []);
         // Only the probe's cut last row has the leading zero.
-        assert_eq!(line(b"k\n12\n34\n01", "data/t.csv"), None);
-        assert!(line(b"k\n12\n34\n01\n", "data/t.csv").is_some());
+        assert_eq!(found("k\n12\n34\n01"), []);
+        assert_eq!(found("k\n12\n34\n01\n").len(), 1);
+        assert_eq!(dtype(&[]), None);
     }
 }

@@ -15,7 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
-use super::{codes, text_encoding};
+use super::{codes, csv_read};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -93,23 +93,21 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
                 return Ok(vector_entry(&ds, name, Some(&Table::default())));
             }
             // The probe GDAL detects types from, read once more for how
-            // pandas must read the file: its encoding, and its code columns
-            // (shown as the text they are: GDAL 3.6 reads them as numbers
-            // and has no open option to say otherwise).
-            let head = csv_head(path);
-            let codes = codes::columns(&head);
+            // pandas must read the file (separator, decimal comma,
+            // encoding, code columns: the latter shown as the text they
+            // are, as GDAL 3.6 reads them as numbers and has no open
+            // option to say otherwise).
+            let reading = csv_read::reading(&csv_head(path), name);
             let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
             let opts = ["AUTODETECT_TYPE=YES", &probe];
             let ds =
                 open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts).map_err(unreadable)?;
             let table = Table {
                 estimate: estimated_csv_rows(path),
-                codes: &codes,
+                codes: &reading.codes,
             };
             let mut text = vector_entry(&ds, name, Some(&table));
-            for note in [text_encoding::note(&head, name), codes::note(&codes, name)] {
-                text.push_str(&note.unwrap_or_default());
-            }
+            text.push_str(&reading.lines);
             Ok(text)
         }
         Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {

@@ -9,9 +9,10 @@
 //!   nodata, CRS, pixel size, per-band min/max (approximate on big rasters);
 //! - tables (CSV, TSV, XLSX): columns with inferred types, row count (an
 //!   estimate for a big CSV), sample, and which columns hold coordinates or
-//!   geometries with their plausible CRS ([`coords`]), the encoding that
-//!   reads a CSV that is not UTF-8 ([`text_encoding`]) and the columns of
-//!   codes with leading zeros that must be read as text ([`codes`]);
+//!   geometries with their plausible CRS ([`coords`]), and the `pd.read_csv`
+//!   call that reads a CSV as described ([`csv_read`]: separator, decimal
+//!   comma, an encoding other than UTF-8 ([`text_encoding`]), codes with
+//!   leading zeros ([`codes`]));
 //! - GeoParquet / Parquet: from the file's metadata alone ([`parquet`]);
 //! - a big GeoJSON: from its first features and a count estimated from
 //!   three slices ([`geojson`]; GDAL reads it whole to open it);
@@ -26,6 +27,7 @@
 mod archive;
 mod codes;
 pub mod coords;
+mod csv_read;
 mod gdal_entry;
 mod geojson;
 mod parquet;

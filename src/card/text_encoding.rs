@@ -15,16 +15,34 @@ const CP1252_HIGH: [char; 32] = [
     '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
 ];
 
-/// The card's line for a text table whose first bytes (`head`) are not
-/// UTF-8 — a UTF-16 byte-order mark, or a byte that UTF-8 cannot start or
-/// continue — with the `pd.read_csv` call that reads it (`shown`: the path
-/// as the model writes it). `None` for UTF-8 (a byte-order mark or not,
-/// and a character cut by the end of `head`).
-pub(super) fn note(head: &[u8], shown: &str) -> Option<String> {
+/// What the first bytes of a text table say of its encoding when it is not
+/// UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Encoding {
+    /// The card's line saying so (without the reading call).
+    pub line: String,
+    /// What `pd.read_csv` needs: `encoding='cp1252'`, or
+    /// `encoding_errors='replace'` for mostly-UTF-8 text; `encoding=…` when
+    /// the model must choose.
+    pub argument: String,
+}
+
+/// The encoding of a text table whose first bytes (`head`) are not UTF-8 —
+/// a UTF-16 byte-order mark, or a byte that UTF-8 cannot start or continue
+/// — with the `pd.read_csv` argument that reads it. `None` for UTF-8 (a
+/// byte-order mark or not, and a character cut by the end of `head`).
+pub(super) fn of(head: &[u8]) -> Option<Encoding> {
+    let found = |line: String, argument: &str| {
+        Some(Encoding {
+            line,
+            argument: argument.to_string(),
+        })
+    };
     if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
-        return Some(format!(
-            "  text: UTF-16 (it starts with a byte-order mark): pd.read_csv('{shown}', encoding='utf-16')\n"
-        ));
+        return found(
+            "  text: UTF-16 (it starts with a byte-order mark)\n".into(),
+            "encoding='utf-16'",
+        );
     }
     let bad = match std::str::from_utf8(head) {
         Ok(_) => return None,
@@ -34,9 +52,10 @@ pub(super) fn note(head: &[u8], shown: &str) -> Option<String> {
     let line = head[..bad].iter().filter(|&&b| b == b'\n').count() + 1;
     let at = format!("byte 0x{:02X} on line {line}", head[bad]);
     if head[..bad].iter().any(|&b| b >= 0x80) {
-        return Some(format!(
-            "  text: UTF-8 up to {at}, which is not: pd.read_csv('{shown}', encoding_errors='replace') reads it (the bad bytes become �)\n"
-        ));
+        return found(
+            format!("  text: UTF-8 up to {at}, which is not (read, the bad bytes become �)\n"),
+            "encoding_errors='replace'",
+        );
     }
     let high: Vec<usize> = (0..head.len()).filter(|&i| head[i] >= 0x80).collect();
     let alone = high
@@ -52,14 +71,18 @@ pub(super) fn note(head: &[u8], shown: &str) -> Option<String> {
         } else {
             "cp1252"
         };
-        return Some(format!(
-            "  text: not UTF-8 ({at}); its other bytes stand alone, as in Windows-1252 / Latin-1 text (\"{}\"): pd.read_csv('{shown}', encoding='{codec}')\n",
-            word_at(head, bad)
-        ));
+        return found(
+            format!(
+                "  text: not UTF-8 ({at}); its other bytes stand alone, as in Windows-1252 / Latin-1 text (\"{}\")\n",
+                word_at(head, bad)
+            ),
+            &format!("encoding='{codec}'"),
+        );
     }
-    Some(format!(
-        "  text: not UTF-8 ({at}), with runs of bytes over 0x7F as in Cyrillic (cp1251), Greek (cp1253) or East Asian (gbk, shift_jis, euc-kr) text: pd.read_csv('{shown}', encoding=…) with the file's encoding, then check the text\n"
-    ))
+    found(
+        format!("  text: not UTF-8 ({at}), with runs of bytes over 0x7F as in Cyrillic (cp1251), Greek (cp1253) or East Asian (gbk, shift_jis, euc-kr) text: give the file's encoding, then check the text\n"),
+        "encoding=…",
+    )
 }
 
 /// The field around byte `at` (up to the next separator, quote or line
@@ -87,45 +110,54 @@ fn word_at(head: &[u8], at: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::note;
+    use super::of;
 
     #[test]
-    fn utf8_tables_get_no_note() {
-        assert_eq!(note(b"name,x\nZ\xc3\xbcrich,1\n", "data/t.csv"), None);
-        assert_eq!(note(b"\xef\xbb\xbfid,x\n1,2\n", "data/t.csv"), None);
+    fn utf8_tables_have_no_encoding_to_name() {
+        assert_eq!(of(b"name,x\nZ\xc3\xbcrich,1\n"), None);
+        assert_eq!(of(b"\xef\xbb\xbfid,x\n1,2\n"), None);
         // The probe's last character cut in two by its end.
-        assert_eq!(note(b"name\nZ\xc3", "data/t.csv"), None);
+        assert_eq!(of(b"name\nZ\xc3"), None);
     }
 
     #[test]
     fn western_legacy_text_is_named_with_the_codec_that_reads_it() {
-        let text = note(b"name,x\nZ\xfcrich,1\n\x93Gen\xe8ve\x94,2\n", "data/t.csv").unwrap();
+        let found = of(b"name,x\nZ\xfcrich,1\n\x93Gen\xe8ve\x94,2\n").unwrap();
         assert_eq!(
-            text,
+            found.line,
             "  text: not UTF-8 (byte 0xFC on line 2); its other bytes stand alone, as in \
-             Windows-1252 / Latin-1 text (\"Zürich\"): pd.read_csv('data/t.csv', encoding='cp1252')\n"
+             Windows-1252 / Latin-1 text (\"Zürich\")\n"
         );
+        assert_eq!(found.argument, "encoding='cp1252'");
         // A byte cp1252 has no character for: only latin-1 reads every byte.
-        let text = note(b"name\nA\x81b\n", "data/t.csv").unwrap();
-        assert!(text.ends_with("encoding='latin-1')\n"), "{text}");
+        assert_eq!(
+            of(b"name\nA\x81b\n").unwrap().argument,
+            "encoding='latin-1'"
+        );
     }
 
     #[test]
     fn runs_of_high_bytes_mixed_utf8_and_utf16_get_their_own_advice() {
         // "Москва" in cp1251.
-        let text = note(b"city\n\xcc\xee\xf1\xea\xe2\xe0\n", "data/c.csv").unwrap();
+        let found = of(b"city\n\xcc\xee\xf1\xea\xe2\xe0\n").unwrap();
         assert!(
-            text.contains("(byte 0xCC on line 2), with runs of bytes over 0x7F"),
-            "{text}"
+            found
+                .line
+                .contains("(byte 0xCC on line 2), with runs of bytes over 0x7F"),
+            "{found:?}"
         );
-        assert!(text.contains("encoding=…"), "{text}");
-        let text = note(b"a\n\xc3\xa9\nb\xe9c\n", "data/m.csv").unwrap();
+        assert_eq!(found.argument, "encoding=…");
+        let found = of(b"a\n\xc3\xa9\nb\xe9c\n").unwrap();
         assert!(
-            text.starts_with("  text: UTF-8 up to byte 0xE9 on line 3"),
-            "{text}"
+            found
+                .line
+                .starts_with("  text: UTF-8 up to byte 0xE9 on line 3"),
+            "{found:?}"
         );
-        assert!(text.contains("encoding_errors='replace'"), "{text}");
-        let text = note(b"\xff\xfei\x00d\x00", "data/u.csv").unwrap();
-        assert!(text.contains("encoding='utf-16'"), "{text}");
+        assert_eq!(found.argument, "encoding_errors='replace'");
+        assert_eq!(
+            of(b"\xff\xfei\x00d\x00").unwrap().argument,
+            "encoding='utf-16'"
+        );
     }
 }

@@ -4,7 +4,8 @@
 //! sandbox; archives described member by member and read in place by the
 //! path the card shows; coordinate and geometry columns of tables found with
 //! their plausible CRS; a CSV that is not UTF-8 given the encoding that
-//! reads it, and its codes with leading zeros the dtype that keeps them; a big CSV's row count and a big GeoJSON's feature count
+//! reads it, and every CSV the `pd.read_csv` call that reads it as the card
+//! describes it (separator, decimal comma, codes with leading zeros); a big CSV's row count and a big GeoJSON's feature count
 //! estimated, not counted.
 
 use std::io::Write;
@@ -445,10 +446,11 @@ except UnicodeDecodeError:
     assert_has(
         &card,
         &[&format!(
-            "text: not UTF-8 (byte 0xFC on line 2); its other bytes stand alone, as in Windows-1252 / Latin-1 text (\"Zürich\"): {call}"
+            "text: not UTF-8 (byte 0xFC on line 2); its other bytes stand alone, as in Windows-1252 / Latin-1 text (\"Zürich\")\n  read: {call}\n"
         )],
     );
     assert_eq!(card.matches("text: ").count(), 1, "{card}");
+    assert_eq!(card.matches("read: ").count(), 1, "{card}");
     // The call the card gives reads the file as it was written.
     let out = make(
         &mut session,
@@ -458,7 +460,7 @@ except UnicodeDecodeError:
 }
 
 #[test]
-fn codes_with_leading_zeros_get_the_dtype_that_keeps_them() {
+fn a_csv_gets_the_read_call_that_reads_it_as_the_card_describes_it() {
     let (mut session, dir) = common::session();
     make(
         &mut session,
@@ -466,30 +468,38 @@ fn codes_with_leading_zeros_get_the_dtype_that_keeps_them() {
 import os
 import pandas as pd
 os.makedirs("data")
-pd.DataFrame({"GEOID": ["01001", "01003", "02013"], "name": ["Autauga", "Baldwin", "Aleutians East"],
-              "pop": [55869, 223234, 3337]}).to_csv("data/counties.csv", index=False)
-if pd.read_csv("data/counties.csv")["GEOID"].iloc[0] == 1001:
-    print("pandas drops the zero: done")
+frame = pd.DataFrame({"GEOID": ["01001", "01003", "02013"], "name": ["Autauga", "Baldwin", "Aleutians East"],
+                      "rate": [0.5, 12.25, 3.0], "pop": [55869, 223234, 3337]})
+frame.to_csv("data/counties.csv", index=False)
+frame.to_csv("data/kreise.csv", index=False, sep=";", decimal=",")
+plain = pd.read_csv("data/counties.csv")
+if plain["GEOID"].iloc[0] == 1001 and len(pd.read_csv("data/kreise.csv").columns) == 1:
+    print("pandas drops the zero and does not split at ';': done")
 "#,
     );
     let card = gisclaw::card::card_for_dir(&dir.path().join("data"), "data/", 10_000);
-    let call = "pd.read_csv('data/counties.csv', dtype={'GEOID': str})";
+    let counties = "pd.read_csv('data/counties.csv', dtype={'GEOID': str})";
+    let kreise = "pd.read_csv('data/kreise.csv', sep=';', decimal=',', dtype={'GEOID': str})";
     assert_has(
         &card,
         &[
-            "columns: GEOID (String), name (String), pop (Integer)",
-            "row: GEOID=\"01001\", name=\"Autauga\", pop=55869",
-            &format!(
-                "  codes: `GEOID` is digits with leading zeros (\"01001\"), which numbers drop: {call}\n"
-            ),
+            "columns: GEOID (String), name (String), rate (Real), pop (Integer)",
+            "row: GEOID=\"01001\", name=\"Autauga\", rate=0.5, pop=55869",
+            "  codes: `GEOID` is digits with leading zeros (\"01001\"), which numbers drop: read as text\n",
+            &format!("  read: {counties}\n"),
+            "  separator: `;`, not a comma\n  numbers: `rate` written with a decimal comma (\"0,5\")\n",
+            &format!("  read: {kreise}\n"),
         ],
     );
+    // Both calls read the frame that was written.
     let out = make(
         &mut session,
-        &format!("df = {call}\nprint(list(df['GEOID']), df['pop'].dtype, 'done')"),
+        &format!(
+            "a = {counties}\nb = {kreise}\nprint(a.equals(frame), b.equals(frame), list(b['GEOID']), b['rate'].dtype, 'done')"
+        ),
     );
     assert!(
-        out.contains("['01001', '01003', '02013'] int64 done"),
+        out.contains("True True ['01001', '01003', '02013'] float64 done"),
         "{out}"
     );
 }

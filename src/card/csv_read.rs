@@ -1,0 +1,193 @@
+//! The `pd.read_csv` call that reads a CSV as the card describes it. GDAL
+//! finds the separator, reads a decimal comma and takes any bytes; pandas
+//! splits at commas, reads UTF-8 and turns digit codes into numbers unless
+//! told otherwise. So the card's columns and rows are what the model gets
+//! only with the right arguments: a `;` file read plainly is one column.
+//! From the first megabyte, the card says what differs and gives one call
+//! with every argument it needs.
+
+use super::codes::{self, CodeColumn};
+use super::text_encoding;
+
+/// How the card says to read a CSV.
+#[derive(Debug, Default)]
+pub(super) struct Reading {
+    /// Columns of codes with leading zeros (the card shows them as text).
+    pub codes: Vec<CodeColumn>,
+    /// The card's lines: what differs from pandas' defaults, then the call
+    /// (empty when `pd.read_csv(path)` reads it as described).
+    pub lines: String,
+}
+
+/// How to read the CSV whose first bytes are `head`, shown as `shown`.
+pub(super) fn reading(head: &[u8], shown: &str) -> Reading {
+    let text = String::from_utf8_lossy(head);
+    let Some(separator) = delimiter(&text) else {
+        return Reading::default();
+    };
+    let records = records(&text, separator);
+    let whole = text.ends_with('\n');
+    let codes = codes::columns(&records, whole);
+    let decimal = decimal_comma_columns(&records, whole, separator);
+    let encoding = text_encoding::of(head);
+    let mut lines = String::new();
+    let mut arguments = Vec::new();
+    if separator != ',' {
+        let written = if separator == '\t' {
+            "\\t".to_string()
+        } else {
+            separator.to_string()
+        };
+        lines.push_str(&format!("  separator: `{written}`, not a comma\n"));
+        arguments.push(format!("sep='{written}'"));
+    }
+    if !decimal.is_empty() {
+        let names: Vec<String> = decimal.iter().map(|(n, _)| format!("`{n}`")).collect();
+        lines.push_str(&format!(
+            "  numbers: {} written with a decimal comma (\"{}\")\n",
+            names.join(", "),
+            decimal[0].1
+        ));
+        arguments.push("decimal=','".into());
+    }
+    if let Some(encoding) = encoding {
+        lines.push_str(&encoding.line);
+        arguments.push(encoding.argument);
+    }
+    lines.push_str(&codes::note(&codes).unwrap_or_default());
+    arguments.extend(codes::dtype(&codes));
+    if !arguments.is_empty() {
+        lines.push_str(&format!(
+            "  read: pd.read_csv('{shown}', {})\n",
+            arguments.join(", ")
+        ));
+    }
+    Reading { codes, lines }
+}
+
+/// The header line's most frequent separator among `,` `;` tab and `|`
+/// (`,` for a table of one column).
+pub(super) fn delimiter(text: &str) -> Option<char> {
+    let header = text.lines().next()?;
+    let (count, most) = [',', ';', '\t', '|']
+        .into_iter()
+        .map(|d| (header.matches(d).count(), d))
+        .max_by_key(|(n, _)| *n)?;
+    Some(if count > 0 { most } else { ',' })
+}
+
+/// The records of `text` split at `delimiter`, with quoted fields (`""` is
+/// a quote; a quoted field may hold separators and line breaks).
+pub(super) fn records(text: &str, delimiter: char) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let (mut record, mut field) = (Vec::new(), String::new());
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            c if c == delimiter && !quoted => record.push(std::mem::take(&mut field)),
+            '\n' if !quoted => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            '\r' if !quoted => {}
+            c => field.push(c),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    records
+}
+
+/// Columns of a table split at `separator` (not a comma) whose values are
+/// all numbers written with a decimal comma (`21,5`, `-1.234,5`; at least
+/// one with the comma), each with such a value.
+fn decimal_comma_columns(
+    records: &[Vec<String>],
+    whole: bool,
+    separator: char,
+) -> Vec<(String, String)> {
+    let Some((header, rows)) = records.split_first() else {
+        return Vec::new();
+    };
+    if separator == ',' {
+        return Vec::new();
+    }
+    let kept = if whole {
+        rows.len()
+    } else {
+        rows.len().saturating_sub(1)
+    };
+    let rows = &rows[..kept.min(1_000)];
+    let mut found = Vec::new();
+    for (i, name) in header.iter().enumerate() {
+        let values: Vec<&str> = rows
+            .iter()
+            .filter_map(|r| r.get(i).map(|v| v.trim()))
+            .filter(|v| !v.is_empty())
+            .collect();
+        let comma = values.iter().find(|v| v.contains(','));
+        if let Some(comma) = comma.filter(|_| values.iter().all(|v| decimal_comma_number(v))) {
+            found.push((name.trim().to_string(), comma.to_string()));
+        }
+    }
+    found
+}
+
+/// Whether `v` is a number as a decimal-comma locale writes it: digits with
+/// `.` between groups of three, then at most one `,` and digits.
+fn decimal_comma_number(v: &str) -> bool {
+    let v = v.strip_prefix('-').unwrap_or(v);
+    let (whole, fraction) = v.split_once(',').unwrap_or((v, "0"));
+    let mut groups = whole.split('.');
+    let first = groups.next().unwrap_or("");
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(first) && groups.all(|g| g.len() == 3 && digits(g)) && digits(fraction)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reading;
+
+    #[test]
+    fn a_semicolon_table_with_decimal_commas_and_codes_gets_one_call_with_every_argument() {
+        let csv = b"station;temp_c;GEOID;pop\nA;21,5;0101;1.234\nB;19;0102;12\n";
+        let read = reading(csv, "data/eu.csv");
+        assert_eq!(
+            read.lines,
+            "  separator: `;`, not a comma\n  \
+             numbers: `temp_c` written with a decimal comma (\"21,5\")\n  \
+             codes: `GEOID` is digits with leading zeros (\"0101\"), which numbers drop: read as text\n  \
+             read: pd.read_csv('data/eu.csv', sep=';', decimal=',', dtype={'GEOID': str})\n"
+        );
+        assert_eq!(read.codes.len(), 1);
+    }
+
+    #[test]
+    fn a_plain_utf8_comma_table_needs_no_arguments() {
+        let read = reading(b"a,b\n1,x\n2.5,y\n", "data/t.csv");
+        assert_eq!(read.lines, "");
+        let tabs = reading(b"a\tb\n1\t2\n", "data/t.tsv");
+        assert!(
+            tabs.lines
+                .ends_with("read: pd.read_csv('data/t.tsv', sep='\\t')\n"),
+            "{}",
+            tabs.lines
+        );
+        let latin = reading(b"name;x\nZ\xfcrich;1,5\n", "data/l.csv");
+        assert!(
+            latin.lines.ends_with(
+                "read: pd.read_csv('data/l.csv', sep=';', decimal=',', encoding='cp1252')\n"
+            ),
+            "{}",
+            latin.lines
+        );
+    }
+}
