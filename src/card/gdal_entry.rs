@@ -90,7 +90,9 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
                 let opts = ["FIELD_TYPES=AUTO", "HEADERS=AUTO"];
                 let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts)
                     .map_err(unreadable)?;
-                return Ok(vector_entry(&ds, name, Some(&Table::default())));
+                let mut text = vector_entry(&ds, name, Some(&Table::default()));
+                text.push_str(&sheets_line(&ds, name));
+                return Ok(text);
             }
             // The probe GDAL detects types from, read once more for how
             // pandas must read the file (separator, decimal comma,
@@ -114,6 +116,18 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
             Ok(vector_entry(&ds, name, None))
         }
+    }
+}
+
+/// For a workbook of several sheets, the `pd.read_excel` call that reads
+/// one of them (without `sheet_name` it reads only the first).
+fn sheets_line(ds: &Dataset, name: &str) -> String {
+    let sheets: Vec<String> = ds.layers().map(|l| l.name()).collect();
+    match sheets.as_slice() {
+        [first, second, ..] => format!(
+            "  read: pd.read_excel('{name}', sheet_name='{second}') for a sheet other than the first (`{first}`, read without sheet_name)\n"
+        ),
+        _ => String::new(),
     }
 }
 

@@ -383,6 +383,9 @@ pd.DataFrame({"well": ["w1", "w2"], "easting": [401234.5, 455000.0], "northing":
 pd.DataFrame({"parcel": ["p1", "p2"], "wkt": ["POLYGON ((0 0, 1 0, 1 1, 0 0))", "POLYGON ((1 1, 2 1, 2 2, 1 1))"]}).to_csv("data/parcels.csv", index=False)
 pd.DataFrame({"k": ["x"], "geom_hex": [shapely.to_wkb(shapely.Point(1, 2), hex=True)]}).to_csv("data/hex.csv", index=False)
 pd.DataFrame({"zone": ["A"], "pop": [1200], "rate": [0.5]}).to_excel("data/plain.xlsx", index=False)
+with pd.ExcelWriter("data/book.xlsx") as book:
+    pd.DataFrame({"note": ["read me"]}).to_excel(book, sheet_name="Readme", index=False)
+    pd.DataFrame({"zone": ["A", "B"], "pop": [1200, 800]}).to_excel(book, sheet_name="Counts", index=False)
 # Shapefiles without their .prj: one in UTM metres, one in degrees.
 gpd.GeoDataFrame({"v": [1, 2]}, geometry=gpd.points_from_xy([401234.5, 455000.0], [5600100.0, 5650000.5])).to_file("data/wells_noprj.shp")
 gpd.GeoDataFrame({"v": [1]}, geometry=gpd.points_from_xy([8.2], [47.1])).to_file("data/sites_noprj.shp")
@@ -399,6 +402,7 @@ print("done")
             "the range fits a UTM zone",
             "geometry: `wkt` holds WKT (POLYGON)",
             "geometry: `geom_hex` holds hex WKB",
+            "  read: pd.read_excel('data/book.xlsx', sheet_name='Counts') for a sheet other than the first (`Readme`, read without sheet_name)\n",
             "layer `wells_noprj`: Point, no CRS, 2 features\n  CRS: none in the file; the coordinates (x 401234.5…455000, y 5600100…5650000.5) are projected units, not degrees; the range fits a UTM zone",
             "layer `sites_noprj`: Point, no CRS, 1 features\n  CRS: none in the file; the coordinates (x 8.2…8.2, y 47.1…47.1) fit longitude/latitude in degrees: EPSG:4326 is the likely CRS: gdf = gdf.set_crs('EPSG:4326')",
         ],
@@ -417,10 +421,12 @@ df = pd.read_csv('data/sites.csv')
 pts = gpd.points_from_xy(df['Longitude'], df['Latitude'], crs='EPSG:4326')
 w = gpd.GeoSeries.from_wkt(pd.read_csv('data/parcels.csv')['wkt'])
 h = gpd.GeoSeries.from_wkb(pd.read_csv('data/hex.csv')['geom_hex'])
-print(len(pts), w.area.sum(), h.iloc[0].x, "done")
+counts = pd.read_excel('data/book.xlsx', sheet_name='Counts')
+print(len(pts), w.area.sum(), h.iloc[0].x, counts['pop'].sum(), "done")
 "#,
     );
-    assert!(out.contains("3 1.0 1.0 done"), "{out}");
+    assert!(out.contains("3 1.0 1.0 2000 done"), "{out}");
+    assert!(!plain.contains("sheet_name"), "{plain}");
 }
 
 #[test]
