@@ -91,7 +91,7 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
                 let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts)
                     .map_err(unreadable)?;
                 let mut text = vector_entry(&ds, name, Some(&Table::default()));
-                text.push_str(&sheets_line(&ds, name));
+                text.push_str(&other_layers_line(&ds, name, Reader::Excel));
                 return Ok(text);
             }
             // The probe GDAL detects types from, read once more for how
@@ -114,21 +114,37 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
         }
         Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {
             let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
-            Ok(vector_entry(&ds, name, None))
+            let mut text = vector_entry(&ds, name, None);
+            text.push_str(&other_layers_line(&ds, name, Reader::Geopandas));
+            Ok(text)
         }
     }
 }
 
-/// For a workbook of several sheets, the `pd.read_excel` call that reads
-/// one of them (without `sheet_name` it reads only the first).
-fn sheets_line(ds: &Dataset, name: &str) -> String {
-    let sheets: Vec<String> = ds.layers().map(|l| l.name()).collect();
-    match sheets.as_slice() {
-        [first, second, ..] => format!(
-            "  read: pd.read_excel('{name}', sheet_name='{second}') for a sheet other than the first (`{first}`, read without sheet_name)\n"
-        ),
-        _ => String::new(),
-    }
+/// What reads a file of several layers or sheets in Python.
+#[derive(Debug, Clone, Copy)]
+enum Reader {
+    /// `gpd.read_file(…, layer=…)`.
+    Geopandas,
+    /// `pd.read_excel(…, sheet_name=…)`.
+    Excel,
+}
+
+/// For a file of several layers (a GeoPackage, a KML) or sheets, the call
+/// that reads one of the others: without `layer` / `sheet_name`, geopandas
+/// and pandas read only the first.
+fn other_layers_line(ds: &Dataset, name: &str, reader: Reader) -> String {
+    let layers: Vec<String> = ds.layers().map(|l| l.name()).collect();
+    let [first, second, ..] = layers.as_slice() else {
+        return String::new();
+    };
+    let (call, argument, what) = match reader {
+        Reader::Geopandas => ("gpd.read_file", "layer", "layer"),
+        Reader::Excel => ("pd.read_excel", "sheet_name", "sheet"),
+    };
+    format!(
+        "  read: {call}('{name}', {argument}='{second}') for a {what} other than the first (`{first}`, read without {argument})\n"
+    )
 }
 
 /// The first [`CSV_PROBE_BYTES`] of a text table (empty for an archive

@@ -218,6 +218,7 @@ pts = gpd.GeoDataFrame({"Site_ID": ["a", "b", "c", "d"], "depth_cm": [-250.5, -1
                        geometry=[Point(500000 + i * 100, 4400000) for i in range(4)], crs="EPSG:32617")
 pts.to_file("data/wells.shp")
 pts.to_file("data/nested/wells.gpkg", layer="Wells_2024", driver="GPKG")
+pts.iloc[:2].to_file("data/nested/wells.gpkg", layer="Wells_2023", driver="GPKG")
 pts.to_crs(4326).to_file("data/nested/Deep/wells.geojson", driver="GeoJSON")
 arr = np.arange(20 * 30, dtype="float32").reshape(20, 30)
 with rasterio.open("data/DEM.tif", "w", driver="GTiff", height=20, width=30, count=1, dtype="float32",
@@ -232,6 +233,11 @@ print("written")
         )
         .unwrap();
     assert!(outcome.result.stdout.contains("written"), "{outcome:?}");
+    // The card's call reads the second layer.
+    let second = session
+        .execute("print(len(gpd.read_file('data/nested/wells.gpkg', layer='Wells_2023')))")
+        .unwrap();
+    assert_eq!(second.result.stdout.trim(), "2", "{second:?}");
     let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
     for needle in [
         "data/wells.shp — vector (ESRI Shapefile)",
@@ -240,6 +246,7 @@ print("written")
         "row: Site_ID=\"a\", depth_cm=-250.5",
         "data/nested/wells.gpkg",
         "layer `Wells_2024`",
+        "  read: gpd.read_file('data/nested/wells.gpkg', layer='Wells_2023') for a layer other than the first (`Wells_2024`, read without layer)\n",
         "data/nested/Deep/wells.geojson",
         "EPSG:4326",
         "data/DEM.tif — raster (GTiff), 30×20 px, 1 band(s), EPSG:32617, pixel 30×30",
