@@ -4,10 +4,8 @@
 //! join with a layer that keeps the codes as text then matches nothing.
 //! The card names such columns with the `dtype` that keeps them.
 
+use super::csv_text::Scanned;
 use super::SAMPLE_ROWS;
-
-/// Rows of the probe looked at.
-const SCAN_ROWS: usize = 1_000;
 
 /// A column of codes: its name, a value written with a leading zero, and
 /// its first values as the file writes them (for the card's sample rows).
@@ -26,22 +24,12 @@ pub(super) struct CodeColumn {
 /// hold only digits with at least one value written with a leading zero,
 /// in the header's order.
 pub(super) fn columns(records: &[Vec<String>], whole: bool) -> Vec<CodeColumn> {
-    let Some((header, rows)) = records.split_first() else {
+    let Some(scanned) = Scanned::of(records, whole) else {
         return Vec::new();
     };
-    let kept = if whole {
-        rows.len()
-    } else {
-        rows.len().saturating_sub(1)
-    };
-    let rows = &rows[..kept.min(SCAN_ROWS)];
     let mut found = Vec::new();
-    for (i, name) in header.iter().enumerate() {
-        let values: Vec<&str> = rows
-            .iter()
-            .filter_map(|r| r.get(i).map(|v| v.trim()))
-            .filter(|v| !v.is_empty())
-            .collect();
+    for (i, name) in scanned.header.iter().enumerate() {
+        let values = scanned.values(i);
         let digits = |v: &&str| v.bytes().all(|b| b.is_ascii_digit());
         if values.is_empty() || !values.iter().all(digits) {
             continue;
@@ -50,7 +38,8 @@ pub(super) fn columns(records: &[Vec<String>], whole: bool) -> Vec<CodeColumn> {
             found.push(CodeColumn {
                 name: name.trim().to_string(),
                 example: zeroed.to_string(),
-                first: rows
+                first: scanned
+                    .rows
                     .iter()
                     .take(SAMPLE_ROWS)
                     .map(|r| r.get(i).map_or("", |v| v.trim()).to_string())
@@ -90,7 +79,7 @@ pub(super) fn dtype(columns: &[CodeColumn]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::csv_read::records;
+    use super::super::csv_text::records;
     use super::{columns, dtype, note};
 
     fn found(csv: &str) -> Vec<super::CodeColumn> {

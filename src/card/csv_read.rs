@@ -7,6 +7,7 @@
 //! with every argument it needs.
 
 use super::codes::{self, CodeColumn};
+use super::csv_text::{delimiter, records, Scanned};
 use super::text_encoding;
 
 /// How the card says to read a CSV.
@@ -65,47 +66,6 @@ pub(super) fn reading(head: &[u8], shown: &str) -> Reading {
     Reading { codes, lines }
 }
 
-/// The header line's most frequent separator among `,` `;` tab and `|`
-/// (`,` for a table of one column).
-pub(super) fn delimiter(text: &str) -> Option<char> {
-    let header = text.lines().next()?;
-    let (count, most) = [',', ';', '\t', '|']
-        .into_iter()
-        .map(|d| (header.matches(d).count(), d))
-        .max_by_key(|(n, _)| *n)?;
-    Some(if count > 0 { most } else { ',' })
-}
-
-/// The records of `text` split at `delimiter`, with quoted fields (`""` is
-/// a quote; a quoted field may hold separators and line breaks).
-pub(super) fn records(text: &str, delimiter: char) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let (mut record, mut field) = (Vec::new(), String::new());
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            c if c == delimiter && !quoted => record.push(std::mem::take(&mut field)),
-            '\n' if !quoted => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            '\r' if !quoted => {}
-            c => field.push(c),
-        }
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    records
-}
-
 /// Columns of a table split at `separator` (not a comma) whose values are
 /// all numbers written with a decimal comma (`21,5`, `-1.234,5`; at least
 /// one with the comma), each with such a value.
@@ -114,25 +74,12 @@ fn decimal_comma_columns(
     whole: bool,
     separator: char,
 ) -> Vec<(String, String)> {
-    let Some((header, rows)) = records.split_first() else {
+    let Some(scanned) = Scanned::of(records, whole).filter(|_| separator != ',') else {
         return Vec::new();
     };
-    if separator == ',' {
-        return Vec::new();
-    }
-    let kept = if whole {
-        rows.len()
-    } else {
-        rows.len().saturating_sub(1)
-    };
-    let rows = &rows[..kept.min(1_000)];
     let mut found = Vec::new();
-    for (i, name) in header.iter().enumerate() {
-        let values: Vec<&str> = rows
-            .iter()
-            .filter_map(|r| r.get(i).map(|v| v.trim()))
-            .filter(|v| !v.is_empty())
-            .collect();
+    for (i, name) in scanned.header.iter().enumerate() {
+        let values = scanned.values(i);
         let comma = values.iter().find(|v| v.contains(','));
         if let Some(comma) = comma.filter(|_| values.iter().all(|v| decimal_comma_number(v))) {
             found.push((name.trim().to_string(), comma.to_string()));

@@ -28,6 +28,7 @@ mod archive;
 mod codes;
 pub mod coords;
 mod csv_read;
+mod csv_text;
 mod gdal_entry;
 mod geojson;
 mod parquet;

@@ -24,6 +24,16 @@ fn make(session: &mut gisclaw::sandbox::Session, code: &str) -> String {
     outcome.result.stdout
 }
 
+/// The `≈N` count of a card entry.
+fn estimate_in(entry: &str) -> f64 {
+    entry
+        .split('≈')
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no estimate in:\n{entry}"))
+}
+
 fn assert_has(text: &str, needles: &[&str]) {
     for needle in needles {
         assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
@@ -530,12 +540,7 @@ fn a_big_csv_gets_an_estimated_row_count_instead_of_a_full_scan() {
     drop(file);
     assert!(std::fs::metadata(&path).unwrap().len() > 64 << 20);
     let entry = gisclaw::card::inspect_file(dir.path(), "data/", "trips.csv").unwrap();
-    let estimate: f64 = entry
-        .split('≈')
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no estimate in:\n{entry}"));
+    let estimate = estimate_in(&entry);
     assert!(
         (estimate / rows as f64 - 1.0).abs() < 0.05,
         "estimate {estimate} vs {rows} rows:\n{entry}"
@@ -591,12 +596,7 @@ print("done")
     assert!(std::fs::metadata(&big).unwrap().len() > 64 << 20);
     let entry =
         gisclaw::card::inspect_file(&dir.path().join("data"), "data/", "wells.geojson").unwrap();
-    let estimate: f64 = entry
-        .split('≈')
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no estimate in:\n{entry}"));
+    let estimate = estimate_in(&entry);
     assert!(
         (estimate / copies as f64 - 1.0).abs() < 0.05,
         "estimate {estimate} vs {copies} features:\n{entry}"
