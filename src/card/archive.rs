@@ -97,6 +97,10 @@ fn members(vsi_root: &str) -> Result<Vec<Member>, gdal::errors::GdalError> {
 }
 
 /// How a table member is read in pandas, which cannot open GDAL paths.
+/// How a table's entry begins the `pd.read_csv` call it needs when the
+/// defaults do not read it (then the plain hint is not given as well).
+const READ_LINE: &str = "  read: pd.read_csv(";
+
 fn pandas_hint(lower: &str, shown: &str, member: &str) -> String {
     if lower.ends_with(".zip") {
         format!("pandas: pd.read_csv(zipfile.ZipFile('{shown}').open('{member}'))")
@@ -130,7 +134,7 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
                 kind,
             )?;
             text.push_str(&indent(&body));
-            if kind == Kind::Table {
+            if kind == Kind::Table && !body.contains(READ_LINE) {
                 text.push_str(&format!("    {}\n", pandas_hint(&lower, shown, "")));
             }
         }
@@ -169,7 +173,7 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
             Err(e) => format!("- {e}\n"),
         };
         text.push_str(&indent(&body));
-        if kind == Kind::Table {
+        if kind == Kind::Table && !body.contains(READ_LINE) {
             text.push_str(&format!(
                 "    {}\n",
                 pandas_hint(&lower, shown, &member.name)

@@ -20,8 +20,42 @@ pub(super) struct Reading {
     pub lines: String,
 }
 
-/// How to read the CSV whose first bytes are `head`, shown as `shown`.
-pub(super) fn reading(head: &[u8], shown: &str) -> Reading {
+/// What `pd.read_csv` is given for the table the card shows as `shown`:
+/// its path, or for an archive member the opened member (`/vsizip/data/a.zip/x.csv`
+/// → `zipfile.ZipFile('data/a.zip').open('x.csv')`; a `.gz` file's own
+/// path, whose compression pandas infers).
+pub(super) fn source(shown: &str) -> String {
+    let lower = shown.to_ascii_lowercase();
+    let split = |rest: &str, ends: &[&str]| {
+        let low = rest.to_ascii_lowercase();
+        ends.iter().find_map(|end| {
+            low.find(end).map(|at| {
+                (
+                    rest[..at + end.len() - 1].to_string(),
+                    rest[at + end.len()..].to_string(),
+                )
+            })
+        })
+    };
+    if let Some(rest) = shown.strip_prefix("/vsizip/") {
+        if let Some((archive, member)) = split(rest, &[".zip/"]) {
+            return format!("zipfile.ZipFile('{archive}').open('{member}')");
+        }
+    }
+    if let Some(rest) = shown.strip_prefix("/vsitar/") {
+        if let Some((archive, member)) = split(rest, &[".tar.gz/", ".tgz/", ".tar/"]) {
+            return format!("tarfile.open('{archive}').extractfile('{member}')");
+        }
+    }
+    if lower.starts_with("/vsigzip/") {
+        return format!("'{}'", &shown["/vsigzip/".len()..]);
+    }
+    format!("'{shown}'")
+}
+
+/// How to read the CSV whose first bytes are `head`, given to pandas as
+/// `source` (see [`source`]).
+pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     let text = String::from_utf8_lossy(head);
     let Some(separator) = delimiter(&text) else {
         return Reading::default();
@@ -59,7 +93,7 @@ pub(super) fn reading(head: &[u8], shown: &str) -> Reading {
     arguments.extend(codes::dtype(&codes));
     if !arguments.is_empty() {
         lines.push_str(&format!(
-            "  read: pd.read_csv('{shown}', {})\n",
+            "  read: pd.read_csv({source}, {})\n",
             arguments.join(", ")
         ));
     }
@@ -101,12 +135,12 @@ fn decimal_comma_number(v: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::reading;
+    use super::{reading, source};
 
     #[test]
     fn a_semicolon_table_with_decimal_commas_and_codes_gets_one_call_with_every_argument() {
         let csv = b"station;temp_c;GEOID;pop\nA;21,5;0101;1.234\nB;19;0102;12\n";
-        let read = reading(csv, "data/eu.csv");
+        let read = reading(csv, "'data/eu.csv'");
         assert_eq!(
             read.lines,
             "  separator: `;`, not a comma\n  \
@@ -118,17 +152,31 @@ mod tests {
     }
 
     #[test]
+    fn archive_members_are_given_to_pandas_opened() {
+        assert_eq!(source("data/x.csv"), "'data/x.csv'");
+        assert_eq!(
+            source("/vsizip/data/Tables.ZIP/in/x.csv"),
+            "zipfile.ZipFile('data/Tables.ZIP').open('in/x.csv')"
+        );
+        assert_eq!(
+            source("/vsitar/data/t.tar.gz/x.csv"),
+            "tarfile.open('data/t.tar.gz').extractfile('x.csv')"
+        );
+        assert_eq!(source("/vsigzip/data/x.csv.gz"), "'data/x.csv.gz'");
+    }
+
+    #[test]
     fn a_plain_utf8_comma_table_needs_no_arguments() {
-        let read = reading(b"a,b\n1,x\n2.5,y\n", "data/t.csv");
+        let read = reading(b"a,b\n1,x\n2.5,y\n", "'data/t.csv'");
         assert_eq!(read.lines, "");
-        let tabs = reading(b"a\tb\n1\t2\n", "data/t.tsv");
+        let tabs = reading(b"a\tb\n1\t2\n", "'data/t.tsv'");
         assert!(
             tabs.lines
                 .ends_with("read: pd.read_csv('data/t.tsv', sep='\\t')\n"),
             "{}",
             tabs.lines
         );
-        let latin = reading(b"name;x\nZ\xfcrich;1,5\n", "data/l.csv");
+        let latin = reading(b"name;x\nZ\xfcrich;1,5\n", "'data/l.csv'");
         assert!(
             latin.lines.ends_with(
                 "read: pd.read_csv('data/l.csv', sep=';', decimal=',', encoding='cp1252')\n"

@@ -99,7 +99,7 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             // encoding, code columns: the latter shown as the text they
             // are, as GDAL 3.6 reads them as numbers and has no open
             // option to say otherwise).
-            let reading = csv_read::reading(&csv_head(path), name);
+            let reading = csv_read::reading(&csv_head(path), &csv_read::source(name));
             let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
             let opts = ["AUTODETECT_TYPE=YES", &probe];
             let ds =
@@ -147,13 +147,35 @@ fn other_layers_line(ds: &Dataset, name: &str, reader: Reader) -> String {
     )
 }
 
-/// The first [`CSV_PROBE_BYTES`] of a text table (empty for an archive
-/// member, whose own entry gives the reading call).
+/// The first [`CSV_PROBE_BYTES`] of a text table, read through GDAL's
+/// virtual file system for an archive member (`/vsizip/…`); empty when it
+/// cannot be read.
 fn csv_head(path: &Path) -> Vec<u8> {
     let mut head = Vec::with_capacity(CSV_PROBE_BYTES);
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = file.take(CSV_PROBE_BYTES as u64).read_to_end(&mut head);
+    let text = path.to_string_lossy();
+    if !text.starts_with("/vsi") {
+        if let Ok(file) = std::fs::File::open(path) {
+            let _ = file.take(CSV_PROBE_BYTES as u64).read_to_end(&mut head);
+        }
+        return head;
     }
+    let Ok(c_path) = std::ffi::CString::new(text.as_bytes()) else {
+        return head;
+    };
+    head.resize(CSV_PROBE_BYTES, 0);
+    // SAFETY: a NUL-terminated path and mode; the handle is checked for
+    // null, read into a buffer of the length given, and closed once.
+    let read = unsafe {
+        let file = gdal_sys::VSIFOpenL(c_path.as_ptr(), c"rb".as_ptr());
+        if file.is_null() {
+            0
+        } else {
+            let n = gdal_sys::VSIFReadL(head.as_mut_ptr().cast(), 1, head.len(), file);
+            gdal_sys::VSIFCloseL(file);
+            n
+        }
+    };
+    head.truncate(read);
     head
 }
 

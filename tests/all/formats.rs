@@ -313,6 +313,7 @@ with zipfile.ZipFile("data/towns_shp.zip", "w") as z:
         z.write(f"parts/{f}", f)
     z.writestr("stations.csv", "station,lat,lon\nA,47.1,8.2\nB,46.9,7.4\n")
     z.writestr("notes/readme.txt", "hello")
+    z.writestr("kreise.csv", "GEOID;rate\n01001;0,5\n01003;12,25\n")
 with rasterio.open("parts/dem.tif", "w", driver="GTiff", height=10, width=12, count=1, dtype="float32",
                    crs="EPSG:32632", transform=from_origin(400000, 5200000, 30, 30)) as d:
     d.write(np.arange(120, dtype="float32").reshape(10, 12), 1)
@@ -329,7 +330,8 @@ print("done")
     assert_has(
         &card,
         &[
-            "- data/towns_shp.zip — zip archive, 7 file(s)",
+            "- data/towns_shp.zip — zip archive, 8 file(s)",
+            "    read: pd.read_csv(zipfile.ZipFile('data/towns_shp.zip').open('kreise.csv'), sep=';', decimal=',', dtype={'GEOID': str})\n",
             "no need to unpack",
             "- /vsizip/data/towns_shp.zip/towns.shp — vector (ESRI Shapefile)",
             "layer `towns`: Point, EPSG:4326, 2 features",
@@ -370,12 +372,20 @@ with rasterio.open('/vsitar/data/bundle.tar.gz/rasters/dem.tif') as r:
     shape = r.shape
 s = pd.read_csv(zipfile.ZipFile('data/towns_shp.zip').open('stations.csv'))
 c = pd.read_csv('data/counts.csv.gz')
-print(a.name.tolist(), shape, len(s), int(c['count'].sum()), "done")
+k = pd.read_csv(zipfile.ZipFile('data/towns_shp.zip').open('kreise.csv'), sep=';', decimal=',', dtype={'GEOID': str})
+print(a.name.tolist(), shape, len(s), int(c['count'].sum()), list(k['GEOID']), k['rate'].sum(), "done")
 "#,
     );
     assert!(
-        out.contains("['Zürich', 'Kraków'] (10, 12) 2 7 done"),
+        out.contains("['Zürich', 'Kraków'] (10, 12) 2 7 ['01001', '01003'] 12.75 done"),
         "{out}"
+    );
+    // A member that needs arguments gets the call with them, not the plain hint too.
+    assert!(
+        !card.contains(
+            "pandas: pd.read_csv(zipfile.ZipFile('data/towns_shp.zip').open('kreise.csv'))"
+        ),
+        "{card}"
     );
 }
 
