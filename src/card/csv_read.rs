@@ -9,6 +9,7 @@
 use super::codes::{self, CodeColumn};
 use super::csv_text::{delimiter, records, Scanned};
 use super::text_encoding;
+use super::SAMPLE_ROWS;
 
 /// How the card says to read a CSV.
 #[derive(Debug, Default)]
@@ -18,6 +19,9 @@ pub(super) struct Reading {
     /// The card's lines: what differs from pandas' defaults, then the call
     /// (empty when `pd.read_csv(path)` reads it as described).
     pub lines: String,
+    /// For Windows-1252 / Latin-1 text, the header and the first rows
+    /// decoded (GDAL shows its bytes as `�`).
+    pub decoded: Vec<Vec<String>>,
 }
 
 /// What `pd.read_csv` is given for the table the card shows as `shown`:
@@ -60,10 +64,10 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     let Some(separator) = delimiter(&text) else {
         return Reading::default();
     };
-    let records = records(&text, separator);
+    let parsed = records(&text, separator);
     let whole = text.ends_with('\n');
-    let codes = codes::columns(&records, whole);
-    let decimal = decimal_comma_columns(&records, whole, separator);
+    let codes = codes::columns(&parsed, whole);
+    let decimal = decimal_comma_columns(&parsed, whole, separator);
     let encoding = text_encoding::of(head);
     let mut lines = String::new();
     let mut arguments = Vec::new();
@@ -85,7 +89,13 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         ));
         arguments.push("decimal=','".into());
     }
+    let mut decoded = Vec::new();
     if let Some(encoding) = encoding {
+        if encoding.western {
+            let text = text_encoding::decode_cp1252(head);
+            decoded = records(&text, separator);
+            decoded.truncate(SAMPLE_ROWS + 1);
+        }
         lines.push_str(&encoding.line);
         arguments.push(encoding.argument);
     }
@@ -97,7 +107,11 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
             arguments.join(", ")
         ));
     }
-    Reading { codes, lines }
+    Reading {
+        codes,
+        lines,
+        decoded,
+    }
 }
 
 /// Columns of a table split at `separator` (not a comma) whose values are
@@ -177,6 +191,8 @@ mod tests {
             tabs.lines
         );
         let latin = reading(b"name;x\nZ\xfcrich;1,5\n", "'data/l.csv'");
+        assert_eq!(latin.decoded, [["name", "x"], ["Zürich", "1,5"]]);
+        assert!(tabs.decoded.is_empty());
         assert!(
             latin.lines.ends_with(
                 "read: pd.read_csv('data/l.csv', sep=';', decimal=',', encoding='cp1252')\n"

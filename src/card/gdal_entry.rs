@@ -107,6 +107,7 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             let table = Table {
                 estimate: estimated_csv_rows(path),
                 codes: &reading.codes,
+                decoded: &reading.decoded,
             };
             let mut text = vector_entry(&ds, name, Some(&table));
             text.push_str(&reading.lines);
@@ -390,6 +391,9 @@ struct Table<'a> {
     estimate: Option<u64>,
     /// Columns of codes with leading zeros, shown as the text they are.
     codes: &'a [codes::CodeColumn],
+    /// The header and first rows decoded from a legacy encoding, whose
+    /// text values replace GDAL's (see [`csv_read::Reading::decoded`]).
+    decoded: &'a [Vec<String>],
 }
 
 /// Layers (or a `table`) with geometry type, CRS, count, columns, sample
@@ -404,6 +408,7 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
     let estimate = table.and_then(|t| t.estimate);
     let codes = table.map_or(&[][..], |t| t.codes);
     let code = |field: &str| codes.iter().find(|c| c.name == field);
+    let decoded = table.map_or(&[][..], |t| t.decoded);
     for mut layer in ds.layers().take(10) {
         let geometry = layer
             .defn()
@@ -457,13 +462,28 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
             }
         ));
         layer.reset_feature_reading();
+        // Decoded text stands in for GDAL's only where the columns line up.
+        let decoded = decoded
+            .first()
+            .is_some_and(|h| h.len() == fields.len())
+            .then_some(decoded);
         for (row, feature) in first_features(&layer, SAMPLE_ROWS).enumerate() {
             let values: Vec<String> = fields
                 .iter()
                 .enumerate()
-                .map(|(i, (n, _))| match code(n).and_then(|c| c.first.get(row)) {
-                    Some(written) => format!("{n}={written:?}"),
-                    None => format!("{n}={}", value_text(feature.field(i).ok().flatten())),
+                .map(|(i, (n, kind))| {
+                    let text = decoded
+                        .filter(|_| kind == "String")
+                        .and_then(|d| d.get(row + 1)?.get(i));
+                    match code(n).and_then(|c| c.first.get(row)).or(text) {
+                        Some(written) => {
+                            format!(
+                                "{n}={}",
+                                crate::util::clip(&format!("{written:?}"), VALUE_CHARS)
+                            )
+                        }
+                        None => format!("{n}={}", value_text(feature.field(i).ok().flatten())),
+                    }
                 })
                 .collect();
             text.push_str(&format!("  row: {}\n", values.join(", ")));

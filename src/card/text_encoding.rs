@@ -25,6 +25,9 @@ pub(super) struct Encoding {
     /// `encoding_errors='replace'` for mostly-UTF-8 text; `encoding=…` when
     /// the model must choose.
     pub argument: String,
+    /// Whether the text reads as Windows-1252 / Latin-1 (then the card
+    /// shows its sample values decoded that way).
+    pub western: bool,
 }
 
 /// The encoding of a text table whose first bytes (`head`) are not UTF-8 —
@@ -36,6 +39,7 @@ pub(super) fn of(head: &[u8]) -> Option<Encoding> {
         Some(Encoding {
             line,
             argument: argument.to_string(),
+            western: argument == "encoding='cp1252'" || argument == "encoding='latin-1'",
         })
     };
     if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
@@ -99,7 +103,12 @@ fn word_at(head: &[u8], at: usize) -> String {
         .position(separator)
         .map_or(head.len(), |i| at + i)
         .min(at + 20);
-    head[start..end]
+    decode_cp1252(&head[start..end])
+}
+
+/// `bytes` read as Windows-1252 (Latin-1 where cp1252 has no character).
+pub(super) fn decode_cp1252(bytes: &[u8]) -> String {
+    bytes
         .iter()
         .map(|&b| match b {
             0x80..=0x9F => CP1252_HIGH[usize::from(b - 0x80)],

@@ -477,6 +477,11 @@ except UnicodeDecodeError:
     );
     assert_eq!(card.matches("text: ").count(), 1, "{card}");
     assert_eq!(card.matches("read: ").count(), 1, "{card}");
+    // The sample rows are decoded as the call reads them.
+    assert_has(
+        &card,
+        &["row: city=\"Zürich\", temp_c=21.5", "row: city=\"Genève\""],
+    );
     // The call the card gives reads the file as it was written.
     let out = make(
         &mut session,
