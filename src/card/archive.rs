@@ -7,7 +7,7 @@
 use std::ffi::CString;
 use std::path::Path;
 
-use super::{kind_of, size_text, Kind, SchemaError};
+use super::{csv_read, kind_of, size_text, Kind, SchemaError};
 
 /// Members described in full per archive; the rest are listed by name.
 const FULL_MEMBERS: usize = 12;
@@ -96,11 +96,9 @@ fn members(vsi_root: &str) -> Result<Vec<Member>, gdal::errors::GdalError> {
     Ok(out)
 }
 
-/// How a table member is read in pandas, which cannot open GDAL paths.
-/// How a table's entry begins the `pd.read_csv` call it needs when the
-/// defaults do not read it (then the plain hint is not given as well).
-const READ_LINE: &str = "  read: pd.read_csv(";
-
+/// How a table member is read in pandas, which cannot open GDAL paths
+/// (not given when the member's entry has its own call with arguments,
+/// [`csv_read::READ_CALL`]).
 fn pandas_hint(lower: &str, shown: &str, member: &str) -> String {
     if lower.ends_with(".zip") {
         format!("pandas: pd.read_csv(zipfile.ZipFile('{shown}').open('{member}'))")
@@ -134,7 +132,7 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
                 kind,
             )?;
             text.push_str(&indent(&body));
-            if kind == Kind::Table && !body.contains(READ_LINE) {
+            if kind == Kind::Table && !body.contains(csv_read::READ_CALL) {
                 text.push_str(&format!("    {}\n", pandas_hint(&lower, shown, "")));
             }
         }
@@ -173,7 +171,7 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
             Err(e) => format!("- {e}\n"),
         };
         text.push_str(&indent(&body));
-        if kind == Kind::Table && !body.contains(READ_LINE) {
+        if kind == Kind::Table && !body.contains(csv_read::READ_CALL) {
             text.push_str(&format!(
                 "    {}\n",
                 pandas_hint(&lower, shown, &member.name)

@@ -11,6 +11,10 @@ use super::csv_text::{delimiter, records, Scanned};
 use super::text_encoding;
 use super::SAMPLE_ROWS;
 
+/// How the card's line with the call that reads a CSV begins (a table's
+/// entry has it only when pandas' defaults would misread the file).
+pub(super) const READ_CALL: &str = "  read: pd.read_csv(";
+
 /// How the card says to read a CSV.
 #[derive(Debug, Default)]
 pub(super) struct Reading {
@@ -102,10 +106,7 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     lines.push_str(&codes::note(&codes).unwrap_or_default());
     arguments.extend(codes::dtype(&codes));
     if !arguments.is_empty() {
-        lines.push_str(&format!(
-            "  read: pd.read_csv({source}, {})\n",
-            arguments.join(", ")
-        ));
+        lines.push_str(&format!("{READ_CALL}{source}, {})\n", arguments.join(", ")));
     }
     Reading {
         codes,

@@ -228,24 +228,12 @@ fn json_fault(path: &Path, kind: Kind) -> Option<String> {
 /// file, e.g. with an id column); `None` for a file small enough to count
 /// (or one that is not a plain file, such as an archive member).
 fn estimated_csv_rows(path: &Path) -> Option<u64> {
-    use std::io::{Seek, SeekFrom};
-    let size = std::fs::metadata(path).ok()?.len();
-    if size <= CSV_COUNT_LIMIT {
+    if std::fs::metadata(path).ok()?.len() <= CSV_COUNT_LIMIT {
         return None;
     }
-    let slice = (CSV_PROBE_BYTES / 3) as u64;
-    let mut file = std::fs::File::open(path).ok()?;
-    let (mut ends, mut bytes) = (0u64, 0u64);
-    for offset in [0, size / 2, size - slice] {
-        file.seek(SeekFrom::Start(offset)).ok()?;
-        let mut buf = Vec::with_capacity(slice as usize);
-        (&mut file).take(slice).read_to_end(&mut buf).ok()?;
-        ends += buf.iter().filter(|&&b| b == b'\n').count() as u64;
-        bytes += buf.len() as u64;
-    }
-    if bytes == 0 {
-        return None;
-    }
+    let line_ends = |buf: &[u8]| buf.iter().filter(|&&b| b == b'\n').count() as u64;
+    let (ends, bytes, size) =
+        super::sampled_density(path, (CSV_PROBE_BYTES / 3) as u64, line_ends)?;
     // Lines in the file, less the header.
     Some((size * ends.max(1) / bytes).saturating_sub(1))
 }

@@ -6,7 +6,7 @@
 //! estimates the count from the density of features in three 1 MB slices,
 //! as it does for a big CSV.
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -39,12 +39,15 @@ pub(super) fn is_big(path: &Path) -> bool {
 /// The card entry of a big GeoJSON FeatureCollection shown as `name`, or
 /// `None` when its start is not one (GDAL then reads it as any file).
 pub(super) fn entry(path: &Path, name: &str) -> Option<String> {
-    let mut file = std::fs::File::open(path).ok()?;
-    let size = file.metadata().ok()?.len();
     let mut head = Vec::new();
-    (&mut file).take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+    std::fs::File::open(path)
+        .ok()?
+        .take(HEAD_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
     let sample = first_features(&head)?;
-    let count = estimated_count(&mut file, size)?;
+    let (hits, bytes, size) = super::sampled_density(path, SLICE_BYTES, features_in)?;
+    let count = size * hits / bytes;
     let layer = path.file_stem()?.to_string_lossy().into_owned();
     let geometry = sample
         .features
@@ -92,11 +95,22 @@ pub fn stated_crs(path: &Path) -> Option<String> {
         .take(SLICE_BYTES)
         .read_to_end(&mut head)
         .ok()?;
-    let text = String::from_utf8_lossy(&head);
-    let before = &text[..text.find("\"features\"")?];
-    before
-        .contains("FeatureCollection")
-        .then(|| old_style_crs(before).unwrap_or_else(|| "EPSG:4326".into()))
+    collection_start(&String::from_utf8_lossy(&head)).map(|(_, crs)| crs)
+}
+
+/// Where the `"features"` member of the FeatureCollection that `text`
+/// starts is, and the CRS stated before it (an old-style `crs` member,
+/// else EPSG:4326 by RFC 7946); `None` when `text` does not start one.
+fn collection_start(text: &str) -> Option<(usize, String)> {
+    let at = text.find("\"features\"")?;
+    let before = &text[..at];
+    if !before.contains("FeatureCollection") && !text[at..].contains("\"Feature\"") {
+        return None;
+    }
+    Some((
+        at,
+        old_style_crs(before).unwrap_or_else(|| "EPSG:4326".into()),
+    ))
 }
 
 /// What the start of a FeatureCollection gave.
@@ -112,12 +126,7 @@ struct Sample {
 /// `None` when it is not one or no feature is whole in it.
 fn first_features(head: &[u8]) -> Option<Sample> {
     let text = String::from_utf8_lossy(head);
-    let at = text.find("\"features\"")?;
-    let before = &text[..at];
-    if !before.contains("FeatureCollection") && !text[at..].contains("\"Feature\"") {
-        return None;
-    }
-    let crs = old_style_crs(before).unwrap_or_else(|| "EPSG:4326".into());
+    let (at, crs) = collection_start(&text)?;
     let bytes = text.as_bytes();
     let mut pos = at + "\"features\"".len();
     pos += bytes[pos..].iter().position(|&b| b == b'[')? + 1;
@@ -154,20 +163,6 @@ fn old_style_crs(before: &str) -> Option<String> {
         .take_while(char::is_ascii_digit)
         .collect();
     (!code.is_empty()).then(|| format!("EPSG:{code}"))
-}
-
-/// The features in a file of `size` bytes, estimated from the density of
-/// `"Feature"` members in three slices (start, middle, end).
-fn estimated_count(file: &mut std::fs::File, size: u64) -> Option<u64> {
-    let (mut hits, mut bytes) = (0u64, 0u64);
-    for offset in [0, size / 2, size.saturating_sub(SLICE_BYTES)] {
-        file.seek(SeekFrom::Start(offset)).ok()?;
-        let mut buf = Vec::with_capacity(SLICE_BYTES as usize);
-        (&mut *file).take(SLICE_BYTES).read_to_end(&mut buf).ok()?;
-        hits += features_in(&buf);
-        bytes += buf.len() as u64;
-    }
-    (bytes > 0).then(|| size * hits / bytes)
 }
 
 /// How many `"type": "Feature"` members `buf` holds (not

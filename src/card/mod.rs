@@ -254,12 +254,13 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let mut brief: Vec<&(String, u64)> = Vec::new();
     let mut full = true;
     let sidecars = sidecars_by_main(&files);
+    let folded: std::collections::HashSet<&String> = sidecars.values().flatten().collect();
     for file in &files {
-        let path = dir.join(&file.0);
-        let kind = kind_of(&path);
-        if kind == Kind::Sidecar && sidecars.values().flatten().any(|s| *s == file.0) {
+        if folded.contains(&file.0) {
             continue;
         }
+        let path = dir.join(&file.0);
+        let kind = kind_of(&path);
         let name = format!("{shown_as}{}", file.0);
         let entry = if full
             && matches!(
@@ -378,6 +379,29 @@ fn sidecars_by_main(files: &[(String, u64)]) -> BTreeMap<String, Vec<String>> {
 /// The last component of a relative path.
 fn file_name(rel: &str) -> &str {
     rel.rsplit('/').next().unwrap_or(rel)
+}
+
+/// How much of what `count` counts three `slice`-byte slices of the file at
+/// `path` hold (at its start, middle and end: lines and features often
+/// grow along a file), as `(counted, bytes read, file size)`: the density
+/// a big file's rows or features are estimated from without reading it.
+fn sampled_density(
+    path: &Path,
+    slice: u64,
+    count: impl Fn(&[u8]) -> u64,
+) -> Option<(u64, u64, u64)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let (mut counted, mut bytes) = (0u64, 0u64);
+    for offset in [0, size / 2, size.saturating_sub(slice)] {
+        file.seek(SeekFrom::Start(offset)).ok()?;
+        let mut buf = Vec::with_capacity(slice as usize);
+        (&mut file).take(slice).read_to_end(&mut buf).ok()?;
+        counted += count(&buf);
+        bytes += buf.len() as u64;
+    }
+    (bytes > 0).then_some((counted, bytes, size))
 }
 
 /// The `inspect_data` tool: the full entry for one file. `rel` is relative

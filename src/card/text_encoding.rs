@@ -35,17 +35,18 @@ pub(super) struct Encoding {
 /// — with the `pd.read_csv` argument that reads it. `None` for UTF-8 (a
 /// byte-order mark or not, and a character cut by the end of `head`).
 pub(super) fn of(head: &[u8]) -> Option<Encoding> {
-    let found = |line: String, argument: &str| {
+    let found = |line: String, argument: &str, western: bool| {
         Some(Encoding {
             line,
             argument: argument.to_string(),
-            western: argument == "encoding='cp1252'" || argument == "encoding='latin-1'",
+            western,
         })
     };
     if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
         return found(
             "  text: UTF-16 (it starts with a byte-order mark)\n".into(),
             "encoding='utf-16'",
+            false,
         );
     }
     let bad = match std::str::from_utf8(head) {
@@ -59,6 +60,7 @@ pub(super) fn of(head: &[u8]) -> Option<Encoding> {
         return found(
             format!("  text: UTF-8 up to {at}, which is not (read, the bad bytes become �)\n"),
             "encoding_errors='replace'",
+            false,
         );
     }
     let high: Vec<usize> = (0..head.len()).filter(|&i| head[i] >= 0x80).collect();
@@ -81,11 +83,13 @@ pub(super) fn of(head: &[u8]) -> Option<Encoding> {
                 word_at(head, bad)
             ),
             &format!("encoding='{codec}'"),
+            true,
         );
     }
     found(
         format!("  text: not UTF-8 ({at}), with runs of bytes over 0x7F as in Cyrillic (cp1251), Greek (cp1253) or East Asian (gbk, shift_jis, euc-kr) text: give the file's encoding, then check the text\n"),
         "encoding=…",
+        false,
     )
 }
 
