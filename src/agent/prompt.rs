@@ -153,21 +153,45 @@ pub fn render(name: &str, context: Value) -> String {
         })
 }
 
-/// Every file under `dir`, relative and sorted, with sizes; summarised past
-/// [`LISTING_LIMIT`] files.
+/// Every file under `dir`, relative and sorted, with sizes, a file series
+/// on one line ([`crate::card::Series`]) and a folder read as one dataset
+/// (a File Geodatabase…) as one entry; summarised past [`LISTING_LIMIT`]
+/// lines.
 pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
     let Some(dir) = dir else {
         return "This task has no input data folder.".to_string();
     };
-    let files = crate::card::files_under(dir);
+    let files = crate::card::entries_under(dir);
+    let series = crate::card::find_series(&files);
+    let first_of: std::collections::HashMap<&str, &crate::card::Series> =
+        series.iter().map(|s| (s.members[0].as_str(), s)).collect();
+    let in_series: std::collections::HashSet<&str> = series
+        .iter()
+        .flat_map(|s| s.members.iter().map(String::as_str))
+        .collect();
     let mut text = format!("{} file(s) in `{shown_as}`:\n", files.len());
-    for (rel, size) in files.iter().take(LISTING_LIMIT) {
-        text.push_str(&format!("- {shown_as}{rel} ({size} bytes)\n"));
+    let (mut lines, mut left) = (0, 0);
+    for (rel, size) in &files {
+        let line = match first_of.get(rel.as_str()) {
+            Some(s) => format!(
+                "- {} ({} files, {} bytes in all)\n",
+                s.name(shown_as),
+                s.len(),
+                s.bytes
+            ),
+            None if in_series.contains(rel.as_str()) => continue,
+            None => format!("- {shown_as}{rel} ({size} bytes)\n"),
+        };
+        if lines < LISTING_LIMIT {
+            text.push_str(&line);
+            lines += 1;
+        } else {
+            left += first_of.get(rel.as_str()).map_or(1, |s| s.len());
+        }
     }
-    if files.len() > LISTING_LIMIT {
+    if left > 0 {
         text.push_str(&format!(
-            "- … and {} more (call list_files)\n",
-            files.len() - LISTING_LIMIT
+            "- … and {left} more files: list them in Python (glob.glob('{shown_as}**', recursive=True))\n"
         ));
     }
     text

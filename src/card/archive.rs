@@ -82,18 +82,23 @@ struct Member {
     size: u64,
 }
 
-/// The files an archive holds (folders left out), in archive order.
+/// The files an archive holds (folders left out), sorted by name, a File
+/// Geodatabase among them as one member ([`super::folder_datasets`]).
 fn members(vsi_root: &str) -> Result<Vec<Member>, gdal::errors::GdalError> {
-    let mut out = Vec::new();
+    let mut files = Vec::new();
     for rel in gdal::vsi::read_dir(vsi_root, true)? {
         let name = rel.to_string_lossy().trim_end_matches('/').to_string();
         match vsi_stat(&format!("{vsi_root}/{name}")) {
             Some((_, true)) => {}
-            Some((size, false)) => out.push(Member { name, size }),
-            None => out.push(Member { name, size: 0 }),
+            Some((size, false)) => files.push((name, size)),
+            None => files.push((name, 0)),
         }
     }
-    Ok(out)
+    files.sort();
+    Ok(super::folder_datasets::collapsed(files)
+        .into_iter()
+        .map(|(name, size)| Member { name, size })
+        .collect())
 }
 
 /// How a table member is read in pandas, which cannot open GDAL paths

@@ -15,7 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
-use super::{codes, csv_read};
+use super::{codes, csv_read, one_column};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -99,11 +99,20 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             // encoding, code columns: the latter shown as the text they
             // are, as GDAL 3.6 reads them as numbers and has no open
             // option to say otherwise).
-            let reading = csv_read::reading(&csv_head(path), &csv_read::source(name));
+            let head = csv_head(path);
+            let reading = csv_read::reading(&head, &csv_read::source(name));
             let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
             let opts = ["AUTODETECT_TYPE=YES", &probe];
-            let ds =
-                open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts).map_err(unreadable)?;
+            let ds = match open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
+                Ok(ds) => ds,
+                Err(_) if one_column::is_one_column(&head) => {
+                    let rows = csv_rows_beyond(path, head.len());
+                    let mut text = one_column::entry(name, &head, rows, &reading.codes);
+                    text.push_str(&reading.lines);
+                    return Ok(text);
+                }
+                Err(e) => return Err(unreadable(e)),
+            };
             let table = Table {
                 estimate: estimated_csv_rows(path),
                 codes: &reading.codes,
@@ -221,6 +230,33 @@ fn json_fault(path: &Path, kind: Kind) -> Option<String> {
     serde_json::from_reader::<_, serde::de::IgnoredAny>(reader)
         .err()
         .map(|e| e.to_string())
+}
+
+/// The data rows of a CSV whose first `read` bytes were probed, when the
+/// probe did not hold the whole file: counted for a file up to
+/// [`CSV_COUNT_LIMIT`], else estimated (`true`); `None` when the probe was
+/// the file.
+fn csv_rows_beyond(path: &Path, read: usize) -> Option<(u64, bool)> {
+    let size = std::fs::metadata(path).ok()?.len();
+    if size <= read as u64 {
+        return None;
+    }
+    if let Some(estimate) = estimated_csv_rows(path) {
+        return Some((estimate, true));
+    }
+    {
+        let mut file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+        let mut buf = [0u8; 1 << 16];
+        let mut ends = 0u64;
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => ends += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64,
+                Err(_) => return None,
+            }
+        }
+        Some((ends.saturating_sub(1), false))
+    }
 }
 
 /// The row count of a CSV too big to count, estimated from the density of

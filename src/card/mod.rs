@@ -18,7 +18,11 @@
 //!   three slices ([`geojson`]; GDAL reads it whole to open it);
 //! - archives (`.zip`, `.tar`, `.tar.gz`, `.gz`): their members described as
 //!   if unpacked, named by the GDAL path that reads them ([`archive`]);
-//! - NetCDF / HDF5: variables with their dimensions and types.
+//! - NetCDF / HDF5: variables with their dimensions and types;
+//! - a CSV of one column, which GDAL 3.6 refuses ([`one_column`]);
+//! - a series of files named alike but for their numbers (tiles, dates):
+//!   the first in full, then the series' name, listing call, absent
+//!   members and what the members share ([`series`], [`series_members`]).
 //!
 //! [`card_for_dir`] flattens nested folders (case-exact names) and keeps the
 //! card within a token budget: full entries first, then one line per file,
@@ -29,9 +33,13 @@ mod codes;
 pub mod coords;
 mod csv_read;
 mod csv_text;
+mod folder_datasets;
 mod gdal_entry;
 mod geojson;
+mod one_column;
 mod parquet;
+mod series;
+mod series_members;
 mod text_encoding;
 
 use std::collections::BTreeMap;
@@ -44,6 +52,7 @@ pub use parquet::{
     geo_extents as parquet_geo_extents, read_rows as read_parquet,
     read_text_table as read_parquet_table, Rows as ParquetRows, StatedCrs,
 };
+pub use series::{find as find_series, Series};
 
 use crate::llm::tokens;
 
@@ -104,9 +113,8 @@ fn kind_of(path: &Path) -> Kind {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     match ext.as_str() {
-        "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson" => {
-            Kind::Vector
-        }
+        "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson"
+        | "gdb" => Kind::Vector,
         "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" => {
             Kind::Raster
         }
@@ -140,6 +148,13 @@ pub enum SchemaError {
 /// links to one folder) is walked once; see [`folder_links_skipped`].
 pub fn files_under(dir: &Path) -> Vec<(String, u64)> {
     sizes(walk(dir).0)
+}
+
+/// The entries of a data folder as the card and `list_files` show them:
+/// [`files_under`], with each File Geodatabase folder as one entry
+/// ([`folder_datasets`]).
+pub fn entries_under(dir: &Path) -> Vec<(String, u64)> {
+    folder_datasets::collapsed(files_under(dir))
 }
 
 /// The walk's files with their sizes.
@@ -234,7 +249,7 @@ fn size_text(bytes: u64) -> String {
 /// The card for a data folder, within `budget` tokens.
 pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let (files, skipped) = walk(dir);
-    let files = sizes(files);
+    let files = folder_datasets::collapsed(sizes(files));
     let loops: String = skipped
         .iter()
         .map(|rel| {
@@ -251,14 +266,20 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
         size_text(total)
     );
     let mut used = tokens::count(&card);
-    let mut brief: Vec<&(String, u64)> = Vec::new();
+    let mut brief: Vec<Listed> = Vec::new();
     let mut full = true;
     let sidecars = sidecars_by_main(&files);
-    let folded: std::collections::HashSet<&String> = sidecars.values().flatten().collect();
-    for file in &files {
-        if folded.contains(&file.0) {
-            continue;
-        }
+    let (listed, all_series) = listed_and_series(&files, &sidecars);
+    let series_of: std::collections::HashMap<&str, &Series> = all_series
+        .iter()
+        .flat_map(|s| s.members.iter().map(move |m| (m.as_str(), s)))
+        .collect();
+    for file in listed {
+        let item = match series_of.get(file.0.as_str()) {
+            Some(s) if s.members[0] != file.0 => continue,
+            Some(s) => Listed::Series(s),
+            None => Listed::File(file),
+        };
         let path = dir.join(&file.0);
         let kind = kind_of(&path);
         let name = format!("{shown_as}{}", file.0);
@@ -272,16 +293,13 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
                     | Kind::Parquet
                     | Kind::Archive
             ) {
-            Some(match inspect_path(&path, &name, kind) {
-                Ok(mut text) => {
-                    if let Some(parts) = sidecars.get(&file.0) {
-                        let names: Vec<&str> = parts.iter().map(|p| file_name(p)).collect();
-                        text.push_str(&format!("  read with it: {}\n", names.join(", ")));
-                    }
-                    text
+            Some(
+                match item {
+                    Listed::Series(s) => series_entry(dir, shown_as, s, &files, &sidecars),
+                    Listed::File(_) => main_entry(&path, &name, kind, sidecars.get(&file.0)),
                 }
-                Err(e) => format!("- {e}\n"),
-            })
+                .unwrap_or_else(|e| format!("- {e}\n")),
+            )
         } else {
             None
         };
@@ -293,35 +311,50 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
             Some(_) => {
                 // Past the budget: the rest is listed briefly, in order.
                 full = false;
-                brief.push(file);
+                brief.push(item);
             }
-            None => brief.push(file),
+            None => brief.push(item),
         }
     }
     if brief.is_empty() {
         return card;
     }
-    // One line per remaining file while the budget lasts, then counts.
-    let mut rest = Vec::new();
+    // One line per remaining file or series while the budget lasts, then
+    // counts.
+    let mut rest: Vec<Listed> = Vec::new();
     card.push_str("Other files:\n");
     used += 3;
-    for file in &brief {
-        let line = format!("- {shown_as}{} ({})\n", file.0, size_text(file.1));
+    for item in brief {
+        let line = match item {
+            Listed::File((rel, size)) => format!("- {shown_as}{rel} ({})\n", size_text(*size)),
+            Listed::Series(s) => format!(
+                "- {} ({} files, {} in all)\n",
+                s.name(shown_as),
+                s.len(),
+                size_text(s.bytes)
+            ),
+        };
         if rest.is_empty() && used + tokens::count(&line) + TAIL <= budget {
             used += tokens::count(&line);
             card.push_str(&line);
         } else {
-            rest.push(*file);
+            rest.push(item);
         }
     }
     if !rest.is_empty() {
         let mut by_ext: BTreeMap<String, usize> = BTreeMap::new();
-        for (rel, _) in &rest {
-            let ext = Path::new(rel)
+        let mut count = 0;
+        for item in &rest {
+            let (first, n) = match item {
+                Listed::File((rel, _)) => (rel, 1),
+                Listed::Series(s) => (&s.members[0], s.len()),
+            };
+            let ext = Path::new(first)
                 .extension()
                 .map(|e| e.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "(none)".into());
-            *by_ext.entry(ext).or_default() += 1;
+            *by_ext.entry(ext).or_default() += n;
+            count += n;
         }
         let mut groups: Vec<String> = by_ext
             .iter()
@@ -332,12 +365,97 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
             groups.push("…".into());
         }
         card.push_str(&format!(
-            "- … and {} more: {}; call list_files or inspect_data for details\n",
-            rest.len(),
+            "- … and {count} more: {}; call list_files or inspect_data for details\n",
             groups.join(", ")
         ));
     }
     card
+}
+
+/// A file or a file series, as the card lists it.
+#[derive(Clone, Copy)]
+enum Listed<'a> {
+    File(&'a (String, u64)),
+    Series(&'a Series),
+}
+
+/// The files the card lists (all but the sidecars folded into their main
+/// file's entry, in order) and the series among them.
+fn listed_and_series<'a>(
+    files: &'a [(String, u64)],
+    sidecars: &BTreeMap<String, Vec<String>>,
+) -> (Vec<&'a (String, u64)>, Vec<Series>) {
+    let folded: std::collections::HashSet<&String> = sidecars.values().flatten().collect();
+    let listed: Vec<&(String, u64)> = files.iter().filter(|f| !folded.contains(&f.0)).collect();
+    let series = series::find(listed.iter().copied());
+    (listed, series)
+}
+
+/// A main file's full entry, with the sidecars read with it.
+fn main_entry(
+    path: &Path,
+    name: &str,
+    kind: Kind,
+    sidecars: Option<&Vec<String>>,
+) -> Result<String, SchemaError> {
+    let mut text = inspect_path(path, name, kind)?;
+    if let Some(parts) = sidecars {
+        let names: Vec<&str> = parts.iter().map(|p| file_name(p)).collect();
+        text.push_str(&format!("  read with it: {}\n", names.join(", ")));
+    }
+    Ok(text)
+}
+
+/// A series' entry: its first member's full entry, then the series: its
+/// name, the call that lists it, absent members, and what the members
+/// share ([`series_members`]). `files` is every file of the folder.
+fn series_entry(
+    dir: &Path,
+    shown_as: &str,
+    series: &Series,
+    files: &[(String, u64)],
+    sidecars: &BTreeMap<String, Vec<String>>,
+) -> Result<String, SchemaError> {
+    let first = &series.members[0];
+    let path = dir.join(first);
+    let kind = kind_of(&path);
+    let mut text = main_entry(
+        &path,
+        &format!("{shown_as}{first}"),
+        kind,
+        sidecars.get(first),
+    )?;
+    text.push_str(&format!(
+        "  series: {} — {} files, {} in all; the entry above is the first of them\n",
+        series.name(shown_as),
+        series.len(),
+        size_text(series.bytes)
+    ));
+    if let Some(listing) = series.listing(shown_as, files) {
+        text.push_str(&format!("  list: {listing}\n"));
+        if series.unpadded() {
+            text.push_str("  numbers: not zero-padded (plain sorted() puts 10 before 2)\n");
+        }
+    }
+    if let Some((count, names)) = series.absent(shown_as) {
+        let more = if count as usize > names.len() {
+            ", …"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "  absent from its number ranges: {count} ({}{more})\n",
+            names.join(", ")
+        ));
+    }
+    text.push_str(&series_members::lines(
+        dir,
+        shown_as,
+        &series.members,
+        kind,
+        sidecars,
+    ));
+    Ok(text)
 }
 
 /// The sidecars among `files` (relative paths, sorted) that belong to a
@@ -415,6 +533,15 @@ pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String
     let name = format!("{shown_as}{rel}");
     if !path.starts_with(data_dir) || rel.split('/').any(|p| p == "..") {
         return Err(SchemaError::Missing(name));
+    }
+    if !path.exists() && rel.contains('{') {
+        // A series, by the name the card gave it.
+        let files = entries_under(data_dir);
+        let sidecars = sidecars_by_main(&files);
+        let (_, all_series) = listed_and_series(&files, &sidecars);
+        if let Some(series) = all_series.iter().find(|s| s.name(shown_as) == name) {
+            return series_entry(data_dir, shown_as, series, &files, &sidecars);
+        }
     }
     if !path.exists() {
         return match archive::split_member(data_dir, rel) {

@@ -171,6 +171,23 @@ fn open(
     SerializedFileReader::new(std::fs::File::open(path)?)
 }
 
+/// The names of a Parquet file's top-level columns, from its footer
+/// (without a stored pandas index).
+pub(super) fn column_names(path: &Path) -> Result<Vec<String>, ::parquet::errors::ParquetError> {
+    let reader = open(path)?;
+    let names = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema()
+        .get_fields()
+        .iter()
+        .map(|f| f.name().to_string())
+        .filter(|n| !is_stored_index(n))
+        .collect();
+    Ok(names)
+}
+
 /// A column in which pandas stored a frame's index (`__index_level_0__`):
 /// not one of the data's columns.
 fn is_stored_index(name: &str) -> bool {

@@ -71,7 +71,9 @@ pub fn kind_of(path: &Path) -> OutputKind {
     match ext.as_str() {
         "png" | "jpg" | "jpeg" | "gif" | "webp" => OutputKind::Image,
         "tif" | "tiff" | "nc" | "asc" | "img" | "vrt" | "grd" => OutputKind::Raster,
-        "geojson" | "shp" | "gpkg" | "kml" | "gml" | "fgb" | "geojsonl" => OutputKind::Vector,
+        "geojson" | "shp" | "gpkg" | "kml" | "gml" | "fgb" | "geojsonl" | "gdb" => {
+            OutputKind::Vector
+        }
         "csv" | "xlsx" | "xls" | "ods" => OutputKind::Table,
         "parquet" | "geoparquet" => match card::parquet_rows(path) {
             Ok((_, true)) => OutputKind::Vector,

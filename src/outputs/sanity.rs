@@ -91,7 +91,7 @@ impl Reference {
         let Some(dir) = data_dir else {
             return reference;
         };
-        for (rel, _) in card::files_under(dir).into_iter().take(MAX_INPUTS) {
+        for (rel, _) in card::entries_under(dir).into_iter().take(MAX_INPUTS) {
             let path = dir.join(&rel);
             let geo = match kind_of(&path) {
                 OutputKind::Raster => raster_geo(&path),

@@ -6,7 +6,9 @@
 //! their plausible CRS; a CSV that is not UTF-8 given the encoding that
 //! reads it, and every CSV the `pd.read_csv` call that reads it as the card
 //! describes it (separator, decimal comma, codes with leading zeros); a big CSV's row count and a big GeoJSON's feature count
-//! estimated, not counted.
+//! estimated, not counted; a series of files (tiles, dates, one table per
+//! station) described once, with what its members share; a File
+//! Geodatabase described and listed as one dataset.
 
 use std::io::Write;
 
@@ -686,4 +688,168 @@ fn the_geoparquet_example_solves_from_its_card_and_its_outputs_are_checked() {
         gisclaw::outputs::check(&result),
         gisclaw::outputs::OutputCheck::Unreadable(_)
     ));
+}
+
+#[test]
+fn a_series_of_files_is_described_once_with_what_its_members_share() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import numpy as np, pandas as pd, rasterio
+from rasterio.transform import from_origin
+os.makedirs("data/dem")
+os.makedirs("data/obs")
+# A 4 × 10 grid of tiles less one; its last column in the next UTM zone.
+for i in range(4):
+    for j in range(10):
+        if (i, j) == (2, 5):
+            continue
+        crs = "EPSG:32633" if j < 9 else "EPSG:32634"
+        with rasterio.open(f"data/dem/tile_{i:02d}_{j:02d}.tif", "w", driver="GTiff", width=8, height=8, count=1,
+                           dtype="float32", crs=crs, nodata=-9999,
+                           transform=from_origin(500000 + j * 80, 5000000 - i * 80, 10, 10)) as d:
+            d.write(np.full((8, 8), i * 10 + j, "float32"), 1)
+# Two years of land use: an entry each, not a series.
+for year in (2001, 2016):
+    with rasterio.open(f"data/landuse_{year}.tif", "w", driver="GTiff", width=4, height=4, count=1, dtype="uint8",
+                       crs="EPSG:32633", transform=from_origin(500000, 5000000, 100, 100)) as d:
+        d.write(np.ones((4, 4), "uint8"), 1)
+# One table per station, numbered without zero padding, one with an extra
+# column, and a file a plain glob would take with them (of one column).
+for k in range(1, 12):
+    cols = {"station": [f"S{k}"], "pm25": [float(k)]}
+    if k == 7:
+        cols["flag"] = ["x"]
+    pd.DataFrame(cols).to_csv(f"data/obs/obs_{k}.csv", index=False)
+pd.DataFrame({"note": ["read me"]}).to_csv("data/obs/obs_notes.csv", index=False)
+print("done")
+"#,
+    );
+    let data = dir.path().join("data");
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    let tiles = "data/dem/tile_{00..03}_{00..09}.tif";
+    assert_has(
+        &card,
+        &[
+            "- data/dem/tile_00_00.tif — raster (GTiff), 8×8 px",
+            &format!("  series: {tiles} — 39 files, "),
+            "  list: import glob; paths = sorted(glob.glob('data/dem/tile_*_*.tif'))\n",
+            "  absent from its number ranges: 1 (data/dem/tile_02_05.tif)\n",
+            "  alike in all 39: 8×8 px, 1 band(s), Float32, pixel 10×10, nodata -9999\n",
+            "  differs in CRS: EPSG:32633 in 35 (first data/dem/tile_00_00.tif); EPSG:32634 in 4 (first data/dem/tile_00_09.tif)\n",
+            "- data/landuse_2001.tif — raster",
+            "- data/landuse_2016.tif — raster",
+            "  series: data/obs/obs_{1..11}.csv — 11 files, ",
+            "  numbers: not zero-padded (plain sorted() puts 10 before 2)\n",
+            "  differs in columns: station, pm25 in 10 (first data/obs/obs_1.csv); station, pm25, flag in 1 (first data/obs/obs_7.csv)\n",
+            // One column, which GDAL 3.6 refuses to open: read by the card.
+            "- data/obs/obs_notes.csv — table (CSV, one column)\n  `obs_notes`: 1 rows\n  columns: note (String)\n  row: note=\"read me\"\n",
+        ],
+    );
+    // One entry per series: no other member is described or listed.
+    assert!(
+        !card.contains("tile_00_01.tif") && !card.contains("obs_2.csv"),
+        "{card}"
+    );
+    assert_eq!(card.matches("series: ").count(), 2, "{card}");
+    // The extent of the tiles is only given where they share a CRS.
+    assert!(!card.contains("together x"), "{card}");
+    // inspect_data answers for the series by the name the card gave it.
+    let entry = gisclaw::card::inspect_file(&data, "data/", tiles).unwrap();
+    assert!(
+        entry.starts_with("- data/dem/tile_00_00.tif") && entry.contains("differs in CRS"),
+        "{entry}"
+    );
+    // list_files shows each series on one line.
+    let listing = gisclaw::agent::prompt::data_listing(Some(&data), "data/");
+    assert_has(
+        &listing,
+        &[
+            &format!("- {tiles} (39 files, "),
+            "- data/obs/obs_{1..11}.csv (11 files, ",
+            "- data/obs/obs_notes.csv (",
+        ],
+    );
+    assert_eq!(listing.lines().count(), 6, "{listing}");
+    // The listing lines run as written and list the members in their
+    // numbers' order, nothing else.
+    let lists: Vec<&str> = card
+        .lines()
+        .filter_map(|l| l.strip_prefix("  list: "))
+        .collect();
+    assert_eq!(lists.len(), 2, "{card}");
+    let out = make(
+        &mut session,
+        &format!(
+            "{}\ntiles = paths\n{}\nprint(len(tiles), tiles[0], tiles[-1], len(paths), paths[1], paths[9], paths[-1], 'done')",
+            lists[0], lists[1]
+        ),
+    );
+    assert!(
+        out.contains("39 data/dem/tile_00_00.tif data/dem/tile_03_09.tif 11 data/obs/obs_2.csv data/obs/obs_10.csv data/obs/obs_11.csv done"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_file_geodatabase_is_one_entry_read_by_its_folder_name() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import geopandas as gpd
+os.makedirs("data")
+towns = gpd.GeoDataFrame({"name": ["Aarau", "Baden"]}, geometry=gpd.points_from_xy([8.04, 8.31], [47.39, 47.47]), crs="EPSG:4326")
+wells = gpd.GeoDataFrame({"depth_m": [12.5, 40.0, 7.25]}, geometry=gpd.points_from_xy([2600000, 2610000, 2620000], [1200000, 1210000, 1220000]), crs="EPSG:2056")
+towns.to_file("data/canton.gdb", layer="towns", driver="OpenFileGDB")
+wells.to_file("data/canton.gdb", layer="wells", driver="OpenFileGDB")
+# The same, zipped, as Esri data is often downloaded.
+import shutil
+os.makedirs("zipped")
+shutil.make_archive("zipped/canton_gdb", "zip", "data", "canton.gdb")
+shutil.move("zipped/canton_gdb.zip", "data/canton_gdb.zip")
+print(len(os.listdir("data/canton.gdb")) > 10, "done")
+"#,
+    );
+    let data = dir.path().join("data");
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    let call = "gpd.read_file('data/canton.gdb', layer='wells')";
+    assert_has(
+        &card,
+        &[
+            "- data/canton.gdb — vector (OpenFileGDB), 2 layer(s)\n  layer `towns`: Point, EPSG:4326, 2 features\n",
+            "  layer `wells`: Point, EPSG:2056, 3 features\n",
+            &format!("  read: {call} for a layer other than the first"),
+        ],
+    );
+    // Zipped, it is one member, read in place.
+    let zipped = "gpd.read_file('/vsizip/data/canton_gdb.zip/canton.gdb', layer='wells')";
+    assert_has(
+        &card,
+        &[
+            "- data/canton_gdb.zip — zip archive, 1 file(s), ",
+            "  - /vsizip/data/canton_gdb.zip/canton.gdb — vector (OpenFileGDB), 2 layer(s)\n",
+            &format!("    read: {zipped} for a layer other than the first"),
+        ],
+    );
+    // Its internal files are neither described nor listed.
+    assert!(!card.contains(".gdbtable") && !card.contains("Other files"), "{card}");
+    let listing = gisclaw::agent::prompt::data_listing(Some(&data), "data/");
+    assert!(listing.contains("- data/canton.gdb (") && !listing.contains(".gdbtable"), "{listing}");
+    let entry = gisclaw::card::inspect_file(&data, "data/", "data/canton.gdb").unwrap();
+    assert!(entry.contains("layer `wells`"), "{entry}");
+    // The output checks take its CRS and extent as the inputs'.
+    let reference = gisclaw::outputs::sanity::Reference::from_inputs(Some(&data), "");
+    assert!(reference.crs.contains(&"EPSG:2056".to_string()), "{reference:?}");
+    // The call the card gives reads it in the sandbox.
+    let out = make(
+        &mut session,
+        &format!(
+            "w = {call}\nz = {zipped}\nprint(len(w), w.crs.to_epsg(), w['depth_m'].sum(), z.equals(w), 'done')"
+        ),
+    );
+    assert!(out.contains("3 2056 59.75 True done"), "{out}");
 }

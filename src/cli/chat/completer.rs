@@ -47,7 +47,7 @@ impl Completer for ChatHelper {
             return Ok((pos, Vec::new()));
         };
         let prefix = word.strip_prefix("data/").unwrap_or(word);
-        let pairs = gisclaw::card::files_under(dir)
+        let pairs = gisclaw::card::entries_under(dir)
             .into_iter()
             .filter(|(rel, _)| rel.starts_with(prefix))
             .take(200)
