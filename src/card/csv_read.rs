@@ -8,6 +8,7 @@
 
 use super::codes::{self, CodeColumn};
 use super::csv_text::{delimiter, records, Scanned};
+use super::preamble;
 use super::text_encoding;
 use super::SAMPLE_ROWS;
 
@@ -26,6 +27,9 @@ pub(super) struct Reading {
     /// For Windows-1252 / Latin-1 text, the header and the first rows
     /// decoded (GDAL shows its bytes as `�`).
     pub decoded: Vec<Vec<String>>,
+    /// Bytes above the header (a preamble: [`preamble`]), which GDAL must
+    /// be given the file without.
+    pub skip_bytes: usize,
 }
 
 /// What `pd.read_csv` is given for the table the card shows as `shown`:
@@ -64,6 +68,9 @@ pub(super) fn source(shown: &str) -> String {
 /// How to read the CSV whose first bytes are `head`, given to pandas as
 /// `source` (see [`source`]).
 pub(super) fn reading(head: &[u8], source: &str) -> Reading {
+    let found = preamble::of(head);
+    let skip_bytes = found.as_ref().map_or(0, |p| p.bytes);
+    let head = &head[skip_bytes..];
     let text = String::from_utf8_lossy(head);
     let Some(separator) = delimiter(&text) else {
         return Reading::default();
@@ -75,6 +82,14 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     let encoding = text_encoding::of(head);
     let mut lines = String::new();
     let mut arguments = Vec::new();
+    if let Some(found) = &found {
+        lines.push_str(&format!(
+            "  preamble: {} line(s) above the header (the first: \"{}\"), which pandas would take for the header\n",
+            found.lines,
+            crate::util::clip(&found.first, 60)
+        ));
+        arguments.push(format!("skiprows={}", found.lines));
+    }
     if separator != ',' {
         let written = if separator == '\t' {
             "\\t".to_string()
@@ -112,6 +127,7 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         codes,
         lines,
         decoded,
+        skip_bytes,
     }
 }
 

@@ -15,7 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
-use super::{codes, csv_read, one_column};
+use super::{codes, columns, csv_read, one_column};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -24,6 +24,9 @@ const CSV_PROBE_BYTES: usize = 1 << 20;
 
 /// CSVs larger than this get an estimated row count instead of a full scan.
 const CSV_COUNT_LIMIT: u64 = 64 << 20;
+
+/// Values shown per sample row (a wide table's rows are cut after them).
+const ROW_VALUES: usize = 12;
 
 /// Rows scanned per table for coordinate ranges and geometry text.
 const SCAN_ROWS: usize = 1_000;
@@ -103,7 +106,12 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             let reading = csv_read::reading(&head, &csv_read::source(name));
             let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
             let opts = ["AUTODETECT_TYPE=YES", &probe];
-            let ds = match open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
+            // Past a preamble, GDAL reads the file from its header on.
+            let from_header = match reading.skip_bytes {
+                0 => path.to_path_buf(),
+                skip => format!("/vsisubfile/{skip}_0,{}", path.to_string_lossy()).into(),
+            };
+            let ds = match open_readonly(&from_header, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
                 Ok(ds) => ds,
                 Err(_) if one_column::is_one_column(&head) => {
                     let rows = csv_rows_beyond(path, head.len());
@@ -476,15 +484,7 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
                 text.push_str(&format!("  {line}\n"));
             }
         }
-        let cols: Vec<String> = fields.iter().map(|(n, t)| format!("{n} ({t})")).collect();
-        text.push_str(&format!(
-            "  columns: {}\n",
-            if cols.is_empty() {
-                "none".into()
-            } else {
-                cols.join(", ")
-            }
-        ));
+        text.push_str(&format!("  columns: {}\n", columns::text(&fields)));
         layer.reset_feature_reading();
         // Decoded text stands in for GDAL's only where the columns line up.
         let decoded = decoded
@@ -492,8 +492,9 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
             .is_some_and(|h| h.len() == fields.len())
             .then_some(decoded);
         for (row, feature) in first_features(&layer, SAMPLE_ROWS).enumerate() {
-            let values: Vec<String> = fields
+            let mut values: Vec<String> = fields
                 .iter()
+                .take(ROW_VALUES)
                 .enumerate()
                 .map(|(i, (n, kind))| {
                     let text = decoded
@@ -510,6 +511,9 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
                     }
                 })
                 .collect();
+            if fields.len() > ROW_VALUES {
+                values.push(format!("… ({} more)", fields.len() - ROW_VALUES));
+            }
             text.push_str(&format!("  row: {}\n", values.join(", ")));
         }
         if table.is_some() || geometry.is_none() {

@@ -25,11 +25,13 @@
 //!   members and what the members share ([`series`], [`series_members`]).
 //!
 //! [`card_for_dir`] flattens nested folders (case-exact names) and keeps the
-//! card within a token budget: full entries first, then one line per file,
+//! card within a token budget: full entries first (an entry too big for
+//! what is left is skipped, not the end of them), then one line per file,
 //! then counts per extension. [`inspect_file`] is the `inspect_data` tool.
 
 mod archive;
 mod codes;
+mod columns;
 pub mod coords;
 mod csv_read;
 mod csv_text;
@@ -38,6 +40,7 @@ mod gdal_entry;
 mod geojson;
 mod one_column;
 mod parquet;
+mod preamble;
 mod series;
 mod series_members;
 mod text_encoding;
@@ -61,6 +64,14 @@ pub const CARD_TOKEN_BUDGET: u64 = 2_000;
 
 /// Tokens of the budget kept for the closing summary of a large folder.
 const TAIL: u64 = 64;
+
+/// Tokens of about the smallest full entry: with less of the budget left,
+/// the card stops reading files for full entries.
+const SMALL_ENTRY: u64 = 60;
+
+/// Entries in a row too big for what is left of the budget after which the
+/// card stops reading files for full entries.
+const MISSES_TOLERATED: u32 = 8;
 
 /// Sample rows shown per layer or table.
 const SAMPLE_ROWS: usize = 3;
@@ -268,6 +279,7 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let mut used = tokens::count(&card);
     let mut brief: Vec<Listed> = Vec::new();
     let mut full = true;
+    let mut misses = 0;
     let sidecars = sidecars_by_main(&files);
     let (listed, all_series) = listed_and_series(&files, &sidecars);
     let series_of: std::collections::HashMap<&str, &Series> = all_series
@@ -307,10 +319,15 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
             Some(text) if used + tokens::count(&text) + TAIL <= budget => {
                 used += tokens::count(&text);
                 card.push_str(&text);
+                misses = 0;
+                full = used + TAIL + SMALL_ENTRY <= budget;
             }
             Some(_) => {
-                // Past the budget: the rest is listed briefly, in order.
-                full = false;
+                // Too big for what is left: listed briefly, and later
+                // (smaller) entries still tried, until the budget is
+                // nearly spent or several in a row did not fit.
+                misses += 1;
+                full = misses < MISSES_TOLERATED && used + TAIL + SMALL_ENTRY <= budget;
                 brief.push(item);
             }
             None => brief.push(item),

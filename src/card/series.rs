@@ -78,9 +78,27 @@ pub fn find<'a>(files: impl IntoIterator<Item = &'a (String, u64)>) -> Vec<Serie
     found
 }
 
+/// Names alike but for their digits, written once with each varying
+/// number as its range: `texts` around the digit runs, `slots` each run's
+/// digits name by name (`tile_{00..39}_{00..49}.tif`).
+pub(super) fn ranged(texts: &[String], slots: &[Vec<String>]) -> String {
+    let mut name = texts[0].clone();
+    for (slot, text) in slots.iter().zip(&texts[1..]) {
+        let low = slot.iter().min_by(|a, b| numeric(a, b));
+        let high = slot.iter().max_by(|a, b| numeric(a, b));
+        match (low, high) {
+            (Some(low), Some(high)) if low != high => name.push_str(&format!("{{{low}..{high}}}")),
+            (Some(one), _) => name.push_str(one),
+            _ => {}
+        }
+        name.push_str(text);
+    }
+    name
+}
+
 /// A file name cut at its digit runs: the texts around them (one more than
 /// the runs; empty at an end where a run is) and the runs.
-fn split(name: &str) -> (Vec<String>, Vec<String>) {
+pub(super) fn split(name: &str) -> (Vec<String>, Vec<String>) {
     let mut texts = vec![String::new()];
     let mut digits: Vec<String> = Vec::new();
     let mut in_digits = false;
@@ -130,20 +148,11 @@ impl Series {
     /// The series' name, its varying numbers as ranges:
     /// `data/dem/tile_{00..39}_{00..49}.tif`.
     pub fn name(&self, shown_as: &str) -> String {
-        let mut name = format!("{shown_as}{}{}", self.folder, self.texts[0]);
-        for (k, slot) in self.slots.iter().enumerate() {
-            if self.varies(k) {
-                let low = slot.iter().min_by(|a, b| numeric(a, b));
-                let high = slot.iter().max_by(|a, b| numeric(a, b));
-                if let (Some(low), Some(high)) = (low, high) {
-                    name.push_str(&format!("{{{low}..{high}}}"));
-                }
-            } else {
-                name.push_str(&slot[0]);
-            }
-            name.push_str(&self.texts[k + 1]);
-        }
-        name
+        format!(
+            "{shown_as}{}{}",
+            self.folder,
+            ranged(&self.texts, &self.slots)
+        )
     }
 
     /// A line of Python that lists exactly the members among `files`

@@ -300,14 +300,16 @@ fn is_delimited(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("csv") || e.eq_ignore_ascii_case("tsv"))
 }
 
-/// The column names of a delimited text file's header line.
+/// The column names of a delimited text file's header line (below any
+/// preamble).
 fn header(path: &Path) -> Result<Vec<String>, String> {
     use std::io::Read;
     let mut head = Vec::with_capacity(64 << 10);
     std::fs::File::open(path)
         .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
         .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&head);
+    let skip = super::preamble::of(&head).map_or(0, |p| p.bytes);
+    let text = String::from_utf8_lossy(&head[skip..]);
     let text = text.trim_start_matches('\u{feff}');
     let line = text.lines().next().unwrap_or("");
     let delimiter = csv_text::delimiter(line).unwrap_or(',');

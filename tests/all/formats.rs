@@ -8,7 +8,8 @@
 //! describes it (separator, decimal comma, codes with leading zeros); a big CSV's row count and a big GeoJSON's feature count
 //! estimated, not counted; a series of files (tiles, dates, one table per
 //! station) described once, with what its members share; a File
-//! Geodatabase described and listed as one dataset.
+//! Geodatabase described and listed as one dataset; a wide table's columns
+//! written compactly; lines above a CSV's header skipped.
 
 use std::io::Write;
 
@@ -836,14 +837,23 @@ print(len(os.listdir("data/canton.gdb")) > 10, "done")
         ],
     );
     // Its internal files are neither described nor listed.
-    assert!(!card.contains(".gdbtable") && !card.contains("Other files"), "{card}");
+    assert!(
+        !card.contains(".gdbtable") && !card.contains("Other files"),
+        "{card}"
+    );
     let listing = gisclaw::agent::prompt::data_listing(Some(&data), "data/");
-    assert!(listing.contains("- data/canton.gdb (") && !listing.contains(".gdbtable"), "{listing}");
+    assert!(
+        listing.contains("- data/canton.gdb (") && !listing.contains(".gdbtable"),
+        "{listing}"
+    );
     let entry = gisclaw::card::inspect_file(&data, "data/", "data/canton.gdb").unwrap();
     assert!(entry.contains("layer `wells`"), "{entry}");
     // The output checks take its CRS and extent as the inputs'.
     let reference = gisclaw::outputs::sanity::Reference::from_inputs(Some(&data), "");
-    assert!(reference.crs.contains(&"EPSG:2056".to_string()), "{reference:?}");
+    assert!(
+        reference.crs.contains(&"EPSG:2056".to_string()),
+        "{reference:?}"
+    );
     // The call the card gives reads it in the sandbox.
     let out = make(
         &mut session,
@@ -852,4 +862,97 @@ print(len(os.listdir("data/canton.gdb")) > 10, "done")
         ),
     );
     assert!(out.contains("3 2056 59.75 True done"), "{out}");
+}
+
+#[test]
+fn a_wide_table_is_written_compactly_and_a_big_entry_does_not_hide_the_others() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import numpy as np, pandas as pd, geopandas as gpd
+os.makedirs("data")
+# A census table: estimates and margins of error for 49 age groups.
+cols = {"GEOID": ["01001", "01003", "01005"], "NAME": ["Autauga", "Baldwin", "Barbour"]}
+for i in range(1, 50):
+    cols[f"B01001_{i:03d}E"] = [i * 10, i * 20, i * 30]
+    cols[f"B01001_{i:03d}M"] = [i + 0.5, i + 1.5, i + 2.5]
+cols["pop2020"] = [58805, 231767, 25223]
+pd.DataFrame(cols).to_csv("data/acs_age.csv", index=False)
+gpd.GeoDataFrame({"GEOID": ["01001"]}, geometry=gpd.points_from_xy([-86.6], [32.5]), crs="EPSG:4269").to_file("data/counties.shp")
+print("done")
+"#,
+    );
+    let data = dir.path().join("data");
+    let entry = gisclaw::card::inspect_file(&data, "data/", "data/acs_age.csv").unwrap();
+    assert_has(
+        &entry,
+        &[
+            "  columns: 101 in all: GEOID (String), NAME (String), B01001_{001..049}E (Integer, 49 columns), B01001_{001..049}M (Real, 49 columns), pop2020 (Integer)\n",
+            "  row: GEOID=\"01001\", NAME=\"Autauga\", B01001_001E=10, B01001_001M=1.5, ",
+            ", … (89 more)\n",
+        ],
+    );
+    // The entry fits a default card, with the shapefile's.
+    let card = gisclaw::card::card_for_dir(&data, "data/", gisclaw::card::CARD_TOKEN_BUDGET);
+    assert!(
+        card.contains("- data/acs_age.csv — table")
+            && card.contains("- data/counties.shp — vector"),
+        "{card}"
+    );
+    // Where it does not fit, it is listed briefly and the smaller entry
+    // after it is still given.
+    let tokens = gisclaw::llm::tokens::count(&entry) as u64;
+    let card = gisclaw::card::card_for_dir(&data, "data/", tokens);
+    assert!(
+        card.contains("- data/counties.shp — vector") && card.contains("- data/acs_age.csv ("),
+        "{card}"
+    );
+    assert!(
+        gisclaw::llm::tokens::count(&card) as u64 <= tokens,
+        "{card}"
+    );
+}
+
+#[test]
+fn lines_above_a_csv_header_are_skipped_by_gdal_and_by_the_call_the_card_gives() {
+    let (mut session, dir) = common::session();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    std::fs::write(
+        dir.path().join("data/noaa.csv"),
+        "Daily summaries\nGenerated 2024-01-04, station USW00014739\n\nstation,date,tmax,tmin\nUSW1,2024-01-01,12.5,3.1\nUSW1,2024-01-02,11.0,2.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("data/sites.csv"),
+        "# source: survey 2023\n# units: degrees\nid;lon;lat\n1;8,5;47,3\n2;8,6;47,4\n",
+    )
+    .unwrap();
+    let out = make(
+        &mut session,
+        "import pandas as pd\ntry:\n    pd.read_csv('data/noaa.csv')\nexcept pd.errors.ParserError:\n    print('pandas stops: done')",
+    );
+    assert!(out.contains("pandas stops"), "{out}");
+    let card = gisclaw::card::card_for_dir(&dir.path().join("data"), "data/", 10_000);
+    let noaa = "pd.read_csv('data/noaa.csv', skiprows=3)";
+    let sites = "pd.read_csv('data/sites.csv', skiprows=2, sep=';', decimal=',')";
+    assert_has(
+        &card,
+        &[
+            "  columns: station (String), date (Date), tmax (Real), tmin (Real)\n  row: station=\"USW1\", date=2024-01-01, tmax=12.5, tmin=3.1\n",
+            "  preamble: 3 line(s) above the header (the first: \"Daily summaries\"), which pandas would take for the header\n",
+            &format!("  read: {noaa}\n"),
+            "  columns: id (Integer), lon (Real), lat (Real)\n",
+            &format!("  read: {sites}\n"),
+        ],
+    );
+    let out = make(
+        &mut session,
+        &format!("a = {noaa}\nb = {sites}\nprint(list(a.columns), a['tmax'].sum(), round(b['lat'].sum(), 6), 'done')"),
+    );
+    assert!(
+        out.contains("['station', 'date', 'tmax', 'tmin'] 23.5 94.7 done"),
+        "{out}"
+    );
 }
