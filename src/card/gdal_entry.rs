@@ -15,7 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
-use super::{codes, columns, csv_read, one_column};
+use super::{codes, columns, csv_read, one_column, sheet_title};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -26,7 +26,7 @@ const CSV_PROBE_BYTES: usize = 1 << 20;
 const CSV_COUNT_LIMIT: u64 = 64 << 20;
 
 /// Values shown per sample row (a wide table's rows are cut after them).
-const ROW_VALUES: usize = 12;
+pub(super) const ROW_VALUES: usize = 12;
 
 /// Rows scanned per table for coordinate ranges and geometry text.
 const SCAN_ROWS: usize = 1_000;
@@ -441,7 +441,7 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
     let codes = table.map_or(&[][..], |t| t.codes);
     let code = |field: &str| codes.iter().find(|c| c.name == field);
     let decoded = table.map_or(&[][..], |t| t.decoded);
-    for mut layer in ds.layers().take(10) {
+    for (index, mut layer) in ds.layers().take(10).enumerate() {
         let geometry = layer
             .defn()
             .geom_fields()
@@ -458,6 +458,13 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
                 (f.name(), kind)
             })
             .collect();
+        let names: Vec<String> = fields.iter().map(|f| f.0.clone()).collect();
+        if table.is_some() && geometry.is_none() && sheet_title::headerless(&names) {
+            if let Some(header) = sheet_title::find(&mut layer) {
+                text.push_str(&header.lines(name, &layer.name(), index == 0));
+                continue;
+            }
+        }
         let (count, how) = match estimate {
             Some(n) => (format!("≈{n}"), " (estimated from 1 MB read in 3 places)"),
             None => (layer.feature_count().to_string(), ""),

@@ -43,6 +43,7 @@ mod parquet;
 mod preamble;
 mod series;
 mod series_members;
+mod sheet_title;
 mod text_encoding;
 
 use std::collections::BTreeMap;

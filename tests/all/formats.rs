@@ -9,7 +9,8 @@
 //! estimated, not counted; a series of files (tiles, dates, one table per
 //! station) described once, with what its members share; a File
 //! Geodatabase described and listed as one dataset; a wide table's columns
-//! written compactly; lines above a CSV's header skipped.
+//! written compactly; lines above a CSV's header and rows above a sheet's
+//! header skipped.
 
 use std::io::Write;
 
@@ -953,6 +954,57 @@ fn lines_above_a_csv_header_are_skipped_by_gdal_and_by_the_call_the_card_gives()
     );
     assert!(
         out.contains("['station', 'date', 'tmax', 'tmin'] 23.5 94.7 done"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_sheet_with_a_title_above_its_header_is_read_from_its_header() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import pandas as pd
+from openpyxl import Workbook
+os.makedirs("data")
+book = Workbook()
+sheet = book.active
+sheet.title = "Notes"
+sheet.append(["Read me first"])
+data = book.create_sheet("Data")
+data.append(["Table 3. Population by district, 2023"])
+data.append(["Source: Statistical Office"])
+data.append([])
+data.append(["district", "code", "population", "area_km2"])
+data.append(["Nord", "01", 12000, 45.5])
+data.append(["Sud", "02", 8000, 30.25])
+data.append(["Ost", "03", 9500, 12.0])
+book.save("data/pop.xlsx")
+if list(pd.read_excel("data/pop.xlsx", sheet_name="Data").columns)[1] == "Unnamed: 1":
+    print("pandas takes the title for the header: done")
+"#,
+    );
+    let card = gisclaw::card::card_for_dir(&dir.path().join("data"), "data/", 10_000);
+    let call = "pd.read_excel('data/pop.xlsx', sheet_name='Data', skiprows=3, dtype={'code': str})";
+    assert_has(
+        &card,
+        &[
+            "  `Data`: 3 rows, under a title (\"Table 3. Population by district, 2023\")\n  columns: district (String), code (String), population (Integer), area_km2 (Real)\n  row: district=\"Nord\", code=\"01\", population=12000, area_km2=45.5\n",
+            "  header: row 4 of the sheet, under 3 row(s) of title and notes, which pandas would take for the header\n  codes: `code` is digits with leading zeros (\"01\"), which numbers drop: read as text\n",
+            &format!("  read: {call}\n"),
+        ],
+    );
+    let out = make(
+        &mut session,
+        &format!(
+            "d = {call}\nprint(list(d.columns), list(d['code']), d['population'].sum(), 'done')"
+        ),
+    );
+    assert!(
+        out.contains(
+            "['district', 'code', 'population', 'area_km2'] ['01', '02', '03'] 29500 done"
+        ),
         "{out}"
     );
 }
