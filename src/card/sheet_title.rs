@@ -114,9 +114,7 @@ pub(super) fn find(layer: &mut Layer) -> Option<Header> {
         .find(|c| !c.is_empty())
         .cloned()
         .unwrap_or_default();
-    let count = u64::try_from(layer.feature_count())
-        .unwrap_or(0)
-        .saturating_sub(at as u64 + 1);
+    let count = layer.feature_count().saturating_sub(at as u64 + 1);
     layer.reset_feature_reading();
     Some(Header {
         skip: at,
