@@ -290,6 +290,26 @@ pub fn open_readonly(
     flags: GdalOpenFlags,
     options: &[&str],
 ) -> gdal::errors::Result<Dataset> {
+    open_ex(path, flags, options, None)
+}
+
+/// [`open_readonly`] without open options, telling GDAL which files lie
+/// beside `path` (`siblings`, by name), so that it does not list the
+/// folder (of thousands of tiles) to find them.
+pub(super) fn open_beside(
+    path: &Path,
+    flags: GdalOpenFlags,
+    siblings: &[&str],
+) -> gdal::errors::Result<Dataset> {
+    open_ex(path, flags, &[], Some(siblings))
+}
+
+fn open_ex(
+    path: &Path,
+    flags: GdalOpenFlags,
+    options: &[&str],
+    siblings: Option<&[&str]>,
+) -> gdal::errors::Result<Dataset> {
     quiet();
     Dataset::open_ex(
         path,
@@ -298,6 +318,7 @@ pub fn open_readonly(
                 | GdalOpenFlags::GDAL_OF_READONLY
                 | GdalOpenFlags::GDAL_OF_VERBOSE_ERROR,
             open_options: (!options.is_empty()).then_some(options),
+            sibling_files: siblings,
             ..DatasetOptions::default()
         },
     )

@@ -91,7 +91,7 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
             .unwrap_or_default()
         ));
     }
-    let fields = file_meta.schema_descr().root_schema().get_fields();
+    let fields = top_level(meta);
     let mut cols: Vec<String> = fields
         .iter()
         .take(SHOWN_COLUMNS)
@@ -171,21 +171,23 @@ fn open(
     SerializedFileReader::new(std::fs::File::open(path)?)
 }
 
+/// A Parquet file's top-level columns, from its footer's schema.
+fn top_level(meta: &ParquetMetaData) -> &[parquet::schema::types::TypePtr] {
+    meta.file_metadata()
+        .schema_descr()
+        .root_schema()
+        .get_fields()
+}
+
 /// The names of a Parquet file's top-level columns, from its footer
 /// (without a stored pandas index).
 pub(super) fn column_names(path: &Path) -> Result<Vec<String>, ::parquet::errors::ParquetError> {
     let reader = open(path)?;
-    let names = reader
-        .metadata()
-        .file_metadata()
-        .schema_descr()
-        .root_schema()
-        .get_fields()
+    Ok(top_level(reader.metadata())
         .iter()
         .map(|f| f.name().to_string())
         .filter(|n| !is_stored_index(n))
-        .collect();
-    Ok(names)
+        .collect())
 }
 
 /// A column in which pandas stored a frame's index (`__index_level_0__`):
@@ -301,11 +303,7 @@ pub fn read_rows(
         .collect();
     let mut rows = Rows {
         count: u64::try_from(meta.file_metadata().num_rows()).unwrap_or(0),
-        columns: meta
-            .file_metadata()
-            .schema_descr()
-            .root_schema()
-            .get_fields()
+        columns: top_level(meta)
             .iter()
             .map(|f| f.name().to_string())
             .filter(|n| !hidden.contains(&n.as_str()) && !is_stored_index(n))
@@ -339,13 +337,7 @@ pub fn read_text_table(
     path: &Path,
 ) -> Result<(Vec<String>, Vec<Vec<String>>), ::parquet::errors::ParquetError> {
     let reader = open(path)?;
-    let fields = reader
-        .metadata()
-        .file_metadata()
-        .schema_descr()
-        .root_schema()
-        .get_fields()
-        .to_vec();
+    let fields = top_level(reader.metadata()).to_vec();
     let kept: Vec<bool> = fields.iter().map(|f| !is_stored_index(f.name())).collect();
     let columns = fields
         .iter()

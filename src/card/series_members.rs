@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use gdal::vector::LayerAccess;
-use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
+use gdal::{Dataset, GdalOpenFlags};
 
-use super::gdal_entry::{crs_text, fmt_num, gdal_reason, quiet};
+use super::gdal_entry::{crs_text, fmt_num, gdal_reason, open_beside};
 use super::{csv_text, parquet, Kind};
 
 /// Most members opened with GDAL (evenly spread, the first and last among
@@ -102,11 +102,15 @@ pub(super) fn lines(
     };
     let mut alike = Vec::new();
     let mut differs = Vec::new();
-    for (k, (label, _)) in first.facts.iter().enumerate() {
+    for (label, _) in &first.facts {
         // Each value, the members holding it, the first of them.
         let mut values: Vec<(&str, usize, &String)> = Vec::new();
         for (rel, m) in &read {
-            let value = m.facts.get(k).map_or("", |f| f.1.as_str());
+            let value = m
+                .facts
+                .iter()
+                .find(|f| f.0 == *label)
+                .map_or("none", |f| f.1.as_str());
             match values.iter_mut().find(|v| v.0 == value) {
                 Some(v) => v.1 += 1,
                 None => values.push((value, 1, rel)),
@@ -198,21 +202,10 @@ fn member(path: &Path, kind: Kind, siblings: &[&str]) -> Result<Member, String> 
     }
 }
 
-/// Opens `path` read-only, telling GDAL which files lie beside it (so that
-/// it does not list a folder of thousands of tiles to find them).
+/// Opens `path` read-only with the names of its sidecars (GDAL's reason
+/// on failure).
 fn open(path: &Path, flags: GdalOpenFlags, siblings: &[&str]) -> Result<Dataset, String> {
-    quiet();
-    Dataset::open_ex(
-        path,
-        DatasetOptions {
-            open_flags: flags
-                | GdalOpenFlags::GDAL_OF_READONLY
-                | GdalOpenFlags::GDAL_OF_VERBOSE_ERROR,
-            sibling_files: Some(siblings),
-            ..DatasetOptions::default()
-        },
-    )
-    .map_err(|e| gdal_reason(&e))
+    open_beside(path, flags, siblings).map_err(|e| gdal_reason(&e))
 }
 
 fn raster(ds: &Dataset) -> Result<Member, String> {
