@@ -15,7 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
-use super::{codes, columns, csv_read, one_column, sheet_title};
+use super::{codes, columns, csv_read, one_column, raster_classes, sheet_title};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -392,6 +392,7 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
         }
         text.push_str(&line);
         text.push('\n');
+        text.push_str(&raster_classes::line(ds, i).unwrap_or_default());
     }
     if bands > 8 {
         text.push_str(&format!("  … {} more bands\n", bands - 8));

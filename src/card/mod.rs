@@ -41,6 +41,7 @@ mod geojson;
 mod one_column;
 mod parquet;
 mod preamble;
+mod raster_classes;
 mod series;
 mod series_members;
 mod sheet_title;

@@ -10,7 +10,7 @@
 //! station) described once, with what its members share; a File
 //! Geodatabase described and listed as one dataset; a wide table's columns
 //! written compactly; lines above a CSV's header and rows above a sheet's
-//! header skipped.
+//! header skipped; a categorical raster's classes named.
 
 use std::io::Write;
 
@@ -1007,4 +1007,47 @@ if list(pd.read_excel("data/pop.xlsx", sheet_name="Data").columns)[1] == "Unname
         ),
         "{out}"
     );
+}
+
+#[test]
+fn a_categorical_raster_names_its_classes_with_their_shares() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import numpy as np, rasterio
+from rasterio.transform import from_origin
+os.makedirs("data")
+codes = np.zeros((100, 120), "uint8")
+codes[:50] = 11
+codes[50:, :60] = 41
+codes[50:, 60:] = 82
+codes[0, 0] = 0
+with rasterio.open("data/landcover.tif", "w", driver="GTiff", width=120, height=100, count=1, dtype="uint8",
+                   crs="EPSG:5070", nodata=0, transform=from_origin(0, 0, 30, 30)) as d:
+    d.write(codes, 1)
+    d.write_colormap(1, {11: (70, 107, 159, 255), 41: (104, 171, 95, 255), 82: (171, 108, 40, 255)})
+# Category names, as GDAL keeps them beside the file.
+names = [""] * 83
+names[11], names[41], names[82] = "Open Water", "Deciduous Forest", "Cultivated Crops"
+with open("data/landcover.tif.aux.xml", "w") as f:
+    f.write('<PAMDataset><PAMRasterBand band="1"><CategoryNames>'
+            + "".join(f"<Category>{n}</Category>" for n in names)
+            + "</CategoryNames></PAMRasterBand></PAMDataset>")
+# A DEM of many values is not categorical.
+with rasterio.open("data/dem.tif", "w", driver="GTiff", width=64, height=64, count=1, dtype="int16",
+                   crs="EPSG:5070", transform=from_origin(0, 0, 30, 30)) as d:
+    d.write(np.arange(64 * 64, dtype="int16").reshape(64, 64), 1)
+print("done")
+"#,
+    );
+    let card = gisclaw::card::card_for_dir(&dir.path().join("data"), "data/", 10_000);
+    assert_has(
+        &card,
+        &[
+            "  band 1: Byte, nodata 0, min 11 max 82\n  classes: 3 values (the band, from a 120×100 read): 11 \"Open Water\" (50%), 41 \"Deciduous Forest\" (25%), 82 \"Cultivated Crops\" (25%); a colour table of 256 entries\n",
+        ],
+    );
+    assert_eq!(card.matches("classes:").count(), 1, "{card}");
 }
