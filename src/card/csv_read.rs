@@ -108,6 +108,23 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         ));
         arguments.push("decimal=','".into());
     }
+    // A `;` file's commas are decimal commas, and so are any file's when
+    // some column writes them.
+    let grouping = if decimal.is_empty() && separator != ';' {
+        ','
+    } else {
+        '.'
+    };
+    let thousands = thousands_columns(&parsed, whole, grouping, !decimal.is_empty());
+    if !thousands.is_empty() {
+        let names: Vec<String> = thousands.iter().map(|(n, _)| format!("`{n}`")).collect();
+        lines.push_str(&format!(
+            "  numbers: {} written with thousands separators (\"{}\"), which pandas reads as text unless told\n",
+            names.join(", "),
+            thousands[0].1
+        ));
+        arguments.push(format!("thousands='{grouping}'"));
+    }
     let mut decoded = Vec::new();
     if let Some(encoding) = encoding {
         if encoding.western {
@@ -153,6 +170,55 @@ fn decimal_comma_columns(
     found
 }
 
+/// Columns whose values are all numbers written with `grouping` between
+/// groups of three digits (`1,234,567`; with `.`, a decimal-comma
+/// locale's `1.234.567,5`), at least one of them grouped, each with such
+/// a value. A lone `.` group (`1.234`) is a decimal point unless the file
+/// writes decimal commas (`decimal_commas`) or a value has two groups.
+fn thousands_columns(
+    records: &[Vec<String>],
+    whole: bool,
+    grouping: char,
+    decimal_commas: bool,
+) -> Vec<(String, String)> {
+    let Some(scanned) = Scanned::of(records, whole) else {
+        return Vec::new();
+    };
+    let point = if grouping == ',' { '.' } else { ',' };
+    let mut found = Vec::new();
+    for (i, name) in scanned.header.iter().enumerate() {
+        let values = scanned.values(i);
+        let grouped = values.iter().find(|v| v.contains(grouping));
+        let Some(grouped) =
+            grouped.filter(|_| values.iter().all(|v| grouped_number(v, grouping, point)))
+        else {
+            continue;
+        };
+        let sure = grouping == ','
+            || decimal_commas
+            || values.iter().any(|v| v.matches(grouping).count() >= 2);
+        if sure {
+            found.push((name.trim().to_string(), grouped.to_string()));
+        }
+    }
+    found
+}
+
+/// Whether `v` is a number with `grouping` between groups of three digits
+/// (or none) and `point` before its decimals.
+fn grouped_number(v: &str, grouping: char, point: char) -> bool {
+    let v = v.strip_prefix('-').unwrap_or(v);
+    let (whole, fraction) = v.split_once(point).unwrap_or((v, "0"));
+    let mut groups = whole.split(grouping);
+    let first = groups.next().unwrap_or("");
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let rest: Vec<&str> = groups.collect();
+    digits(first)
+        && (rest.is_empty() || first.len() <= 3)
+        && rest.iter().all(|g| g.len() == 3 && digits(g))
+        && digits(fraction)
+}
+
 /// Whether `v` is a number as a decimal-comma locale writes it: digits with
 /// `.` between groups of three, then at most one `,` and digits.
 fn decimal_comma_number(v: &str) -> bool {
@@ -176,10 +242,45 @@ mod tests {
             read.lines,
             "  separator: `;`, not a comma\n  \
              numbers: `temp_c` written with a decimal comma (\"21,5\")\n  \
+             numbers: `pop` written with thousands separators (\"1.234\"), which pandas reads as text unless told\n  \
              codes: `GEOID` is digits with leading zeros (\"0101\"), which numbers drop: read as text\n  \
-             read: pd.read_csv('data/eu.csv', sep=';', decimal=',', dtype={'GEOID': str})\n"
+             read: pd.read_csv('data/eu.csv', sep=';', decimal=',', thousands='.', dtype={'GEOID': str})\n"
         );
         assert_eq!(read.codes.len(), 1);
+    }
+
+    #[test]
+    fn numbers_with_thousands_separators_get_the_argument_that_reads_them() {
+        let us = reading(
+            b"name,pop\nA,\"1,234\"\nB,12\nC,\"2,345,678.5\"\n",
+            "'data/us.csv'",
+        );
+        assert_eq!(
+            us.lines,
+            "  numbers: `pop` written with thousands separators (\"1,234\"), which pandas reads as text unless told\n  \
+             read: pd.read_csv('data/us.csv', thousands=',')\n"
+        );
+        let eu = reading(
+            b"name;pop;rate\nA;1.234;0,5\nB;12;1.250,25\n",
+            "'data/eu.csv'",
+        );
+        assert!(
+            eu.lines.ends_with(
+                "read: pd.read_csv('data/eu.csv', sep=';', decimal=',', thousands='.')\n"
+            ),
+            "{}",
+            eu.lines
+        );
+        assert!(
+            eu.lines.contains("`pop`, `rate` written with thousands"),
+            "{}",
+            eu.lines
+        );
+        // A lone dot group in a file of decimal points is a decimal point.
+        let points = reading(b"a;b\nx;1.234\ny;5.678\n", "'data/p.csv'");
+        assert!(!points.lines.contains("thousands"), "{}", points.lines);
+        let two = reading(b"a;b\nx;1.234.567\ny;25\n", "'data/t.csv'");
+        assert!(two.lines.contains("thousands='.'"), "{}", two.lines);
     }
 
     #[test]

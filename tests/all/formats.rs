@@ -10,7 +10,7 @@
 //! station) described once, with what its members share; a File
 //! Geodatabase described and listed as one dataset; a wide table's columns
 //! written compactly; lines above a CSV's header and rows above a sheet's
-//! header skipped; a categorical raster's classes named.
+//! header skipped; a categorical raster's classes named; thousands separators.
 
 use std::io::Write;
 
@@ -1050,4 +1050,40 @@ print("done")
         ],
     );
     assert_eq!(card.matches("classes:").count(), 1, "{card}");
+}
+
+#[test]
+fn numbers_with_thousands_separators_are_read_as_numbers_by_the_call_the_card_gives() {
+    let (mut session, dir) = common::session();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(
+        data.join("us.csv"),
+        "county,pop\nA,\"1,234\"\nB,12\nC,\"2,345,678\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("eu.csv"),
+        "Kreis;Einwohner;Dichte\nA;1.234;0,5\nB;12;1.250,25\nC;2.345.678;3\n",
+    )
+    .unwrap();
+    let card = gisclaw::card::card_for_dir(&data, "data/", 10_000);
+    let us = "pd.read_csv('data/us.csv', thousands=',')";
+    let eu = "pd.read_csv('data/eu.csv', sep=';', decimal=',', thousands='.')";
+    assert_has(
+        &card,
+        &[
+            "  numbers: `pop` written with thousands separators (\"1,234\"), which pandas reads as text unless told\n",
+            &format!("  read: {us}\n"),
+            "  numbers: `Einwohner`, `Dichte` written with thousands separators (\"1.234\")",
+            &format!("  read: {eu}\n"),
+        ],
+    );
+    let out = make(
+        &mut session,
+        &format!(
+            "import pandas as pd\na = {us}\nb = {eu}\nprint(a['pop'].sum(), b['Einwohner'].sum(), b['Dichte'].sum(), 'done')"
+        ),
+    );
+    assert!(out.contains("2346924 2346924 1253.75 done"), "{out}");
 }
