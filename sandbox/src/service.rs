@@ -40,6 +40,11 @@ const TICK: Duration = Duration::from_millis(250);
 const LOCK_PATIENCE: Duration = Duration::from_secs(5);
 /// Longest a connected client may take to finish a request it started.
 const REQUEST_PATIENCE: Duration = Duration::from_secs(30);
+/// How long a new service waits for its first client however short its
+/// idle timeout: the command that started it connects once told it is
+/// ready, which on a loaded machine took over a second (a 1 s timeout
+/// then ended the service before its first client came).
+const FIRST_CLIENT_PATIENCE: Duration = Duration::from_secs(30);
 
 /// The service's command line.
 pub struct ServiceArgs {
@@ -276,10 +281,16 @@ impl Service {
         let own_uid = unsafe { libc::geteuid() };
         let mut clients: Vec<UnixStream> = Vec::new();
         let mut last_active = Instant::now();
+        let mut served = false;
         let socket_inode = inode(&self.socket);
         loop {
             zygote::reap_ready();
-            if clients.is_empty() && last_active.elapsed() >= self.idle {
+            let patience = if served {
+                self.idle
+            } else {
+                self.idle.max(FIRST_CLIENT_PATIENCE)
+            };
+            if clients.is_empty() && last_active.elapsed() >= patience {
                 eprintln!("gisclaw-worker: idle for {:?}: exiting", self.idle);
                 break;
             }
@@ -313,6 +324,7 @@ impl Service {
                             let _ = stream.set_read_timeout(Some(REQUEST_PATIENCE));
                             if write_frame(&mut &stream, &self.ready).is_ok() {
                                 clients.push(stream);
+                                served = true;
                             }
                         }
                         other => eprintln!(
