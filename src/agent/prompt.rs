@@ -163,30 +163,28 @@ pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
     };
     let files = crate::card::entries_under(dir);
     let series = crate::card::find_series(&files);
-    let first_of: std::collections::HashMap<&str, &crate::card::Series> =
-        series.iter().map(|s| (s.members[0].as_str(), s)).collect();
-    let in_series: std::collections::HashSet<&str> = series
-        .iter()
-        .flat_map(|s| s.members.iter().map(String::as_str))
-        .collect();
+    let series_of = crate::card::Series::by_member(&series);
     let mut text = format!("{} file(s) in `{shown_as}`:\n", files.len());
     let (mut lines, mut left) = (0, 0);
     for (rel, size) in &files {
-        let line = match first_of.get(rel.as_str()) {
-            Some(s) => format!(
-                "- {} ({} files, {} bytes in all)\n",
-                s.name(shown_as),
+        let (line, count) = match series_of.get(rel.as_str()) {
+            Some(s) if s.members[0] != *rel => continue,
+            Some(s) => (
+                format!(
+                    "- {} ({} files, {} bytes in all)\n",
+                    s.name(shown_as),
+                    s.len(),
+                    s.bytes
+                ),
                 s.len(),
-                s.bytes
             ),
-            None if in_series.contains(rel.as_str()) => continue,
-            None => format!("- {shown_as}{rel} ({size} bytes)\n"),
+            None => (format!("- {shown_as}{rel} ({size} bytes)\n"), 1),
         };
         if lines < LISTING_LIMIT {
             text.push_str(&line);
             lines += 1;
         } else {
-            left += first_of.get(rel.as_str()).map_or(1, |s| s.len());
+            left += count;
         }
     }
     if left > 0 {

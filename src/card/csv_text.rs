@@ -3,11 +3,14 @@
 //! notes on how pandas must read the file ([`super::csv_read`],
 //! [`super::codes`]).
 
-/// The header line's most frequent separator among `,` `;` tab and `|`
-/// (`,` for a table of one column).
+/// The field separators GDAL's CSV driver knows.
+pub(super) const SEPARATORS: [char; 4] = [',', ';', '\t', '|'];
+
+/// The header line's most frequent separator among [`SEPARATORS`] (`,`
+/// for a table of one column).
 pub(super) fn delimiter(text: &str) -> Option<char> {
     let header = text.lines().next()?;
-    let (count, most) = [',', ';', '\t', '|']
+    let (count, most) = SEPARATORS
         .into_iter()
         .map(|d| (header.matches(d).count(), d))
         .max_by_key(|(n, _)| *n)?;

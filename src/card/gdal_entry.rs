@@ -252,19 +252,22 @@ fn csv_rows_beyond(path: &Path, read: usize) -> Option<(u64, bool)> {
     if let Some(estimate) = estimated_csv_rows(path) {
         return Some((estimate, true));
     }
-    {
-        let mut file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-        let mut buf = [0u8; 1 << 16];
-        let mut ends = 0u64;
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => ends += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64,
-                Err(_) => return None,
-            }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut ends = 0u64;
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => ends += line_ends(&buf[..n]),
+            Err(_) => return None,
         }
-        Some((ends.saturating_sub(1), false))
     }
+    Some((ends.saturating_sub(1), false))
+}
+
+/// The line ends in `buf`.
+fn line_ends(buf: &[u8]) -> u64 {
+    buf.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 /// The row count of a CSV too big to count, estimated from the density of
@@ -275,7 +278,6 @@ fn estimated_csv_rows(path: &Path) -> Option<u64> {
     if std::fs::metadata(path).ok()?.len() <= CSV_COUNT_LIMIT {
         return None;
     }
-    let line_ends = |buf: &[u8]| buf.iter().filter(|&&b| b == b'\n').count() as u64;
     let (ends, bytes, size) =
         super::sampled_density(path, (CSV_PROBE_BYTES / 3) as u64, line_ends)?;
     // Lines in the file, less the header.
@@ -480,8 +482,7 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
                 (f.name(), kind)
             })
             .collect();
-        let names: Vec<String> = fields.iter().map(|f| f.0.clone()).collect();
-        if table.is_some() && geometry.is_none() && sheet_title::headerless(&names) {
+        if table.is_some() && geometry.is_none() && sheet_title::headerless(&fields) {
             if let Some(header) = sheet_title::find(&mut layer) {
                 text.push_str(&header.lines(name, &layer.name(), index == 0));
                 continue;

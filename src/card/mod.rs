@@ -284,10 +284,7 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     let mut misses = 0;
     let sidecars = sidecars_by_main(&files);
     let (listed, all_series) = listed_and_series(&files, &sidecars);
-    let series_of: std::collections::HashMap<&str, &Series> = all_series
-        .iter()
-        .flat_map(|s| s.members.iter().map(move |m| (m.as_str(), s)))
-        .collect();
+    let series_of = Series::by_member(&all_series);
     for file in listed {
         let item = match series_of.get(file.0.as_str()) {
             Some(s) if s.members[0] != file.0 => continue,

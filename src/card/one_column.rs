@@ -5,7 +5,7 @@
 //! itself, in the same shape as GDAL's tables.
 
 use super::codes::CodeColumn;
-use super::csv_text::records;
+use super::csv_text::{records, SEPARATORS};
 use super::{SAMPLE_ROWS, VALUE_CHARS};
 
 /// Rows of the probe typed to call the column Integer or Real.
@@ -18,7 +18,7 @@ pub(super) fn is_one_column(head: &[u8]) -> bool {
     let mut lines = text.lines();
     lines
         .next()
-        .is_some_and(|header| !header.contains([',', ';', '\t', '|']) && !header.trim().is_empty())
+        .is_some_and(|header| !header.contains(SEPARATORS) && !header.trim().is_empty())
         && lines.next().is_some()
 }
 

@@ -5,6 +5,8 @@
 //! once told to skip those lines (`skiprows=`, or the file from the
 //! header on).
 
+use super::csv_text::SEPARATORS;
+
 /// Lines of the head looked at.
 const SCANNED: usize = 50;
 
@@ -37,7 +39,7 @@ pub(super) fn of(head: &[u8]) -> Option<Preamble> {
         // The last line may be cut.
         lines.pop();
     }
-    [',', ';', '\t', '|']
+    SEPARATORS
         .into_iter()
         .filter_map(|separator| under_preamble(&lines, separator))
         .max_by_key(|(_, fields)| *fields)

@@ -129,6 +129,14 @@ fn numeric(a: &str, b: &str) -> Ordering {
 }
 
 impl Series {
+    /// Each member of `all` (paths relative to the data folder), with its
+    /// series.
+    pub fn by_member(all: &[Series]) -> std::collections::HashMap<&str, &Series> {
+        all.iter()
+            .flat_map(|s| s.members.iter().map(move |m| (m.as_str(), s)))
+            .collect()
+    }
+
     /// How many files the series holds.
     pub fn len(&self) -> usize {
         self.members.len()

@@ -33,13 +33,14 @@ pub(super) struct Header {
     pub codes: Vec<CodeColumn>,
 }
 
-/// Whether GDAL found no header in `layer`: its columns are `Field1`…
-pub(super) fn headerless(names: &[String]) -> bool {
-    !names.is_empty()
-        && names
+/// Whether GDAL found no header in a sheet of these `fields` (name, type):
+/// its columns are `Field1`…
+pub(super) fn headerless(fields: &[(String, String)]) -> bool {
+    !fields.is_empty()
+        && fields
             .iter()
             .enumerate()
-            .all(|(i, n)| *n == format!("Field{}", i + 1))
+            .all(|(i, (n, _))| *n == format!("Field{}", i + 1))
 }
 
 /// The header of a sheet that GDAL read without one, if a row below its
@@ -135,8 +136,10 @@ impl Header {
             self.count,
             crate::util::clip(&self.title, 60)
         );
-        let columns: Vec<(String, String)> = self.columns.clone();
-        text.push_str(&format!("  columns: {}\n", super::columns::text(&columns)));
+        text.push_str(&format!(
+            "  columns: {}\n",
+            super::columns::text(&self.columns)
+        ));
         for row in &self.rows {
             let values: Vec<String> = self
                 .columns
@@ -179,7 +182,11 @@ mod tests {
 
     #[test]
     fn gdals_default_names_mean_no_header() {
-        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let names = |n: &[&str]| {
+            n.iter()
+                .map(|s| (s.to_string(), "String".to_string()))
+                .collect::<Vec<_>>()
+        };
         assert!(headerless(&names(&["Field1", "Field2"])));
         assert!(!headerless(&names(&["Field1", "pop"])));
         assert!(!headerless(&names(&["Field2", "Field1"])));
