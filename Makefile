@@ -63,6 +63,7 @@ slurm-test:
 ## Benchmarks (ratios against a baseline measured in the same run).
 bench:
 	cargo build --release -p gisclaw-worker
+	bash benches/client/install.sh
 	cargo bench --bench sandbox_start
 	cargo bench --bench one_shot
 	cargo bench --bench cell_output

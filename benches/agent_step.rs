@@ -21,10 +21,20 @@
 //! Also measured: a bare Unix-socket round trip to another process, the
 //! floor under any cell that runs outside the agent's process.
 //!
+//! Then both agents once more with their model clients, as a real round
+//! has them: a scripted OpenAI-protocol server on 127.0.0.1
+//! (`common/model_server.rs`) answers with the replayed replies; gisclaw
+//! asks it through its OpenAI-compatible backend, the reference through
+//! the OpenAI Python SDK that agent uses (installed by `make bench` from
+//! `benches/client/requirements.lock`; without it this part says so and is
+//! skipped).
+//!
 //! Run with `make bench`. Goals: median overhead ≤ 5 ms per step on the
 //! example; ≤ 0.5× the reference's per-round overhead.
 
 mod common;
+#[path = "common/model_server.rs"]
+mod model_server;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -41,12 +51,12 @@ use gisclaw::task::Task;
 use serde_json::{json, Value};
 
 /// Wraps a backend and notes when each call starts.
-struct Timed<B> {
-    inner: B,
+struct Timed {
+    inner: Box<dyn ChatBackend>,
     calls: Vec<Instant>,
 }
 
-impl<B: ChatBackend> ChatBackend for Timed<B> {
+impl ChatBackend for Timed {
     fn describe(&self) -> String {
         self.inner.describe()
     }
@@ -69,13 +79,13 @@ struct Measured {
 fn measure(
     zygote: &std::sync::Arc<Zygote>,
     task_file: &Path,
-    replay: &Path,
+    model: Box<dyn ChatBackend>,
     out: &Path,
     output_checks: bool,
 ) -> Measured {
     let loaded = Task::load(task_file).expect("task loads");
     let mut backend = Timed {
-        inner: ReplayBackend::open(replay).expect("replay"),
+        inner: model,
         calls: Vec::new(),
     };
     let options = RunOptions {
@@ -195,9 +205,15 @@ fn reference_loop(
     replay: &Path,
     work: &Path,
     runs: usize,
+    client: Option<&Client>,
 ) -> Vec<Vec<Duration>> {
     std::fs::create_dir_all(work).expect("a work folder");
     let mut command = std::process::Command::new(python);
+    if let Some(client) = client {
+        command
+            .env("REFERENCE_MODEL_URL", &client.server.base_url)
+            .env("REFERENCE_CLIENT_PATH", &client.sdk);
+    }
     command
         .arg(root.join("benches/agent_step_reference.py"))
         .arg(replay)
@@ -207,6 +223,72 @@ fn reference_loop(
         .arg(runs.to_string());
     let runs: Vec<Vec<f64>> = python_answer(command);
     runs.into_iter().map(micros).collect()
+}
+
+/// Both agents with their model clients: the scripted server they ask, and
+/// the OpenAI Python SDK the reference asks it with.
+struct Client {
+    server: model_server::ModelServer,
+    /// `target/bench-openai` (benches/client/install.sh).
+    sdk: std::path::PathBuf,
+}
+
+impl Client {
+    /// The server and the SDK, when `make bench` installed the SDK.
+    fn start(root: &Path) -> Option<Client> {
+        let sdk = root.join("target/bench-openai");
+        sdk.join(".gisclaw-stamp").exists().then(|| Client {
+            server: model_server::ModelServer::start(),
+            sdk,
+        })
+    }
+
+    /// gisclaw's OpenAI-compatible backend for the server, as a profile
+    /// would configure it (the reference's sampling settings).
+    fn backend(&self) -> Box<dyn ChatBackend> {
+        let config = gisclaw::llm::config::LiveConfig {
+            name: "bench".into(),
+            kind: gisclaw::llm::config::BackendKind::Openai,
+            base_url: self.server.base_url.clone(),
+            model: "bench".into(),
+            api_key: Some("bench".into()),
+            tool_mode: gisclaw::llm::config::ToolMode::Auto,
+            temperature: Some(0.1),
+            max_tokens: Some(2048),
+            timeout: Duration::from_secs(60),
+            retry: gisclaw::llm::retry::RetryPolicy::default(),
+            num_ctx: 8192,
+            think: None,
+            extra_body: serde_json::Map::new(),
+            vision: gisclaw::llm::vision::Vision::Off,
+            price: None,
+            local: None,
+            server: None,
+        };
+        gisclaw::llm::open_live(config).expect("the backend opens")
+    }
+
+    /// The server is given the replies of `replay` for one run, with the ids
+    /// a server gives tool calls.
+    fn queue(&self, replay: &Path) {
+        let text = std::fs::read_to_string(replay).expect("the replay reads");
+        let answers: Vec<Value> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("//"))
+            .enumerate()
+            .map(|(n, line)| {
+                let mut message: Value = serde_json::from_str(line).expect("a message");
+                if let Some(calls) = message["tool_calls"].as_array_mut() {
+                    for (i, call) in calls.iter_mut().enumerate() {
+                        call["id"] = json!(format!("call_{n}_{i}"));
+                    }
+                }
+                message
+            })
+            .collect();
+        self.server.answer_with(&answers);
+    }
 }
 
 /// What a Python baseline printed (JSON on stdout), once it exited cleanly.
@@ -339,10 +421,13 @@ fn main() {
     // PROJ and the image decoder meet their first file); the later ones
     // are what `eval` and `chat` see from their second task on, pooled
     // over several runs because single rounds on a shared VM vary by 2x.
+    let replayed = |replay: &Path| -> Box<dyn ChatBackend> {
+        Box::new(ReplayBackend::open(replay).expect("replay"))
+    };
     let ours = measure(
         &zygote,
         &example.join("task.yaml"),
-        &replay,
+        replayed(&replay),
         &dir.path().join("ref"),
         true,
     );
@@ -353,7 +438,7 @@ fn main() {
                 measure(
                     &zygote,
                     &example.join("task.yaml"),
-                    replay,
+                    replayed(replay),
                     &dir.path().join(format!("{name}-{run}")),
                     checks,
                 )
@@ -407,6 +492,7 @@ fn main() {
         &replay,
         &dir.path().join("reference-example"),
         1 + LATER_RUNS,
+        None,
     );
     let reference_later = Pooled::of(reference_runs.split_off(1));
     let reference_first = reference_runs.remove(0);
@@ -416,6 +502,7 @@ fn main() {
         &trivial_replay,
         &dir.path().join("reference-trivial"),
         TRIVIAL_RUNS,
+        None,
     )
     .concat();
     let lean: Vec<Duration> = (0..TRIVIAL_RUNS)
@@ -543,6 +630,82 @@ fn main() {
             "NOT met"
         }
     );
+
+    // Both agents again, each asking the scripted server with its own model
+    // client: what a round costs with a real server, less the model's time.
+    match Client::start(root) {
+        Some(client) => {
+            let over_http = |replay: &Path, count: usize, name: &str| -> Vec<Measured> {
+                (0..count)
+                    .map(|run| {
+                        client.queue(replay);
+                        measure(
+                            &zygote,
+                            &example.join("task.yaml"),
+                            client.backend(),
+                            &dir.path().join(format!("{name}-{run}")),
+                            true,
+                        )
+                    })
+                    .collect()
+            };
+            let example_http = pooled(&over_http(&replay, LATER_RUNS, "http"));
+            let trivial_http: Vec<Duration> = over_http(&trivial_replay, TRIVIAL_RUNS, "http-trivial")
+                .into_iter()
+                .flat_map(|run| run.rounds)
+                .collect();
+            let reference_example_http = Pooled::of(reference_loop(
+                &python,
+                root,
+                &replay,
+                &dir.path().join("reference-example-http"),
+                LATER_RUNS,
+                Some(&client),
+            ));
+            let reference_trivial_http = reference_loop(
+                &python,
+                root,
+                &trivial_replay,
+                &dir.path().join("reference-trivial-http"),
+                TRIVIAL_RUNS,
+                Some(&client),
+            )
+            .concat();
+            println!("  with each side's model client, asking a scripted server on 127.0.0.1 (gisclaw: async-openai over reqwest; the reference: the OpenAI Python SDK)");
+            println!(
+                "    example, {LATER_RUNS} runs pooled: gisclaw           {:>7.2} ms  (by round: {})",
+                ms(median(example_http.all.clone())),
+                each(&example_http.per_round)
+            );
+            println!(
+                "    the same replies, the reference's per-round work {:>7.2} ms  (by round: {})",
+                ms(median(reference_example_http.all.clone())),
+                each(&reference_example_http.per_round)
+            );
+            let r = ratio(&example_http.all, &reference_example_http.all);
+            println!(
+                "    ratio gisclaw / reference = {r:.2}  (goal <= 0.5: {})",
+                verdict(r)
+            );
+            println!(
+                "    trivial cells ({TRIVIAL_RUNS} runs of 40 rounds): gisclaw {:>7.2} ms, the reference {:>7.2} ms",
+                ms(median(trivial_http.clone())),
+                ms(median(reference_trivial_http.clone()))
+            );
+            let r = ratio(&trivial_http, &reference_trivial_http);
+            println!(
+                "    ratio trivial / reference = {r:.2}  (goal <= 0.5: {})",
+                verdict(r)
+            );
+            println!(
+                "    a bare exchange with the server (no client work)     {:>7.3} ms",
+                ms(client.server.bare_exchange())
+            );
+        }
+        None => println!(
+            "  with each side's model client: not measured (target/bench-openai is missing: make bench installs the OpenAI Python SDK there)"
+        ),
+    }
 
     // Prompt tokens per step of the reference transcript (tiktoken o200k_base).
     println!("prompt tokens per step (example transcript; tiktoken o200k_base)");

@@ -18,6 +18,15 @@ memory, and records the fix after a self-correction; `finish` checks that
 size and line count. Its progress printing is left out, as gisclaw's
 (the bench gives gisclaw no event renderer).
 
+With REFERENCE_MODEL_URL set, each round also asks its model the way that
+agent does: the OpenAI Python SDK (imported from REFERENCE_CLIENT_PATH, as
+`make bench` installs it from benches/client/requirements.lock), one client
+per run, a chat completion of the system prompt and the flattened
+conversation with `stop` sequences, the reply's text taken from the answer
+(a leading reasoning block dropped) and its usage read. The scripted server
+at that URL answers with the replayed replies. Without it, the reply is
+taken as is and the model client is left out.
+
 Usage: python agent_step_reference.py REPLAY DATA_DIR WORK_DIR TOOLS_DIR RUNS
 Replays REPLAY RUNS times in this process, each run with a fresh sandbox
 namespace and work folder (WORK_DIR/1, WORK_DIR/2, ...). Prints a JSON list
@@ -33,6 +42,7 @@ import sys
 import threading
 import time
 import traceback
+import urllib.request
 
 replay_path, data_dir, work_root, tools_dir, runs = sys.argv[1:6]
 sys.path.insert(0, tools_dir)
@@ -45,6 +55,41 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import rasterio  # noqa: E402
+
+MODEL_URL = os.environ.get("REFERENCE_MODEL_URL")
+if MODEL_URL:
+    sys.path.append(os.environ["REFERENCE_CLIENT_PATH"])
+    from openai import OpenAI  # noqa: E402
+THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+
+
+class Model:
+    """The model as that agent asks it: the OpenAI SDK's chat completion."""
+
+    def __init__(self):
+        self.client = OpenAI(api_key="bench", base_url=MODEL_URL)
+        self.prompt_tokens = self.cached_tokens = self.completion_tokens = 0
+
+    def generate(self, system, user):
+        answer = self.client.chat.completions.create(
+            model="bench",
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            max_tokens=2048,
+            stop=["Observation:", "\nUser:"],
+            temperature=0.1,
+        )
+        text = (answer.choices[0].message.content or "").strip()
+        if "think>" in text.lower():
+            text = THINK.sub("", text).strip()
+        usage = answer.usage
+        if usage:  # the agent keeps tokens served from the provider's cache apart
+            details = getattr(usage, "prompt_tokens_details", None)
+            cached = (getattr(details, "cached_tokens", 0) or 0) if details else 0
+            self.prompt_tokens += usage.prompt_tokens - cached
+            self.cached_tokens += cached
+            self.completion_tokens += usage.completion_tokens
+        return text
+
 
 BLOCKED = {"pykrige": "scipy.interpolate.griddata", "arcpy": "geopandas", "skimage": "scipy.ndimage"}
 CONTEXT_CHARS = 100_000
@@ -231,6 +276,12 @@ def run():
     os.makedirs(os.path.join(work_dir, "pred_results"), exist_ok=True)
     os.symlink(os.path.abspath(data_dir), os.path.join(work_dir, "data"))
     sandbox = Sandbox()
+    model = None
+    if MODEL_URL:  # the server is handed this run's replies, then asked for them
+        queue = [{"role": "assistant", "content": text} for text in replies]
+        request = urllib.request.Request(MODEL_URL.rsplit("/v1", 1)[0] + "/queue", json.dumps(queue).encode())
+        urllib.request.urlopen(request).read()
+        model = Model()
     task = "Task: map the afternoon air temperature of the city from the station readings.\n"
     history, details, recent = [], [], []
     memory = dict(KNOWN_ERRORS)
@@ -238,8 +289,12 @@ def run():
     overheads = []
     for number, reply_text in enumerate(replies, 1):
         start = time.perf_counter()
-        prompt = SYSTEM + flatten(task, history)  # what the model is sent
-        reply = reply_text  # the replayed model's answer to `prompt`
+        conversation = flatten(task, history)
+        if model:  # the replayed reply, asked for over HTTP
+            reply = model.generate(SYSTEM, conversation)
+        else:
+            prompt = SYSTEM + conversation  # what the model would be sent
+            reply = reply_text  # the replayed model's answer to `prompt`
         thought, action, args = parse(reply)
         inside = 0.0
         if action == "execute":
