@@ -101,16 +101,14 @@ impl OpenAiBackend {
     /// One non-streamed call with retries.
     fn call(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<(Value, u32), LlmError> {
         let body = self.request(messages, tools, false);
-        let client = &self.client;
-        self.core.retrying(|| {
-            let body = body.clone();
-            async move {
-                client
-                    .chat()
-                    .create_byot::<Value, Value>(body)
-                    .await
-                    .map_err(classify)
-            }
+        // Each attempt serialises the one body; it is not copied.
+        let (client, body) = (&self.client, &body);
+        self.core.retrying(|| async move {
+            client
+                .chat()
+                .create_byot::<&Value, Value>(body)
+                .await
+                .map_err(classify)
         })
     }
 
