@@ -24,8 +24,8 @@ pub(super) struct Reading {
     /// The card's lines: what differs from pandas' defaults, then the call
     /// (empty when `pd.read_csv(path)` reads it as described).
     pub lines: String,
-    /// For Windows-1252 / Latin-1 text, the header and the first rows
-    /// decoded (GDAL shows its bytes as `�`).
+    /// For text in a recognised legacy encoding, the header and the first
+    /// rows decoded (GDAL shows its bytes as `�`).
     pub decoded: Vec<Vec<String>>,
     /// Bytes above the header (a preamble: [`preamble`]), which GDAL must
     /// be given the file without.
@@ -71,7 +71,9 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     let found = preamble::of(head);
     let skip_bytes = found.as_ref().map_or(0, |p| p.bytes);
     let head = &head[skip_bytes..];
-    let text = String::from_utf8_lossy(head);
+    let encoding = text_encoding::of(head);
+    let decoder = encoding.as_ref().and_then(|e| e.decoder);
+    let text = text_encoding::read_as(head, decoder);
     let Some(separator) = delimiter(&text) else {
         return Reading::default();
     };
@@ -79,7 +81,6 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     let whole = text.ends_with('\n');
     let codes = codes::columns(&parsed, whole);
     let decimal = decimal_comma_columns(&parsed, whole, separator);
-    let encoding = text_encoding::of(head);
     let mut lines = String::new();
     let mut arguments = Vec::new();
     if let Some(found) = &found {
@@ -127,10 +128,8 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     }
     let mut decoded = Vec::new();
     if let Some(encoding) = encoding {
-        if encoding.western {
-            let text = text_encoding::decode_cp1252(head);
-            decoded = records(&text, separator);
-            decoded.truncate(SAMPLE_ROWS + 1);
+        if decoder.is_some() {
+            decoded = parsed.iter().take(SAMPLE_ROWS + 1).cloned().collect();
         }
         lines.push_str(&encoding.line);
         arguments.push(encoding.argument);

@@ -471,15 +471,29 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
             .geom_fields()
             .next()
             .map(|g| gdal::vector::geometry_type_to_name(g.field_type()));
-        let fields: Vec<(String, String)> = layer
+        let read: Vec<(String, gdal::vector::OGRFieldType::Type)> = layer
             .defn()
             .fields()
-            .map(|f| {
-                let kind = match code(&f.name()) {
+            .map(|f| (f.name(), f.field_type()))
+            .collect();
+        // Text decoded from a legacy encoding stands in for GDAL's (names
+        // and values) only where the columns line up.
+        let decoded = decoded
+            .first()
+            .is_some_and(|h| h.len() == read.len())
+            .then_some(decoded);
+        let fields: Vec<(String, String)> = read
+            .into_iter()
+            .enumerate()
+            .map(|(i, (gdal_name, field_type))| {
+                let name = decoded
+                    .and_then(|d| d[0].get(i))
+                    .map_or(gdal_name, |n| n.trim().to_string());
+                let kind = match code(&name) {
                     Some(_) => "String".to_string(),
-                    None => gdal::vector::field_type_to_name(f.field_type()),
+                    None => gdal::vector::field_type_to_name(field_type),
                 };
-                (f.name(), kind)
+                (name, kind)
             })
             .collect();
         if table.is_some() && geometry.is_none() && sheet_title::headerless(&fields) {
@@ -516,11 +530,6 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
         }
         text.push_str(&format!("  columns: {}\n", columns::text(&fields)));
         layer.reset_feature_reading();
-        // Decoded text stands in for GDAL's only where the columns line up.
-        let decoded = decoded
-            .first()
-            .is_some_and(|h| h.len() == fields.len())
-            .then_some(decoded);
         for (row, feature) in first_features(&layer, SAMPLE_ROWS).enumerate() {
             let mut values: Vec<String> = fields
                 .iter()

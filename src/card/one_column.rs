@@ -14,7 +14,7 @@ const TYPED_ROWS: usize = 1_000;
 /// Whether `head` (a CSV's first bytes) is a table of one column: a header
 /// line without any separator GDAL knows, and a line after it.
 pub(super) fn is_one_column(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
+    let text = super::text_encoding::text(head);
     let mut lines = text.lines();
     lines
         .next()
@@ -32,7 +32,7 @@ pub(super) fn entry(
     rows: Option<(u64, bool)>,
     codes: &[CodeColumn],
 ) -> String {
-    let text = String::from_utf8_lossy(head);
+    let text = super::text_encoding::text(head);
     let text = text.trim_start_matches('\u{feff}');
     let whole = rows.is_none();
     let mut parsed = records(text, ',');
@@ -107,6 +107,18 @@ mod tests {
         );
         assert!(!is_one_column(b"a,b\n1,2\n"));
         assert!(!is_one_column(b"lonely header\n"));
+    }
+
+    #[test]
+    fn a_list_in_a_legacy_encoding_is_shown_decoded() {
+        let (head, _, _) = encoding_rs::WINDOWS_1251
+            .encode("город\nМосква\nСанкт-Петербург\nНовосибирск\nЕкатеринбург\n");
+        assert!(is_one_column(&head));
+        let entry = entry("data/goroda.csv", &head, None, &[]);
+        assert!(
+            entry.contains("columns: город (String)\n  row: город=\"Москва\"\n"),
+            "{entry}"
+        );
     }
 
     #[test]

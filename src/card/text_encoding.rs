@@ -4,15 +4,45 @@
 //! without this note the card would describe a file the model then cannot
 //! open as the card says.
 
+use std::borrow::Cow;
+
+use encoding_rs::Encoding as Codec;
+
 /// Bytes Python's `cp1252` codec has no character for (it raises on them;
 /// `latin-1` never does).
 const CP1252_UNDEFINED: [u8; 5] = [0x81, 0x8D, 0x8F, 0x90, 0x9D];
 
-/// Windows-1252's characters for the bytes 0x80–0x9F (where it differs
-/// from Latin-1; the undefined ones are shown as Latin-1 would).
-const CP1252_HIGH: [char; 32] = [
-    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}',
-    '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
+/// The legacy encodings the detector can name, with the Python codec that
+/// reads every byte the same way (the Windows supersets where the WHATWG
+/// encoding is one: GBK → gb18030, EUC-KR → cp949, Shift_JIS → cp932, Big5
+/// → big5hkscs) and the script they write.
+const CODECS: [(&Codec, &str, &str); 26] = [
+    (encoding_rs::WINDOWS_1252, "cp1252", "Western European"),
+    (encoding_rs::WINDOWS_1250, "cp1250", "Central European"),
+    (encoding_rs::WINDOWS_1251, "cp1251", "Cyrillic"),
+    (encoding_rs::WINDOWS_1253, "cp1253", "Greek"),
+    (encoding_rs::WINDOWS_1254, "cp1254", "Turkish"),
+    (encoding_rs::WINDOWS_1255, "cp1255", "Hebrew"),
+    (encoding_rs::WINDOWS_1256, "cp1256", "Arabic"),
+    (encoding_rs::WINDOWS_1257, "cp1257", "Baltic"),
+    (encoding_rs::WINDOWS_1258, "cp1258", "Vietnamese"),
+    (encoding_rs::WINDOWS_874, "cp874", "Thai"),
+    (encoding_rs::KOI8_R, "koi8_r", "Cyrillic"),
+    (encoding_rs::KOI8_U, "koi8_u", "Cyrillic"),
+    (encoding_rs::IBM866, "cp866", "Cyrillic"),
+    (encoding_rs::ISO_8859_2, "iso8859_2", "Central European"),
+    (encoding_rs::ISO_8859_4, "iso8859_4", "Baltic"),
+    (encoding_rs::ISO_8859_5, "iso8859_5", "Cyrillic"),
+    (encoding_rs::ISO_8859_6, "iso8859_6", "Arabic"),
+    (encoding_rs::ISO_8859_7, "iso8859_7", "Greek"),
+    (encoding_rs::ISO_8859_8, "iso8859_8", "Hebrew"),
+    (encoding_rs::ISO_8859_13, "iso8859_13", "Baltic"),
+    (encoding_rs::GBK, "gb18030", "Chinese (simplified)"),
+    (encoding_rs::BIG5, "big5hkscs", "Chinese (traditional)"),
+    (encoding_rs::SHIFT_JIS, "cp932", "Japanese"),
+    (encoding_rs::EUC_JP, "euc_jp", "Japanese"),
+    (encoding_rs::EUC_KR, "cp949", "Korean"),
+    (encoding_rs::X_MAC_CYRILLIC, "mac_cyrillic", "Cyrillic"),
 ];
 
 /// What the first bytes of a text table say of its encoding when it is not
@@ -21,13 +51,13 @@ const CP1252_HIGH: [char; 32] = [
 pub(super) struct Encoding {
     /// The card's line saying so (without the reading call).
     pub line: String,
-    /// What `pd.read_csv` needs: `encoding='cp1252'`, or
+    /// What `pd.read_csv` needs: `encoding='cp1251'`, or
     /// `encoding_errors='replace'` for mostly-UTF-8 text; `encoding=…` when
     /// the model must choose.
     pub argument: String,
-    /// Whether the text reads as Windows-1252 / Latin-1 (then the card
-    /// shows its sample values decoded that way).
-    pub western: bool,
+    /// The legacy encoding the text reads as, when it was recognised (the
+    /// card then shows its header and sample values decoded that way).
+    pub decoder: Option<&'static Codec>,
 }
 
 /// The encoding of a text table whose first bytes (`head`) are not UTF-8 —
@@ -35,18 +65,18 @@ pub(super) struct Encoding {
 /// — with the `pd.read_csv` argument that reads it. `None` for UTF-8 (a
 /// byte-order mark or not, and a character cut by the end of `head`).
 pub(super) fn of(head: &[u8]) -> Option<Encoding> {
-    let found = |line: String, argument: &str, western: bool| {
+    let found = |line: String, argument: &str, decoder: Option<&'static Codec>| {
         Some(Encoding {
             line,
             argument: argument.to_string(),
-            western,
+            decoder,
         })
     };
     if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
         return found(
             "  text: UTF-16 (it starts with a byte-order mark)\n".into(),
             "encoding='utf-16'",
-            false,
+            None,
         );
     }
     let bad = match std::str::from_utf8(head) {
@@ -60,70 +90,99 @@ pub(super) fn of(head: &[u8]) -> Option<Encoding> {
         return found(
             format!("  text: UTF-8 up to {at}, which is not (read, the bad bytes become �)\n"),
             "encoding_errors='replace'",
-            false,
+            None,
         );
     }
-    let high: Vec<usize> = (0..head.len()).filter(|&i| head[i] >= 0x80).collect();
-    let alone = high
-        .iter()
-        .filter(|&&i| (i == 0 || head[i - 1] < 0x80) && head.get(i + 1).is_none_or(|&b| b < 0x80))
-        .count();
-    // Western European text has its accented letters one by one between
-    // ASCII ones; Cyrillic, Greek and East Asian legacy encodings write
-    // whole words of bytes over 0x7F.
-    if alone * 5 >= high.len() * 4 {
-        let codec = if head.iter().any(|b| CP1252_UNDEFINED.contains(b)) {
-            "latin-1"
-        } else {
-            "cp1252"
-        };
-        return found(
-            format!(
-                "  text: not UTF-8 ({at}); its other bytes stand alone, as in Windows-1252 / Latin-1 text (\"{}\")\n",
-                word_at(head, bad)
-            ),
-            &format!("encoding='{codec}'"),
-            true,
-        );
+    match recognised(head) {
+        Some((codec, python, script)) => {
+            // Python's cp1252 raises on five bytes that latin-1 reads.
+            let python = if codec == encoding_rs::WINDOWS_1252
+                && head.iter().any(|b| CP1252_UNDEFINED.contains(b))
+            {
+                "latin-1"
+            } else {
+                python
+            };
+            found(
+                format!(
+                    "  text: not UTF-8 ({at}); it reads as {} ({script}): \"{}\"\n",
+                    codec.name(),
+                    word_at(head, bad, codec)
+                ),
+                &format!("encoding='{python}'"),
+                Some(codec),
+            )
+        }
+        None => found(
+            format!("  text: not UTF-8 ({at}), and not an encoding recognised from its first bytes: give the file's encoding, then check the text\n"),
+            "encoding=…",
+            None,
+        ),
     }
-    found(
-        format!("  text: not UTF-8 ({at}), with runs of bytes over 0x7F as in Cyrillic (cp1251), Greek (cp1253) or East Asian (gbk, shift_jis, euc-kr) text: give the file's encoding, then check the text\n"),
-        "encoding=…",
-        false,
-    )
 }
 
-/// The field around byte `at` (up to the next separator, quote or line
-/// end; 40 bytes at most), read as Windows-1252.
-fn word_at(head: &[u8], at: usize) -> String {
-    let separator = |b: &u8| b",;\t\r\n\" ".contains(b);
+/// The legacy encoding `head` most likely is (Mozilla's detector, as
+/// browsers guess unlabelled pages), with its Python codec and script;
+/// `None` when the guess is not one of [`CODECS`] or does not decode the
+/// bytes cleanly.
+fn recognised(head: &[u8]) -> Option<(&'static Codec, &'static str, &'static str)> {
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    // A prefix of the file: its last character may be cut.
+    detector.feed(head, false);
+    let guess = detector.guess(None, chardetng::Utf8Detection::Allow);
+    let &(codec, python, script) = CODECS.iter().find(|(c, _, _)| *c == guess)?;
+    let mut decoder = codec.new_decoder_without_bom_handling();
+    let mut text = String::with_capacity(head.len() * 3);
+    let (_, _, malformed) = decoder.decode_to_string(head, &mut text, false);
+    (!malformed).then_some((codec, python, script))
+}
+
+/// The field around byte `at` (from the separator, quote or line end
+/// before it to the one after it; 60 bytes at most each side), decoded.
+fn word_at(head: &[u8], at: usize, codec: &'static Codec) -> String {
+    let separator = |b: &u8| b",;\t\r\n\"".contains(b);
     let start = head[..at]
         .iter()
         .rposition(separator)
         .map_or(0, |i| i + 1)
-        .max(at.saturating_sub(20));
+        .max(at.saturating_sub(60));
     let end = head[at..]
         .iter()
         .position(separator)
         .map_or(head.len(), |i| at + i)
-        .min(at + 20);
-    decode_cp1252(&head[start..end])
+        .min(at + 60);
+    let (text, _) = codec.decode_without_bom_handling(&head[start..end]);
+    crate::util::clip(text.trim().trim_end_matches('\u{FFFD}'), 40)
 }
 
-/// `bytes` read as Windows-1252 (Latin-1 where cp1252 has no character).
-pub(super) fn decode_cp1252(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .map(|&b| match b {
-            0x80..=0x9F => CP1252_HIGH[usize::from(b - 0x80)],
-            _ => char::from(b),
-        })
-        .collect()
+/// `head` as text: decoded from its legacy encoding when [`of`] recognises
+/// one, else read as UTF-8 (what is not becomes `�`).
+pub(super) fn text(head: &[u8]) -> Cow<'_, str> {
+    read_as(head, of(head).and_then(|e| e.decoder))
+}
+
+/// `head` decoded from the legacy encoding `codec` (a character cut by the
+/// end of `head` is dropped), or without one read as UTF-8.
+pub(super) fn read_as<'a>(head: &'a [u8], codec: Option<&'static Codec>) -> Cow<'a, str> {
+    match codec {
+        Some(codec) => {
+            let (text, _) = codec.decode_without_bom_handling(head);
+            Cow::Owned(text.trim_end_matches('\u{FFFD}').to_string())
+        }
+        None => String::from_utf8_lossy(head),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::of;
+
+    /// `text` written in `codec`.
+    fn written(text: &str, codec: &'static encoding_rs::Encoding) -> Vec<u8> {
+        let (bytes, _, unmappable) = codec.encode(text);
+        assert!(!unmappable, "{text} in {}", codec.name());
+        bytes.into_owned()
+    }
 
     #[test]
     fn utf8_tables_have_no_encoding_to_name() {
@@ -138,28 +197,74 @@ mod tests {
         let found = of(b"name,x\nZ\xfcrich,1\n\x93Gen\xe8ve\x94,2\n").unwrap();
         assert_eq!(
             found.line,
-            "  text: not UTF-8 (byte 0xFC on line 2); its other bytes stand alone, as in \
-             Windows-1252 / Latin-1 text (\"Zürich\")\n"
+            "  text: not UTF-8 (byte 0xFC on line 2); it reads as windows-1252 (Western European): \"Zürich\"\n"
         );
         assert_eq!(found.argument, "encoding='cp1252'");
+        assert_eq!(found.decoder, Some(encoding_rs::WINDOWS_1252));
         // A byte cp1252 has no character for: only latin-1 reads every byte.
         assert_eq!(
-            of(b"name\nA\x81b\n").unwrap().argument,
+            of(b"name,x\nZ\xfcrich,1\nGen\xe8ve,2\nM\xfcnchen \x81,3\n")
+                .unwrap()
+                .argument,
             "encoding='latin-1'"
         );
     }
 
     #[test]
-    fn runs_of_high_bytes_mixed_utf8_and_utf16_get_their_own_advice() {
-        // "Москва" in cp1251.
-        let found = of(b"city\n\xcc\xee\xf1\xea\xe2\xe0\n").unwrap();
-        assert!(
-            found
-                .line
-                .contains("(byte 0xCC on line 2), with runs of bytes over 0x7F"),
-            "{found:?}"
-        );
-        assert_eq!(found.argument, "encoding=…");
+    fn other_legacy_encodings_are_recognised_with_their_python_codecs() {
+        for (text, codec, python, word) in [
+            (
+                "город,население\nМосква,12655050\nСанкт-Петербург,5384342\nНовосибирск,1620162\nЕкатеринбург,1544376\n",
+                encoding_rs::WINDOWS_1251,
+                "cp1251",
+                "город",
+            ),
+            (
+                "miasto,ludność\nŁódź,672185\nKraków,779966\nGdańsk,470907\nWrocław,672929\nPoznań,541316\n",
+                encoding_rs::WINDOWS_1250,
+                "cp1250",
+                "ludność",
+            ),
+            (
+                "πόλη,πληθυσμός\nΑθήνα,664046\nΘεσσαλονίκη,325182\nΠάτρα,167446\nΗράκλειο,179302\n",
+                encoding_rs::WINDOWS_1253,
+                "cp1253",
+                "πόλη",
+            ),
+            (
+                "城市,人口,省份\n北京市,21893095,北京\n上海市,24870895,上海\n广州市,18676605,广东省\n深圳市,17560061,广东省\n",
+                encoding_rs::GBK,
+                "gb18030",
+                "城市",
+            ),
+            (
+                "都市,人口,都道府県\n東京都区部,9733276,東京都\n横浜市,3777491,神奈川県\n大阪市,2752412,大阪府\n名古屋市,2332176,愛知県\n",
+                encoding_rs::SHIFT_JIS,
+                "cp932",
+                "都市",
+            ),
+            (
+                "도시,인구,지역\n서울특별시,9586195,수도권\n부산광역시,3349016,영남\n인천광역시,2948375,수도권\n대구광역시,2385412,영남\n",
+                encoding_rs::EUC_KR,
+                "cp949",
+                "도시",
+            ),
+        ] {
+            let found = of(&written(text, codec)).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(found.decoder, Some(codec), "{text}: {found:?}");
+            assert_eq!(found.argument, format!("encoding='{python}'"));
+            assert!(
+                found
+                    .line
+                    .contains(&format!("it reads as {}", codec.name()))
+                    && found.line.contains(&format!("\"{word}\"")),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn mixed_utf8_utf16_and_unrecognised_bytes_get_their_own_advice() {
         let found = of(b"a\n\xc3\xa9\nb\xe9c\n").unwrap();
         assert!(
             found
@@ -168,9 +273,14 @@ mod tests {
             "{found:?}"
         );
         assert_eq!(found.argument, "encoding_errors='replace'");
+        assert_eq!(found.decoder, None);
         assert_eq!(
             of(b"\xff\xfei\x00d\x00").unwrap().argument,
             "encoding='utf-16'"
         );
+        // Bytes that read as nothing in particular still get a codec that
+        // reads every one of them, rather than one that raises.
+        let found = of(b"id\n\x81\x20\xfe\xff\x80\n").unwrap();
+        assert_eq!(found.argument, "encoding='latin-1'", "{found:?}");
     }
 }

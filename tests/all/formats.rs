@@ -464,10 +464,23 @@ import pandas as pd
 os.makedirs("data")
 pd.DataFrame({"city": ["Zürich", "Genève", "Köln"], "temp_c": [21.5, 23.0, 19.5]}).to_csv("data/cities.csv", index=False, encoding="cp1252")
 pd.DataFrame({"city": ["Zürich"], "temp_c": [21.5]}).to_csv("data/utf8.csv", index=False)
-try:
-    pd.read_csv("data/cities.csv")
-except UnicodeDecodeError:
-    print("pandas refuses it: done")
+# Tables as statistical offices still publish them, in their legacy encodings.
+tables = {
+    "goroda": ("cp1251", {"город": ["Москва", "Санкт-Петербург", "Новосибирск", "Екатеринбург"], "население": [12655050, 5384342, 1620162, 1544376]}),
+    "miasta": ("cp1250", {"miasto": ["Łódź", "Kraków", "Gdańsk", "Wrocław", "Poznań"], "ludność": [672185, 779966, 470907, 672929, 541316]}),
+    "chengshi": ("gb18030", {"城市": ["北京市", "上海市", "广州市", "深圳市"], "人口": [21893095, 24870895, 18676605, 17560061], "省份": ["北京", "上海", "广东省", "广东省"]}),
+    "toshi": ("cp932", {"都市": ["東京都区部", "横浜市", "大阪市", "名古屋市"], "人口": [9733276, 3777491, 2752412, 2332176], "都道府県": ["東京都", "神奈川県", "大阪府", "愛知県"]}),
+    "dosi": ("cp949", {"도시": ["서울특별시", "부산광역시", "인천광역시", "대구광역시"], "인구": [9586195, 3349016, 2948375, 2385412], "지역": ["수도권", "영남", "수도권", "영남"]}),
+}
+for name, (codec, columns) in tables.items():
+    pd.DataFrame(columns).to_csv(f"data/{name}.csv", index=False, encoding=codec)
+refused = 0
+for name in ["cities", *tables]:
+    try:
+        pd.read_csv(f"data/{name}.csv")
+    except UnicodeDecodeError:
+        refused += 1
+print(f"pandas refuses {refused}: done")
 "#,
     );
     let data = dir.path().join("data");
@@ -476,22 +489,87 @@ except UnicodeDecodeError:
     assert_has(
         &card,
         &[&format!(
-            "text: not UTF-8 (byte 0xFC on line 2); its other bytes stand alone, as in Windows-1252 / Latin-1 text (\"Zürich\")\n  read: {call}\n"
+            "text: not UTF-8 (byte 0xFC on line 2); it reads as windows-1252 (Western European): \"Zürich\"\n  read: {call}\n"
         )],
     );
-    assert_eq!(card.matches("text: ").count(), 1, "{card}");
-    assert_eq!(card.matches("read: ").count(), 1, "{card}");
+    assert_eq!(card.matches("text: ").count(), 6, "{card}");
+    assert_eq!(card.matches("read: ").count(), 6, "{card}");
     // The sample rows are decoded as the call reads them.
     assert_has(
         &card,
         &["row: city=\"Zürich\", temp_c=21.5", "row: city=\"Genève\""],
     );
-    // The call the card gives reads the file as it was written.
+    // Each legacy table is named with the codec that reads it, and its
+    // column names and sample values are shown decoded.
+    let legacy = [
+        (
+            "goroda",
+            "windows-1251 (Cyrillic): \"город\"",
+            "cp1251",
+            "columns: город (String), население (Integer)",
+            "row: город=\"Москва\", население=12655050",
+        ),
+        (
+            "miasta",
+            "windows-1250 (Central European): \"ludność\"",
+            "cp1250",
+            "columns: miasto (String), ludność (Integer)",
+            "row: miasto=\"Łódź\", ludność=672185",
+        ),
+        (
+            "chengshi",
+            "GBK (Chinese (simplified)): \"城市\"",
+            "gb18030",
+            "columns: 城市 (String), 人口 (Integer), 省份 (String)",
+            "row: 城市=\"北京市\", 人口=21893095, 省份=\"北京\"",
+        ),
+        (
+            "toshi",
+            "Shift_JIS (Japanese): \"都市\"",
+            "cp932",
+            "columns: 都市 (String), 人口 (Integer), 都道府県 (String)",
+            "row: 都市=\"東京都区部\", 人口=9733276, 都道府県=\"東京都\"",
+        ),
+        (
+            "dosi",
+            "EUC-KR (Korean): \"도시\"",
+            "cp949",
+            "columns: 도시 (String), 인구 (Integer), 지역 (String)",
+            "row: 도시=\"서울특별시\", 인구=9586195, 지역=\"수도권\"",
+        ),
+    ];
+    for (name, reads_as, codec, columns, row) in legacy {
+        assert_has(
+            &card,
+            &[
+                &format!("it reads as {reads_as}\n  read: pd.read_csv('data/{name}.csv', encoding='{codec}')\n"),
+                columns,
+                row,
+            ],
+        );
+    }
+    // The calls the card gives read the files as they were written.
     let out = make(
         &mut session,
         &format!("df = {call}\nprint(list(df['city']), 'done')"),
     );
     assert!(out.contains("['Zürich', 'Genève', 'Köln'] done"), "{out}");
+    let check: String = legacy
+        .iter()
+        .map(|(name, _, codec, _, _)| {
+            format!("frame = pd.read_csv('data/{name}.csv', encoding='{codec}')\nprint(frame.iloc[0, 0], frame.shape)\n")
+        })
+        .collect();
+    let out = make(&mut session, &format!("{check}print('done')"));
+    for first in [
+        "Москва (4, 2)",
+        "Łódź (5, 2)",
+        "北京市 (4, 3)",
+        "東京都区部 (4, 3)",
+        "서울특별시 (4, 3)",
+    ] {
+        assert!(out.contains(first), "{out}");
+    }
 }
 
 #[test]
