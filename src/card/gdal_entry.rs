@@ -15,7 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
-use super::{codes, columns, csv_read, one_column, raster_classes, sheet_title};
+use super::{codes, columns, csv_read, dbf_encoding, one_column, raster_classes, sheet_title};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -131,8 +131,23 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             Ok(text)
         }
         Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {
-            let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[]).map_err(unreadable)?;
+            // A shapefile whose text nothing labels is opened in the
+            // encoding it is written in, not GDAL's ISO-8859-1.
+            let unlabelled = name
+                .to_ascii_lowercase()
+                .ends_with(".shp")
+                .then(|| dbf_encoding::unlabelled(path, name))
+                .flatten();
+            let option = unlabelled
+                .as_ref()
+                .map(|u| format!("ENCODING={}", u.codec.to_ascii_uppercase()));
+            let options: Vec<&str> = option.iter().map(String::as_str).collect();
+            let ds =
+                open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &options).map_err(unreadable)?;
             let mut text = vector_entry(&ds, name, None);
+            if let Some(unlabelled) = unlabelled {
+                text.push_str(&unlabelled.lines);
+            }
             text.push_str(&other_layers_line(&ds, name, Reader::Geopandas));
             Ok(text)
         }

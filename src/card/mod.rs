@@ -35,6 +35,7 @@ mod columns;
 pub mod coords;
 mod csv_read;
 mod csv_text;
+mod dbf_encoding;
 mod folder_datasets;
 mod gdal_entry;
 mod geojson;

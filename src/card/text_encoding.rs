@@ -12,10 +12,11 @@ use encoding_rs::Encoding as Codec;
 /// `latin-1` never does).
 const CP1252_UNDEFINED: [u8; 5] = [0x81, 0x8D, 0x8F, 0x90, 0x9D];
 
-/// The legacy encodings the detector can name, with the Python codec that
+/// The legacy encodings the detector can name, with the codec name that
 /// reads every byte the same way (the Windows supersets where the WHATWG
 /// encoding is one: GBK → gb18030, EUC-KR → cp949, Shift_JIS → cp932, Big5
-/// → big5hkscs) and the script they write.
+/// → big5hkscs), written as both Python and GDAL's iconv know it (pandas'
+/// and geopandas' `encoding=`), and the script they write.
 const CODECS: [(&Codec, &str, &str); 26] = [
     (encoding_rs::WINDOWS_1252, "cp1252", "Western European"),
     (encoding_rs::WINDOWS_1250, "cp1250", "Central European"),
@@ -27,22 +28,22 @@ const CODECS: [(&Codec, &str, &str); 26] = [
     (encoding_rs::WINDOWS_1257, "cp1257", "Baltic"),
     (encoding_rs::WINDOWS_1258, "cp1258", "Vietnamese"),
     (encoding_rs::WINDOWS_874, "cp874", "Thai"),
-    (encoding_rs::KOI8_R, "koi8_r", "Cyrillic"),
-    (encoding_rs::KOI8_U, "koi8_u", "Cyrillic"),
+    (encoding_rs::KOI8_R, "koi8-r", "Cyrillic"),
+    (encoding_rs::KOI8_U, "koi8-u", "Cyrillic"),
     (encoding_rs::IBM866, "cp866", "Cyrillic"),
-    (encoding_rs::ISO_8859_2, "iso8859_2", "Central European"),
-    (encoding_rs::ISO_8859_4, "iso8859_4", "Baltic"),
-    (encoding_rs::ISO_8859_5, "iso8859_5", "Cyrillic"),
-    (encoding_rs::ISO_8859_6, "iso8859_6", "Arabic"),
-    (encoding_rs::ISO_8859_7, "iso8859_7", "Greek"),
-    (encoding_rs::ISO_8859_8, "iso8859_8", "Hebrew"),
-    (encoding_rs::ISO_8859_13, "iso8859_13", "Baltic"),
+    (encoding_rs::ISO_8859_2, "iso-8859-2", "Central European"),
+    (encoding_rs::ISO_8859_4, "iso-8859-4", "Baltic"),
+    (encoding_rs::ISO_8859_5, "iso-8859-5", "Cyrillic"),
+    (encoding_rs::ISO_8859_6, "iso-8859-6", "Arabic"),
+    (encoding_rs::ISO_8859_7, "iso-8859-7", "Greek"),
+    (encoding_rs::ISO_8859_8, "iso-8859-8", "Hebrew"),
+    (encoding_rs::ISO_8859_13, "iso-8859-13", "Baltic"),
     (encoding_rs::GBK, "gb18030", "Chinese (simplified)"),
     (encoding_rs::BIG5, "big5hkscs", "Chinese (traditional)"),
     (encoding_rs::SHIFT_JIS, "cp932", "Japanese"),
-    (encoding_rs::EUC_JP, "euc_jp", "Japanese"),
+    (encoding_rs::EUC_JP, "euc-jp", "Japanese"),
     (encoding_rs::EUC_KR, "cp949", "Korean"),
-    (encoding_rs::X_MAC_CYRILLIC, "mac_cyrillic", "Cyrillic"),
+    (encoding_rs::X_MAC_CYRILLIC, "mac-cyrillic", "Cyrillic"),
 ];
 
 /// What the first bytes of a text table say of its encoding when it is not
@@ -122,10 +123,10 @@ pub(super) fn of(head: &[u8]) -> Option<Encoding> {
 }
 
 /// The legacy encoding `head` most likely is (Mozilla's detector, as
-/// browsers guess unlabelled pages), with its Python codec and script;
+/// browsers guess unlabelled pages), with its codec name and script;
 /// `None` when the guess is not one of [`CODECS`] or does not decode the
 /// bytes cleanly.
-fn recognised(head: &[u8]) -> Option<(&'static Codec, &'static str, &'static str)> {
+pub(super) fn recognised(head: &[u8]) -> Option<(&'static Codec, &'static str, &'static str)> {
     let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
     // A prefix of the file: its last character may be cut.
     detector.feed(head, false);

@@ -573,6 +573,87 @@ print(f"pandas refuses {refused}: done")
 }
 
 #[test]
+fn a_shapefile_without_its_cpg_is_read_in_the_encoding_its_text_is_in() {
+    let (mut session, dir) = common::session();
+    make(
+        &mut session,
+        r#"
+import os
+import geopandas as gpd
+import shapely
+os.makedirs("data")
+layers = {
+    "goroda": ("cp1251", ["Москва", "Санкт-Петербург", "Новосибирск"]),
+    "chengshi": ("gbk", ["北京市", "上海市", "广州市"]),
+    "staedte": ("utf-8", ["Zürich", "Genève", "Köln"]),
+    "villes": ("cp1252", ["Zürich", "Genève", "Köln"]),
+    "labelled": ("cp1251", ["Москва", "Тверь", "Казань"]),
+}
+for name, (codec, names) in layers.items():
+    frame = gpd.GeoDataFrame({"name": names, "rank": [1, 2, 3]}, geometry=[shapely.Point(37.6, 55.7)] * 3, crs=4326)
+    frame.to_file(f"data/{name}.shp", encoding=codec)
+    if name != "labelled":
+        os.remove(f"data/{name}.cpg")  # left behind, as often happens
+misread = gpd.read_file("data/goroda.shp")["name"][0]
+print(f"geopandas reads {misread!r}: done")
+"#,
+    );
+    let card = gisclaw::card::card_for_dir(&dir.path().join("data"), "data/", 10_000);
+    let unlabelled = [
+        (
+            "goroda",
+            "cp1251",
+            "(\"Ìîñêâà\"); it is windows-1251 (Cyrillic): \"Москва\"",
+            "Москва",
+        ),
+        (
+            "chengshi",
+            "gb18030",
+            "(\"±±¾©ÊÐ\"); it is GBK (Chinese (simplified)): \"北京市\"",
+            "北京市",
+        ),
+        (
+            "staedte",
+            "utf-8",
+            "(\"ZÃ¼rich\"); it is UTF-8: \"Zürich\"",
+            "Zürich",
+        ),
+    ];
+    for (name, codec, misread, first) in unlabelled {
+        assert_has(
+            &card,
+            &[
+                &format!("  row: name=\"{first}\", rank=1\n"),
+                &format!("text: the .dbf names no encoding (no .cpg, no language driver id), so geopandas reads it as ISO-8859-1 {misread} (shown so here)\n  read: gpd.read_file('data/{name}.shp', encoding='{codec}')\n"),
+            ],
+        );
+    }
+    // Latin-1 text is what geopandas reads without a word: the card only
+    // shows it right; a .cpg names the encoding, and GDAL reads it.
+    assert_has(
+        &card,
+        &[
+            "row: name=\"Zürich\", rank=1\n  row: name=\"Genève\"",
+            "row: name=\"Тверь\"",
+        ],
+    );
+    assert_eq!(card.matches("text: the .dbf").count(), 3, "{card}");
+    assert_eq!(card.matches("read: gpd.read_file").count(), 3, "{card}");
+    // The calls the card gives read the names that were written.
+    let check: String = unlabelled
+        .iter()
+        .map(|(name, codec, _, _)| {
+            format!("print(gpd.read_file('data/{name}.shp', encoding='{codec}')['name'][0])\n")
+        })
+        .collect();
+    let out = make(
+        &mut session,
+        &format!("{check}print(gpd.read_file('data/villes.shp')['name'][1], 'done')"),
+    );
+    assert!(out.contains("Москва\n北京市\nZürich\nGenève done"), "{out}");
+}
+
+#[test]
 fn a_csv_gets_the_read_call_that_reads_it_as_the_card_describes_it() {
     let (mut session, dir) = common::session();
     make(
