@@ -8,8 +8,7 @@
 //! so its rows are right, and gives the `encoding=` that reads it in
 //! geopandas where its default does not.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::text_encoding;
 
@@ -28,22 +27,15 @@ pub(super) struct DbfText {
     pub lines: String,
 }
 
-/// For the shapefile at `shp` (shown as `name`), what its `.dbf`'s text is
-/// when nothing names it; `None` when a `.cpg` or the header names the
-/// encoding, the text is ASCII, or the file is inside an archive.
+/// For the shapefile at `shp` (shown as `name`; a plain file or an
+/// archive member, `/vsizip/…`), what its `.dbf`'s text is when nothing
+/// names it; `None` when a `.cpg` or the header names the encoding or the
+/// text is ASCII.
 pub(super) fn unlabelled(shp: &Path, name: &str) -> Option<DbfText> {
-    if shp.to_string_lossy().starts_with("/vsi") {
+    if sibling(shp, "cpg", 4).is_some() {
         return None;
     }
-    if sibling(shp, "cpg").is_some() {
-        return None;
-    }
-    let mut dbf = Vec::new();
-    std::fs::File::open(sibling(shp, "dbf")?)
-        .ok()?
-        .take(RECORD_BYTES as u64 + 64 * 1024)
-        .read_to_end(&mut dbf)
-        .ok()?;
+    let dbf = sibling(shp, "dbf", RECORD_BYTES + 64 * 1024)?;
     let text = attribute_text(&dbf)?;
     let first = text
         .split(|&b| b == b'\n')
@@ -79,15 +71,12 @@ pub(super) fn unlabelled(shp: &Path, name: &str) -> Option<DbfText> {
     })
 }
 
-/// The file beside `path` with the same stem and extension `extension`,
-/// in any case.
-fn sibling(path: &Path, extension: &str) -> Option<PathBuf> {
-    let stem = path.file_stem()?.to_string_lossy().to_string();
-    let folder = path.parent()?;
+/// The first `limit` bytes of the file beside `path` with the same stem
+/// and extension `extension` in either case; `None` when there is none.
+fn sibling(path: &Path, extension: &str, limit: usize) -> Option<Vec<u8>> {
     [extension.to_string(), extension.to_ascii_uppercase()]
         .iter()
-        .map(|e| folder.join(format!("{stem}.{e}")))
-        .find(|p| p.is_file())
+        .find_map(|e| super::gdal_entry::file_head(&path.with_extension(e), limit))
 }
 
 /// The text of a `.dbf`'s character fields in its first records, one value

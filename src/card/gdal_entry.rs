@@ -180,36 +180,40 @@ fn other_layers_line(ds: &Dataset, name: &str, reader: Reader) -> String {
     )
 }
 
-/// The first [`CSV_PROBE_BYTES`] of a text table, read through GDAL's
-/// virtual file system for an archive member (`/vsizip/…`); empty when it
-/// cannot be read.
+/// The first [`CSV_PROBE_BYTES`] of a text table (see [`file_head`]).
 fn csv_head(path: &Path) -> Vec<u8> {
-    let mut head = Vec::with_capacity(CSV_PROBE_BYTES);
+    file_head(path, CSV_PROBE_BYTES).unwrap_or_default()
+}
+
+/// The first `limit` bytes of a file, read through GDAL's virtual file
+/// system for an archive member (`/vsizip/…`); `None` when it cannot be
+/// opened.
+pub(super) fn file_head(path: &Path, limit: usize) -> Option<Vec<u8>> {
     let text = path.to_string_lossy();
     if !text.starts_with("/vsi") {
-        if let Ok(file) = std::fs::File::open(path) {
-            let _ = file.take(CSV_PROBE_BYTES as u64).read_to_end(&mut head);
-        }
-        return head;
+        let mut head = Vec::with_capacity(limit.min(CSV_PROBE_BYTES));
+        std::fs::File::open(path)
+            .ok()?
+            .take(limit as u64)
+            .read_to_end(&mut head)
+            .ok()?;
+        return Some(head);
     }
-    let Ok(c_path) = std::ffi::CString::new(text.as_bytes()) else {
-        return head;
-    };
-    head.resize(CSV_PROBE_BYTES, 0);
+    let c_path = std::ffi::CString::new(text.as_bytes()).ok()?;
+    let mut head = vec![0u8; limit];
     // SAFETY: a NUL-terminated path and mode; the handle is checked for
     // null, read into a buffer of the length given, and closed once.
     let read = unsafe {
         let file = gdal_sys::VSIFOpenL(c_path.as_ptr(), c"rb".as_ptr());
         if file.is_null() {
-            0
-        } else {
-            let n = gdal_sys::VSIFReadL(head.as_mut_ptr().cast(), 1, head.len(), file);
-            gdal_sys::VSIFCloseL(file);
-            n
+            return None;
         }
+        let n = gdal_sys::VSIFReadL(head.as_mut_ptr().cast(), 1, head.len(), file);
+        gdal_sys::VSIFCloseL(file);
+        n
     };
     head.truncate(read);
-    head
+    Some(head)
 }
 
 /// GDAL's own reason for a failure, without the binding's wrapper ("GDAL

@@ -594,6 +594,14 @@ for name, (codec, names) in layers.items():
     frame.to_file(f"data/{name}.shp", encoding=codec)
     if name != "labelled":
         os.remove(f"data/{name}.cpg")  # left behind, as often happens
+# A download as such data often comes: a zip with no .cpg.
+import zipfile
+os.makedirs("parts")
+frame = gpd.GeoDataFrame({"name": ["서울특별시", "부산광역시", "인천광역시"], "rank": [1, 2, 3]}, geometry=[shapely.Point(127.0, 37.5)] * 3, crs=4326)
+frame.to_file("parts/dosi.shp", encoding="cp949")
+with zipfile.ZipFile("data/dosi.zip", "w") as archive:
+    for part in ["shp", "shx", "dbf", "prj"]:
+        archive.write(f"parts/dosi.{part}", f"dosi.{part}")
 misread = gpd.read_file("data/goroda.shp")["name"][0]
 print(f"geopandas reads {misread!r}: done")
 "#,
@@ -601,30 +609,37 @@ print(f"geopandas reads {misread!r}: done")
     let card = gisclaw::card::card_for_dir(&dir.path().join("data"), "data/", 10_000);
     let unlabelled = [
         (
-            "goroda",
+            "/vsizip/data/dosi.zip/dosi",
+            "cp949",
+            "(\"¼­¿ïÆ¯º°½Ã\"); it is EUC-KR (Korean): \"서울특별시\"",
+            "서울특별시",
+        ),
+        (
+            "data/goroda",
             "cp1251",
             "(\"Ìîñêâà\"); it is windows-1251 (Cyrillic): \"Москва\"",
             "Москва",
         ),
         (
-            "chengshi",
+            "data/chengshi",
             "gb18030",
             "(\"±±¾©ÊÐ\"); it is GBK (Chinese (simplified)): \"北京市\"",
             "北京市",
         ),
         (
-            "staedte",
+            "data/staedte",
             "utf-8",
             "(\"ZÃ¼rich\"); it is UTF-8: \"Zürich\"",
             "Zürich",
         ),
     ];
-    for (name, codec, misread, first) in unlabelled {
+    for (stem, codec, misread, first) in unlabelled {
         assert_has(
             &card,
             &[
                 &format!("  row: name=\"{first}\", rank=1\n"),
-                &format!("text: the .dbf names no encoding (no .cpg, no language driver id), so geopandas reads it as ISO-8859-1 {misread} (shown so here)\n  read: gpd.read_file('data/{name}.shp', encoding='{codec}')\n"),
+                &format!("text: the .dbf names no encoding (no .cpg, no language driver id), so geopandas reads it as ISO-8859-1 {misread} (shown so here)\n"),
+                &format!("  read: gpd.read_file('{stem}.shp', encoding='{codec}')\n"),
             ],
         );
     }
@@ -637,20 +652,23 @@ print(f"geopandas reads {misread!r}: done")
             "row: name=\"Тверь\"",
         ],
     );
-    assert_eq!(card.matches("text: the .dbf").count(), 3, "{card}");
-    assert_eq!(card.matches("read: gpd.read_file").count(), 3, "{card}");
+    assert_eq!(card.matches("text: the .dbf").count(), 4, "{card}");
+    assert_eq!(card.matches("read: gpd.read_file").count(), 4, "{card}");
     // The calls the card gives read the names that were written.
     let check: String = unlabelled
         .iter()
-        .map(|(name, codec, _, _)| {
-            format!("print(gpd.read_file('data/{name}.shp', encoding='{codec}')['name'][0])\n")
+        .map(|(stem, codec, _, _)| {
+            format!("print(gpd.read_file('{stem}.shp', encoding='{codec}')['name'][0])\n")
         })
         .collect();
     let out = make(
         &mut session,
         &format!("{check}print(gpd.read_file('data/villes.shp')['name'][1], 'done')"),
     );
-    assert!(out.contains("Москва\n北京市\nZürich\nGenève done"), "{out}");
+    assert!(
+        out.contains("서울특별시\nМосква\n北京市\nZürich\nGenève done"),
+        "{out}"
+    );
 }
 
 #[test]
