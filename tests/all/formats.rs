@@ -611,7 +611,7 @@ print(f"geopandas reads {misread!r}: done")
         (
             "/vsizip/data/dosi.zip/dosi",
             "cp949",
-            "(\"¼­¿ïÆ¯º°½Ã\"); it is EUC-KR (Korean): \"서울특별시\"",
+            "(\"¼\u{AD}¿ïÆ¯º°½Ã\"); it is EUC-KR (Korean): \"서울특별시\"",
             "서울특별시",
         ),
         (
