@@ -27,6 +27,8 @@ pub(super) struct Reading {
     /// For text in a recognised legacy encoding, the header and the first
     /// rows decoded (GDAL shows its bytes as `�`).
     pub decoded: Vec<Vec<String>>,
+    /// That legacy encoding, for whatever else reads the file's text.
+    pub decoder: Option<&'static encoding_rs::Encoding>,
     /// Bytes above the header (a preamble: [`preamble`]), which GDAL must
     /// be given the file without.
     pub skip_bytes: usize,
@@ -143,6 +145,7 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         codes,
         lines,
         decoded,
+        decoder,
         skip_bytes,
     }
 }

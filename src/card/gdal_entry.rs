@@ -15,6 +15,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
+use super::text_encoding;
 use super::{codes, columns, csv_read, dbf_encoding, one_column, raster_classes, sheet_title};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
@@ -113,13 +114,16 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             };
             let ds = match open_readonly(&from_header, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
                 Ok(ds) => ds,
-                Err(_) if one_column::is_one_column(&head) => {
+                Err(e) => {
+                    let decoded = text_encoding::read_as(&head, reading.decoder);
+                    if !one_column::is_one_column(&decoded) {
+                        return Err(unreadable(e));
+                    }
                     let rows = csv_rows_beyond(path, head.len());
-                    let mut text = one_column::entry(name, &head, rows, &reading.codes);
+                    let mut text = one_column::entry(name, &decoded, rows, &reading.codes);
                     text.push_str(&reading.lines);
                     return Ok(text);
                 }
-                Err(e) => return Err(unreadable(e)),
             };
             let table = Table {
                 estimate: estimated_csv_rows(path),

@@ -11,29 +11,27 @@ use super::{SAMPLE_ROWS, VALUE_CHARS};
 /// Rows of the probe typed to call the column Integer or Real.
 const TYPED_ROWS: usize = 1_000;
 
-/// Whether `head` (a CSV's first bytes) is a table of one column: a header
-/// line without any separator GDAL knows, and a line after it.
-pub(super) fn is_one_column(head: &[u8]) -> bool {
-    let text = super::text_encoding::text(head);
-    let mut lines = text.lines();
+/// Whether `head` (a CSV's first bytes, decoded) is a table of one column:
+/// a header line without any separator GDAL knows, and a line after it.
+pub(super) fn is_one_column(head: &str) -> bool {
+    let mut lines = head.lines();
     lines
         .next()
         .is_some_and(|header| !header.contains(SEPARATORS) && !header.trim().is_empty())
         && lines.next().is_some()
 }
 
-/// The entry of the one-column CSV whose first bytes are `head`, shown as
-/// `name`: its rows (`rows` with whether they are estimated, or counted in
-/// `head` when it holds the whole file), column type and sample values;
-/// `codes` keeps a code column text.
+/// The entry of the one-column CSV whose first bytes, decoded, are
+/// `head`, shown as `name`: its rows (`rows` with whether they are
+/// estimated, or counted in `head` when it holds the whole file), column
+/// type and sample values; `codes` keeps a code column text.
 pub(super) fn entry(
     name: &str,
-    head: &[u8],
+    head: &str,
     rows: Option<(u64, bool)>,
     codes: &[CodeColumn],
 ) -> String {
-    let text = super::text_encoding::text(head);
-    let text = text.trim_start_matches('\u{feff}');
+    let text = head.trim_start_matches('\u{feff}');
     let whole = rows.is_none();
     let mut parsed = records(text, ',');
     if !whole {
@@ -97,7 +95,7 @@ mod tests {
 
     #[test]
     fn a_list_of_names_is_a_table_of_one_string_column() {
-        let head = b"city\nZurich\nBern\n\"Biel, Bienne\"\nBasel\n";
+        let head = "city\nZurich\nBern\n\"Biel, Bienne\"\nBasel\n";
         assert!(is_one_column(head));
         assert_eq!(
             entry("data/cities.csv", head, None, &[]),
@@ -105,14 +103,16 @@ mod tests {
              `cities`: 4 rows\n  columns: city (String)\n  row: city=\"Zurich\"\n  row: city=\"Bern\"\n  \
              row: city=\"Biel, Bienne\"\n"
         );
-        assert!(!is_one_column(b"a,b\n1,2\n"));
-        assert!(!is_one_column(b"lonely header\n"));
+        assert!(!is_one_column("a,b\n1,2\n"));
+        assert!(!is_one_column("lonely header\n"));
     }
 
     #[test]
     fn a_list_in_a_legacy_encoding_is_shown_decoded() {
-        let (head, _, _) = encoding_rs::WINDOWS_1251
+        let (bytes, _, _) = encoding_rs::WINDOWS_1251
             .encode("город\nМосква\nСанкт-Петербург\nНовосибирск\nЕкатеринбург\n");
+        let reading = crate::card::csv_read::reading(&bytes, "'data/goroda.csv'");
+        let head = crate::card::text_encoding::read_as(&bytes, reading.decoder);
         assert!(is_one_column(&head));
         let entry = entry("data/goroda.csv", &head, None, &[]);
         assert!(
@@ -123,13 +123,13 @@ mod tests {
 
     #[test]
     fn numbers_are_typed_and_a_cut_probe_drops_its_last_record() {
-        let entry = entry("data/ids.csv", b"id\n1\n22\n33", Some((5000, true)), &[]);
+        let entry = entry("data/ids.csv", "id\n1\n22\n33", Some((5000, true)), &[]);
         assert!(
             entry.contains("`ids`: ≈5000 rows (estimated)\n  columns: id (Integer)\n"),
             "{entry}"
         );
         assert!(!entry.contains("row: id=33"), "{entry}");
-        let reals = super::entry("data/r.csv", b"v\n1.5\n2\n", None, &[]);
+        let reals = super::entry("data/r.csv", "v\n1.5\n2\n", None, &[]);
         assert!(
             reals.contains("columns: v (Real)\n  row: v=1.5\n"),
             "{reals}"

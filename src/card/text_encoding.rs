@@ -156,12 +156,6 @@ fn word_at(head: &[u8], at: usize, codec: &'static Codec) -> String {
     crate::util::clip(text.trim().trim_end_matches('\u{FFFD}'), 40)
 }
 
-/// `head` as text: decoded from its legacy encoding when [`of`] recognises
-/// one, else read as UTF-8 (what is not becomes `�`).
-pub(super) fn text(head: &[u8]) -> Cow<'_, str> {
-    read_as(head, of(head).and_then(|e| e.decoder))
-}
-
 /// `head` decoded from the legacy encoding `codec` (a character cut by the
 /// end of `head` is dropped), or without one read as UTF-8.
 pub(super) fn read_as<'a>(head: &'a [u8], codec: Option<&'static Codec>) -> Cow<'a, str> {
