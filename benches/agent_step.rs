@@ -271,14 +271,13 @@ impl Client {
     /// The server is given the replies of `replay` for one run, with the ids
     /// a server gives tool calls.
     fn queue(&self, replay: &Path) {
-        let text = std::fs::read_to_string(replay).expect("the replay reads");
-        let answers: Vec<Value> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with("//"))
+        let replay = ReplayBackend::open(replay).expect("replay");
+        let answers: Vec<Value> = replay
+            .messages()
+            .iter()
             .enumerate()
-            .map(|(n, line)| {
-                let mut message: Value = serde_json::from_str(line).expect("a message");
+            .map(|(n, message)| {
+                let mut message = serde_json::to_value(message).expect("a message");
                 if let Some(calls) = message["tool_calls"].as_array_mut() {
                     for (i, call) in calls.iter_mut().enumerate() {
                         call["id"] = json!(format!("call_{n}_{i}"));

@@ -66,6 +66,11 @@ impl ReplayBackend {
         }
     }
 
+    /// The messages it plays back, in order.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
     /// How many messages the file holds.
     pub fn len(&self) -> usize {
         self.messages.len()
