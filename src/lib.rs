@@ -20,6 +20,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod beneath;
 pub mod card;
 pub mod chat;
 pub mod doctor;

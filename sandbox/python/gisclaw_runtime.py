@@ -51,6 +51,13 @@ ALIASES = {
 # `builtins.len`), and keeps its own references to library functions a cell
 # could patch.
 __builtins__ = dict(builtins.__dict__)
+# What the interpreter's builtins were at start: the standard library this
+# module calls (traceback, reprlib, json, io) looks builtins up in the real
+# module, so a cell's `builtins.str = None` would break every later report.
+# The entry points put these back while they work and give the cell its own
+# changes again before the cell's code runs and when they return.
+_PRISTINE_BUILTINS = dict(builtins.__dict__)
+_BUILTINS_DICT = builtins.__dict__
 _dumps = json.dumps
 _ModuleType = types.ModuleType
 _FunctionType = types.FunctionType
@@ -62,6 +69,29 @@ _failures = []
 _import_seconds = 0.0
 _session = None
 _MISSING = object()
+
+
+def _pristine_builtins(_live=_BUILTINS_DICT, _pristine=_PRISTINE_BUILTINS, _missing=_MISSING):
+    """Puts back every builtin a cell rebound or deleted; returns what the
+    cell had there (``_MISSING`` for a deleted name), for
+    :func:`_cells_builtins`. Uses no builtin itself."""
+    changed = {}
+    for name, value in _pristine.items():
+        current = _live.get(name, _missing)
+        if current is not value:
+            changed[name] = current
+            _live[name] = value
+    return changed
+
+
+def _cells_builtins(changed, _live=_BUILTINS_DICT, _missing=_MISSING):
+    """Gives the cell back the builtins it had changed (see
+    :func:`_pristine_builtins`)."""
+    for name, value in changed.items():
+        if value is _missing:
+            _live.pop(name, None)
+        else:
+            _live[name] = value
 
 
 # ---------------------------------------------------------------- captures
@@ -787,8 +817,21 @@ def _changes(ns, before, limits, library):
 def run_cell(code, cell):
     """Run one cell in the session namespace; JSON ``CellResult``.
 
+    The bookkeeping runs under the interpreter's own builtins (see
+    :func:`_pristine_builtins`), the cell's code under the ones it set.
+
     Everything around the user's code uses the references saved at start-up
     and guards each call into user objects, so no cell can make this fail."""
+    changed = _pristine_builtins()
+    try:
+        return _run_cell(code, cell, changed)
+    finally:
+        _cells_builtins(changed)
+
+
+def _run_cell(code, cell, changed):
+    """:func:`run_cell` under the pristine builtins; ``changed`` holds the
+    cell's own builtins, given back while its code runs and updated after."""
     session = _session
     limits = session.limits
     filename = f"<cell-{cell}>"
@@ -806,13 +849,19 @@ def run_cell(code, cell):
     start = time.perf_counter()
     try:
         body, last = _split_last_expression(code, filename)
-        exec(body, ns)
-        if last is not None:
-            value = eval(last, ns)
-            if value is not None:
-                ns["_"] = value
-                display = repr(value)
-                out.write(display + "\n")
+        _cells_builtins(changed)
+        try:
+            exec(body, ns)
+            if last is not None:
+                value = eval(last, ns)
+                if value is not None:
+                    ns["_"] = value
+                    display = repr(value)
+        finally:
+            changed.clear()
+            changed.update(_pristine_builtins())
+        if display is not None:
+            out.write(display + "\n")
     except BaseException as exc:
         error = _error_of(exc, limits["traceback_chars"])
     finally:
@@ -844,6 +893,15 @@ def run_cell(code, cell):
 
 
 def analyse(code):
+    """:func:`_analyse` under the interpreter's own builtins."""
+    changed = _pristine_builtins()
+    try:
+        return _analyse(code)
+    finally:
+        _cells_builtins(changed)
+
+
+def _analyse(code):
     """JSON list of the static findings of ``code`` against the namespace.
     Advisory: an analyser failure is no finding, never an error."""
     import gisclaw_analysis
@@ -858,6 +916,15 @@ def analyse(code):
 
 
 def variables():
+    """:func:`_variables` under the interpreter's own builtins."""
+    changed = _pristine_builtins()
+    try:
+        return _variables()
+    finally:
+        _cells_builtins(changed)
+
+
+def _variables():
     """JSON list of summaries of every user variable."""
     limit = _session.limits["summary_chars"]
     result = []
@@ -877,6 +944,15 @@ def _package_list():
 
 
 def packages():
+    """:func:`_packages` under the interpreter's own builtins."""
+    changed = _pristine_builtins()
+    try:
+        return _packages()
+    finally:
+        _cells_builtins(changed)
+
+
+def _packages():
     """JSON list of importable distributions with versions."""
     return json.dumps(_package_list())
 

@@ -2,7 +2,10 @@
 //! own socket until the agent closes it or asks it to stop. A session can be
 //! snapshotted: forked again, the copy keeping the live namespace.
 
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Once;
 
 use gisclaw_protocol::fdpass::recv_fd;
 use gisclaw_protocol::{
@@ -39,6 +42,50 @@ pub fn run(
     serve(runtime, stream, confinement)
 }
 
+/// The protocol socket's descriptor while user code may run (a cell, the
+/// analysis, the summaries), else -1: a process forked then closes it at
+/// once ([`close_channel_in_child`]), so it can never speak for the worker.
+static CHANNEL_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// The `pthread_atfork` child handler: a fork made by user code loses the
+/// protocol socket (snapshot forks happen while none is set).
+extern "C" fn close_channel_in_child() {
+    let fd = CHANNEL_FD.swap(-1, Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: close of a descriptor number this process inherited; the
+        // child never uses the socket object that owned it (it leaves
+        // through `leave_if_forked` before touching it).
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Runs `call` (which may run user code) with the fork guard armed, and
+/// makes a process forked inside it that returns here (its code raised or
+/// fell through instead of calling `os._exit`) leave at once, so that it
+/// never answers a request in the worker's name.
+fn guarded<T>(
+    runtime: &Runtime,
+    stream: &UnixStream,
+    worker_pid: i32,
+    call: impl FnOnce() -> T,
+) -> T {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // SAFETY: registers a handler that only closes a descriptor.
+        unsafe { libc::pthread_atfork(None, None, Some(close_channel_in_child)) };
+    });
+    CHANNEL_FD.store(stream.as_raw_fd(), Ordering::SeqCst);
+    let value = call();
+    CHANNEL_FD.store(-1, Ordering::SeqCst);
+    // SAFETY: getpid has no preconditions.
+    if unsafe { libc::getpid() } != worker_pid {
+        runtime.flush_std_streams();
+        // SAFETY: leaving a forked copy without running the worker's drops.
+        unsafe { libc::_exit(0) };
+    }
+    value
+}
+
 /// Greets on `stream` and answers requests until it closes.
 fn serve(runtime: &Runtime, stream: UnixStream, confinement: ConfinementReport) -> i32 {
     let mut stream = stream;
@@ -59,17 +106,24 @@ fn serve(runtime: &Runtime, stream: UnixStream, confinement: ConfinementReport) 
         };
         let response = match request {
             SessionRequest::Exec { code, cell } => SessionResponse::Cell {
-                result: Box::new(runtime.run_cell(&code, cell)),
+                result: Box::new(guarded(runtime, &stream, pid, || {
+                    runtime.run_cell(&code, cell)
+                })),
             },
-            SessionRequest::Analyse { code } => match runtime.analyse(&code) {
-                Ok(findings) => SessionResponse::Findings { findings },
-                Err(message) => SessionResponse::Error { message },
-            },
-            SessionRequest::Variables => match runtime.variables() {
-                Ok(variables) => SessionResponse::Variables { variables },
-                Err(message) => SessionResponse::Error { message },
-            },
-            SessionRequest::Packages => match runtime.packages() {
+            SessionRequest::Analyse { code } => {
+                match guarded(runtime, &stream, pid, || runtime.analyse(&code)) {
+                    Ok(findings) => SessionResponse::Findings { findings },
+                    Err(message) => SessionResponse::Error { message },
+                }
+            }
+            SessionRequest::Variables => {
+                match guarded(runtime, &stream, pid, || runtime.variables()) {
+                    Ok(variables) => SessionResponse::Variables { variables },
+                    Err(message) => SessionResponse::Error { message },
+                }
+            }
+            SessionRequest::Packages => match guarded(runtime, &stream, pid, || runtime.packages())
+            {
                 Ok(packages) => SessionResponse::Packages { packages },
                 Err(message) => SessionResponse::Error { message },
             },

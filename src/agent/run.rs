@@ -104,6 +104,22 @@ pub fn prepare_out(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<Sessio
     folders(out, data_dir, true)
 }
 
+/// Whether `out` may be used as a run's folder: missing, empty, or one a
+/// run left (its `run.json` or `transcript.jsonl` is there). Anything else
+/// is a user's folder, whose `work/` and `pred_results/` a run would give
+/// to the sandbox.
+pub fn is_run_folder(out: &Path) -> bool {
+    match std::fs::read_dir(out) {
+        Err(_) => !out.exists(),
+        Ok(mut entries) => {
+            entries.next().is_none()
+                || ["run.json", "transcript.jsonl"]
+                    .iter()
+                    .any(|f| out.join(f).symlink_metadata().is_ok_and(|m| m.is_file()))
+        }
+    }
+}
+
 /// The folders of [`prepare_out`] without clearing `OUT/pred_results/`:
 /// a folder that outlives one session (`gisclaw mcp`) keeps its outputs.
 pub fn session_folders(out: &Path, data_dir: Option<&Path>) -> anyhow::Result<SessionDirs> {
@@ -147,6 +163,7 @@ fn folders(out: &Path, data_dir: Option<&Path>, clear: bool) -> anyhow::Result<S
         work,
         writable: vec![pred],
         readable: data.into_iter().collect(),
+        lend: false,
     })
 }
 

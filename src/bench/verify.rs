@@ -276,7 +276,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         }
     }
     for output in &loaded.task.outputs {
-        let check = outputs::check(&out.join(output));
+        let check = outputs::check_beneath(out, &out.join(output));
         match &check {
             OutputCheck::Content(..) => {}
             OutputCheck::Unreadable(why) if why == "missing" => verdict.problems.push(format!(

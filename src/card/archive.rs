@@ -84,9 +84,13 @@ struct Member {
 
 /// The files an archive holds (folders left out), sorted by name, a File
 /// Geodatabase among them as one member ([`super::folder_datasets`]).
-fn members(vsi_root: &str) -> Result<Vec<Member>, gdal::errors::GdalError> {
+fn members(vsi_root: &str) -> Result<(Vec<Member>, usize), gdal::errors::GdalError> {
     let mut files = Vec::new();
-    for rel in gdal::vsi::read_dir(vsi_root, true)? {
+    let names = gdal::vsi::read_dir(vsi_root, true)?;
+    let total = names.len();
+    // A cell (or a hostile download) may pack 100,000 members: only the
+    // first MAX_MEMBERS are looked at (each a lookup in GDAL's listing).
+    for rel in names.into_iter().take(MAX_MEMBERS) {
         let name = rel.to_string_lossy().trim_end_matches('/').to_string();
         match vsi_stat(&format!("{vsi_root}/{name}")) {
             Some((_, true)) => {}
@@ -95,11 +99,15 @@ fn members(vsi_root: &str) -> Result<Vec<Member>, gdal::errors::GdalError> {
         }
     }
     files.sort();
-    Ok(super::folder_datasets::collapsed(files)
+    let members = super::folder_datasets::collapsed(files)
         .into_iter()
         .map(|(name, size)| Member { name, size })
-        .collect())
+        .collect();
+    Ok((members, total))
 }
+
+/// Most members of one archive the card looks at.
+const MAX_MEMBERS: usize = 2_000;
 
 /// How a table member is read in pandas, which cannot open GDAL paths
 /// (not given when the member's entry has its own call with arguments,
@@ -144,17 +152,26 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
         return Ok(text);
     }
     let root = format!("{vsi}{abs}");
-    let list = members(&root).map_err(|e| SchemaError::Unreadable {
+    let (list, total) = members(&root).map_err(|e| SchemaError::Unreadable {
         file: shown.to_string(),
         message: e.to_string(),
     })?;
     let unpacked: u64 = list.iter().map(|m| m.size).sum();
-    let mut text = format!(
-        "- {shown} — {} archive, {} file(s), {} unpacked; members are read in place by the path shown (geopandas, rasterio), no need to unpack\n",
-        if vsi == "/vsizip/" { "zip" } else { "tar" },
-        list.len(),
-        size_text(unpacked)
-    );
+    let mut text = if total > MAX_MEMBERS {
+        format!(
+            "- {shown} — {} archive of {total} entries, the first {MAX_MEMBERS} looked at ({} file(s), {} unpacked); members are read in place by the path shown (geopandas, rasterio), no need to unpack\n",
+            if vsi == "/vsizip/" { "zip" } else { "tar" },
+            list.len(),
+            size_text(unpacked)
+        )
+    } else {
+        format!(
+            "- {shown} — {} archive, {} file(s), {} unpacked; members are read in place by the path shown (geopandas, rasterio), no need to unpack\n",
+            if vsi == "/vsizip/" { "zip" } else { "tar" },
+            list.len(),
+            size_text(unpacked)
+        )
+    };
     let mut rest = Vec::new();
     let mut full = 0;
     for member in &list {

@@ -161,7 +161,7 @@ pub enum SchemaError {
 /// A folder reached twice (a symlink cycle such as `self -> .`, or two
 /// links to one folder) is walked once; see [`folder_links_skipped`].
 pub fn files_under(dir: &Path) -> Vec<(String, u64)> {
-    sizes(walk(dir).0)
+    sizes(walk(dir).files)
 }
 
 /// The entries of a data folder as the card and `list_files` show them:
@@ -179,75 +179,160 @@ fn sizes(files: Vec<(String, std::fs::Metadata)>) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// The files under `dir` (as [`files_under`]) with their metadata, as
-/// the walk read it (links followed).
+/// The files under `dir` (as [`files_under`]) with their metadata.
 pub fn files_with_metadata(dir: &Path) -> Vec<(String, std::fs::Metadata)> {
-    walk(dir).0
+    walk(dir).files
 }
 
 /// Links under `dir` to folders already listed (cycles), relative and
 /// sorted: they are not followed.
 pub fn folder_links_skipped(dir: &Path) -> Vec<String> {
-    walk(dir).1
+    walk(dir).skipped
 }
 
-/// The files under `dir` and the folder links not followed.
+/// What a walk of a data folder found.
+#[derive(Debug, Default)]
+struct Walked {
+    /// Regular files, relative, with their metadata (through links that
+    /// the sandbox could follow too).
+    files: Vec<(String, std::fs::Metadata)>,
+    /// Links to folders already listed (cycles), not followed.
+    skipped: Vec<String>,
+    /// Entries not read, with the reason (a link out of the folder or to a
+    /// file the sandbox could not read, a FIFO, a socket, a device).
+    refused: Vec<(String, String)>,
+    /// Why the walk stopped early, when a budget ended it.
+    stopped: Option<String>,
+}
+
+/// Most entries a data folder's walk lists, and its time.
+const WALK_FILES: usize = 20_000;
+const WALK_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The files under `dir`, read no further than the sandbox could: a link
+/// is followed only to a file or folder inside `dir` itself (the sandbox
+/// sees the data folder, not what its links point to elsewhere) that the
+/// sandbox's user could read (`crate::beneath`); anything else that is not
+/// a regular file or folder is listed as refused, never opened. The walk
+/// stops after [`WALK_FILES`] entries or [`WALK_TIME`] and says so.
 ///
 /// Folders are told apart by device and inode (one `stat` each, where a
-/// canonical path costs a `readlink` per path component: this walk runs
-/// twice per agent round, around every cell).
-fn walk(dir: &Path) -> (Vec<(String, std::fs::Metadata)>, Vec<String>) {
+/// canonical path costs a `readlink` per path component).
+fn walk(dir: &Path) -> Walked {
     use std::os::unix::fs::MetadataExt;
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
+    let started = std::time::Instant::now();
+    let mut walked = Walked::default();
+    let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     // Folders seen, by device and inode; the root is added when the first
     // folder turns up (most output folders have none: a `stat` saved).
     let mut seen = std::collections::HashSet::new();
     let mut root_seen = false;
+    let mut listed = 0usize;
     let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
+    'walk: while let Some(folder) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
         for entry in entries.flatten() {
+            listed += 1;
+            if listed > WALK_FILES || started.elapsed() > WALK_TIME {
+                walked.stopped = Some(if listed > WALK_FILES {
+                    format!("stopped after {WALK_FILES} entries")
+                } else {
+                    format!("stopped after {} s", WALK_TIME.as_secs())
+                });
+                break 'walk;
+            }
             let path = entry.path();
             let rel = path
                 .strip_prefix(dir)
                 .unwrap_or(&path)
                 .to_string_lossy()
                 .into_owned();
-            // Links followed: a link to a folder is walked unless it leads
-            // to one already seen; a broken link is listed as itself. Any
-            // other entry is read relative to its folder (the kind comes
-            // with the listing), without resolving the whole path again.
+            // Anything but a link is read relative to its folder (the kind
+            // comes with the listing), without resolving the path again.
             let is_link = entry.file_type().map_or(true, |t| t.is_symlink());
             let meta = if is_link {
-                std::fs::metadata(&path).or_else(|_| entry.metadata())
-            } else {
-                entry.metadata()
-            };
-            match meta {
-                Ok(meta) if meta.is_dir() => {
-                    if !root_seen {
-                        root_seen = true;
-                        if let Ok(root) = std::fs::metadata(dir) {
-                            seen.insert((root.dev(), root.ino()));
-                        }
-                    }
-                    if seen.insert((meta.dev(), meta.ino())) {
-                        stack.push(path);
-                    } else {
-                        skipped.push(rel);
+                match followable(&root, &path) {
+                    Ok(meta) => meta,
+                    Err(why) => {
+                        walked.refused.push((rel, why));
+                        continue;
                     }
                 }
-                Ok(meta) => files.push((rel, meta)),
-                Err(_) => {}
+            } else {
+                match entry.metadata() {
+                    Ok(meta) => meta,
+                    Err(_) => continue,
+                }
+            };
+            if meta.is_dir() {
+                if !root_seen {
+                    root_seen = true;
+                    if let Ok(root) = std::fs::metadata(dir) {
+                        seen.insert((root.dev(), root.ino()));
+                    }
+                }
+                if seen.insert((meta.dev(), meta.ino())) {
+                    stack.push(path);
+                } else {
+                    walked.skipped.push(rel);
+                }
+            } else if meta.is_file() {
+                if crate::beneath::sandbox_could_read(meta.uid(), meta.gid(), meta.mode()) {
+                    walked.files.push((rel, meta));
+                } else {
+                    walked
+                        .refused
+                        .push((rel, "not readable by the sandbox's user".into()));
+                }
+            } else {
+                let kind = crate::beneath::kind_words(meta.mode());
+                walked.refused.push((rel, kind.to_string()));
             }
         }
     }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    skipped.sort();
-    (files, skipped)
+    walked.files.sort_by(|a, b| a.0.cmp(&b.0));
+    walked.skipped.sort();
+    walked.refused.sort();
+    walked
+}
+
+/// `Ok` when `path` (in the data folder `data_dir`) is a file or folder the
+/// sandbox could read as well: inside the data folder once links are
+/// resolved, readable by the sandbox's user, not a FIFO, socket or device.
+fn within_data(data_dir: &Path, path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let root = data_dir
+        .canonicalize()
+        .unwrap_or_else(|_| data_dir.to_path_buf());
+    let meta = followable(&root, path)?;
+    if meta.is_dir() {
+        return Ok(());
+    }
+    if !meta.is_file() {
+        return Err(crate::beneath::kind_words(meta.mode()).to_string());
+    }
+    if !crate::beneath::sandbox_could_read(meta.uid(), meta.gid(), meta.mode()) {
+        return Err("not readable by the sandbox's user".into());
+    }
+    Ok(())
+}
+
+/// The metadata of what the link at `path` leads to, when the sandbox could
+/// follow it too: its target lies inside the data folder `root` and every
+/// folder on the way is one the sandbox's user could search. Else why not.
+fn followable(root: &Path, path: &Path) -> Result<std::fs::Metadata, String> {
+    let target = path
+        .canonicalize()
+        .map_err(|_| "a broken link".to_string())?;
+    if !target.starts_with(root) {
+        return Err("a link to outside the data folder".into());
+    }
+    if !crate::beneath::sandbox_could_reach(&target) {
+        return Err("a link to a file the sandbox's user cannot reach".into());
+    }
+    std::fs::metadata(&target).map_err(|e| format!("a link that cannot be read ({e})"))
 }
 
 /// A human size.
@@ -262,14 +347,23 @@ fn size_text(bytes: u64) -> String {
 
 /// The card for a data folder, within `budget` tokens.
 pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
-    let (files, skipped) = walk(dir);
-    let files = folder_datasets::collapsed(sizes(files));
-    let loops: String = skipped
+    let walked = walk(dir);
+    let files = folder_datasets::collapsed(sizes(walked.files));
+    let mut loops: String = walked
+        .skipped
         .iter()
         .map(|rel| {
             format!("- {shown_as}{rel}/ — a link to a folder already listed (not followed)\n")
         })
         .collect();
+    for (rel, why) in &walked.refused {
+        loops.push_str(&format!("- {shown_as}{rel} — {why}, not read\n"));
+    }
+    if let Some(why) = &walked.stopped {
+        loops.push_str(&format!(
+            "- (the listing of `{shown_as}` {why}; list sub-folders with os.listdir)\n"
+        ));
+    }
     if files.is_empty() {
         return format!("`{shown_as}` is empty.\n{loops}");
     }
@@ -567,6 +661,9 @@ pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String
             }
             None => Err(SchemaError::Missing(name)),
         };
+    }
+    if let Err(why) = within_data(data_dir, &path) {
+        return Ok(format!("{name}: {why}, not read"));
     }
     let kind = match kind_of(&path) {
         Kind::Other | Kind::Sidecar => Kind::Vector,

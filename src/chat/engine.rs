@@ -28,7 +28,7 @@ use crate::llm::config::LiveConfig;
 use crate::llm::tokens::Price;
 use crate::llm::{ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
 use crate::outputs::sanity::OutputChecks;
-use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
+use crate::sandbox::{CellStatus, SandboxConfig, Session, SessionDirs, Zygote};
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +100,14 @@ pub struct Rebuilt {
     pub failed: Vec<String>,
 }
 
+/// A chat's session folders: its work folder, and its data folder readable.
+fn chat_dirs(workdir: &Path, data: Option<&Path>) -> SessionDirs {
+    SessionDirs {
+        readable: data.map(Path::to_path_buf).into_iter().collect(),
+        ..SessionDirs::work(workdir)
+    }
+}
+
 impl ChatEngine {
     /// Opens (or, for a saved session with cells, rebuilds) the session.
     /// `reopen` re-creates the backend after a Ctrl-C abandoned a call.
@@ -115,7 +123,11 @@ impl ChatEngine {
         let workdir = dir.join("work");
         std::fs::create_dir_all(workdir.join("pred_results")).map_err(io(&workdir))?;
         link_data(&workdir, saved.data_dir.as_deref())?;
-        let mut session = Session::open_with(zygote, &workdir, options.sandbox.clone())?;
+        let mut session = Session::open_in(
+            zygote,
+            &chat_dirs(&workdir, saved.data_dir.as_deref()),
+            options.sandbox.clone(),
+        )?;
         let mut rebuilt = Rebuilt {
             replayed: 0,
             failed: Vec::new(),
@@ -528,7 +540,13 @@ impl ChatEngine {
     /// A fresh namespace (the conversation stays; the model is told).
     pub fn reset(&mut self) -> Result<(), ChatError> {
         let workdir = self.workdir().to_path_buf();
-        self.session = Session::open_with(&self.zygote, &workdir, self.options.sandbox.clone())?;
+        // One live session per folder: the old one ends first.
+        self.session.end();
+        self.session = Session::open_in(
+            &self.zygote,
+            &chat_dirs(&workdir, self.saved.data_dir.as_deref()),
+            self.options.sandbox.clone(),
+        )?;
         self.saved.cells.clear();
         self.last_failed = None;
         self.saved.messages.push(Message::text(

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use gisclaw::agent::solution;
 use gisclaw::observation;
-use gisclaw::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
+use gisclaw::sandbox::{CellStatus, SandboxConfig, Session, SessionDirs, Zygote};
 
 pub fn run(
     file: PathBuf,
@@ -29,7 +29,15 @@ pub fn run(
     };
     gisclaw::interrupt::install();
     let zygote = Zygote::start(config)?;
-    let mut session = Session::open(&zygote, &workdir)?;
+    // The folder is the user's: lent to the sandbox for this run, its files
+    // keeping their owners (see gisclaw::sandbox::workdir).
+    std::fs::create_dir_all(&workdir)
+        .with_context(|| format!("creating the work folder {}", workdir.display()))?;
+    let dirs = SessionDirs {
+        lend: true,
+        ..SessionDirs::work(&workdir)
+    };
+    let mut session = Session::open_in(&zygote, &dirs, zygote.config().clone())?;
     let _stopper = gisclaw::interrupt::CellStopper::start(session.canceller());
     let mut all_ok = true;
     for code in solution::split_cells(&source) {

@@ -45,6 +45,10 @@ pub struct SolveArgs {
     /// Output folder (default: gisclaw-runs/<task id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Use an existing --out folder that is not a gisclaw run folder (its
+    /// `work/` and `pred_results/` are then given to the sandbox).
+    #[arg(long)]
+    pub force: bool,
     /// Leave the expert workflow out of the prompt (ablation).
     #[arg(long)]
     pub no_workflow: bool,
@@ -196,6 +200,13 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("gisclaw-runs").join(&loaded.task.id));
+    if !args.force && !gisclaw::agent::run::is_run_folder(&out) {
+        return Err(UsageError(format!(
+            "--out {}: an existing folder that is not a gisclaw run folder (no run.json or transcript.jsonl in it); choose a new or empty folder, or pass --force",
+            out.display()
+        ))
+        .into());
+    }
     let budget = args.limits.budget();
     let sandbox = sandbox_limits(&args.sandbox.config()?, args.limits.cell_timeout(), budget);
     let zygote = Zygote::start(sandbox.clone())?;

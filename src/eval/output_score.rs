@@ -245,6 +245,15 @@ fn read_raster(path: &Path) -> Result<RasterData, ScoreError> {
     let ds = open_raster(path)?;
     let (w, h) = ds.raster_size();
     let count = ds.raster_count();
+    // What a header claims is never allocated as it stands: a cell's sparse
+    // 200000×200000 GeoTIFF is a few KB on disk.
+    const MAX_SCORED_VALUES: usize = 200_000_000;
+    if w.saturating_mul(h).saturating_mul(count) > MAX_SCORED_VALUES {
+        return Err(ScoreError::Check(format!(
+            "a {w}×{h}×{count} raster, more than the {} million values scoring reads",
+            MAX_SCORED_VALUES / 1_000_000
+        )));
+    }
     let mut values = Vec::with_capacity(w * h * count);
     for i in 1..=count {
         let band = ds.rasterband(i)?;

@@ -199,11 +199,24 @@ pub struct GoldReference {
 pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
     let (g, c) = (code::token_texts(gold), code::token_texts(candidate));
     let (gold_ops, ops) = (table.operations(gold), table.operations(candidate));
+    // A task without gold gives an undefined CodeBLEU (NaN, written as
+    // null, which the record could not be read back with): absent instead.
+    let codebleu = Some(codebleu::codebleu(gold, candidate)).filter(|c| {
+        [
+            c.codebleu,
+            c.ngram_match,
+            c.weighted_ngram_match,
+            c.syntax_match,
+            c.dataflow_match,
+        ]
+        .iter()
+        .all(|v| v.is_finite())
+    });
     CodeScores {
         bleu4: code::bleu4(&g, &c),
         rouge_l: code::rouge_l(&g, &c),
         edit_similarity: code::edit_similarity(&g, &c),
-        codebleu: Some(codebleu::codebleu(gold, candidate)),
+        codebleu,
         api: api::set_score(&gold_ops, &ops),
         ops: ops.into_iter().collect(),
         calls: api::called_functions(candidate).into_iter().collect(),
@@ -236,7 +249,7 @@ pub fn score_run(
         .sum();
     let checks: Vec<OutputCheck> = declared
         .iter()
-        .map(|d| outputs::check(&workdir.join(d)))
+        .map(|d| outputs::check_beneath(workdir, &workdir.join(d)))
         .collect();
     let all_content = checks.iter().all(OutputCheck::is_content);
     let success = summary.status == "finished" && all_content;

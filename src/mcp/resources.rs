@@ -5,10 +5,11 @@
 //! cannot hand the client a file the sandbox itself could not read.
 
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
+
+use crate::beneath;
 
 /// The URI of the transcript.
 pub const TRANSCRIPT_URI: &str = "gisclaw://transcript";
@@ -161,27 +162,24 @@ pub fn list(out: &Path) -> Vec<Listed> {
 pub const MAX_LISTED: usize = 10_000;
 
 /// The plain files under `dir`, relative and sorted; links are not
-/// followed (a cell may plant `pred_results/root -> /`).
+/// followed (a cell may plant `pred_results/root -> /`), folders are
+/// entered by descriptor (crate::beneath).
 fn plain_files(dir: &Path) -> Vec<(String, u64)> {
-    let mut found = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(dir.join(&rel)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(meta) = entry.path().symlink_metadata() else {
-                continue;
-            };
-            let child = rel.join(entry.file_name());
-            if meta.is_dir() {
-                stack.push(child);
-            } else if meta.is_file() && found.len() < MAX_LISTED {
-                found.push((child.to_string_lossy().into_owned(), meta.len()));
-            }
-        }
-    }
-    found.sort();
+    let Ok(folder) = beneath::Dir::open(dir) else {
+        return Vec::new();
+    };
+    let budget = beneath::WalkBudget {
+        files: MAX_LISTED * 4,
+        ..beneath::WalkBudget::default()
+    };
+    let mut found: Vec<(String, u64)> = folder
+        .walk(budget)
+        .files
+        .into_iter()
+        .filter(|(_, entry)| entry.is_file())
+        .map(|(rel, entry)| (rel.to_string_lossy().into_owned(), entry.len))
+        .collect();
+    found.truncate(MAX_LISTED);
     found
 }
 
@@ -199,27 +197,23 @@ pub fn read(out: &Path, uri: &str) -> Result<Contents, ReadError> {
         .canonicalize()
         .map_err(|e| ReadError::Io(uri.into(), e))?;
     let path = root.join(&rel);
-    let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ReadError::Missing(uri.into()),
-        _ => ReadError::Io(uri.into(), e),
+    // Opened beneath the root as the cell could (crate::beneath): no link
+    // out of it, a regular file only (a FIFO is refused, never waited on).
+    let dir = beneath::Dir::open(&root).map_err(|e| ReadError::Io(uri.into(), e))?;
+    let (file, facts) = dir.open_file(Path::new(&rel)).map_err(|why| match why {
+        beneath::Refused::Missing => ReadError::Missing(uri.into()),
+        beneath::Refused::Io(e) => ReadError::Io(uri.into(), e),
+        _ => ReadError::Refused(uri.into()),
     })?;
-    // The file actually opened, whatever links led to it: it must be a
-    // plain file under the root.
-    let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .map_err(|e| ReadError::Io(uri.into(), e))?;
-    let meta = file.metadata().map_err(|e| ReadError::Io(uri.into(), e))?;
-    if !opened.starts_with(&root) || opened == root || !meta.is_file() {
-        return Err(ReadError::Refused(uri.into()));
-    }
-    if meta.len() > MAX_READ_BYTES {
+    if facts.len > MAX_READ_BYTES {
         return Err(ReadError::TooLarge {
             uri: uri.into(),
-            size: meta.len(),
+            size: facts.len,
             max: MAX_READ_BYTES,
-            path: opened,
+            path: path.clone(),
         });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut bytes = Vec::with_capacity(facts.len as usize);
     file.take(MAX_READ_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|e| ReadError::Io(uri.into(), e))?;

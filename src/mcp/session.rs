@@ -228,6 +228,8 @@ impl ClientSession {
     /// Replaces the session by a fresh one: an empty namespace, the same
     /// folder (outputs are kept).
     pub fn reset(&mut self) -> Result<(), SandboxError> {
+        // One live session per folder: the old one and its processes end first.
+        self.session.end();
         self.session =
             Session::open_in(&self.shared.zygote, &self.dirs, self.shared.sandbox.clone())?;
         self.record("reset_session", json!({}));

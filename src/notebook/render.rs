@@ -187,19 +187,21 @@ fn image_output(dir: &Path, rel: &str) -> Option<Value> {
             "metadata": {},
         }))
     };
-    match std::fs::metadata(&path) {
-        Ok(m) if m.len() > MAX_IMAGE_BYTES => note(&format!("{} bytes, not embedded", m.len())),
-        Ok(_) => match std::fs::read(&path) {
-            Ok(bytes) => Some(json!({
-                "output_type": "display_data",
-                "data": {
-                    mime: base64::engine::general_purpose::STANDARD.encode(bytes),
-                    "text/plain": [format!("<{rel}>")],
-                },
-                "metadata": {},
-            })),
-            Err(_) => note("unreadable"),
-        },
-        Err(_) => note("no longer in the run's folder"),
+    // Read only as the cell could (crate::beneath): a link it planted to a
+    // host file is named, never embedded.
+    match crate::beneath::read_in_work(dir, &path, MAX_IMAGE_BYTES) {
+        Ok(bytes) => Some(json!({
+            "output_type": "display_data",
+            "data": {
+                mime: base64::engine::general_purpose::STANDARD.encode(bytes),
+                "text/plain": [format!("<{rel}>")],
+            },
+            "metadata": {},
+        })),
+        Err(crate::beneath::Refused::TooLarge { size, .. }) => {
+            note(&format!("{size} bytes, not embedded"))
+        }
+        Err(crate::beneath::Refused::Missing) => note("no longer in the run's folder"),
+        Err(why) => note(&why.to_string()),
     }
 }

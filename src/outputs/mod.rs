@@ -14,7 +14,15 @@ use gdal::vector::LayerAccess;
 use gdal::Metadata;
 use gdal::{Dataset, GdalOpenFlags};
 
+use crate::beneath;
 use crate::card;
+
+/// The largest image decoded whole for its checks (pixels): a cell's
+/// 30000×30000 PNG of 855 KB would otherwise cost gigabytes and a minute.
+/// Images read through GDAL are read reduced to this instead.
+pub const MAX_IMAGE_PIXELS: usize = 40_000_000;
+/// The largest PNG or JPEG file read for its checks.
+pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
 
 /// An image with this many distinct colours or fewer counts as blank.
 pub const MIN_COLOURS: usize = 5;
@@ -83,8 +91,36 @@ pub fn kind_of(path: &Path) -> OutputKind {
     }
 }
 
-/// Checks one file.
+/// The longest the checks of one file may take (a blocked read costs a
+/// helper thread, not the run; see [`crate::beneath::within`]).
+pub const CHECK_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Checks one file a cell may have left, reading it only as the cell could
+/// (no link out of its folder, a regular file the sandbox could read; see
+/// [`crate::beneath`]) and for at most [`CHECK_TIME`].
 pub fn check(path: &Path) -> OutputCheck {
+    check_beneath(path.parent().unwrap_or(Path::new("/")), path)
+}
+
+/// [`check`], with links allowed anywhere beneath `root` (a run's folder)
+/// and none out of it.
+pub fn check_beneath(root: &Path, path: &Path) -> OutputCheck {
+    match beneath::check_under(root, path) {
+        Ok(_) => {}
+        Err(beneath::Refused::Missing) => return OutputCheck::Unreadable("missing".into()),
+        Err(beneath::Refused::Special("a folder")) => {
+            return OutputCheck::Unreadable("not a file".into())
+        }
+        Err(why) => return OutputCheck::Unreadable(why.to_string()),
+    }
+    let owned = path.to_path_buf();
+    beneath::within(CHECK_TIME, move || check_file(&owned)).unwrap_or_else(|| {
+        OutputCheck::Unreadable(format!("not read within {} s", CHECK_TIME.as_secs()))
+    })
+}
+
+/// [`check`] of a file already found to be a regular file.
+fn check_file(path: &Path) -> OutputCheck {
     let size = match std::fs::metadata(path) {
         Ok(m) if m.is_file() => m.len(),
         Ok(_) => return OutputCheck::Unreadable("not a file".into()),
@@ -126,6 +162,36 @@ pub(crate) enum Unreadable {
     /// A `.json` that does not parse.
     #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// Larger than the checks read (pixels or bytes), said in words.
+    #[error("{0}, not read")]
+    TooLarge(String),
+}
+
+/// Refuses an image of `w`×`h` pixels above [`MAX_IMAGE_PIXELS`] before
+/// anything is allocated for it.
+fn within_pixel_cap(w: usize, h: usize) -> Result<(), Unreadable> {
+    if w.saturating_mul(h) > MAX_IMAGE_PIXELS {
+        return Err(Unreadable::TooLarge(format!(
+            "{w}×{h} px, more than the {} million pixels the checks decode",
+            MAX_IMAGE_PIXELS / 1_000_000
+        )));
+    }
+    Ok(())
+}
+
+/// The bytes of a PNG or JPEG, refused above [`MAX_IMAGE_BYTES`].
+fn image_bytes(path: &Path) -> Result<Vec<u8>, Unreadable> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_IMAGE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return Err(Unreadable::TooLarge(format!(
+            "more than {} MB",
+            MAX_IMAGE_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> Result<Dataset, Unreadable> {
@@ -227,7 +293,12 @@ pub(crate) fn image_pixels(path: &Path) -> Result<Pixels, Unreadable> {
         return png_pixels(path);
     }
     if matches!(ext.as_str(), "jpg" | "jpeg") {
-        let image = image25::open(path)?;
+        let bytes = image_bytes(path)?;
+        let reader =
+            image25::ImageReader::new(std::io::Cursor::new(&bytes)).with_guessed_format()?;
+        let (w, h) = reader.into_dimensions()?;
+        within_pixel_cap(w as usize, h as usize)?;
+        let image = image25::load_from_memory(&bytes)?;
         let (width, height) = (image.width() as usize, image.height() as usize);
         let (channels, bytes) = match image {
             image25::DynamicImage::ImageLuma8(i) => (1, i.into_raw()),
@@ -244,7 +315,16 @@ pub(crate) fn image_pixels(path: &Path) -> Result<Pixels, Unreadable> {
         });
     }
     let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[])?;
-    let (w, h) = ds.raster_size();
+    let (full_w, full_h) = ds.raster_size();
+    // Read reduced (GDAL resamples, from overviews where there are some)
+    // when the image is larger than the checks decode: the header's size is
+    // never allocated as it stands (a sparse 200000×200000 GeoTIFF).
+    let scale = (MAX_IMAGE_PIXELS as f64 / (full_w.max(1) as f64 * full_h.max(1) as f64))
+        .sqrt()
+        .min(1.0);
+    let w = ((full_w as f64 * scale) as usize).max(1);
+    let h = ((full_h as f64 * scale) as usize).max(1);
+    within_pixel_cap(w, h)?;
     let bands = ds.raster_count().clamp(1, 4);
     let mut bytes = vec![0u8; w * h * bands];
     let mut band_map: Vec<std::ffi::c_int> = (1..=bands as std::ffi::c_int).collect();
@@ -258,8 +338,8 @@ pub(crate) fn image_pixels(path: &Path) -> Result<Pixels, Unreadable> {
             gdal_sys::GDALRWFlag::GF_Read,
             0,
             0,
-            int(w),
-            int(h),
+            int(full_w),
+            int(full_h),
             bytes.as_mut_ptr().cast(),
             int(w),
             int(h),
@@ -290,9 +370,11 @@ pub(crate) fn image_pixels(path: &Path) -> Result<Pixels, Unreadable> {
 /// transparent colour becoming alpha), 16-bit samples cut to their high
 /// byte; the first frame of an animated PNG.
 fn png_pixels(path: &Path) -> Result<Pixels, Unreadable> {
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(std::fs::read(path)?));
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(image_bytes(path)?));
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info()?;
+    let info = reader.info();
+    within_pixel_cap(info.width as usize, info.height as usize)?;
     let size = reader
         .output_buffer_size()
         .ok_or(png::DecodingError::LimitsExceeded)?;
@@ -352,7 +434,9 @@ fn check_raster(path: &Path) -> Result<OutputCheck, Unreadable> {
     let mut constant = None;
     for i in 1..=ds.raster_count() {
         let band = ds.rasterband(i)?;
-        match band.compute_raster_min_max(false) {
+        // GDAL's approximation (from overviews or a sample) for a raster
+        // larger than the checks decode, the exact values otherwise.
+        match band.compute_raster_min_max(w.saturating_mul(h) > MAX_IMAGE_PIXELS) {
             Ok(mm) if mm.max > mm.min => {
                 return Ok(OutputCheck::Content(
                     OutputKind::Raster,

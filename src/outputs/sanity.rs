@@ -22,13 +22,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::SystemTime;
 
 use gdal::spatial_ref::{AxisMappingStrategy, CoordTransform, SpatialRef};
 use gdal::vector::LayerAccess;
 use gdal::{Dataset, GdalOpenFlags};
 
 use super::{kind_of, OutputKind};
+use crate::beneath::{self, Refused};
 use crate::card;
 use crate::sandbox::FigureFacts;
 
@@ -128,17 +128,8 @@ pub struct OutputChecks {
     checked: std::collections::HashMap<String, (Option<Stamp>, Vec<String>)>,
 }
 
-/// A file's size and modification time.
-type Stamp = (u64, Option<SystemTime>);
-
-/// The [`Stamp`] of the file at `path`, `None` when it cannot be read.
-fn stamp_of(path: &Path) -> Option<Stamp> {
-    std::fs::metadata(path).ok().map(|meta| stamp(&meta))
-}
-
-fn stamp(meta: &std::fs::Metadata) -> Stamp {
-    (meta.len(), meta.modified().ok())
-}
+/// A file's size and modification time (seconds, nanoseconds).
+type Stamp = (u64, (i64, i64));
 
 impl OutputChecks {
     /// Checks for a run whose inputs are in `data_dir`.
@@ -190,11 +181,17 @@ impl OutputChecks {
 
     /// Warnings for every file under `pred` (what `finish` looks at).
     pub fn all(&mut self, pred: &Path) -> Vec<String> {
-        card::files_under(pred)
-            .into_iter()
-            .filter(|(rel, _)| !card::is_sidecar(Path::new(rel)))
-            .filter_map(|(rel, _)| self.line(pred, &rel, &[]))
-            .collect()
+        let listed = Snapshot::of(pred);
+        let mut lines: Vec<String> = listed
+            .0
+            .keys()
+            .filter(|rel| !card::is_sidecar(Path::new(rel.as_str())))
+            .filter_map(|rel| self.line(pred, rel, &[]))
+            .collect();
+        if let Some(why) = listed.1 {
+            lines.push(format!("pred_results/: the listing {why}"));
+        }
+        lines
     }
 
     /// `finish`: `Some(refusal text)` the first time the outputs fail their
@@ -223,11 +220,24 @@ impl OutputChecks {
         let facts = figures
             .iter()
             .find(|f| f.path.ends_with(&format!("/pred_results/{rel}")));
-        let stamp = stamp_of(&path);
+        // Read only as the cell could (crate::beneath): a link out of the
+        // folder, a FIFO or a file the sandbox cannot read is named, not read.
+        let stamp = match beneath::check_under(pred, &path) {
+            Ok(facts) => Some((facts.len, facts.modified)),
+            Err(beneath::Refused::Missing) => return None,
+            Err(Refused::Special("a folder")) => None,
+            Err(why) => return Some(format!("pred_results/{rel}: {why}")),
+        };
         let mut warnings = match self.checked.get(rel) {
             Some((seen, warnings)) if stamp.is_some() && *seen == stamp => warnings.clone(),
             _ => {
-                let warnings = file_warnings(&path, &self.reference);
+                let reference = self.reference.clone();
+                let owned = path.clone();
+                let warnings =
+                    beneath::within(super::CHECK_TIME, move || file_warnings(&owned, &reference))
+                        .unwrap_or_else(|| {
+                            vec![format!("not read within {} s", super::CHECK_TIME.as_secs())]
+                        });
                 self.checked
                     .insert(rel.to_string(), (stamp, warnings.clone()));
                 warnings
@@ -240,19 +250,34 @@ impl OutputChecks {
     }
 }
 
-/// The files under a folder with their size and modification time, to find
-/// what a cell wrote.
+/// The entries under a folder with their size and modification time, to
+/// find what a cell wrote; listed without following links (a link or a
+/// FIFO is an entry of its own, named by the checks), within a budget (why
+/// the listing stopped early, if it did).
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot(BTreeMap<String, Stamp>);
+pub struct Snapshot(BTreeMap<String, Stamp>, Option<String>);
 
 impl Snapshot {
-    /// The files under `dir` now (none when it does not exist).
+    /// The entries under `dir` now (none when it does not exist).
     pub fn of(dir: &Path) -> Snapshot {
+        let Ok(folder) = beneath::Dir::open(dir) else {
+            return Snapshot::default();
+        };
+        let walk = folder.walk(beneath::WalkBudget::default());
         Snapshot(
-            card::files_with_metadata(dir)
+            walk.files
                 .into_iter()
-                .map(|(rel, meta)| (rel, stamp(&meta)))
+                .map(|(rel, entry)| {
+                    // A link inside the folder is stamped by its target
+                    // (read beneath the folder), so rewriting it is seen.
+                    let stamp = match entry.is_link().then(|| folder.check(&rel)) {
+                        Some(Ok(target)) => (target.len, target.modified),
+                        _ => (entry.len, entry.modified),
+                    };
+                    (rel.to_string_lossy().into_owned(), stamp)
+                })
                 .collect(),
+            walk.stopped,
         )
     }
 

@@ -17,6 +17,9 @@ use crate::llm::vision::{image_tokens, Shown, MAX_SIDE};
 /// does not change its tokens). The example's 957×839 map: 18–20 ms the
 /// straightforward way (decode, Triangle resize, default PNG), ~8.5 ms here.
 pub fn prepare(path: &Path) -> Option<Shown> {
+    // Only as the cell could read it (crate::beneath): never through a
+    // link out of its folder, never a FIFO or a host file.
+    crate::beneath::check_under(path.parent()?, path).ok()?;
     let reader = image25::ImageReader::open(path)
         .ok()?
         .with_guessed_format()

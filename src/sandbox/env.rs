@@ -6,36 +6,55 @@
 const INHERITED_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM",
 ];
-/// Prefixes of variables that configure the GIS libraries and are passed on.
-const INHERITED_ENV_PREFIXES: &[&str] = &["LC_", "GDAL_", "CPL_", "PROJ_", "OGR_"];
-/// Words that mark a GIS library variable as a credential or as network
-/// configuration (useless in a sandbox without sockets): never passed on.
-const WITHHELD_ENV_WORDS: &[&str] = &[
-    "HTTP",
-    "PROXY",
-    "PWD",
-    "PASS",
-    "SECRET",
-    "TOKEN",
-    "KEY",
-    "CREDENTIAL",
-    "AUTH",
-    "HEADER",
-    "BEARER",
-    "COOKIE",
-    "SAS",
-    "CERT",
-    "SSL",
-    "CURL",
-    "AWS",
-    "AZURE",
+/// The configuration options of the GIS libraries passed on, by name: an
+/// allowlist, so that a variable whose name avoids every denied word
+/// (`OGR_PG_DSN` with a password in it) never reaches a cell. Performance,
+/// data paths, driver behaviour and debugging; no connection strings, no
+/// network settings, no credentials.
+const INHERITED_GIS_ENV: &[&str] = &[
+    "GDAL_CACHEMAX",
+    "GDAL_NUM_THREADS",
+    "GDAL_DATA",
+    "GDAL_DRIVER_PATH",
+    "GDAL_PAM_ENABLED",
+    "GDAL_DISABLE_READDIR_ON_OPEN",
+    "GDAL_MAX_DATASET_POOL_SIZE",
+    "GDAL_SWATH_SIZE",
+    "GDAL_FORCE_CACHING",
+    "GDAL_TIFF_INTERNAL_MASK",
+    "GDAL_TIFF_OVR_BLOCKSIZE",
+    "GDAL_FILENAME_IS_UTF8",
+    "GDAL_VALIDATE_CREATION_OPTIONS",
+    "GDAL_ERROR_ON_LIBJPEG_WARNING",
+    "GDAL_PDF_DPI",
+    "GDAL_SKIP",
+    "GDAL_RASTERIO_RESAMPLING",
+    "GDAL_MEM_ENABLE_OPEN",
+    "CPL_DEBUG",
+    "CPL_LOG_ERRORS",
+    "CPL_TMPDIR",
+    "CPL_ZIP_ENCODING",
+    "CPL_VSIL_ZIP_ALLOWED_EXTENSIONS",
+    "OGR_ENABLE_PARTIAL_REPROJECTION",
+    "OGR_GEOMETRY_ACCEPT_UNCLOSED_RING",
+    "OGR_ORGANIZE_POLYGONS",
+    "OGR_SQLITE_CACHE",
+    "OGR_SQLITE_SYNCHRONOUS",
+    "OGR_ARC_STEPSIZE",
+    "OGR_STROKE_CURVE",
+    "OGR_CT_FORCE_TRADITIONAL_GIS_ORDER",
+    "SHAPE_ENCODING",
+    "SHAPE_RESTORE_SHX",
+    "DXF_ENCODING",
+    "PROJ_DATA",
+    "PROJ_LIB",
+    "PROJ_DEBUG",
+    "PROJ_USER_WRITABLE_DIRECTORY",
 ];
 
 /// Whether the worker inherits the variable `key` from gisclaw.
 fn inherited(key: &str) -> bool {
-    INHERITED_ENV.contains(&key)
-        || (INHERITED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
-            && !WITHHELD_ENV_WORDS.iter().any(|w| key.contains(w)))
+    INHERITED_ENV.contains(&key) || INHERITED_GIS_ENV.contains(&key) || key.starts_with("LC_")
 }
 
 /// The environment the worker inherits from gisclaw.
@@ -68,6 +87,11 @@ mod tests {
             "CPL_AWS_CREDENTIALS_FILE",
             "GDAL_HTTP_HEADER_FILE",
             "CPL_VSIL_CURL_ALLOWED_EXTENSIONS",
+            "OGR_PG_DSN",
+            "PG_DSN",
+            "GDAL_PG_CONNECTION",
+            "OGR_MSSQL_CONNECTION",
+            "GDAL_NOTHING_DENIED_IN_THE_NAME",
         ] {
             assert!(!inherited(key), "{key}");
         }

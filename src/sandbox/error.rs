@@ -45,6 +45,9 @@ pub enum SandboxError {
     /// The worker answered something unexpected.
     #[error("unexpected answer from the sandbox worker: {0}")]
     Protocol(String),
+    /// Another live session holds the work folder.
+    #[error("the work folder {} is in use by another live gisclaw session: wait for it to end, or choose another folder", .0.display())]
+    WorkDirInUse(PathBuf),
     /// The session's time budget is spent; no more cells run.
     #[error("the session's time budget of {} s is spent", .0.as_secs())]
     BudgetExhausted(Duration),

@@ -20,6 +20,7 @@ mod monitor;
 pub mod preamble;
 pub mod service;
 mod session;
+pub mod workdir;
 mod zygote;
 
 /// The source of `gisclaw_tools`, the helper module every session

@@ -20,6 +20,7 @@ use super::config::{Layer, SandboxConfig};
 use super::constraint;
 use super::error::SandboxError;
 use super::monitor::Monitor;
+use super::workdir::{self, Lent, WorkLock};
 use super::zygote::Zygote;
 
 /// How often the wait for a cell checks for a cancel request and for the
@@ -238,27 +239,23 @@ pub struct SessionDirs {
     pub writable: Vec<PathBuf>,
     /// Read-only directories (the task's data).
     pub readable: Vec<PathBuf>,
+    /// The work dir is the user's own folder (`gisclaw exec --workdir`,
+    /// `gisclaw mcp --workdir`): as root, only the folder itself and its
+    /// `pred_results/` are lent to the sandbox's user while the session
+    /// lives, and the user's files keep their owners (see
+    /// [`super::workdir`]). Otherwise the folders are gisclaw's and are
+    /// handed over whole.
+    pub lend: bool,
 }
 
 impl SessionDirs {
-    /// `work` alone, with the folders its symlinks point to readable (a
-    /// `data` link to the task's data, as the front ends make).
+    /// `work` alone. Links in it give the sandbox nothing: a cell may have
+    /// made them (a link to `/` would otherwise open the host to the next
+    /// session); a front end names the data folder in `readable`.
     pub fn work(work: &Path) -> SessionDirs {
-        let mut readable = Vec::new();
-        if let Ok(entries) = std::fs::read_dir(work) {
-            for entry in entries.flatten() {
-                let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
-                if let (true, Ok(target)) = (is_link, entry.path().canonicalize()) {
-                    if target.is_dir() {
-                        readable.push(target);
-                    }
-                }
-            }
-        }
         SessionDirs {
             work: work.to_path_buf(),
-            writable: Vec::new(),
-            readable,
+            ..SessionDirs::default()
         }
     }
 }
@@ -281,7 +278,7 @@ impl TmpBase {
                 .map_err(SandboxError::io("creating the session tmp dir"))?;
         }
         let base = TmpBase { dir };
-        hand_over(base.dir.path())?;
+        workdir::hand_over(base.dir.path())?;
         Ok(base)
     }
 
@@ -292,31 +289,6 @@ impl TmpBase {
     fn stage(&self) -> PathBuf {
         self.dir.path().join("root")
     }
-}
-
-/// When gisclaw runs as root, its sandboxes run as the unprivileged
-/// `nobody` (see the worker's `isolate` module): gives `dir` and what is in
-/// it (not following links) to that user, so cells can write there.
-fn hand_over(dir: &Path) -> Result<(), SandboxError> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Ok(());
-    }
-    const NOBODY: u32 = 65534;
-    fn walk(path: &Path) -> std::io::Result<()> {
-        std::os::unix::fs::lchown(path, Some(NOBODY), Some(NOBODY))?;
-        let meta = std::fs::symlink_metadata(path)?;
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(path)? {
-                walk(&entry?.path())?;
-            }
-        }
-        Ok(())
-    }
-    walk(dir).map_err(|e| SandboxError::Io {
-        what: "handing the work dir to the sandbox user",
-        source: e,
-    })
 }
 
 /// A persistent Python session in its own confined worker process.
@@ -334,6 +306,10 @@ pub struct Session {
     cancel: Arc<AtomicBool>,
     /// Shared with snapshots, which write to the same tmp dir.
     tmp: Arc<TmpBase>,
+    /// The work dir held for this session and its snapshots, and (a user's
+    /// folder) lent to the sandbox's user until the last of them ends.
+    /// Dropped after the worker is stopped (fields drop in order).
+    hold: Option<Arc<(Lent, WorkLock)>>,
     /// Rebuild the namespace right after a crash (true), or only when the
     /// next cell needs it (a tree-search branch that crashed is dropped).
     rebuild_at_once: bool,
@@ -390,8 +366,15 @@ impl Session {
             .iter()
             .map(resolve)
             .collect::<Result<Vec<_>, _>>()?;
-        for dir in std::iter::once(&workdir).chain(&writable) {
-            hand_over(dir)?;
+        let lock = WorkLock::take(&workdir)?;
+        let lent = if dirs.lend {
+            Lent::lend(&workdir)?
+        } else {
+            workdir::hand_over(&workdir)?;
+            Lent::nothing()
+        };
+        for dir in &writable {
+            workdir::hand_over(dir)?;
         }
         let tmp = TmpBase::new()?;
         let mut write_roots = vec![workdir.clone()];
@@ -430,6 +413,7 @@ impl Session {
             spent: Duration::ZERO,
             cancel: Arc::new(AtomicBool::new(false)),
             tmp: Arc::new(tmp),
+            hold: Some(Arc::new((lent, lock))),
             rebuild_at_once: true,
         })
     }
@@ -551,6 +535,7 @@ impl Session {
             spent: self.spent,
             cancel: Arc::new(AtomicBool::new(false)),
             tmp: self.tmp.clone(),
+            hold: self.hold.clone(),
             rebuild_at_once: self.rebuild_at_once,
         })
     }
@@ -749,8 +734,20 @@ impl Session {
         }
     }
 
+    /// Ends this session now: its worker is killed and, unless a snapshot
+    /// still shares them, its sandbox's processes are ended and its work
+    /// folder released, so that a new session may open there (a reset).
+    /// Every later use of it is an error.
+    pub fn end(&mut self) {
+        self.stop_worker();
+        self.hold = None;
+    }
+
     /// Starts a fresh worker and replays the journal into it.
     fn restart(&mut self) -> Result<RestoreReport, SandboxError> {
+        if self.hold.is_none() {
+            return Err(SandboxError::Protocol("this session was ended".into()));
+        }
         let (worker, confinement) = Self::spawn_worker(&self.zygote, &self.spec, &self.config)?;
         self.worker_id = worker.id;
         self.confinement = confinement;

@@ -21,6 +21,7 @@ mod eval_steps;
 mod eval_unit;
 mod figures;
 mod formats;
+mod host_boundary;
 mod html_report;
 mod knowledge;
 mod layout;

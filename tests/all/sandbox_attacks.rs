@@ -201,6 +201,7 @@ fn files_outside_cannot_be_remoded_retimed_or_tagged_and_data_stays_intact() {
             work: work.path().to_path_buf(),
             writable: Vec::new(),
             readable: vec![data.path().to_path_buf()],
+            lend: false,
         };
         let mut s = Session::open_in(common::zygote(), &dirs, config).unwrap();
         let path = file.display();

@@ -208,24 +208,35 @@ fn figure(html: &mut String, workdir: &Path, path: &str) {
     let Some(mime) = notebook::figure_mime(path) else {
         return;
     };
-    let file = workdir.join(path);
-    match std::fs::metadata(&file) {
-        Ok(m) if m.len() <= MAX_FIGURE_BYTES => {
-            if let Ok(bytes) = std::fs::read(&file) {
-                let _ = write!(
-                    html,
-                    "<figure><img alt=\"{0}\" src=\"{1}\"><figcaption>{0}</figcaption></figure>",
-                    escape(path),
-                    super::data_uri(mime, &bytes)
-                );
-            }
+    // Read only as the cell could (crate::beneath): a planted link to a
+    // host file is named, never embedded.
+    match crate::beneath::read_in_work(workdir, Path::new(path), MAX_FIGURE_BYTES) {
+        Ok(bytes) => {
+            let _ = write!(
+                html,
+                "<figure><img alt=\"{0}\" src=\"{1}\"><figcaption>{0}</figcaption></figure>",
+                escape(path),
+                super::data_uri(mime, &bytes)
+            );
         }
-        Ok(m) => {
+        Err(crate::beneath::Refused::TooLarge { size, .. }) => {
             let _ = write!(
                 html,
                 "<p class=\"note\">figure {} ({} KB, not embedded)</p>",
                 escape(path),
-                m.len() / 1024
+                size / 1024
+            );
+        }
+        Err(
+            why @ (crate::beneath::Refused::Outside
+            | crate::beneath::Refused::Special(_)
+            | crate::beneath::Refused::NotForTheSandbox),
+        ) => {
+            let _ = write!(
+                html,
+                "<p class=\"note\">figure {}: {}</p>",
+                escape(path),
+                escape(&why.to_string())
             );
         }
         Err(_) => {
