@@ -107,25 +107,29 @@ pub fn sandbox_could_read(uid: u32, gid: u32, mode: u32) -> bool {
     }
 }
 
-/// Whether the sandbox's user could reach `path` through its folders (each
-/// one searchable by it); true when gisclaw is not root.
-pub fn sandbox_could_reach(path: &Path) -> bool {
+/// Whether the sandbox's user could reach `path` through its folders below
+/// `root` (each one searchable by it; `root` is bound into the sandbox as
+/// it is); true when gisclaw is not root.
+pub fn sandbox_could_reach(root: &Path, path: &Path) -> bool {
     if !running_as_root() {
         return true;
     }
-    path.ancestors().skip(1).all(|dir| {
-        std::fs::metadata(dir).is_ok_and(|m| {
-            use std::os::unix::fs::MetadataExt;
-            let mode = m.mode();
-            if m.uid() == SANDBOX_ID {
-                mode & 0o100 != 0
-            } else if m.gid() == SANDBOX_ID {
-                mode & 0o010 != 0
-            } else {
-                mode & 0o001 != 0
-            }
+    path.ancestors()
+        .skip(1)
+        .take_while(|dir| dir.starts_with(root))
+        .all(|dir| {
+            std::fs::metadata(dir).is_ok_and(|m| {
+                use std::os::unix::fs::MetadataExt;
+                let mode = m.mode();
+                if m.uid() == SANDBOX_ID {
+                    mode & 0o100 != 0
+                } else if m.gid() == SANDBOX_ID {
+                    mode & 0o010 != 0
+                } else {
+                    mode & 0o001 != 0
+                }
+            })
         })
-    })
 }
 
 /// `openat2`'s `struct open_how`.

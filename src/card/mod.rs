@@ -329,7 +329,7 @@ fn followable(root: &Path, path: &Path) -> Result<std::fs::Metadata, String> {
     if !target.starts_with(root) {
         return Err("a link to outside the data folder".into());
     }
-    if !crate::beneath::sandbox_could_reach(&target) {
+    if !crate::beneath::sandbox_could_reach(root, &target) {
         return Err("a link to a file the sandbox's user cannot reach".into());
     }
     std::fs::metadata(&target).map_err(|e| format!("a link that cannot be read ({e})"))

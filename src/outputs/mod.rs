@@ -19,7 +19,6 @@ use crate::card;
 
 /// The largest image decoded whole for its checks (pixels): a cell's
 /// 30000×30000 PNG of 855 KB would otherwise cost gigabytes and a minute.
-/// Images read through GDAL are read reduced to this instead.
 pub const MAX_IMAGE_PIXELS: usize = 40_000_000;
 /// The largest PNG or JPEG file read for its checks.
 pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
@@ -315,15 +314,9 @@ pub(crate) fn image_pixels(path: &Path) -> Result<Pixels, Unreadable> {
         });
     }
     let ds = open(path, GdalOpenFlags::GDAL_OF_RASTER, &[])?;
-    let (full_w, full_h) = ds.raster_size();
-    // Read reduced (GDAL resamples, from overviews where there are some)
-    // when the image is larger than the checks decode: the header's size is
-    // never allocated as it stands (a sparse 200000×200000 GeoTIFF).
-    let scale = (MAX_IMAGE_PIXELS as f64 / (full_w.max(1) as f64 * full_h.max(1) as f64))
-        .sqrt()
-        .min(1.0);
-    let w = ((full_w as f64 * scale) as usize).max(1);
-    let h = ((full_h as f64 * scale) as usize).max(1);
+    let (w, h) = ds.raster_size();
+    // What the header claims is never allocated as it stands (a sparse
+    // 200000×200000 GeoTIFF named map.gif is a few MB on disk).
     within_pixel_cap(w, h)?;
     let bands = ds.raster_count().clamp(1, 4);
     let mut bytes = vec![0u8; w * h * bands];
@@ -338,8 +331,8 @@ pub(crate) fn image_pixels(path: &Path) -> Result<Pixels, Unreadable> {
             gdal_sys::GDALRWFlag::GF_Read,
             0,
             0,
-            int(full_w),
-            int(full_h),
+            int(w),
+            int(h),
             bytes.as_mut_ptr().cast(),
             int(w),
             int(h),

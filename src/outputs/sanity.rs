@@ -422,6 +422,12 @@ fn raster(path: &Path, reference: &Reference) -> Vec<String> {
 fn band_values(ds: &Dataset) -> Option<(usize, f64, f64)> {
     let band = ds.rasterband(1).ok()?;
     let (w, h) = ds.raster_size();
+    // A decimated read of a huge raster touches (and, sparse, fills) nearly
+    // every block: not for what a header claims (a cell's sparse
+    // 200000×200000 GeoTIFF is a few MB on disk).
+    if w.saturating_mul(h) > super::MAX_IMAGE_PIXELS * 10 {
+        return None;
+    }
     let (bw, bh) = (w.min(512), h.min(512));
     let values = band
         .read_as::<f64>((0, 0), (w, h), (bw, bh), None)
