@@ -779,7 +779,7 @@ mod tests {
     use super::{majority_share, Snapshot};
 
     #[test]
-    fn a_snapshot_finds_the_files_written_in_folders_and_through_links() {
+    fn a_snapshot_finds_the_files_written_and_never_reads_through_a_link_out() {
         let dir = tempfile::tempdir().unwrap();
         let pred = dir.path().join("pred_results");
         std::fs::create_dir_all(pred.join("maps")).unwrap();
@@ -787,20 +787,26 @@ mod tests {
         std::fs::write(dir.path().join("elsewhere.csv"), "y\n").unwrap();
         std::os::unix::fs::symlink(dir.path().join("elsewhere.csv"), pred.join("linked.csv"))
             .unwrap();
-        // A link back to the folder itself, from inside a subfolder: a
-        // cycle, not followed.
+        std::os::unix::fs::symlink("a.csv", pred.join("alias.csv")).unwrap();
+        // A link back to the folder itself, from inside a subfolder: listed
+        // as itself, not followed.
         std::os::unix::fs::symlink("..", pred.join("maps/back")).unwrap();
         let before = Snapshot::of(&pred);
         assert_eq!(
             before.0.keys().cloned().collect::<Vec<_>>(),
-            ["a.csv", "linked.csv"]
+            ["a.csv", "alias.csv", "linked.csv", "maps/back"]
         );
         std::fs::write(pred.join("maps/m.png"), "png").unwrap();
         std::fs::write(pred.join("maps/m.png.aux.xml"), "<x/>").unwrap();
-        // The link's target grows: read through the link.
+        // The outside target grows: not read through the link. The target
+        // of a link inside the folder grows: seen through it.
         std::fs::write(dir.path().join("elsewhere.csv"), "y\n2\n").unwrap();
+        std::fs::write(pred.join("a.csv"), "x\n1\n2\n").unwrap();
         let after = Snapshot::of(&pred);
-        assert_eq!(after.changed_since(&before), ["linked.csv", "maps/m.png"]);
+        assert_eq!(
+            after.changed_since(&before),
+            ["a.csv", "alias.csv", "maps/m.png"]
+        );
         assert!(Snapshot::of(&dir.path().join("missing")).0.is_empty());
     }
 

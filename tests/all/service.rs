@@ -175,13 +175,16 @@ fn other_settings_get_their_own_service_and_no_daemon_starts_none() {
 #[test]
 fn two_commands_racing_start_one_service() {
     let f = Fixture::new();
-    let spawn = || {
+    // Two folders: one work folder holds one live session at a time.
+    let spawn = |n: usize| {
+        let work = f.work.join(format!("racer-{n}"));
+        std::fs::create_dir_all(&work).unwrap();
         gisclaw_command(
             &[
                 "exec",
                 f.script.to_str().unwrap(),
                 "--workdir",
-                f.work.to_str().unwrap(),
+                work.to_str().unwrap(),
             ],
             &[("GISCLAW_RUNTIME_DIR", f.runtime.to_str().unwrap())],
         )
@@ -190,7 +193,7 @@ fn two_commands_racing_start_one_service() {
         .spawn()
         .unwrap()
     };
-    let (a, b) = (spawn(), spawn());
+    let (a, b) = (spawn(1), spawn(2));
     for child in [a, b] {
         let out = child.wait_with_output().unwrap();
         assert!(
