@@ -163,7 +163,7 @@ fn bad_requests_get_mcp_errors_and_the_server_answers_the_next_call() {
         ("oversized", "over the sandbox's limit"),
         ("bad_path", "no such file"),
         ("over_message_limit", "timed out"),
-        ("bad_resource", "does not exist"),
+        ("bad_resource", "is refused: it leads outside pred_results/"),
     ] {
         let got = errors[case].as_str().unwrap_or_default();
         assert!(got.contains(want), "{case}: {got}");
