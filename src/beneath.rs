@@ -240,12 +240,12 @@ fn open_without_links(dir: RawFd, rel: &Path, flags: i32) -> Result<OwnedFd, Ref
 }
 
 /// `fstat` of an open descriptor.
-fn fstat(fd: RawFd) -> Result<libc::stat, Refused> {
+fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
     // SAFETY: an all-zero stat is a valid out-parameter.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fstat writes into `st`.
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return Err(Refused::Io(std::io::Error::last_os_error()));
+        return Err(std::io::Error::last_os_error());
     }
     Ok(st)
 }
@@ -272,6 +272,8 @@ pub struct Entry {
     pub owner: (u32, u32),
     /// Modification time, seconds and nanoseconds.
     pub modified: (i64, i64),
+    /// Its number of hard links.
+    pub links: libc::nlink_t,
 }
 
 impl Entry {
@@ -329,6 +331,11 @@ impl Dir {
         self.fd
     }
 
+    /// `fstat` of the folder itself.
+    pub fn stat(&self) -> std::io::Result<libc::stat> {
+        fstat(self.fd.as_raw_fd())
+    }
+
     /// The folder's descriptor (for `*at` calls of callers).
     pub fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -338,7 +345,7 @@ impl Dir {
     /// the module head for what is refused).
     pub fn open_file(&self, rel: &Path) -> Result<(File, FileFacts), Refused> {
         let fd = open_beneath(self.fd.as_raw_fd(), rel, libc::O_RDONLY | libc::O_NONBLOCK)?;
-        let st = fstat(fd.as_raw_fd())?;
+        let st = fstat(fd.as_raw_fd()).map_err(Refused::Io)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return Err(Refused::Special(kind_words(st.st_mode)));
         }
@@ -462,6 +469,7 @@ impl Dir {
                     len: st.st_size.max(0) as u64,
                     owner: (st.st_uid, st.st_gid),
                     modified: (st.st_mtime, st.st_mtime_nsec),
+                    links: st.st_nlink,
                 });
             }
         }
@@ -559,13 +567,6 @@ pub struct Walk {
     pub stopped: Option<String>,
 }
 
-/// Reads `path`, which must lie beneath `root`, as [`Dir::read`] does.
-pub fn read_under(root: &Path, path: &Path, cap: u64) -> Result<Vec<u8>, Refused> {
-    let rel = path.strip_prefix(root).map_err(|_| Refused::Outside)?;
-    let dir = Dir::open(root).map_err(Refused::from_errno)?;
-    dir.read(rel, cap)
-}
-
 /// Checks `path`, which must lie beneath `root`, as [`Dir::check`] does.
 pub fn check_under(root: &Path, path: &Path) -> Result<FileFacts, Refused> {
     let rel = path.strip_prefix(root).map_err(|_| Refused::Outside)?;
@@ -633,25 +634,28 @@ pub fn within<T: Send + 'static>(
     let mut job: Job = Box::new(move || {
         let _ = tx.send(work());
     });
-    for _ in 0..2 {
-        let refused = HELPER.with(|helper| {
-            let mut helper = helper.borrow_mut();
-            if helper.is_none() {
-                *helper = spawn_helper();
-            }
-            match helper.as_ref() {
-                Some(sender) => sender.send(job).err().map(|e| e.0),
-                None => Some(Box::new(|| {}) as Job),
-            }
-        });
-        match refused {
-            None => break,
-            // The helper died (a panic in an earlier job): a new one.
-            Some(back) => {
-                job = back;
-                HELPER.with(|helper| helper.borrow_mut().take());
+    let sent = HELPER.with(|helper| {
+        let mut helper = helper.borrow_mut();
+        // A helper that died (a panic in an earlier job) is replaced once.
+        for _ in 0..2 {
+            let Some(sender) = helper.clone().or_else(spawn_helper) else {
+                return false;
+            };
+            match sender.send(job) {
+                Ok(()) => {
+                    *helper = Some(sender);
+                    return true;
+                }
+                Err(back) => {
+                    job = back.0;
+                    *helper = None;
+                }
             }
         }
+        false
+    });
+    if !sent {
+        return None;
     }
     match rx.recv_timeout(limit) {
         Ok(value) => Some(value),

@@ -84,6 +84,16 @@ def _pristine_builtins(_live=_BUILTINS_DICT, _pristine=_PRISTINE_BUILTINS, _miss
     return changed
 
 
+def _with_pristine_builtins(function, *args):
+    """``function(*args)`` under the interpreter's own builtins, the cell's
+    given back afterwards (an entry point's bookkeeping)."""
+    changed = _pristine_builtins()
+    try:
+        return function(*args)
+    finally:
+        _cells_builtins(changed)
+
+
 def _cells_builtins(changed, _live=_BUILTINS_DICT, _missing=_MISSING):
     """Gives the cell back the builtins it had changed (see
     :func:`_pristine_builtins`)."""
@@ -894,11 +904,7 @@ def _run_cell(code, cell, changed):
 
 def analyse(code):
     """:func:`_analyse` under the interpreter's own builtins."""
-    changed = _pristine_builtins()
-    try:
-        return _analyse(code)
-    finally:
-        _cells_builtins(changed)
+    return _with_pristine_builtins(_analyse, code)
 
 
 def _analyse(code):
@@ -917,11 +923,7 @@ def _analyse(code):
 
 def variables():
     """:func:`_variables` under the interpreter's own builtins."""
-    changed = _pristine_builtins()
-    try:
-        return _variables()
-    finally:
-        _cells_builtins(changed)
+    return _with_pristine_builtins(_variables)
 
 
 def _variables():
@@ -945,11 +947,7 @@ def _package_list():
 
 def packages():
     """:func:`_packages` under the interpreter's own builtins."""
-    changed = _pristine_builtins()
-    try:
-        return _packages()
-    finally:
-        _cells_builtins(changed)
+    return _with_pristine_builtins(_packages)
 
 
 def _packages():

@@ -54,7 +54,7 @@ extern "C" fn close_channel_in_child() {
     if fd >= 0 {
         // SAFETY: close of a descriptor number this process inherited; the
         // child never uses the socket object that owned it (it leaves
-        // through `leave_if_forked` before touching it).
+        // through `guarded` before touching it).
         unsafe { libc::close(fd) };
     }
 }

@@ -157,21 +157,16 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
         message: e.to_string(),
     })?;
     let unpacked: u64 = list.iter().map(|m| m.size).sum();
-    let mut text = if total > MAX_MEMBERS {
-        format!(
-            "- {shown} — {} archive of {total} entries, the first {MAX_MEMBERS} looked at ({} file(s), {} unpacked); members are read in place by the path shown (geopandas, rasterio), no need to unpack\n",
-            if vsi == "/vsizip/" { "zip" } else { "tar" },
-            list.len(),
-            size_text(unpacked)
-        )
+    let kind = if vsi == "/vsizip/" { "zip" } else { "tar" };
+    let files = format!("{} file(s), {} unpacked", list.len(), size_text(unpacked));
+    let head = if total > MAX_MEMBERS {
+        format!("{kind} archive of {total} entries, the first {MAX_MEMBERS} looked at ({files})")
     } else {
-        format!(
-            "- {shown} — {} archive, {} file(s), {} unpacked; members are read in place by the path shown (geopandas, rasterio), no need to unpack\n",
-            if vsi == "/vsizip/" { "zip" } else { "tar" },
-            list.len(),
-            size_text(unpacked)
-        )
+        format!("{kind} archive, {files}")
     };
+    let mut text = format!(
+        "- {shown} — {head}; members are read in place by the path shown (geopandas, rasterio), no need to unpack\n"
+    );
     let mut rest = Vec::new();
     let mut full = 0;
     for member in &list {

@@ -179,11 +179,6 @@ fn sizes(files: Vec<(String, std::fs::Metadata)>) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// The files under `dir` (as [`files_under`]) with their metadata.
-pub fn files_with_metadata(dir: &Path) -> Vec<(String, std::fs::Metadata)> {
-    walk(dir).files
-}
-
 /// Links under `dir` to folders already listed (cycles), relative and
 /// sorted: they are not followed.
 pub fn folder_links_skipped(dir: &Path) -> Vec<String> {
@@ -278,17 +273,11 @@ fn walk(dir: &Path) -> Walked {
                 } else {
                     walked.skipped.push(rel);
                 }
-            } else if meta.is_file() {
-                if crate::beneath::sandbox_could_read(meta.uid(), meta.gid(), meta.mode()) {
-                    walked.files.push((rel, meta));
-                } else {
-                    walked
-                        .refused
-                        .push((rel, "not readable by the sandbox's user".into()));
-                }
             } else {
-                let kind = crate::beneath::kind_words(meta.mode());
-                walked.refused.push((rel, kind.to_string()));
+                match readable_file(&meta) {
+                    Ok(()) => walked.files.push((rel, meta)),
+                    Err(why) => walked.refused.push((rel, why)),
+                }
             }
         }
     }
@@ -302,7 +291,6 @@ fn walk(dir: &Path) -> Walked {
 /// sandbox could read as well: inside the data folder once links are
 /// resolved, readable by the sandbox's user, not a FIFO, socket or device.
 fn within_data(data_dir: &Path, path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
     let root = data_dir
         .canonicalize()
         .unwrap_or_else(|_| data_dir.to_path_buf());
@@ -310,6 +298,13 @@ fn within_data(data_dir: &Path, path: &Path) -> Result<(), String> {
     if meta.is_dir() {
         return Ok(());
     }
+    readable_file(&meta)
+}
+
+/// `Ok` for a regular file the sandbox's user could read; else why not (a
+/// FIFO, a socket, a device, its permissions).
+fn readable_file(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
     if !meta.is_file() {
         return Err(crate::beneath::kind_words(meta.mode()).to_string());
     }

@@ -31,8 +31,6 @@ pub fn run(
     let zygote = Zygote::start(config)?;
     // The folder is the user's: lent to the sandbox for this run, its files
     // keeping their owners (see gisclaw::sandbox::workdir).
-    std::fs::create_dir_all(&workdir)
-        .with_context(|| format!("creating the work folder {}", workdir.display()))?;
     let dirs = SessionDirs {
         lend: true,
         ..SessionDirs::work(&workdir)

@@ -104,27 +104,22 @@ pub fn check(path: &Path) -> OutputCheck {
 /// [`check`], with links allowed anywhere beneath `root` (a run's folder)
 /// and none out of it.
 pub fn check_beneath(root: &Path, path: &Path) -> OutputCheck {
-    match beneath::check_under(root, path) {
-        Ok(_) => {}
+    let size = match beneath::check_under(root, path) {
+        Ok(facts) => facts.len,
         Err(beneath::Refused::Missing) => return OutputCheck::Unreadable("missing".into()),
         Err(beneath::Refused::Special("a folder")) => {
             return OutputCheck::Unreadable("not a file".into())
         }
         Err(why) => return OutputCheck::Unreadable(why.to_string()),
-    }
+    };
     let owned = path.to_path_buf();
-    beneath::within(CHECK_TIME, move || check_file(&owned)).unwrap_or_else(|| {
+    beneath::within(CHECK_TIME, move || check_file(&owned, size)).unwrap_or_else(|| {
         OutputCheck::Unreadable(format!("not read within {} s", CHECK_TIME.as_secs()))
     })
 }
 
-/// [`check`] of a file already found to be a regular file.
-fn check_file(path: &Path) -> OutputCheck {
-    let size = match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => m.len(),
-        Ok(_) => return OutputCheck::Unreadable("not a file".into()),
-        Err(_) => return OutputCheck::Unreadable("missing".into()),
-    };
+/// [`check`] of a regular file of `size` bytes.
+fn check_file(path: &Path, size: u64) -> OutputCheck {
     let kind = kind_of(path);
     if size == 0 {
         return OutputCheck::Trivial(kind, "an empty file".into());

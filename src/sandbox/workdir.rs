@@ -86,9 +86,7 @@ pub fn hand_over(dir: &Path) -> Result<(), SandboxError> {
                     pending.push(sub);
                 }
             } else {
-                let single = folder
-                    .lstat(&entry.name)
-                    .is_ok_and(|st| st.st_nlink <= 1 || entry.is_link());
+                let single = entry.links <= 1 || entry.is_link();
                 if single && entry.owner != (SANDBOX_ID, SANDBOX_ID) {
                     chown_entry(&folder, &entry.name).map_err(io)?;
                 }
@@ -161,12 +159,7 @@ impl Lent {
         let root = open_no_follow(dir).map_err(io)?;
         let pred = root.child_dir(OsStr::new("pred_results")).ok();
         for folder in std::iter::once(root).chain(pred) {
-            // SAFETY: an all-zero stat is a valid out-parameter of fstat.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            // SAFETY: fstat on our descriptor.
-            if unsafe { libc::fstat(folder.raw_fd(), &mut st) } != 0 {
-                return Err(io(std::io::Error::last_os_error()));
-            }
+            let st = folder.stat().map_err(io)?;
             if (st.st_uid, st.st_gid) != (SANDBOX_ID, SANDBOX_ID) {
                 give(folder.raw_fd()).map_err(io)?;
                 folders.push((folder, st.st_uid, st.st_gid));

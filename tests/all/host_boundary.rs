@@ -248,6 +248,15 @@ fn a_second_live_session_on_one_folder_is_refused_until_the_first_ends() {
     assert_eq!(run(&mut second, "print(1)").result.stdout.trim(), "1");
 }
 
+/// The observation of a run's first tool call.
+fn first_observation(out: &Path) -> String {
+    events(out)
+        .iter()
+        .find(|e| e["event"] == "tool")
+        .map(|e| e["observation"].as_str().unwrap().to_string())
+        .unwrap()
+}
+
 /// A task with a tiny data folder and one declared output, in `dir`.
 fn tiny_task(dir: &Path, output: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(dir.join("data")).unwrap();
@@ -297,11 +306,7 @@ fn planted_links_are_named_never_embedded_in_notebooks_or_read_by_the_checks() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let observation = events(&out)
-        .iter()
-        .find(|e| e["event"] == "tool")
-        .map(|e| e["observation"].as_str().unwrap().to_string())
-        .unwrap();
+    let observation = first_observation(&out);
     for name in ["e.png", "s.png", "c.csv"] {
         assert!(
             observation.contains(&format!(
@@ -369,11 +374,7 @@ fn a_fifo_output_never_hangs_the_checks_or_the_run() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let observation = events(&out)
-        .iter()
-        .find(|e| e["event"] == "tool")
-        .map(|e| e["observation"].as_str().unwrap().to_string())
-        .unwrap();
+    let observation = first_observation(&out);
     assert!(
         observation.contains("pred_results/result.csv: a FIFO, not read"),
         "{observation}"
