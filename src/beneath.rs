@@ -698,9 +698,8 @@ mod tests {
                 d.read(Path::new(bad), 100)
             );
         }
-        let started = Instant::now();
+        // Opened non-blocking: a blocking open would wait here for ever.
         let fifo = d.read(Path::new("pipe.csv"), 100).unwrap_err();
-        assert!(started.elapsed() < Duration::from_secs(2));
         assert_eq!(fifo.to_string(), "a FIFO, not read");
         assert!(matches!(
             d.read(Path::new("sub/a.txt"), 3),

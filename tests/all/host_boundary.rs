@@ -9,7 +9,6 @@ use crate::common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use common::{call, events, solve_replay};
 use gisclaw::sandbox::{CellStatus, Session};
@@ -366,9 +365,9 @@ fn a_fifo_output_never_hangs_the_checks_or_the_run() {
     ];
     let replay = dir.path().join("replay.jsonl");
     std::fs::write(&replay, lines.join("\n")).unwrap();
-    let started = Instant::now();
+    // A check that opened the FIFO would block here for ever; the named
+    // refusal below is the proof that none did.
     let o = solve_replay(&task, &replay, &out, &[], &[]);
-    assert!(started.elapsed() < Duration::from_secs(120));
     assert!(
         o.status.code().is_some(),
         "{}",
@@ -397,15 +396,9 @@ fn the_card_reads_no_link_out_of_the_data_folder_and_no_fifo() {
     let fifo = std::ffi::CString::new(data.join("pipe.csv").to_str().unwrap()).unwrap();
     // SAFETY: mkfifo with a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-    let started = Instant::now();
     let out = common::gisclaw(&["card", data.to_str().unwrap()], &[]);
     let text = common::text(&out);
     assert!(out.status.success(), "{text}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
-    );
     assert!(!text.contains("card-secret-5521"), "{text}");
     assert!(
         text.contains("creds.csv — a link to outside the data folder, not read"),
@@ -443,7 +436,6 @@ fn a_huge_header_is_never_allocated_by_the_checks() {
     let out = run(&mut s, code);
     assert_eq!(out.status, CellStatus::Ok, "{:?}", out.result.error);
     let pred = dir.path().join("pred_results");
-    let started = Instant::now();
     let big = gisclaw::outputs::check(&pred.join("big.png"));
     assert!(
         big.describe()
@@ -452,11 +444,11 @@ fn a_huge_header_is_never_allocated_by_the_checks() {
         big.describe()
     );
     let map = gisclaw::outputs::check(&pred.join("map.gif"));
-    assert!(!map.describe().is_empty());
     assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
+        map.describe()
+            .contains("200000×200000 px, more than the 40 million pixels"),
+        "{}",
+        map.describe()
     );
     let mut checks = gisclaw::outputs::sanity::OutputChecks::new(None, "");
     let _ = checks.all(&pred);
