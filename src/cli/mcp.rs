@@ -33,6 +33,13 @@ pub struct McpArgs {
     /// sandbox).
     #[arg(long, default_value_t = 1800, value_name = "SECS")]
     pub idle_timeout: u64,
+    /// With --http: serve without the bearer token (anyone who reaches the
+    /// port runs code; for a trusted machine only).
+    #[arg(long)]
+    pub no_auth: bool,
+    /// With --http: most MCP sessions (each a sandbox) alive at once.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub max_sessions: usize,
     /// Offer `search_docs` over the library-docs index
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
@@ -88,14 +95,32 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
             let listener = mcp::http::listen(addr)
                 .await
                 .map_err(|e| UsageError(e.to_string()))?;
+            let served = listener.local_addr()?;
             eprintln!(
-                "gisclaw mcp: serving http://{}/mcp (sessions under {}); Ctrl-C stops",
-                listener.local_addr()?,
-                workdir.display()
+                "gisclaw mcp: serving http://{served}/mcp (sessions under {}, at most {} at once); Ctrl-C stops",
+                workdir.display(),
+                args.max_sessions
             );
+            let token = if args.no_auth {
+                eprintln!("gisclaw mcp: --no-auth: anyone who reaches the port runs code in the sandbox");
+                None
+            } else {
+                let dir = gisclaw::sandbox::service::runtime_dir()?;
+                let (token, path) = mcp::http::new_token(&dir, served.port())
+                    .with_context(|| format!("writing the token into {}", dir.display()))?;
+                eprintln!(
+                    "gisclaw mcp: token {token} (also in {}, mode 0600): clients send `Authorization: Bearer <token>`",
+                    path.display()
+                );
+                Some(token)
+            };
+            let access = mcp::http::Access {
+                token,
+                max_sessions: args.max_sessions,
+            };
             let idle = Duration::from_secs(args.idle_timeout);
             let stop = || gisclaw::interrupt::requested().is_some();
-            mcp::http::serve(shared, listener, &workdir, idle, stop).await
+            mcp::http::serve(shared, listener, &workdir, idle, access, stop).await
         })?,
     }
     // A cell the client abandoned was interrupted; give it a moment to end.

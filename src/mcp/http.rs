@@ -7,15 +7,25 @@
 //! served statelessly, so over HTTP the server offers only the revisions
 //! with sessions (clients fall back to the `initialize` handshake). An MCP
 //! session idle for `idle` ends, and with it its sandbox.
+//!
+//! Whoever reaches the port runs code, so by default every request must
+//! carry the server's bearer token ([`new_token`]: random, written 0600 in
+//! the runtime folder, printed once); the `Host` header must name the
+//! loopback address and the port actually served (no `127.0.0.1:PORT.evil`);
+//! and at most [`Access::max_sessions`] MCP sessions (each a sandbox) live
+//! at once: one more is refused until one ends or idles out.
 
+use std::convert::Infallible;
+use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -59,6 +69,93 @@ impl ClientFolders {
     }
 }
 
+/// Who may use a server, and how many at once.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// The bearer token every request must carry; `None` serves anyone
+    /// who reaches the port (`--no-auth`, for a trusted machine).
+    pub token: Option<String>,
+    /// Most MCP sessions (each a sandbox) alive at once.
+    pub max_sessions: usize,
+}
+
+/// A fresh bearer token (32 random bytes from the kernel, in hex), written
+/// with mode 0600 to `dir/mcp-http-PORT.token`; the token and that path.
+pub fn new_token(dir: &Path, port: u16) -> std::io::Result<(String, PathBuf)> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut random = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut random)?;
+    let token: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(format!("mcp-http-{port}.token"));
+    // A stale file (or anything in its place) goes first: the new one is
+    // created, never opened through what was there.
+    let _ = std::fs::remove_file(&path);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?
+        .write_all(token.as_bytes())?;
+    Ok((token, path))
+}
+
+/// Whether the request's `Authorization` names the token (compared in
+/// constant time for its length).
+fn authorized(headers: &hyper::HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
+/// The answer to a request without the token.
+fn unauthorized() -> hyper::Response<http_body_util::combinators::BoxBody<Bytes, Infallible>> {
+    let mut response = hyper::Response::new(
+        Full::new(Bytes::from_static(
+            b"Unauthorized: send the token gisclaw mcp printed as `Authorization: Bearer TOKEN`",
+        ))
+        .boxed(),
+    );
+    *response.status_mut() = hyper::StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static("Bearer"),
+    );
+    response
+}
+
+/// One live MCP session's place among a server's [`Access::max_sessions`];
+/// given back when dropped (with the session's handler).
+#[derive(Debug)]
+pub struct SessionSlot(Arc<AtomicUsize>);
+
+impl SessionSlot {
+    /// A place among `max` when one is free.
+    fn take(live: &Arc<AtomicUsize>, max: usize) -> Option<SessionSlot> {
+        live.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| SessionSlot(live.clone()))
+    }
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// A listener on `addr`, refused unless it is a loopback address.
 pub async fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, HttpError> {
     if !addr.ip().is_loopback() {
@@ -77,6 +174,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     root: &Path,
     idle: Duration,
+    access: Access,
     stop: impl Fn() -> bool,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(root)?;
@@ -84,20 +182,35 @@ pub async fn serve(
         root: root.to_path_buf(),
         next: AtomicUsize::new(1),
     });
+    let port = listener.local_addr()?.port();
     let config = StreamableHttpServerConfig::default()
         .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
+        // The loopback names with the port served, nothing else (a Host of
+        // `127.0.0.1:PORT.evil.com` has no port that matches).
+        .with_allowed_hosts([
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ])
         // Browsers send an Origin; MCP clients do not. A web page must not
-        // drive a local sandbox (loopback hosts only is the default).
+        // drive a local sandbox.
         .enforce_origin_validation();
+    let live = Arc::new(AtomicUsize::new(0));
+    let max_sessions = access.max_sessions;
     let shutdown = config.cancellation_token.clone();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(idle);
     let service = StreamableHttpService::new(
         move || {
+            let slot = SessionSlot::take(&live, max_sessions).ok_or_else(|| {
+                std::io::Error::other(format!(
+                    "{max_sessions} MCP sessions are live, the most this server serves (--max-sessions): end one, or wait until one idles out"
+                ))
+            })?;
             let dir = folders.next();
             tracing::info!("MCP session: folder {}", dir.display());
             GisServer::open(shared.clone(), &dir)
-                .map(GisServer::sessions_only)
+                .map(|server| server.sessions_only().holding(slot))
                 .map_err(|e| std::io::Error::other(format!("{e:#}")))
         },
         Arc::new(sessions),
@@ -115,7 +228,20 @@ pub async fn serve(
                 continue;
             }
         };
-        let connection = TowerToHyperService::new(service.clone());
+        let service = service.clone();
+        let token: Option<Arc<str>> = access.token.as_deref().map(Arc::from);
+        let connection = hyper::service::service_fn(move |request| {
+            let service = service.clone();
+            let allowed = token
+                .as_deref()
+                .is_none_or(|token| authorized(request.headers(), token));
+            async move {
+                if !allowed {
+                    return Ok::<_, Infallible>(unauthorized());
+                }
+                Ok(service.handle(request).await)
+            }
+        });
         tokio::spawn(async move {
             let served = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), connection)

@@ -58,6 +58,9 @@ pub struct GisServer {
     _ended: Arc<CancelOnDrop>,
     /// Offer only the protocol revisions that have sessions (HTTP).
     sessions_only: bool,
+    /// Over HTTP, this session's place among the server's live sessions,
+    /// given back when the last clone goes.
+    slot: Option<Arc<super::http::SessionSlot>>,
     /// The client's folder (resources are read without waiting for a
     /// running cell).
     out: std::path::PathBuf,
@@ -95,6 +98,7 @@ impl GisServer {
             _ended: Arc::new(CancelOnDrop(canceller.clone())),
             canceller,
             sessions_only: false,
+            slot: None,
             with_docs,
             tool_router,
         })
@@ -105,6 +109,12 @@ impl GisServer {
     /// statelessly, which a persistent sandbox cannot be.
     pub fn sessions_only(mut self) -> GisServer {
         self.sessions_only = true;
+        self
+    }
+
+    /// This server holding `slot` (an HTTP session's place) while it lives.
+    pub fn holding(mut self, slot: super::http::SessionSlot) -> GisServer {
+        self.slot = Some(Arc::new(slot));
         self
     }
 

@@ -324,43 +324,86 @@ fn wait_exit(child: &mut std::process::Child, limit: Duration) -> std::process::
     }
 }
 
+/// `gisclaw mcp --http` on a free loopback port with `extra` options, its
+/// sessions under `root`: the process, its URL and its token (empty with
+/// `--no-auth`). The rest of its log is drained on a thread.
+fn http_server(data: &Path, root: &Path, extra: &[&str]) -> (Server, String, String) {
+    let mut args = vec![
+        "mcp",
+        "--http",
+        "127.0.0.1:0",
+        "--data",
+        data.to_str().unwrap(),
+        "--workdir",
+        root.to_str().unwrap(),
+        // Its own zygote, so that its sessions are its descendants.
+        "--no-daemon",
+    ];
+    args.extend_from_slice(extra);
+    let runtime = root.with_extension("runtime");
+    let mut child =
+        common::gisclaw_command(&args, &[("GISCLAW_RUNTIME_DIR", runtime.to_str().unwrap())])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let (mut url, mut token) = (String::new(), String::new());
+    loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "server exited");
+        if let Some(rest) = line.trim().strip_prefix("gisclaw mcp: serving ") {
+            url = rest.split_whitespace().next().unwrap().to_string();
+        } else if let Some(rest) = line.trim().strip_prefix("gisclaw mcp: token ") {
+            token = rest.split_whitespace().next().unwrap().to_string();
+        }
+        let auth_said = !token.is_empty() || line.contains("--no-auth");
+        if !url.is_empty() && auth_said {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (Server(child), url, token)
+}
+
+/// The status line of a raw `initialize` POST to `url` with these extra
+/// header lines (each ending in CRLF), and the whole answer.
+fn raw_initialize(url: &str, host: &str, headers: &str) -> (String, String) {
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{headers}\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    (
+        answer.lines().next().unwrap_or_default().to_string(),
+        answer,
+    )
+}
+
 #[test]
 fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
     let dir = common::workdir();
     let data = data_copy(dir.path());
     let root = dir.path().join("sessions");
-    let server = common::gisclaw_command(
-        &[
-            "mcp",
-            "--http",
-            "127.0.0.1:0",
-            "--data",
-            data.to_str().unwrap(),
-            "--workdir",
-            root.to_str().unwrap(),
-            // Its own zygote, so that its sessions are its descendants.
-            "--no-daemon",
-        ],
-        &[],
-    )
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut server = Server(server);
+    let (mut server, url, token) = http_server(&data, &root, &[]);
     let server = &mut server.0;
-    let mut stderr = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    let url = loop {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "server exited");
-        if let Some(rest) = line.trim().strip_prefix("gisclaw mcp: serving ") {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    // Keep reading the log so that the server never blocks on it.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-
-    let seen = client("http", &data, &root, &[("MCP_TEST_URL", &url)]);
+    let seen = client(
+        "http",
+        &data,
+        &root,
+        &[("MCP_TEST_URL", &url), ("MCP_TEST_TOKEN", &token)],
+    );
     assert_eq!(seen["one"], "one", "{seen}");
     assert_eq!(seen["two"], "two", "{seen}");
     assert!(seen["progress"].as_u64().unwrap() >= 1, "{seen}");
@@ -379,23 +422,15 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
     }
     assert_eq!(descendants(server.id()).len(), 1, "sessions left running");
 
-    // A web page (a request with an Origin) cannot drive the sandbox.
+    // A web page (a request with an Origin) cannot drive the sandbox, even
+    // with the token.
     let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "page", "version": "0"}}})
-    .to_string();
-    write!(
-        stream,
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nOrigin: http://evil.example\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut status = String::new();
-    BufReader::new(stream).read_line(&mut status).unwrap();
+    let bearer = format!("Authorization: Bearer {token}\r\n");
+    let (status, _) = raw_initialize(
+        &url,
+        authority,
+        &format!("{bearer}Origin: http://evil.example\r\n"),
+    );
     assert!(status.contains(" 403 "), "{status}");
 
     let sandbox = descendants(server.id());
@@ -408,6 +443,93 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
     }
     let left: Vec<u32> = sandbox.into_iter().filter(|&p| alive(p)).collect();
     assert!(left.is_empty(), "still running after Ctrl-C: {left:?}");
+}
+
+#[test]
+fn over_http_no_token_no_session_a_foreign_host_is_refused_and_sessions_are_capped() {
+    let dir = common::workdir();
+    let data = data_copy(dir.path());
+    let root = dir.path().join("sessions");
+    let (server, url, token) = http_server(&data, &root, &["--max-sessions", "1"]);
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let port = authority.rsplit(':').next().unwrap();
+    assert_eq!(token.len(), 64, "{token}");
+    let file = root
+        .with_extension("runtime")
+        .join(format!("mcp-http-{port}.token"));
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o600
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), token);
+    // Without the token, or with another one: 401, no session made.
+    for headers in [
+        "",
+        "Authorization: Bearer nope\r\n",
+        "Authorization: Basic x\r\n",
+    ] {
+        let (status, _) = raw_initialize(&url, authority, headers);
+        assert!(status.contains(" 401 "), "{headers:?}: {status}");
+    }
+    assert!(
+        !root.join("client-001").exists(),
+        "a session was opened without the token"
+    );
+    let bearer = format!("Authorization: Bearer {token}\r\n");
+    // A Host that only starts like the server's is not the server's.
+    for host in [
+        format!("127.0.0.1:{port}.evil.com"),
+        "127.0.0.1".to_string(),
+        format!("evil.com:{port}"),
+    ] {
+        let (status, _) = raw_initialize(&url, &host, &bearer);
+        assert!(
+            status.contains(" 403 ") || status.contains(" 400 "),
+            "{host}: {status}"
+        );
+    }
+    // The first session is served; a second is refused while it lives.
+    let (status, first) = raw_initialize(&url, authority, &bearer);
+    assert!(status.contains(" 200 "), "{first}");
+    let (status, answer) = raw_initialize(&url, authority, &bearer);
+    assert!(
+        !status.contains(" 200 "),
+        "a second session beyond --max-sessions 1: {answer}"
+    );
+    assert!(answer.contains("--max-sessions"), "{answer}");
+    assert!(!root.join("client-002").exists());
+    // Once the first session ends (DELETE), its place is free again.
+    let id = first
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l.split_once(':').unwrap().1.trim().to_string())
+        })
+        .expect("a session id");
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "DELETE /mcp HTTP/1.1\r\nHost: {authority}\r\n{bearer}Mcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut ended = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut ended);
+    assert!(ended.starts_with("HTTP/1.1 2"), "{ended}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let reopened = loop {
+        let (status, answer) = raw_initialize(&url, authority, &bearer);
+        if status.contains(" 200 ") || Instant::now() > deadline {
+            break answer;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(reopened.starts_with("HTTP/1.1 200"), "{reopened}");
+    let mut server = server;
+    interrupt(server.0.id());
+    let status = wait_exit(&mut server.0, Duration::from_secs(30));
+    assert!(status.success(), "{status}");
 }
 
 #[test]

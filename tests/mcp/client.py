@@ -16,6 +16,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 def params(gisclaw, data, workdir, extra_env=None, extra_args=()):
@@ -375,7 +376,11 @@ async def two_clients(gisclaw, data, workdir):
 async def over_http(url):
     """Two clients of one `gisclaw mcp --http` server: separate sessions,
     state kept across calls, progress and cancellation over HTTP."""
-    async with streamable_http_client(url) as (r1, w1), streamable_http_client(url) as (r2, w2):
+    headers = {"Authorization": f"Bearer {os.environ['MCP_TEST_TOKEN']}"}
+    c1, c2 = create_mcp_http_client(headers=headers), create_mcp_http_client(headers=headers)
+    async with c1, c2, streamable_http_client(url, http_client=c1) as (r1, w1), streamable_http_client(
+        url, http_client=c2
+    ) as (r2, w2):
         async with ClientSession(r1, w1) as s1, ClientSession(r2, w2) as s2:
             first = await s1.initialize()
             await s2.initialize()
