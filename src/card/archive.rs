@@ -83,27 +83,64 @@ struct Member {
 }
 
 /// The files an archive holds (folders left out), sorted by name, a File
-/// Geodatabase among them as one member ([`super::folder_datasets`]).
-fn members(vsi_root: &str) -> Result<(Vec<Member>, usize), gdal::errors::GdalError> {
+/// Geodatabase among them as one member ([`super::folder_datasets`]); at
+/// most [`MAX_MEMBERS`] entries are looked at, and whether there are more.
+///
+/// Listed with `VSIOpenDir`, one entry at a time with its size and mode:
+/// GDAL's recursive listing looks every name up again in the archive's
+/// index (100,000 members: a minute), and a cell (or a hostile download)
+/// may pack that many.
+fn members(vsi_root: &str) -> Result<(Vec<Member>, bool), gdal::errors::GdalError> {
+    let root = CString::new(vsi_root).map_err(|_| {
+        gdal::errors::GdalError::BadArgument("a NUL byte in the archive's path".into())
+    })?;
     let mut files = Vec::new();
-    let names = gdal::vsi::read_dir(vsi_root, true)?;
-    let total = names.len();
-    // A cell (or a hostile download) may pack 100,000 members: only the
-    // first MAX_MEMBERS are looked at (each a lookup in GDAL's listing).
-    for rel in names.into_iter().take(MAX_MEMBERS) {
-        let name = rel.to_string_lossy().trim_end_matches('/').to_string();
-        match vsi_stat(&format!("{vsi_root}/{name}")) {
-            Some((_, true)) => {}
-            Some((size, false)) => files.push((name, size)),
-            None => files.push((name, 0)),
+    let mut seen = 0usize;
+    let mut more = false;
+    // SAFETY: VSIOpenDir reads the NUL-terminated path (outliving the
+    // call) and returns a handle we close below; each entry it returns is
+    // valid until the next call on that handle.
+    unsafe {
+        let dir = gdal_sys::VSIOpenDir(root.as_ptr(), -1, std::ptr::null());
+        if dir.is_null() {
+            return Err(gdal::errors::GdalError::BadArgument(format!(
+                "{vsi_root} cannot be listed"
+            )));
         }
+        loop {
+            let entry = gdal_sys::VSIGetNextDirEntry(dir);
+            if entry.is_null() {
+                break;
+            }
+            if seen == MAX_MEMBERS {
+                more = true;
+                break;
+            }
+            seen += 1;
+            let entry = &*entry;
+            let name = std::ffi::CStr::from_ptr(entry.pszName)
+                .to_string_lossy()
+                .trim_end_matches('/')
+                .to_string();
+            let is_dir =
+                entry.bModeKnown != 0 && (entry.nMode as u32 & libc::S_IFMT) == libc::S_IFDIR;
+            if !is_dir {
+                let size = if entry.bSizeKnown != 0 {
+                    entry.nSize
+                } else {
+                    0
+                };
+                files.push((name, size));
+            }
+        }
+        gdal_sys::VSICloseDir(dir);
     }
     files.sort();
     let members = super::folder_datasets::collapsed(files)
         .into_iter()
         .map(|(name, size)| Member { name, size })
         .collect();
-    Ok((members, total))
+    Ok((members, more))
 }
 
 /// Most members of one archive the card looks at.
@@ -152,15 +189,15 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
         return Ok(text);
     }
     let root = format!("{vsi}{abs}");
-    let (list, total) = members(&root).map_err(|e| SchemaError::Unreadable {
+    let (list, more) = members(&root).map_err(|e| SchemaError::Unreadable {
         file: shown.to_string(),
         message: e.to_string(),
     })?;
     let unpacked: u64 = list.iter().map(|m| m.size).sum();
     let kind = if vsi == "/vsizip/" { "zip" } else { "tar" };
     let files = format!("{} file(s), {} unpacked", list.len(), size_text(unpacked));
-    let head = if total > MAX_MEMBERS {
-        format!("{kind} archive of {total} entries, the first {MAX_MEMBERS} looked at ({files})")
+    let head = if more {
+        format!("{kind} archive of more than {MAX_MEMBERS} entries, the first {MAX_MEMBERS} looked at ({files})")
     } else {
         format!("{kind} archive, {files}")
     };

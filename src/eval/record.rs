@@ -330,3 +330,22 @@ fn process_score(workdir: &Path, gold: &GoldReference, embedder: Option<&Embedde
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_scores_without_gold_are_written_and_read_back() {
+        let table = OpTable::built_in().unwrap();
+        let scores = code_scores("", "import geopandas as gpd\nx = 1\n", &table);
+        assert_eq!(scores.codebleu, None);
+        let text = serde_json::to_string(&scores).unwrap();
+        let back: CodeScores =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!(back.codebleu, None);
+        let with_gold = code_scores("x = 1\n", "x = 1\n", &table);
+        let c = with_gold.codebleu.expect("a gold gives a CodeBLEU");
+        assert_eq!((c.syntax_match, c.dataflow_match), (1.0, 1.0));
+    }
+}

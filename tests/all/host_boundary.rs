@@ -454,3 +454,67 @@ fn a_huge_header_is_never_allocated_by_the_checks() {
     let _ = checks.all(&pred);
     assert_eq!(run(&mut s, "print('alive')").result.stdout.trim(), "alive");
 }
+
+#[test]
+fn gis_variables_reach_cells_only_by_name() {
+    let work = common::workdir();
+    let script = work.path().join("env.py");
+    std::fs::write(
+        &script,
+        "import os\nprint(sorted(k for k in os.environ if k.startswith(('GDAL_', 'OGR_', 'CPL_', 'PROJ_', 'PG'))))\n\
+         print('password' in str(os.environ))\n",
+    )
+    .unwrap();
+    let runtime = work.path().join("runtime");
+    let out = common::gisclaw(
+        &[
+            "exec",
+            script.to_str().unwrap(),
+            "--workdir",
+            work.path().to_str().unwrap(),
+            "--no-daemon",
+        ],
+        &[
+            ("GISCLAW_RUNTIME_DIR", runtime.to_str().unwrap()),
+            ("OGR_PG_DSN", "host=db user=gis password=hunter2"),
+            ("GDAL_PG_CONNECTION", "password=hunter2"),
+            ("CPL_VSIL_CURL_ALLOWED_EXTENSIONS", ".tif"),
+            ("GDAL_CACHEMAX", "256"),
+        ],
+    );
+    let text = common::text(&out);
+    assert!(out.status.success(), "{text}");
+    // What the worker sets itself (its CA bundles) besides, never the host's.
+    assert!(text.contains("'GDAL_CACHEMAX'"), "{text}");
+    for withheld in ["OGR_PG_DSN", "GDAL_PG_CONNECTION", "CPL_VSIL_CURL"] {
+        assert!(!text.contains(withheld), "{withheld}: {text}");
+    }
+    assert!(text.contains("False"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+#[test]
+fn an_archive_of_100000_members_is_described_from_its_first_members() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // Written by the sandbox's Python, as a cell (or a download) would.
+    let (mut s, work) = common::session();
+    let zip = work.path().join("pred_results/many.zip");
+    let out = run(
+        &mut s,
+        "import zipfile\nwith zipfile.ZipFile('pred_results/many.zip', 'w') as z:\n\
+         \x20   for i in range(100_000):\n\
+         \x20       z.writestr(f'm/{i:06d}.txt', '')\nprint('zipped')",
+    );
+    assert_eq!(out.status, CellStatus::Ok, "{:?}", out.result.error);
+    std::fs::copy(&zip, data.join("many.zip")).unwrap();
+    let out = common::gisclaw(&["card", data.to_str().unwrap()], &[]);
+    let text = common::text(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("zip archive of more than 2000 entries, the first 2000 looked at"),
+        "{text}"
+    );
+}
