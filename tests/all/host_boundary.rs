@@ -305,6 +305,16 @@ fn planted_links_are_named_never_embedded_in_notebooks_or_read_by_the_checks() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // The progress lines name the planted figures too, never draw or size them.
+    let progress = common::text(&o);
+    for name in ["e.png", "s.png"] {
+        assert!(
+            progress.contains(&format!(
+                "figure: pred_results/{name}: a link out of its folder, not read"
+            )),
+            "{name}: {progress}"
+        );
+    }
     let observation = first_observation(&out);
     for name in ["e.png", "s.png", "c.csv"] {
         assert!(
