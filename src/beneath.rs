@@ -567,6 +567,12 @@ pub struct Walk {
     pub stopped: Option<String>,
 }
 
+/// Reads `path`, which must lie beneath `root`, as [`Dir::read`] does.
+pub fn read_under(root: &Path, path: &Path, cap: u64) -> Result<Vec<u8>, Refused> {
+    let rel = path.strip_prefix(root).map_err(|_| Refused::Outside)?;
+    Dir::open(root).map_err(Refused::from_errno)?.read(rel, cap)
+}
+
 /// Checks `path`, which must lie beneath `root`, as [`Dir::check`] does.
 pub fn check_under(root: &Path, path: &Path) -> Result<FileFacts, Refused> {
     let rel = path.strip_prefix(root).map_err(|_| Refused::Outside)?;

@@ -110,14 +110,21 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
         weak: kind == OutputKind::Image,
         note: String::new(),
     };
-    match std::fs::metadata(candidate) {
-        Ok(m) if m.is_file() && m.len() > 0 => {}
-        Ok(m) if m.is_file() => {
+    // Read only as the cell could (crate::beneath): a link out of its
+    // folder, a FIFO or a file the sandbox could not read is not scored.
+    let folder = candidate.parent().unwrap_or(Path::new("/"));
+    match crate::beneath::check_under(folder, candidate) {
+        Ok(facts) if facts.len > 0 => {}
+        Ok(_) => {
             score.note = "empty file".into();
             return score;
         }
-        _ => {
+        Err(crate::beneath::Refused::Missing | crate::beneath::Refused::Special("a folder")) => {
             score.note = "missing".into();
+            return score;
+        }
+        Err(why) => {
+            score.note = why.to_string();
             return score;
         }
     }

@@ -56,9 +56,18 @@ pub fn judge(
             source,
         })
     };
+    // The agent's image is a cell's file: read as the cell could
+    // (crate::beneath), never through a link out of its folder, so that no
+    // host file is sent to the judging model.
+    let folder = agent.parent().unwrap_or(Path::new("/"));
+    let agents = crate::beneath::read_under(folder, agent, crate::outputs::MAX_IMAGE_BYTES)
+        .map_err(|why| JudgeError::Io {
+            path: agent.to_path_buf(),
+            source: std::io::Error::other(why.to_string()),
+        })?;
     ask_grades(
         backend,
-        prompt(instruction, &read(gold)?, &read(agent)?),
+        prompt(instruction, &read(gold)?, &agents),
         &DIMENSIONS,
     )
 }

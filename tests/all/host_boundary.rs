@@ -528,3 +528,29 @@ fn an_archive_of_100000_members_is_described_from_its_first_members() {
         "{text}"
     );
 }
+
+#[test]
+fn eval_scores_no_output_reached_through_a_link_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret_dir = tempfile::tempdir().unwrap();
+    let secret = victim(secret_dir.path(), "scored-secret");
+    let gold = dir.path().join("gold.csv");
+    std::fs::copy(&secret, &gold).unwrap();
+    let pred = dir.path().join("pred_results");
+    std::fs::create_dir(&pred).unwrap();
+    std::os::unix::fs::symlink(&secret, pred.join("x.csv")).unwrap();
+    let fifo = std::ffi::CString::new(pred.join("y.csv").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    use gisclaw::eval::output_score::score_output;
+    let linked = score_output("pred_results/x.csv", &gold, &pred.join("x.csv"));
+    assert_eq!(linked.score, 0.0, "{linked:?}");
+    assert_eq!(linked.note, "a link out of its folder, not read");
+    let piped = score_output("pred_results/y.csv", &gold, &pred.join("y.csv"));
+    assert_eq!(piped.note, "a FIFO, not read");
+    // The same table as a file of the run's own is scored in full.
+    std::fs::copy(&secret, pred.join("z.csv")).unwrap();
+    std::fs::set_permissions(pred.join("z.csv"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let own = score_output("pred_results/z.csv", &gold, &pred.join("z.csv"));
+    assert!(own.score > 0.99, "{own:?}");
+}
