@@ -584,13 +584,21 @@ impl ChatEngine {
         let script = dir.join("solution.py");
         crate::util::write_atomic(&script, self.script().as_bytes()).map_err(io(&script))?;
         let mut copied = 3;
+        // The outputs are the cells' files: each is opened beneath the
+        // folder as the cell could (crate::beneath); a link out of it, a
+        // FIFO or a file the sandbox could not read is left behind.
         let pred = self.workdir().join("pred_results");
-        for (rel, _) in crate::card::files_under(&pred) {
+        let folder = crate::beneath::Dir::open(&pred).map_err(io(&pred))?;
+        for (rel, _) in folder.walk(crate::beneath::WalkBudget::default()).files {
+            let Ok((mut from, _)) = folder.open_file(&rel) else {
+                continue;
+            };
             let to = out.join(&rel);
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent).map_err(io(parent))?;
             }
-            std::fs::copy(pred.join(&rel), &to).map_err(io(&to))?;
+            let mut file = std::fs::File::create(&to).map_err(io(&to))?;
+            std::io::copy(&mut from, &mut file).map_err(io(&to))?;
             copied += 1;
         }
         // The data beside them, so solution.py and the notebook run there.
