@@ -497,31 +497,34 @@ impl Dir {
         Ok(st)
     }
 
-    /// Every regular file beneath this folder (relative paths, sorted, with
-    /// their entries), descending into sub-folders but never through a
-    /// link; stops at `budget` and says why in [`Walk::stopped`].
+    /// Every entry beneath this folder that is not a folder (relative
+    /// paths, sorted; regular files, links, FIFOs… for the caller to tell
+    /// apart), descending into sub-folders but never through a link; stops
+    /// at `budget` (every entry counted, folders too) and says why in
+    /// [`Walk::stopped`].
     pub fn walk(&self, budget: WalkBudget) -> Walk {
         let started = Instant::now();
         let mut walk = Walk::default();
+        let mut listed = 0usize;
         let mut pending: Vec<(PathBuf, Option<Dir>)> = vec![(PathBuf::new(), None)];
-        while let Some((rel, dir)) = pending.pop() {
+        'walk: while let Some((rel, dir)) = pending.pop() {
             let dir = dir.as_ref().unwrap_or(self);
             let Ok(entries) = dir.entries() else {
                 continue;
             };
             for entry in entries {
-                if walk.files.len() >= budget.files {
-                    walk.stopped = Some(format!("stopped after {} files", budget.files));
-                    return walk;
+                if listed >= budget.entries {
+                    walk.stopped = Some(format!("stopped after {} entries", budget.entries));
+                    break 'walk;
                 }
                 if started.elapsed() > budget.time {
                     walk.stopped = Some(format!(
-                        "stopped after {:.0} s ({} files)",
-                        budget.time.as_secs_f64(),
-                        walk.files.len()
+                        "stopped after {:.0} s ({listed} entries)",
+                        budget.time.as_secs_f64()
                     ));
-                    return walk;
+                    break 'walk;
                 }
+                listed += 1;
                 let path = rel.join(&entry.name);
                 if entry.is_dir() {
                     if let Ok(sub) = dir.child_dir(&entry.name) {
@@ -541,7 +544,7 @@ impl Dir {
 #[derive(Debug, Clone, Copy)]
 pub struct WalkBudget {
     /// Entries (files, links, others) listed at most.
-    pub files: usize,
+    pub entries: usize,
     /// Time at most.
     pub time: Duration,
 }
@@ -550,7 +553,7 @@ impl Default for WalkBudget {
     /// 10,000 entries, 10 s.
     fn default() -> WalkBudget {
         WalkBudget {
-            files: 10_000,
+            entries: 10_000,
             time: Duration::from_secs(10),
         }
     }
@@ -742,11 +745,11 @@ mod tests {
             .1
             .is_link());
         let small = d.walk(WalkBudget {
-            files: 2,
+            entries: 2,
             time: Duration::from_secs(5),
         });
         assert_eq!(small.files.len(), 2);
-        assert_eq!(small.stopped.as_deref(), Some("stopped after 2 files"));
+        assert_eq!(small.stopped.as_deref(), Some("stopped after 2 entries"));
     }
 
     #[test]

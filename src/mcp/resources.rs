@@ -169,7 +169,7 @@ fn plain_files(dir: &Path) -> Vec<(String, u64)> {
         return Vec::new();
     };
     let budget = beneath::WalkBudget {
-        files: MAX_LISTED * 4,
+        entries: MAX_LISTED * 4,
         ..beneath::WalkBudget::default()
     };
     let mut found: Vec<(String, u64)> = folder
