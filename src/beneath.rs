@@ -583,6 +583,120 @@ pub fn check_under(root: &Path, path: &Path) -> Result<FileFacts, Refused> {
     dir.check(rel)
 }
 
+/// Most files one [`Pinned`] holds open (a file's siblings, a folder's
+/// files).
+pub const PIN_FILES: usize = 256;
+
+/// A file checked beneath a folder, held open together with the files
+/// beside it that share its stem (a shapefile's `.dbf`/`.shx`/`.prj`, a
+/// raster's `.aux.xml`), or a checked folder's files (a FileGDB), offered
+/// to a library that opens by path (GDAL, Parquet) through a private
+/// folder of links to the open descriptors (`NAME -> /proc/self/fd/N`).
+/// What the library reads is what was checked, whatever the cell renames,
+/// swaps or links in its place afterwards. Removed when dropped.
+pub struct Pinned {
+    _files: Vec<File>,
+    _folder: Option<tempfile::TempDir>,
+    path: PathBuf,
+    /// The checked file's size and time (`None` for a folder).
+    pub facts: Option<FileFacts>,
+}
+
+impl Pinned {
+    /// The path to hand the library: the file (or folder) under its own
+    /// name in the private folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Whether entry `name` belongs with the file whose stem is `stem`
+/// (`roads.dbf`, `ROADS.PRJ`, `roads.shp.xml` with `roads`).
+fn sibling_of(name: &OsStr, stem: &OsStr) -> bool {
+    let (name, stem) = (name.as_bytes(), stem.as_bytes());
+    name.len() > stem.len() + 1
+        && name[..stem.len()].eq_ignore_ascii_case(stem)
+        && name[stem.len()] == b'.'
+}
+
+/// Links `name` in `into` to the open `file` (by its descriptor).
+fn link_fd(into: &Path, name: &OsStr, file: &File) -> Result<(), Refused> {
+    let target = format!("/proc/self/fd/{}", file.as_raw_fd());
+    std::os::unix::fs::symlink(target, into.join(name)).map_err(Refused::Io)
+}
+
+/// Pins `path`, which must lie beneath `root` (see [`Pinned`]): a regular
+/// file the sandbox could read, with its siblings that are (others are left
+/// out, as the cell's sandbox would not see them either), or a folder's
+/// regular files (not its sub-folders). Where `/proc` is not mounted, the
+/// file is only checked and its own path handed on.
+pub fn pin_under(root: &Path, path: &Path) -> Result<Pinned, Refused> {
+    let rel = path.strip_prefix(root).map_err(|_| Refused::Outside)?;
+    let name = rel.file_name().ok_or(Refused::Special("a folder"))?;
+    let dir = Dir::open(root).map_err(Refused::from_errno)?;
+    let parent = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) => dir.subdir(p)?,
+        None => dir,
+    };
+    let opened = parent.open_file(Path::new(name));
+    if !Path::new("/proc/self/fd").is_dir() {
+        return opened.map(|(_, facts)| Pinned {
+            _files: Vec::new(),
+            _folder: None,
+            path: path.to_path_buf(),
+            facts: Some(facts),
+        });
+    }
+    let folder = tempfile::Builder::new()
+        .prefix("gisclaw-pinned-")
+        .tempdir()
+        .map_err(Refused::Io)?;
+    let mut files = Vec::new();
+    let facts = match opened {
+        Ok((file, facts)) => {
+            link_fd(folder.path(), name, &file)?;
+            files.push(file);
+            let stem = Path::new(name).file_stem().unwrap_or(name);
+            let beside = parent.entries().map_err(Refused::Io)?;
+            for entry in beside {
+                if files.len() >= PIN_FILES {
+                    break;
+                }
+                if entry.name == name || !sibling_of(&entry.name, stem) {
+                    continue;
+                }
+                if let Ok((file, _)) = parent.open_file(Path::new(&entry.name)) {
+                    link_fd(folder.path(), &entry.name, &file)?;
+                    files.push(file);
+                }
+            }
+            Some(facts)
+        }
+        Err(Refused::Special("a folder")) => {
+            let inner = parent.subdir(Path::new(name))?;
+            let into = folder.path().join(name);
+            std::fs::create_dir(&into).map_err(Refused::Io)?;
+            for entry in inner.entries().map_err(Refused::Io)? {
+                if files.len() >= PIN_FILES {
+                    break;
+                }
+                if let Ok((file, _)) = inner.open_file(Path::new(&entry.name)) {
+                    link_fd(&into, &entry.name, &file)?;
+                    files.push(file);
+                }
+            }
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Pinned {
+        _files: files,
+        path: folder.path().join(name),
+        _folder: Some(folder),
+        facts,
+    })
+}
+
 /// Reads `rel` as a cell whose cwd is `workdir` named it (a figure it
 /// wrote), as [`Dir::read`] does beneath `workdir`. A run's `pred_results/`
 /// lies beside its work folder, reached by a link gisclaw made
@@ -776,5 +890,58 @@ mod tests {
         assert!(out.is_none());
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(within(Duration::from_secs(5), || 2), Some(2));
+    }
+
+    #[test]
+    fn a_pinned_file_is_what_was_checked_whatever_is_swapped_in_after() {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.csv");
+        std::fs::write(&secret, "secret,row\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("roads.shp"), "shp").unwrap();
+        std::fs::write(root.join("ROADS.DBF"), "dbf").unwrap();
+        std::fs::write(root.join("roads.shp.xml"), "xml").unwrap();
+        std::fs::write(root.join("roadside.txt"), "not a sibling").unwrap();
+        symlink(&secret, root.join("roads.prj")).unwrap();
+        let pinned = pin_under(root, &root.join("roads.shp")).unwrap();
+        assert_eq!(pinned.facts.as_ref().unwrap().len, 3);
+        // The cell swaps the checked file for a link out, and renames a
+        // sibling away: the pinned names still read what was checked.
+        std::fs::remove_file(root.join("roads.shp")).unwrap();
+        symlink(&secret, root.join("roads.shp")).unwrap();
+        std::fs::rename(root.join("ROADS.DBF"), root.join("gone.dbf")).unwrap();
+        let at = pinned.path().parent().unwrap();
+        assert_eq!(std::fs::read_to_string(pinned.path()).unwrap(), "shp");
+        assert_eq!(
+            std::fs::read_to_string(at.join("ROADS.DBF")).unwrap(),
+            "dbf"
+        );
+        assert_eq!(
+            std::fs::read_to_string(at.join("roads.shp.xml")).unwrap(),
+            "xml"
+        );
+        // A sibling linking out is left out; another stem is not a sibling.
+        assert!(!at.join("roads.prj").exists());
+        assert!(!at.join("roadside.txt").exists());
+        let private = at.to_path_buf();
+        drop(pinned);
+        assert!(!private.exists(), "the private folder outlives its pin");
+        // The swapped-in link is refused when pinned anew.
+        assert!(matches!(
+            pin_under(root, &root.join("roads.shp")),
+            Err(Refused::Outside)
+        ));
+        // A folder's regular files are pinned, its links out are not.
+        std::fs::create_dir(root.join("x.gdb")).unwrap();
+        std::fs::write(root.join("x.gdb/a00000001.gdbtable"), "table").unwrap();
+        symlink(&secret, root.join("x.gdb/a00000002.gdbtable")).unwrap();
+        let folder = pin_under(root, &root.join("x.gdb")).unwrap();
+        assert!(folder.facts.is_none());
+        assert_eq!(
+            std::fs::read_to_string(folder.path().join("a00000001.gdbtable")).unwrap(),
+            "table"
+        );
+        assert!(!folder.path().join("a00000002.gdbtable").exists());
     }
 }

@@ -62,10 +62,12 @@ const ROWS: u32 = 20;
 /// `path` (as `shown_as`) with its pixel size and file size:
 /// `pred_results/map.png (1050×900 px, 61 KB)`.
 pub fn describe(path: &Path, shown_as: &str) -> String {
-    let bytes = match readable(path) {
-        Ok(facts) => facts.len,
+    let pinned = match readable(path) {
+        Ok(pinned) => pinned,
         Err(why) => return format!("{shown_as}: {why}"),
     };
+    let bytes = pinned.facts.as_ref().map_or(0, |f| f.len);
+    let path = pinned.path();
     let size = if bytes >= 1024 * 1024 {
         format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
     } else {
@@ -77,20 +79,25 @@ pub fn describe(path: &Path, shown_as: &str) -> String {
     }
 }
 
-/// The facts of the figure at `path` when it may be read: a regular file
+/// The figure at `path`, pinned, when it may be read: a regular file
 /// reached without a link out of its folder, that the sandbox's user could
 /// read (a cell wrote it, or planted a link in its place: see
 /// `gisclaw::beneath`).
-fn readable(path: &Path) -> Result<gisclaw::beneath::FileFacts, gisclaw::beneath::Refused> {
+fn readable(path: &Path) -> Result<gisclaw::beneath::Pinned, gisclaw::beneath::Refused> {
     let folder = path.parent().unwrap_or(Path::new("/"));
-    gisclaw::beneath::check_under(folder, path)
+    let pinned = gisclaw::beneath::pin_under(folder, path)?;
+    match pinned.facts {
+        Some(_) => Ok(pinned),
+        None => Err(gisclaw::beneath::Refused::Special("a folder")),
+    }
 }
 
 /// Draws the image at `path` on stdout with `protocol`, at most [`ROWS`]
 /// terminal rows high; an image larger than the output checks decode
 /// (`gisclaw::outputs::MAX_IMAGE_PIXELS`) is refused from its header.
 fn draw(path: &Path, protocol: Protocol) -> Result<(), String> {
-    readable(path).map_err(|why| why.to_string())?;
+    let pinned = readable(path).map_err(|why| why.to_string())?;
+    let path = pinned.path();
     let reader = image25::ImageReader::open(path)
         .and_then(|r| r.with_guessed_format())
         .map_err(|e| e.to_string())?;

@@ -37,7 +37,8 @@ pub struct McpArgs {
     /// port runs code; for a trusted machine only).
     #[arg(long)]
     pub no_auth: bool,
-    /// With --http: most MCP sessions (each a sandbox) alive at once.
+    /// With --http: most MCP sessions (each a sandbox) alive at once; one
+    /// more ends the session idle the longest.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub max_sessions: usize,
     /// Offer `search_docs` over the library-docs index

@@ -112,14 +112,11 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
     };
     // Read only as the cell could (crate::beneath): a link out of its
     // folder, a FIFO or a file the sandbox could not read is not scored.
+    // Pinned: the libraries read the very file checked.
     let folder = candidate.parent().unwrap_or(Path::new("/"));
-    match crate::beneath::check_under(folder, candidate) {
-        Ok(facts) if facts.len > 0 => {}
-        Ok(_) => {
-            score.note = "empty file".into();
-            return score;
-        }
-        Err(crate::beneath::Refused::Missing | crate::beneath::Refused::Special("a folder")) => {
+    let pinned = match crate::beneath::pin_under(folder, candidate) {
+        Ok(pinned) => pinned,
+        Err(crate::beneath::Refused::Missing) => {
             score.note = "missing".into();
             return score;
         }
@@ -127,7 +124,19 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
             score.note = why.to_string();
             return score;
         }
+    };
+    match &pinned.facts {
+        Some(facts) if facts.len > 0 => {}
+        Some(_) => {
+            score.note = "empty file".into();
+            return score;
+        }
+        None => {
+            score.note = "missing".into();
+            return score;
+        }
     }
+    let candidate = pinned.path();
     if !gold.is_file() {
         score.note = "the gold output is missing".into();
         return score;
@@ -832,7 +841,8 @@ fn grey(path: &Path) -> Result<Grid, ScoreError> {
 }
 
 fn image(gold: &Path, candidate: &Path) -> Scored {
-    match outputs::check(candidate) {
+    // `candidate` is pinned by score_output.
+    match outputs::check_pinned(candidate) {
         OutputCheck::Content(..) => {}
         OutputCheck::Trivial(_, why) => return Ok((0.0, parts(&[("blank", 1.0)]), why)),
         OutputCheck::Unreadable(why) => return Err(ScoreError::Check(why)),

@@ -13,20 +13,21 @@
 //! the runtime folder, printed once); the `Host` header must name the
 //! loopback address and the port actually served (no `127.0.0.1:PORT.evil`);
 //! and at most [`Access::max_sessions`] MCP sessions (each a sandbox) live
-//! at once: one more is refused until one ends or idles out.
+//! at once: one more ends the session idle the longest ([`LiveSessions`]).
 
 use std::convert::Infallible;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::{GisServer, Shared, MAX_MESSAGE_BYTES};
@@ -134,26 +135,154 @@ fn unauthorized() -> hyper::Response<http_body_util::combinators::BoxBody<Bytes,
     response
 }
 
-/// One live MCP session's place among a server's [`Access::max_sessions`];
-/// given back when dropped (with the session's handler).
-#[derive(Debug)]
-pub struct SessionSlot(Arc<AtomicUsize>);
+/// The live MCP sessions of one server (each a sandbox), at most
+/// [`Access::max_sessions`]: when one more is asked for, the session idle
+/// the longest is ended to make room (a session running a call is never
+/// ended); only when every one is busy is the new one refused.
+pub struct LiveSessions {
+    max: usize,
+    manager: Arc<LocalSessionManager>,
+    state: Mutex<LiveState>,
+}
 
-impl SessionSlot {
-    /// A place among `max` when one is free.
-    fn take(live: &Arc<AtomicUsize>, max: usize) -> Option<SessionSlot> {
-        live.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-            (n < max).then_some(n + 1)
+#[derive(Default)]
+struct LiveState {
+    next_key: u64,
+    sessions: Vec<LiveSession>,
+}
+
+/// One live session as the server counts it.
+struct LiveSession {
+    key: u64,
+    /// Its `Mcp-Session-Id`, known once its `initialize` was answered.
+    id: Option<SessionId>,
+    /// Requests being served (the `initialize` counts until answered).
+    busy: usize,
+    last_used: Instant,
+}
+
+/// Why a new session cannot be had.
+fn all_busy(max: usize) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{max} MCP sessions are live and all are running calls, the most this server serves (--max-sessions): wait for one to finish"
+    ))
+}
+
+impl LiveSessions {
+    fn new(max: usize, manager: Arc<LocalSessionManager>) -> Arc<LiveSessions> {
+        Arc::new(LiveSessions {
+            max: max.max(1),
+            manager,
+            state: Mutex::default(),
         })
-        .ok()
-        .map(|_| SessionSlot(live.clone()))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, LiveState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A place for one more session, busy until its `initialize` is
+    /// answered ([`LiveSessions::answered`]); at the cap, the session idle
+    /// the longest is ended first (closed as if its client had sent
+    /// DELETE: its sandbox ends, its next request is answered 404).
+    fn admit(self: &Arc<Self>) -> std::io::Result<Tenure> {
+        let mut state = self.state();
+        if state.sessions.len() >= self.max {
+            let oldest = state
+                .sessions
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.busy == 0 && s.id.is_some())
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(i, _)| i)
+                .ok_or_else(|| all_busy(self.max))?;
+            let ended = state.sessions.remove(oldest);
+            if let Some(id) = ended.id {
+                tracing::info!(
+                    "MCP session {id}: ended to make room for a new one (--max-sessions {})",
+                    self.max
+                );
+                let manager = self.manager.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = manager.close_session(&id).await {
+                        tracing::warn!("ending MCP session {id}: {e}");
+                    }
+                });
+            }
+        }
+        state.next_key += 1;
+        let key = state.next_key;
+        state.sessions.push(LiveSession {
+            key,
+            id: None,
+            busy: 1,
+            last_used: Instant::now(),
+        });
+        Ok(Tenure {
+            live: self.clone(),
+            key,
+        })
+    }
+
+    /// The `initialize` that admitted session `key` was answered, with this
+    /// session id (none when it failed).
+    fn answered(&self, key: u64, id: Option<SessionId>) {
+        let mut state = self.state();
+        if let Some(session) = state.sessions.iter_mut().find(|s| s.key == key) {
+            session.id = id;
+            session.busy = session.busy.saturating_sub(1);
+            session.last_used = Instant::now();
+        }
     }
 }
 
-impl Drop for SessionSlot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+/// One live MCP session's place among its server's [`LiveSessions`],
+/// given back when the session's handler goes.
+pub struct Tenure {
+    live: Arc<LiveSessions>,
+    key: u64,
+}
+
+/// A request being served by a session; marks it used when it ends.
+pub struct InUse<'a>(&'a Tenure);
+
+impl Tenure {
+    /// Marks the session busy for one request, or says it was ended to
+    /// make room for a newer one.
+    pub fn serve(&self) -> Result<InUse<'_>, String> {
+        let mut state = self.live.state();
+        match state.sessions.iter_mut().find(|s| s.key == self.key) {
+            Some(session) => {
+                session.busy += 1;
+                Ok(InUse(self))
+            }
+            None => Err(format!(
+                "this MCP session was ended to make room for a newer one (gisclaw mcp --max-sessions {}): start a new session",
+                self.live.max
+            )),
+        }
     }
+}
+
+impl Drop for InUse<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.live.state();
+        if let Some(session) = state.sessions.iter_mut().find(|s| s.key == self.0.key) {
+            session.busy = session.busy.saturating_sub(1);
+            session.last_used = Instant::now();
+        }
+    }
+}
+
+impl Drop for Tenure {
+    fn drop(&mut self) {
+        self.live.state().sessions.retain(|s| s.key != self.key);
+    }
+}
+
+tokio::task_local! {
+    /// The session a request's `initialize` admitted, if it did.
+    static ADMITTED: Arc<Mutex<Option<u64>>>;
 }
 
 /// A listener on `addr`, refused unless it is a loopback address.
@@ -195,25 +324,26 @@ pub async fn serve(
         // Browsers send an Origin; MCP clients do not. A web page must not
         // drive a local sandbox.
         .enforce_origin_validation();
-    let live = Arc::new(AtomicUsize::new(0));
-    let max_sessions = access.max_sessions;
     let shutdown = config.cancellation_token.clone();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(idle);
+    let sessions = Arc::new(sessions);
+    let live = LiveSessions::new(access.max_sessions, sessions.clone());
+    let admitting = live.clone();
     let service = StreamableHttpService::new(
         move || {
-            let slot = SessionSlot::take(&live, max_sessions).ok_or_else(|| {
-                std::io::Error::other(format!(
-                    "{max_sessions} MCP sessions are live, the most this server serves (--max-sessions): end one, or wait until one idles out"
-                ))
-            })?;
+            let tenure = admitting.admit()?;
+            // The request's wrapper learns the session id from the answer.
+            let _ = ADMITTED.try_with(|admitted| {
+                *admitted.lock().unwrap_or_else(|p| p.into_inner()) = Some(tenure.key);
+            });
             let dir = folders.next();
             tracing::info!("MCP session: folder {}", dir.display());
             GisServer::open(shared.clone(), &dir)
-                .map(|server| server.sessions_only().holding(slot))
+                .map(|server| server.sessions_only().holding(tenure))
                 .map_err(|e| std::io::Error::other(format!("{e:#}")))
         },
-        Arc::new(sessions),
+        sessions,
         config,
     );
     while !stop() {
@@ -230,16 +360,31 @@ pub async fn serve(
         };
         let service = service.clone();
         let token: Option<Arc<str>> = access.token.as_deref().map(Arc::from);
+        let live = live.clone();
         let connection = hyper::service::service_fn(move |request| {
             let service = service.clone();
             let allowed = token
                 .as_deref()
                 .is_none_or(|token| authorized(request.headers(), token));
+            let live = live.clone();
             async move {
                 if !allowed {
                     return Ok::<_, Infallible>(unauthorized());
                 }
-                Ok(service.handle(request).await)
+                let admitted = Arc::new(Mutex::new(None));
+                let response = ADMITTED
+                    .scope(admitted.clone(), service.handle(request))
+                    .await;
+                let admitted = *admitted.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(key) = admitted {
+                    let id = response
+                        .headers()
+                        .get("mcp-session-id")
+                        .and_then(|v| v.to_str().ok())
+                        .map(SessionId::from);
+                    live.answered(key, id);
+                }
+                Ok(response)
             }
         });
         tokio::spawn(async move {

@@ -60,7 +60,7 @@ pub struct GisServer {
     sessions_only: bool,
     /// Over HTTP, this session's place among the server's live sessions,
     /// given back when the last clone goes.
-    slot: Option<Arc<super::http::SessionSlot>>,
+    tenure: Option<Arc<super::http::Tenure>>,
     /// The client's folder (resources are read without waiting for a
     /// running cell).
     out: std::path::PathBuf,
@@ -98,7 +98,7 @@ impl GisServer {
             _ended: Arc::new(CancelOnDrop(canceller.clone())),
             canceller,
             sessions_only: false,
-            slot: None,
+            tenure: None,
             with_docs,
             tool_router,
         })
@@ -112,9 +112,10 @@ impl GisServer {
         self
     }
 
-    /// This server holding `slot` (an HTTP session's place) while it lives.
-    pub fn holding(mut self, slot: super::http::SessionSlot) -> GisServer {
-        self.slot = Some(Arc::new(slot));
+    /// This server holding `tenure` (an HTTP session's place) while it
+    /// lives.
+    pub fn holding(mut self, tenure: super::http::Tenure) -> GisServer {
+        self.tenure = Some(Arc::new(tenure));
         self
     }
 
@@ -126,11 +127,22 @@ impl GisServer {
             .cancel();
     }
 
+    /// Marks this session busy while a request is served (over HTTP, a
+    /// busy session is never the one ended to make room), or says it was
+    /// ended.
+    fn in_use(&self) -> Result<Option<super::http::InUse<'_>>, McpError> {
+        self.tenure
+            .as_deref()
+            .map(|t| t.serve().map_err(|e| McpError::invalid_request(e, None)))
+            .transpose()
+    }
+
     /// Runs `job` on the client's session on the blocking pool.
     async fn with_client<T: Send + 'static>(
         &self,
         job: impl FnOnce(&mut ClientSession) -> T + Send + 'static,
     ) -> Result<T, McpError> {
+        let _in_use = self.in_use()?;
         let client = self.client.clone();
         tokio::task::spawn_blocking(move || {
             let mut client = client.lock().unwrap_or_else(|p| p.into_inner());
@@ -355,6 +367,7 @@ impl ServerHandler for GisServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let _in_use = self.in_use()?;
         let out = self.out.clone();
         let listed = tokio::task::spawn_blocking(move || resources::list(&out))
             .await
@@ -377,6 +390,7 @@ impl ServerHandler for GisServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let _in_use = self.in_use()?;
         let uri = request.uri.clone();
         let out = self.out.clone();
         let read = tokio::task::spawn_blocking(move || resources::read(&out, &uri))

@@ -104,15 +104,30 @@ pub fn check(path: &Path) -> OutputCheck {
 /// [`check`], with links allowed anywhere beneath `root` (a run's folder)
 /// and none out of it.
 pub fn check_beneath(root: &Path, path: &Path) -> OutputCheck {
-    let size = match beneath::check_under(root, path) {
-        Ok(facts) => facts.len,
+    // Pinned: the library reads the very file checked, whatever the cell
+    // swaps in afterwards.
+    let pinned = match beneath::pin_under(root, path) {
+        Ok(pinned) => pinned,
         Err(beneath::Refused::Missing) => return OutputCheck::Unreadable("missing".into()),
-        Err(beneath::Refused::Special("a folder")) => {
-            return OutputCheck::Unreadable("not a file".into())
-        }
         Err(why) => return OutputCheck::Unreadable(why.to_string()),
     };
-    let owned = path.to_path_buf();
+    let Some(size) = pinned.facts.as_ref().map(|f| f.len) else {
+        return OutputCheck::Unreadable("not a file".into());
+    };
+    beneath::within(CHECK_TIME, move || check_file(pinned.path(), size)).unwrap_or_else(|| {
+        OutputCheck::Unreadable(format!("not read within {} s", CHECK_TIME.as_secs()))
+    })
+}
+
+/// [`check`] of a file already pinned ([`beneath::Pinned::path`]: checked
+/// beneath its folder and held open), for at most [`CHECK_TIME`].
+pub fn check_pinned(pinned: &Path) -> OutputCheck {
+    let size = match std::fs::metadata(pinned) {
+        Ok(meta) if meta.is_file() => meta.len(),
+        Ok(_) => return OutputCheck::Unreadable("not a file".into()),
+        Err(e) => return OutputCheck::Unreadable(e.to_string()),
+    };
+    let owned = pinned.to_path_buf();
     beneath::within(CHECK_TIME, move || check_file(&owned, size)).unwrap_or_else(|| {
         OutputCheck::Unreadable(format!("not read within {} s", CHECK_TIME.as_secs()))
     })

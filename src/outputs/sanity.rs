@@ -28,7 +28,7 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, GdalOpenFlags};
 
 use super::{kind_of, OutputKind};
-use crate::beneath::{self, Refused};
+use crate::beneath;
 use crate::card;
 use crate::sandbox::FigureFacts;
 
@@ -222,22 +222,23 @@ impl OutputChecks {
             .find(|f| f.path.ends_with(&format!("/pred_results/{rel}")));
         // Read only as the cell could (crate::beneath): a link out of the
         // folder, a FIFO or a file the sandbox cannot read is named, not read.
-        let stamp = match beneath::check_under(pred, &path) {
-            Ok(facts) => Some((facts.len, facts.modified)),
+        // Pinned, so that what is checked is what the library reads.
+        let pinned = match beneath::pin_under(pred, &path) {
+            Ok(pinned) => pinned,
             Err(beneath::Refused::Missing) => return None,
-            Err(Refused::Special("a folder")) => None,
             Err(why) => return Some(format!("pred_results/{rel}: {why}")),
         };
+        let stamp = pinned.facts.as_ref().map(|f| (f.len, f.modified));
         let mut warnings = match self.checked.get(rel) {
             Some((seen, warnings)) if stamp.is_some() && *seen == stamp => warnings.clone(),
             _ => {
                 let reference = self.reference.clone();
-                let owned = path.clone();
-                let warnings =
-                    beneath::within(super::CHECK_TIME, move || file_warnings(&owned, &reference))
-                        .unwrap_or_else(|| {
-                            vec![format!("not read within {} s", super::CHECK_TIME.as_secs())]
-                        });
+                let warnings = beneath::within(super::CHECK_TIME, move || {
+                    file_warnings(pinned.path(), &reference)
+                })
+                .unwrap_or_else(|| {
+                    vec![format!("not read within {} s", super::CHECK_TIME.as_secs())]
+                });
                 self.checked
                     .insert(rel.to_string(), (stamp, warnings.clone()));
                 warnings

@@ -19,7 +19,10 @@ use crate::llm::vision::{image_tokens, Shown, MAX_SIDE};
 pub fn prepare(path: &Path) -> Option<Shown> {
     // Only as the cell could read it (crate::beneath): never through a
     // link out of its folder, never a FIFO or a host file.
-    crate::beneath::check_under(path.parent()?, path).ok()?;
+    // Pinned: the decoder reads the very file checked.
+    let pinned = crate::beneath::pin_under(path.parent()?, path).ok()?;
+    pinned.facts.as_ref()?;
+    let path = pinned.path();
     let reader = image25::ImageReader::open(path)
         .ok()?
         .with_guessed_format()

@@ -391,6 +391,36 @@ fn raw_initialize(url: &str, host: &str, headers: &str) -> (String, String) {
     )
 }
 
+/// The `Mcp-Session-Id` of an HTTP answer.
+fn session_id(answer: &str) -> String {
+    answer
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l.split_once(':').unwrap().1.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id in {answer}"))
+}
+
+/// The whole answer to a raw POST of `body` to `/mcp` in MCP session `id`.
+fn raw_post(authority: &str, bearer: &str, id: &str, body: &serde_json::Value) -> String {
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let body = body.to_string();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\n{bearer}Mcp-Session-Id: {id}\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    answer
+}
+
 #[test]
 fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
     let dir = common::workdir();
@@ -446,7 +476,8 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
 }
 
 #[test]
-fn over_http_no_token_no_session_a_foreign_host_is_refused_and_sessions_are_capped() {
+fn over_http_no_token_no_session_a_foreign_host_is_refused_and_the_oldest_idle_session_makes_room()
+{
     let dir = common::workdir();
     let data = data_copy(dir.path());
     let root = dir.path().join("sessions");
@@ -489,43 +520,70 @@ fn over_http_no_token_no_session_a_foreign_host_is_refused_and_sessions_are_capp
             "{host}: {status}"
         );
     }
-    // The first session is served; a second is refused while it lives.
+    // The first session is served; a second ends it (idle the longest)
+    // and is served in its place.
     let (status, first) = raw_initialize(&url, authority, &bearer);
     assert!(status.contains(" 200 "), "{first}");
-    let (status, answer) = raw_initialize(&url, authority, &bearer);
+    let first = session_id(&first);
+    let (status, second) = raw_initialize(&url, authority, &bearer);
     assert!(
-        !status.contains(" 200 "),
-        "a second session beyond --max-sessions 1: {answer}"
+        status.contains(" 200 "),
+        "the oldest idle one makes room: {second}"
     );
-    assert!(answer.contains("--max-sessions"), "{answer}");
-    assert!(!root.join("client-002").exists());
-    // Once the first session ends (DELETE), its place is free again.
-    let id = first
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .starts_with("mcp-session-id:")
-                .then(|| l.split_once(':').unwrap().1.trim().to_string())
-        })
-        .expect("a session id");
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    write!(
-        stream,
-        "DELETE /mcp HTTP/1.1\r\nHost: {authority}\r\n{bearer}Mcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut ended = String::new();
-    let _ = std::io::Read::read_to_string(&mut stream, &mut ended);
-    assert!(ended.starts_with("HTTP/1.1 2"), "{ended}");
+    let second = session_id(&second);
+    assert!(root.join("client-002").exists());
     let deadline = Instant::now() + Duration::from_secs(10);
-    let reopened = loop {
-        let (status, answer) = raw_initialize(&url, authority, &bearer);
-        if status.contains(" 200 ") || Instant::now() > deadline {
+    let listed = loop {
+        let answer = raw_post(
+            authority,
+            &bearer,
+            &first,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        );
+        if answer.starts_with("HTTP/1.1 404") || Instant::now() > deadline {
             break answer;
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    assert!(reopened.starts_with("HTTP/1.1 200"), "{reopened}");
+    assert!(
+        listed.starts_with("HTTP/1.1 404"),
+        "the ended session still answers: {listed}"
+    );
+    // A session running a call is never the one ended: a third is refused
+    // while the second runs a cell, and served once it has finished.
+    let notified = raw_post(
+        authority,
+        &bearer,
+        &second,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert!(notified.starts_with("HTTP/1.1 202"), "{notified}");
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "execute_python", "arguments": {"code":
+            "import time\nopen('pred_results/started.txt', 'w').close()\ntime.sleep(6)\nprint('slept')"}}});
+    let running = {
+        let (authority, bearer, second) = (authority.to_string(), bearer.clone(), second.clone());
+        std::thread::spawn(move || raw_post(&authority, &bearer, &second, &call))
+    };
+    let started = root.join("client-002/pred_results/started.txt");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !started.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(started.exists(), "the cell never started");
+    let (status, answer) = raw_initialize(&url, authority, &bearer);
+    assert!(
+        !status.contains(" 200 "),
+        "a busy session was ended: {answer}"
+    );
+    assert!(answer.contains("--max-sessions"), "{answer}");
+    let ran = running.join().unwrap();
+    assert!(
+        ran.contains("slept"),
+        "the busy session's cell was cut: {ran}"
+    );
+    let (status, reopened) = raw_initialize(&url, authority, &bearer);
+    assert!(status.contains(" 200 "), "{reopened}");
     let mut server = server;
     interrupt(server.0.id());
     let status = wait_exit(&mut server.0, Duration::from_secs(30));
