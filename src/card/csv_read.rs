@@ -17,7 +17,7 @@ use super::SAMPLE_ROWS;
 pub(super) const READ_CALL: &str = "  read: pd.read_csv(";
 
 /// How the card says to read a CSV.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Reading {
     /// Columns of codes with leading zeros (the card shows them as text).
     pub codes: Vec<CodeColumn>,
@@ -32,6 +32,37 @@ pub(super) struct Reading {
     /// Bytes above the header (a preamble: [`preamble`]), which GDAL must
     /// be given the file without.
     pub skip_bytes: usize,
+    /// Whether the first line is a header, as GDAL is told to read it.
+    pub header: bool,
+}
+
+impl Default for Reading {
+    fn default() -> Reading {
+        Reading {
+            codes: Vec::new(),
+            lines: String::new(),
+            decoded: Vec::new(),
+            decoder: None,
+            skip_bytes: 0,
+            header: true,
+        }
+    }
+}
+
+/// Whether the first record is a header, as pandas' default
+/// (`header=0`) takes it: yes unless every field of it is a number (a
+/// table of numbers from its first line). A header with years or codes
+/// among its names (`"Name","STATE_FIPS",1929,1930,…`: panel data) is one.
+fn first_line_is_header(records: &[Vec<String>]) -> bool {
+    let Some(first) = records.first() else {
+        return true;
+    };
+    let number = |v: &str| {
+        let v = v.trim().trim_matches('"');
+        !v.is_empty() && v.parse::<f64>().is_ok()
+    };
+    !first.iter().all(|v| number(v) || v.trim().is_empty())
+        || first.iter().all(|v| v.trim().is_empty())
 }
 
 /// What `pd.read_csv` is given for the table the card shows as `shown`:
@@ -80,6 +111,7 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         return Reading::default();
     };
     let parsed = records(&text, separator);
+    let header = first_line_is_header(&parsed);
     let whole = text.ends_with('\n');
     let codes = codes::columns(&parsed, whole);
     let decimal = decimal_comma_columns(&parsed, whole, separator);
@@ -128,6 +160,10 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         ));
         arguments.push(format!("thousands='{grouping}'"));
     }
+    if !header {
+        lines.push_str("  no header: the first line is data (every field of it a number)\n");
+        arguments.push("header=None".into());
+    }
     let mut decoded = Vec::new();
     if let Some(encoding) = encoding {
         if decoder.is_some() {
@@ -147,6 +183,7 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         decoded,
         decoder,
         skip_bytes,
+        header,
     }
 }
 

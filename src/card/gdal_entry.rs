@@ -4,8 +4,10 @@
 //!
 //! Large files are described from metadata and samples, never read whole:
 //! CSV types are detected from the first megabyte and the row count of a
-//! big CSV is estimated from three slices of it; raster min/max are approximate (sampled
-//! blocks or an overview); GeoPackage counts come from its contents table.
+//! big CSV is estimated from three slices of it; raster statistics are exact
+//! up to 4096×4096 pixels a band (see `raster_stats`), else read from an
+//! overview or a reduced read and said to be approximate; GeoPackage counts
+//! come from its contents table.
 
 use std::io::Read;
 use std::path::Path;
@@ -16,7 +18,9 @@ use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
 use super::text_encoding;
-use super::{codes, columns, csv_read, dbf_encoding, one_column, raster_classes, sheet_title};
+use super::{
+    codes, columns, csv_read, dbf_encoding, geometry_names, one_column, raster_stats, sheet_title,
+};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -106,7 +110,14 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             let head = csv_head(path);
             let reading = csv_read::reading(&head, &csv_read::source(name));
             let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
-            let opts = ["AUTODETECT_TYPE=YES", &probe];
+            // pandas' header, not GDAL's guess (which takes a header with
+            // numbers in it, `Name,1929,1930`, for data).
+            let headers = if reading.header {
+                "HEADERS=YES"
+            } else {
+                "HEADERS=NO"
+            };
+            let opts = ["AUTODETECT_TYPE=YES", &probe, headers];
             // Past a preamble, GDAL reads the file from its header on.
             let from_header = match reading.skip_bytes {
                 0 => path.to_path_buf(),
@@ -171,16 +182,25 @@ enum Reader {
 /// that reads one of the others: without `layer` / `sheet_name`, geopandas
 /// and pandas read only the first.
 fn other_layers_line(ds: &Dataset, name: &str, reader: Reader) -> String {
-    let layers: Vec<String> = ds.layers().map(|l| l.name()).collect();
-    let [first, second, ..] = layers.as_slice() else {
+    let layers: Vec<(String, u64)> = ds.layers().map(|l| (l.name(), l.feature_count())).collect();
+    let [(first, first_count), rest @ ..] = layers.as_slice() else {
+        return String::new();
+    };
+    // The layer offered is one with features (a GPX's `routes` may have none).
+    let Some((other, _)) = rest.iter().find(|(_, n)| *n > 0).or(rest.first()) else {
         return String::new();
     };
     let (call, argument, what) = match reader {
         Reader::Geopandas => ("gpd.read_file", "layer", "layer"),
         Reader::Excel => ("pd.read_excel", "sheet_name", "sheet"),
     };
+    if *first_count == 0 && matches!(reader, Reader::Geopandas) {
+        return format!(
+            "  read: {call}('{name}', {argument}='{other}'): without {argument}, the first {what} (`{first}`) is read, and it has no features\n"
+        );
+    }
     format!(
-        "  read: {call}('{name}', {argument}='{second}') for a {what} other than the first (`{first}`, read without {argument})\n"
+        "  read: {call}('{name}', {argument}='{other}') for a {what} other than the first (`{first}`, read without {argument})\n"
     )
 }
 
@@ -401,6 +421,7 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
             )),
         }
     }
+    let mut exact_budget = raster_stats::EXACT_PIXELS_PER_FILE;
     for i in 1..=bands.min(8) {
         let Ok(band) = ds.rasterband(i) else { continue };
         let mut line = format!("  band {i}: {}", band.band_type().name());
@@ -408,16 +429,16 @@ fn raster_entry(ds: &Dataset, name: &str) -> String {
             Some(nd) => line.push_str(&format!(", nodata {}", fmt_num(nd))),
             None => line.push_str(", no nodata"),
         }
-        if let Ok(mm) = band.compute_raster_min_max(true) {
-            line.push_str(&format!(
-                ", min {} max {}",
-                fmt_num(mm.min),
-                fmt_num(mm.max)
-            ));
+        let stats = raster_stats::band_stats(ds, i, &mut exact_budget);
+        match &stats {
+            Some(stats) => line.push_str(&raster_stats::stats_text(stats)),
+            None => line.push_str(", its pixels cannot be read"),
         }
         text.push_str(&line);
         text.push('\n');
-        text.push_str(&raster_classes::line(ds, i).unwrap_or_default());
+        if let Some(stats) = &stats {
+            text.push_str(&raster_stats::classes_line(ds, i, stats).unwrap_or_default());
+        }
     }
     if bands > 8 {
         text.push_str(&format!("  … {} more bands\n", bands - 8));
@@ -489,11 +510,8 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
     let code = |field: &str| codes.iter().find(|c| c.name == field);
     let decoded = table.map_or(&[][..], |t| t.decoded);
     for (index, mut layer) in ds.layers().take(10).enumerate() {
-        let geometry = layer
-            .defn()
-            .geom_fields()
-            .next()
-            .map(|g| gdal::vector::geometry_type_to_name(g.field_type()));
+        let declared = layer.defn().geom_fields().next().map(|g| g.field_type());
+        let geometry = declared.map(|ty| geometry_names::layer_geometry(&mut layer, ty));
         let read: Vec<(String, gdal::vector::OGRFieldType::Type)> = layer
             .defn()
             .fields()
@@ -754,8 +772,10 @@ mod tests {
         );
         assert!(
             card.contains(
-                "  CRS: none in the file; the coordinates (x 8…10, y 46…47.5) fit longitude/latitude \
-                 in degrees: EPSG:4326 is the likely CRS: pass crs='EPSG:4326' as the source CRS"
+                "  CRS: none in the file, units unknown; the coordinates (x 8…10, y 46…47.5) are small \
+                 enough to be degrees, but nothing in the file says they are: take the CRS from the \
+                 task or metadata and set it (pass crs=… as the source CRS where it is warped, and in \
+                 the profile where it is written) before any reprojection, distance or area"
             ),
             "{card}"
         );

@@ -6,7 +6,8 @@
 //! - vector (Shapefile, GeoJSON, GeoPackage, KML, GML, FlatGeobuf…): layers,
 //!   geometry type, CRS, feature count, fields with types, 3 sample rows;
 //! - raster (GeoTIFF, IMG, ASCII grid, JPEG2000…): size, bands, data type,
-//!   nodata, CRS, pixel size, per-band min/max (approximate on big rasters);
+//!   nodata, CRS, pixel size, per-band min/max/mean (exact up to
+//!   [`raster_stats::EXACT_PIXELS`] per band, else labelled approximate);
 //! - tables (CSV, TSV, XLSX): columns with inferred types, row count (an
 //!   estimate for a big CSV), sample, and which columns hold coordinates or
 //!   geometries with their plausible CRS ([`coords`]), and the `pd.read_csv`
@@ -39,10 +40,11 @@ mod dbf_encoding;
 mod folder_datasets;
 mod gdal_entry;
 mod geojson;
+mod geometry_names;
 mod one_column;
 mod parquet;
 mod preamble;
-mod raster_classes;
+mod raster_stats;
 mod series;
 mod series_members;
 mod sheet_title;
@@ -588,7 +590,9 @@ fn sidecars_by_main(files: &[(String, u64)]) -> BTreeMap<String, Vec<String>> {
             .unwrap_or(&lower);
         let main = mains.iter().find(|m| {
             let m = m.to_lowercase();
-            m == base || m.rsplit_once('.').is_some_and(|(stem, _)| stem == base)
+            m == base
+                || m.rsplit_once('.')
+                    .is_some_and(|(stem, ext)| stem == base && sidecar_serves(&lower, ext))
         });
         if let Some(main) = main {
             by_main
@@ -598,6 +602,24 @@ fn sidecars_by_main(files: &[(String, u64)]) -> BTreeMap<String, Vec<String>> {
         }
     }
     by_main
+}
+
+/// Whether the sidecar `name` (lower case) goes with a main file of
+/// extension `main_ext`: a shapefile's parts only with its `.shp` (never
+/// with a `.json` or `.csv` of the same name), a raster's world file,
+/// overviews and aux with a raster, a `.prj` with either.
+fn sidecar_serves(name: &str, main_ext: &str) -> bool {
+    let raster = matches!(
+        main_ext,
+        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd"
+    );
+    let ext = name.rsplit_once('.').map_or("", |(_, ext)| ext);
+    match ext {
+        "shx" | "dbf" | "sbn" | "sbx" | "qix" | "cpg" => main_ext == "shp",
+        "prj" => main_ext == "shp" || raster,
+        "ovr" | "aux" | "tfw" | "wld" => raster,
+        _ => true,
+    }
 }
 
 /// The last component of a relative path.

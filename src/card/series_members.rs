@@ -262,14 +262,12 @@ fn raster(ds: &Dataset) -> Result<Member, String> {
 }
 
 fn vector(ds: &Dataset) -> Result<Member, String> {
-    let layer = ds.layers().next().ok_or("no layer")?;
-    let geometry = layer
-        .defn()
-        .geom_fields()
-        .next()
-        .map_or("no geometry".to_string(), |g| {
-            gdal::vector::geometry_type_to_name(g.field_type())
-        });
+    let mut layer = ds.layers().next().ok_or("no layer")?;
+    let declared = layer.defn().geom_fields().next().map(|g| g.field_type());
+    let geometry = declared.map_or("no geometry".to_string(), |ty| {
+        super::geometry_names::layer_geometry(&mut layer, ty)
+    });
+    layer.reset_feature_reading();
     let fields: Vec<String> = layer.defn().fields().map(|f| f.name()).collect();
     let mut facts = vec![
         ("layers", format!("{} layer(s)", ds.layer_count())),

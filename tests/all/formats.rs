@@ -428,7 +428,7 @@ print("done")
             "geometry: `geom_hex` holds hex WKB",
             "  read: pd.read_excel('data/book.xlsx', sheet_name='Counts') for a sheet other than the first (`Readme`, read without sheet_name)\n",
             "layer `wells_noprj`: Point, no CRS, 2 features\n  CRS: none in the file; the coordinates (x 401234.5…455000, y 5600100…5650000.5) are projected units, not degrees; the range fits a UTM zone",
-            "layer `sites_noprj`: Point, no CRS, 1 features\n  CRS: none in the file; the coordinates (x 8.2…8.2, y 47.1…47.1) fit longitude/latitude in degrees: EPSG:4326 is the likely CRS: gdf = gdf.set_crs('EPSG:4326')",
+            "layer `sites_noprj`: Point, no CRS, 1 features\n  CRS: none in the file, units unknown; the coordinates (x 8.2…8.2, y 47.1…47.1) are small enough to be degrees, but nothing in the file says they are: take the CRS from the task or metadata and set it (gdf = gdf.set_crs(…)) before any reprojection, distance or area",
         ],
     );
     assert_eq!(card.matches("CRS: none in the file").count(), 2, "{card}");

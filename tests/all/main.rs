@@ -30,6 +30,7 @@ mod mcp;
 mod mcts;
 mod notebook;
 mod output_checks;
+mod real_data;
 mod sandbox;
 mod sandbox_attacks;
 mod service;
