@@ -756,6 +756,31 @@ def _split_last_expression(code, filename):
     return compile(tree, filename, "exec"), None
 
 
+def _ran_before(code, filename, exc):
+    """The source of the cell's top-level statements that ran to their end
+    before the one that raised ``exc`` (whole lines), or None: none did,
+    the cell did not parse, or the raise is not placed in the cell. Their
+    effects (names, files) are in the session, so the journal keeps them."""
+    try:
+        line = None
+        tb = exc.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if frame.f_code.co_filename == filename and frame.f_code.co_name == "<module>":
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        if line is None:
+            return None
+        body = ast.parse(code, filename=filename, mode="exec").body
+        ran = [node for node in body if node.end_lineno < line]
+        if not ran or len(ran) == len(body):
+            return None
+        lines = code.splitlines(True)
+        return "".join(lines[: ran[-1].end_lineno]).rstrip() + "\n"
+    except BaseException:
+        return None
+
+
 def _clean(text):
     """``text`` as valid UTF-8: lone surrogates (from ``print('\\ud800')`` or a
     non-UTF-8 file name) become U+FFFD instead of breaking the report."""
@@ -853,6 +878,7 @@ def _run_cell(code, cell, changed):
     session.figures = []
     session.saved_figures = []
     error = None
+    ran_before = None
     display = None
     old_out, old_err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
@@ -874,6 +900,7 @@ def _run_cell(code, cell, changed):
             out.write(display + "\n")
     except BaseException as exc:
         error = _error_of(exc, limits["traceback_chars"])
+        ran_before = _ran_before(code, filename, exc)
     finally:
         elapsed = time.perf_counter() - start
         sys.stdout, sys.stderr = old_out, old_err
@@ -899,6 +926,7 @@ def _run_cell(code, cell, changed):
         "figures": [_clean(f) for f in session.figures if type(f) is str],
         "saved_figures": session.saved_figures,
         "duration_us": int(elapsed * 1_000_000),
+        "ran_before_error": None if ran_before is None else _clean(ran_before),
     })
 
 

@@ -241,6 +241,7 @@ mod tests {
                 figures: Vec::new(),
                 saved_figures: Vec::new(),
                 duration_us: 0,
+                ran_before_error: None,
             },
             restore: None,
             wall: Duration::ZERO,

@@ -17,6 +17,9 @@ pub const SCANNED_FEATURES: usize = 2000;
 /// no type for (TIN, Triangle, PolyhedralSurface: see [`unreadable_name`]).
 pub fn shapely_name(ty: OGRwkbGeometryType::Type) -> Option<&'static str> {
     use OGRwkbGeometryType as T;
+    if unreadable_name(ty).is_some() {
+        return None;
+    }
     // SAFETY: pure functions of the type code.
     let linear = unsafe { gdal_sys::OGR_GT_Flatten(gdal_sys::OGR_GT_GetLinear(ty)) };
     Some(match linear {

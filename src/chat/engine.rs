@@ -163,7 +163,7 @@ impl ChatEngine {
             .then(|| OutputChecks::new(saved.data_dir.as_deref(), ""));
         let mut saved = saved;
         saved.cells = kept;
-        let engine = ChatEngine {
+        let mut engine = ChatEngine {
             zygote: zygote.clone(),
             session,
             backend: Some(backend),
@@ -195,8 +195,29 @@ impl ChatEngine {
         &self.describe
     }
 
+    /// The cells the session keeps: its journal when that holds every
+    /// saved cell in order and more (the statements a failed cell ran
+    /// before it raised, which the session keeps), else the saved cells.
+    /// What `solution.py`, the notebook and `--resume` replay is then what
+    /// the namespace holds.
+    pub fn kept_cells(&self) -> Vec<String> {
+        let journal: Vec<&str> = self.session.journal().collect();
+        let mut rest = journal.iter();
+        let in_order = self
+            .saved
+            .cells
+            .iter()
+            .all(|c| rest.any(|j| j.trim_end() == c.trim_end()));
+        if journal.len() > self.saved.cells.len() && in_order {
+            journal.into_iter().map(str::to_string).collect()
+        } else {
+            self.saved.cells.clone()
+        }
+    }
+
     /// Saves the session (errors are noted in the log, never fatal).
-    pub fn save(&self) {
+    pub fn save(&mut self) {
+        self.saved.cells = self.kept_cells();
         if let Err(e) = self.saved.save() {
             tracing::warn!("saving the chat session: {e}");
         }
@@ -510,9 +531,10 @@ impl ChatEngine {
 
     /// The consolidated script of the successful cells.
     pub fn script(&self) -> String {
+        let kept = self.kept_cells();
         solution::consolidate(
             &format!("chat {}", self.saved.id),
-            self.saved.cells.iter().map(String::as_str),
+            kept.iter().map(String::as_str),
         )
     }
 

@@ -646,8 +646,15 @@ impl Session {
                 self.interrupt_or_kill(cancelled, limit)?
             }
         };
-        if status == CellStatus::Ok {
-            self.journal.push((cell, code.to_string()));
+        match (&status, &result.ran_before_error) {
+            (CellStatus::Ok, _) => self.journal.push((cell, code.to_string())),
+            // What ran before the raise is in the namespace (and its files
+            // on disk): a replay, solution.py and the notebook keep it.
+            (CellStatus::Error, Some(ran)) => {
+                self.journal
+                    .push((cell, kept_before_error(cell, &result, ran)));
+            }
+            _ => {}
         }
         if self.rebuild_at_once
             && self.worker.is_none()
@@ -841,6 +848,19 @@ impl Session {
             ))),
         }
     }
+}
+
+/// The journal's cell for the statements of cell `cell` that ran before
+/// it raised: them, headed by a comment that says so.
+pub fn kept_before_error(cell: u64, result: &CellResult, ran: &str) -> String {
+    let raised = result
+        .error
+        .as_ref()
+        .map_or("an error".to_string(), |e| e.ename.clone());
+    format!(
+        "# cell {cell} raised {raised} after these statements; they ran, and are kept\n{}",
+        ran.trim_end()
+    )
 }
 
 impl Drop for Session {

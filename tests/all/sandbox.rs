@@ -754,3 +754,61 @@ fn process_pools_run_inside_the_confined_worker() {
     );
     assert!(out.result.stdout.contains("8 16"), "{}", out.result.stdout);
 }
+
+#[test]
+fn a_failed_cells_statements_before_the_raise_are_kept_and_solution_py_reproduces_them() {
+    let (mut s, dir) = common::session();
+    // The shape of the issue's run: names defined and an output written,
+    // then the last line raises (a GEOS error on real data, here a
+    // ValueError); a later cell uses the names.
+    let failed = run(
+        &mut s,
+        "import json\n\
+         reach = {'name': 'Nairobi', 'km': 12.5}\n\
+         with open('pred_results/reach.json', 'w') as f:\n    json.dump(reach, f)\n\
+         cities = [reach['name']]\n\
+         raise ValueError('TopologyException on the last line')\n\
+         never = 1\n",
+    );
+    assert_eq!(failed.status, CellStatus::Error);
+    let kept = failed
+        .result
+        .ran_before_error
+        .clone()
+        .expect("the statements that ran");
+    assert!(kept.contains("cities = [reach['name']]"), "{kept}");
+    assert!(!kept.contains("raise") && !kept.contains("never"), "{kept}");
+    assert_eq!(
+        run(&mut s, "print(cities[0], reach['km'])").status,
+        CellStatus::Ok
+    );
+    // A cell that raises in its first statement keeps nothing.
+    let first = run(&mut s, "1 / 0\nx = 2\n");
+    assert!(first.result.ran_before_error.is_none(), "{first:?}");
+    let journal: Vec<&str> = s.journal().collect();
+    assert_eq!(journal.len(), 2, "{journal:?}");
+    assert!(
+        journal[0].starts_with("# cell 1 raised ValueError after these statements"),
+        "{journal:?}"
+    );
+    // solution.py, run on its own in a fresh folder, remakes the output and
+    // defines the names the later cell uses.
+    let script = gisclaw::agent::solution::consolidate("t", s.journal());
+    let fresh = tempfile::tempdir().unwrap();
+    std::fs::create_dir(fresh.path().join("pred_results")).unwrap();
+    std::fs::write(fresh.path().join("solution.py"), &script).unwrap();
+    let out = std::process::Command::new(gisclaw::paths::default_venv().join("bin/python"))
+        .arg(fresh.path().join("solution.py"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Nairobi 12.5");
+    assert_eq!(
+        std::fs::read_to_string(fresh.path().join("pred_results/reach.json")).unwrap(),
+        std::fs::read_to_string(dir.path().join("pred_results/reach.json")).unwrap()
+    );
+}

@@ -293,6 +293,11 @@ pub struct CellResult {
     pub saved_figures: Vec<FigureFacts>,
     /// Wall time inside the worker, in microseconds.
     pub duration_us: u64,
+    /// For a cell that raised: the source of its top-level statements that
+    /// ran to their end before the raising one (their names and files are
+    /// in the session, so the journal keeps them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_before_error: Option<String>,
 }
 
 /// What a figure saved with matplotlib shows: reported by the sandbox's
@@ -331,6 +336,7 @@ impl CellResult {
             figures: Vec::new(),
             saved_figures: Vec::new(),
             duration_us: 0,
+            ran_before_error: None,
         }
     }
 }
