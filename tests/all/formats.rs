@@ -1223,7 +1223,7 @@ print("done")
     assert_has(
         &card,
         &[
-            "  band 1: Byte, nodata 0, min 11 max 82 mean 36.2522\n  classes: 3 values (every pixel): 11 \"Open Water\" (50%), 41 \"Deciduous Forest\" (25%), 82 \"Cultivated Crops\" (25%); a colour table of 256 entries\n",
+            "  band 1: Byte, nodata 0, min 11 max 82 mean 36.2521\n  classes: 3 values (every pixel): 11 \"Open Water\" (50%), 41 \"Deciduous Forest\" (25%), 82 \"Cultivated Crops\" (25%); a colour table of 256 entries\n",
         ],
     );
     assert_eq!(card.matches("classes:").count(), 1, "{card}");
