@@ -90,6 +90,9 @@ pub struct RunOptions {
     pub vision_feedback: bool,
     /// Which cells `OUT/solution.ipynb` keeps (`--notebook`), or none.
     pub notebook: crate::notebook::NotebookMode,
+    /// After a finished run, re-run `solution.py`'s cells in a fresh
+    /// session and compare the outputs (`--no-reproduce` clears it).
+    pub reproduce: bool,
 }
 
 /// Prepares the output folder of a run and returns the session's folders:
@@ -342,6 +345,26 @@ pub fn run_task(
         .unwrap_or_default();
     let script = solution::consolidate(&task.id, session.journal());
     write_atomic(&out.join("solution.py"), script.as_bytes()).context("writing solution.py")?;
+    let kept: Vec<String> = session.journal().map(str::to_string).collect();
+    let confinement = session.confinement().clone();
+    // One session per folder at a time, and the memory back before the
+    // reproduction's own session starts.
+    session.end();
+    let reproduced = (options.reproduce && matches!(outcome.ending, Ending::Finished))
+        .then(|| {
+            super::reproduce::reproduce(
+                zygote,
+                &options.sandbox,
+                loaded.data_dir.as_deref(),
+                out,
+                &kept,
+            )
+        })
+        .transpose()
+        .context("reproducing the run from solution.py")?;
+    if let Some(r) = &reproduced {
+        transcript.record("reproduce", serde_json::to_value(r)?)?;
+    }
     let (status, reason) = match &outcome.ending {
         Ending::Finished if options.arch == Arch::Mcts => (
             "finished",
@@ -383,11 +406,12 @@ pub fn run_task(
         }),
         outputs: output_status(out, &task.outputs),
         summary: outcome.summary.clone(),
-        sandbox: session.confinement().clone(),
+        sandbox: confinement,
         output_checks: options.output_checks,
         finished_with_warnings,
         images_shown: outcome.images_shown,
         image_tokens: outcome.image_tokens,
+        reproduced,
     };
     summary
         .write(&out.join("run.json"))

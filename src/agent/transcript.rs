@@ -192,6 +192,11 @@ pub struct RunSummary {
     /// `tokens_in` as the server counts them).
     #[serde(default)]
     pub image_tokens: u64,
+    /// Whether `solution.py` remade the outputs in a fresh session (after
+    /// a finished run; `None` when not tried: `--no-reproduce`, or the
+    /// run did not finish).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduced: Option<super::reproduce::Reproduction>,
 }
 
 impl RunSummary {

@@ -246,6 +246,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         output_checks: false,
         vision_feedback: false,
         notebook: crate::notebook::NotebookMode::Off,
+        reproduce: false,
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();

@@ -80,6 +80,11 @@ pub struct SolveArgs {
     /// no notebook (`off`).
     #[arg(long, value_enum, default_value_t = gisclaw::notebook::NotebookMode::Cells)]
     pub notebook: gisclaw::notebook::NotebookMode,
+    /// Do not re-run `solution.py`'s cells in a fresh session after a
+    /// finished run to check that they remake the outputs (`reproduced`
+    /// in `run.json`).
+    #[arg(long)]
+    pub no_reproduce: bool,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -234,6 +239,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         notebook: args.notebook,
+        reproduce: !args.no_reproduce,
     };
     let mut memory = if args.no_memory {
         ErrorMemory::in_memory()
@@ -276,6 +282,9 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         summary.tokens_out,
         summary.wall_seconds
     );
+    if let Some(reproduced) = &summary.reproduced {
+        eprintln!("gisclaw: {}", reproduced.line());
+    }
     Ok(
         match (summary.status.as_str(), gisclaw::interrupt::requested()) {
             ("finished", _) => ExitCode::SUCCESS,

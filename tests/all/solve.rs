@@ -441,3 +441,78 @@ fn run_json_counts_the_repeated_prefix_and_prices_it_at_a_configured_cached_rate
         "{run}"
     );
 }
+
+#[test]
+fn a_finished_run_is_reproduced_from_solution_py_and_one_that_is_not_says_so() {
+    // The statements of a failed cell are part of the record: the mean is
+    // written by a cell that then raises, and reproduced all the same.
+    let (_dir, task, replay) = task_dir(
+        &["pred_results/mean.txt", "pred_results/noise.csv"],
+        &[
+            call(
+                "execute_python",
+                json!({"code": "df = pd.read_csv('data/points.csv')\nopen('pred_results/mean.txt', 'w').write(str(df['value'].mean()))\nraise ValueError('after the write')"}),
+            ),
+            call(
+                "execute_python",
+                json!({"code": "import numpy as np\npd.DataFrame({'v': [df['value'].sum()]}).to_csv('pred_results/noise.csv', index=False)"}),
+            ),
+            call("finish", json!({"summary": "done"})),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = solve_replay(&task, &replay, out.path(), &[], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let reproduced = &run_json(out.path())["reproduced"];
+    assert_eq!(reproduced["ok"], true, "{reproduced}");
+    assert_eq!(reproduced["outputs"], 2, "{reproduced}");
+    assert!(
+        stderr.contains("gisclaw: reproduced: solution.py remade the 2 output(s)"),
+        "{stderr}"
+    );
+    assert!(
+        !out.path().join("reproduce").exists(),
+        "the scratch folder is left"
+    );
+    assert!(events(out.path()).iter().any(|e| e["event"] == "reproduce"));
+
+    // Unseeded noise does not reproduce: a warning, the task still finished.
+    let (_dir, task, replay) = task_dir(
+        &["pred_results/noise.csv"],
+        &[
+            call(
+                "execute_python",
+                json!({"code": "import numpy as np\npd.DataFrame({'v': np.random.default_rng().normal(size=50)}).to_csv('pred_results/noise.csv', index=False)"}),
+            ),
+            call("finish", json!({"summary": "done"})),
+        ],
+    );
+    let noisy = tempfile::tempdir().unwrap();
+    let o = solve_replay(&task, &replay, noisy.path(), &[], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let reproduced = &run_json(noisy.path())["reproduced"];
+    assert_eq!(reproduced["ok"], false, "{reproduced}");
+    assert!(
+        reproduced["differed"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("pred_results/noise.csv differs"),
+        "{reproduced}"
+    );
+    assert!(
+        stderr.contains("not reproduced (a warning, not a failure)"),
+        "{stderr}"
+    );
+    assert!(noisy
+        .path()
+        .join("reproduce/pred_results/noise.csv")
+        .is_file());
+
+    // --no-reproduce: not tried, not said.
+    let off = tempfile::tempdir().unwrap();
+    let o = solve_replay(&task, &replay, off.path(), &["--no-reproduce"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(run_json(off.path()).get("reproduced").is_none());
+}
