@@ -100,6 +100,7 @@ fn measure(
         output_checks,
         vision_feedback: true,
         notebook: gisclaw::notebook::NotebookMode::Off,
+        reproduce: false,
     };
     let mut memory = ErrorMemory::in_memory();
     let mut results = Vec::new();
@@ -430,6 +431,39 @@ fn main() {
         &dir.path().join("ref"),
         true,
     );
+    // What the reproduction check after `finish` costs (solve does it by
+    // default): solution.py's cells in a fresh session, against the run.
+    {
+        let run_dir = dir.path().join("ref");
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap())
+                .unwrap();
+        let script = std::fs::read_to_string(run_dir.join("solution.py")).unwrap();
+        // The first part is the script's preamble (imports, chdir), which
+        // a session has already.
+        let cells: Vec<String> = gisclaw::agent::solution::split_cells(&script)
+            .into_iter()
+            .skip(1)
+            .collect();
+        let data = example.join("data");
+        let started = Instant::now();
+        let reproduced = gisclaw::agent::reproduce::reproduce(
+            &zygote,
+            zygote.config(),
+            Some(&data),
+            &run_dir,
+            &cells,
+        )
+        .expect("reproduce");
+        let took = started.elapsed().as_secs_f64();
+        let wall = run["wall_seconds"].as_f64().unwrap();
+        println!(
+            "the reproduction check after finish (example, {} cells, reproduced: {})   {took:.2} s  (the run: {wall:.2} s; ratio {:.2})",
+            cells.len(),
+            reproduced.ok,
+            took / wall
+        );
+    }
     // `count` replays of `replay`, each in `{name}-{run}`.
     let runs = |replay: &Path, count: usize, name: &str, checks: bool| -> Vec<Measured> {
         (0..count)
