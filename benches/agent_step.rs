@@ -100,7 +100,7 @@ fn measure(
         output_checks,
         vision_feedback: true,
         notebook: gisclaw::notebook::NotebookMode::Off,
-        reproduce: false,
+        reproduce: None,
     };
     let mut memory = ErrorMemory::in_memory();
     let mut results = Vec::new();
@@ -447,7 +447,7 @@ fn main() {
             .collect();
         let data = example.join("data");
         let started = Instant::now();
-        let reproduced = gisclaw::agent::reproduce::reproduce(
+        let reproduced = gisclaw::eval::reproduce::reproduce(
             &zygote,
             zygote.config(),
             Some(&data),

@@ -12,7 +12,6 @@ pub mod memory;
 pub mod plan;
 pub mod plan_run;
 pub mod prompt;
-pub mod reproduce;
 pub mod run;
 pub mod single;
 pub mod solution;

@@ -90,10 +90,23 @@ pub struct RunOptions {
     pub vision_feedback: bool,
     /// Which cells `OUT/solution.ipynb` keeps (`--notebook`), or none.
     pub notebook: crate::notebook::NotebookMode,
-    /// After a finished run, re-run `solution.py`'s cells in a fresh
-    /// session and compare the outputs (`--no-reproduce` clears it).
-    pub reproduce: bool,
+    /// After a finished run, what re-runs `solution.py`'s cells in a fresh
+    /// session and compares the outputs (`solve` gives
+    /// `eval::reproduce::reproduce`; `--no-reproduce`, eval and `bench
+    /// verify` none).
+    pub reproduce: Option<Reproducer>,
 }
+
+/// Re-runs a finished run's kept cells (`zygote`, the run's sandbox
+/// limits, its data, its folder, the cells) and says whether they remade
+/// its outputs.
+pub type Reproducer = fn(
+    &Arc<Zygote>,
+    &SandboxConfig,
+    Option<&Path>,
+    &Path,
+    &[String],
+) -> anyhow::Result<super::transcript::Reproduction>;
 
 /// Prepares the output folder of a run and returns the session's folders:
 ///
@@ -350,9 +363,11 @@ pub fn run_task(
     // One session per folder at a time, and the memory back before the
     // reproduction's own session starts.
     session.end();
-    let reproduced = (options.reproduce && matches!(outcome.ending, Ending::Finished))
-        .then(|| {
-            super::reproduce::reproduce(
+    let reproduced = options
+        .reproduce
+        .filter(|_| matches!(outcome.ending, Ending::Finished))
+        .map(|reproduce| {
+            reproduce(
                 zygote,
                 &options.sandbox,
                 loaded.data_dir.as_deref(),

@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// An append-only JSONL transcript.
@@ -196,7 +196,7 @@ pub struct RunSummary {
     /// a finished run; `None` when not tried: `--no-reproduce`, or the
     /// run did not finish).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reproduced: Option<super::reproduce::Reproduction>,
+    pub reproduced: Option<Reproduction>,
 }
 
 impl RunSummary {
@@ -264,5 +264,42 @@ mod tests {
         assert_eq!(lines[0]["event"], "message");
         assert_eq!(lines[0]["text"], "a\nb");
         assert_eq!(lines[1]["status"], "finished");
+    }
+}
+
+/// What `run.json` says of the reproduction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reproduction {
+    /// Every cell ran and every output came out the same.
+    pub ok: bool,
+    /// Cells run.
+    pub cells: usize,
+    /// Cells that did not run to their end, with their first line and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_cells: Vec<String>,
+    /// Outputs compared.
+    pub outputs: usize,
+    /// Outputs that differ or are missing, with how.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differed: Vec<String>,
+    /// Seconds the reproduction took.
+    pub seconds: f64,
+}
+
+impl Reproduction {
+    /// One line for the run's summary.
+    pub fn line(&self) -> String {
+        if self.ok {
+            return format!(
+                "reproduced: solution.py remade the {} output(s) in {:.1} s",
+                self.outputs, self.seconds
+            );
+        }
+        let mut why: Vec<String> = self.failed_cells.clone();
+        why.extend(self.differed.iter().cloned());
+        format!(
+            "not reproduced (a warning, not a failure): {}; see reproduce/",
+            why.join("; ")
+        )
     }
 }

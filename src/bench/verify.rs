@@ -246,7 +246,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         output_checks: false,
         vision_feedback: false,
         notebook: crate::notebook::NotebookMode::Off,
-        reproduce: false,
+        reproduce: None,
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();

@@ -239,7 +239,8 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         notebook: args.notebook,
-        reproduce: !args.no_reproduce,
+        reproduce: (!args.no_reproduce)
+            .then_some(gisclaw::eval::reproduce::reproduce as gisclaw::agent::run::Reproducer),
     };
     let mut memory = if args.no_memory {
         ErrorMemory::in_memory()

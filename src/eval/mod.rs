@@ -21,6 +21,7 @@ pub mod output_score;
 pub mod process;
 pub mod record;
 pub mod report;
+pub mod reproduce;
 pub mod runner;
 pub mod shard;
 pub mod stats;

@@ -817,7 +817,7 @@ fn run_one(
         output_checks: options.output_checks && !matches!(source, BackendSource::Gold),
         vision_feedback: options.vision_feedback,
         notebook: crate::notebook::NotebookMode::Off,
-        reproduce: false,
+        reproduce: None,
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();

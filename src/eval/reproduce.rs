@@ -14,8 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
+use crate::agent::transcript::Reproduction;
 use crate::beneath;
 use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
 
@@ -28,45 +27,9 @@ const COMPARED_BYTES: u64 = 256 << 20;
 /// Score from which two outputs count as the same content.
 const SAME_CONTENT: f64 = 0.99;
 
-/// What `run.json` says of the reproduction.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Reproduction {
-    /// Every cell ran and every output came out the same.
-    pub ok: bool,
-    /// Cells run.
-    pub cells: usize,
-    /// Cells that did not run to their end, with their first line and why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub failed_cells: Vec<String>,
-    /// Outputs compared.
-    pub outputs: usize,
-    /// Outputs that differ or are missing, with how.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub differed: Vec<String>,
-    /// Seconds the reproduction took.
-    pub seconds: f64,
-}
-
-impl Reproduction {
-    /// One line for the run's summary.
-    pub fn line(&self) -> String {
-        if self.ok {
-            return format!(
-                "reproduced: solution.py remade the {} output(s) in {:.1} s",
-                self.outputs, self.seconds
-            );
-        }
-        let mut why: Vec<String> = self.failed_cells.clone();
-        why.extend(self.differed.iter().cloned());
-        format!(
-            "not reproduced (a warning, not a failure): {}; see reproduce/",
-            why.join("; ")
-        )
-    }
-}
-
 /// Runs `cells` in a fresh session in `out/reproduce/` (with the run's
-/// data) and compares its `pred_results/` with the run's.
+/// data) and compares its `pred_results/` with the run's (an
+/// [`crate::agent::run::Reproducer`]).
 pub fn reproduce(
     zygote: &Arc<Zygote>,
     config: &SandboxConfig,
@@ -79,7 +42,7 @@ pub fn reproduce(
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch)?;
     }
-    let dirs = super::run::session_folders(&scratch, data)?;
+    let dirs = crate::agent::run::session_folders(&scratch, data)?;
     let mut report = Reproduction {
         cells: cells.len(),
         ..Reproduction::default()
@@ -146,7 +109,7 @@ fn compare(run: &Path, again: &Path, report: &mut Reproduction) {
                 let Ok(gold) = beneath::pin_under(run, &first) else {
                     continue;
                 };
-                let score = crate::eval::output_score::score_output(
+                let score = super::output_score::score_output(
                     &format!("pred_results/{name}"),
                     gold.path(),
                     &second,
