@@ -693,3 +693,30 @@ fn a_tree_search_turn_keeps_the_best_path_in_the_namespace() {
         .join("work/tree.json")
         .is_file());
 }
+
+#[test]
+fn what_a_failed_cell_ran_before_it_raised_is_kept_and_replayed_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code("", "kept = 7\nraise ValueError('the last line fails')"),
+        answer("It failed after setting kept."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    pty.send("set kept\r");
+    pty.expect("It failed after setting kept.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    let id = session_id(&pty.seen);
+    // The statement before the raise is the session's, so it is replayed.
+    let mut again = chat(dir.path(), &replay, &["--resume", &id]);
+    again.expect("1 cell(s) replayed", WAIT);
+    again.expect("you> ", WAIT);
+    again.send("/vars\r");
+    again.expect("kept  int  7", WAIT);
+    again.send("/quit\r");
+    assert_eq!(again.wait(WAIT), Some(0), "{}", again.seen);
+}
