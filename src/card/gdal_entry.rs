@@ -6,7 +6,7 @@
 //! CSV types are detected from the first megabyte and the row count of a
 //! big CSV is estimated from three slices of it; raster statistics are exact
 //! up to 4096×4096 pixels a band (see `raster_stats`), else read from an
-//! overview or a reduced read and said to be approximate; GeoPackage counts
+//! overview or GDAL's sampled blocks and said to be approximate; GeoPackage counts
 //! come from its contents table.
 
 use std::io::Read;

@@ -1,6 +1,6 @@
 //! What a raster band holds: min, max and mean of its valid pixels (exact
-//! up to [`EXACT_PIXELS`], read in full; beyond, from a reduced read and
-//! said to be approximate), and the classes of a categorical band (land
+//! up to [`EXACT_PIXELS`], read in full; beyond, from an overview or GDAL's
+//! sampled blocks and said to be approximate), and the classes of a categorical band (land
 //! cover, soil types, zoning: an integer band of few distinct values) with
 //! their shares, the names a raster attribute table or category list gives
 //! them, and whether a colour table comes with it. Reclassification and
@@ -19,15 +19,16 @@ const MOST_CLASSES: usize = 24;
 
 /// Largest band (pixels) whose statistics are exact: read in full, in
 /// strips of rows (a 4096×4096 deflated Float32 band: ~0.9 s). A bigger one
-/// is read reduced (an overview where there is one) and its statistics are
-/// labelled approximate.
+/// is read reduced through an overview, or (without one) gets GDAL's
+/// sampled min/max, and its statistics are labelled approximate.
 pub const EXACT_PIXELS: usize = 4096 * 4096;
 
 /// Most pixels one raster file's bands are read in full for (later bands
 /// are read reduced).
 pub const EXACT_PIXELS_PER_FILE: usize = 3 * EXACT_PIXELS;
 
-/// Longest side of the reduced read of a band above [`EXACT_PIXELS`].
+/// Longest side of the reduced read of an overview of a band above
+/// [`EXACT_PIXELS`].
 const READ_SIDE: usize = 1024;
 
 /// Pixels read at once in a full read.
@@ -40,17 +41,28 @@ pub struct BandStats {
     pub min: f64,
     /// Largest valid value.
     pub max: f64,
-    /// Mean of the valid values.
-    pub mean: f64,
-    /// Valid pixels counted.
+    /// Mean of the valid values (`None` from GDAL's sampled min/max).
+    pub mean: Option<f64>,
+    /// Valid pixels counted (for [`Read::Sampled`], 1: GDAL found some; it
+    /// fails on a band with none).
     pub valid: u64,
-    /// Read in full (else from a reduced read of `read` pixels).
-    pub exact: bool,
-    /// The size of the grid read.
-    pub read: (usize, usize),
+    /// How the pixels were read.
+    pub read: Read,
     /// An integer band's values and their counts, while it has at most
     /// [`MOST_CLASSES`] of them.
     pub classes: Option<BTreeMap<i64, u64>>,
+}
+
+/// How a band's pixels were read for its statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// Every pixel: the statistics are exact.
+    Full,
+    /// A reduced read of an overview, as a grid of this size.
+    Reduced(usize, usize),
+    /// GDAL's approximate min/max from sampled blocks (a big band without
+    /// an overview: a reduced read of it would read every block).
+    Sampled,
 }
 
 /// The statistics of band `index` of `ds`, exact when it has at most
@@ -63,7 +75,7 @@ pub fn band_stats(ds: &Dataset, index: usize, exact_budget: &mut usize) -> Optio
     let integer = band.band_type().is_integer();
     let mut acc = Accumulator::new(nodata, integer);
     let pixels = w.saturating_mul(h);
-    let (exact, read) = if pixels <= EXACT_PIXELS && pixels <= *exact_budget {
+    let read = if pixels <= EXACT_PIXELS && pixels <= *exact_budget {
         *exact_budget -= pixels;
         let rows = (STRIP_PIXELS / w.max(1)).max(1);
         let mut row = 0;
@@ -75,9 +87,8 @@ pub fn band_stats(ds: &Dataset, index: usize, exact_budget: &mut usize) -> Optio
             acc.add(strip.data());
             row += n;
         }
-        (true, (w, h))
-    } else {
-        let source = smallest_overview(&band).unwrap_or(band);
+        Read::Full
+    } else if let Some(source) = smallest_overview(&band) {
         let (sw, sh) = source.size();
         let scale = (sw.max(sh) as f64 / READ_SIDE as f64).max(1.0);
         let shape = (
@@ -86,9 +97,19 @@ pub fn band_stats(ds: &Dataset, index: usize, exact_budget: &mut usize) -> Optio
         );
         let values = source.read_as::<f64>((0, 0), (sw, sh), shape, None).ok()?;
         acc.add(values.data());
-        (false, shape)
+        Read::Reduced(shape.0, shape.1)
+    } else {
+        let sampled = band.compute_raster_min_max(true).ok()?;
+        return Some(BandStats {
+            min: sampled.min,
+            max: sampled.max,
+            mean: None,
+            valid: 1,
+            read: Read::Sampled,
+            classes: None,
+        });
     };
-    Some(acc.finish(exact, read))
+    Some(acc.finish(read))
 }
 
 /// Running min, max, sum and (for integer bands) value counts.
@@ -131,17 +152,12 @@ impl Accumulator {
         }
     }
 
-    fn finish(self, exact: bool, read: (usize, usize)) -> BandStats {
+    fn finish(self, read: Read) -> BandStats {
         BandStats {
             min: self.min,
             max: self.max,
-            mean: if self.valid > 0 {
-                self.sum / self.valid as f64
-            } else {
-                f64::NAN
-            },
+            mean: (self.valid > 0).then(|| self.sum / self.valid as f64),
             valid: self.valid,
-            exact,
             read,
             classes: self.classes,
         }
@@ -155,19 +171,23 @@ pub fn stats_text(stats: &BandStats) -> String {
     if stats.valid == 0 {
         return ", no valid pixel (every pixel is nodata)".into();
     }
-    let mut text = format!(
-        ", min {} max {} mean {}",
-        fmt_num(stats.min),
-        fmt_num(stats.max),
-        fmt_mean(stats.mean)
-    );
-    if !stats.exact {
-        text.push_str(&format!(
-            " (approximate, from a {}×{} read)",
-            stats.read.0, stats.read.1
-        ));
+    let mut text = format!(", min {} max {}", fmt_num(stats.min), fmt_num(stats.max));
+    if let Some(mean) = stats.mean {
+        text.push_str(&format!(" mean {}", fmt_mean(mean)));
+    }
+    if let Some(how) = approximate(stats.read) {
+        text.push_str(&format!(" ({how})"));
     }
     text
+}
+
+/// How statistics read as `read` are approximate; `None` when exact.
+fn approximate(read: Read) -> Option<String> {
+    match read {
+        Read::Full => None,
+        Read::Reduced(w, h) => Some(format!("approximate, from a {w}×{h} read")),
+        Read::Sampled => Some("approximate, from GDAL's sampled blocks".into()),
+    }
 }
 
 /// A mean to four significant decimals at most.
@@ -206,11 +226,7 @@ pub(super) fn classes_line(ds: &Dataset, index: usize, stats: &BandStats) -> Opt
         .color_table()
         .map(|t| format!("; a colour table of {} entries", t.entry_count()))
         .unwrap_or_default();
-    let read = if stats.exact {
-        "every pixel".to_string()
-    } else {
-        format!("approximate, from a {}×{} read", stats.read.0, stats.read.1)
-    };
+    let read = approximate(stats.read).unwrap_or_else(|| "every pixel".into());
     Some(format!(
         "  classes: {} values ({read}): {}{colours}\n",
         counts.len(),
@@ -245,5 +261,43 @@ fn category_names(band: &RasterBand) -> Vec<String> {
             at = at.add(1);
         }
         names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An in-memory Byte band of `w`×`h` pixels, all 7 but one 200.
+    fn band_of(w: usize, h: usize) -> Dataset {
+        let driver = gdal::DriverManager::get_driver_by_name("MEM").unwrap();
+        let ds = driver.create_with_band_type::<u8, _>("", w, h, 1).unwrap();
+        let mut band = ds.rasterband(1).unwrap();
+        band.fill(7.0, None).unwrap();
+        let mut one = gdal::raster::Buffer::new((1, 1), vec![200u8]);
+        band.write((3, 2), (1, 1), &mut one).unwrap();
+        ds
+    }
+
+    #[test]
+    fn small_bands_are_read_whole_and_big_ones_without_overviews_sampled() {
+        let small = band_of(300, 200);
+        let mut budget = EXACT_PIXELS_PER_FILE;
+        let stats = band_stats(&small, 1, &mut budget).unwrap();
+        assert_eq!((stats.min, stats.max, stats.read), (7.0, 200.0, Read::Full));
+        assert_eq!(stats.valid, 60_000);
+        assert_eq!(stats_text(&stats), ", min 7 max 200 mean 7.0032");
+        assert_eq!(budget, EXACT_PIXELS_PER_FILE - 60_000);
+        // Over the exact size and without an overview: GDAL's sampled
+        // min/max, no mean, no classes, said to be approximate.
+        let big = band_of(4200, 4200);
+        let stats = band_stats(&big, 1, &mut budget).unwrap();
+        assert_eq!(stats.read, Read::Sampled);
+        assert!(stats.mean.is_none() && stats.classes.is_none());
+        assert!(
+            stats_text(&stats).ends_with("(approximate, from GDAL's sampled blocks)"),
+            "{}",
+            stats_text(&stats)
+        );
     }
 }
