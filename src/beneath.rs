@@ -863,7 +863,7 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     #[test]
-    fn links_out_fifos_and_oversizedfiles_are_refused_andfiles_beneath_read() {
+    fn links_out_fifos_and_oversized_files_are_refused_and_files_beneath_read() {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
         let dir = tempfile::tempdir().unwrap();

@@ -114,9 +114,8 @@ pub fn check_beneath(root: &Path, path: &Path) -> OutputCheck {
     let Some(size) = pinned.facts.as_ref().map(|f| f.len) else {
         return OutputCheck::Unreadable("not a file".into());
     };
-    beneath::within(CHECK_TIME, move || check_file(pinned.path(), size)).unwrap_or_else(|| {
-        OutputCheck::Unreadable(format!("not read within {} s", CHECK_TIME.as_secs()))
-    })
+    // The pin moves into the work: it lives as long as the read does.
+    within_check_time(move || check_file(pinned.path(), size))
 }
 
 /// [`check`] of a file already pinned ([`beneath::Pinned::path`]: checked
@@ -128,7 +127,12 @@ pub fn check_pinned(pinned: &Path) -> OutputCheck {
         Err(e) => return OutputCheck::Unreadable(e.to_string()),
     };
     let owned = pinned.to_path_buf();
-    beneath::within(CHECK_TIME, move || check_file(&owned, size)).unwrap_or_else(|| {
+    within_check_time(move || check_file(&owned, size))
+}
+
+/// `check` run on a helper thread for at most [`CHECK_TIME`].
+fn within_check_time(check: impl FnOnce() -> OutputCheck + Send + 'static) -> OutputCheck {
+    beneath::within(CHECK_TIME, check).unwrap_or_else(|| {
         OutputCheck::Unreadable(format!("not read within {} s", CHECK_TIME.as_secs()))
     })
 }

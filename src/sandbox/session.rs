@@ -852,7 +852,7 @@ impl Session {
 
 /// The journal's cell for the statements of cell `cell` that ran before
 /// it raised: them, headed by a comment that says so.
-pub fn kept_before_error(cell: u64, result: &CellResult, ran: &str) -> String {
+fn kept_before_error(cell: u64, result: &CellResult, ran: &str) -> String {
     let raised = result
         .error
         .as_ref()

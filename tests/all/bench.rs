@@ -5,7 +5,6 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{geoanalyst, gisclaw, repo, text};
 use gisclaw::outputs::{self, OutputCheck};
@@ -329,19 +328,12 @@ fn the_importer_round_trips_the_shared_table() {
     assert!(report.contains("50 tasks written"), "{report}");
 
     // Read the table independently (Python's csv module) and compare.
-    let python = gisclaw::paths::default_venv().join("bin/python");
-    let dump = Command::new(python)
-        .arg("-c")
-        .arg("import csv, json, sys; print(json.dumps(list(csv.DictReader(open(sys.argv[1], encoding='utf-8')))))")
-        .arg(&csv)
-        .output()
-        .unwrap();
-    assert!(
-        dump.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dump.stderr)
-    );
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&dump.stdout).unwrap();
+    let dump = common::venv_python([
+        std::ffi::OsStr::new("-c"),
+        std::ffi::OsStr::new("import csv, json, sys; print(json.dumps(list(csv.DictReader(open(sys.argv[1], encoding='utf-8')))))"),
+        csv.as_os_str(),
+    ]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&dump).unwrap();
     assert_eq!(rows.len(), 50);
     for row in &rows {
         let n: u32 = row["id"].as_str().unwrap().trim().parse().unwrap();

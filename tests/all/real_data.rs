@@ -164,17 +164,8 @@ fn truth_script() -> PathBuf {
 #[test]
 fn the_card_states_what_the_libraries_read() {
     let dir = corpus();
-    let out = std::process::Command::new(gisclaw::paths::default_venv().join("bin/python"))
-        .arg(truth_script())
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let facts: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+    let printed = crate::common::venv_python([truth_script(), dir.clone()]);
+    let facts: Vec<serde_json::Value> = printed
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();

@@ -797,16 +797,8 @@ fn a_failed_cells_statements_before_the_raise_are_kept_and_solution_py_reproduce
     let fresh = tempfile::tempdir().unwrap();
     std::fs::create_dir(fresh.path().join("pred_results")).unwrap();
     std::fs::write(fresh.path().join("solution.py"), &script).unwrap();
-    let out = std::process::Command::new(gisclaw::paths::default_venv().join("bin/python"))
-        .arg(fresh.path().join("solution.py"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Nairobi 12.5");
+    let printed = common::venv_python([fresh.path().join("solution.py")]);
+    assert_eq!(printed.trim(), "Nairobi 12.5", "{script}");
     assert_eq!(
         std::fs::read_to_string(fresh.path().join("pred_results/reach.json")).unwrap(),
         std::fs::read_to_string(dir.path().join("pred_results/reach.json")).unwrap()

@@ -4,7 +4,6 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{call, events, gisclaw, repo, run_json, solve_replay};
 use serde_json::{json, Value};
@@ -74,16 +73,7 @@ fn the_example_is_solved_and_its_solution_py_runs_on_its_own() {
 
     // solution.py rebuilds the outputs with the venv's python alone.
     std::fs::remove_dir_all(out.path().join("pred_results")).unwrap();
-    let python = gisclaw::paths::default_venv().join("bin/python");
-    let status = Command::new(python)
-        .arg(out.path().join("solution.py"))
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
+    common::venv_python([out.path().join("solution.py")]);
     assert!(out.path().join("pred_results/temperature.tif").is_file());
     assert!(out
         .path()

@@ -11,7 +11,6 @@ with full masked reads in float64, pandas' default read_csv and xarray.
 """
 
 import json
-import math
 import sys
 import warnings
 from pathlib import Path
@@ -127,20 +126,25 @@ def multidim(path: Path) -> dict:
     return {"states": states, "never": []}
 
 
+# The reader of each suffix.
+READERS = {
+    **{s: table for s in TABLE},
+    **{s: vector for s in VECTOR},
+    **{s: raster for s in RASTER},
+    **{s: multidim for s in MULTIDIM},
+}
+
+
 def main() -> None:
     corpus = Path(sys.argv[1])
     for path in sorted(corpus.rglob("*")):
         if not path.is_file() or ".downloads" in path.parts:
             continue
         suffix = path.suffix.lower()
-        read = {".csv": table}
-        read.update({s: vector for s in VECTOR})
-        read.update({s: raster for s in RASTER})
-        read.update({s: multidim for s in MULTIDIM})
-        if suffix not in read:
+        if suffix not in READERS:
             continue
         try:
-            facts = read[suffix](path)
+            facts = READERS[suffix](path)
         except Exception as e:  # what the sandbox's reader says, as a fact
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             facts = {"unreadable": f"{type(e).__name__}: {first}"}

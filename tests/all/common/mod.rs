@@ -111,6 +111,22 @@ pub fn text(out: &Output) -> String {
     )
 }
 
+/// Runs the sandbox venv's python (outside any sandbox) with `args` and
+/// returns its stdout, after checking that it succeeded (its stderr, if
+/// not).
+pub fn venv_python<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    let out = Command::new(gisclaw::paths::default_venv().join("bin/python"))
+        .args(args)
+        .output()
+        .expect("the venv's python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The task suite in GeoAnalystBench's layout (`T*/task.yaml`, `gold.py`).
 pub fn geoanalyst() -> PathBuf {
     repo().join("benchmarks/geoanalyst")
