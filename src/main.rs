@@ -72,6 +72,10 @@ enum Command {
         /// Token budget of the card.
         #[arg(long, default_value_t = gisclaw::card::CARD_TOKEN_BUDGET)]
         budget: u64,
+        /// The card's facts as JSON (every dataset, no budget; the shape is
+        /// `gisclaw schema card`).
+        #[arg(long)]
+        json: bool,
     },
     /// The search tree of an `--arch mcts` run.
     Tree {
@@ -95,10 +99,11 @@ enum Command {
         #[arg(value_parser = ["show", "clear"])]
         action: String,
     },
-    /// Print a JSON Schema.
+    /// Print a JSON Schema: of a task file (`task`) or of `gisclaw card
+    /// --json` (`card`).
     Schema {
         /// Which schema.
-        #[arg(value_parser = ["task"])]
+        #[arg(value_parser = ["task", "card"])]
         which: String,
     },
 }
@@ -154,10 +159,19 @@ fn main() -> ExitCode {
         Command::Memory { action } => cli::memory::run(&action),
         Command::Tree { dir, .. } => cli::tree::show(&dir),
         Command::Transcript(command) => cli::transcript::run(command),
-        Command::Card { dir, file, budget } => cli::card::show(&dir, file.as_deref(), budget),
+        Command::Card {
+            dir,
+            file,
+            budget,
+            json,
+        } => cli::card::show(&dir, file.as_deref(), budget, json),
         Command::Knowledge(command) => cli::knowledge::run(command),
-        Command::Schema { .. } => {
-            let schema = gisclaw::task::Task::json_schema();
+        Command::Schema { which } => {
+            let schema = match which.as_str() {
+                "card" => serde_json::to_value(schemars::schema_for!(gisclaw::card::FolderCard))
+                    .unwrap_or_default(),
+                _ => gisclaw::task::Task::json_schema(),
+            };
             serde_json::to_string_pretty(&schema)
                 .map(|text| {
                     println!("{text}");

@@ -7,6 +7,7 @@
 use std::ffi::CString;
 use std::path::Path;
 
+use super::facts::{Dataset, DatasetKind};
 use super::{csv_read, kind_of, size_text, Kind, SchemaError};
 
 /// Members described in full per archive; the rest are listed by name.
@@ -160,7 +161,7 @@ fn pandas_hint(lower: &str, shown: &str, member: &str) -> String {
 }
 
 /// The card entry for an archive at `path`, shown as `shown` (`data/a.zip`).
-pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
+pub(super) fn entry(path: &Path, shown: &str) -> Result<Dataset, SchemaError> {
     super::gdal_entry::quiet();
     let lower = shown.to_ascii_lowercase();
     let vsi = prefix(&lower);
@@ -175,18 +176,23 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         );
+        let mut members = Vec::new();
         if readable(kind) {
-            let body = super::gdal_entry::entry(
+            let member = super::gdal_entry::entry(
                 Path::new(&format!("{vsi}{abs}")),
                 &format!("{vsi}{shown}"),
                 kind,
             )?;
+            let body = member.text();
             text.push_str(&indent(&body));
             if kind == Kind::Table && !body.contains(csv_read::READ_CALL) {
                 text.push_str(&format!("    {}\n", pandas_hint(&lower, shown, "")));
             }
+            members.push(member);
         }
-        return Ok(text);
+        let mut dataset = Dataset::from_lines(shown, DatasetKind::Archive, &text);
+        dataset.members = members;
+        return Ok(dataset);
     }
     let root = format!("{vsi}{abs}");
     let (list, more) = members(&root).map_err(|e| SchemaError::Unreadable {
@@ -206,6 +212,7 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
     );
     let mut rest = Vec::new();
     let mut full = 0;
+    let mut members = Vec::new();
     for member in &list {
         let kind = kind_of(Path::new(&member.name));
         if !readable(kind) || full >= FULL_MEMBERS {
@@ -221,8 +228,18 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
             &shown_member,
             kind,
         ) {
-            Ok(body) => body,
-            Err(e) => format!("- {e}\n"),
+            Ok(dataset) => {
+                let body = dataset.text();
+                members.push(dataset);
+                body
+            }
+            Err(e) => {
+                let mut dataset = Dataset::new(&shown_member, super::dataset_kind(kind));
+                dataset.unreadable = Some(e.to_string());
+                let body = dataset.text();
+                members.push(dataset);
+                body
+            }
         };
         text.push_str(&indent(&body));
         if kind == Kind::Table && !body.contains(csv_read::READ_CALL) {
@@ -241,12 +258,14 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
         }
         text.push('\n');
     }
-    Ok(text)
+    let mut dataset = Dataset::from_lines(shown, DatasetKind::Archive, &text);
+    dataset.members = members;
+    Ok(dataset)
 }
 
 /// The entry for one member (`member` inside the archive at `path`, shown
 /// as `shown`), for `inspect_data`.
-pub(super) fn member_entry(path: &Path, shown: &str, member: &str) -> Result<String, SchemaError> {
+pub(super) fn member_entry(path: &Path, shown: &str, member: &str) -> Result<Dataset, SchemaError> {
     super::gdal_entry::quiet();
     let lower = shown.to_ascii_lowercase();
     let vsi = prefix(&lower);

@@ -34,6 +34,12 @@ pub(super) struct Reading {
     pub skip_bytes: usize,
     /// Whether the first line is a header, as GDAL is told to read it.
     pub header: bool,
+    /// The header's names exactly as written (spaces kept, as pandas reads
+    /// them; GDAL strips them); empty without a header.
+    pub names: Vec<String>,
+    /// The call that reads the file as described (`pd.read_csv(…)`, with
+    /// arguments only where pandas' defaults would misread it).
+    pub call: String,
 }
 
 impl Default for Reading {
@@ -45,6 +51,8 @@ impl Default for Reading {
             decoder: None,
             skip_bytes: 0,
             header: true,
+            names: Vec::new(),
+            call: String::new(),
         }
     }
 }
@@ -108,7 +116,10 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     let decoder = encoding.as_ref().and_then(|e| e.decoder);
     let text = text_encoding::read_as(head, decoder);
     let Some(separator) = delimiter(&text) else {
-        return Reading::default();
+        return Reading {
+            call: format!("pd.read_csv({source})"),
+            ..Reading::default()
+        };
     };
     let parsed = records(&text, separator);
     let header = first_line_is_header(&parsed);
@@ -174,16 +185,26 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
     }
     lines.push_str(&codes::note(&codes).unwrap_or_default());
     arguments.extend(codes::dtype(&codes));
-    if !arguments.is_empty() {
-        lines.push_str(&format!("{READ_CALL}{source}, {})\n", arguments.join(", ")));
-    }
+    let call = if arguments.is_empty() {
+        format!("pd.read_csv({source})")
+    } else {
+        let call = format!("pd.read_csv({source}, {})", arguments.join(", "));
+        lines.push_str(&format!("  read: {call}\n"));
+        call
+    };
     Reading {
         codes,
         lines,
         decoded,
         decoder,
         skip_bytes,
+        names: if header {
+            parsed.first().cloned().unwrap_or_default()
+        } else {
+            Vec::new()
+        },
         header,
+        call,
     }
 }
 

@@ -17,10 +17,10 @@ use gdal::vector::LayerAccess;
 use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
 
 use super::coords::{self, ColumnSample};
+pub(super) use super::facts::fmt_num;
+use super::facts::{self, DatasetKind};
 use super::text_encoding;
-use super::{
-    codes, columns, csv_read, dbf_encoding, geometry_names, one_column, raster_stats, sheet_title,
-};
+use super::{codes, csv_read, dbf_encoding, geometry_names, one_column, raster_stats, sheet_title};
 use super::{Kind, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Bytes of a CSV read to detect column types (GDAL's `AUTODETECT_SIZE_LIMIT`)
@@ -69,27 +69,38 @@ fn quiet_hdf5_in_this_thread() {
     }
 }
 
-/// The card entry for one file GDAL reads, shown as `name`.
-pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaError> {
+/// The card's facts for one file GDAL reads, shown as `name`.
+pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Dataset, SchemaError> {
     quiet();
+    // GDAL's message without the host's path (`/srv/x/a.tif: TIFFRead…`):
+    // the model knows the file by its name.
+    let host_path = path.to_string_lossy();
+    let without_path = |reason: String| {
+        reason
+            .replace(&format!("{host_path}: "), "")
+            .replace(host_path.as_ref(), name)
+    };
     let unreadable = |e: gdal::errors::GdalError| SchemaError::Unreadable {
         file: name.to_string(),
         message: match json_fault(path, kind) {
-            Some(fault) => format!("{} (not valid JSON: {fault})", gdal_reason(&e)),
-            None => gdal_reason(&e),
+            Some(fault) => format!(
+                "{} (not valid JSON: {fault})",
+                without_path(gdal_reason(&e))
+            ),
+            None => without_path(gdal_reason(&e)),
         },
     };
     match kind {
         Kind::Raster => {
             let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
-            Ok(raster_entry(&ds, name))
+            Ok(raster_facts(&ds, name, DatasetKind::Raster))
         }
         Kind::Multidim => match open_readonly(path, GdalOpenFlags::GDAL_OF_MULTIDIM_RASTER, &[]) {
-            Ok(ds) => Ok(multidim_entry(&ds, name)),
+            Ok(ds) => Ok(multidim_facts(&ds, name)),
             Err(_) => {
                 let ds =
                     open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).map_err(unreadable)?;
-                Ok(raster_entry(&ds, name))
+                Ok(raster_facts(&ds, name, DatasetKind::Multidim))
             }
         },
         Kind::Table => {
@@ -98,9 +109,12 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
                 let opts = ["FIELD_TYPES=AUTO", "HEADERS=AUTO"];
                 let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts)
                     .map_err(unreadable)?;
-                let mut text = vector_entry(&ds, name, Some(&Table::default()));
-                text.push_str(&other_layers_line(&ds, name, Reader::Excel));
-                return Ok(text);
+                let mut dataset = vector_facts(&ds, name, Some(&Table::default()));
+                dataset.read_call = Some(format!("pd.read_excel('{name}')"));
+                dataset
+                    .notes
+                    .extend(note_lines(&other_layers_line(&ds, name, Reader::Excel)));
+                return Ok(dataset);
             }
             // The probe GDAL detects types from, read once more for how
             // pandas must read the file (separator, decimal comma,
@@ -123,27 +137,31 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
                 0 => path.to_path_buf(),
                 skip => format!("/vsisubfile/{skip}_0,{}", path.to_string_lossy()).into(),
             };
-            let ds = match open_readonly(&from_header, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
-                Ok(ds) => ds,
-                Err(e) => {
-                    let decoded = text_encoding::read_as(&head, reading.decoder);
-                    if !one_column::is_one_column(&decoded) {
-                        return Err(unreadable(e));
+            let mut dataset =
+                match open_readonly(&from_header, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
+                    Ok(ds) => {
+                        let table = Table {
+                            estimate: estimated_csv_rows(path),
+                            codes: &reading.codes,
+                            decoded: &reading.decoded,
+                            names: &reading.names,
+                        };
+                        vector_facts(&ds, name, Some(&table))
                     }
-                    let rows = csv_rows_beyond(path, head.len());
-                    let mut text = one_column::entry(name, &decoded, rows, &reading.codes);
-                    text.push_str(&reading.lines);
-                    return Ok(text);
-                }
-            };
-            let table = Table {
-                estimate: estimated_csv_rows(path),
-                codes: &reading.codes,
-                decoded: &reading.decoded,
-            };
-            let mut text = vector_entry(&ds, name, Some(&table));
-            text.push_str(&reading.lines);
-            Ok(text)
+                    Err(e) => {
+                        let decoded = text_encoding::read_as(&head, reading.decoder);
+                        if !one_column::is_one_column(&decoded) {
+                            return Err(unreadable(e));
+                        }
+                        let rows = csv_rows_beyond(path, head.len());
+                        let text = one_column::entry(name, &decoded, rows, &reading.codes);
+                        facts::Dataset::from_lines(name, DatasetKind::Table, &text)
+                    }
+                };
+            dataset.header = Some(reading.header);
+            dataset.read_call = Some(reading.call.clone());
+            dataset.notes.extend(note_lines(&reading.lines));
+            Ok(dataset)
         }
         Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {
             // A shapefile whose text nothing labels is opened in the
@@ -159,14 +177,36 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<String, Schem
             let options: Vec<&str> = option.iter().map(String::as_str).collect();
             let ds =
                 open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &options).map_err(unreadable)?;
-            let mut text = vector_entry(&ds, name, None);
+            let mut dataset = vector_facts(&ds, name, None);
+            let unreadable_geometry = dataset
+                .layers
+                .first()
+                .and_then(|l| l.geometry.as_ref())
+                .is_some_and(|g| g.unreadable);
+            dataset.read_call = Some(match (&unlabelled, unreadable_geometry) {
+                (_, true) => format!("pyogrio.read_dataframe('{name}', read_geometry=False)"),
+                (Some(u), false) => {
+                    format!("gpd.read_file('{name}', encoding='{}')", u.codec)
+                }
+                (None, false) => format!("gpd.read_file('{name}')"),
+            });
             if let Some(unlabelled) = unlabelled {
-                text.push_str(&unlabelled.lines);
+                dataset.notes.extend(note_lines(&unlabelled.lines));
             }
-            text.push_str(&other_layers_line(&ds, name, Reader::Geopandas));
-            Ok(text)
+            dataset
+                .notes
+                .extend(note_lines(&other_layers_line(&ds, name, Reader::Geopandas)));
+            Ok(dataset)
         }
     }
+}
+
+/// The lines of a block of the card's text (each indented by two spaces,
+/// ending in a newline), without their indent, as facts' notes.
+fn note_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l).to_string())
+        .collect()
 }
 
 /// What reads a file of several layers or sheets in Python.
@@ -371,117 +411,190 @@ fn open_ex(
 
 /// `EPSG:4326`, or the CRS's name, or `no CRS`.
 pub fn crs_text(srs: Option<gdal::spatial_ref::SpatialRef>) -> String {
-    let Some(srs) = srs else {
-        return "no CRS".into();
+    crs_facts(srs).map_or_else(|| "no CRS".into(), |c| c.text)
+}
+
+/// A CRS as the card's facts: its text (`EPSG:4326`, else its PROJ
+/// string), EPSG code, WKT and whether it is geographic.
+pub(super) fn crs_facts(srs: Option<gdal::spatial_ref::SpatialRef>) -> Option<facts::Crs> {
+    let srs = srs?;
+    let auth = srs.auth_name();
+    let code = srs.auth_code();
+    // Without an authority code in the file, the EPSG code PROJ finds for
+    // it as pyproj's `to_epsg()` does (what geopandas and rasterio show).
+    let identified = match (&auth, &code) {
+        (Some(_), Ok(_)) => None,
+        _ => identified_epsg(&srs),
     };
-    match (srs.auth_name(), srs.auth_code()) {
-        (Some(auth), Ok(code)) => format!("{auth}:{code}"),
+    let text = match (&auth, &code, identified) {
+        (Some(auth), Ok(code), _) => format!("{auth}:{code}"),
+        (_, _, Some(code)) => format!("EPSG:{code}"),
         _ => match srs.to_proj4() {
             Ok(p) if !p.trim().is_empty() => format!("CRS {}", p.trim()),
             _ => "a CRS without an EPSG code".into(),
         },
+    };
+    let epsg = match (auth.as_deref(), code) {
+        (Some("EPSG"), Ok(code)) => u32::try_from(code).ok(),
+        _ => identified,
+    };
+    Some(facts::Crs {
+        text,
+        epsg,
+        wkt: srs.to_wkt().ok(),
+        geographic: srs.is_geographic(),
+    })
+}
+
+/// A raster's facts: grid, CRS, bands with nodata, statistics and classes.
+/// Least confidence (percent) of an EPSG match, as pyproj's `to_epsg()`.
+const EPSG_MATCH_CONFIDENCE: i32 = 70;
+
+/// The EPSG code of the best match PROJ finds for `srs` (GDAL's
+/// `OSRFindMatches`, best first), when its confidence is at least
+/// [`EPSG_MATCH_CONFIDENCE`].
+fn identified_epsg(srs: &gdal::spatial_ref::SpatialRef) -> Option<u32> {
+    // SAFETY: the handle belongs to `srs`, alive for the call; GDAL returns
+    // an array of `entries` handles and as many confidences (or null),
+    // freed here with the functions GDAL documents for them, after their
+    // first entry's authority is read.
+    unsafe {
+        let mut entries: std::ffi::c_int = 0;
+        let mut confidence: *mut std::ffi::c_int = std::ptr::null_mut();
+        let matches = gdal_sys::OSRFindMatches(
+            srs.to_c_hsrs(),
+            std::ptr::null_mut(),
+            &mut entries,
+            &mut confidence,
+        );
+        if matches.is_null() {
+            return None;
+        }
+        let mut found = None;
+        if entries > 0 && !confidence.is_null() && *confidence >= EPSG_MATCH_CONFIDENCE {
+            let best = *matches;
+            let name = gdal_sys::OSRGetAuthorityName(best, std::ptr::null());
+            let code = gdal_sys::OSRGetAuthorityCode(best, std::ptr::null());
+            if !name.is_null() && !code.is_null() {
+                let name = std::ffi::CStr::from_ptr(name).to_string_lossy();
+                let code = std::ffi::CStr::from_ptr(code).to_string_lossy();
+                if name == "EPSG" {
+                    found = code.parse().ok();
+                }
+            }
+        }
+        gdal_sys::OSRFreeSRSArray(matches);
+        gdal_sys::VSIFree(confidence.cast());
+        found
     }
 }
 
-fn raster_entry(ds: &Dataset, name: &str) -> String {
+fn raster_facts(ds: &Dataset, name: &str, kind: DatasetKind) -> facts::Dataset {
     let (w, h) = ds.raster_size();
     let bands = ds.raster_count();
-    let crs = crs_text(ds.spatial_ref().ok());
-    let mut text = format!(
-        "- {name} — raster ({}), {w}×{h} px, {bands} band(s), {crs}",
-        ds.driver().short_name()
-    );
+    let mut dataset = facts::Dataset::new(name, kind);
+    dataset.driver = Some(ds.driver().short_name());
+    dataset.read_call = Some(format!("rasterio.open('{name}')"));
     let transform = ds.geo_transform().ok();
-    if let Some(gt) = transform {
-        text.push_str(&format!(
-            ", pixel {}×{}, origin ({}, {})",
-            fmt_num(gt[1]),
-            fmt_num(gt[5].abs()),
-            fmt_num(gt[0]),
-            fmt_num(gt[3])
-        ));
-    }
-    text.push('\n');
-    if ds.spatial_ref().is_err() {
-        match transform {
-            Some(gt) => {
-                // The corners' x and y (a rotated grid has four).
-                let corners = [(0.0, 0.0), (w as f64, 0.0), (0.0, h as f64), (w as f64, h as f64)]
-                    .map(|(c, r)| (gt[0] + c * gt[1] + r * gt[2], gt[3] + c * gt[4] + r * gt[5]));
-                let range = |v: [f64; 4]| (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-                let line = coords::missing_crs(range(corners.map(|p| p.0)), range(corners.map(|p| p.1)), coords::Holder::Raster);
-                text.push_str(&format!("  {line}\n"));
-            }
-            None if ds.gcps().is_empty() => text.push_str(
-                "  not georeferenced: no CRS and no geotransform (row/column coordinates only)\n",
-            ),
-            None => text.push_str(&format!(
-                "  georeferenced by {} ground control points, not a geotransform (warp it to a grid before overlaying)\n",
-                ds.gcps().len()
-            )),
-        }
-    }
+    // The corners' x and y ranges (a rotated grid has four corners).
+    let extent = transform.map(|gt| {
+        let corners = [
+            (0.0, 0.0),
+            (w as f64, 0.0),
+            (0.0, h as f64),
+            (w as f64, h as f64),
+        ]
+        .map(|(c, r)| (gt[0] + c * gt[1] + r * gt[2], gt[3] + c * gt[4] + r * gt[5]));
+        let low = |v: [f64; 4]| v.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = |v: [f64; 4]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (xs, ys) = (corners.map(|p| p.0), corners.map(|p| p.1));
+        [low(xs), low(ys), high(xs), high(ys)]
+    });
+    let crs = crs_facts(ds.spatial_ref().ok());
+    let crs_note = match (&crs, extent) {
+        (None, Some(e)) => Some(coords::missing_crs(
+            (e[0], e[2]),
+            (e[1], e[3]),
+            coords::Holder::Raster,
+        )),
+        _ => None,
+    };
+    dataset.grid = Some(facts::Grid {
+        width: w,
+        height: h,
+        crs,
+        transform,
+        extent,
+        gcps: ds.gcps().len(),
+        crs_note,
+    });
     let mut exact_budget = raster_stats::EXACT_PIXELS_PER_FILE;
     for i in 1..=bands.min(8) {
         let Ok(band) = ds.rasterband(i) else { continue };
-        let mut line = format!("  band {i}: {}", band.band_type().name());
-        match band.no_data_value() {
-            Some(nd) => line.push_str(&format!(", nodata {}", fmt_num(nd))),
-            None => line.push_str(", no nodata"),
-        }
         let stats = raster_stats::band_stats(ds, i, &mut exact_budget);
-        match &stats {
-            Some(stats) => line.push_str(&raster_stats::stats_text(stats)),
-            None => line.push_str(", its pixels cannot be read"),
+        if stats.is_none() {
+            dataset
+                .warnings
+                .push(format!("band {i}: its pixels cannot be read"));
+        } else if stats.as_ref().is_some_and(|s| s.valid == 0) {
+            dataset
+                .warnings
+                .push(format!("band {i}: no valid pixel (every pixel is nodata)"));
         }
-        text.push_str(&line);
-        text.push('\n');
-        if let Some(stats) = &stats {
-            text.push_str(&raster_stats::classes_line(ds, i, stats).unwrap_or_default());
-        }
+        dataset.bands.push(facts::Band {
+            index: i,
+            dtype: band.band_type().name(),
+            nodata: band.no_data_value(),
+            readable: stats.is_some(),
+            stats: stats.as_ref().and_then(raster_stats::stats_facts),
+            classes: stats
+                .as_ref()
+                .map(|s| raster_stats::class_facts(&band, s))
+                .unwrap_or_default(),
+            colour_table: band.color_table().map(|t| t.entry_count()),
+        });
     }
-    if bands > 8 {
-        text.push_str(&format!("  … {} more bands\n", bands - 8));
-    }
-    text
+    dataset.more_bands = bands.saturating_sub(8);
+    dataset
 }
 
-fn multidim_entry(ds: &Dataset, name: &str) -> String {
-    let mut text = format!(
-        "- {name} — multidimensional ({})\n",
-        ds.driver().short_name()
-    );
+/// A multidimensional file's facts: dimensions and variables.
+fn multidim_facts(ds: &Dataset, name: &str) -> facts::Dataset {
+    let mut dataset = facts::Dataset::new(name, DatasetKind::Multidim);
+    dataset.driver = Some(ds.driver().short_name());
+    dataset.read_call = Some(format!("xr.open_dataset('{name}')"));
     let Ok(root) = ds.root_group() else {
-        return text;
+        return dataset;
     };
-    let dims: Vec<String> = root
+    dataset.dimensions = root
         .dimensions(Default::default())
         .map(|ds| {
             ds.iter()
-                .map(|d| format!("{}={}", d.name(), d.size()))
+                .map(|d| facts::Dimension {
+                    name: d.name(),
+                    size: d.size() as u64,
+                })
                 .collect()
         })
         .unwrap_or_default();
-    if !dims.is_empty() {
-        text.push_str(&format!("  dimensions: {}\n", dims.join(", ")));
-    }
     for array in root.array_names(Default::default()).iter().take(30) {
         let Ok(a) = root.open_md_array(array, Default::default()) else {
             continue;
         };
-        let shape: Vec<String> = a
+        let dimensions: Vec<String> = a
             .dimensions()
             .map(|ds| ds.iter().map(|d| d.name()).collect())
             .unwrap_or_default();
         let dtype = gdal::raster::GdalDataType::try_from(a.datatype().numeric_datatype())
             .map(|t| t.name())
             .unwrap_or_else(|_| "non-numeric".into());
-        text.push_str(&format!(
-            "  variable {array}({}): {dtype}\n",
-            shape.join(", ")
-        ));
+        dataset.variables.push(facts::Variable {
+            name: array.clone(),
+            dimensions,
+            dtype,
+        });
     }
-    text
+    dataset
 }
 
 /// What the card knows of a table beyond what GDAL reads.
@@ -494,21 +607,26 @@ struct Table<'a> {
     /// The header and first rows decoded from a legacy encoding, whose
     /// text values replace GDAL's (see [`csv_read::Reading::decoded`]).
     decoded: &'a [Vec<String>],
+    /// The header's names as written (see [`csv_read::Reading::names`]).
+    names: &'a [String],
 }
 
 /// Layers (or a `table`) with geometry type, CRS, count, columns, sample
 /// rows and, for tables, the coordinate or geometry columns found.
-fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
+fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Dataset {
     let layers = ds.layer_count();
-    let mut text = format!(
-        "- {name} — {} ({}), {layers} layer(s)\n",
-        if table.is_some() { "table" } else { "vector" },
-        ds.driver().short_name()
-    );
+    let kind = if table.is_some() {
+        DatasetKind::Table
+    } else {
+        DatasetKind::Vector
+    };
+    let mut dataset = facts::Dataset::new(name, kind);
+    dataset.driver = Some(ds.driver().short_name());
     let estimate = table.and_then(|t| t.estimate);
     let codes = table.map_or(&[][..], |t| t.codes);
     let code = |field: &str| codes.iter().find(|c| c.name == field);
     let decoded = table.map_or(&[][..], |t| t.decoded);
+    let written = table.map_or(&[][..], |t| t.names);
     for (index, mut layer) in ds.layers().take(10).enumerate() {
         let declared = layer.defn().geom_fields().next().map(|g| g.field_type());
         let geometry = declared.map(|ty| geometry_names::layer_geometry(&mut layer, ty));
@@ -523,13 +641,24 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
             .first()
             .is_some_and(|h| h.len() == read.len())
             .then_some(decoded);
+        // GDAL strips the spaces around a CSV's names; pandas keeps them,
+        // and `df['1969']` fails on a column named `1969  `.
+        let spaced = written.len() == read.len()
+            && written
+                .iter()
+                .zip(&read)
+                .all(|(w, (g, _))| w.trim() == g.trim())
+            && written.iter().any(|w| w.trim() != w);
         let fields: Vec<(String, String)> = read
             .into_iter()
             .enumerate()
             .map(|(i, (gdal_name, field_type))| {
-                let name = decoded
-                    .and_then(|d| d[0].get(i))
-                    .map_or(gdal_name, |n| n.trim().to_string());
+                let name = match decoded.and_then(|d| d[0].get(i)) {
+                    Some(n) if spaced => n.clone(),
+                    Some(n) => n.trim().to_string(),
+                    None if spaced => written[i].clone(),
+                    None => gdal_name,
+                };
                 let kind = match code(&name) {
                     Some(_) => "String".to_string(),
                     None => gdal::vector::field_type_to_name(field_type),
@@ -537,39 +666,49 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
                 (name, kind)
             })
             .collect();
-        if table.is_some() && geometry.is_none() && sheet_title::headerless(&fields) {
+        let mut facts = facts::Layer {
+            name: layer.name(),
+            crs: geometry
+                .as_ref()
+                .and_then(|_| crs_facts(layer.spatial_ref())),
+            geometry,
+            features: 0,
+            features_estimated: estimate.is_some(),
+            extent: None,
+            columns: fields
+                .iter()
+                .map(|(name, dtype)| facts::Column {
+                    name: name.clone(),
+                    dtype: dtype.clone(),
+                })
+                .collect(),
+            sample_rows: Vec::new(),
+            crs_note: None,
+            notes: Vec::new(),
+            title_rows: None,
+        };
+        if table.is_some() && facts.geometry.is_none() && sheet_title::headerless(&fields) {
             if let Some(header) = sheet_title::find(&mut layer) {
-                text.push_str(&header.lines(name, &layer.name(), index == 0));
+                facts.title_rows = Some(header.lines(name, &facts.name, index == 0));
+                dataset.layers.push(facts);
                 continue;
             }
         }
-        let (count, how) = match estimate {
-            Some(n) => (format!("≈{n}"), " (estimated from 1 MB read in 3 places)"),
-            None => (layer.feature_count().to_string(), ""),
-        };
-        let head = match (&geometry, table.is_some()) {
-            (Some(g), _) => format!(
-                "  layer `{}`: {g}, {}, {count} features{how}\n",
-                layer.name(),
-                crs_text(layer.spatial_ref())
-            ),
-            (None, true) => format!("  `{}`: {count} rows{how}\n", layer.name()),
-            (None, false) => format!(
-                "  layer `{}`: no geometry, {count} rows{how}\n",
-                layer.name()
-            ),
-        };
-        text.push_str(&head);
-        if geometry.is_some() && layer.spatial_ref().is_none() {
+        facts.features = estimate.unwrap_or_else(|| layer.feature_count());
+        if facts.geometry.is_some() {
             // The extent only where the driver has it cheaply (a header,
             // an index); never a scan of a big file.
             if let Ok(Some(e)) = layer.try_get_extent() {
-                let line =
-                    coords::missing_crs((e.MinX, e.MaxX), (e.MinY, e.MaxY), coords::Holder::Layer);
-                text.push_str(&format!("  {line}\n"));
+                facts.extent = Some([e.MinX, e.MinY, e.MaxX, e.MaxY]);
+                if facts.crs.is_none() {
+                    facts.crs_note = Some(coords::missing_crs(
+                        (e.MinX, e.MaxX),
+                        (e.MinY, e.MaxY),
+                        coords::Holder::Layer,
+                    ));
+                }
             }
         }
-        text.push_str(&format!("  columns: {}\n", columns::text(&fields)));
         layer.reset_feature_reading();
         for (row, feature) in first_features(&layer, SAMPLE_ROWS).enumerate() {
             let mut values: Vec<String> = fields
@@ -594,18 +733,29 @@ fn vector_entry(ds: &Dataset, name: &str, table: Option<&Table>) -> String {
             if fields.len() > ROW_VALUES {
                 values.push(format!("… ({} more)", fields.len() - ROW_VALUES));
             }
-            text.push_str(&format!("  row: {}\n", values.join(", ")));
+            facts.sample_rows.push(values.join(", "));
         }
-        if table.is_some() || geometry.is_none() {
-            for line in coords::describe(&column_samples(&mut layer, &fields), "df") {
-                text.push_str(&format!("  {line}\n"));
-            }
+        if spaced {
+            let names: Vec<String> = fields
+                .iter()
+                .filter(|(n, _)| n.trim() != n)
+                .take(3)
+                .map(|(n, _)| format!("{n:?}"))
+                .collect();
+            facts.notes.push(format!(
+                "names with spaces around them, as pandas reads them ({}…): strip them with df.columns = df.columns.str.strip()",
+                names.join(", ")
+            ));
         }
+        if table.is_some() || facts.geometry.is_none() {
+            facts
+                .notes
+                .extend(coords::describe(&column_samples(&mut layer, &fields), "df"));
+        }
+        dataset.layers.push(facts);
     }
-    if layers > 10 {
-        text.push_str(&format!("  … {} more layers\n", layers - 10));
-    }
-    text
+    dataset.more_layers = layers.saturating_sub(10);
+    dataset
 }
 
 /// The next `n` features of `layer`, read with OGR directly: the gdal
@@ -689,16 +839,6 @@ fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
         Some(other) => format!("{other:?}"),
     };
     crate::util::clip(&text, VALUE_CHARS)
-}
-
-/// A number without float noise.
-pub(super) fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        let s = format!("{x:.6}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use gdal::vector::{Layer, LayerAccess, OGRwkbGeometryType};
 
+use super::facts::{Geometry, GeometryCount};
+
 /// Features looked at to say which geometry types a layer holds.
 pub const SCANNED_FEATURES: usize = 2000;
 
@@ -56,7 +58,7 @@ fn has_z(ty: OGRwkbGeometryType::Type) -> bool {
 /// [`SCANNED_FEATURES`] features hold (`Polygon/MultiPolygon (31 Polygon, 17
 /// MultiPolygon)`), else the declared type. Leaves the layer's reading at
 /// its end (callers reset it).
-pub fn layer_geometry(layer: &mut Layer, declared: OGRwkbGeometryType::Type) -> String {
+pub fn layer_geometry(layer: &mut Layer, declared: OGRwkbGeometryType::Type) -> Geometry {
     let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut z = has_z(declared);
     let mut more = false;
@@ -79,16 +81,31 @@ pub fn layer_geometry(layer: &mut Layer, declared: OGRwkbGeometryType::Type) -> 
             *counts.entry(name).or_default() += 1;
         }
     }
-    let unreadable = unreadable.or_else(|| unreadable_name(declared));
-    if let Some(name) = unreadable {
-        return format!(
-            "{name} geometries, which geopandas cannot read (shapely has no {name}: `Unknown WKB type`); read its fields with pyogrio.read_dataframe(…, read_geometry=False)"
-        );
-    }
-    let suffix = if z { " Z" } else { "" };
     let mut found: Vec<(&str, usize)> = counts.into_iter().collect();
     found.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    match found.as_slice() {
+    let mut geometry = Geometry {
+        text: String::new(),
+        types: found
+            .iter()
+            .map(|(name, n)| GeometryCount {
+                name: name.to_string(),
+                features: *n as u64,
+            })
+            .collect(),
+        has_z: z,
+        scanned_part: more,
+        unreadable: false,
+    };
+    let unreadable = unreadable.or_else(|| unreadable_name(declared));
+    if let Some(name) = unreadable {
+        geometry.unreadable = true;
+        geometry.text = format!(
+            "{name} geometries, which geopandas cannot read (shapely has no {name}: `Unknown WKB type`); read its fields with pyogrio.read_dataframe(…, read_geometry=False)"
+        );
+        return geometry;
+    }
+    let suffix = if z { " Z" } else { "" };
+    geometry.text = match found.as_slice() {
         [] => match shapely_name(declared) {
             Some(name) => format!("{name}{suffix}"),
             None => "geometry of no declared type".into(),
@@ -107,7 +124,8 @@ pub fn layer_geometry(layer: &mut Layer, declared: OGRwkbGeometryType::Type) -> 
             };
             format!("{} ({}{of})", names.join("/"), counts.join(", "))
         }
-    }
+    };
+    geometry
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub mod coords;
 mod csv_read;
 mod csv_text;
 mod dbf_encoding;
+pub mod facts;
 mod folder_datasets;
 mod gdal_entry;
 mod geojson;
@@ -63,6 +64,7 @@ pub use parquet::{
 pub use series::{find as find_series, Series};
 
 use crate::llm::tokens;
+pub use facts::{Dataset, DatasetKind, FolderCard};
 
 /// Default token budget of the card in the prompt.
 pub const CARD_TOKEN_BUDGET: u64 = 2_000;
@@ -401,7 +403,7 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
                     Listed::Series(s) => series_entry(dir, shown_as, s, &files, &sidecars),
                     Listed::File(_) => main_entry(&path, &name, kind, sidecars.get(&file.0)),
                 }
-                .unwrap_or_else(|e| format!("- {e}\n")),
+                .map_or_else(|e| format!("- {e}\n"), |d| d.text()),
             )
         } else {
             None
@@ -480,6 +482,65 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
     card
 }
 
+/// The card of a data folder as data, without a token budget: every
+/// dataset's facts (main files with their sidecars, the first member of
+/// each series with the series' lines), other files, and what was not read.
+pub fn card_facts(dir: &Path, shown_as: &str) -> FolderCard {
+    let walked = walk(dir);
+    let files = folder_datasets::collapsed(sizes(walked.files));
+    let mut not_read: Vec<facts::NotRead> = walked
+        .skipped
+        .iter()
+        .map(|rel| facts::NotRead {
+            path: format!("{shown_as}{rel}/"),
+            why: "a link to a folder already listed (not followed)".into(),
+        })
+        .collect();
+    not_read.extend(walked.refused.iter().map(|(rel, why)| facts::NotRead {
+        path: format!("{shown_as}{rel}"),
+        why: why.clone(),
+    }));
+    let mut card = FolderCard {
+        schema_version: facts::CARD_SCHEMA_VERSION,
+        folder: shown_as.to_string(),
+        files: files.len(),
+        bytes: files.iter().map(|f| f.1).sum(),
+        datasets: Vec::new(),
+        other_files: Vec::new(),
+        not_read,
+        listing_stopped: walked.stopped.clone(),
+    };
+    let sidecars = sidecars_by_main(&files);
+    let (listed, all_series) = listed_and_series(&files, &sidecars);
+    let series_of = Series::by_member(&all_series);
+    for file in listed {
+        let series = series_of.get(file.0.as_str());
+        if series.is_some_and(|s| s.members[0] != file.0) {
+            continue;
+        }
+        let path = dir.join(&file.0);
+        let kind = kind_of(&path);
+        let name = format!("{shown_as}{}", file.0);
+        if matches!(kind, Kind::Sidecar | Kind::Other) {
+            card.other_files.push(facts::OtherFile {
+                path: name,
+                bytes: file.1,
+            });
+            continue;
+        }
+        let read = match series {
+            Some(s) => series_entry(dir, shown_as, s, &files, &sidecars),
+            None => main_entry(&path, &name, kind, sidecars.get(&file.0)),
+        };
+        card.datasets.push(read.unwrap_or_else(|e| {
+            let mut dataset = Dataset::new(&name, dataset_kind(kind));
+            dataset.unreadable = Some(e.to_string());
+            dataset
+        }));
+    }
+    card
+}
+
 /// A file or a file series, as the card lists it.
 #[derive(Clone, Copy)]
 enum Listed<'a> {
@@ -499,46 +560,45 @@ fn listed_and_series<'a>(
     (listed, series)
 }
 
-/// A main file's full entry, with the sidecars read with it.
+/// A main file's facts, with the sidecars read with it.
 fn main_entry(
     path: &Path,
     name: &str,
     kind: Kind,
     sidecars: Option<&Vec<String>>,
-) -> Result<String, SchemaError> {
-    let mut text = inspect_path(path, name, kind)?;
+) -> Result<Dataset, SchemaError> {
+    let mut dataset = inspect_path(path, name, kind)?;
     if let Some(parts) = sidecars {
-        let names: Vec<&str> = parts.iter().map(|p| file_name(p)).collect();
-        text.push_str(&format!("  read with it: {}\n", names.join(", ")));
+        dataset.sidecars = parts.iter().map(|p| file_name(p).to_string()).collect();
     }
-    Ok(text)
+    Ok(dataset)
 }
 
-/// A series' entry: its first member's full entry, then the series: its
-/// name, the call that lists it, absent members, and what the members
-/// share ([`series_members`]). `files` is every file of the folder.
+/// A series' facts: its first member's, then the series: its name, the
+/// call that lists it, absent members, and what the members share
+/// ([`series_members`]). `files` is every file of the folder.
 fn series_entry(
     dir: &Path,
     shown_as: &str,
     series: &Series,
     files: &[(String, u64)],
     sidecars: &BTreeMap<String, Vec<String>>,
-) -> Result<String, SchemaError> {
+) -> Result<Dataset, SchemaError> {
     let first = &series.members[0];
     let path = dir.join(first);
     let kind = kind_of(&path);
-    let mut text = main_entry(
+    let mut dataset = main_entry(
         &path,
         &format!("{shown_as}{first}"),
         kind,
         sidecars.get(first),
     )?;
-    text.push_str(&format!(
+    let mut text = format!(
         "  series: {} — {} files, {} in all; the entry above is the first of them\n",
         series.name(shown_as),
         series.len(),
         size_text(series.bytes)
-    ));
+    );
     if let Some(listing) = series.listing(shown_as, files) {
         text.push_str(&format!("  list: {listing}\n"));
         if series.unpadded() {
@@ -563,7 +623,8 @@ fn series_entry(
         kind,
         sidecars,
     ));
-    Ok(text)
+    dataset.series = text.lines().map(str::to_string).collect();
+    Ok(dataset)
 }
 
 /// The sidecars among `files` (relative paths, sorted) that belong to a
@@ -655,6 +716,11 @@ fn sampled_density(
 /// archive as the card showed it (`/vsizip/data/a.zip/b.shp` or
 /// `data/a.zip/b.shp`).
 pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String, SchemaError> {
+    inspect_facts(data_dir, shown_as, rel).map(|dataset| dataset.text())
+}
+
+/// The facts of one file, as [`inspect_file`] names it.
+pub fn inspect_facts(data_dir: &Path, shown_as: &str, rel: &str) -> Result<Dataset, SchemaError> {
     let rel = archive::strip_vsi(rel.trim()).trim_start_matches("./");
     let rel = rel.strip_prefix(shown_as).unwrap_or(rel);
     let path: PathBuf = data_dir.join(rel);
@@ -679,28 +745,45 @@ pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String
             None => Err(SchemaError::Missing(name)),
         };
     }
-    if let Err(why) = within_data(data_dir, &path) {
-        return Ok(format!("{name}: {why}, not read"));
-    }
     let kind = match kind_of(&path) {
         Kind::Other | Kind::Sidecar => Kind::Vector,
         k => k,
     };
+    if let Err(why) = within_data(data_dir, &path) {
+        let mut dataset = Dataset::new(&name, dataset_kind(kind));
+        dataset.unreadable = Some(format!("{name}: {why}, not read"));
+        return Ok(dataset);
+    }
     inspect_path(&path, &name, kind).or_else(|first| match kind {
         Kind::Vector => inspect_path(&path, &name, Kind::Raster).map_err(|_| first),
         _ => Err(first),
     })
 }
 
-/// The full entry for one file of a known kind, shown as `name`.
-fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<String, SchemaError> {
+/// The facts of one file of a known kind, shown as `name`.
+fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<Dataset, SchemaError> {
+    let kind_of_data = dataset_kind(kind);
     match kind {
-        Kind::Parquet => parquet::entry(path, name),
+        Kind::Parquet => {
+            parquet::entry(path, name).map(|t| Dataset::from_lines(name, kind_of_data, &t))
+        }
         Kind::Archive => archive::entry(path, name),
         Kind::Vector if geojson::is_big(path) => match geojson::entry(path, name) {
-            Some(text) => Ok(text),
+            Some(text) => Ok(Dataset::from_lines(name, kind_of_data, &text)),
             None => gdal_entry::entry(path, name, kind),
         },
         _ => gdal_entry::entry(path, name, kind),
+    }
+}
+
+/// The kind of dataset a file of `kind` is.
+fn dataset_kind(kind: Kind) -> DatasetKind {
+    match kind {
+        Kind::Raster => DatasetKind::Raster,
+        Kind::Table => DatasetKind::Table,
+        Kind::Multidim => DatasetKind::Multidim,
+        Kind::Parquet => DatasetKind::Parquet,
+        Kind::Archive => DatasetKind::Archive,
+        Kind::Vector | Kind::Sidecar | Kind::Other => DatasetKind::Vector,
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use gdal::raster::RasterBand;
 use gdal::Dataset;
 
-use super::gdal_entry::fmt_num;
+use super::facts;
 
 /// Most distinct values for a band to be called categorical.
 const MOST_CLASSES: usize = 24;
@@ -74,6 +74,13 @@ pub fn band_stats(ds: &Dataset, index: usize, exact_budget: &mut usize) -> Optio
     let nodata = band.no_data_value();
     let integer = band.band_type().is_integer();
     let mut acc = Accumulator::new(nodata, integer);
+    // A mask of the dataset's or an alpha band hides pixels as rasterio's
+    // masked read does; nodata is already left out by value.
+    let mask = band
+        .mask_flags()
+        .ok()
+        .filter(|f| !f.is_all_valid() && !f.is_nodata())
+        .and_then(|_| band.open_mask_band().ok());
     let pixels = w.saturating_mul(h);
     let read = if pixels <= EXACT_PIXELS && pixels <= *exact_budget {
         *exact_budget -= pixels;
@@ -84,7 +91,14 @@ pub fn band_stats(ds: &Dataset, index: usize, exact_budget: &mut usize) -> Optio
             let strip = band
                 .read_as::<f64>((0, row as isize), (w, n), (w, n), None)
                 .ok()?;
-            acc.add(strip.data());
+            let hidden = match &mask {
+                Some(mask) => Some(
+                    mask.read_as::<u8>((0, row as isize), (w, n), (w, n), None)
+                        .ok()?,
+                ),
+                None => None,
+            };
+            acc.add(strip.data(), hidden.as_ref().map(|m| m.data()));
             row += n;
         }
         Read::Full
@@ -96,9 +110,20 @@ pub fn band_stats(ds: &Dataset, index: usize, exact_budget: &mut usize) -> Optio
             ((sh as f64 / scale) as usize).max(1),
         );
         let values = source.read_as::<f64>((0, 0), (sw, sh), shape, None).ok()?;
-        acc.add(values.data());
+        // The mask at the same reduced shape (from its own overviews when
+        // it has them).
+        let hidden = match &mask {
+            Some(mask) => Some(mask.read_as::<u8>((0, 0), (w, h), shape, None).ok()?),
+            None => None,
+        };
+        acc.add(values.data(), hidden.as_ref().map(|m| m.data()));
         Read::Reduced(shape.0, shape.1)
     } else {
+        // GDAL's sampled min/max skips blocks it cannot read; the first
+        // row of the first block is read to know the pixels can be read at
+        // all (a row: never what a hostile header claims a block holds).
+        let row = band.block_size().0.clamp(1, w.max(1));
+        band.read_as::<u8>((0, 0), (row, 1), (row, 1), None).ok()?;
         let sampled = band.compute_raster_min_max(true).ok()?;
         return Some(BandStats {
             min: sampled.min,
@@ -134,9 +159,11 @@ impl Accumulator {
         }
     }
 
-    fn add(&mut self, values: &[f64]) {
-        for &v in values {
-            if v.is_nan() || Some(v) == self.nodata {
+    /// Adds `values`, leaving out nodata, NaN and pixels whose `mask`
+    /// value is 0.
+    fn add(&mut self, values: &[f64], mask: Option<&[u8]>) {
+        for (i, &v) in values.iter().enumerate() {
+            if v.is_nan() || Some(v) == self.nodata || mask.is_some_and(|m| m.get(i) == Some(&0)) {
                 continue;
             }
             self.min = self.min.min(v);
@@ -164,74 +191,48 @@ impl Accumulator {
     }
 }
 
-/// The band line's statistics: `, min 0 max 247 mean 133.76` (with
-/// `approximate, from a W×H read` when not exact), or that no pixel is
-/// valid.
-pub fn stats_text(stats: &BandStats) -> String {
+/// A band's statistics as the card's facts; `None` when no pixel is valid.
+pub(super) fn stats_facts(stats: &BandStats) -> Option<facts::Stats> {
     if stats.valid == 0 {
-        return ", no valid pixel (every pixel is nodata)".into();
-    }
-    let mut text = format!(", min {} max {}", fmt_num(stats.min), fmt_num(stats.max));
-    if let Some(mean) = stats.mean {
-        text.push_str(&format!(" mean {}", fmt_mean(mean)));
-    }
-    if let Some(how) = approximate(stats.read) {
-        text.push_str(&format!(" ({how})"));
-    }
-    text
-}
-
-/// How statistics read as `read` are approximate; `None` when exact.
-fn approximate(read: Read) -> Option<String> {
-    match read {
-        Read::Full => None,
-        Read::Reduced(w, h) => Some(format!("approximate, from a {w}×{h} read")),
-        Read::Sampled => Some("approximate, from GDAL's sampled blocks".into()),
-    }
-}
-
-/// A mean to four significant decimals at most.
-fn fmt_mean(mean: f64) -> String {
-    let s = format!("{mean:.4}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// The card's line on the classes of band `index` of `ds` from its
-/// statistics (its nodata value left out), if it is an integer band of 2
-/// to [`MOST_CLASSES`] values.
-pub(super) fn classes_line(ds: &Dataset, index: usize, stats: &BandStats) -> Option<String> {
-    let band = ds.rasterband(index).ok()?;
-    let counts = stats.classes.as_ref()?;
-    let total: u64 = counts.values().sum();
-    if counts.len() < 2 || total == 0 {
         return None;
     }
-    let names = category_names(&band);
-    let classes: Vec<String> = counts
+    let (accuracy, how) = match stats.read {
+        Read::Full => (facts::Accuracy::Exact, "every pixel".to_string()),
+        Read::Reduced(w, h) => (facts::Accuracy::Approximate, format!("a {w}×{h} read")),
+        Read::Sampled => (
+            facts::Accuracy::Approximate,
+            "GDAL's sampled blocks".to_string(),
+        ),
+    };
+    Some(facts::Stats {
+        min: stats.min,
+        max: stats.max,
+        mean: stats.mean,
+        valid_pixels: (stats.read == Read::Full).then_some(stats.valid),
+        accuracy,
+        how,
+    })
+}
+
+/// An integer band's values with their pixel counts (its nodata value left
+/// out) and category names, from its statistics; empty when it has more
+/// than [`MOST_CLASSES`] values or is not an integer band.
+pub(super) fn class_facts(band: &RasterBand, stats: &BandStats) -> Vec<facts::Class> {
+    let Some(counts) = stats.classes.as_ref() else {
+        return Vec::new();
+    };
+    let names = category_names(band);
+    counts
         .iter()
-        .map(|(value, n)| {
-            let share = 100.0 * *n as f64 / total as f64;
-            let share = if share < 1.0 {
-                "<1".to_string()
-            } else {
-                format!("{share:.0}")
-            };
-            match names.get(usize::try_from(*value).unwrap_or(usize::MAX)) {
-                Some(name) if !name.is_empty() => format!("{value} {name:?} ({share}%)"),
-                _ => format!("{value} ({share}%)"),
-            }
+        .map(|(value, n)| facts::Class {
+            value: *value,
+            pixels: *n,
+            name: names
+                .get(usize::try_from(*value).unwrap_or(usize::MAX))
+                .filter(|name| !name.is_empty())
+                .cloned(),
         })
-        .collect();
-    let colours = band
-        .color_table()
-        .map(|t| format!("; a colour table of {} entries", t.entry_count()))
-        .unwrap_or_default();
-    let read = approximate(stats.read).unwrap_or_else(|| "every pixel".into());
-    Some(format!(
-        "  classes: {} values ({read}): {}{colours}\n",
-        counts.len(),
-        classes.join(", ")
-    ))
+        .collect()
 }
 
 /// The smallest overview of `band` of at least [`READ_SIDE`] on its
@@ -286,7 +287,10 @@ mod tests {
         let stats = band_stats(&small, 1, &mut budget).unwrap();
         assert_eq!((stats.min, stats.max, stats.read), (7.0, 200.0, Read::Full));
         assert_eq!(stats.valid, 60_000);
-        assert_eq!(stats_text(&stats), ", min 7 max 200 mean 7.0032");
+        assert_eq!(
+            facts::stats_text(&stats_facts(&stats).unwrap()),
+            ", min 7 max 200 mean 7.0032"
+        );
         assert_eq!(budget, EXACT_PIXELS_PER_FILE - 60_000);
         // Over the exact size and without an overview: GDAL's sampled
         // min/max, no mean, no classes, said to be approximate.
@@ -294,10 +298,10 @@ mod tests {
         let stats = band_stats(&big, 1, &mut budget).unwrap();
         assert_eq!(stats.read, Read::Sampled);
         assert!(stats.mean.is_none() && stats.classes.is_none());
+        let text = facts::stats_text(&stats_facts(&stats).unwrap());
         assert!(
-            stats_text(&stats).ends_with("(approximate, from GDAL's sampled blocks)"),
-            "{}",
-            stats_text(&stats)
+            text.ends_with("(approximate, from GDAL's sampled blocks)"),
+            "{text}"
         );
     }
 }

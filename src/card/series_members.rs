@@ -265,7 +265,7 @@ fn vector(ds: &Dataset) -> Result<Member, String> {
     let mut layer = ds.layers().next().ok_or("no layer")?;
     let declared = layer.defn().geom_fields().next().map(|g| g.field_type());
     let geometry = declared.map_or("no geometry".to_string(), |ty| {
-        super::geometry_names::layer_geometry(&mut layer, ty)
+        super::geometry_names::layer_geometry(&mut layer, ty).text
     });
     layer.reset_feature_reading();
     let fields: Vec<String> = layer.defn().fields().map(|f| f.name()).collect();

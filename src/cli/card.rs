@@ -1,6 +1,8 @@
-//! `gisclaw card DIR [FILE]`: the schema card of a data folder exactly as
-//! the model receives it (or, with FILE, what `inspect_data` answers for one
-//! file or archive member), with the time it took.
+//! `gisclaw card DIR [FILE] [--json]`: the schema card of a data folder
+//! exactly as the model receives it (or, with FILE, what `inspect_data`
+//! answers for one file or archive member), with the time it took; with
+//! `--json`, its facts as data (every dataset, no token budget; the shape is
+//! `gisclaw schema card`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,12 +10,25 @@ use std::time::Instant;
 
 use super::common::UsageError;
 
-/// Prints the card of `dir` within `budget` tokens, or one file's entry.
-pub fn show(dir: &Path, file: Option<&str>, budget: u64) -> anyhow::Result<ExitCode> {
+/// Prints the card of `dir` within `budget` tokens, or one file's entry;
+/// with `json`, their facts as JSON.
+pub fn show(dir: &Path, file: Option<&str>, budget: u64, json: bool) -> anyhow::Result<ExitCode> {
     if !dir.is_dir() {
         return Err(UsageError(format!("{}: not a folder", dir.display())).into());
     }
     let start = Instant::now();
+    if json {
+        let text = match file {
+            Some(rel) => serde_json::to_string_pretty(
+                &gisclaw::card::inspect_facts(dir, "data/", rel)
+                    .map_err(|e| UsageError(e.to_string()))?,
+            )?,
+            None => serde_json::to_string_pretty(&gisclaw::card::card_facts(dir, "data/"))?,
+        };
+        println!("{text}");
+        eprintln!("({} ms)", start.elapsed().as_millis());
+        return Ok(ExitCode::SUCCESS);
+    }
     let text = match file {
         Some(rel) => {
             gisclaw::card::inspect_file(dir, "data/", rel).map_err(|e| UsageError(e.to_string()))?

@@ -1,6 +1,8 @@
 //! The MCP resources of a client: the files its cells wrote under
 //! `pred_results/` (`gisclaw://pred_results/<path>`) and its transcript
-//! (`gisclaw://transcript`). A read never leaves `pred_results/`: the path
+//! (`gisclaw://transcript`); with a data folder, its schema card as text
+//! (`gisclaw://card`) and as JSON (`gisclaw://card.json`, served by the
+//! server from its shared state). A read never leaves `pred_results/`: the path
 //! of the file actually opened is checked, so a link a cell planted there
 //! cannot hand the client a file the sandbox itself could not read.
 
@@ -11,6 +13,10 @@ use base64::Engine;
 
 use crate::beneath;
 
+/// The URI of the data folder's schema card, as the model reads it.
+pub const CARD_URI: &str = "gisclaw://card";
+/// The URI of the schema card's facts as JSON (`gisclaw schema card`).
+pub const CARD_JSON_URI: &str = "gisclaw://card.json";
 /// The URI of the transcript.
 pub const TRANSCRIPT_URI: &str = "gisclaw://transcript";
 /// The prefix of every output's URI.
@@ -55,7 +61,7 @@ pub enum Contents {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// Not one of this server's URIs.
-    #[error("unknown resource {0}: outputs are gisclaw://pred_results/<path>, the transcript gisclaw://transcript")]
+    #[error("unknown resource {0}: outputs are gisclaw://pred_results/<path>, the transcript gisclaw://transcript, the data's card gisclaw://card and gisclaw://card.json")]
     Unknown(String),
     /// No such output.
     #[error("{0} does not exist (list_files shows the outputs)")]

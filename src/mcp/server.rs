@@ -64,6 +64,9 @@ pub struct GisServer {
     /// The client's folder (resources are read without waiting for a
     /// running cell).
     out: std::path::PathBuf,
+    /// What every client shares: the data folder and its card (served as
+    /// resources without waiting for a running cell).
+    shared: Arc<Shared>,
     with_docs: bool,
     tool_router: ToolRouter<GisServer>,
 }
@@ -86,7 +89,7 @@ impl GisServer {
     /// A server for one client whose folder is `out`.
     pub fn open(shared: Arc<Shared>, out: &std::path::Path) -> anyhow::Result<GisServer> {
         let with_docs = shared.docs.is_some();
-        let client = ClientSession::open(shared, out)?;
+        let client = ClientSession::open(shared.clone(), out)?;
         let canceller = Arc::new(Mutex::new(client.canceller()));
         let mut tool_router = Self::tool_router();
         if !with_docs {
@@ -94,6 +97,7 @@ impl GisServer {
         }
         Ok(GisServer {
             out: client.out_dir().to_path_buf(),
+            shared,
             client: Arc::new(Mutex::new(client)),
             _ended: Arc::new(CancelOnDrop(canceller.clone())),
             canceller,
@@ -372,16 +376,23 @@ impl ServerHandler for GisServer {
         let listed = tokio::task::spawn_blocking(move || resources::list(&out))
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let items = listed
-            .into_iter()
-            .map(|l| {
-                let resource = Resource::new(l.uri, l.name).with_size(l.size);
-                match l.mime {
-                    Some(mime) => resource.with_mime_type(mime),
-                    None => resource,
-                }
-            })
-            .collect();
+        let mut items: Vec<Resource> = Vec::new();
+        if self.shared.data.is_some() {
+            items.push(
+                Resource::new(resources::CARD_URI, "schema card").with_mime_type("text/plain"),
+            );
+            items.push(
+                Resource::new(resources::CARD_JSON_URI, "schema card (JSON)")
+                    .with_mime_type("application/json"),
+            );
+        }
+        items.extend(listed.into_iter().map(|l| {
+            let resource = Resource::new(l.uri, l.name).with_size(l.size);
+            match l.mime {
+                Some(mime) => resource.with_mime_type(mime),
+                None => resource,
+            }
+        }));
         Ok(ListResourcesResult::with_all_items(items))
     }
 
@@ -393,9 +404,23 @@ impl ServerHandler for GisServer {
         let _in_use = self.in_use()?;
         let uri = request.uri.clone();
         let out = self.out.clone();
-        let read = tokio::task::spawn_blocking(move || resources::read(&out, &uri))
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let shared = self.shared.clone();
+        let read = tokio::task::spawn_blocking(move || match uri.as_str() {
+            resources::CARD_URI if shared.data.is_some() => Ok(Contents::Text {
+                text: shared.card().to_string(),
+                mime: "text/plain",
+            }),
+            resources::CARD_JSON_URI => match shared.card_json() {
+                Some(text) => Ok(Contents::Text {
+                    text: text.to_string(),
+                    mime: "application/json",
+                }),
+                None => Err(resources::ReadError::Missing(uri)),
+            },
+            _ => resources::read(&out, &uri),
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let contents = match read {
             Ok(Contents::Text { text, mime }) => ResourceContents::TextResourceContents {
                 uri: request.uri,

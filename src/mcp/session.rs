@@ -37,6 +37,9 @@ pub struct Shared {
     pub output_checks: bool,
     /// The data folder's schema card, made on first request.
     card: OnceLock<String>,
+    /// The data folder's card as JSON (`gisclaw card --json`), made on
+    /// first request.
+    card_json: OnceLock<Option<String>>,
 }
 
 impl Shared {
@@ -56,6 +59,7 @@ impl Shared {
             memory,
             output_checks,
             card: OnceLock::new(),
+            card_json: OnceLock::new(),
         }
     }
 
@@ -65,6 +69,17 @@ impl Shared {
             Some(dir) => crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET),
             None => "No data folder was given to this server (gisclaw mcp --data DIR).".into(),
         })
+    }
+
+    /// The data folder's card as JSON (the shape `gisclaw schema card`
+    /// describes); `None` without a data folder.
+    pub fn card_json(&self) -> Option<&str> {
+        self.card_json
+            .get_or_init(|| {
+                let dir = self.data.as_ref()?;
+                serde_json::to_string_pretty(&crate::card::card_facts(dir, "data/")).ok()
+            })
+            .as_deref()
     }
 }
 

