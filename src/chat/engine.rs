@@ -98,6 +98,28 @@ pub struct Rebuilt {
     pub replayed: usize,
     /// Cells that failed on replay (their first line).
     pub failed: Vec<String>,
+    /// Names the failed cells bind that the namespace lacks after the
+    /// replay (see [`super::bindings`]).
+    pub missing: Vec<String>,
+}
+
+/// Which of `names` the session's namespace lacks: the static analysis of
+/// a cell that only reads them, against the live namespace (nothing runs).
+fn absent_names(session: &mut Session, names: &[String]) -> Result<Vec<String>, ChatError> {
+    let mut unique: Vec<&String> = Vec::new();
+    for name in names {
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    let probe: String = unique.iter().map(|n| format!("{n}\n")).collect();
+    let findings = session.analyse(&probe).map_err(ChatError::Rebuild)?;
+    Ok(findings
+        .iter()
+        .filter(|f| f.kind == "name")
+        .filter_map(|f| unique.get((f.line as usize).checked_sub(1)?))
+        .map(|n| n.to_string())
+        .collect())
 }
 
 /// A chat's session folders: its work folder, and its data folder readable.
@@ -131,19 +153,27 @@ impl ChatEngine {
         let mut rebuilt = Rebuilt {
             replayed: 0,
             failed: Vec::new(),
+            missing: Vec::new(),
         };
         let mut kept = Vec::new();
+        let mut bound_by_failed: Vec<String> = Vec::new();
         for cell in &saved.cells {
             match session.execute(cell) {
                 Ok(o) if o.status == CellStatus::Ok => {
                     rebuilt.replayed += 1;
                     kept.push(cell.clone());
                 }
-                Ok(_) => rebuilt
-                    .failed
-                    .push(cell.lines().next().unwrap_or("").to_string()),
+                Ok(_) => {
+                    rebuilt
+                        .failed
+                        .push(cell.lines().next().unwrap_or("").to_string());
+                    bound_by_failed.extend(super::bindings::top_level_bindings(cell));
+                }
                 Err(e) => return Err(ChatError::Rebuild(e)),
             }
+        }
+        if !bound_by_failed.is_empty() {
+            rebuilt.missing = absent_names(&mut session, &bound_by_failed)?;
         }
         let packages = prompt::listed_packages(&zygote.info().packages);
         let system = prompt::sandbox_system_prompt(

@@ -4,6 +4,7 @@
 //! rendering, and saved sessions. The REPL itself (line
 //! editing, slash commands, Ctrl-C) is in the CLI (`src/cli/chat.rs`).
 
+mod bindings;
 pub mod engine;
 mod plan;
 pub mod render;

@@ -137,6 +137,11 @@ pub struct EvalRunArgs {
     /// that see images; an ablation).
     #[arg(long)]
     pub no_vision_feedback: bool,
+    /// After each finished run, re-run its solution.py in a fresh session
+    /// and compare the outputs it makes with the run's (as `solve` does);
+    /// the report gets a reproduced-rate column per cell.
+    #[arg(long)]
+    pub reproduce: bool,
     /// The eval folder (default: gisclaw-runs/eval/<suite name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -880,6 +885,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         mcts: args.mcts.limits(),
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
+        reproduce: args.reproduce,
         shard,
     };
     let zygote = Zygote::start(args.sandbox.config()?)?;

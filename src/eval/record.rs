@@ -106,6 +106,10 @@ pub struct RunRecord {
     /// Their estimated prompt tokens.
     #[serde(default)]
     pub image_tokens: u64,
+    /// Whether the run's solution.py remade its outputs (`--reproduce`;
+    /// `None` when not tried).
+    #[serde(default)]
+    pub reproduced: Option<bool>,
 }
 
 /// What an `--arch mcts` run's tree holds.
@@ -314,6 +318,7 @@ pub fn score_run(
         finished_with_warnings: summary.finished_with_warnings.len(),
         images_shown: summary.images_shown,
         image_tokens: summary.image_tokens,
+        reproduced: summary.reproduced.as_ref().map(|r| r.ok),
     }
 }
 

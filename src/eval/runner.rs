@@ -297,6 +297,9 @@ pub struct EvalOptions {
     pub output_checks: bool,
     /// Vision feedback in the agent's runs (`--no-vision-feedback` clears it).
     pub vision_feedback: bool,
+    /// Re-run each finished run's solution.py and compare its outputs
+    /// (`--reproduce`).
+    pub reproduce: bool,
     /// The shard this process runs (`None`: every cell).
     pub shard: Option<Shard>,
 }
@@ -817,7 +820,9 @@ fn run_one(
         output_checks: options.output_checks && !matches!(source, BackendSource::Gold),
         vision_feedback: options.vision_feedback,
         notebook: crate::notebook::NotebookMode::Off,
-        reproduce: None,
+        reproduce: options
+            .reproduce
+            .then_some(super::reproduce::reproduce as crate::agent::run::Reproducer),
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();

@@ -720,3 +720,37 @@ fn what_a_failed_cell_ran_before_it_raised_is_kept_and_replayed_on_resume() {
     again.send("/quit\r");
     assert_eq!(again.wait(WAIT), Some(0), "{}", again.seen);
 }
+
+#[test]
+fn a_resumed_chat_names_what_a_cell_failing_on_replay_could_not_restore() {
+    // A cell that read a data file runs; the file is gone when the chat is
+    // resumed, so its replay fails after its import: `pd` is back,
+    // `frame` and `rows` are not, and the resume line says so.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("a.csv"), "x,y\n1,2\n3,4\n").unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code(
+            "",
+            "import pandas as pd\nframe = pd.read_csv('data/a.csv')\nrows = len(frame)\nprint(rows)",
+        ),
+        answer("Read 2 rows."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &["--data", data.to_str().unwrap()]);
+    pty.expect("you> ", WAIT);
+    pty.send("read a.csv\r");
+    pty.expect("Read 2 rows.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    let id = session_id(&pty.seen);
+    std::fs::remove_file(data.join("a.csv")).unwrap();
+    let mut again = chat(dir.path(), &replay, &["--resume", &id]);
+    again.expect("1 failed on replay; not restored: frame, rows", WAIT);
+    again.expect("you> ", WAIT);
+    again.send("/quit\r");
+    assert_eq!(again.wait(WAIT), Some(0), "{}", again.seen);
+}

@@ -1342,3 +1342,62 @@ fn the_llm_alone_answers_once_and_is_reported_beside_the_agent() {
         "{row}\n{md}"
     );
 }
+
+#[test]
+fn with_reproduce_each_finished_run_is_re_run_and_the_report_gives_the_rate() {
+    // T01: the gold, which its solution.py remakes. T02: the gold and one
+    // more output of unseeded noise, which a second run cannot remake.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("recordings");
+    std::fs::create_dir(&rec).unwrap();
+    write_jsonl(&rec.join("T01.jsonl"), &gold_messages("T01", &gold("T01")));
+    let mut noisy = gold_messages("T02", &gold("T02"));
+    let done = noisy.pop().unwrap();
+    noisy.push(cell(
+        "import numpy as np, pandas as pd\npd.DataFrame({'v': np.random.default_rng().normal(size=50)}).to_csv('pred_results/noise.csv', index=False)",
+    ));
+    noisy.push(done);
+    write_jsonl(&rec.join("T02.jsonl"), &noisy);
+    let out = dir.path().join("eval");
+    let suite = geoanalyst();
+    run_ok(&[
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--tasks",
+        "1-2",
+        "--arch",
+        "single",
+        "--runs",
+        "1",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--reproduce",
+    ]);
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "reproduced").unwrap();
+    let reproduced: Vec<(String, String)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1].to_string(), f[at].to_string())
+        })
+        .collect();
+    assert_eq!(
+        reproduced,
+        [
+            ("T01".to_string(), "1".to_string()),
+            ("T02".to_string(), "0".to_string())
+        ],
+        "{csv}"
+    );
+    let results = read_json(&out.join("results.json"));
+    assert_eq!(results["cells"][0]["reproduced"], json!([1, 2]));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Reproduction"), "{report}");
+    assert!(report.contains("| 1/2 | 0.500 |"), "{report}");
+}

@@ -102,9 +102,15 @@ fn an_analysis_across_calls_keeps_state_and_returns_its_figure_as_an_image() {
     assert_eq!(
         seen["resources"],
         json!([
+            "gisclaw://card",
+            "gisclaw://card.json",
             "gisclaw://transcript",
             "gisclaw://pred_results/stations_map.png"
         ])
+    );
+    assert!(
+        !seen["card_datasets"].as_array().unwrap().is_empty(),
+        "{seen}"
     );
 }
 

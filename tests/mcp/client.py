@@ -161,6 +161,11 @@ async def scenario_analysis(session, ctx):
     assert blob.startswith(b"\x89PNG"), read.contents[0].mime_type
     transcript = await session.read_resource("gisclaw://transcript")
     assert "execute_python" in transcript.contents[0].text
+    # The data's card, as the model reads it and as data.
+    card_text = (await session.read_resource("gisclaw://card")).contents[0].text
+    card = json.loads((await session.read_resource("gisclaw://card.json")).contents[0].text)
+    card_paths = [d["path"] for d in card["datasets"]]
+    assert all(p in card_text for p in card_paths), (card_paths, card_text)
 
     failed, text, _ = await call(session, "save_script")
     assert not failed, text
@@ -184,6 +189,7 @@ async def scenario_analysis(session, ctx):
         "progress": len(progress),
         "image_bytes": len(png),
         "resources": uris,
+        "card_datasets": card_paths,
         "script_lines": script.count("\n"),
     }
 

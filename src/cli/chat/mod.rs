@@ -165,10 +165,13 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             "resumed: {} message(s), {} cell(s) replayed into the namespace{}",
             engine.saved.messages.len(),
             rebuilt.replayed,
-            if rebuilt.failed.is_empty() {
-                String::new()
-            } else {
-                format!(", {} failed on replay", rebuilt.failed.len())
+            match (rebuilt.failed.len(), rebuilt.missing.as_slice()) {
+                (0, _) => String::new(),
+                (n, []) => format!(", {n} failed on replay"),
+                (n, missing) => format!(
+                    ", {n} failed on replay; not restored: {}",
+                    missing.join(", ")
+                ),
             }
         ));
     }

@@ -218,6 +218,10 @@ fn summarise(
             .iter()
             .filter(|r| r.finished_with_warnings > 0)
             .count(),
+        reproduced: {
+            let tried: Vec<bool> = records.iter().filter_map(|r| r.reproduced).collect();
+            (!tried.is_empty()).then(|| (tried.iter().filter(|ok| **ok).count(), tried.len()))
+        },
         variance: run_variance(records, weights),
         images_shown: mean_of(records, |r| r.images_shown as f64),
         image_tokens: mean_of(records, |r| r.image_tokens as f64),

@@ -23,7 +23,7 @@ fn csv_field(s: &str) -> String {
 /// `results.csv`: one row per task-arch-run.
 pub fn csv(report: &Report) -> String {
     let mut out = String::from(
-        "backend,task,arch,run,status,success,q_out,api_f1,api_precision,api_recall,bleu4,rouge_l,edit_similarity,codebleu,c_emb,composite,rounds,tokens_in,tokens_out,llm_seconds,sandbox_seconds,wall_seconds,cost_usd,cells,failed_cells,code_lines,run_error\n",
+        "backend,task,arch,run,status,success,q_out,api_f1,api_precision,api_recall,bleu4,rouge_l,edit_similarity,codebleu,c_emb,composite,rounds,tokens_in,tokens_out,llm_seconds,sandbox_seconds,wall_seconds,cost_usd,cells,failed_cells,code_lines,run_error,reproduced\n",
     );
     for (backend, r, s) in &report.runs {
         let fields = [
@@ -58,6 +58,9 @@ pub fn csv(report: &Report) -> String {
             r.code_lines.to_string(),
             r.run_error
                 .map(|e| e.name().to_string())
+                .unwrap_or_default(),
+            r.reproduced
+                .map(|ok| u8::from(ok).to_string())
                 .unwrap_or_default(),
         ];
         out.push_str(&fields.join(","));

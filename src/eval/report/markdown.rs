@@ -414,6 +414,24 @@ pub fn markdown(report: &Report) -> String {
             if report.cells.len() < 3 { " (With fewer than three cells τ can only be ±1.)" } else { "" }
         );
     }
+    if report.cells.iter().any(|c| c.reproduced.is_some()) {
+        md.push_str("\n## Reproduction\n\nAfter each finished run (`--reproduce`), its `solution.py` ran again in a fresh session on the same inputs, and the outputs it made were compared with the run's (the L3 comparison, or exact bytes): runs whose record remade every output, of the finished runs checked.\n\n| cell | reproduced | rate |\n|---|---|---|\n");
+        for c in &report.cells {
+            match c.reproduced {
+                Some((ok, tried)) => {
+                    let _ = writeln!(
+                        md,
+                        "| {} | {ok}/{tried} | {} |",
+                        c.label,
+                        f3(ok as f64 / tried as f64)
+                    );
+                }
+                None => {
+                    let _ = writeln!(md, "| {} | – | – |", c.label);
+                }
+            }
+        }
+    }
     md.push_str("\n## Error types\n\nFailed runs (and failed cells) by type: `runtime` is an exception or a worker crash, `timeout` a cell stopped at its time limit or a run out of its budget, `infrastructure` a run that could not be carried out (no record, not scored); the last column counts runs that finished although their output checks still failed (after one refused `finish`).\n\n| cell |");
     for e in ErrorType::ALL {
         let _ = write!(md, " {} |", e.name());

@@ -178,6 +178,9 @@ pub struct CellSummary {
     /// Runs that finished with failing output checks (after one refused
     /// `finish`), successful or not.
     pub finished_with_warnings: usize,
+    /// Of the runs whose solution.py was re-run (`--reproduce`), how many
+    /// remade their outputs: `(reproduced, tried)`; `None` when none was.
+    pub reproduced: Option<(usize, usize)>,
     /// How much the runs of one task disagree (GISclaw §4.1.5).
     pub variance: RunVariance,
     /// Figures shown to the model per run, mean (vision feedback).
