@@ -1,7 +1,9 @@
 //! `--tasks 1-10,18,heat-island`: which tasks of a suite to run.
 //!
-//! An item is a number (`18`), an inclusive range (`1-10`) or an exact id.
-//! Numbers match a task id's trailing digits, so `3` selects `T03`.
+//! An item is a number (`18`), an inclusive range (`1-10`), an exact id,
+//! or a label (`library=shapely`). Numbers match a task id's trailing
+//! digits, so `3` selects `T03`; in a unit suite they are the cases'
+//! positions ([`Selection::matches_case`]).
 
 use std::ops::RangeInclusive;
 
@@ -22,6 +24,7 @@ pub struct BackwardsRange {
 pub struct Selection {
     ranges: Vec<RangeInclusive<u32>>,
     ids: Vec<String>,
+    labels: Vec<(String, String)>,
 }
 
 impl Selection {
@@ -45,15 +48,49 @@ impl Selection {
                         to,
                     })
                 }
-                _ => selection.ids.push(item.to_string()),
+                _ => match item.split_once('=') {
+                    Some((key, value)) => selection
+                        .labels
+                        .push((key.trim().to_string(), value.trim().to_string())),
+                    None => selection.ids.push(item.to_string()),
+                },
             }
         }
         Ok(selection)
     }
 
+    /// Whether nothing was asked for (everything is selected).
+    fn is_empty(&self) -> bool {
+        self.ranges.is_empty() && self.ids.is_empty() && self.labels.is_empty()
+    }
+
+    /// Whether the case at `number` (1-based, over the whole suite) with
+    /// this `id` and these labels (`("library", "shapely")`) is selected: by
+    /// its number, its id (`buffer_area` or `shapely/buffer_area`), a
+    /// label (`library=shapely`) or a bare library name (`shapely`).
+    pub fn matches_case(&self, number: u32, id: &str, labels: &[(&str, &str)]) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        let library = labels
+            .iter()
+            .find(|(k, _)| *k == "library")
+            .map(|(_, v)| *v);
+        self.ranges.iter().any(|r| r.contains(&number))
+            || self.ids.iter().any(|i| {
+                i == id
+                    || Some(i.as_str()) == library
+                    || library.is_some_and(|l| *i == format!("{l}/{id}"))
+            })
+            || self
+                .labels
+                .iter()
+                .any(|(k, v)| labels.iter().any(|(lk, lv)| lk == k && lv == v))
+    }
+
     /// Whether the task with this id is selected.
     pub fn matches(&self, id: &str) -> bool {
-        if self.ranges.is_empty() && self.ids.is_empty() {
+        if self.is_empty() {
             return true;
         }
         if self.ids.iter().any(|i| i == id) {
@@ -85,5 +122,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("backwards"));
+    }
+
+    #[test]
+    fn unit_cases_are_selected_by_position_id_or_library() {
+        let lib = [("library", "shapely")];
+        let by_number = Selection::parse("2-3").unwrap();
+        assert!(by_number.matches_case(2, "a", &lib) && !by_number.matches_case(4, "a", &lib));
+        for text in [
+            "shapely",
+            "library=shapely",
+            "shapely/buffer_area",
+            "buffer_area",
+        ] {
+            let s = Selection::parse(text).unwrap();
+            assert!(s.matches_case(40, "buffer_area", &lib), "{text}");
+            assert!(
+                !s.matches_case(40, "reproject", &[("library", "pyproj")]),
+                "{text}"
+            );
+        }
     }
 }

@@ -99,7 +99,8 @@ pub struct EvalRunArgs {
     /// Runs per task and architecture.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// Which tasks: e.g. `1-10,18` or ids.
+    /// Which tasks: e.g. `1-10,18` or ids; in a unit suite, case numbers,
+    /// ids, a library (`shapely`) or `library=shapely`.
     #[arg(long, value_name = "LIST")]
     pub tasks: Option<String>,
     /// Runs in parallel (each with its own sandbox session).
@@ -525,7 +526,25 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     if args.runs == 0 {
         return Err(UsageError("--runs (samples per case) must be at least 1".into()).into());
     }
-    let suite = UnitSuite::load(dir).map_err(|e| UsageError(e.to_string()))?;
+    let mut suite = UnitSuite::load(dir).map_err(|e| UsageError(e.to_string()))?;
+    let selection = gisclaw::bench::select::Selection::parse(args.tasks.as_deref().unwrap_or(""))
+        .map_err(|e| UsageError(format!("--tasks: {e}")))?;
+    let mut number = 0u32;
+    for (_, file) in &mut suite.files {
+        let library = file.library.clone();
+        file.cases.retain(|case| {
+            number += 1;
+            selection.matches_case(number, &case.id, &[("library", library.as_str())])
+        });
+    }
+    suite.files.retain(|(_, file)| !file.cases.is_empty());
+    if suite.files.is_empty() {
+        return Err(UsageError(format!(
+            "--tasks: no case of {} selected (by number, id, library or library=NAME)",
+            dir.display()
+        ))
+        .into());
+    }
     let source = backend_source(args)?;
     if let BackendSource::Recorded(rec) = &source {
         for (_, file) in &suite.files {

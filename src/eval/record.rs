@@ -201,6 +201,10 @@ pub struct GoldReference {
 
 /// L1 scores of `candidate` code against `gold` code.
 pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
+    // Cell markers (`# %%`) are layout, not code: a gold split into cells
+    // and a candidate that is not (an agent's cells) are compared alike.
+    let (gold, candidate) = (without_cell_markers(gold), without_cell_markers(candidate));
+    let (gold, candidate) = (gold.as_str(), candidate.as_str());
     let (g, c) = (code::token_texts(gold), code::token_texts(candidate));
     let (gold_ops, ops) = (table.operations(gold), table.operations(candidate));
     // A task without gold gives an undefined CodeBLEU (NaN, written as
@@ -225,6 +229,14 @@ pub fn code_scores(gold: &str, candidate: &str, table: &OpTable) -> CodeScores {
         ops: ops.into_iter().collect(),
         calls: api::called_functions(candidate).into_iter().collect(),
     }
+}
+
+/// `code` without its cell-marker lines (`# %%`, `# %% cell 2`).
+fn without_cell_markers(code: &str) -> String {
+    code.lines()
+        .filter(|line| !line.trim_start().starts_with("# %%"))
+        .map(|line| format!("{line}\n"))
+        .collect()
 }
 
 /// Scores a finished run in `workdir` (its `run.json`, `transcript.jsonl`,
@@ -352,5 +364,23 @@ mod tests {
         let with_gold = code_scores("x = 1\n", "x = 1\n", &table);
         let c = with_gold.codebleu.expect("a gold gives a CodeBLEU");
         assert_eq!((c.syntax_match, c.dataflow_match), (1.0, 1.0));
+    }
+
+    #[test]
+    fn cell_markers_do_not_count_for_or_against_a_candidate() {
+        // The gold in cells; the same code as an agent's cells (no
+        // markers) and as one script with the markers: scored alike, 1.0.
+        let table = OpTable::built_in().unwrap();
+        let gold = "# %%\nimport geopandas as gpd\n# %% buffer\nroads = gpd.read_file('data/r.shp')\nb = roads.buffer(10)\n";
+        let cells =
+            "import geopandas as gpd\nroads = gpd.read_file('data/r.shp')\nb = roads.buffer(10)\n";
+        let with_markers = code_scores(gold, gold, &table);
+        let without = code_scores(gold, cells, &table);
+        assert_eq!(without.bleu4, 1.0);
+        assert_eq!(without.bleu4, with_markers.bleu4);
+        assert_eq!(
+            without.codebleu.unwrap().codebleu,
+            with_markers.codebleu.unwrap().codebleu
+        );
     }
 }

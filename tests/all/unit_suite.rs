@@ -154,3 +154,54 @@ fn a_bad_case_file_is_named_with_line_and_field() {
         "{printed}"
     );
 }
+
+#[test]
+fn tasks_selects_unit_cases_by_library_number_or_id() {
+    // `--tasks library=pyproj` runs pyproj's cases only (the selection was
+    // once ignored and all 112 cases ran); a selection of nothing is a
+    // usage error naming the ways to select.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eval");
+    let o = common::gisclaw(
+        &[
+            "eval",
+            "--suite",
+            suite_dir().to_str().unwrap(),
+            "--replay-gold",
+            "--runs",
+            "1",
+            "--tasks",
+            "library=pyproj",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest = common::read_json(&out.join("eval.json"));
+    let cases: Vec<&str> = manifest["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let pyproj = std::fs::read_to_string(suite_dir().join("cases/pyproj.yaml")).unwrap();
+    let in_file = pyproj.matches("\n  - id: ").count();
+    assert_eq!(cases.len(), in_file, "{cases:?}");
+    assert!(cases.iter().all(|c| c.starts_with("pyproj/")), "{cases:?}");
+    let none = common::gisclaw(
+        &[
+            "eval",
+            "--suite",
+            suite_dir().to_str().unwrap(),
+            "--replay-gold",
+            "--tasks",
+            "library=nosuch",
+            "--out",
+            dir.path().join("none").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("--tasks: no case of"));
+}
