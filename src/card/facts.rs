@@ -198,8 +198,9 @@ pub struct Layer {
     pub geometry: Option<Geometry>,
     /// Its CRS; `None` when it has none (or no geometry).
     pub crs: Option<Crs>,
-    /// Features or rows.
-    pub features: u64,
+    /// Features or rows; `None` when the driver counts them only by reading
+    /// the whole file (OpenStreetMap) and it is too big to read for the card.
+    pub features: Option<u64>,
     /// Whether `features` is an estimate (a big CSV, counted in three
     /// 1 MB slices).
     pub features_estimated: bool,
@@ -408,10 +409,10 @@ impl Dataset {
             } else {
                 ""
             };
-            let count = if layer.features_estimated {
-                format!("≈{}", layer.features)
-            } else {
-                layer.features.to_string()
+            let count = match (layer.features, layer.features_estimated) {
+                (Some(n), true) => format!("≈{n}"),
+                (Some(n), false) => n.to_string(),
+                (None, _) => "an unknown number of".to_string(),
             };
             let crs = layer.crs.as_ref().map_or("no CRS", |c| c.text.as_str());
             text.push_str(&match (&layer.geometry, self.kind == DatasetKind::Table) {

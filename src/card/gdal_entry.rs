@@ -174,7 +174,13 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Datase
             let option = unlabelled
                 .as_ref()
                 .map(|u| format!("ENCODING={}", u.codec.to_ascii_uppercase()));
-            let options: Vec<&str> = option.iter().map(String::as_str).collect();
+            let mut options: Vec<&str> = option.iter().map(String::as_str).collect();
+            // OpenStreetMap extracts whose node ids do not increase fail
+            // with GDAL's own index (GDAL ≥ 3.9 says so; older ones read on).
+            let osm = is_osm(name);
+            if osm {
+                options.push(OSM_OPTION);
+            }
             let ds =
                 open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &options).map_err(unreadable)?;
             let mut dataset = vector_facts(&ds, name, None);
@@ -188,10 +194,19 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Datase
                 (Some(u), false) => {
                     format!("gpd.read_file('{name}', encoding='{}')", u.codec)
                 }
+                (None, false) if osm => {
+                    let layer = dataset.layers.first().map_or("points", |l| l.name.as_str());
+                    format!("gpd.read_file('{name}', layer='{layer}', USE_CUSTOM_INDEXING='NO')")
+                }
                 (None, false) => format!("gpd.read_file('{name}')"),
             });
             if let Some(unlabelled) = unlabelled {
                 dataset.notes.extend(note_lines(&unlabelled.lines));
+            }
+            if dataset.driver.as_deref() == Some("LIBKML") {
+                // The sandbox's pyogrio bundles a newer GDAL, whose KML
+                // reader adds the placemarks' ids as a first column.
+                dataset.notes.push(KML_ID_NOTE.to_string());
             }
             dataset
                 .notes
@@ -199,6 +214,19 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Datase
             Ok(dataset)
         }
     }
+}
+
+/// The card's note on a KML file's `id` column.
+pub(super) const KML_ID_NOTE: &str = "geopandas also reads an `id` column first (the placemarks' ids: its GDAL is newer than the card's)";
+
+/// The open option an OpenStreetMap file is read with, by the card and by
+/// the read call it gives.
+const OSM_OPTION: &str = "USE_CUSTOM_INDEXING=NO";
+
+/// Whether `name` is an OpenStreetMap file (`.osm`, `.osm.pbf`, `.pbf`).
+fn is_osm(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".osm") || lower.ends_with(".pbf")
 }
 
 /// The lines of a block of the card's text (each indented by two spaces,
@@ -672,7 +700,7 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
                 .as_ref()
                 .and_then(|_| crs_facts(layer.spatial_ref())),
             geometry,
-            features: 0,
+            features: None,
             features_estimated: estimate.is_some(),
             extent: None,
             columns: fields
@@ -694,8 +722,14 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
                 continue;
             }
         }
-        facts.features = estimate.unwrap_or_else(|| layer.feature_count());
-        if facts.geometry.is_some() {
+        facts.features = estimate.or_else(|| match layer.feature_count() {
+            // GDAL's -1: the driver counts only by reading (OpenStreetMap).
+            u64::MAX => counted_by_reading(&layer),
+            n => Some(n),
+        });
+        // OpenStreetMap's extent is the extract's declared box, the same
+        // for every layer, not its features'.
+        if facts.geometry.is_some() && dataset.driver.as_deref() != Some("OSM") {
             // The extent only where the driver has it cheaply (a header,
             // an index); never a scan of a big file.
             if let Ok(Some(e)) = layer.try_get_extent() {
@@ -756,6 +790,34 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
     }
     dataset.more_layers = layers.saturating_sub(10);
     dataset
+}
+
+/// Most features [`counted_by_reading`] reads, and for how long.
+const COUNTED_FEATURES: usize = 1_000_000;
+const COUNTING_TIME: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The features of a layer whose driver cannot count them otherwise, by
+/// reading them; `None` past [`COUNTED_FEATURES`] or [`COUNTING_TIME`].
+/// Leaves the layer's reading reset.
+fn counted_by_reading(layer: &gdal::vector::Layer) -> Option<u64> {
+    let started = std::time::Instant::now();
+    layer_reset(layer);
+    let mut n = 0u64;
+    for _ in first_features(layer, COUNTED_FEATURES + 1) {
+        n += 1;
+        if n as usize > COUNTED_FEATURES || started.elapsed() > COUNTING_TIME {
+            layer_reset(layer);
+            return None;
+        }
+    }
+    layer_reset(layer);
+    Some(n)
+}
+
+/// Resets a layer's reading through a shared reference.
+fn layer_reset(layer: &gdal::vector::Layer) {
+    // SAFETY: the handle belongs to `layer`, alive for the call.
+    unsafe { gdal_sys::OGR_L_ResetReading(layer.c_layer()) }
 }
 
 /// The next `n` features of `layer`, read with OGR directly: the gdal

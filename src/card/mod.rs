@@ -132,7 +132,7 @@ fn kind_of(path: &Path) -> Kind {
         .unwrap_or_default();
     match ext.as_str() {
         "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson"
-        | "gdb" => Kind::Vector,
+        | "gdb" | "pbf" | "osm" => Kind::Vector,
         "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" => {
             Kind::Raster
         }

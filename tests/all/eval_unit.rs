@@ -275,9 +275,10 @@ fn several_models_get_autogeeval_tables_with_ranks() {
         1.0 / (1.0 + cv_a)
     ));
     assert!(close(&models[1]["summary"]["cv_pass_at"], 0.0));
-    // Ranks: P by mean rank over pass@1 and pass@3 — C (1, 1), A (2, 1), B (3, 3).
+    // Ranks: P by pass@3 (the largest k sampled, as AutoGEEval ranks by
+    // pass@5): C and A 1, B 0.5.
     let rank = |m: usize, r: &str| models[m]["ranks"][r].as_u64().unwrap();
-    assert_eq!((rank(2, "p"), rank(0, "p"), rank(1, "p")), (1, 2, 3));
+    assert_eq!((rank(2, "p"), rank(0, "p"), rank(1, "p")), (1, 1, 3));
     // C_Rank by the CV (lower first): B and C 0, then A.
     assert_eq!((rank(1, "c"), rank(2, "c"), rank(0, "c")), (1, 1, 3));
     // The reference spends no tokens and no time: last in T and I.

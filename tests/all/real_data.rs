@@ -231,6 +231,40 @@ fn csv_names_keep_the_spaces_pandas_reads_them_with() {
 }
 
 #[test]
+fn an_openstreetmap_extract_is_counted_and_read_as_the_sandbox_can() {
+    // pyogrio's sample.osm.pbf: GDAL cannot count an OSM layer without
+    // reading it (its count was -1, shown as 18446744073709551615);
+    // geopandas (GDAL 3.12) refuses the file without
+    // USE_CUSTOM_INDEXING=NO ("Non increasing node id"). pyogrio reads
+    // 8 points, 36 lines.
+    let facts = gisclaw::card::inspect_facts(
+        &corpus().join("pyogrio/fixtures"),
+        "data/",
+        "sample.osm.pbf",
+    )
+    .unwrap();
+    let counts: Vec<Option<u64>> = facts.layers.iter().map(|l| l.features).collect();
+    assert_eq!(&counts[..2], [Some(8), Some(36)]);
+    assert!(facts.layers.iter().all(|l| l.extent.is_none()));
+    assert_eq!(
+        facts.read_call.as_deref(),
+        Some("gpd.read_file('data/sample.osm.pbf', layer='points', USE_CUSTOM_INDEXING='NO')")
+    );
+    assert!(!facts.text().contains("18446744073709551615"));
+}
+
+#[test]
+fn a_kml_file_says_geopandas_reads_an_id_column_first() {
+    // pykml's KML: the card's GDAL 3.6 reads Name, description, …;
+    // geopandas' GDAL 3.12 reads id, Name, description, ….
+    let kml = entry_of("pykml", "using_the_cdata_element.kml");
+    assert!(
+        kml.contains("geopandas also reads an `id` column first"),
+        "{kml}"
+    );
+}
+
+#[test]
 fn the_text_card_is_rendered_from_the_facts_json_states() {
     // Each dataset of `gisclaw card --json` renders the entry the text card
     // shows, and the JSON is the shape `gisclaw schema card` describes.

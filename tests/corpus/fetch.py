@@ -159,6 +159,18 @@ SDISTS = [
             "tests/files/ragged.xlsx",
         ],
     ),
+    (
+        "pykml",
+        f"{PYPI}/8c/1e/56db25550a3de6401c8f08216530bd2f96b9e9b463598d6e2190229bee12/pykml-0.2.0.tar.gz",
+        "44a1892e7c2a649c8ae9f8e2899ff76cae79ec6749ffb64d11140b4e87d0f957",
+        "BSD-3-Clause (pykml); the KML: Google's KML documentation examples",
+        [
+            "LICENSE.txt",
+            "src/pykml/test/testfiles/google_kml_tutorial/using_the_cdata_element.kml",
+            "src/pykml/test/testfiles/google_kml_developers_guide/complete_tour_example.kml",
+            "src/pykml/test/testfiles/google_kml_reference/altitudemode_reference.kml",
+        ],
+    ),
 ]
 
 # Installed packages: folder, import name, licence, paths in the package.
@@ -207,6 +219,7 @@ INSTALLED = [
             "tests/fixtures/curvepolygon.gpkg",
             "tests/fixtures/line_zm.gpkg",
             "tests/fixtures/multisurface.gpkg",
+            "tests/fixtures/sample.osm.pbf",
         ],
     ),
     ("xarray", "xarray", "Apache-2.0", ["tests/data/example_1.nc", "tests/data/bears.nc"]),
