@@ -206,6 +206,10 @@ pub struct Layer {
     pub features_estimated: bool,
     /// `[minx, miny, maxx, maxy]` where the driver has it without a scan.
     pub extent: Option<[f64; 4]>,
+    /// Whether `extent` is what the file declares rather than its
+    /// features' bounds (a GeoPackage's contents table, which producers
+    /// may round): close to them, not exact.
+    pub extent_declared: bool,
     /// Its columns.
     pub columns: Vec<Column>,
     /// The first rows as the card shows them (`name=value, …`).

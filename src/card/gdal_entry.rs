@@ -703,6 +703,7 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
             features: None,
             features_estimated: estimate.is_some(),
             extent: None,
+            extent_declared: dataset.driver.as_deref() == Some("GPKG"),
             columns: fields
                 .iter()
                 .map(|(name, dtype)| facts::Column {
@@ -744,7 +745,9 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
             }
         }
         layer.reset_feature_reading();
-        for (row, feature) in first_features(&layer, SAMPLE_ROWS).enumerate() {
+        // A layer of geometries alone has no values to show.
+        let rows = if fields.is_empty() { 0 } else { SAMPLE_ROWS };
+        for (row, feature) in first_features(&layer, rows).enumerate() {
             let mut values: Vec<String> = fields
                 .iter()
                 .take(ROW_VALUES)

@@ -171,6 +171,18 @@ SDISTS = [
             "src/pykml/test/testfiles/google_kml_reference/altitudemode_reference.kml",
         ],
     ),
+    (
+        # GeoPackages of several layers: buildings, streets, plots, …
+        "momepy",
+        f"{PYPI}/1a/4c/3f584740e13a70b3e8df3ea6b6cc25d0b81647a0321f515efcfe06edcb20/momepy-1.0.0.tar.gz",
+        "7bc2289a4b2d97f2c1267a9ee318cf1c94998e7098d1c6ad6c662a01bc3d9fe6",
+        "BSD-3-Clause",
+        [
+            "LICENSE",
+            "momepy/datasets/bubenec.gpkg",
+            "momepy/datasets/tests.gpkg",
+        ],
+    ),
 ]
 
 # Installed packages: folder, import name, licence, paths in the package.
