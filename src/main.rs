@@ -31,7 +31,8 @@ enum Command {
     /// code, saving and resuming.
     Chat(cli::chat::ChatArgs),
     /// Serve the confined GIS sandbox and its tools over the Model Context
-    /// Protocol (stdio), for the agent of any MCP client.
+    /// Protocol (stdio, or streamable HTTP with --http), for the agent of
+    /// any MCP client.
     Mcp(cli::mcp::McpArgs),
     /// Benchmark suites: verify gold solutions, generate data, import GeoAnalystBench.
     #[command(subcommand)]
@@ -109,17 +110,24 @@ enum Command {
 }
 
 fn init_logging(verbose: u8) {
+    // The MCP SDK warns about each ordinary client mistake (an unknown
+    // method, a request after the client went away): those are the
+    // client's to see, at debug level here.
     let default = match verbose {
-        0 => "warn",
+        0 => "warn,rmcp=error",
         1 => "gisclaw=debug,info",
         _ => "trace",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colour only on a terminal: a piped stderr is an MCP client's log or a
+    // file, where escape codes are noise.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none();
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::env::var_os("NO_COLOR").is_none())
+        .with_ansi(colour)
         .init();
 }
 

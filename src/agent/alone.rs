@@ -68,6 +68,8 @@ pub fn run(
     let seconds = ran.elapsed();
     state.tool_time += seconds;
     let text = crate::observation::render(&outcome);
+    // The transcript keeps the machine form (`Ok`, `TimedOut { … }`); the
+    // progress line says it in words.
     let status = format!("{:?}", outcome.status);
     let ok = outcome.status == CellStatus::Ok;
     (events)(AgentEvent::Observation {
@@ -76,7 +78,7 @@ pub fn run(
         code: Some(&code),
         text: &text,
         ok,
-        status: &status,
+        status: &outcome.status.to_string(),
         seconds: seconds.as_secs_f64(),
     });
     let _ = transcript.record(

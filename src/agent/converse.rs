@@ -383,8 +383,12 @@ pub struct Turn<'t, 'b> {
 pub struct ToolRun {
     /// The observation text for the model (Error Memory's hint included).
     pub text: String,
-    /// A short status: the cell's, or `ok` / `finished`.
+    /// A short status for the transcript: the cell's, or `ok` /
+    /// `finished`.
     pub status: String,
+    /// The status in words for people: `ok`, `error`, `timed out at its
+    /// 3 s limit`, `refused`, `finished`.
+    pub shown: String,
     /// The cell, for `execute_python`.
     pub cell: Option<CellOutcome>,
     /// The summary of an accepted `finish`.
@@ -425,14 +429,17 @@ pub fn run_tool(
                 text.push_str(&note);
                 text.push('\n');
             }
-            format!("{:?}", cell.status)
+            (format!("{:?}", cell.status), cell.status.to_string())
         }
-        None if result.finished => "finished".to_string(),
-        None => "ok".to_string(),
+        None if result.finished => ("finished".to_string(), "finished".to_string()),
+        None if result.refused => ("ok".to_string(), "refused".to_string()),
+        None => ("ok".to_string(), "ok".to_string()),
     };
+    let (status, shown) = status;
     Ok(ToolRun {
         text,
         status,
+        shown,
         cell: result.cell,
         finished: result.finished.then(|| result.summary.unwrap_or_default()),
         images: result.images,
@@ -581,7 +588,7 @@ pub fn converse(
             let mut shown = Vec::new();
             let mut stop = None;
             let mut code = None;
-            let (text, status, ok) =
+            let (text, status, words, ok) =
                 if let Some(bad) = adapted.malformed.iter().find(|m| m.call_id == call.id) {
                     (turn.events)(AgentEvent::Tool {
                         name,
@@ -591,13 +598,19 @@ pub fn converse(
                     (
                         tools::malformed_reply(&bad.reason),
                         "malformed".to_string(),
+                        "malformed call".to_string(),
                         false,
                     )
                 } else if name == "step_done" && has_step_done {
                     let summary = tools::summary_of(arguments);
                     (turn.events)(AgentEvent::StepDone { summary: &summary });
                     stop = Some(Stop::StepDone(summary));
-                    ("Step recorded.".to_string(), "step_done".to_string(), true)
+                    (
+                        "Step recorded.".to_string(),
+                        "step_done".to_string(),
+                        "step recorded".to_string(),
+                        true,
+                    )
                 } else {
                     code = tools::code_of(name, arguments);
                     (turn.events)(AgentEvent::Tool {
@@ -643,7 +656,7 @@ pub fn converse(
                             if turn.toolbox.vision {
                                 figures.extend(run.images);
                             }
-                            (text, run.status, ok)
+                            (text, run.status, run.shown, ok)
                         }
                         Err(err) => {
                             let ending = match err {
@@ -666,7 +679,7 @@ pub fn converse(
                 code: code.as_deref(),
                 text: &text,
                 ok,
-                status: &status,
+                status: &words,
                 seconds: took.as_secs_f64(),
             });
             if !shown.is_empty() {

@@ -50,7 +50,8 @@ pub enum AgentEvent<'a> {
         text: &'a str,
         /// False for failing cells and refused calls.
         ok: bool,
-        /// A short status (`Ok`, `Error`, `Timeout`, `malformed`, `finished`, …).
+        /// The status in words for people (`ok`, `error`, `timed out at its
+        /// 3 s limit`, `refused`, `malformed call`, `finished`, …).
         status: &'a str,
         /// Seconds the tool took.
         seconds: f64,

@@ -30,12 +30,13 @@ pub struct FinishArgs {
     pub summary: String,
 }
 
-/// Arguments of `inspect_data`.
+/// Arguments of `inspect_data` (the agent's and MCP's alike).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InspectArgs {
-    /// The file, as listed (e.g. `data/roads.shp`, or `data/a.zip/b.shp` for an archive member).
-    pub path: String,
+    /// One file, as listed (e.g. `data/roads.shp`, or `data/a.zip/b.shp` for an archive member). Leave it out for the schema card of the whole data folder.
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 /// Arguments of `search_docs`.
@@ -129,7 +130,7 @@ pub fn specs() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "inspect_data".into(),
-            description: "Describe one data file natively: layers, geometry type, CRS, fields and types, sample rows; raster size, bands, dtype, nodata, pixel size, min/max; table columns and which hold coordinates; GeoParquet metadata; NetCDF variables; an archive's members, or one member (data/a.zip/b.shp).".into(),
+            description: "Describe one data file natively (without a path: the schema card of the whole data folder): layers, geometry type, CRS, fields and types, sample rows; raster size, bands, dtype, nodata, pixel size, min/max; table columns and which hold coordinates; GeoParquet metadata; NetCDF variables; an archive's members, or one member (data/a.zip/b.shp).".into(),
             parameters: schema::<InspectArgs>(),
         },
         ToolSpec {
@@ -162,6 +163,9 @@ pub struct ToolResult {
     /// Files the cell created or changed under `pred_results/`, relative
     /// to it (sidecars left out), for the transcript and the notebook.
     pub written: Vec<String>,
+    /// The call was not carried out: bad arguments, an unknown tool or
+    /// file, a refused `finish` (its text says why).
+    pub refused: bool,
 }
 
 impl ToolResult {
@@ -173,6 +177,15 @@ impl ToolResult {
             summary: None,
             images: Vec::new(),
             written: Vec::new(),
+            refused: false,
+        }
+    }
+
+    /// A call not carried out, with why.
+    fn refusal(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            refused: true,
+            ..ToolResult::text(text)
         }
     }
 }
@@ -284,9 +297,10 @@ impl Toolbox<'_> {
                         summary: None,
                         images,
                         written,
+                        refused: false,
                     })
                 }
-                Err(e) => Ok(ToolResult::text(format!(
+                Err(e) => Ok(ToolResult::refusal(format!(
                     "execute_python needs {{\"code\": \"...\"}}: {e}. Send the call again with the code as a string."
                 ))),
             },
@@ -294,14 +308,15 @@ impl Toolbox<'_> {
                 self.data_dir.as_deref(),
                 &self.data_path,
             ))),
-            "inspect_data" => Ok(ToolResult::text(match (serde_json::from_str::<InspectArgs>(arguments), &self.data_dir) {
-                (Err(e), _) => format!("inspect_data needs {{\"path\": \"data/FILE\"}}: {e}"),
-                (Ok(_), None) => "This task has no input data folder.".to_string(),
-                (Ok(args), Some(dir)) => match crate::card::inspect_file(dir, &self.data_path, &args.path) {
-                    Ok(text) => text,
-                    Err(e) => format!("{e}. Call list_files for the exact names."),
+            "inspect_data" => Ok(match (serde_json::from_str::<InspectArgs>(arguments), &self.data_dir) {
+                (Err(e), _) => ToolResult::refusal(format!("inspect_data takes {{\"path\": \"data/FILE\"}} (or no path, for the whole folder): {e}")),
+                (Ok(_), None) => ToolResult::refusal("This task has no input data folder."),
+                (Ok(InspectArgs { path: None }), Some(dir)) => ToolResult::text(crate::card::card_for_dir(dir, &self.data_path, crate::card::CARD_TOKEN_BUDGET)),
+                (Ok(InspectArgs { path: Some(path) }), Some(dir)) => match crate::card::inspect_file(dir, &self.data_path, &path) {
+                    Ok(text) => ToolResult::text(text),
+                    Err(e) => ToolResult::refusal(format!("{e}. Call list_files for the exact names.")),
                 },
-            })),
+            }),
             "search_docs" => Ok(ToolResult::text(match (serde_json::from_str::<SearchDocsArgs>(arguments), self.docs) {
                 (_, None) => "search_docs is not available in this run (it needs --rag).".to_string(),
                 (Err(e), _) => format!("search_docs needs {{\"query\": \"...\"}}: {e}."),
@@ -316,24 +331,21 @@ impl Toolbox<'_> {
                     _ => None,
                 };
                 if let Some(text) = refused {
-                    Ok(ToolResult::text(text))
+                    Ok(ToolResult::refusal(text))
                 } else if missing.is_empty() {
                     Ok(ToolResult {
-                        text: "Finished.".into(),
-                        cell: None,
                         finished: true,
                         summary: Some(summary),
-                        images: Vec::new(),
-                        written: Vec::new(),
+                        ..ToolResult::text("Finished.")
                     })
                 } else {
-                    Ok(ToolResult::text(format!(
+                    Ok(ToolResult::refusal(format!(
                         "finish refused: these required outputs do not exist yet (or are empty, or are not plain files inside pred_results/): {}. Create them as files in pred_results/, then call finish again.",
                         missing.join(", ")
                     )))
                 }
             }
-            other => Ok(ToolResult::text(format!(
+            other => Ok(ToolResult::refusal(format!(
                 "There is no tool named `{other}`. The tools are list_files, inspect_data, execute_python and finish."
             ))),
         }

@@ -891,6 +891,11 @@ fn column_samples(
     samples
 }
 
+/// `[a, b, c]`.
+fn list_text(items: impl Iterator<Item = String>) -> String {
+    format!("[{}]", items.collect::<Vec<_>>().join(", "))
+}
+
 fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
     use gdal::vector::FieldValue as F;
     let text = match v {
@@ -901,7 +906,11 @@ fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
         Some(F::StringValue(s)) => format!("{s:?}"),
         Some(F::DateValue(d)) => d.to_string(),
         Some(F::DateTimeValue(d)) => d.to_string(),
-        Some(other) => format!("{other:?}"),
+        // Lists as Python writes them, not the bindings' variant names.
+        Some(F::IntegerListValue(v)) => list_text(v.iter().map(i32::to_string)),
+        Some(F::Integer64ListValue(v)) => list_text(v.iter().map(i64::to_string)),
+        Some(F::RealListValue(v)) => list_text(v.iter().map(|x| fmt_num(*x))),
+        Some(F::StringListValue(v)) => list_text(v.iter().map(|x| format!("{x:?}"))),
     };
     crate::util::clip(&text, VALUE_CHARS)
 }

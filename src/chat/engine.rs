@@ -289,10 +289,21 @@ impl ChatEngine {
     /// One user turn, with the session's architecture.
     pub fn turn(&mut self, text: &str, ev: &mut dyn FnMut(AgentEvent<'_>)) -> TurnEnd {
         self.interrupt.store(false, Ordering::SeqCst);
-        self.saved.turns.push(self.saved.messages.len());
         let user = Message::text(Role::User, text);
         self.record("message", json!({ "message": user }));
-        self.saved.messages.push(user);
+        match self.saved.messages.last_mut() {
+            // The last turn was stopped before any reply: one user message
+            // of both (strict chat templates refuse two in a row), one turn
+            // for `/undo`.
+            Some(last) if last.role == Role::User && last.tool_calls.is_empty() => {
+                let before = last.content.take().unwrap_or_default();
+                last.content = Some(format!("{before}\n\n{text}"));
+            }
+            _ => {
+                self.saved.turns.push(self.saved.messages.len());
+                self.saved.messages.push(user);
+            }
+        }
         let end = match self.saved.arch {
             ChatArch::Single => self.react(ev),
             ChatArch::Dual => self.plan_and_execute(text, ev),
@@ -470,7 +481,7 @@ impl ChatEngine {
             code: Some(code),
             text: &text,
             ok,
-            status: &run.status,
+            status: &run.shown,
             seconds: run.cell.as_ref().map_or(0.0, |c| c.wall.as_secs_f64()),
         });
         if !run.images.is_empty() {

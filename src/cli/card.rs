@@ -13,8 +13,18 @@ use super::common::UsageError;
 /// Prints the card of `dir` within `budget` tokens, or one file's entry;
 /// with `json`, their facts as JSON.
 pub fn show(dir: &Path, file: Option<&str>, budget: u64, json: bool) -> anyhow::Result<ExitCode> {
+    // A file given alone is described as the entry of its folder's card.
+    let (dir, file) = match (dir.is_file(), file) {
+        (true, None) => {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            (parent.unwrap_or(Path::new(".")), name)
+        }
+        _ => (dir, file.map(str::to_string)),
+    };
+    let file = file.as_deref();
     if !dir.is_dir() {
-        return Err(UsageError(format!("{}: not a folder", dir.display())).into());
+        return Err(UsageError(format!("{}: no such folder or file", dir.display())).into());
     }
     let start = Instant::now();
     if json {

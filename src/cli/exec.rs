@@ -44,7 +44,7 @@ pub fn run(
         }
         let outcome = session.execute(&code)?;
         println!(
-            "── cell {} ({:?}, {} ms)",
+            "── cell {} ({}, {} ms)",
             outcome.cell,
             outcome.status,
             outcome.wall.as_millis()

@@ -29,8 +29,9 @@ use super::figure;
 pub struct SolveArgs {
     /// The task file.
     pub task: PathBuf,
-    /// Agent architecture: single (ReAct), dual (plan/execute/replan) or
-    /// mcts (tree search over candidate codes per plan step).
+    /// Agent architecture: single (ReAct), dual (plan/execute/replan),
+    /// mcts (tree search over candidate codes per plan step) or none (the
+    /// LLM alone: one generation, its code run once).
     #[arg(long, value_enum, default_value = "single")]
     pub arch: Arch,
     /// Bounds of the tree search.

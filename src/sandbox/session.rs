@@ -63,6 +63,27 @@ pub enum CellStatus {
     },
 }
 
+impl std::fmt::Display for CellStatus {
+    /// How a cell ended, in words for people: `ok`, `error`, `timed out
+    /// at its 3 s limit (worker killed)`, `cancelled`, `crashed (SIGSEGV)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let killed = |killed: bool| if killed { " (worker killed)" } else { "" };
+        match self {
+            CellStatus::Ok => f.write_str("ok"),
+            CellStatus::Error => f.write_str("error"),
+            CellStatus::TimedOut { limit, killed: k } => write!(
+                f,
+                "timed out at its {} s limit{}",
+                limit.as_secs_f64(),
+                killed(*k)
+            ),
+            CellStatus::Cancelled { killed: k } => write!(f, "cancelled{}", killed(*k)),
+            CellStatus::Crashed { exit: Some(exit) } => write!(f, "crashed ({exit})"),
+            CellStatus::Crashed { exit: None } => f.write_str("crashed"),
+        }
+    }
+}
+
 /// What a namespace rebuild did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestoreReport {

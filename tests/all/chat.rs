@@ -393,6 +393,29 @@ fn ctrl_c_during_a_model_call_drops_the_request_and_the_next_turn_works() {
     pty.send("/quit\r");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
     assert!(!pty.seen.contains("too late"), "{}", pty.seen);
+    // The stopped turn had no reply: the next request carries one user
+    // message of both (strict chat templates refuse two in a row).
+    let requests = server.requests();
+    let last = &requests.last().unwrap().body;
+    let roles: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user"], "{last}");
+    assert_eq!(last["messages"][1]["content"], "hi\n\nhi again");
+}
+
+#[test]
+fn a_data_folder_that_is_not_one_stops_chat_with_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::gisclaw(
+        &["chat", "--data", "/nope", "--replay", "/dev/null"],
+        &[("HOME", dir.path().to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--data /nope: not a folder"));
 }
 
 #[test]

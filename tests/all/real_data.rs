@@ -265,6 +265,36 @@ fn a_kml_file_says_geopandas_reads_an_id_column_first() {
 }
 
 #[test]
+fn an_srtm_tile_in_a_zip_gets_exact_statistics_read_in_place() {
+    // An .hgt in a zip got GDAL's sampled `max 7` beside classes with 9.
+    // The card reads the member through /vsizip/ in full: its min, max
+    // and mean are rasterio's masked read of the same member.
+    let dir = corpus().join("srtm");
+    let facts = gisclaw::card::inspect_facts(&dir, "data/", "N37W120.hgt.zip").unwrap();
+    let tile = &facts.members[0];
+    assert_eq!(tile.path, "/vsizip/data/N37W120.hgt.zip/N37W120.hgt");
+    assert_eq!(tile.driver.as_deref(), Some("SRTMHGT"));
+    let stats = tile.bands[0].stats.as_ref().unwrap();
+    assert_eq!(stats.accuracy, gisclaw::card::facts::Accuracy::Exact);
+    let member = format!(
+        "/vsizip/{}/N37W120.hgt",
+        dir.join("N37W120.hgt.zip").display()
+    );
+    let read = crate::common::venv_python([
+        "-c",
+        &format!(
+            "import rasterio\nwith rasterio.open('{member}') as ds:\n    a = ds.read(1, masked=True).astype('float64')\nprint(a.min(), a.max(), a.mean())"
+        ),
+    ]);
+    let numbers: Vec<f64> = read
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!((stats.min, stats.max), (numbers[0], numbers[1]), "{read}");
+    assert!((stats.mean.unwrap() - numbers[2]).abs() < 1e-6, "{read}");
+}
+
+#[test]
 fn the_text_card_is_rendered_from_the_facts_json_states() {
     // Each dataset of `gisclaw card --json` renders the entry the text card
     // shows, and the JSON is the shape `gisclaw schema card` describes.

@@ -506,3 +506,45 @@ fn a_finished_run_is_reproduced_from_solution_py_and_one_that_is_not_says_so() {
     assert_eq!(o.status.code(), Some(0));
     assert!(run_json(off.path()).get("reproduced").is_none());
 }
+
+#[test]
+fn progress_lines_say_how_calls_ended_in_words_and_inspect_data_without_a_path_gives_the_card() {
+    // `→ Ok`, `→ TimedOut { limit: 3s, killed: false }` and a failed
+    // inspect_data shown as `→ ok` were Rust's debug text.
+    let (_dir, task, replay) = task_dir(
+        &["pred_results/mean.txt"],
+        &[
+            call("inspect_data", json!({})),
+            call("inspect_data", json!({"path": "data/nope.csv"})),
+            call("execute_python", json!({"code": "1/0"})),
+            call(
+                "execute_python",
+                json!({"code": "import time\ntime.sleep(30)"}),
+            ),
+            call(
+                "execute_python",
+                json!({"code": "open('pred_results/mean.txt', 'w').write('4.0')"}),
+            ),
+            call("finish", json!({"summary": "done"})),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = solve_replay(&task, &replay, out.path(), &["--cell-timeout", "2"], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    for line in [
+        "round 1: inspect_data → ok",
+        "round 2: inspect_data → refused",
+        "round 3: execute_python → error",
+        "round 4: execute_python → timed out at its 2 s limit",
+        "round 5: execute_python → ok",
+    ] {
+        assert!(stderr.contains(line), "no `{line}` in:\n{stderr}");
+    }
+    assert!(
+        !stderr.contains("TimedOut {") && !stderr.contains("→ Ok"),
+        "{stderr}"
+    );
+    // Without a path, inspect_data answers with the card, as over MCP.
+    assert!(observations(out.path())[0].contains("data/points.csv — table (CSV)"));
+}

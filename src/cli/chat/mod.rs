@@ -123,6 +123,12 @@ fn open_backend(
 
 /// Runs `gisclaw chat`.
 pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
+    // A data folder that is not one is a usage error before anything
+    // starts, as for `mcp` and `card` (inside a chat, `/data` says so and
+    // the chat goes on).
+    if let Some(dir) = args.data.as_ref().filter(|d| !d.is_dir()) {
+        return Err(UsageError(format!("--data {}: not a folder", dir.display())).into());
+    }
     let mut saved = match &args.resume {
         Some(id) => SavedChat::load(id).map_err(|e| UsageError(format!("--resume {id}: {e}")))?,
         None => SavedChat {
