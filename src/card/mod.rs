@@ -764,9 +764,7 @@ pub fn inspect_facts(data_dir: &Path, shown_as: &str, rel: &str) -> Result<Datas
 fn inspect_path(path: &Path, name: &str, kind: Kind) -> Result<Dataset, SchemaError> {
     let kind_of_data = dataset_kind(kind);
     match kind {
-        Kind::Parquet => {
-            parquet::entry(path, name).map(|t| Dataset::from_lines(name, kind_of_data, &t))
-        }
+        Kind::Parquet => parquet::facts(path, name),
         Kind::Archive => archive::entry(path, name),
         Kind::Vector if geojson::is_big(path) => match geojson::entry(path, name) {
             Some(text) => Ok(Dataset::from_lines(name, kind_of_data, &text)),

@@ -18,6 +18,7 @@ use parquet::schema::types::Type;
 use serde_json::Value;
 
 use super::coords::{self, ColumnSample};
+use super::facts::{Column, Crs, Dataset, DatasetKind, Geometry as GeometryFacts, Layer};
 use super::{size_text, SchemaError, SAMPLE_ROWS, VALUE_CHARS};
 
 /// Files above this size get a hint on reading only part of them.
@@ -39,8 +40,80 @@ struct GeoColumn {
     covering: Option<[String; 4]>,
 }
 
+/// The card's facts for a Parquet file at `path`, shown as `shown`: the
+/// entry's lines, and its table as a layer (rows, columns, the geometry
+/// types and CRS its `geo` metadata declares, its bbox) and read call.
+pub(super) fn facts(path: &Path, shown: &str) -> Result<Dataset, SchemaError> {
+    let text = entry(path, shown)?;
+    let mut dataset = Dataset::from_lines(shown, DatasetKind::Parquet, &text);
+    let Ok(reader) = open(path) else {
+        return Ok(dataset);
+    };
+    let meta = reader.metadata();
+    let (_, geo) = geo_metadata(meta);
+    let geometry = geo.first();
+    let name = Path::new(shown)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dataset.layers.push(Layer {
+        name,
+        geometry: geometry.map(|g| GeometryFacts {
+            text: if g.types.is_empty() {
+                "any geometry type".to_string()
+            } else {
+                g.types.join("/")
+            },
+            types: Vec::new(),
+            has_z: g.types.iter().any(|t| t.ends_with(" Z")),
+            scanned_part: false,
+            unreadable: false,
+        }),
+        crs: geometry.and_then(|g| match &g.stated {
+            StatedCrs::Unknown => None,
+            StatedCrs::Default => Some(Crs {
+                text: "OGC:CRS84".into(),
+                epsg: None,
+                wkt: None,
+                geographic: true,
+            }),
+            StatedCrs::Definition(_) => Some(Crs {
+                epsg: g.crs.strip_prefix("EPSG:").and_then(|c| c.parse().ok()),
+                text: g.crs.clone(),
+                wkt: None,
+                geographic: g.crs == "EPSG:4326" || g.crs.contains("CRS84"),
+            }),
+        }),
+        features: u64::try_from(meta.file_metadata().num_rows()).ok(),
+        features_estimated: false,
+        extent: geometry.and_then(|g| {
+            g.bbox
+                .or_else(|| g.covering.as_ref().and_then(|c| covering_bbox(meta, c)))
+        }),
+        extent_declared: true,
+        columns: top_level(meta)
+            .iter()
+            .filter(|f| !is_stored_index(f.name()))
+            .map(|f| Column {
+                name: f.name().to_string(),
+                dtype: type_text(f),
+            })
+            .collect(),
+        sample_rows: Vec::new(),
+        crs_note: None,
+        notes: Vec::new(),
+        title_rows: None,
+    });
+    dataset.read_call = Some(if geo.is_empty() {
+        format!("pd.read_parquet('{shown}')")
+    } else {
+        format!("gpd.read_parquet('{shown}')")
+    });
+    Ok(dataset)
+}
+
 /// The card entry for a Parquet file at `path`, shown as `shown`.
-pub(super) fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
+fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
     let unreadable = |message: String| SchemaError::Unreadable {
         file: shown.to_string(),
         message,

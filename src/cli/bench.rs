@@ -123,14 +123,27 @@ fn select<T>(
         Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
     let files = suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))?;
     let mut loaded = Vec::new();
+    let mut ids = Vec::new();
     for file in files {
         let task = load(&file).map_err(|e| UsageError(e.to_string()))?;
         if selection.matches(id(&task)) {
             loaded.push(task);
+        } else {
+            ids.push(id(&task).to_string());
         }
     }
     if loaded.is_empty() {
-        return Err(UsageError(format!("{}: no task.yaml selected", suite.display())).into());
+        let have = match ids.as_slice() {
+            [] => "it has no task.yaml".to_string(),
+            [one] => format!("its task is {one}"),
+            [first, .., last] => format!("its {} tasks are {first} … {last}", ids.len()),
+        };
+        return Err(UsageError(format!(
+            "{}: --tasks {} selects no task ({have})",
+            suite.display(),
+            tasks.unwrap_or("")
+        ))
+        .into());
     }
     Ok(loaded)
 }

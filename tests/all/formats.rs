@@ -100,6 +100,20 @@ print(back.crs.to_epsg(), back.name.tolist(), round(back.total_bounds[2], 2), "d
         !card.contains("bbox={xmin"),
         "covering columns are not sample values:\n{card}"
     );
+    // As data (`gisclaw card --json`): the table as one layer.
+    let towns = gisclaw::card::inspect_facts(&data, "data/", "towns.parquet").unwrap();
+    let layer = &towns.layers[0];
+    assert_eq!(layer.features, Some(4));
+    let columns: Vec<&str> = layer.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(columns, ["name", "pop", "geometry"]);
+    assert_eq!(layer.crs.as_ref().and_then(|c| c.epsg), Some(4326));
+    assert_eq!(layer.extent, Some([6.14, 46.2, 19.94, 54.89]));
+    assert_eq!(
+        towns.read_call.as_deref(),
+        Some("gpd.read_parquet('data/towns.parquet')")
+    );
+    let unknown = gisclaw::card::inspect_facts(&data, "data/", "no_crs.parquet").unwrap();
+    assert!(unknown.layers[0].crs.is_none());
     // Its sample rows show the geometries as WKT, as WKB ones are.
     let arrow = card
         .split("\n- ")

@@ -368,6 +368,18 @@ fn error_types(report: &Report, path: &Path) -> Drawn {
         .collect();
     let top = totals.iter().copied().max().unwrap_or(0).max(1) as f64;
     let root = BitMapBackend::new(path, ((340 + 150 * n as u32).max(560), 480)).into_drawing_area();
+    if totals.iter().all(|t| *t == 0) {
+        // Nothing failed: said, not an empty frame with made-up ticks.
+        root.fill(&WHITE)?;
+        root.titled("Failed runs by error type", (FAMILY, 22))?
+            .draw(&Text::new(
+                "no failed runs",
+                (40, 200),
+                (FAMILY, 20).into_font(),
+            ))?;
+        root.present()?;
+        return Ok(());
+    }
     let mut chart = bar_frame(
         &root,
         "Failed runs by error type",
