@@ -321,7 +321,10 @@ def derive_srtm_tile(dest: Path) -> int:
     into.mkdir(parents=True, exist_ok=True)
     part = target.with_suffix(".part")
     with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("N37W120.hgt", tile.astype(">i2").tobytes())
+        # A fixed date (the SRTM flight's) keeps the archive's bytes the same.
+        member = zipfile.ZipInfo("N37W120.hgt", date_time=(2000, 2, 11, 0, 0, 0))
+        member.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(member, tile.astype(">i2").tobytes())
     part.replace(target)
     write_licence(
         into,
