@@ -160,6 +160,10 @@ pub struct StepResult {
     /// How the step's conversation ended: `step_done`, `gave_up`, `ended`
     /// (the run ended before or during it).
     pub ending: String,
+    /// The step's code executed: its check ran and gave an answer, right
+    /// or wrong (GeoAgent's complete rate counts steps that executed).
+    #[serde(default)]
+    pub executed: bool,
 }
 
 /// One run of one step task: `records/<task>.<run>.json`.
@@ -171,8 +175,12 @@ pub struct StepRunRecord {
     pub run: usize,
     /// Per step.
     pub steps: Vec<StepResult>,
-    /// complete@1 of this run.
+    /// complete@1 of this run: consecutive steps whose answer matched.
     pub complete_at_1: f64,
+    /// complete@1 counting steps that executed (GeoAgent's), right answer
+    /// or not.
+    #[serde(default)]
+    pub complete_at_1_executed: f64,
     /// Steps passed over steps.
     pub step_pass_rate: f64,
     /// Every step passed.
@@ -343,6 +351,7 @@ pub fn run_one(
                 problem: Some(format!("not attempted: {why}")),
                 error: Some(ErrorType::Other),
                 ending: "ended".into(),
+                executed: false,
             });
             continue;
         }
@@ -446,7 +455,9 @@ pub fn run_one(
             }
         };
         // The check runs whatever happened: the variable may be there.
-        let verdict = match (run_check(&mut session, &step.check), task.expected.get(i)) {
+        let checked = run_check(&mut session, &step.check);
+        let executed = checked.is_ok() && cell_error.is_none() && ending != "ended";
+        let verdict = match (checked, task.expected.get(i)) {
             (_, None) => Err((
                 ErrorType::Other,
                 format!("no gold answer recorded for step {number} (run `gisclaw bench expect`)"),
@@ -468,10 +479,12 @@ pub fn run_one(
             problem,
             error,
             ending: ending.into(),
+            executed,
         });
     }
     drop(stopper);
     let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
+    let executed: Vec<bool> = results.iter().map(|r| r.executed).collect();
     let _ = transcript.record(
         "end",
         json!({ "steps_passed": passed.iter().filter(|p| **p).count(), "of": n }),
@@ -480,6 +493,7 @@ pub fn run_one(
         task: id.clone(),
         run,
         complete_at_1: complete_at_1(&passed),
+        complete_at_1_executed: complete_at_1(&executed),
         step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / n.max(1) as f64,
         passed: passed.iter().all(|p| *p),
         steps: results,

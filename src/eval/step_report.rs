@@ -24,8 +24,10 @@ pub struct StepSummary {
     pub runs: usize,
     /// Tasks with a record.
     pub tasks: usize,
-    /// Mean complete@1 over runs.
+    /// Mean complete@1 over runs (steps whose answer matched).
     pub complete_at_1: f64,
+    /// Mean complete@1 counting steps that executed (GeoAgent's).
+    pub complete_at_1_executed: f64,
     /// Mean step pass rate (step-level pass@1) over runs.
     pub step_pass_rate: f64,
     /// Share of runs passing every step.
@@ -60,6 +62,7 @@ pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
         runs: records.len(),
         tasks: per_task.len(),
         complete_at_1: mean(&|r| r.complete_at_1),
+        complete_at_1_executed: mean(&|r| r.complete_at_1_executed),
         step_pass_rate: mean(&|r| r.step_pass_rate),
         task_pass_rate: mean(&|r| f64::from(u8::from(r.passed))),
         per_task: per_task
@@ -113,13 +116,13 @@ pub fn write_report(
     }
     write_atomic(&out.join("results.csv"), csv.as_bytes())?;
     let mut md = format!(
-        "# Step eval: {backend}\n\n{} tasks, {} runs. complete@1: consecutive passed steps from the first over all steps (GeoAgent); step pass rate: steps passed, each on its own; task pass: every step passed.\n\n",
+        "# Step eval: {backend}\n\n{} tasks, {} runs. complete@1: consecutive passed steps (answer matched) from the first over all steps; executed: the same counting steps whose code ran and gave an answer, right or not (GeoAgent's complete rate); step pass rate: steps passed, each on its own; task pass: every step passed.\n\n",
         summary.tasks, summary.runs
     );
     let _ = writeln!(
         md,
-        "| complete@1 | step pass rate | task pass rate | rounds per run | tokens per run |\n|---|---|---|---|---|\n| {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
-        summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate, summary.rounds, summary.tokens
+        "| complete@1 | complete@1 (executed) | step pass rate | task pass rate | rounds per run | tokens per run |\n|---|---|---|---|---|---|\n| {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
+        summary.complete_at_1, summary.complete_at_1_executed, summary.step_pass_rate, summary.task_pass_rate, summary.rounds, summary.tokens
     );
     md.push_str("\n## Per task\n\n| task | runs | complete@1 | step pass rate | runs passing every step |\n|---|---|---|---|---|\n");
     for (t, (n, c, p, all)) in &summary.per_task {
@@ -187,15 +190,16 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
     }
     write_atomic(&out.join("results.csv"), csv.as_bytes())?;
 
-    let mut md = String::from("# Step eval: folders compared\n\ncomplete@1: consecutive passed steps from the first over all steps; step pass@1: steps passed, each judged on its own (on the gold prefix: single-turn pass@1, GeoAgent's conversion of multi-turn tasks); task pass: every step passed.\n\n| folder | suite | runs | complete@1 | step pass@1 | task pass | rounds per run | tokens per run |\n|---|---|---|---|---|---|---|---|\n");
+    let mut md = String::from("# Step eval: folders compared\n\ncomplete@1: consecutive passed steps from the first over all steps; step pass@1: steps passed, each judged on its own (on the gold prefix: single-turn pass@1, GeoAgent's conversion of multi-turn tasks); task pass: every step passed; complete@1 (executed): counting steps whose code ran and gave an answer, right or not (GeoAgent's complete rate).\n\n| folder | suite | runs | complete@1 | complete@1 (executed) | step pass@1 | task pass | rounds per run | tokens per run |\n|---|---|---|---|---|---|---|---|---|\n");
     for (f, s) in folders.iter().zip(&summaries) {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
             f.label,
             f.suite,
             s.runs,
             s.complete_at_1,
+            s.complete_at_1_executed,
             s.step_pass_rate,
             s.task_pass_rate,
             s.rounds,
@@ -268,7 +272,7 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
         }
         md.push('\n');
     }
-    md.push_str("\n## Failing steps by GeoAgent's error types\n\nFrom gisclaw's types: instruction following = `invalid_answer`, `output_type` (the code ran, the answer is wrong); hallucination = `attribute_parameter` (a function, attribute, keyword or name that does not exist); general code = `syntax`, `runtime`, `timeout`, `blocked_import`, `other`. Lack of information (the prompt did not say enough) was judged by hand in GeoAgent and is not told apart here (–); `infrastructure` failures are not the model's and are left out.\n\n| folder |");
+    md.push_str("\n## Failing steps by GeoAgent's error types\n\nFrom gisclaw's types: instruction following = `invalid_answer`, `output_type` (the code ran, the answer is wrong); hallucination = `attribute_parameter` (a function, attribute, keyword or name that does not exist); general code = `syntax`, `runtime`, `timeout`, `blocked_import`, `other`. Lack of information (the prompt did not say enough) was judged by hand in GeoAgent and is not told apart here (–); `infrastructure` failures are not the model's and are left out. Each cell: failing steps, and their share of the folder's (as GeoAgent reports them).\n\n| folder |");
     for t in GEOAGENT_TYPES {
         let _ = write!(md, " {t} |");
     }
@@ -285,11 +289,13 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
             }
         }
         let _ = write!(md, "| {} |", f.label);
+        let total: usize = counts.values().sum();
         for t in GEOAGENT_TYPES {
             if t == "lack of information" {
                 md.push_str(" – |");
             } else {
-                let _ = write!(md, " {} |", counts.get(t).copied().unwrap_or(0));
+                let n = counts.get(t).copied().unwrap_or(0);
+                let _ = write!(md, " {} |", super::unit_report::count_and_share(n, total));
             }
         }
         md.push('\n');
@@ -317,9 +323,12 @@ mod tests {
                     problem: None,
                     error: (!p).then_some(ErrorType::InvalidAnswer),
                     ending: "step_done".into(),
+                    // Every step ran; the failed ones gave a wrong answer.
+                    executed: true,
                 })
                 .collect(),
             complete_at_1: complete_at_1(passed),
+            complete_at_1_executed: 1.0,
             step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / passed.len() as f64,
             passed: passed.iter().all(|p| *p),
             rounds: 4,
@@ -340,6 +349,8 @@ mod tests {
         ]);
         // complete@1: 0.5, 1, 0; step pass: 0.75, 1, 0.75; task pass: 0, 1, 0.
         assert!((s.complete_at_1 - 0.5).abs() < 1e-12);
+        // Every step executed, right answer or not.
+        assert!((s.complete_at_1_executed - 1.0).abs() < 1e-12);
         assert!((s.step_pass_rate - 2.5 / 3.0).abs() < 1e-12);
         assert!((s.task_pass_rate - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(s.per_task["A"], (2, 0.75, 0.875, 1));

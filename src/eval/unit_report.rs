@@ -305,6 +305,14 @@ fn csv(models: &[(&str, &[CaseRecord])]) -> String {
     csv
 }
 
+/// `n` with its share of `total`: `12 (37.5 %)`; `0` alone.
+pub(crate) fn count_and_share(n: usize, total: usize) -> String {
+    if n == 0 || total == 0 {
+        return n.to_string();
+    }
+    format!("{n} ({:.1} %)", 100.0 * n as f64 / total as f64)
+}
+
 /// One model of a comparison: its label (the folder's backend), the
 /// temperature its samples were drawn at and its case records.
 #[derive(Debug, Clone)]
@@ -521,7 +529,7 @@ pub fn write_comparison(
             m.label, r.p, r.s, r.t, r.i, r.co, r.e, r.total
         );
     }
-    md.push_str("\n## Failing samples by error type (cf. AutoGEEval Table 10)\n\nAutoGEEval's parameter errors are `attribute_parameter`, its invalid answers `invalid_answer` and `output_type`, its runtime errors `timeout` (gisclaw keeps other exceptions apart as `runtime`), its network errors `infrastructure`.\n\n| model |");
+    md.push_str("\n## Failing samples by error type (cf. AutoGEEval Table 10)\n\nAutoGEEval's parameter errors are `attribute_parameter`, its invalid answers `invalid_answer` and `output_type`, its runtime errors `timeout` (gisclaw keeps other exceptions apart as `runtime`), its network errors `infrastructure`. Each cell: failing samples, and their share of the model's failing samples (AutoGEEval reports the shares).\n\n| model |");
     for e in ErrorType::ALL {
         let _ = write!(md, " {} |", e.name());
     }
@@ -530,8 +538,10 @@ pub fn write_comparison(
     md.push('\n');
     for (m, s) in models.iter().zip(&summaries) {
         let _ = write!(md, "| {} |", m.label);
+        let total: usize = s.errors.values().sum();
         for e in ErrorType::ALL {
-            let _ = write!(md, " {} |", s.errors.get(e.name()).copied().unwrap_or(0));
+            let n = s.errors.get(e.name()).copied().unwrap_or(0);
+            let _ = write!(md, " {} |", count_and_share(n, total));
         }
         md.push('\n');
     }

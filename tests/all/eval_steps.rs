@@ -100,6 +100,9 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     // complete@1 = 2/6 (steps 1–2), step pass rate = 3/6, not every step passed.
     assert!((record["complete_at_1"].as_f64().unwrap() - 2.0 / 6.0).abs() < 1e-12);
     assert!((record["step_pass_rate"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    // Executed (GeoAgent's complete rate): steps 1–4 ran and answered, step
+    // 3 wrongly; the run ended in step 5. 4/6.
+    assert!((record["complete_at_1_executed"].as_f64().unwrap() - 4.0 / 6.0).abs() < 1e-12);
     assert_eq!(record["passed"], false);
     // The transcript shows the check of every step that was reached (the
     // run ended during step 5; step 6 was never given).
@@ -114,7 +117,8 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
 
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        md.contains("| 0.333 | 0.500 | 0.000 |") && md.contains("| G01 | 1 | 0.333 | 0.500 | 0 |"),
+        md.contains("| 0.333 | 0.667 | 0.500 | 0.000 |")
+            && md.contains("| G01 | 1 | 0.333 | 0.500 | 0 |"),
         "{md}"
     );
     let results = read_json(&out.join("results.json"));
@@ -298,10 +302,19 @@ fn the_llm_alone_and_the_gold_prefix_are_modes_of_the_step_suite() {
             })
             .count()
     };
+    // Counts with their share of the folder's failing steps.
+    let (h, g) = (geo(&own, "hallucination"), geo(&own, "general"));
+    let with_share = |n: usize| {
+        if n == 0 {
+            "0".to_string()
+        } else {
+            format!("{n} ({:.1} %)", 100.0 * n as f64 / (h + g) as f64)
+        }
+    };
     let row = format!(
         " · LLM alone | 0 | {} | – | {} |",
-        geo(&own, "hallucination"),
-        geo(&own, "general")
+        with_share(h),
+        with_share(g)
     );
     assert!(
         geo(&own, "general") >= 1 && md.contains(&row),

@@ -321,7 +321,7 @@ fn several_models_get_autogeeval_tables_with_ranks() {
         "{md}"
     );
     assert!(
-        md.contains(&format!("| {} | 0 | 0 | 0 | 0 | 3 |", label(1))),
+        md.contains(&format!("| {} | 0 | 0 | 0 | 0 | 3 (100.0 %) |", label(1))),
         "{md}"
     );
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
