@@ -112,9 +112,10 @@ enum Command {
 fn init_logging(verbose: u8) {
     // The MCP SDK warns about each ordinary client mistake (an unknown
     // method, a request after the client went away): those are the
-    // client's to see, at debug level here.
+    // client's to see. The OpenAI client warns with a server's whole error
+    // page on each of its retries: gisclaw says what failed in one line.
     let default = match verbose {
-        0 => "warn,rmcp=error",
+        0 => "warn,rmcp=error,async_openai=error",
         1 => "gisclaw=debug,info",
         _ => "trace",
     };

@@ -3,12 +3,42 @@
 
 use crate::sandbox::preamble::{helpers_for, SESSION_IMPORTS};
 
-/// Builds the script from the cells, in order.
+/// Builds the script from the cells, in order; it runs from its own
+/// folder (a run's, where `data/` is linked).
 pub fn consolidate<'a>(task_id: &str, cells: impl IntoIterator<Item = &'a str>) -> String {
+    script(task_id, cells, None)
+}
+
+/// [`consolidate`] for a script saved elsewhere (chat's `/save FILE`): it
+/// runs in `workdir`, the folder whose `data/` and `pred_results/` its
+/// cells name.
+pub fn consolidate_for<'a>(
+    task_id: &str,
+    cells: impl IntoIterator<Item = &'a str>,
+    workdir: &std::path::Path,
+) -> String {
+    script(task_id, cells, Some(workdir))
+}
+
+fn script<'a>(
+    task_id: &str,
+    cells: impl IntoIterator<Item = &'a str>,
+    workdir: Option<&std::path::Path>,
+) -> String {
     let cells: Vec<&str> = cells.into_iter().collect();
+    let (run_from, chdir) = match workdir {
+        None => (
+            "Run it from its folder with the sandbox's python.".to_string(),
+            "os.chdir(os.path.dirname(os.path.abspath(__file__)))".to_string(),
+        ),
+        Some(dir) => (
+            "Run it with the sandbox's python: it works in the session's folder, where data/ is linked and pred_results/ is.".to_string(),
+            format!("os.chdir({})", python_string(&dir.to_string_lossy())),
+        ),
+    };
     let mut script = format!(
-        "#!/usr/bin/env python3\n\"\"\"gisclaw solution for task {task_id}: the successful cells of the run, in order.\n\nRun it from its folder with the sandbox's python.\n\"\"\"\n\
-import os\n\nos.chdir(os.path.dirname(os.path.abspath(__file__)))\n\n\
+        "#!/usr/bin/env python3\n\"\"\"gisclaw solution for task {task_id}: the successful cells of the run, in order.\n\n{run_from}\n\"\"\"\n\
+import os\n\n{chdir}\n\n\
 import matplotlib\nmatplotlib.use(\"Agg\")\n{SESSION_IMPORTS}"
     );
     script.push_str(&helpers_for(&cells));
@@ -18,6 +48,11 @@ import matplotlib\nmatplotlib.use(\"Agg\")\n{SESSION_IMPORTS}"
         script.push('\n');
     }
     script
+}
+
+/// `text` as a Python string literal.
+fn python_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("{text:?}"))
 }
 
 /// Splits a script into cells at lines starting with `# %%`; cells with

@@ -519,15 +519,26 @@ impl ChatEngine {
         if !valid {
             return Err(ChatError::NotAName(name.to_string()));
         }
+        // A name the namespace lacks is said so, with the names it has
+        // (the static analysis reads the live namespace; nothing runs).
+        let findings = self.session.analyse(name)?;
+        if let Some(missing) = findings.iter().find(|f| f.kind == "name") {
+            return Err(ChatError::NoSuchVariable(missing.message.clone()));
+        }
+        // Long values (a polygon's WKT) are cut at 60 characters so that
+        // the table's columns stay aligned.
         let code = format!(
             "_gc_v = {name}\nprint(type(_gc_v).__module__ + '.' + type(_gc_v).__name__)\n\
              if hasattr(_gc_v, 'crs'): print('CRS:', _gc_v.crs)\n\
              if hasattr(_gc_v, 'shape'): print('shape:', _gc_v.shape)\n\
-             if hasattr(_gc_v, 'dtypes'): print(_gc_v.dtypes.to_string())\n\
-             if hasattr(_gc_v, 'head'): print(_gc_v.head().to_string())\n\
-             else: print(repr(_gc_v)[:2000])\ndel _gc_v"
+             if hasattr(_gc_v, 'columns'): print(_gc_v.dtypes.to_string())\n\
+             import pandas as _gc_pd\n\
+             with _gc_pd.option_context('display.max_colwidth', 60, 'display.width', 160):\n    print(repr(_gc_v.head() if hasattr(_gc_v, 'head') else _gc_v)[:4000])\n\
+             del _gc_v, _gc_pd"
         );
-        let outcome = self.session.execute(&code)?;
+        // A look, not a step of the analysis: kept out of the journal (and
+        // so out of solution.py, /save and a resumed chat's replay).
+        let outcome = self.session.execute_unrecorded(&code)?;
         let text = crate::observation::render(&outcome);
         Ok(text
             .lines()
@@ -576,6 +587,17 @@ impl ChatEngine {
         solution::consolidate(
             &format!("chat {}", self.saved.id),
             kept.iter().map(String::as_str),
+        )
+    }
+
+    /// The script for `/save FILE`: it runs in the chat's work folder
+    /// (where `data/` is linked), wherever the file is saved.
+    pub fn saved_script(&self) -> String {
+        let kept = self.kept_cells();
+        solution::consolidate_for(
+            &format!("chat {}", self.saved.id),
+            kept.iter().map(String::as_str),
+            self.workdir(),
         )
     }
 

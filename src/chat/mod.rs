@@ -42,6 +42,10 @@ pub enum ChatError {
     /// `/inspect` of something that is not a Python name.
     #[error("`{0}` is not a variable name")]
     NotAName(String),
+    /// `/inspect` of a name the namespace does not have (the analysis's
+    /// words, with the nearest names).
+    #[error("{0}")]
+    NoSuchVariable(String),
     /// A data folder that is not a folder.
     #[error("{}: not a folder", .0.display())]
     NotAFolder(PathBuf),

@@ -315,6 +315,14 @@ fn classify(err: OpenAIError) -> Failure {
         }
         // An error object async-openai cannot read (llama.cpp's has an
         // integer `code`) is the server refusing, not a garbled answer.
+        // A web page is a web server at the wrong URL: retrying will not
+        // make it an API.
+        OpenAIError::JSONDeserialize(_, body) if is_html(&body) => Failure::permanent(
+            "the server answered with an HTML page, not the OpenAI API: set the base URL to the API root (usually ending in /v1)",
+        ),
+        OpenAIError::ApiError(api) if is_html(&api.message) => Failure::permanent(
+            "the server answered with an HTML error page, not the OpenAI API: set the base URL to the API root (usually ending in /v1)",
+        ),
         OpenAIError::JSONDeserialize(e, body) => match error_object(&body) {
             Some(message) => Failure::permanent(format!(
                 "the server refused the request: {}",
@@ -334,6 +342,16 @@ fn classify(err: OpenAIError) -> Failure {
         }
         other => Failure::permanent(other.to_string()),
     }
+}
+
+/// Whether `text` is an HTML page.
+fn is_html(text: &str) -> bool {
+    let head = text
+        .trim_start()
+        .get(..15)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html")
 }
 
 /// An error with its causes, on one line.

@@ -17,6 +17,17 @@ use super::config::{BackendKind, LiveConfig};
 /// Why the configured backend cannot work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProbeError {
+    /// A web server that is not a model API answered (an HTML page where
+    /// the API answers JSON).
+    #[error("{url} is not an OpenAI-compatible API: its catalogue {catalogue} answered HTTP {status} with an HTML page; set the base URL to the server's API root (usually ending in /v1)")]
+    NotTheApi {
+        /// The backend URL.
+        url: String,
+        /// The catalogue URL asked.
+        catalogue: String,
+        /// The HTTP status.
+        status: u16,
+    },
     /// The server refused the API key.
     #[error("the model server at {url} refused the API key (HTTP {status}): {hint}")]
     KeyRefused {
@@ -68,10 +79,8 @@ struct OllamaTags {
 /// Checks the model name and key of an OpenAI-compatible or Ollama backend
 /// (a local backend, started by gisclaw itself, passes).
 pub fn check_model(config: &LiveConfig) -> Result<(), ProbeError> {
-    let url = match config.kind {
-        BackendKind::Openai => format!("{}/models", config.base_url.trim_end_matches('/')),
-        BackendKind::Ollama => format!("{}/api/tags", config.base_url.trim_end_matches('/')),
-        BackendKind::Local => return Ok(()),
+    let Some(url) = catalogue_url(config) else {
+        return Ok(());
     };
     let Some((status, body)) = fetch(
         &url,
@@ -83,6 +92,16 @@ pub fn check_model(config: &LiveConfig) -> Result<(), ProbeError> {
     judge(config, status, &body)
 }
 
+/// The URL of the server's model catalogue (`None` for a local backend).
+fn catalogue_url(config: &LiveConfig) -> Option<String> {
+    let base = config.base_url.trim_end_matches('/');
+    match config.kind {
+        BackendKind::Openai => Some(format!("{base}/models")),
+        BackendKind::Ollama => Some(format!("{base}/api/tags")),
+        BackendKind::Local => None,
+    }
+}
+
 /// What a catalogue answer says about the config.
 fn judge(config: &LiveConfig, status: u16, body: &str) -> Result<(), ProbeError> {
     let url = config.base_url.clone();
@@ -92,6 +111,20 @@ fn judge(config: &LiveConfig, status: u16, body: &str) -> Result<(), ProbeError>
             _ => "check OPENAI_API_KEY (or the profile's api_key_env)",
         };
         return Err(ProbeError::KeyRefused { url, status, hint });
+    }
+    // An API answers JSON, even to refuse; an HTML page is a web server
+    // (a static file server, a proxy's error page) at the wrong URL.
+    let head = body
+        .trim_start()
+        .get(..15)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if status != 200 && (head.starts_with("<!doctype html") || head.starts_with("<html")) {
+        return Err(ProbeError::NotTheApi {
+            catalogue: catalogue_url(config).unwrap_or_default(),
+            url,
+            status,
+        });
     }
     if status != 200 {
         tracing::debug!("the model catalogue answered HTTP {status}: not checked");
@@ -261,5 +294,21 @@ mod tests {
             "`m0`, `m1`, `m2`, `m3`, `m4`, `m5` and 4 more"
         );
         assert_eq!(offered(Vec::new()), "no models");
+    }
+
+    #[test]
+    fn a_web_server_answering_html_is_not_the_api() {
+        // `python -m http.server` on the base URL: 404 with its HTML page.
+        let c = config("openai", "gpt-4o");
+        let page = "<!DOCTYPE HTML>\n<html lang=\"en\"><head><title>Error response</title>";
+        let err = judge(&c, 404, page).unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "http://127.0.0.1:9/v1 is not an OpenAI-compatible API: its catalogue http://127.0.0.1:9/v1/models answered HTTP 404 with an HTML page"
+            ),
+            "{err}"
+        );
+        // A JSON 404 is a server without a catalogue: it passes.
+        assert_eq!(judge(&c, 404, "{\"error\": \"not found\"}"), Ok(()));
     }
 }

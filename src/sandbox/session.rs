@@ -582,6 +582,17 @@ impl Session {
     /// Runs one cell. Errors in user code are an `Ok` outcome with
     /// [`CellStatus::Error`]; `Err` means the sandbox itself failed.
     pub fn execute(&mut self, code: &str) -> Result<CellOutcome, SandboxError> {
+        self.run_cell(code, true)
+    }
+
+    /// Runs `code` as [`Session::execute`] does but keeps it out of the
+    /// journal: a look at the namespace (chat's `/inspect`) that must not
+    /// become part of `solution.py` or a replay.
+    pub fn execute_unrecorded(&mut self, code: &str) -> Result<CellOutcome, SandboxError> {
+        self.run_cell(code, false)
+    }
+
+    fn run_cell(&mut self, code: &str, record: bool) -> Result<CellOutcome, SandboxError> {
         let started = Instant::now();
         let budget_left = self.remaining_budget();
         if budget_left.is_zero() {
@@ -668,6 +679,7 @@ impl Session {
             }
         };
         match (&status, &result.ran_before_error) {
+            _ if !record => {}
             (CellStatus::Ok, _) => self.journal.push((cell, code.to_string())),
             // What ran before the raise is in the namespace (and its files
             // on disk): a replay, solution.py and the notebook keep it.

@@ -339,3 +339,65 @@ fn a_full_context_window_is_said_at_once_without_retries() {
     );
     assert_eq!(server.requests().len(), 1, "a full context is not retried");
 }
+
+#[test]
+fn a_web_server_on_the_base_url_is_one_line_naming_it_and_exit_2() {
+    // `python -m http.server` where the OpenAI API should be: it answers
+    // /v1/models with a 404 HTML page (and POSTs with 501). One line naming
+    // the URL, exit 2 (configuration), no HTML on the terminal.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let root = tempfile::tempdir().unwrap();
+    let mut server = std::process::Command::new(gisclaw::paths::default_venv().join("bin/python"))
+        .args([
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .current_dir(root.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "http.server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let task = crate::common::repo().join("examples/heat_island/task.yaml");
+    let out = tempfile::tempdir().unwrap();
+    let base = format!("http://127.0.0.1:{port}/v1");
+    let o = crate::common::gisclaw(
+        &[
+            "solve",
+            task.to_str().unwrap(),
+            "--backend",
+            "openai",
+            "--model",
+            "gpt-4o",
+            "--base-url",
+            &base,
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+        &[("OPENAI_API_KEY", "sk-test")],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{base} is not an OpenAI-compatible API")),
+        "{stderr}"
+    );
+    assert!(!stderr.to_ascii_lowercase().contains("<html"), "{stderr}");
+    assert!(stderr.lines().count() <= 2, "{stderr}");
+}

@@ -777,3 +777,74 @@ fn a_resumed_chat_names_what_a_cell_failing_on_replay_could_not_restore() {
     again.send("/quit\r");
     assert_eq!(again.wait(WAIT), Some(0), "{}", again.seen);
 }
+
+#[test]
+fn inspect_shows_a_variable_briefly_names_a_missing_one_and_stays_out_of_the_script() {
+    // `/inspect city` dumped a polygon's whole WKT; `/inspect nosuchvar`
+    // showed the internal traceback (`_gc_v = nosuchvar`); and the look
+    // itself became a cell of the saved script.
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code(
+            "",
+            "import geopandas as gpd\nfrom shapely.geometry import Point\ncity = gpd.GeoDataFrame({'name': ['a']}, geometry=[Point(0, 0).buffer(1, 64)], crs=4326)",
+        ),
+        answer("Made city."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    pty.send("make a city\r");
+    pty.expect("Made city.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/inspect city\r");
+    pty.expect("CRS: EPSG:4326", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/inspect nosuchvar\r");
+    pty.expect("`nosuchvar` is not defined", WAIT);
+    pty.expect("you> ", WAIT);
+    let script = dir.path().join("saved.py");
+    pty.send(&format!("/save {}\r", script.display()));
+    pty.expect("you> ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    assert!(!pty.seen.contains("_gc_v"), "{}", pty.seen);
+    // No line of the table is longer than the cut values allow.
+    let widest = pty.seen.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest < 200, "a line of {widest} characters:\n{}", pty.seen);
+    let saved = std::fs::read_to_string(&script).unwrap();
+    assert!(saved.contains("city = gpd.GeoDataFrame"), "{saved}");
+    assert!(!saved.contains("_gc_v"), "{saved}");
+}
+
+#[test]
+fn a_saved_script_runs_wherever_it_is_saved() {
+    // `/save FILE` once wrote a script that moved into FILE's folder and
+    // failed there on `data/points.csv`; it now works in the chat's folder.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("points.csv"), "x,y\n1,2\n3,4\n").unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code(
+            "",
+            "import pandas as pd\nframe = pd.read_csv('data/points.csv')\nframe.to_csv('pred_results/copy.csv', index=False)",
+        ),
+        answer("Copied."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &["--data", data.to_str().unwrap()]);
+    pty.expect("you> ", WAIT);
+    pty.send("copy it\r");
+    pty.expect("Copied.", WAIT);
+    pty.expect("you> ", WAIT);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let script = elsewhere.path().join("analysis.py");
+    pty.send(&format!("/save {}\r", script.display()));
+    pty.expect("wrote ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    common::venv_python([script.to_str().unwrap()]);
+}

@@ -288,7 +288,7 @@ fn save(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
     if rest.is_empty() {
         return fail(style, "/save FILE: name the file".into());
     }
-    match gisclaw::util::write_atomic(Path::new(rest), engine.script().as_bytes()) {
+    match gisclaw::util::write_atomic(Path::new(rest), engine.saved_script().as_bytes()) {
         Ok(()) => say(format!(
             "wrote {} ({} cells)",
             rest,
