@@ -2,10 +2,11 @@
 //! gisclaw: an allowlist, without credentials or network settings.
 
 /// Environment variables the worker inherits; everything else (API keys
-/// above all) is withheld from code the model writes.
-const INHERITED_ENV: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM",
-];
+/// above all) is withheld from code the model writes. `PATH` is not
+/// inherited but set ([`worker_path`]): the shell's (a pyenv's shims, a
+/// conda's bin) says nothing the sandbox uses, and the same user's
+/// commands from two shells must share one sandbox service.
+const INHERITED_ENV: &[&str] = &["HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM"];
 /// The configuration options of the GIS libraries passed on, by name: an
 /// allowlist, so that a variable whose name avoids every denied word
 /// (`OGR_PG_DSN` with a password in it) never reaches a cell. Performance,
@@ -57,9 +58,22 @@ fn inherited(key: &str) -> bool {
     INHERITED_ENV.contains(&key) || INHERITED_GIS_ENV.contains(&key) || key.starts_with("LC_")
 }
 
-/// The environment the worker inherits from gisclaw.
-pub(super) fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
-    std::env::vars_os().filter(|(key, _)| inherited(&key.to_string_lossy()))
+/// The worker's `PATH`: the venv's programs, then the system's.
+pub(super) fn worker_path(venv: &std::path::Path) -> std::ffi::OsString {
+    let absolute = std::path::absolute(venv).unwrap_or_else(|_| venv.to_path_buf());
+    let mut path = absolute.join("bin").into_os_string();
+    path.push(":/usr/local/bin:/usr/bin:/bin");
+    path
+}
+
+/// The environment the worker gets from gisclaw: the inherited variables
+/// and its own `PATH` ([`worker_path`]).
+pub(super) fn inherited_env(
+    venv: &std::path::Path,
+) -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os()
+        .filter(|(key, _)| inherited(&key.to_string_lossy()))
+        .chain(std::iter::once(("PATH".into(), worker_path(venv))))
 }
 
 #[cfg(test)]
@@ -68,8 +82,8 @@ mod tests {
 
     #[test]
     fn gis_settings_are_inherited_and_their_credentials_are_not() {
+        assert!(!inherited("PATH"), "the worker's PATH is its own");
         for key in [
-            "PATH",
             "LC_ALL",
             "GDAL_CACHEMAX",
             "GDAL_NUM_THREADS",

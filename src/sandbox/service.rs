@@ -105,7 +105,7 @@ pub fn settings(config: &SandboxConfig) -> Vec<String> {
     for site in site_packages(&config.venv) {
         lines.push(format!("site-packages: {}", stamp(&site)));
     }
-    let mut env: Vec<String> = super::env::inherited_env()
+    let mut env: Vec<String> = super::env::inherited_env(&config.venv)
         .map(|(k, v)| format!("env: {}={}", k.to_string_lossy(), v.to_string_lossy()))
         .collect();
     env.sort();
@@ -242,7 +242,7 @@ fn start(
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let mut child = Command::new(&config.worker)
         .env_clear()
-        .envs(super::env::inherited_env())
+        .envs(super::env::inherited_env(&config.venv))
         .arg("service")
         .arg("--venv")
         .arg(absolute(&config.venv))

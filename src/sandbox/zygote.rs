@@ -108,7 +108,7 @@ impl ZygoteProcess {
             UnixStream::pair().map_err(SandboxError::io("creating the control socket"))?;
         let mut child = Command::new(&config.worker)
             .env_clear()
-            .envs(super::env::inherited_env())
+            .envs(super::env::inherited_env(&config.venv))
             .arg("zygote")
             .arg("--venv")
             .arg(&config.venv)

@@ -164,6 +164,14 @@ fn other_settings_get_their_own_service_and_no_daemon_starts_none() {
     assert_eq!(f.sockets().len(), 2, "{:?}", f.sockets());
     f.exec(&[], &[("GDAL_CACHEMAX", "64")]);
     assert_eq!(f.sockets().len(), 2);
+    // Another shell's PATH (a pyenv's shims first) is not another setting:
+    // the sessions' PATH is their own.
+    let shell_path = format!(
+        "/tmp/pyenv/shims:{}",
+        std::env::var("PATH").unwrap_or_default()
+    );
+    f.exec(&[], &[("PATH", shell_path.as_str())]);
+    assert_eq!(f.sockets().len(), 2, "{:?}", f.sockets());
 
     let out = f.run(&["sandbox", "stop"], &[]);
     assert!(out.status.success(), "{}", text(&out));
