@@ -118,9 +118,12 @@ fn two_turns_share_the_namespace_and_commands_do_what_they_claim() {
     pty.expect("you> ", WAIT);
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    // A replayed chat resumes with its replay: the hint says so.
     assert!(
-        pty.seen
-            .contains(&format!("saved: gisclaw chat --resume {id}")),
+        pty.seen.contains(&format!(
+            "saved: gisclaw chat --resume {id} --replay {}",
+            replay.display()
+        )),
         "{}",
         pty.seen
     );

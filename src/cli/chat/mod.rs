@@ -159,12 +159,21 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)
             .map_err(|e| UsageError(e.to_string()))?;
     let say = |text: &str| println!("{}", style.note(text));
+    // The command that resumes this chat: a replayed one needs its replay
+    // again (without a backend, chat has no model to answer).
+    let resume = match &args.replay {
+        Some(file) => format!(
+            "gisclaw chat --resume {} --replay {}",
+            engine.saved.id,
+            file.display()
+        ),
+        None => format!("gisclaw chat --resume {}", engine.saved.id),
+    };
     say(&format!(
-        "gisclaw chat · {} · {} agent · session {} (resume: gisclaw chat --resume {})",
+        "gisclaw chat · {} · {} agent · session {} (resume: {resume})",
         engine.backend(),
         engine.saved.arch.name(),
         engine.saved.id,
-        engine.saved.id
     ));
     if resuming {
         say(&format!(
@@ -248,7 +257,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     }
     let _ = editor.save_history(&history);
     engine.save();
-    say(&format!("saved: gisclaw chat --resume {}", engine.saved.id));
+    say(&format!("saved: {resume}"));
     Ok(ExitCode::SUCCESS)
 }
 
