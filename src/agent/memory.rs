@@ -39,7 +39,111 @@ pub struct ErrorMemory {
     path: Option<PathBuf>,
     entries: Vec<Entry>,
     clock: u64,
-    pending: Option<(String, String)>,
+    pending: Option<Pending>,
+}
+
+/// An error waiting for its fix: its signature, its example, the names of
+/// the statement that raised (what a fix must run again), and how many
+/// successful cells have passed without one.
+#[derive(Debug, Clone)]
+struct Pending {
+    signature: String,
+    example: String,
+    keys: Vec<String>,
+    waited: u32,
+}
+
+/// Successful cells after an error within which its fix must come.
+const FIX_WITHIN: u32 = 3;
+
+/// Names that say nothing about which call failed.
+const GENERIC_CALLS: &[&str] = &[
+    "print",
+    "len",
+    "str",
+    "int",
+    "float",
+    "list",
+    "dict",
+    "set",
+    "tuple",
+    "range",
+    "round",
+    "sorted",
+    "type",
+    "isinstance",
+    "enumerate",
+    "zip",
+    "min",
+    "max",
+    "sum",
+    "abs",
+];
+
+/// The statement that raised: the line after the last frame in a cell
+/// (`File "<cell-3>", line 2`) of `traceback`, else the cell's last line.
+fn failing_statement<'a>(traceback: &'a str, code: &'a str) -> &'a str {
+    let lines: Vec<&str> = traceback.lines().collect();
+    lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("File \"<cell"))
+        .and_then(|at| lines.get(at + 1))
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| {
+            code.lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'))
+                .unwrap_or("")
+        })
+}
+
+/// What a fix of `statement` must run again: the functions and methods it
+/// calls (`read_file`, `overlay`), else the names it uses.
+fn statement_keys(statement: &str) -> Vec<String> {
+    let mut calls = Vec::new();
+    let mut names = Vec::new();
+    let chars: Vec<char> = statement.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '\'' || chars[i] == '"' {
+            // Skip a string.
+            let quote = chars[i];
+            i += 1;
+            while i < chars.len() && chars[i] != quote {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if chars[i].is_alphabetic() || chars[i] == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let called = chars[i..].iter().find(|c| !c.is_whitespace()) == Some(&'(');
+            if called && !GENERIC_CALLS.contains(&word.as_str()) {
+                calls.push(word);
+            } else if !called {
+                names.push(word);
+            }
+            continue;
+        }
+        i += 1;
+    }
+    if calls.is_empty() {
+        names
+    } else {
+        calls
+    }
+}
+
+/// Whether `code` uses any of `keys` as a whole word.
+fn uses_any(code: &str, keys: &[String]) -> bool {
+    code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| keys.iter().any(|k| k == word))
 }
 
 /// The default file.
@@ -155,15 +259,27 @@ impl ErrorMemory {
     pub fn observe(&mut self, code: &str, outcome: &CellOutcome) -> Option<String> {
         self.clock += 1;
         if outcome.status == CellStatus::Ok {
-            if let Some((sig, example)) = self.pending.take() {
-                self.remember(sig, example, code);
+            // A fix is a cell that runs what raised again, soon after; not
+            // whatever cell came next (a plot after a failed overlay).
+            if let Some(mut pending) = self.pending.take() {
+                if uses_any(code, &pending.keys) {
+                    self.remember(pending.signature, pending.example, code);
+                } else if pending.waited + 1 < FIX_WITHIN {
+                    pending.waited += 1;
+                    self.pending = Some(pending);
+                }
             }
             return None;
         }
         let err = outcome.result.error.as_ref()?;
         let sig = signature(&err.ename, &err.evalue);
         let example = format!("{}: {}", err.ename, err.evalue.lines().next().unwrap_or(""));
-        self.pending = Some((sig.clone(), example));
+        self.pending = Some(Pending {
+            signature: sig.clone(),
+            example,
+            keys: statement_keys(failing_statement(&err.traceback, code)),
+            waited: 0,
+        });
         let clock = self.clock;
         let entry = self.entries.iter_mut().find(|e| e.signature == sig)?;
         entry.hits += 1;
@@ -293,20 +409,20 @@ mod tests {
         let mut mem = ErrorMemory::in_memory();
         for i in 0..(CAPACITY + 20) {
             let ename = format!("Error{i}");
-            mem.observe("bad", &outcome(Some((&ename, "x"))));
-            mem.observe("good", &outcome(None));
+            mem.observe("step(1)", &outcome(Some((&ename, "x"))));
+            mem.observe("step(2)", &outcome(None));
         }
         assert_eq!(mem.entries().len(), CAPACITY);
-        mem.observe("bad", &outcome(Some(("Error500", "x"))));
-        mem.observe("better", &outcome(None));
-        mem.observe("bad", &outcome(Some(("Error500", "x"))));
-        mem.observe("best", &outcome(None));
+        mem.observe("bad(1)", &outcome(Some(("Error500", "x"))));
+        mem.observe("bad(2)", &outcome(None));
+        mem.observe("bad(1)", &outcome(Some(("Error500", "x"))));
+        mem.observe("bad(3)", &outcome(None));
         let e = mem
             .entries()
             .into_iter()
             .find(|e| e.signature.starts_with("Error500"))
             .unwrap();
-        assert_eq!(e.fix, "best");
+        assert_eq!(e.fix, "bad(3)");
         assert_eq!(mem.entries().len(), CAPACITY);
     }
 
@@ -317,5 +433,42 @@ mod tests {
         std::fs::write(&path, "{not json").unwrap();
         assert!(ErrorMemory::load(&path).entries().is_empty());
         assert!(dir.path().join("mem.json.damaged").exists());
+    }
+
+    #[test]
+    fn a_fix_is_a_later_cell_that_runs_the_failing_call_again_not_the_next_cell() {
+        // A TopologyException in an overlay, then a plot, then the overlay
+        // made valid: the fix is the third cell, not the plot.
+        let mut mem = ErrorMemory::in_memory();
+        let mut failed = outcome(Some((
+            "GEOSException",
+            "TopologyException: side location conflict",
+        )));
+        if let Some(e) = failed.result.error.as_mut() {
+            e.traceback = "Traceback (most recent call last):\n  File \"<cell-2>\", line 2, in <module>\n    reach = gpd.overlay(africa, buffers)\nGEOSException: …".into();
+        }
+        mem.observe(
+            "africa = world[world.continent == 'Africa']\nreach = gpd.overlay(africa, buffers)",
+            &failed,
+        );
+        mem.observe(
+            "ax = world.plot()\nplt.savefig('pred_results/map.png')",
+            &outcome(None),
+        );
+        assert!(mem.entries().is_empty(), "the plot is no fix");
+        mem.observe(
+            "reach = gpd.overlay(africa.make_valid(), buffers)",
+            &outcome(None),
+        );
+        let entries = mem.entries();
+        assert_eq!(entries.len(), 1);
+        assert!(entries[0].fix.contains("make_valid"), "{}", entries[0].fix);
+        // An error whose fix never comes is dropped after a few cells.
+        mem.observe("x = compute(1)", &outcome(Some(("ValueError", "bad"))));
+        for _ in 0..FIX_WITHIN {
+            mem.observe("y = 2", &outcome(None));
+        }
+        mem.observe("x = compute(2)", &outcome(None));
+        assert_eq!(mem.entries().len(), 1);
     }
 }

@@ -62,6 +62,11 @@ pub struct SolveArgs {
     /// Neither read nor update the Error Memory (ablation).
     #[arg(long)]
     pub no_memory: bool,
+    /// Let a replayed run read and update the Error Memory (a replay's
+    /// answers were not chosen by a model here, so by default it leaves the
+    /// memory alone).
+    #[arg(long, conflicts_with = "no_memory")]
+    pub memory: bool,
     /// Give the agent `search_docs` over the library-docs index
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
@@ -243,7 +248,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         reproduce: (!args.no_reproduce)
             .then_some(gisclaw::eval::reproduce::reproduce as gisclaw::agent::run::Reproducer),
     };
-    let mut memory = if args.no_memory {
+    let mut memory = if args.no_memory || (backend.is_replay() && !args.memory) {
         ErrorMemory::in_memory()
     } else {
         ErrorMemory::load(&memory::default_path())

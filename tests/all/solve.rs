@@ -329,8 +329,14 @@ fn error_memory_carries_a_fix_from_one_task_to_the_next() {
         call("finish", json!({"summary": "ok"})),
     ];
     let (_d1, task1, replay1) = task_dir(&["pred_results/m.txt"], &first);
+    // A replay leaves the memory alone unless asked (its answers were not
+    // a model's choices here).
+    let out0 = tempfile::tempdir().unwrap();
+    let o = solve_replay(&task1, &replay1, out0.path(), &[], &env);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!memory_path.exists(), "a replay wrote the memory");
     let out1 = tempfile::tempdir().unwrap();
-    let o = solve_replay(&task1, &replay1, out1.path(), &[], &env);
+    let o = solve_replay(&task1, &replay1, out1.path(), &["--memory"], &env);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -345,7 +351,7 @@ fn error_memory_carries_a_fix_from_one_task_to_the_next() {
     )];
     let (_d2, task2, replay2) = task_dir(&["pred_results/m.txt"], &second);
     let out2 = tempfile::tempdir().unwrap();
-    solve_replay(&task2, &replay2, out2.path(), &[], &env);
+    solve_replay(&task2, &replay2, out2.path(), &["--memory"], &env);
     let obs = observations(out2.path());
     assert!(
         obs[0].contains("\n[error memory]") && obs[0].contains("c.lower()"),
