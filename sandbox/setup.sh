@@ -51,6 +51,13 @@ else
   printf '%s' "$want" > "$stamp"
 fi
 
+# The venv as a Jupyter kernel named `gisclaw`, which gisclaw's notebooks
+# name: `jupyter nbconvert --execute solution.ipynb` then runs with the GIS
+# stack (a plain `python3` kernel has none of it).
+say "registering the Jupyter kernel 'gisclaw' (the sandbox venv)"
+"$venv/bin/python" -m ipykernel install --user --name gisclaw \
+  --display-name "gisclaw (the sandbox's Python)" >/dev/null
+
 # --- 3. Binaries ------------------------------------------------------------
 say "building gisclaw and gisclaw-worker"
 (cd "$root" && PYO3_PYTHON="$base_exe" cargo build --workspace --quiet)

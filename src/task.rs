@@ -324,10 +324,51 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Re
     })
 }
 
+/// The required top-level fields of a task (its JSON Schema's) that `text`
+/// lacks, in the schema's order.
+fn missing_required(text: &str) -> Vec<String> {
+    let present: Vec<String> = serde_yaml::from_str::<serde_yaml::Mapping>(text)
+        .map(|m| {
+            m.keys()
+                .filter_map(|k| k.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    Task::json_schema()["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str())
+        .filter(|f| !present.iter().any(|p| p == f))
+        .map(str::to_string)
+        .collect()
+}
+
 impl Task {
     /// Parses task YAML; `file` is only used in error messages.
     pub fn parse(text: &str, file: &Path) -> Result<Task, TaskError> {
-        parse_yaml(text, file)
+        parse_yaml(text, file).map_err(|err| {
+            match err.line.is_none() && err.message.starts_with("missing field") {
+                // serde stops at the first missing field: name them all, so a
+                // new task file is fixed in one go.
+                true => match missing_required(text) {
+                    missing if missing.len() > 1 => TaskError {
+                        field: Some(missing.join(", ")),
+                        message: format!(
+                            "missing fields {}",
+                            missing
+                                .iter()
+                                .map(|f| format!("`{f}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        ..err
+                    },
+                    _ => err,
+                },
+                false => err,
+            }
+        })
     }
 
     /// Reads, parses and checks a task file, resolving its paths.
@@ -470,6 +511,22 @@ mod tests {
     fn a_missing_field_is_named() {
         let e = err("id: T01\ntitle: x\n");
         assert_eq!(e.field.as_deref(), Some("instruction"), "{e}");
+    }
+
+    #[test]
+    fn every_missing_field_is_named_at_once() {
+        let e = err("title: x\n");
+        let required: Vec<String> = Task::json_schema()["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .filter(|f| f != "title")
+            .collect();
+        assert!(required.len() > 1, "{required:?}");
+        assert_eq!(e.field, Some(required.join(", ")), "{e}");
+        assert!(e.message.starts_with("missing fields `"), "{e}");
+        assert_eq!(e.line, None);
     }
 
     /// (line, field) of the error `text` gets, and its message.

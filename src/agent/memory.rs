@@ -42,47 +42,29 @@ pub struct ErrorMemory {
     pending: Option<Pending>,
 }
 
-/// An error waiting for its fix: its signature, its example, the names of
-/// the statement that raised (what a fix must run again), and how many
-/// successful cells have passed without one.
+/// An error waiting for its fix: its signature, its example, the
+/// statement that raised (what a fix must run again, corrected), and how
+/// many successful cells have passed without one.
 #[derive(Debug, Clone)]
 struct Pending {
     signature: String,
     example: String,
-    keys: Vec<String>,
+    statement: String,
     waited: u32,
 }
 
 /// Successful cells after an error within which its fix must come.
 const FIX_WITHIN: u32 = 3;
 
-/// Names that say nothing about which call failed.
-const GENERIC_CALLS: &[&str] = &[
-    "print",
-    "len",
-    "str",
-    "int",
-    "float",
-    "list",
-    "dict",
-    "set",
-    "tuple",
-    "range",
-    "round",
-    "sorted",
-    "type",
-    "isinstance",
-    "enumerate",
-    "zip",
-    "min",
-    "max",
-    "sum",
-    "abs",
-];
+/// How alike a line must be to the failing statement to be its fix (one
+/// minus their edit distance over the longer's length): `gdf =
+/// gpd.read_file('x')` fixes `gpd.read_fil('x')` (0.71), `df['pop_total']`
+/// fixes `df['POP']` (0.40), a plot after a failed overlay does not (0.2).
+const FIX_LIKENESS: f64 = 0.4;
 
 /// The statement that raised: the line after the last frame in a cell
 /// (`File "<cell-3>", line 2`) of `traceback`, else the cell's last line.
-fn failing_statement<'a>(traceback: &'a str, code: &'a str) -> &'a str {
+fn failing_statement(traceback: &str, code: &str) -> String {
     let lines: Vec<&str> = traceback.lines().collect();
     lines
         .iter()
@@ -90,60 +72,46 @@ fn failing_statement<'a>(traceback: &'a str, code: &'a str) -> &'a str {
         .and_then(|at| lines.get(at + 1))
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
-        .unwrap_or_else(|| {
+        .or_else(|| {
             code.lines()
                 .rev()
                 .map(str::trim)
                 .find(|l| !l.is_empty() && !l.starts_with('#'))
-                .unwrap_or("")
         })
+        .unwrap_or("")
+        .to_string()
 }
 
-/// What a fix of `statement` must run again: the functions and methods it
-/// calls (`read_file`, `overlay`), else the names it uses.
-fn statement_keys(statement: &str) -> Vec<String> {
-    let mut calls = Vec::new();
-    let mut names = Vec::new();
-    let chars: Vec<char> = statement.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] == '\'' || chars[i] == '"' {
-            // Skip a string.
-            let quote = chars[i];
-            i += 1;
-            while i < chars.len() && chars[i] != quote {
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        if chars[i].is_alphabetic() || chars[i] == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            let called = chars[i..].iter().find(|c| !c.is_whitespace()) == Some(&'(');
-            if called && !GENERIC_CALLS.contains(&word.as_str()) {
-                calls.push(word);
-            } else if !called {
-                names.push(word);
-            }
-            continue;
-        }
-        i += 1;
-    }
-    if calls.is_empty() {
-        names
-    } else {
-        calls
-    }
+/// Whether some line of `code` is the failing `statement` run again,
+/// corrected or not (see [`FIX_LIKENESS`]).
+fn runs_again(code: &str, statement: &str) -> bool {
+    !statement.is_empty()
+        && code
+            .lines()
+            .map(str::trim)
+            .any(|line| likeness(line, statement) >= FIX_LIKENESS)
 }
 
-/// Whether `code` uses any of `keys` as a whole word.
-fn uses_any(code: &str, keys: &[String]) -> bool {
-    code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|word| keys.iter().any(|k| k == word))
+/// One minus the edit distance of `a` and `b` over the longer's length.
+fn likeness(a: &str, b: &str) -> f64 {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let longest = a.len().max(b.len());
+    if longest == 0 {
+        return 1.0;
+    }
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    1.0 - row[b.len()] as f64 / longest as f64
 }
 
 /// The default file.
@@ -262,7 +230,7 @@ impl ErrorMemory {
             // A fix is a cell that runs what raised again, soon after; not
             // whatever cell came next (a plot after a failed overlay).
             if let Some(mut pending) = self.pending.take() {
-                if uses_any(code, &pending.keys) {
+                if runs_again(code, &pending.statement) {
                     self.remember(pending.signature, pending.example, code);
                 } else if pending.waited + 1 < FIX_WITHIN {
                     pending.waited += 1;
@@ -277,7 +245,7 @@ impl ErrorMemory {
         self.pending = Some(Pending {
             signature: sig.clone(),
             example,
-            keys: statement_keys(failing_statement(&err.traceback, code)),
+            statement: failing_statement(&err.traceback, code),
             waited: 0,
         });
         let clock = self.clock;
@@ -469,6 +437,8 @@ mod tests {
             mem.observe("y = 2", &outcome(None));
         }
         mem.observe("x = compute(2)", &outcome(None));
+        // A typo's fix names another function: it is still the statement.
+        assert!(likeness("gdf = gpd.read_file('x')", "gpd.read_fil('x')") > 0.7);
         assert_eq!(mem.entries().len(), 1);
     }
 }

@@ -965,6 +965,9 @@ struct Progress {
     bar: Mutex<Option<indicatif::ProgressBar>>,
     /// (successes, finished, tokens) since the start of this invocation.
     tally: Mutex<(usize, usize, u64)>,
+    /// Units planned, those recorded before, and when this invocation's
+    /// work started: the `k/N` and ETA of lines without a bar.
+    plan: Mutex<(usize, usize, std::time::Instant)>,
 }
 
 impl Progress {
@@ -974,6 +977,7 @@ impl Progress {
             scope: String::new(),
             bar: Mutex::new(None),
             tally: Mutex::new((0, 0, 0)),
+            plan: Mutex::new((0, 0, std::time::Instant::now())),
         }
     }
 
@@ -987,6 +991,8 @@ impl Progress {
 
     /// `total` units planned, `done` of them recorded by an earlier invocation.
     fn planned(&self, total: usize, done: usize) {
+        *self.plan.lock().unwrap_or_else(|e| e.into_inner()) =
+            (total, done, std::time::Instant::now());
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total as u64);
             let scope = self.scope.replace('{', "{{").replace('}', "}}");
@@ -1018,7 +1024,20 @@ impl Progress {
                 bar.inc(1);
                 bar.set_message(format!("{ok}/{all} succeeded · {spent} tokens"));
             }
-            None => eprintln!("gisclaw: {text} · {ok}/{all} succeeded · {spent} tokens"),
+            None => {
+                // A log has no bar: each line says where the eval stands.
+                let (total, before, started) = *self.plan.lock().unwrap_or_else(|e| e.into_inner());
+                let k = before + all;
+                let left = total.saturating_sub(k);
+                let eta = started.elapsed().as_secs_f64() / all.max(1) as f64 * left as f64;
+                let eta = match eta as u64 {
+                    0 => String::new(),
+                    s => format!(", eta {}m{:02}s", s / 60, s % 60),
+                };
+                eprintln!(
+                    "gisclaw: [{k}/{total}{eta}] {text} · {ok}/{all} succeeded · {spent} tokens"
+                )
+            }
         }
     }
 

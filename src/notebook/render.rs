@@ -11,6 +11,13 @@ use serde_json::{json, Value};
 use super::{Item, NotebookMode, RecordedCell};
 use crate::sandbox::preamble::{helpers_for, SESSION_IMPORTS};
 
+/// The Jupyter kernel of the sandbox's venv, as `make setup` registers it
+/// (`python -m ipykernel install --user --name gisclaw`).
+pub const KERNEL_NAME: &str = "gisclaw";
+
+/// Its display name.
+pub const KERNEL_DISPLAY_NAME: &str = "gisclaw (the sandbox's Python)";
+
 /// Largest image embedded; a bigger one is named instead.
 const MAX_IMAGE_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -30,7 +37,7 @@ pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
         format!("gisclaw-{ids}")
     };
     let preamble = format!(
-        "# The imports every gisclaw sandbox session starts with.\n{SESSION_IMPORTS}{}",
+        "# The imports every gisclaw sandbox session starts with. The kernel is\n# `gisclaw`, the sandbox's Python (registered by `make setup`); another\n# kernel needs geopandas, rasterio and matplotlib installed.\n{SESSION_IMPORTS}{}",
         helpers_for(&codes)
     );
     let mut count = 1u64;
@@ -40,7 +47,7 @@ pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
         _ => (None, items),
     };
     if let Some(text) = head {
-        cells.push(markdown_cell(next_id(), text));
+        cells.push(markdown_cell(next_id(), &fenced_data(text)));
     }
     cells.push(code_cell(next_id(), &preamble, count, Vec::new(), false));
     for item in rest {
@@ -80,9 +87,11 @@ pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
         "nbformat": 4,
         "nbformat_minor": 5,
         "metadata": {
+            // The sandbox's venv as a kernel (`make setup` registers it):
+            // a plain `python3` kernel lacks the GIS stack.
             "kernelspec": {
-                "name": "python3",
-                "display_name": "Python 3 (ipykernel)",
+                "name": KERNEL_NAME,
+                "display_name": KERNEL_DISPLAY_NAME,
                 "language": "python",
             },
             "language_info": { "name": "python" },
@@ -111,6 +120,29 @@ fn lines(text: &str) -> Value {
             .map(|l| Value::String(l.to_string()))
             .collect(),
     )
+}
+
+/// The task's text with its `## Data` section (the schema card, whose
+/// indented lines markdown would run together) in a fenced block.
+fn fenced_data(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_data = false;
+    for line in text.lines() {
+        if in_data && line.starts_with("## ") {
+            out.push_str("```\n");
+            in_data = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if line.trim() == "## Data" {
+            out.push_str("```text\n");
+            in_data = true;
+        }
+    }
+    if in_data {
+        out.push_str("```\n");
+    }
+    out
 }
 
 fn markdown_cell(id: String, text: &str) -> Value {
@@ -203,5 +235,22 @@ fn image_output(dir: &Path, rel: &str) -> Option<Value> {
         }
         Err(crate::beneath::Refused::Missing) => note("no longer in the run's folder"),
         Err(why) => note(&why.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fenced_data;
+
+    #[test]
+    fn the_data_section_is_fenced_and_the_rest_left_as_markdown() {
+        let task = "# Task t\nDo it.\n\n## Data\n1 file(s) in `data/`:\n- data/a.csv — table\n  columns: x (Real)\n\n## Outputs\n- pred_results/b.csv\n";
+        let fenced = fenced_data(task);
+        assert!(fenced.contains("## Data\n```text\n1 file(s)"), "{fenced}");
+        assert!(
+            fenced.contains("  columns: x (Real)\n\n```\n## Outputs"),
+            "{fenced}"
+        );
+        assert!(fenced.starts_with("# Task t\nDo it."), "{fenced}");
     }
 }

@@ -24,7 +24,7 @@ import nbformat, nbclient
 path = sys.argv[1]
 nb = nbformat.read(path, as_version=4)
 nbformat.validate(nb)
-client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+client = nbclient.NotebookClient(nb, timeout=300, kernel_name=nb.metadata.kernelspec.name,
                                  resources={"metadata": {"path": os.path.dirname(path)}})
 client.execute()
 

@@ -177,7 +177,9 @@ async def scenario_analysis(session, ctx):
     # API, and Error Memory the fix that worked after the same error.
     failed, text, _ = await call(session, "execute_python", {"code": "gpd.read_fil('x')"})
     assert failed and "read_file" in text, text
-    await run_ok(session, "zz = 1")
+    # The fix runs the failing statement again, corrected (an unrelated
+    # cell would not be remembered as its fix).
+    await run_ok(session, "if False:\n    gpd.read_file('x')")
     failed, text, _ = await call(session, "execute_python", {"code": "gpd.read_fil('y')"})
     assert failed and "[error memory]" in text, text
 
