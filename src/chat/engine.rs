@@ -740,6 +740,46 @@ impl ChatEngine {
         }
     }
 
+    /// Keeps a quick look drawn by [`ChatEngine::quick_look`] where it can
+    /// be opened (`work/quicklook/NAME.png`, for a terminal that cannot
+    /// show images), with the data's one-line description from the card.
+    pub fn keep_quick_look(
+        &self,
+        image: &Path,
+        file: &str,
+    ) -> Result<(PathBuf, String), ChatError> {
+        let dir = self.workdir().join("quicklook");
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let name: String = file
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let kept = dir.join(format!("{name}.png"));
+        std::fs::rename(image, &kept).map_err(io(&kept))?;
+        // A data file is described from the data folder itself (the work
+        // dir's `data` is a link the card does not follow).
+        let described = match (file.strip_prefix("data/"), &self.saved.data_dir) {
+            (Some(rel), Some(data)) => crate::card::inspect_file(data, "data/", rel),
+            _ => crate::card::inspect_file(self.workdir(), "", file),
+        };
+        let summary = described
+            .ok()
+            .and_then(|entry| {
+                entry
+                    .lines()
+                    .next()
+                    .map(|l| l.trim_start_matches("- ").to_string())
+            })
+            .unwrap_or_default();
+        Ok((kept, summary))
+    }
+
     /// How long the sandbox has run cells.
     pub fn sandbox_time(&self) -> Duration {
         self.session.spent()
@@ -762,7 +802,21 @@ try:
     _fig.colorbar(_img, ax=_ax, shrink=0.8)
 except Exception as _raster_error:
     import geopandas as _gpd
-    _gpd.read_file(_path).plot(ax=_ax)
+    _layer = _gpd.read_file(_path)
+    if "geometry" in _layer and _layer.geometry.notna().any():
+        _layer.plot(ax=_ax)
+    else:
+        # A table: its coordinate columns as points.
+        import pandas as _pd
+        _table = _pd.read_csv(_path) if _path.lower().endswith((".csv", ".tsv")) else _pd.DataFrame(_layer)
+        _names = {c.lower(): c for c in _table.columns}
+        _xs = [_names[n] for n in ("lon", "longitude", "lng", "x", "easting", "long") if n in _names]
+        _ys = [_names[n] for n in ("lat", "latitude", "y", "northing") if n in _names]
+        if not (_xs and _ys):
+            raise ValueError("no geometry and no coordinate columns (lon/lat, x/y, easting/northing) to draw")
+        _ax.scatter(_table[_xs[0]], _table[_ys[0]], s=8)
+        _ax.set_xlabel(_xs[0])
+        _ax.set_ylabel(_ys[0])
 _ax.set_title(_os.path.basename(_path))
 _fig.savefig(_out, dpi=100, bbox_inches="tight")
 _plt.close(_fig)

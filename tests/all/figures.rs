@@ -137,10 +137,17 @@ fn chat_show_draws_images_rasters_and_layers_without_touching_the_session() {
     // A raster written by the user's own cell.
     pty.send("/run import numpy as np, rasterio; from rasterio.transform import from_origin; d = rasterio.open('pred_results/t.tif', 'w', driver='GTiff', width=40, height=30, count=1, dtype='float32', crs='EPSG:32617', transform=from_origin(500000, 4400000, 10, 10)); d.write(np.arange(1200, dtype='float32').reshape(30, 40), 1); d.close()\r");
     pty.expect("you> ", WAIT);
+    // A terminal without images: the drawing is kept to open, and the data
+    // is said in one line.
     pty.send("/show pred_results/t.tif\r");
-    pty.expect("quick look of pred_results/t.tif (", WAIT);
+    pty.expect("quick look of pred_results/t.tif: open ", WAIT);
+    pty.expect("quicklook/pred_results_t.tif.png", WAIT);
+    pty.expect("pred_results/t.tif — raster (GTiff), 40×30 px", WAIT);
     pty.send("/show data/city_boundary.geojson\r");
-    pty.expect("quick look of data/city_boundary.geojson (", WAIT);
+    pty.expect("data/city_boundary.geojson — vector (GeoJSON)", WAIT);
+    // A table of coordinates is drawn as its points.
+    pty.send("/show data/stations.csv\r");
+    pty.expect("quick look of data/stations.csv: open ", WAIT);
     pty.send("/show no/such.tif\r");
     pty.expect("/show no/such.tif: ", WAIT);
     // The drawing ran in a fork: the session's journal still holds the

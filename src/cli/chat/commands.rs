@@ -320,13 +320,31 @@ fn show_file(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
     }
     match engine.quick_look(Path::new(rest)) {
         Ok((image, drawn)) => {
-            crate::cli::figure::draw_if_shown(&image, crate::cli::figure::detect());
+            let protocol = crate::cli::figure::detect();
+            crate::cli::figure::draw_if_shown(&image, protocol);
             let line = crate::cli::figure::describe(&image, rest);
-            if drawn {
-                let _ = std::fs::remove_file(&image);
-                say(format!("quick look of {line}"))
-            } else {
-                say(format!("figure: {line}"))
+            match (drawn, protocol) {
+                (true, Some(_)) => {
+                    let _ = std::fs::remove_file(&image);
+                    say(format!("quick look of {line}"))
+                }
+                // A terminal without images: the picture kept to open, and
+                // what the data is in words.
+                (true, None) => match engine.keep_quick_look(&image, rest) {
+                    Ok((kept, summary)) => {
+                        let summary = if summary.is_empty() {
+                            String::new()
+                        } else {
+                            format!("\n  {summary}")
+                        };
+                        say(format!(
+                            "quick look of {rest}: open {}{summary}",
+                            kept.display()
+                        ))
+                    }
+                    Err(e) => fail(style, format!("/show {rest}: {e}")),
+                },
+                (false, _) => say(format!("figure: {line}")),
             }
         }
         Err(e) => fail(style, format!("/show {rest}: {e}")),
