@@ -112,10 +112,11 @@ enum Command {
 fn init_logging(verbose: u8) {
     // The MCP SDK warns about each ordinary client mistake (an unknown
     // method, a request after the client went away): those are the
-    // client's to see. The OpenAI client warns with a server's whole error
-    // page on each of its retries: gisclaw says what failed in one line.
+    // client's to see. The OpenAI client logs a server's whole error page
+    // on each of its retries, and every refusal it cannot parse at ERROR:
+    // gisclaw says what failed in one line.
     let default = match verbose {
-        0 => "warn,rmcp=error,async_openai=error",
+        0 => "warn,rmcp=error,async_openai=off",
         1 => "gisclaw=debug,info",
         _ => "trace",
     };
