@@ -1,5 +1,5 @@
-//! How the chat shows things: the model's reasoning (dim), code with light
-//! Python highlighting, observations, errors (red) and notes. Plain text
+//! How the chat shows things: the model's text (plain: it is what the user
+//! reads), code with light Python highlighting, observations, errors (red) and notes. Plain text
 //! with `NO_COLOR` or when stdout is not a terminal; nothing wider than
 //! the text itself, so an 80-column terminal reads it.
 
@@ -13,7 +13,6 @@ pub struct Style {
 }
 
 const RESET: &str = "\x1b[0m";
-const DIM: &str = "\x1b[2m";
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
 const BLUE: &str = "\x1b[34m";
@@ -47,9 +46,11 @@ impl Style {
         }
     }
 
-    /// The model's reasoning or answer text (a chunk of a stream, as is).
+    /// The model's reasoning or answer text (a chunk of a stream, as is),
+    /// in the terminal's own colour: the answer is what the user reads,
+    /// not a side note (notes are grey).
     pub fn reasoning(&self, text: &str) -> String {
-        self.paint(DIM, text)
+        text.to_string()
     }
 
     /// A code block with a header line naming what runs it.
@@ -172,6 +173,16 @@ impl Style {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_models_text_is_not_dimmed_notes_are_grey() {
+        let colour = Style { color: true };
+        assert_eq!(
+            colour.reasoning("The hottest part is the centre."),
+            "The hottest part is the centre."
+        );
+        assert!(colour.note("saved").starts_with(GREY));
+    }
 
     #[test]
     fn plain_style_leaves_text_alone_and_colour_marks_python() {
