@@ -419,7 +419,7 @@ pub fn run_tool(
     let code = tools::code_of(name, arguments);
     let result = toolbox.call(name, arguments)?;
     let mut text = result.text;
-    let status = match &result.cell {
+    let (status, shown) = match &result.cell {
         Some(cell) => {
             if let Some(note) = code.as_deref().and_then(|c| memory.observe(c, cell)) {
                 // Its own section, whatever the text before it ended with.
@@ -435,7 +435,6 @@ pub fn run_tool(
         None if result.refused => ("ok".to_string(), "refused".to_string()),
         None => ("ok".to_string(), "ok".to_string()),
     };
-    let (status, shown) = status;
     Ok(ToolRun {
         text,
         status,

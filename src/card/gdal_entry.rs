@@ -439,20 +439,32 @@ fn open_ex(
 
 /// `EPSG:4326`, or the CRS's name, or `no CRS`.
 pub fn crs_text(srs: Option<gdal::spatial_ref::SpatialRef>) -> String {
-    crs_facts(srs).map_or_else(|| "no CRS".into(), |c| c.text)
+    srs.map_or_else(|| "no CRS".into(), |srs| crs_label(&srs).0)
 }
 
-/// A CRS as the card's facts: its text (`EPSG:4326`, else its PROJ
-/// string), EPSG code, WKT and whether it is geographic.
+/// A CRS as the card's facts: its text and EPSG code ([`crs_label`]), WKT
+/// and whether it is geographic.
 pub(super) fn crs_facts(srs: Option<gdal::spatial_ref::SpatialRef>) -> Option<facts::Crs> {
     let srs = srs?;
+    let (text, epsg) = crs_label(&srs);
+    Some(facts::Crs {
+        text,
+        epsg,
+        wkt: srs.to_wkt().ok(),
+        geographic: srs.is_geographic(),
+    })
+}
+
+/// A CRS's text (`EPSG:4326`, else its PROJ string) and EPSG code: the
+/// file's authority code, else the code PROJ identifies for it.
+fn crs_label(srs: &gdal::spatial_ref::SpatialRef) -> (String, Option<u32>) {
     let auth = srs.auth_name();
     let code = srs.auth_code();
     // Without an authority code in the file, the EPSG code PROJ finds for
     // it as pyproj's `to_epsg()` does (what geopandas and rasterio show).
     let identified = match (&auth, &code) {
         (Some(_), Ok(_)) => None,
-        _ => identified_epsg(&srs),
+        _ => identified_epsg(srs),
     };
     let text = match (&auth, &code, identified) {
         (Some(auth), Ok(code), _) => format!("{auth}:{code}"),
@@ -466,15 +478,9 @@ pub(super) fn crs_facts(srs: Option<gdal::spatial_ref::SpatialRef>) -> Option<fa
         (Some("EPSG"), Ok(code)) => u32::try_from(code).ok(),
         _ => identified,
     };
-    Some(facts::Crs {
-        text,
-        epsg,
-        wkt: srs.to_wkt().ok(),
-        geographic: srs.is_geographic(),
-    })
+    (text, epsg)
 }
 
-/// A raster's facts: grid, CRS, bands with nodata, statistics and classes.
 /// Least confidence (percent) of an EPSG match, as pyproj's `to_epsg()`.
 const EPSG_MATCH_CONFIDENCE: i32 = 70;
 
@@ -517,6 +523,7 @@ fn identified_epsg(srs: &gdal::spatial_ref::SpatialRef) -> Option<u32> {
     }
 }
 
+/// A raster's facts: grid, CRS, bands with nodata, statistics and classes.
 fn raster_facts(ds: &Dataset, name: &str, kind: DatasetKind) -> facts::Dataset {
     let (w, h) = ds.raster_size();
     let bands = ds.raster_count();
@@ -725,7 +732,7 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
         }
         facts.features = estimate.or_else(|| match layer.feature_count() {
             // GDAL's -1: the driver counts only by reading (OpenStreetMap).
-            u64::MAX => counted_by_reading(&layer),
+            u64::MAX => counted_by_reading(&mut layer),
             n => Some(n),
         });
         // OpenStreetMap's extent is the extract's declared box, the same
@@ -802,25 +809,20 @@ const COUNTING_TIME: std::time::Duration = std::time::Duration::from_secs(3);
 /// The features of a layer whose driver cannot count them otherwise, by
 /// reading them; `None` past [`COUNTED_FEATURES`] or [`COUNTING_TIME`].
 /// Leaves the layer's reading reset.
-fn counted_by_reading(layer: &gdal::vector::Layer) -> Option<u64> {
+fn counted_by_reading(layer: &mut gdal::vector::Layer) -> Option<u64> {
     let started = std::time::Instant::now();
-    layer_reset(layer);
-    let mut n = 0u64;
+    layer.reset_feature_reading();
+    let mut n = 0usize;
+    let mut stopped = false;
     for _ in first_features(layer, COUNTED_FEATURES + 1) {
         n += 1;
-        if n as usize > COUNTED_FEATURES || started.elapsed() > COUNTING_TIME {
-            layer_reset(layer);
-            return None;
+        if n > COUNTED_FEATURES || started.elapsed() > COUNTING_TIME {
+            stopped = true;
+            break;
         }
     }
-    layer_reset(layer);
-    Some(n)
-}
-
-/// Resets a layer's reading through a shared reference.
-fn layer_reset(layer: &gdal::vector::Layer) {
-    // SAFETY: the handle belongs to `layer`, alive for the call.
-    unsafe { gdal_sys::OGR_L_ResetReading(layer.c_layer()) }
+    layer.reset_feature_reading();
+    (!stopped).then_some(n as u64)
 }
 
 /// The next `n` features of `layer`, read with OGR directly: the gdal

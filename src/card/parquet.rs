@@ -44,11 +44,15 @@ struct GeoColumn {
 /// entry's lines, and its table as a layer (rows, columns, the geometry
 /// types and CRS its `geo` metadata declares, its bbox) and read call.
 pub(super) fn facts(path: &Path, shown: &str) -> Result<Dataset, SchemaError> {
-    let text = entry(path, shown)?;
-    let mut dataset = Dataset::from_lines(shown, DatasetKind::Parquet, &text);
-    let Ok(reader) = open(path) else {
-        return Ok(dataset);
+    let unreadable = |message: String| SchemaError::Unreadable {
+        file: shown.to_string(),
+        message,
     };
+    let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let reader = SerializedFileReader::new(file).map_err(|e| unreadable(e.to_string()))?;
+    let text = entry(&reader, size, shown);
+    let mut dataset = Dataset::from_lines(shown, DatasetKind::Parquet, &text);
     let meta = reader.metadata();
     let (_, geo) = geo_metadata(meta);
     let geometry = geo.first();
@@ -112,15 +116,9 @@ pub(super) fn facts(path: &Path, shown: &str) -> Result<Dataset, SchemaError> {
     Ok(dataset)
 }
 
-/// The card entry for a Parquet file at `path`, shown as `shown`.
-fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
-    let unreadable = |message: String| SchemaError::Unreadable {
-        file: shown.to_string(),
-        message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let reader = SerializedFileReader::new(file).map_err(|e| unreadable(e.to_string()))?;
+/// The card entry for the Parquet file `reader` reads (`size` bytes),
+/// shown as `shown`.
+fn entry(reader: &SerializedFileReader<std::fs::File>, size: u64, shown: &str) -> String {
     let meta = reader.metadata();
     let file_meta = meta.file_metadata();
     let (version, geo) = geo_metadata(meta);
@@ -234,7 +232,7 @@ fn entry(path: &Path, shown: &str) -> Result<String, SchemaError> {
         text.push_str(&format!("  {line}\n"));
     }
     text.push_str(&read_hint(shown, size, &geo));
-    Ok(text)
+    text
 }
 
 /// A reader of the Parquet file at `path` (its footer read).

@@ -317,10 +317,10 @@ fn classify(err: OpenAIError) -> Failure {
         // integer `code`) is the server refusing, not a garbled answer.
         // A web page is a web server at the wrong URL: retrying will not
         // make it an API.
-        OpenAIError::JSONDeserialize(_, body) if is_html(&body) => Failure::permanent(
+        OpenAIError::JSONDeserialize(_, body) if super::probe::is_html(&body) => Failure::permanent(
             "the server answered with an HTML page, not the OpenAI API: set the base URL to the API root (usually ending in /v1)",
         ),
-        OpenAIError::ApiError(api) if is_html(&api.message) => Failure::permanent(
+        OpenAIError::ApiError(api) if super::probe::is_html(&api.message) => Failure::permanent(
             "the server answered with an HTML error page, not the OpenAI API: set the base URL to the API root (usually ending in /v1)",
         ),
         OpenAIError::JSONDeserialize(e, body) => match error_object(&body) {
@@ -342,16 +342,6 @@ fn classify(err: OpenAIError) -> Failure {
         }
         other => Failure::permanent(other.to_string()),
     }
-}
-
-/// Whether `text` is an HTML page.
-fn is_html(text: &str) -> bool {
-    let head = text
-        .trim_start()
-        .get(..15)
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    head.starts_with("<!doctype html") || head.starts_with("<html")
 }
 
 /// An error with its causes, on one line.

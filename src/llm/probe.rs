@@ -92,6 +92,17 @@ pub fn check_model(config: &LiveConfig) -> Result<(), ProbeError> {
     judge(config, status, &body)
 }
 
+/// Whether `text` is an HTML page (what a web server answers, where a
+/// model API answers JSON).
+pub(super) fn is_html(text: &str) -> bool {
+    let head = text
+        .trim_start()
+        .get(..15)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html")
+}
+
 /// The URL of the server's model catalogue (`None` for a local backend).
 fn catalogue_url(config: &LiveConfig) -> Option<String> {
     let base = config.base_url.trim_end_matches('/');
@@ -114,12 +125,7 @@ fn judge(config: &LiveConfig, status: u16, body: &str) -> Result<(), ProbeError>
     }
     // An API answers JSON, even to refuse; an HTML page is a web server
     // (a static file server, a proxy's error page) at the wrong URL.
-    let head = body
-        .trim_start()
-        .get(..15)
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if status != 200 && (head.starts_with("<!doctype html") || head.starts_with("<html")) {
+    if status != 200 && is_html(body) {
         return Err(ProbeError::NotTheApi {
             catalogue: catalogue_url(config).unwrap_or_default(),
             url,

@@ -3,7 +3,6 @@
 //! permutation and asymptotic Wilcoxon; ties in Kendall's τ-b; quantiles.
 
 use gisclaw::eval::stats::{self, WilcoxonMethod};
-use std::process::Command;
 
 /// Deterministic pseudo-random values in [0, 1) for fixtures.
 fn values(n: usize, seed: u64, levels: Option<u32>) -> Vec<f64> {
@@ -21,18 +20,7 @@ fn values(n: usize, seed: u64, levels: Option<u32>) -> Vec<f64> {
 
 /// Runs `code` with the venv's Python; the script prints one JSON value.
 fn python(code: &str) -> serde_json::Value {
-    let python = gisclaw::paths::default_venv().join("bin/python");
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(code)
-        .output()
-        .expect("the venv's python runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&crate::common::venv_python(["-c", code])).unwrap()
 }
 
 fn close(a: f64, b: f64, what: &str) {
