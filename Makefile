@@ -79,6 +79,7 @@ bench:
 	cargo bench --bench mcts_expand
 	cargo bench --bench card_large
 	cargo bench --bench knowledge_search
+	cargo bench --bench context_window
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

@@ -259,6 +259,7 @@ impl Client {
             timeout: Duration::from_secs(60),
             retry: gisclaw::llm::retry::RetryPolicy::default(),
             num_ctx: 8192,
+            context_window: None,
             think: None,
             extra_body: serde_json::Map::new(),
             vision: gisclaw::llm::vision::Vision::Off,

@@ -114,7 +114,11 @@ fn serve(stream: TcpStream, queue: &Queue) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let answer = if target == "/queue" {
+        // What a client asks besides chats (llama-server's `/props`, the
+        // model list) is not a queued answer.
+        let answer = if target == "/props" || target.ends_with("/models") {
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found".to_vec()
+        } else if target == "/queue" {
             let messages: Vec<Value> = serde_json::from_slice(&body).unwrap_or_default();
             queue_answers(queue, &messages);
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".to_vec()

@@ -9,13 +9,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::context::{self, Compaction, ContextKeeper, FoldRequest};
 use super::dedup::AmnesiaGuard;
 use super::events::{AgentEvent, Events};
 use super::memory::ErrorMemory;
 use super::plan::FailedOperation;
 use super::tools::{self, Toolbox};
 use super::transcript::{self, Transcript};
-use crate::llm::{adapt, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
+use crate::llm::window::ContextWindow;
+use crate::llm::{
+    adapt, tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage,
+};
 use crate::sandbox::{CellOutcome, CellStatus, SandboxError};
 
 /// How the loop asks the model: plainly, as any backend does (solve,
@@ -47,6 +51,14 @@ pub trait Model {
     fn sees_images(&mut self) -> bool {
         false
     }
+    /// The model's context window, where the backend can learn it.
+    fn context_window(&mut self) -> Option<ContextWindow> {
+        None
+    }
+    /// Whether the answers are a recording (no summary is asked of one).
+    fn is_replay(&self) -> bool {
+        false
+    }
 }
 
 /// A backend asked plainly (no streaming; the batch front ends).
@@ -73,6 +85,14 @@ impl Model for Plain<'_> {
     fn sees_images(&mut self) -> bool {
         self.0.sees_images()
     }
+
+    fn context_window(&mut self) -> Option<ContextWindow> {
+        self.0.context_window()
+    }
+
+    fn is_replay(&self) -> bool {
+        self.0.is_replay()
+    }
 }
 
 /// Bounds of one run.
@@ -84,6 +104,9 @@ pub struct AgentLimits {
     pub budget: Duration,
     /// Most consecutive model messages without a tool call.
     pub max_idle: usize,
+    /// The model's context window in tokens when given
+    /// (`--context-window`); `None`: learnt from the backend.
+    pub context_window: Option<u64>,
 }
 
 impl Default for AgentLimits {
@@ -92,6 +115,7 @@ impl Default for AgentLimits {
             max_rounds: 50,
             budget: Duration::from_secs(20 * 60),
             max_idle: 3,
+            context_window: None,
         }
     }
 }
@@ -134,6 +158,8 @@ pub struct AgentOutcome {
     pub images_shown: usize,
     /// Their estimated prompt tokens.
     pub image_tokens: u64,
+    /// Times the history was compacted to fit the context window.
+    pub compactions: usize,
 }
 
 /// State shared by every conversation of one run (rounds, time, tokens,
@@ -156,6 +182,10 @@ pub struct RunState {
     guard: AmnesiaGuard,
     /// The latest requests, to find what a new one repeats of them.
     requests: PrefixLog,
+    /// The model's window and how requests are sized against it.
+    pub context: ContextKeeper,
+    /// Compactions so far.
+    pub compactions: usize,
 }
 
 /// The shape of the latest requests of a run (a fingerprint of the tools
@@ -214,6 +244,8 @@ impl RunState {
             image_tokens: 0,
             guard: AmnesiaGuard::default(),
             requests: PrefixLog::default(),
+            context: ContextKeeper::new(None),
+            compactions: 0,
         }
     }
 
@@ -228,6 +260,7 @@ impl RunState {
             summary,
             images_shown: self.images_shown,
             image_tokens: self.image_tokens,
+            compactions: self.compactions,
         }
     }
 }
@@ -261,6 +294,17 @@ impl RunState {
             )));
         }
         self.rounds += 1;
+        self.context
+            .resolve(limits.context_window, || model.context_window());
+        // A request the history's compaction could not shape (a fresh
+        // prompt: the Planner's, a tree node's) is cut to fit, in a copy.
+        let fitted = self.context.limit().and_then(|limit| {
+            (self.context.estimate(messages, specs) > limit)
+                .then(|| context::fit_prompt(messages, specs, &self.context, limit))
+        });
+        let messages = fitted.as_deref().unwrap_or(messages);
+        let raw = tokens::count_prompt(messages, specs);
+        self.context.sent(raw);
         let (tools, shape) = PrefixLog::shape(messages, specs);
         let asked = Instant::now();
         let response = model.ask(messages, specs, on_text);
@@ -271,6 +315,9 @@ impl RunState {
         }
         match response {
             Ok(r) => {
+                if !r.usage.estimated {
+                    self.context.learn_usage(raw, r.usage.prompt_tokens);
+                }
                 self.usage.prompt_tokens += r.usage.prompt_tokens;
                 self.usage.completion_tokens += r.usage.completion_tokens;
                 self.usage.estimated |= r.usage.estimated;
@@ -279,8 +326,16 @@ impl RunState {
                 Ok((r, took))
             }
             Err(err) => {
-                // A call that never happened does not count as a round.
-                if matches!(err, LlmError::ReplayExhausted(_) | LlmError::Cancelled) {
+                // A call that never happened does not count as a round,
+                // nor does one refused as too long (it is sent again
+                // after compaction).
+                if let LlmError::ContextFull(message) = &err {
+                    self.context.learn_refusal(raw, message);
+                }
+                if matches!(
+                    err,
+                    LlmError::ReplayExhausted(_) | LlmError::Cancelled | LlmError::ContextFull(_)
+                ) {
                     self.rounds -= 1;
                 }
                 Err(ending_of(err))
@@ -498,6 +553,82 @@ fn not_run(messages: &mut Vec<Message>, calls: &[crate::llm::ToolCall], why: &st
     }
 }
 
+/// Compacts the history when the next request would pass the context
+/// threshold (or at once, `force`): see [`context`]. The namespace summary
+/// comes from the live session, the model summarises when folding alone is
+/// not enough (not a replay); the compaction is recorded in the transcript
+/// and told as [`AgentEvent::Compacted`].
+pub fn fit_history(
+    turn: &mut Turn<'_, '_>,
+    messages: &mut Vec<Message>,
+    specs: &[ToolSpec],
+    state: &mut RunState,
+    flag: Option<u64>,
+    pinned: Option<usize>,
+    force: bool,
+) -> Option<Compaction> {
+    state.context.resolve(flag, || turn.model.context_window());
+    state.context.window()?;
+    let needed = state
+        .context
+        .needs_compaction(state.context.estimate(messages, specs));
+    if !force && !needed {
+        return None;
+    }
+    let pinned_message = pinned.and_then(|p| messages.get(p)).cloned();
+    let namespace = turn
+        .toolbox
+        .session
+        .variables()
+        .ok()
+        .map(|v| context::namespace_lines(&v));
+    let request = FoldRequest {
+        specs,
+        pinned,
+        namespace,
+        force,
+    };
+    let keeper = state.context.clone();
+    let live = !turn.model.is_replay();
+    let started = Instant::now();
+    let (usage, llm_time) = (&mut state.usage, &mut state.llm_time);
+    let model = &mut *turn.model;
+    let mut summarise = |note: &str| -> Option<String> {
+        let mut ask = context::summary_request(note);
+        if let Some(limit) = keeper.limit() {
+            ask = context::fit_prompt(&ask, &[], &keeper, limit);
+        }
+        let started = Instant::now();
+        let answer = model.ask(&ask, &[], &mut |_| {});
+        *llm_time += started.elapsed();
+        let answer = answer.ok()?;
+        usage.prompt_tokens += answer.usage.prompt_tokens;
+        usage.completion_tokens += answer.usage.completion_tokens;
+        usage.estimated |= answer.usage.estimated;
+        answer.message.content
+    };
+    let summariser: Option<context::Summariser<'_>> =
+        if live { Some(&mut summarise) } else { None };
+    let done = context::compact(messages, &request, &keeper, summariser)?;
+    state.compactions += 1;
+    let pinned_at = pinned_message.and_then(|m| messages.iter().position(|x| *x == m));
+    let _ = turn.transcript.record(
+        "compaction",
+        json!({
+            "round": state.rounds,
+            "agent": turn.agent,
+            "window_source": keeper.window().map(|w| w.source.clone()),
+            "took_ms": started.elapsed().as_secs_f64() * 1000.0,
+            "compaction": done,
+        }),
+    );
+    (turn.events)(AgentEvent::Compacted {
+        compaction: &done,
+        pinned_at,
+    });
+    Some(done)
+}
+
 /// Runs one conversation over `messages` (which it extends) with `specs`.
 pub fn converse(
     turn: &mut Turn<'_, '_>,
@@ -511,10 +642,22 @@ pub fn converse(
     let mut last_error: Option<String> = None;
     let mut failed: Vec<FailedOperation> = Vec::new();
     let has_step_done = specs.iter().any(|s| s.name == "step_done");
+    // The conversation's opening message stays through compactions.
+    let pinned = messages.len().checked_sub(1);
+    let mut refusals = 0;
     for _ in 0..limits.max_rounds {
         if let Some(ending) = (turn.stop)() {
             return Stop::End(ending);
         }
+        fit_history(
+            turn,
+            messages,
+            specs,
+            state,
+            limits.run.context_window,
+            pinned,
+            false,
+        );
         let asked = {
             let events = &mut *turn.events;
             state.ask(
@@ -527,8 +670,29 @@ pub fn converse(
         };
         let (response, llm_time) = match asked {
             Ok(answer) => answer,
+            // Refused as too long: compact with what the refusal taught
+            // (the window, the server's token count) and ask again; a
+            // request with nothing left to fold is asked once more, cut to
+            // the learnt size. Two refusals in a row end the run.
+            Err(ending) if state.context.take_refused() => {
+                refusals += 1;
+                let compacted = fit_history(
+                    turn,
+                    messages,
+                    specs,
+                    state,
+                    limits.run.context_window,
+                    pinned,
+                    false,
+                );
+                if compacted.is_some() || refusals < 2 {
+                    continue;
+                }
+                return Stop::End(ending);
+            }
             Err(ending) => return Stop::End(ending),
         };
+        refusals = 0;
         let round = state.rounds;
         let adapted = adapt::adapt(response.message, round);
         (turn.events)(AgentEvent::MessageDone { round });

@@ -62,6 +62,13 @@ pub enum AgentEvent<'a> {
         /// Their paths.
         paths: &'a [std::path::PathBuf],
     },
+    /// The history was compacted to fit the model's context window.
+    Compacted {
+        /// What was folded, and the sizes before and after.
+        compaction: &'a super::context::Compaction,
+        /// Where the conversation's opening message now stands.
+        pinned_at: Option<usize>,
+    },
     /// Dual: the Planner's plan (`replan` 0 for the first).
     Plan {
         /// The round of the planner's call.
@@ -128,6 +135,7 @@ impl AgentEvent<'_> {
             AgentEvent::Replanning { cycle, of, reason } => {
                 Some(format!("replanning ({cycle}/{of}): {reason}"))
             }
+            AgentEvent::Compacted { compaction, .. } => Some(compaction.line()),
             AgentEvent::Text(_)
             | AgentEvent::Figures { .. }
             | AgentEvent::MessageDone { .. }

@@ -3,6 +3,8 @@
 //! Plan-Execute-Replan, the tree search in `mcts/`), and the run's record.
 
 pub mod alone;
+pub mod bindings;
+pub mod context;
 pub mod converse;
 pub mod dedup;
 pub mod dual;

@@ -426,6 +426,7 @@ pub fn run_task(
         finished_with_warnings,
         images_shown: outcome.images_shown,
         image_tokens: outcome.image_tokens,
+        compactions: outcome.compactions,
         reproduced,
     };
     summary

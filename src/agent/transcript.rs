@@ -192,6 +192,10 @@ pub struct RunSummary {
     /// `tokens_in` as the server counts them).
     #[serde(default)]
     pub image_tokens: u64,
+    /// Times the conversation was compacted to fit the model's context
+    /// window.
+    #[serde(default)]
+    pub compactions: usize,
     /// Whether `solution.py` remade the outputs in a fresh session (after
     /// a finished run; `None` when not tried: `--no-reproduce`, or the
     /// run did not finish).

@@ -187,6 +187,18 @@ pub fn gold_mcts_messages(task_id: &str, source: &str, width: usize) -> Vec<Mess
 
 /// Runs one task's gold in `out` (a fresh work dir) and judges it.
 pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) -> Verdict {
+    verify_task_within(zygote, loaded, out, None)
+}
+
+/// [`verify_task`] with the gold's replay behind a context window of
+/// `window` tokens (`bench verify --context-window`): the run compacts
+/// its history to fit, as a live run with that window would.
+pub fn verify_task_within(
+    zygote: &Arc<Zygote>,
+    loaded: &mut LoadedTask,
+    out: &Path,
+    window: Option<u64>,
+) -> Verdict {
     let id = loaded.task.id.clone();
     let mut verdict = Verdict {
         id: id.clone(),
@@ -227,7 +239,11 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
     };
     let messages = gold_messages(&id, &source);
     verdict.cells = messages.len() - 1;
-    let mut backend = ReplayBackend::from_messages(&format!("gold {}", gold.display()), messages);
+    let replay = ReplayBackend::from_messages(&format!("gold {}", gold.display()), messages);
+    let mut backend: Box<dyn crate::llm::ChatBackend> = match window {
+        Some(tokens) => Box::new(replay.with_window(tokens)),
+        None => Box::new(replay),
+    };
     let budget = Duration::from_secs(900);
     let options = RunOptions {
         arch: Arch::Single,
@@ -236,6 +252,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
         limits: AgentLimits {
             max_rounds: verdict.cells + 2,
             budget,
+            context_window: window,
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),
@@ -253,7 +270,7 @@ pub fn verify_task(zygote: &Arc<Zygote>, loaded: &mut LoadedTask, out: &Path) ->
     let summary = run_task(
         zygote,
         loaded,
-        &mut backend,
+        &mut *backend,
         &mut memory,
         out,
         &options,

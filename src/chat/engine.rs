@@ -14,9 +14,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::store::{ChatArch, SavedChat};
+use crate::agent::context::ContextKeeper;
 use crate::agent::converse::{
-    converse, ending_of, run_tool, AgentLimits, ConverseLimits, Ending, Model, OnText, RunState,
-    Stop, Turn,
+    converse, ending_of, fit_history, run_tool, AgentLimits, ConverseLimits, Ending, Model, OnText,
+    RunState, Stop, Turn,
 };
 pub use crate::agent::events::AgentEvent;
 use crate::agent::memory::ErrorMemory;
@@ -58,6 +59,9 @@ pub struct ChatOptions {
     /// Show the model the figures its cells write, when it sees images
     /// (`--no-vision-feedback` clears it).
     pub vision_feedback: bool,
+    /// The model's context window (`--context-window`); `None`: learnt
+    /// from the backend.
+    pub context_window: Option<u64>,
 }
 
 const CHAT_NOTE: &str = "\n\n## Chat\nYou work with a GIS analyst in an interactive session. Use the tools to do what they ask, \
@@ -89,6 +93,10 @@ pub struct ChatEngine {
     pub usage: Usage,
     /// The last cell that failed (for `/edit`).
     pub last_failed: Option<String>,
+    /// The model's window and how requests are sized, across turns.
+    context: ContextKeeper,
+    /// Compactions in this process.
+    pub compactions: usize,
 }
 
 /// What resuming rebuilt.
@@ -99,7 +107,7 @@ pub struct Rebuilt {
     /// Cells that failed on replay (their first line).
     pub failed: Vec<String>,
     /// Names the failed cells bind that the namespace lacks after the
-    /// replay (see [`super::bindings`]).
+    /// replay (see [`crate::agent::bindings`]).
     pub missing: Vec<String>,
 }
 
@@ -167,7 +175,7 @@ impl ChatEngine {
                     rebuilt
                         .failed
                         .push(cell.lines().next().unwrap_or("").to_string());
-                    bound_by_failed.extend(super::bindings::top_level_bindings(cell));
+                    bound_by_failed.extend(crate::agent::bindings::top_level_bindings(cell));
                 }
                 Err(e) => return Err(ChatError::Rebuild(e)),
             }
@@ -193,6 +201,7 @@ impl ChatEngine {
             .then(|| OutputChecks::new(saved.data_dir.as_deref(), ""));
         let mut saved = saved;
         saved.cells = kept;
+        let options_window = options.context_window;
         let mut engine = ChatEngine {
             zygote: zygote.clone(),
             session,
@@ -210,6 +219,8 @@ impl ChatEngine {
             saved,
             usage: Usage::default(),
             last_failed: None,
+            context: ContextKeeper::new(options_window),
+            compactions: 0,
         };
         engine.save();
         Ok((engine, rebuilt))
@@ -328,9 +339,88 @@ impl ChatEngine {
         let specs = self.chat_tools();
         let mut messages = vec![self.system_message()];
         messages.append(&mut self.saved.messages);
+        let compactions = self.compactions;
         let stop = self.converse_turn(&mut messages, &specs, None, None, ev);
         self.saved.messages = messages.split_off(1);
+        if self.compactions != compactions {
+            self.after_compaction();
+        }
         self.turn_end(stop, ev)
+    }
+
+    /// After a compaction of the conversation: the turns before it cannot
+    /// be undone one by one any more; the turn whose question was kept
+    /// (found by its text) still can.
+    fn after_compaction(&mut self) {
+        let question = self
+            .saved
+            .turns
+            .last()
+            .and_then(|&t| self.saved.messages.get(t))
+            .cloned();
+        self.saved.turns = question
+            .and_then(|q| self.saved.messages.iter().rposition(|m| *m == q))
+            .into_iter()
+            .collect();
+    }
+
+    /// Compacts the conversation now (`/compact`): every round but the
+    /// latest is folded into one note (see [`crate::agent::context`]).
+    pub fn compact(&mut self, ev: &mut dyn FnMut(AgentEvent<'_>)) -> Option<String> {
+        let specs = self.chat_tools();
+        let mut messages = vec![self.system_message()];
+        messages.append(&mut self.saved.messages);
+        let interrupt = self.interrupt;
+        let mut model = ChatModel {
+            backend: &mut self.backend,
+            reopen: &self.reopen,
+            interrupt,
+        };
+        let (mut toolbox, _stopper) = sandbox_tools(
+            &mut self.session,
+            self.saved.data_dir.clone(),
+            self.options.docs.as_deref(),
+            self.checks.clone(),
+            self.options.vision_feedback,
+            interrupt,
+        );
+        let mut state = RunState::new();
+        state.context = self.context.clone();
+        let stop = || None;
+        let mut turn = Turn {
+            model: &mut model,
+            toolbox: &mut toolbox,
+            memory: &mut self.memory,
+            transcript: &mut self.transcript,
+            events: ev,
+            agent: None,
+            on_text: OnText::Answer,
+            stop: &stop,
+        };
+        // With no window known, /compact folds as if the request filled it.
+        if state.context.window().is_none() {
+            state.context = ContextKeeper::new(Some(
+                (state.context.estimate(&messages, &specs) * 2).max(2048),
+            ));
+        }
+        let pinned = None;
+        let done = fit_history(
+            &mut turn,
+            &mut messages,
+            &specs,
+            &mut state,
+            self.options.context_window,
+            pinned,
+            true,
+        );
+        drop(toolbox);
+        self.saved.messages = messages.split_off(1);
+        self.add_usage(state.usage);
+        if done.is_some() {
+            self.saved.turns.clear();
+            self.save();
+        }
+        done.map(|d| d.line())
     }
 
     /// How a turn ends, by how its conversation stopped. A `finish` (not
@@ -403,7 +493,10 @@ impl ChatEngine {
             max_rounds: self.options.max_rounds,
             max_failures,
         };
+        let mut limits = limits;
+        limits.run.context_window = self.options.context_window;
         let mut state = RunState::new();
+        state.context = self.context.clone();
         let mut turn = Turn {
             model: &mut model,
             toolbox: &mut toolbox,
@@ -416,6 +509,8 @@ impl ChatEngine {
         };
         let end = converse(&mut turn, messages, specs, &limits, &mut state);
         self.add_usage(state.usage);
+        self.context = state.context;
+        self.compactions += state.compactions;
         end
     }
 
@@ -610,8 +705,13 @@ impl ChatEngine {
             ),
             None => "cost unknown".into(),
         };
+        let context = self
+            .context
+            .status()
+            .map(|s| format!(" · {s}"))
+            .unwrap_or_default();
         format!(
-            "{} tokens in / {} out{} · {cost}",
+            "{} tokens in / {} out{} · {cost}{context}",
             self.usage.prompt_tokens,
             self.usage.completion_tokens,
             if self.usage.estimated {
@@ -885,6 +985,14 @@ impl Model for ChatModel<'_> {
 
     fn sees_images(&mut self) -> bool {
         self.backend.as_mut().is_some_and(|b| b.sees_images())
+    }
+
+    fn context_window(&mut self) -> Option<crate::llm::window::ContextWindow> {
+        self.backend.as_mut().and_then(|b| b.context_window())
+    }
+
+    fn is_replay(&self) -> bool {
+        self.backend.as_ref().is_some_and(|b| b.is_replay())
     }
 
     fn ask(

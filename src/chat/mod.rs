@@ -4,7 +4,6 @@
 //! rendering, and saved sessions. The REPL itself (line
 //! editing, slash commands, Ctrl-C) is in the CLI (`src/cli/chat.rs`).
 
-mod bindings;
 pub mod engine;
 mod plan;
 pub mod render;

@@ -33,6 +33,10 @@ pub enum BenchCommand {
         /// Where the gold runs go (one folder per task).
         #[arg(long, value_name = "DIR", default_value = "gisclaw-runs/verify")]
         out: PathBuf,
+        /// Task suites: replay each gold behind a context window of this
+        /// many tokens (the run compacts its history to fit).
+        #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(512..))]
+        context_window: Option<u64>,
     },
     /// Record the reference answers of a unit suite (`cases/*.yaml` →
     /// `expected.json`) or the gold answers of a step suite (each task's
@@ -78,8 +82,17 @@ pub enum BenchCommand {
 /// Runs a bench subcommand.
 pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
-        BenchCommand::Verify { suite, tasks, out } => match SuiteKind::of(&suite) {
-            SuiteKind::Tasks => verify_suite(&suite, tasks.as_deref(), &out),
+        BenchCommand::Verify {
+            suite,
+            tasks,
+            out,
+            context_window,
+        } => match SuiteKind::of(&suite) {
+            SuiteKind::Tasks => verify_suite(&suite, tasks.as_deref(), &out, context_window),
+            _ if context_window.is_some() => Err(UsageError(
+                "--context-window is for task suites (e.g. benchmarks/geoanalyst)".into(),
+            )
+            .into()),
             SuiteKind::Steps => verify_steps(&suite, tasks.as_deref(), &out, false),
             SuiteKind::Unit => verify_unit(&suite, tasks.as_deref(), &out, false),
         },
@@ -171,7 +184,12 @@ fn bar(len: usize) -> Option<indicatif::ProgressBar> {
     })
 }
 
-fn verify_suite(suite: &Path, tasks: Option<&str>, out: &Path) -> anyhow::Result<ExitCode> {
+fn verify_suite(
+    suite: &Path,
+    tasks: Option<&str>,
+    out: &Path,
+    window: Option<u64>,
+) -> anyhow::Result<ExitCode> {
     let mut loaded = load_suite(suite, tasks)?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let bar = bar(loaded.len());
@@ -183,7 +201,7 @@ fn verify_suite(suite: &Path, tasks: Option<&str>, out: &Path) -> anyhow::Result
             eprintln!("gisclaw: verifying {}", task.task.id);
         }
         let dir = out.join(&task.task.id);
-        let verdict = verify::verify_task(&zygote, task, &dir);
+        let verdict = verify::verify_task_within(&zygote, task, &dir, window);
         if let Some(bar) = &bar {
             bar.inc(1);
         }

@@ -41,6 +41,12 @@ pub struct LimitArgs {
     /// Per-cell time limit, in seconds.
     #[arg(long, default_value_t = 120)]
     pub cell_timeout: u64,
+    /// The model's context window in tokens (default: what the server
+    /// says, else the published window, else the profile's
+    /// `context_window`). A replay (--replay) then refuses longer requests
+    /// as llama-server does.
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(512..))]
+    pub context_window: Option<u64>,
 }
 
 /// The bounds of the tree search (`--arch mcts`), for `solve` and `eval`.

@@ -896,6 +896,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         max_rounds: args.limits.max_rounds,
         budget: args.limits.budget(),
         cell_timeout: args.limits.cell_timeout(),
+        context_window: args.limits.context_window,
         ops,
         embedder: load_embedder(),
         docs: super::common::open_docs(args.rag)?,

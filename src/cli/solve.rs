@@ -103,7 +103,10 @@ const RECORDED_SESSION: &str = "replay.jsonl";
 fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBackend>, UsageError> {
     let open = |file: &Path| {
         ReplayBackend::open(file)
-            .map(|b| Box::new(b) as Box<dyn ChatBackend>)
+            .map(|b| match args.limits.context_window {
+                Some(window) => Box::new(b.with_window(window)) as Box<dyn ChatBackend>,
+                None => Box::new(b),
+            })
             .map_err(|e| UsageError(e.to_string()))
     };
     if let Some(file) = &args.replay {
@@ -236,6 +239,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         limits: AgentLimits {
             max_rounds: args.limits.max_rounds,
             budget,
+            context_window: args.limits.context_window,
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),

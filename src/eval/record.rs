@@ -106,6 +106,9 @@ pub struct RunRecord {
     /// Their estimated prompt tokens.
     #[serde(default)]
     pub image_tokens: u64,
+    /// Times the conversation was compacted to fit the context window.
+    #[serde(default)]
+    pub compactions: usize,
     /// Whether the run's solution.py remade its outputs (`--reproduce`;
     /// `None` when not tried).
     #[serde(default)]
@@ -330,6 +333,7 @@ pub fn score_run(
         finished_with_warnings: summary.finished_with_warnings.len(),
         images_shown: summary.images_shown,
         image_tokens: summary.image_tokens,
+        compactions: summary.compactions,
         reproduced: summary.reproduced.as_ref().map(|r| r.ok),
     }
 }

@@ -280,6 +280,9 @@ pub struct EvalOptions {
     pub budget: Duration,
     /// Per-cell time limit.
     pub cell_timeout: Duration,
+    /// The model's context window (`--context-window`): replays refuse
+    /// longer requests, and every run compacts within it.
+    pub context_window: Option<u64>,
     /// The GIS operation table of API-operation F1.
     pub ops: OpTable,
     /// The sentence-embedding model for C_emb (L2); `None`: C_emb is not
@@ -803,6 +806,9 @@ fn run_one(
             .join(id)
             .join(format!("{}-{}", item.arch.name(), item.run));
     let mut backend = source.open(id, &gold.code, item.arch, item.run, options.mcts.width)?;
+    if let (Some(window), true) = (options.context_window, backend.is_replay()) {
+        backend = Box::new(crate::llm::replay::WindowedReplay::new(backend, window));
+    }
     let run_options = RunOptions {
         arch: item.arch,
         include_workflow: options.workflow,
@@ -810,6 +816,7 @@ fn run_one(
         limits: AgentLimits {
             max_rounds: options.max_rounds,
             budget: options.budget,
+            context_window: options.context_window,
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),

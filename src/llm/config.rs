@@ -85,6 +85,9 @@ pub struct Profile {
     pub attempts: Option<u32>,
     /// Ollama: context window in tokens (default 16384; Ollama's own default truncates).
     pub num_ctx: Option<u64>,
+    /// OpenAI-compatible: the model's context window in tokens, for servers
+    /// that do not say it and models not in gisclaw's table.
+    pub context_window: Option<u64>,
     /// Ollama: ask thinking models to think (`true`) or not (`false`).
     pub think: Option<bool>,
     /// Extra JSON fields merged into every OpenAI-compatible request
@@ -237,6 +240,8 @@ pub struct LiveConfig {
     pub retry: RetryPolicy,
     /// Ollama context window.
     pub num_ctx: u64,
+    /// The profile's `context_window` (OpenAI-compatible servers).
+    pub context_window: Option<u64>,
     /// Ollama thinking switch.
     pub think: Option<bool>,
     /// Extra request fields.
@@ -536,6 +541,7 @@ pub fn resolve(
             ..RetryPolicy::default()
         },
         num_ctx: profile.num_ctx.unwrap_or(16_384),
+        context_window: profile.context_window,
         think: profile.think,
         extra_body,
         vision: profile.vision.unwrap_or_default(),

@@ -57,13 +57,17 @@ impl LiveCore {
         )
     }
 
-    /// The conversation as sent: rewritten into the text protocol in text mode.
+    /// The conversation as sent: rewritten into the text protocol in text
+    /// mode, and consecutive user messages made one (strict chat templates
+    /// refuse two in a row; a compaction note, a nudge or a text-mode
+    /// observation can stand beside another).
     pub fn wire(&self, messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
-        if self.text_mode {
+        let wire = if self.text_mode {
             textmode::to_text_mode(messages, tools)
         } else {
             messages.to_vec()
-        }
+        };
+        merge_consecutive_users(wire)
     }
 
     /// The tools offered natively (none in text mode).
@@ -182,6 +186,27 @@ impl LiveCore {
     }
 }
 
+/// `messages` with each run of user messages made one (texts joined by a
+/// blank line, images kept in order).
+pub(crate) fn merge_consecutive_users(messages: Vec<Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    for m in messages {
+        match out.last_mut() {
+            Some(last) if last.role == super::Role::User && m.role == super::Role::User => {
+                let text = m.content.unwrap_or_default();
+                let joined = match last.content.take().filter(|t| !t.is_empty()) {
+                    Some(before) => format!("{before}\n\n{text}"),
+                    None => text,
+                };
+                last.content = Some(joined);
+                last.images.extend(m.images);
+            }
+            _ => out.push(m),
+        }
+    }
+    out
+}
+
 /// Whether a server's refusal says the conversation is longer than the
 /// model's context window (llama.cpp, OpenAI, vLLM, Ollama wordings).
 pub(crate) fn is_context_overflow(message: &str) -> bool {
@@ -208,6 +233,37 @@ pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_of_user_messages_are_sent_as_one() {
+        use crate::llm::Role;
+        let wire = merge_consecutive_users(vec![
+            Message::text(Role::System, "s"),
+            Message::text(Role::User, "task"),
+            Message::text(Role::User, "note"),
+            Message::text(Role::Assistant, "a"),
+            Message::tool_result("c", "obs"),
+            Message {
+                images: vec!["png".into()],
+                ..Message::text(Role::User, "figure")
+            },
+            Message::text(Role::User, "nudge"),
+        ]);
+        let roles: Vec<Role> = wire.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::System,
+                Role::User,
+                Role::Assistant,
+                Role::Tool,
+                Role::User
+            ]
+        );
+        assert_eq!(wire[1].content.as_deref(), Some("task\n\nnote"));
+        assert_eq!(wire[4].content.as_deref(), Some("figure\n\nnudge"));
+        assert_eq!(wire[4].images, ["png"]);
+    }
 
     #[test]
     fn keys_are_redacted() {

@@ -423,6 +423,10 @@ impl ChatBackend for LocalBackend {
         self.inner.sees_images()
     }
 
+    fn context_window(&mut self) -> Option<super::window::ContextWindow> {
+        self.inner.context_window()
+    }
+
     fn price(&self) -> Option<super::tokens::Price> {
         self.inner.price()
     }

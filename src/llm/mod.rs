@@ -17,6 +17,7 @@ pub mod retry;
 pub mod textmode;
 pub mod tokens;
 pub mod vision;
+pub mod window;
 
 use serde::{Deserialize, Serialize};
 
@@ -352,6 +353,11 @@ pub trait ChatBackend: Send {
     /// profiles probe once (see [`vision::probe`]).
     fn sees_images(&mut self) -> bool {
         false
+    }
+    /// The model's context window, where it can be learnt (live backends
+    /// ask their server once and remember; see [`window`]).
+    fn context_window(&mut self) -> Option<window::ContextWindow> {
+        None
     }
     /// Sends the conversation and returns the model's next message.
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError>;

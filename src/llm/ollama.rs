@@ -149,6 +149,14 @@ impl ChatBackend for OllamaBackend {
         format!("ollama `{}` at {} ({})", c.model, c.base_url, c.name)
     }
 
+    fn context_window(&mut self) -> Option<super::window::ContextWindow> {
+        // Every request sets `num_ctx`: that is the window, exactly.
+        Some(super::window::ContextWindow::new(
+            self.core.config.num_ctx,
+            "num_ctx sent with each request",
+        ))
+    }
+
     fn model(&self) -> Option<String> {
         Some(self.core.config.model.clone())
     }

@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 use super::config::LiveConfig;
 use super::live::LiveCore;
 use super::retry::Failure;
+use super::window::{self, ContextWindow};
 use super::{chat_then_text, tokens, ChatBackend, ChatResponse, LlmError, Message, ToolSpec};
 
 /// A live OpenAI-compatible model.
@@ -28,6 +29,10 @@ pub struct OpenAiBackend {
     logprobs: bool,
     /// Answers asked for per request (`n`; the tree search's candidates).
     choices: usize,
+    /// The HTTP client, for the window's discovery.
+    http: reqwest::Client,
+    /// The context window, once looked for.
+    window: Option<Option<ContextWindow>>,
 }
 
 impl OpenAiBackend {
@@ -46,13 +51,61 @@ impl OpenAiBackend {
             max_elapsed_time: Some(config.retry.total_wait()),
             ..backoff::ExponentialBackoff::default()
         };
-        let client = Client::build(http, api, backoff);
+        let client = Client::build(http.clone(), api, backoff);
         Ok(OpenAiBackend {
             core,
             client,
             logprobs: false,
             choices: 1,
+            http,
+            window: None,
         })
+    }
+
+    /// The window: llama-server's `/props`, else the server's `/models`
+    /// entry, else the published table, else the profile's
+    /// `context_window`.
+    fn find_window(&self) -> Option<ContextWindow> {
+        let config = &self.core.config;
+        let base = config.base_url.trim_end_matches('/');
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let get = |url: String| -> Option<Value> {
+            let mut request = self
+                .http
+                .get(&url)
+                .timeout(std::time::Duration::from_secs(5));
+            if let Some(key) = &config.api_key {
+                request = request.bearer_auth(key);
+            }
+            self.core.runtime.block_on(async {
+                let response = request.send().await.ok()?;
+                if !response.status().is_success() {
+                    return None;
+                }
+                response.json::<Value>().await.ok()
+            })
+        };
+        if let Some(n) = get(format!("{root}/props"))
+            .as_ref()
+            .and_then(window::from_props)
+        {
+            return Some(ContextWindow::new(n, "the server's /props (n_ctx)"));
+        }
+        if let Some(n) = get(format!("{base}/models"))
+            .as_ref()
+            .and_then(|listing| window::from_model_list(listing, &config.model))
+        {
+            return Some(ContextWindow::new(n, "the server's /models entry"));
+        }
+        if let Some(n) = window::known(&config.model) {
+            return Some(ContextWindow::new(
+                n,
+                format!("the published window of {}", config.model),
+            ));
+        }
+        config
+            .context_window
+            .map(|n| ContextWindow::new(n, format!("context_window of profile {}", config.name)))
     }
 
     /// The request body for `messages`.
@@ -219,6 +272,13 @@ impl ChatBackend for OpenAiBackend {
     fn want_logprobs(&mut self, on: bool) -> bool {
         self.logprobs = on;
         true
+    }
+
+    fn context_window(&mut self) -> Option<ContextWindow> {
+        if self.window.is_none() {
+            self.window = Some(self.find_window());
+        }
+        self.window.clone().flatten()
     }
 
     fn want_choices(&mut self, n: usize) -> bool {

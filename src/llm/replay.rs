@@ -66,6 +66,12 @@ impl ReplayBackend {
         }
     }
 
+    /// This replay behind a context window of `tokens` (see
+    /// [`WindowedReplay`]).
+    pub fn with_window(self, tokens: u64) -> WindowedReplay {
+        WindowedReplay::new(Box::new(self), tokens)
+    }
+
     /// The messages it plays back, in order.
     pub fn messages(&self) -> &[Message] {
         &self.messages
@@ -96,6 +102,7 @@ impl ChatBackend for ReplayBackend {
     }
 
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        let prompt_tokens = tokens::count_prompt(messages, tools);
         let message = self
             .messages
             .get(self.next)
@@ -103,7 +110,7 @@ impl ChatBackend for ReplayBackend {
             .ok_or(LlmError::ReplayExhausted(self.next))?;
         self.next += 1;
         let usage = Usage {
-            prompt_tokens: tokens::count_prompt(messages, tools),
+            prompt_tokens,
             completion_tokens: tokens::count_message(&message),
             estimated: true,
             prefix_tokens: 0,
@@ -113,6 +120,55 @@ impl ChatBackend for ReplayBackend {
             usage,
             ..ChatResponse::default()
         })
+    }
+}
+
+/// A replay that honours a context window (`--context-window`): a request
+/// longer than the window (tiktoken's count) is refused in llama-server's
+/// words, without taking a recorded message, so that tests and `make test`
+/// exercise compaction without a model.
+pub struct WindowedReplay {
+    inner: Box<dyn ChatBackend>,
+    window: u64,
+}
+
+impl WindowedReplay {
+    /// `inner` behind a window of `window` tokens.
+    pub fn new(inner: Box<dyn ChatBackend>, window: u64) -> WindowedReplay {
+        WindowedReplay { inner, window }
+    }
+}
+
+impl ChatBackend for WindowedReplay {
+    fn describe(&self) -> String {
+        format!("{} (window {} tokens)", self.inner.describe(), self.window)
+    }
+
+    fn is_replay(&self) -> bool {
+        self.inner.is_replay()
+    }
+
+    fn price(&self) -> Option<tokens::Price> {
+        self.inner.price()
+    }
+
+    fn context_window(&mut self) -> Option<super::window::ContextWindow> {
+        Some(super::window::ContextWindow::new(
+            self.window,
+            "--context-window",
+        ))
+    }
+
+    fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        let prompt_tokens = tokens::count_prompt(messages, tools);
+        if prompt_tokens > self.window {
+            // llama-server's answer to an over-long request, word for word.
+            return Err(LlmError::ContextFull(format!(
+                "request ({prompt_tokens} tokens) exceeds the available context size ({} tokens), try increasing it",
+                self.window
+            )));
+        }
+        self.inner.chat(messages, tools)
     }
 }
 

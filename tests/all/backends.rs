@@ -35,6 +35,7 @@ fn live(kind: BackendKind, url: &str) -> LiveConfig {
             max_delay: Duration::from_millis(100),
         },
         num_ctx: 8192,
+        context_window: None,
         think: None,
         extra_body: serde_json::Map::new(),
         vision: gisclaw::llm::vision::Vision::Off,

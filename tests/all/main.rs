@@ -13,6 +13,7 @@ mod bench;
 mod chat;
 mod cli;
 mod codebleu_parity;
+mod context;
 mod embed_parity;
 mod eval;
 mod eval_scoring;

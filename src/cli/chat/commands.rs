@@ -85,6 +85,11 @@ pub(super) const COMMANDS: &[Command] = &[
         run: tokens,
     },
     Command {
+        name: "/compact",
+        help: "fold the conversation's earlier rounds into one note (frees context)",
+        run: compact,
+    },
+    Command {
         name: "/save",
         help: "FILE — write the script of the successful cells",
         run: save,
@@ -281,6 +286,16 @@ fn tokens(engine: &mut ChatEngine, _: &str, _: &Style) -> Flow {
         engine.tokens(),
         engine.sandbox_time().as_secs_f64()
     );
+    Flow::Continue
+}
+
+fn compact(engine: &mut ChatEngine, _: &str, style: &Style) -> Flow {
+    let mut screen = Screen::new(*style, engine.workdir());
+    let done = engine.compact(&mut |e| screen.show(e));
+    screen.close();
+    if done.is_none() {
+        println!("(nothing to compact: the conversation is its latest round)");
+    }
     Flow::Continue
 }
 

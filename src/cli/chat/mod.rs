@@ -72,6 +72,13 @@ pub struct ChatArgs {
     /// that see images; an ablation).
     #[arg(long)]
     pub no_vision_feedback: bool,
+    /// The model's context window in tokens (default: what the server
+    /// says, else the published window, else the profile's
+    /// `context_window`); past 75 % of it the conversation is compacted.
+    /// A replay (--replay) then refuses longer requests as llama-server
+    /// does.
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(512..))]
+    pub context_window: Option<u64>,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -112,7 +119,10 @@ fn open_backend(
 > {
     if let Some(file) = &args.replay {
         let backend = ReplayBackend::open(file).map_err(|e| UsageError(e.to_string()))?;
-        return Ok((Box::new(backend), None));
+        return Ok(match args.context_window {
+            Some(window) => (Box::new(backend.with_window(window)), None),
+            None => (Box::new(backend), None),
+        });
     }
     let Some(live) = args.model.resolve_live()? else {
         return Err(no_backend("--replay FILE"));
@@ -154,6 +164,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         docs: super::common::open_docs(args.rag)?,
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
+        context_window: args.context_window,
     };
     let (mut engine, rebuilt) =
         ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)

@@ -118,6 +118,10 @@ impl Screen {
                         .success(&format!("✓ step done: {}", summary.trim()))
                 );
             }
+            AgentEvent::Compacted { compaction, .. } => {
+                self.stop_spinner();
+                let _ = writeln!(out, "{}", self.style.note(&compaction.line()));
+            }
             AgentEvent::BackendNote { .. }
             | AgentEvent::NoToolCall { .. }
             | AgentEvent::PlanRefused { .. } => {}

@@ -52,6 +52,27 @@ pub struct FakeServer {
     script: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Recorded>>>,
     catalogue: Arc<Mutex<Option<(u16, Value)>>>,
+    window: Arc<Mutex<Option<Window>>>,
+}
+
+/// A context window the server honours (see [`FakeServer::with_window`]).
+#[derive(Debug, Clone)]
+struct Window {
+    tokens: u64,
+    /// Whether `/props` states it (else it is learnt from a refusal).
+    stated: bool,
+    /// The answer to a summary request (a system prompt starting "You
+    /// condense"), given without taking a scripted reply.
+    summary: String,
+}
+
+/// The server's own token count of a request: one token per three
+/// characters of its messages' and tools' JSON (a tokenizer unlike
+/// tiktoken, as a real server's is).
+pub fn server_tokens(body: &Value) -> u64 {
+    let chars =
+        body["messages"].to_string().len() + body.get("tools").map_or(0, |t| t.to_string().len());
+    chars.div_ceil(3) as u64
 }
 
 impl FakeServer {
@@ -62,12 +83,18 @@ impl FakeServer {
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let catalogue = Arc::new(Mutex::new(None));
-        let (s, r, c) = (script.clone(), requests.clone(), catalogue.clone());
+        let window = Arc::new(Mutex::new(None));
+        let (s, r, c, w) = (
+            script.clone(),
+            requests.clone(),
+            catalogue.clone(),
+            window.clone(),
+        );
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let (s, r, c) = (s.clone(), r.clone(), c.clone());
-                std::thread::spawn(move || serve(stream, &s, &r, &c));
+                let (s, r, c, w) = (s.clone(), r.clone(), c.clone(), w.clone());
+                std::thread::spawn(move || serve(stream, &s, &r, &c, &w));
             }
         });
         FakeServer {
@@ -75,7 +102,33 @@ impl FakeServer {
             script,
             requests,
             catalogue,
+            window,
         }
+    }
+
+    /// Honours a context window of `tokens` ([`server_tokens`]) as
+    /// llama-server does: `/props` states it, a longer request is refused
+    /// with llama-server's 400 (recorded, taking no scripted reply), and
+    /// every answer reports the request's size as its `prompt_tokens`.
+    /// Summary requests are answered with `summary`.
+    pub fn with_window(self, tokens: u64, summary: &str) -> FakeServer {
+        *self.window.lock().unwrap() = Some(Window {
+            tokens,
+            stated: true,
+            summary: summary.to_string(),
+        });
+        self
+    }
+
+    /// Like [`FakeServer::with_window`], with `/props` answering 404: the
+    /// window is learnt from the first refusal.
+    pub fn with_unstated_window(self, tokens: u64, summary: &str) -> FakeServer {
+        *self.window.lock().unwrap() = Some(Window {
+            tokens,
+            stated: false,
+            summary: summary.to_string(),
+        });
+        self
     }
 
     /// Answers the model catalogue (`GET …/models`, `GET /api/tags`) with
@@ -102,6 +155,7 @@ fn serve(
     script: &Mutex<VecDeque<Reply>>,
     requests: &Mutex<Vec<Recorded>>,
     catalogue: &Mutex<Option<(u16, Value)>>,
+    window: &Mutex<Option<Window>>,
 ) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
@@ -134,16 +188,61 @@ fn serve(
         answer(&mut stream, reply);
         return;
     }
+    let window = window.lock().unwrap().clone();
+    // Other GETs (llama-server's /props) are not scripted either.
+    if line.starts_with("GET ") {
+        let reply = match (&window, path.ends_with("/props")) {
+            (Some(w), true) if w.stated => Reply::Json(
+                200,
+                serde_json::json!({ "default_generation_settings": { "n_ctx": w.tokens } }),
+            ),
+            _ => Reply::Text(404, "not found".into()),
+        };
+        answer(&mut stream, reply);
+        return;
+    }
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     requests.lock().unwrap().push(Recorded {
         line: line.trim().to_string(),
         headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        body: body.clone(),
     });
-    let reply = script
+    if let Some(w) = &window {
+        let size = server_tokens(&body);
+        if size > w.tokens {
+            let refusal = serde_json::json!({"error": {"code": 400, "message": format!("request ({size} tokens) exceeds the available context size ({} tokens), try increasing it", w.tokens), "type": "exceed_context_size_error", "n_prompt_tokens": size, "n_ctx": w.tokens}});
+            answer(&mut stream, Reply::Json(400, refusal));
+            return;
+        }
+        let system = body["messages"][0]["content"].as_str().unwrap_or("");
+        if system.starts_with("You condense") {
+            let reply = if body["stream"] == true {
+                sse_text(&w.summary)
+            } else {
+                let mut reply =
+                    openai_answer(serde_json::json!({"role": "assistant", "content": w.summary}));
+                reply["usage"]["prompt_tokens"] = serde_json::json!(size);
+                Reply::Json(200, reply)
+            };
+            answer(&mut stream, reply);
+            return;
+        }
+    }
+    let mut reply = script
         .lock()
         .unwrap()
         .pop_front()
         .unwrap_or_else(|| Reply::Text(500, "the script is exhausted".into()));
+    if window.is_some() {
+        let size = server_tokens(&body);
+        match &mut reply {
+            Reply::Json(200, value) if value.get("usage").is_some() => {
+                value["usage"]["prompt_tokens"] = serde_json::json!(size);
+            }
+            Reply::Sse(chunks) => chunks.push(serde_json::json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [], "usage": {"prompt_tokens": size, "completion_tokens": 10, "total_tokens": size + 10}})),
+            _ => {}
+        }
+    }
     answer(&mut stream, reply);
 }
 
@@ -223,6 +322,24 @@ pub fn openai_code(id: &str, code: &str) -> Value {
         "role": "assistant", "content": null,
         "tool_calls": [{ "id": id, "type": "function", "function": { "name": "execute_python", "arguments": json!({ "code": code }).to_string() } }]
     }))
+}
+
+/// An OpenAI stream of one assistant message calling
+/// `execute_python(code)`.
+pub fn sse_code(id: &str, code: &str) -> Reply {
+    let arguments = json!({ "code": code }).to_string();
+    Reply::Sse(vec![
+        json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [{"index": 0, "delta": {"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": "execute_python", "arguments": arguments}}]}, "finish_reason": null}]}),
+        json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ])
+}
+
+/// An OpenAI stream of one assistant message saying `text`.
+pub fn sse_text(text: &str) -> Reply {
+    Reply::Sse(vec![
+        json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
+        json!({"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ])
 }
 
 /// An Ollama `/api/chat` answer carrying `message`.

@@ -1,6 +1,7 @@
 //! The names a cell binds at its top level, read from its text: what a
-//! resumed chat checks for after a cell failed on replay, to say which
-//! names it could not restore. A reading of the common forms (`a = …`,
+//! resumed chat checks for after a cell failed on replay (to say which
+//! names it could not restore), and what compaction reads to find cells a
+//! later cell superseded. A reading of the common forms (`a = …`,
 //! `a, b = …`, `a: int = …`, `a += …`, `def`/`class`, `import … as`,
 //! `from … import`, `for … in`, `with … as`), not a parser: a name it
 //! misses is simply not reported.
