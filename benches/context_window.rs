@@ -94,10 +94,11 @@ fn main() {
     );
     let mut baseline: Vec<RunFigures> = Vec::new();
     println!(
-        "{:>8} {:>9} {:>12} {:>10} {:>9} {:>10} {:>11} {:>10} {:>13} {:>12}",
+        "{:>8} {:>9} {:>12} {:>12} {:>10} {:>9} {:>10} {:>11} {:>10} {:>13} {:>12}",
         "window",
         "finished",
         "prompt tok",
+        "of which pfx",
         "median/run",
         "largest",
         "compacted",
@@ -150,7 +151,7 @@ fn main() {
             format!("{}", base_prefix as i64 - prefix as i64)
         };
         println!(
-            "{label:>8} {finished:>6}/{:<2} {total:>12} {per_run:>10} {largest:>9} {compacted:>10} {compactions:>11} {would_end:>10} {mean_ms:>13.1} {lost:>12}",
+            "{label:>8} {finished:>6}/{:<2} {total:>12} {prefix:>12} {per_run:>10} {largest:>9} {compacted:>10} {compactions:>11} {would_end:>10} {mean_ms:>13.1} {lost:>12}",
             runs.len()
         );
         eprintln!("  ({label}: {:.0} s)", started.elapsed().as_secs_f64());

@@ -126,12 +126,16 @@ impl ContextKeeper {
     }
 
     /// Learns the tokenizer ratio from an answer: the server counted
-    /// `reported` prompt tokens where tiktoken counted `raw`.
+    /// `reported` prompt tokens where tiktoken counted `raw`. Never below
+    /// 1: tiktoken's `o200k_base` is as frugal as tokenizers come, and a
+    /// server that reports only the tokens it did not find in its cache
+    /// (Ollama's `prompt_eval_count`) would otherwise teach a ratio that
+    /// lets the next request overflow.
     pub fn learn_usage(&mut self, raw: u64, reported: u64) {
         // Tiny requests say little about the ratio.
         if raw >= 64 && reported > 0 {
-            self.scale = (reported as f64 / raw as f64).clamp(0.5, 4.0);
-            self.last_request = reported;
+            self.scale = (reported as f64 / raw as f64).clamp(1.0, 4.0);
+            self.last_request = self.scaled(raw);
         }
     }
 

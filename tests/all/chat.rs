@@ -851,3 +851,69 @@ fn a_saved_script_runs_wherever_it_is_saved() {
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
     common::venv_python([script.to_str().unwrap()]);
 }
+
+#[test]
+fn compact_folds_the_earlier_rounds_into_a_note_with_the_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code("I will set x.", "x = 21"),
+        answer("x is set to 21."),
+        code("", "for i in range(30):\n    print('row', i, x * i)"),
+        answer("The table is printed."),
+        answer("x is still 21."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    let id = session_id(&pty.seen);
+    pty.send("set x please\r");
+    pty.expect("x is set to 21.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("print a table\r");
+    pty.expect("The table is printed.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/compact\r");
+    pty.expect("context compacted: ", WAIT);
+    pty.expect("message(s) folded", WAIT);
+    pty.expect("you> ", WAIT);
+    // The turns before the cut are one note now: nothing to undo.
+    pty.send("/undo\r");
+    pty.expect("(nothing to undo)", WAIT);
+    pty.send("what is x?\r");
+    pty.expect("x is still 21.", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
+    // The saved conversation holds the note: the first turn's cell as
+    // code, the table's output as its ends, the namespace now.
+    let saved = common::read_json(&dir.path().join("chats").join(&id).join("chat.json"));
+    let messages = saved["messages"].to_string();
+    assert!(
+        messages.contains("[gisclaw: earlier rounds, compacted]"),
+        "{messages}"
+    );
+    assert!(messages.contains("    x = 21"), "{messages}");
+    assert!(messages.contains("x (int): 21"), "{messages}");
+    assert!(
+        !messages.contains("row 15"),
+        "the table's middle is folded: {messages}"
+    );
+    // The transcript records the cut as asked for.
+    let transcript =
+        std::fs::read_to_string(dir.path().join("chats").join(&id).join("transcript.jsonl"))
+            .unwrap();
+    let cut: serde_json::Value = transcript
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["event"] == "compaction")
+        .expect("a compaction event");
+    assert_eq!(cut["compaction"]["forced"], true, "{cut}");
+    // A compacted chat resumes.
+    let mut again = chat(dir.path(), &replay, &["--resume", &id]);
+    again.expect("you> ", WAIT);
+    again.send("/vars\r");
+    again.expect("x  int  21", WAIT);
+    again.send("/quit\r");
+    assert_eq!(again.wait(WAIT), Some(0), "{}", again.seen);
+}

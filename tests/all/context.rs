@@ -273,3 +273,53 @@ fn a_window_learnt_from_a_refusal_compacts_and_the_run_finishes() {
     assert_eq!(folds[0]["window_source"], "the server's refusal");
     assert_eq!(server.remaining(), 0);
 }
+
+/// Every request of a run, as the transcript's usage records it, fits
+/// `window`.
+fn every_request_fits(out: &Path, window: u64) -> usize {
+    let mut n = 0;
+    for e in &events(out) {
+        if let Some(tokens) = e["usage"]["prompt_tokens"].as_u64() {
+            assert!(tokens <= window, "a request of {tokens} tokens: {e}");
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn the_dual_agent_and_the_tree_search_keep_each_request_within_a_small_window() {
+    // 3,000 tokens barely hold the system prompt, the task and its card:
+    // the Planner's prompt and the tree's node prompts are cut to fit, the
+    // Worker's conversations compacted, and both runs still finish.
+    let dir = tempfile::tempdir().unwrap();
+    let task = common::geoanalyst().join("T03/task.yaml");
+    let source = gold("T03");
+    for (arch, messages) in [
+        (
+            "dual",
+            gisclaw::bench::verify::gold_dual_messages("T03", &source),
+        ),
+        (
+            "mcts",
+            gisclaw::bench::verify::gold_mcts_messages("T03", &source, 1),
+        ),
+    ] {
+        let replay = dir.path().join(format!("{arch}.jsonl"));
+        write_jsonl(&replay, &messages);
+        let out = dir.path().join(arch);
+        let mut extra = vec!["--arch", arch, "--context-window", "3000"];
+        if arch == "mcts" {
+            extra.extend(["--mcts-width", "1"]);
+        }
+        let result = solve_replay(&task, &replay, &out, &extra, &[]);
+        let run = run_json(&out);
+        assert_eq!(
+            run["status"],
+            "finished",
+            "{arch}: {run}\n{}",
+            common::text(&result)
+        );
+        assert!(every_request_fits(&out, 3000) > 0, "{arch}");
+    }
+}
