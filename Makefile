@@ -80,6 +80,7 @@ bench:
 	cargo bench --bench card_large
 	cargo bench --bench knowledge_search
 	cargo bench --bench context_window
+	cargo bench --bench local_actions
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

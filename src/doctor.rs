@@ -265,6 +265,24 @@ pub fn run(config: &SandboxConfig) -> Report {
             format!("not ready ({e}); cloud, Ollama and replay backends work without it"),
         ),
     }
+    report
+        .lines
+        .push("model profiles (how each offers tools to its model)".into());
+    match crate::llm::config::ConfigFile::load(&crate::llm::config::config_path()) {
+        Ok(file) => {
+            report.ok(
+                "local",
+                format!(
+                    "tool mode {} (the default of --backend local)",
+                    crate::llm::config::LOCAL_TOOL_MODE.name()
+                ),
+            );
+            for (name, profile) in &file.profiles {
+                report.ok(name, crate::llm::config::tool_mode_line(profile));
+            }
+        }
+        Err(e) => report.warn("config file", e.to_string()),
+    }
     let mut summary = String::new();
     if report.problems == 0 {
         let _ = write!(summary, "all good");

@@ -46,6 +46,7 @@ pub struct PlanStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Plan {
     /// The steps, in order.
+    #[schemars(length(min = 1, max = 7))]
     pub steps: Vec<PlanStep>,
 }
 

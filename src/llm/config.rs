@@ -57,6 +57,23 @@ pub enum ToolMode {
     Native,
     /// Text-mode ReAct (`Action:` + fenced code), no `tools` in requests.
     Text,
+    /// Each answer forced to one action by a JSON Schema the server turns
+    /// into a grammar (llama-server, Ollama, OpenAI-compatible servers with
+    /// `response_format: json_schema`); text mode if the server refuses
+    /// it. See [`super::constrained`].
+    Constrained,
+}
+
+impl ToolMode {
+    /// The mode's name in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolMode::Auto => "auto",
+            ToolMode::Native => "native",
+            ToolMode::Text => "text",
+            ToolMode::Constrained => "constrained",
+        }
+    }
 }
 
 /// One `[profiles.NAME]` table.
@@ -454,7 +471,10 @@ pub fn resolve(
                 threads: profile.threads,
                 ctx_size: profile.ctx_size.unwrap_or(super::local::DEFAULT_CTX),
                 port: profile.port,
-                jinja: profile.tool_mode.unwrap_or(LOCAL_TOOL_MODE) != ToolMode::Text,
+                jinja: matches!(
+                    profile.tool_mode.unwrap_or(LOCAL_TOOL_MODE),
+                    ToolMode::Auto | ToolMode::Native
+                ),
             };
             let model = choice
                 .model
@@ -551,9 +571,48 @@ pub fn resolve(
     }))
 }
 
+/// The tool mode a profile will use, in words (for `gisclaw doctor`): its
+/// `tool_mode`, else its kind's default, and a server remembered to refuse
+/// the action schema.
+pub fn tool_mode_line(profile: &Profile) -> String {
+    let kind = profile.kind.unwrap_or(BackendKind::Openai);
+    let mode = profile.tool_mode.unwrap_or(if kind == BackendKind::Local {
+        LOCAL_TOOL_MODE
+    } else {
+        ToolMode::Auto
+    });
+    let kind_name = match kind {
+        BackendKind::Openai => "openai",
+        BackendKind::Ollama => "ollama",
+        BackendKind::Local => "local",
+    };
+    let how = match mode {
+        ToolMode::Auto => "native tool calls; text-mode ReAct if the server refuses them",
+        ToolMode::Native => "native tool calls only",
+        ToolMode::Text => "text-mode ReAct",
+        ToolMode::Constrained => "each answer forced to one action by a JSON Schema",
+    };
+    let refused = match (&profile.base_url, &profile.model) {
+        (Some(url), Some(model)) if mode == ToolMode::Constrained => {
+            super::constrained::refused_before(&format!("{}|{model}", url.trim_end_matches('/')))
+        }
+        _ => false,
+    };
+    if refused {
+        format!(
+            "{kind_name}, tool mode {}: the server refused the schema before, so text-mode ReAct",
+            mode.name()
+        )
+    } else {
+        format!("{kind_name}, tool mode {} ({how})", mode.name())
+    }
+}
+
 /// How tools reach small local models: their chat templates rarely carry
-/// tool calling, so the text protocol is the default (a profile may say otherwise).
-pub const LOCAL_TOOL_MODE: ToolMode = ToolMode::Text;
+/// tool calling, and a free-text answer of a small model is often no
+/// action at all, so each answer is constrained to one action by a schema
+/// llama-server turns into a grammar (a profile may say otherwise).
+pub const LOCAL_TOOL_MODE: ToolMode = ToolMode::Constrained;
 
 /// Completion tokens per call for local models, which otherwise can repeat
 /// themselves until the context is full.
@@ -636,7 +695,7 @@ mod tests {
         let live = resolve(&choice, &file, path).unwrap().unwrap();
         assert_eq!(live.kind, BackendKind::Local);
         assert_eq!(live.model, "SmolLM2-135M.Q4_1");
-        assert_eq!(live.tool_mode, ToolMode::Text);
+        assert_eq!(live.tool_mode, ToolMode::Constrained);
         assert_eq!(live.max_tokens, Some(LOCAL_MAX_TOKENS));
         assert_eq!(live.price.map(|p| p.input + p.output), Some(0.0));
         let spec = live.local.unwrap();

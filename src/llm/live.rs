@@ -18,8 +18,13 @@ pub(crate) struct LiveCore {
     /// The runtime the blocking `chat` drives requests on.
     pub runtime: tokio::runtime::Runtime,
     /// True once the run uses the text protocol (configured, or after the
-    /// server refused `tools`).
+    /// server refused `tools` or the action schema).
     pub text_mode: bool,
+    /// True while each answer is constrained to one action by a schema
+    /// ([`super::constrained`]).
+    pub constrained: bool,
+    /// Actions read from constrained answers (their call ids).
+    actions: usize,
     /// Notes for the transcript (mode switches, retries).
     pub notes: Vec<String>,
     /// Whether the model sees images, once known (see `sees_images`).
@@ -38,11 +43,24 @@ impl LiveCore {
             .connect_timeout(Duration::from_secs(10).min(config.timeout))
             .build()
             .map_err(|e| LlmError::Backend(format!("cannot build the HTTP client: {e}")))?;
+        // A server that refused the action schema before is asked in text
+        // mode from the start (remembered per server and model).
+        let refused = config.tool_mode == ToolMode::Constrained
+            && super::constrained::refused_before(&server_key(&config));
+        let mut notes = Vec::new();
+        if refused {
+            notes.push(format!(
+                "{} refused the action schema before; text-mode ReAct",
+                config.base_url
+            ));
+        }
         let core = LiveCore {
-            text_mode: config.tool_mode == ToolMode::Text,
+            text_mode: config.tool_mode == ToolMode::Text || refused,
+            constrained: config.tool_mode == ToolMode::Constrained && !refused,
+            actions: 0,
             config,
             runtime,
-            notes: Vec::new(),
+            notes,
             sees_images: None,
         };
         Ok((core, http))
@@ -62,7 +80,9 @@ impl LiveCore {
     /// refuse two in a row; a compaction note, a nudge or a text-mode
     /// observation can stand beside another).
     pub fn wire(&self, messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
-        let wire = if self.text_mode {
+        let wire = if self.constrained && !tools.is_empty() {
+            super::constrained::to_constrained(messages, tools)
+        } else if self.text_mode {
             textmode::to_text_mode(messages, tools)
         } else {
             messages.to_vec()
@@ -70,13 +90,68 @@ impl LiveCore {
         merge_consecutive_users(wire)
     }
 
-    /// The tools offered natively (none in text mode).
+    /// The tools offered natively (none in text or constrained mode).
     pub fn native_tools<'t>(&self, tools: &'t [ToolSpec]) -> &'t [ToolSpec] {
-        if self.text_mode {
+        if self.text_mode || self.constrained {
             &[]
         } else {
             tools
         }
+    }
+
+    /// The action schema a constrained request carries (`None`: not
+    /// constrained, or no tools offered).
+    pub fn action_schema(&self, tools: &[ToolSpec]) -> Option<serde_json::Value> {
+        (self.constrained && !tools.is_empty()).then(|| {
+            super::constrained::action_schema(
+                tools,
+                super::constrained::string_chars(self.config.max_tokens),
+            )
+        })
+    }
+
+    /// A constrained answer read into its tool call; an answer that is not
+    /// an action is kept as text, with a note saying why.
+    pub fn read_action(&mut self, message: Message, tools: &[ToolSpec]) -> Message {
+        if !self.constrained || tools.is_empty() || !message.tool_calls.is_empty() {
+            return message;
+        }
+        let content = message.content.clone().unwrap_or_default();
+        self.actions += 1;
+        match super::constrained::parse(&content, tools, self.actions) {
+            Ok(action) => action,
+            Err(why) => {
+                self.notes.push(why);
+                message
+            }
+        }
+    }
+
+    /// Switches the run to text mode when `err` is a first-attempt refusal
+    /// of the action schema, and remembers it for this server and model.
+    /// Returns whether it switched.
+    pub fn fall_back_if_schema_refused(&mut self, err: &LlmError) -> bool {
+        let refused = match err {
+            LlmError::Unavailable {
+                attempts: 1,
+                message,
+                ..
+            } => super::constrained::refuses_schema(&message.to_ascii_lowercase()),
+            _ => false,
+        };
+        if !(refused && self.constrained) {
+            return false;
+        }
+        self.constrained = false;
+        self.text_mode = true;
+        super::constrained::remember_refusal(&server_key(&self.config));
+        let line = format!(
+            "{} refused the action schema ({err}); switched to text-mode ReAct for this server",
+            self.config.base_url
+        );
+        tracing::warn!("{line}");
+        self.notes.push(line);
+        true
     }
 
     /// Runs `attempt` under the config's retry policy, noting each retry;
@@ -184,6 +259,11 @@ impl LiveCore {
         self.notes
             .push("the stream failed; asked again without streaming".into());
     }
+}
+
+/// The key a server's answers are remembered under: its URL and model.
+fn server_key(config: &LiveConfig) -> String {
+    format!("{}|{}", config.base_url, config.model)
 }
 
 /// `messages` with each run of user messages made one (texts joined by a

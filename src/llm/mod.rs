@@ -7,6 +7,7 @@
 
 pub mod adapt;
 pub mod config;
+pub mod constrained;
 mod live;
 pub mod local;
 pub mod ollama;

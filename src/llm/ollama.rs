@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use ollama_rs::error::OllamaError;
 use ollama_rs::generation::chat::request::ChatMessageRequest;
 use ollama_rs::generation::chat::{ChatMessage, ChatMessageResponse, MessageRole};
+use ollama_rs::generation::parameters::{FormatType, JsonStructure};
 use ollama_rs::generation::tools::{
     ToolCall as OllamaCall, ToolCallFunction, ToolFunctionInfo, ToolInfo, ToolType,
 };
@@ -56,6 +57,15 @@ impl OllamaBackend {
         if !native.is_empty() {
             request = request.tools(native.iter().filter_map(tool_info).collect());
         }
+        if let Some(schema) = self
+            .core
+            .action_schema(tools)
+            .and_then(|s| schemars::Schema::try_from(s).ok())
+        {
+            request = request.format(FormatType::StructuredJson(Box::new(
+                JsonStructure::new_for_schema(schema),
+            )));
+        }
         if let Some(think) = config.think {
             request = request.think(think);
         }
@@ -90,6 +100,7 @@ impl OllamaBackend {
         tools: &[ToolSpec],
     ) -> ChatResponse {
         let message = from_ollama(r.message);
+        let message = self.core.read_action(message, tools);
         let server = r
             .final_data
             .as_ref()
@@ -171,7 +182,8 @@ impl ChatBackend for OllamaBackend {
             Err(err)
                 if self
                     .core
-                    .switch_to_text_if(&err, |m| m.contains("does not support tools")) =>
+                    .switch_to_text_if(&err, |m| m.contains("does not support tools"))
+                    || self.core.fall_back_if_schema_refused(&err) =>
             {
                 self.call(messages, tools)?
             }

@@ -120,6 +120,12 @@ impl OpenAiBackend {
         let mut body = Map::new();
         body.insert("model".into(), json!(config.model));
         body.insert("messages".into(), Value::Array(wire));
+        if let Some(schema) = self.core.action_schema(tools) {
+            body.insert(
+                "response_format".into(),
+                json!({ "type": "json_schema", "json_schema": { "name": "action", "strict": true, "schema": schema } }),
+            );
+        }
         let native = self.core.native_tools(tools);
         if !native.is_empty() {
             let tools: Vec<Value> = native
@@ -214,6 +220,7 @@ impl OpenAiBackend {
                 |e| LlmError::Backend(format!("the server's message is not a chat message: {e}")),
             )?;
         message.role = super::Role::Assistant;
+        let message = self.core.read_action(message, tools);
         let finish_reason = choice
             .get("finish_reason")
             .and_then(Value::as_str)
@@ -309,7 +316,7 @@ impl ChatBackend for OpenAiBackend {
                 if self.core.switch_to_text_if(&err, |m| {
                     m.contains("refused the request")
                         && (m.contains("tool") || m.contains("function"))
-                }) =>
+                }) || self.core.fall_back_if_schema_refused(&err) =>
             {
                 self.call(messages, tools)?
             }

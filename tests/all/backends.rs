@@ -402,3 +402,112 @@ fn a_web_server_on_the_base_url_is_one_line_naming_it_and_exit_2() {
     assert!(!stderr.to_ascii_lowercase().contains("<html"), "{stderr}");
     assert!(stderr.lines().count() <= 2, "{stderr}");
 }
+
+/// An answer of a server that honoured the action schema.
+fn constrained_answer(code: &str) -> String {
+    json!({ "thought": "print it", "tool": "execute_python", "arguments": { "code": code } })
+        .to_string()
+}
+
+#[test]
+fn constrained_requests_carry_the_action_schema_and_answers_are_calls() {
+    let server = FakeServer::start(vec![Reply::Json(
+        200,
+        openai_answer(json!({ "role": "assistant", "content": constrained_answer("print(1)") })),
+    )]);
+    let mut config = live(BackendKind::Openai, &server.url);
+    config.tool_mode = ToolMode::Constrained;
+    let mut b = open_live(config).unwrap();
+    let r = b.chat(&conversation(), &tools::specs()).unwrap();
+    assert_eq!(r.message.tool_calls[0].function.name, "execute_python");
+    assert_eq!(code_of(&r.message), "print(1)");
+    assert_eq!(r.message.content.as_deref(), Some("print it"));
+    let body = &server.requests()[0].body;
+    assert!(body.get("tools").is_none(), "{body}");
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    let tools_named: Vec<&str> = schema["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["properties"]["tool"]["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools_named,
+        ["execute_python", "list_files", "inspect_data", "finish"]
+    );
+    assert!(body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("## Actions"));
+    // A request without tools (a summary) is not constrained.
+    let _ = b.chat(&conversation(), &[]);
+    assert!(server.requests()[1].body.get("response_format").is_none());
+}
+
+#[test]
+fn ollama_constrained_requests_carry_the_schema_as_format() {
+    let server = FakeServer::start(vec![Reply::Json(
+        200,
+        common::fake_llm::ollama_answer(
+            json!({ "role": "assistant", "content": constrained_answer("x = 2") }),
+        ),
+    )]);
+    let mut config = live(BackendKind::Ollama, &server.url);
+    config.tool_mode = ToolMode::Constrained;
+    let mut b = open_live(config).unwrap();
+    let r = b.chat(&conversation(), &tools::specs()).unwrap();
+    assert_eq!(code_of(&r.message), "x = 2");
+    let body = &server.requests()[0].body;
+    assert!(body["format"]["oneOf"].is_array(), "{body}");
+    assert!(body.get("tools").is_none(), "{body}");
+}
+
+#[test]
+fn a_server_that_refuses_the_schema_falls_back_to_text_mode_once_and_is_remembered() {
+    let text_answer = "Thought: look\nAction: execute_python\n```python\nprint(3)\n```";
+    let server = FakeServer::start(vec![
+        Reply::Json(
+            400,
+            json!({"error": {"message": "response_format type json_schema is not supported", "type": "invalid_request_error"}}),
+        ),
+        Reply::Json(
+            200,
+            openai_answer(json!({ "role": "assistant", "content": text_answer })),
+        ),
+        Reply::Json(
+            200,
+            openai_answer(json!({ "role": "assistant", "content": text_answer })),
+        ),
+    ]);
+    let mut config = live(BackendKind::Openai, &server.url);
+    config.tool_mode = ToolMode::Constrained;
+    let mut b = open_live(config.clone()).unwrap();
+    let r = b.chat(&conversation(), &tools::specs()).unwrap();
+    let adapted = gisclaw::llm::adapt::adapt(r.message, 1).message;
+    assert_eq!(code_of(&adapted), "print(3)");
+    let refused: Vec<&String> = r
+        .notes
+        .iter()
+        .filter(|n| n.contains("refused the action schema"))
+        .collect();
+    assert_eq!(refused.len(), 1, "one line: {:?}", r.notes);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body.get("response_format").is_none());
+    assert!(requests[1].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("text protocol"));
+    // The next backend for the same server starts in text mode.
+    let mut again = open_live(config).unwrap();
+    let r = again.chat(&conversation(), &tools::specs()).unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("refused the action schema before")),
+        "{:?}",
+        r.notes
+    );
+    assert!(server.requests()[2].body.get("response_format").is_none());
+}

@@ -217,6 +217,7 @@ fn smollm2_solve_survives_real_model_output() {
         &server,
     );
     assert_robust(&out, &out_dir, 6);
+    assert_every_round_is_an_action(&out_dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("local model smollm2-135m-instruct-q4_1 ready at http://127.0.0.1:"),
@@ -291,11 +292,40 @@ fn an_mcts_solve_with_the_local_model_ends_cleanly() {
     );
 }
 
+/// Constrained actions (the local default): every answer of the run was
+/// read as one tool call, none needed a nudge, none failed to parse.
+fn assert_every_round_is_an_action(dir: &Path) {
+    let events = transcript(dir);
+    let answers: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "message" && e["message"]["role"] == "assistant")
+        .collect();
+    assert!(!answers.is_empty());
+    for a in &answers {
+        let calls = a["message"]["tool_calls"].as_array().map_or(0, Vec::len);
+        assert_eq!(calls, 1, "every round is one action: {a:#}");
+        assert!(
+            !a["backend_notes"]
+                .to_string()
+                .contains("constrained answer"),
+            "{a:#}"
+        );
+    }
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["event"] == "tool" && e["status"] == "malformed"),
+        "no malformed call"
+    );
+}
+
 #[test]
 #[ignore = "needs `make setup-local-model`; run by `make e2e`"]
-fn gemma3_base_model_that_writes_no_actions_ends_cleanly() {
+fn gemma3_base_model_is_held_to_actions_and_ends_cleanly() {
     // Gemma 3 270M as shipped on PyPI is the base model without a chat
-    // template: it answers with chat-marker noise and never a tool call.
+    // template: left free it answers with chat-marker noise and never a
+    // tool call (text mode, measured); with constrained actions each of
+    // its answers is an action.
     let server = server();
     let dir = tempfile::tempdir().unwrap();
     let gguf = model(dir.path(), "gemma3-270m-q4_k_m.gguf");
@@ -318,6 +348,7 @@ fn gemma3_base_model_that_writes_no_actions_ends_cleanly() {
         &server,
     );
     assert_robust(&out, &out_dir, 3);
+    assert_every_round_is_an_action(&out_dir);
     assert!(
         survivors_after(gguf.to_str().unwrap(), Duration::from_secs(5)).is_empty(),
         "the server was stopped"
