@@ -198,6 +198,11 @@ impl ChatBackend for OllamaBackend {
         tools: &[ToolSpec],
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatResponse, LlmError> {
+        // A constrained answer is JSON until it is read: the thought is
+        // shown once the action is, not the raw object as it streams.
+        if self.core.action_schema(tools).is_some() {
+            return chat_then_text(self, messages, tools, on_text);
+        }
         match self.call_streaming(messages, tools, on_text) {
             Some(r) => Ok(self.response_from(r, 0, messages, tools)),
             None => {

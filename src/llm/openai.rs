@@ -331,6 +331,11 @@ impl ChatBackend for OpenAiBackend {
         tools: &[ToolSpec],
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatResponse, LlmError> {
+        // A constrained answer is JSON until it is read: the thought is
+        // shown once the action is, not the raw object as it streams.
+        if self.core.action_schema(tools).is_some() {
+            return chat_then_text(self, messages, tools, on_text);
+        }
         match self.call_streaming(messages, tools, on_text) {
             Some(value) => self.response_from(value, 0, messages, tools),
             None => {

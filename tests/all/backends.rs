@@ -511,3 +511,21 @@ fn a_server_that_refuses_the_schema_falls_back_to_text_mode_once_and_is_remember
     );
     assert!(server.requests()[2].body.get("response_format").is_none());
 }
+
+#[test]
+fn a_constrained_answer_is_shown_as_its_thought_not_as_json() {
+    let server = FakeServer::start(vec![Reply::Json(
+        200,
+        openai_answer(json!({ "role": "assistant", "content": constrained_answer("print(1)") })),
+    )]);
+    let mut config = live(BackendKind::Openai, &server.url);
+    config.tool_mode = ToolMode::Constrained;
+    let mut b = open_live(config).unwrap();
+    let mut shown = String::new();
+    let r = b
+        .chat_streaming(&conversation(), &tools::specs(), &mut |t| shown.push_str(t))
+        .unwrap();
+    assert_eq!(shown, "print it");
+    assert_eq!(code_of(&r.message), "print(1)");
+    assert_eq!(server.requests()[0].body["stream"], false);
+}
