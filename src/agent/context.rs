@@ -284,11 +284,12 @@ pub struct FoldRequest<'a> {
     pub force: bool,
 }
 
-/// Compacts `messages` in place (see the module's doc) so that the request
-/// is under the target where folding can get it there, and under the
-/// window's limit where anything at all can. `summarise` asks the model
-/// for a summary of a note (live models only). `None` when nothing could
-/// be folded or shortened.
+/// Compacts `messages` in place (see the module's doc), folding until the
+/// request is under the target where folding, shortening, a summary and
+/// dropping the note's oldest lines can get it there (the pinned message
+/// and the latest round are never folded). `summarise` asks the model for
+/// a summary of a note (live models only). `None` when nothing could be
+/// folded or shortened.
 pub fn compact(
     messages: &mut Vec<Message>,
     request: &FoldRequest<'_>,
