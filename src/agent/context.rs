@@ -116,7 +116,7 @@ impl ContextKeeper {
     }
 
     /// `raw` tiktoken tokens in the server's tokens.
-    fn scaled(&self, raw: u64) -> u64 {
+    pub fn scaled(&self, raw: u64) -> u64 {
         (raw as f64 * self.scale).ceil() as u64
     }
 
@@ -605,20 +605,12 @@ fn fold_lines(messages: &[Message], layout: &Layout) -> Vec<(usize, String)> {
             }
         }
     }
-    let rebound_later = |i: usize, names: &[String]| -> Option<usize> {
-        if names.is_empty() {
-            return None;
-        }
-        let mut last = None;
-        for name in names {
-            let later = bound
+    // Whether every name of cell `i` is bound again by a later good cell.
+    let rebound_later = |i: usize, names: &[String]| {
+        !names.is_empty()
+            && names
                 .iter()
-                .filter(|(j, _)| *j > i)
-                .find(|(_, n)| n.contains(name))
-                .map(|(j, _)| *j)?;
-            last = Some(last.map_or(later, |l: usize| l.max(later)));
-        }
-        last
+                .all(|name| bound.iter().any(|(j, n)| *j > i && n.contains(name)))
     };
     let mut lines = Vec::new();
     for (i, m) in messages.iter().enumerate() {
@@ -665,11 +657,7 @@ fn fold_lines(messages: &[Message], layout: &Layout) -> Vec<(usize, String)> {
 }
 
 /// A cell's fold line.
-fn cell_line(
-    code: &str,
-    result: Option<&str>,
-    rebound: impl Fn(&[String]) -> Option<usize>,
-) -> String {
+fn cell_line(code: &str, result: Option<&str>, rebound: impl Fn(&[String]) -> bool) -> String {
     let first = first_line(code.trim_start(), 120);
     let Some(result) = result else {
         return format!("- cell not run: {first}");
@@ -682,7 +670,7 @@ fn cell_line(
         };
     }
     let names = top_level_bindings(code);
-    if rebound(&names).is_some() {
+    if rebound(&names) {
         return format!(
             "- cell ok, superseded (a later cell binds {} again): {first}",
             names.join(", ")
@@ -912,6 +900,16 @@ mod tests {
         m
     }
 
+    /// A fold with the task (message 1) pinned.
+    fn task_request(namespace: Option<&str>, force: bool) -> FoldRequest<'static> {
+        FoldRequest {
+            specs: &[],
+            pinned: Some(1),
+            namespace: namespace.map(str::to_string),
+            force,
+        }
+    }
+
     fn keeper(window: u64) -> ContextKeeper {
         let mut k = ContextKeeper::new(Some(window));
         k.resolve(None, || None);
@@ -924,12 +922,7 @@ mod tests {
         let k = keeper(4000);
         let before = k.estimate(&messages, &[]);
         assert!(k.needs_compaction(before), "{before}");
-        let request = FoldRequest {
-            specs: &[],
-            pinned: Some(1),
-            namespace: Some("  parcels (GeoDataFrame): 412 rows".into()),
-            force: false,
-        };
+        let request = task_request(Some("  parcels (GeoDataFrame): 412 rows"), false);
         let done = compact(&mut messages, &request, &k, None).expect("compacted");
         assert!(done.tokens_after <= (TARGET * 4000.0) as u64, "{done:?}");
         assert_eq!(done.tokens_after, k.estimate(&messages, &[]));
@@ -990,12 +983,7 @@ mod tests {
             Message::tool_result("c", "xxxxxxxxxx"),
         ];
         let k = keeper(100_000);
-        let request = FoldRequest {
-            specs: &[],
-            pinned: Some(1),
-            namespace: None,
-            force: true,
-        };
+        let request = task_request(None, true);
         compact(&mut messages, &request, &k, None).unwrap();
         let note = messages[2].content.clone().unwrap();
         assert!(
@@ -1010,12 +998,7 @@ mod tests {
     fn a_second_compaction_carries_the_first_notes_lines_in_one_note() {
         let mut messages = history(6, 2);
         let k = keeper(100_000);
-        let request = FoldRequest {
-            specs: &[],
-            pinned: Some(1),
-            namespace: Some("  a (int): 1".into()),
-            force: true,
-        };
+        let request = task_request(Some("  a (int): 1"), true);
         compact(&mut messages, &request, &k, None).unwrap();
         messages.push(cell("late", "late = 1"));
         messages.push(Message::tool_result("late", "(no output)"));
@@ -1039,12 +1022,7 @@ mod tests {
     fn a_model_summary_replaces_the_note_when_folding_is_not_enough() {
         let mut messages = history(40, 3);
         let k = keeper(1200);
-        let request = FoldRequest {
-            specs: &[],
-            pinned: Some(1),
-            namespace: None,
-            force: false,
-        };
+        let request = task_request(None, false);
         let mut asked = 0;
         let mut summarise = |note: &str| {
             asked += 1;
@@ -1065,12 +1043,7 @@ mod tests {
     fn without_a_summary_the_oldest_note_lines_go_to_fit_the_limit() {
         let mut messages = history(60, 3);
         let k = keeper(1200);
-        let request = FoldRequest {
-            specs: &[],
-            pinned: Some(1),
-            namespace: None,
-            force: false,
-        };
+        let request = task_request(None, false);
         let done = compact(&mut messages, &request, &k, None).unwrap();
         assert!(done.tokens_after <= (TARGET * 1200.0) as u64, "{done:?}");
         assert!(
@@ -1085,12 +1058,7 @@ mod tests {
     fn long_observations_of_the_kept_round_are_shortened_when_needed() {
         let mut messages = history(3, 400);
         let k = keeper(3000);
-        let request = FoldRequest {
-            specs: &[],
-            pinned: Some(1),
-            namespace: None,
-            force: false,
-        };
+        let request = task_request(None, false);
         let done = compact(&mut messages, &request, &k, None).unwrap();
         assert_eq!(done.shortened_observations, 1, "{done:?}");
         let last = messages.last().unwrap().content.clone().unwrap();

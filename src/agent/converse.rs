@@ -298,12 +298,16 @@ impl RunState {
             .resolve(limits.context_window, || model.context_window());
         // A request the history's compaction could not shape (a fresh
         // prompt: the Planner's, a tree node's) is cut to fit, in a copy.
-        let fitted = self.context.limit().and_then(|limit| {
-            (self.context.estimate(messages, specs) > limit)
-                .then(|| context::fit_prompt(messages, specs, &self.context, limit))
-        });
+        let mut raw = tokens::count_prompt(messages, specs);
+        let fitted = self
+            .context
+            .limit()
+            .filter(|&limit| self.context.scaled(raw) > limit)
+            .map(|limit| context::fit_prompt(messages, specs, &self.context, limit));
+        if let Some(cut) = &fitted {
+            raw = tokens::count_prompt(cut, specs);
+        }
         let messages = fitted.as_deref().unwrap_or(messages);
-        let raw = tokens::count_prompt(messages, specs);
         self.context.sent(raw);
         let (tools, shape) = PrefixLog::shape(messages, specs);
         let asked = Instant::now();

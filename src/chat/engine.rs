@@ -370,52 +370,23 @@ impl ChatEngine {
         let specs = self.chat_tools();
         let mut messages = vec![self.system_message()];
         messages.append(&mut self.saved.messages);
-        let interrupt = self.interrupt;
-        let mut model = ChatModel {
-            backend: &mut self.backend,
-            reopen: &self.reopen,
-            interrupt,
-        };
-        let (mut toolbox, _stopper) = sandbox_tools(
-            &mut self.session,
-            self.saved.data_dir.clone(),
-            self.options.docs.as_deref(),
-            self.checks.clone(),
-            self.options.vision_feedback,
-            interrupt,
-        );
-        let mut state = RunState::new();
-        state.context = self.context.clone();
-        let stop = || None;
-        let mut turn = Turn {
-            model: &mut model,
-            toolbox: &mut toolbox,
-            memory: &mut self.memory,
-            transcript: &mut self.transcript,
-            events: ev,
-            agent: None,
-            on_text: OnText::Answer,
-            stop: &stop,
-        };
-        // With no window known, /compact folds as if the request filled it.
-        if state.context.window().is_none() {
-            state.context = ContextKeeper::new(Some(
-                (state.context.estimate(&messages, &specs) * 2).max(2048),
-            ));
+        let flag = self.options.context_window;
+        let learnt = self.context.clone();
+        let done = self.with_turn(None, ev, |turn, state| {
+            // With no window known, /compact folds as if the request
+            // filled it.
+            if state.context.window().is_none() {
+                state.context = ContextKeeper::new(Some(
+                    (state.context.estimate(&messages, &specs) * 2).max(2048),
+                ));
+            }
+            fit_history(turn, &mut messages, &specs, state, flag, None, true)
+        });
+        // A window made up for /compact is not the model's.
+        if learnt.window().is_none() {
+            self.context = learnt;
         }
-        let pinned = None;
-        let done = fit_history(
-            &mut turn,
-            &mut messages,
-            &specs,
-            &mut state,
-            self.options.context_window,
-            pinned,
-            true,
-        );
-        drop(toolbox);
         self.saved.messages = messages.split_off(1);
-        self.add_usage(state.usage);
         if done.is_some() {
             self.saved.turns.clear();
             self.save();
@@ -453,6 +424,32 @@ impl ChatEngine {
         agent: Option<&'static str>,
         ev: &mut dyn FnMut(AgentEvent<'_>),
     ) -> Stop {
+        let limits = ConverseLimits {
+            run: AgentLimits {
+                max_rounds: usize::MAX,
+                budget: Duration::from_secs(365 * 24 * 3600),
+                context_window: self.options.context_window,
+                ..AgentLimits::default()
+            },
+            max_rounds: self.options.max_rounds,
+            max_failures,
+        };
+        self.with_turn(agent, ev, |turn, state| {
+            converse(turn, messages, specs, &limits, state)
+        })
+    }
+
+    /// Runs `work` with the chat's [`Turn`] (its model, its sandbox's tools,
+    /// Ctrl-C as the stop, successful cells joining the journal and the
+    /// last failing one kept for `/edit`) and a run state that carries the
+    /// context window across turns; then counts its tokens and
+    /// compactions.
+    fn with_turn<R>(
+        &mut self,
+        agent: Option<&'static str>,
+        ev: &mut dyn FnMut(AgentEvent<'_>),
+        work: impl FnOnce(&mut Turn<'_, '_>, &mut RunState) -> R,
+    ) -> R {
         let interrupt = self.interrupt;
         let mut model = ChatModel {
             backend: &mut self.backend,
@@ -484,17 +481,6 @@ impl ChatEngine {
                 .swap(false, Ordering::SeqCst)
                 .then(|| Ending::Interrupted("the user interrupted".into()))
         };
-        let limits = ConverseLimits {
-            run: AgentLimits {
-                max_rounds: usize::MAX,
-                budget: Duration::from_secs(365 * 24 * 3600),
-                ..AgentLimits::default()
-            },
-            max_rounds: self.options.max_rounds,
-            max_failures,
-        };
-        let mut limits = limits;
-        limits.run.context_window = self.options.context_window;
         let mut state = RunState::new();
         state.context = self.context.clone();
         let mut turn = Turn {
@@ -507,11 +493,12 @@ impl ChatEngine {
             on_text: OnText::Answer,
             stop: &stop,
         };
-        let end = converse(&mut turn, messages, specs, &limits, &mut state);
+        let result = work(&mut turn, &mut state);
+        drop(toolbox);
         self.add_usage(state.usage);
         self.context = state.context;
         self.compactions += state.compactions;
-        end
+        result
     }
 
     pub(super) fn add_usage(&mut self, usage: Usage) {

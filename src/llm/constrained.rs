@@ -218,50 +218,27 @@ fn action_json(thought: Option<&str>, call: &ToolCall) -> String {
 /// the system message, earlier calls as their JSON, results as
 /// `Observation:` user messages.
 pub fn to_constrained(messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    let mut system_done = false;
-    for m in messages {
-        match m.role {
-            Role::System if !system_done => {
-                system_done = true;
-                let text = m.content.clone().unwrap_or_default() + &protocol(tools);
-                out.push(Message::text(Role::System, text));
-            }
-            Role::Assistant if !m.tool_calls.is_empty() => {
-                let thought = m.content.as_deref().filter(|c| !c.is_empty());
-                let text: Vec<String> = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| action_json(thought, c))
-                    .collect();
-                out.push(Message::text(Role::Assistant, text.join("\n")));
-            }
-            Role::Tool => out.push(Message::text(
-                Role::User,
-                format!("Observation:\n{}", m.content.as_deref().unwrap_or("")),
-            )),
-            // An earlier plain answer, as the answer action it was.
-            Role::Assistant if answers(tools) => {
-                let call = ToolCall::function(
-                    "",
-                    ANSWER,
-                    json!({ "text": m.content.clone().unwrap_or_default() }).to_string(),
-                );
-                out.push(Message::text(Role::Assistant, action_json(None, &call)));
-            }
-            _ => out.push(Message {
-                images: m.images.clone(),
-                ..Message::text(m.role, m.content.clone().unwrap_or_default())
-            }),
+    let answering = answers(tools);
+    super::textmode::rewrite(messages, tools, &protocol(tools), |m| {
+        if !m.tool_calls.is_empty() {
+            let thought = m.content.as_deref().filter(|c| !c.is_empty());
+            let text: Vec<String> = m
+                .tool_calls
+                .iter()
+                .map(|c| action_json(thought, c))
+                .collect();
+            return Some(text.join("\n"));
         }
-    }
-    if !system_done && !tools.is_empty() {
-        out.insert(
-            0,
-            Message::text(Role::System, protocol(tools).trim_start().to_string()),
-        );
-    }
-    out
+        // An earlier plain answer, as the answer action it was.
+        answering.then(|| {
+            let call = ToolCall::function(
+                "",
+                ANSWER,
+                json!({ "text": m.content.clone().unwrap_or_default() }).to_string(),
+            );
+            action_json(None, &call)
+        })
+    })
 }
 
 /// Reads a constrained answer into a message with one tool call (its

@@ -40,34 +40,55 @@ fn action_text(name: &str, arguments: &str) -> String {
 
 /// Rewrites a native-tool conversation into the text protocol.
 pub fn to_text_mode(messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
-    let mut out = Vec::with_capacity(messages.len());
+    rewrite(messages, tools, &protocol(tools), |m| {
+        (!m.tool_calls.is_empty()).then(|| {
+            let mut parts: Vec<String> = m
+                .content
+                .iter()
+                .filter(|c| !c.is_empty())
+                .cloned()
+                .collect();
+            parts.extend(
+                m.tool_calls
+                    .iter()
+                    .map(|c| action_text(&c.function.name, &c.function.arguments)),
+            );
+            parts.join("\n")
+        })
+    })
+}
+
+/// A conversation rewritten for a server that sees tools only as text
+/// (text mode, constrained actions): `protocol` appended to the first
+/// system message (or made one), each assistant message that `action`
+/// renders sent as that text, tool results as `Observation:` user
+/// messages, the rest as they are (figures shown to a vision model keep
+/// their images).
+pub(super) fn rewrite(
+    messages: &[Message],
+    tools: &[ToolSpec],
+    protocol: &str,
+    action: impl Fn(&Message) -> Option<String>,
+) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
     let mut system_done = false;
     for m in messages {
-        match m.role {
-            Role::System if !system_done => {
+        let rendered = if m.role == Role::Assistant {
+            action(m)
+        } else {
+            None
+        };
+        match (m.role, rendered) {
+            (Role::System, _) if !system_done => {
                 system_done = true;
-                let text = m.content.clone().unwrap_or_default() + &protocol(tools);
+                let text = m.content.clone().unwrap_or_default() + protocol;
                 out.push(Message::text(Role::System, text));
             }
-            Role::Assistant if !m.tool_calls.is_empty() => {
-                let mut parts: Vec<String> = m
-                    .content
-                    .iter()
-                    .filter(|c| !c.is_empty())
-                    .cloned()
-                    .collect();
-                parts.extend(
-                    m.tool_calls
-                        .iter()
-                        .map(|c| action_text(&c.function.name, &c.function.arguments)),
-                );
-                out.push(Message::text(Role::Assistant, parts.join("\n")));
-            }
-            Role::Tool => out.push(Message::text(
+            (Role::Assistant, Some(text)) => out.push(Message::text(Role::Assistant, text)),
+            (Role::Tool, _) => out.push(Message::text(
                 Role::User,
                 format!("Observation:\n{}", m.content.as_deref().unwrap_or("")),
             )),
-            // Figures shown to a vision model keep their images.
             _ => out.push(Message {
                 images: m.images.clone(),
                 ..Message::text(m.role, m.content.clone().unwrap_or_default())
@@ -77,7 +98,7 @@ pub fn to_text_mode(messages: &[Message], tools: &[ToolSpec]) -> Vec<Message> {
     if !system_done && !tools.is_empty() {
         out.insert(
             0,
-            Message::text(Role::System, protocol(tools).trim_start().to_string()),
+            Message::text(Role::System, protocol.trim_start().to_string()),
         );
     }
     out
