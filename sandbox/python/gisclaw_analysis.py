@@ -23,6 +23,7 @@ import difflib
 import inspect
 import os
 import sys
+import textwrap
 
 _GLOB = set("*?[")
 # Methods that change their object in place.
@@ -37,6 +38,85 @@ def _nearest(name, candidates, n=3):
     close = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.6)
     found = ([exact] if exact else []) + [lowered[c] for c in close if lowered[c] != exact]
     return found[:n]
+
+
+def _kwargs_read(func):
+    """The keyword names ``func``'s own source reads from its ``**kwargs``
+    (``kwargs.pop("x")``, ``.get``, ``.setdefault``, ``kwargs["x"]``,
+    ``"x" in kwargs``); empty when its source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except Exception:
+        return set()
+    fn = tree.body[0] if tree.body else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.args.kwarg is None:
+        return set()
+    var = fn.args.kwarg.arg
+
+    def text(node):
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+    def is_var(node):
+        return isinstance(node, ast.Name) and node.id == var
+
+    names = set()
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and is_var(node.func.value) and node.func.attr in ("pop", "get", "setdefault")
+                and node.args and text(node.args[0])):
+            names.add(text(node.args[0]))
+        elif isinstance(node, ast.Subscript) and is_var(node.value) and text(node.slice):
+            names.add(text(node.slice))
+        elif (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                and is_var(node.comparators[0]) and text(node.left)):
+            names.add(text(node.left))
+    return names
+
+
+def _forwarded_names(func):
+    """Keyword names a ``**kwargs`` function may take: those its source
+    reads from ``**kwargs``, and the parameters (and ``**kwargs`` reads) of
+    the functions and methods of the same name in its package — a method's
+    delegation chain, as ``GeoSeries.buffer`` → ``GeometryArray.buffer``.
+    Found in module and class dicts and source files: nothing is called."""
+    try:
+        func = inspect.unwrap(func)
+    except Exception:
+        return set()
+    names = _kwargs_read(func)
+    name = getattr(func, "__name__", None)
+    module = getattr(func, "__module__", None)
+    if not isinstance(name, str) or not isinstance(module, str):
+        return names
+    package = module.split(".")[0]
+    keyword_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or not (mod_name == package or mod_name.startswith(package + ".")):
+            continue
+        try:
+            values = list(vars(mod).values())
+        except TypeError:
+            continue
+        for value in values:
+            found = []
+            if inspect.isclass(value) and getattr(value, "__module__", None) == mod_name:
+                member = value.__dict__.get(name)
+                if inspect.isfunction(member):
+                    found.append(member)
+            elif (inspect.isfunction(value) and value.__name__ == name
+                    and getattr(value, "__module__", None) == mod_name):
+                found.append(value)
+            for other in found:
+                if other is func:
+                    continue
+                try:
+                    params = inspect.signature(other).parameters
+                except (TypeError, ValueError):
+                    continue
+                names |= {n for n, p in params.items() if p.kind in keyword_kinds}
+                names |= _kwargs_read(other)
+    return names
 
 
 def _hint(name, candidates):
@@ -301,18 +381,37 @@ class _Checker(ast.NodeVisitor):
             if sig is not None:
                 params = sig.parameters
                 takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-                if not takes_any:
-                    names = [n for n, p in params.items() if p.kind in (
-                        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
-                    for kw in node.keywords:
-                        if kw.arg is not None and kw.arg not in names:
-                            self.add(
-                                kw if hasattr(kw, "lineno") else node,
-                                "keyword",
-                                f"`{ast.unparse(node.func)}()` takes no keyword `{kw.arg}`"
-                                + _hint(kw.arg, names),
-                                certain=True,
-                            )
+                names = [n for n, p in params.items() if p.kind in (
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+                for kw in node.keywords:
+                    if kw.arg is None or kw.arg in names:
+                        continue
+                    where = kw if hasattr(kw, "lineno") else node
+                    if not takes_any:
+                        self.add(
+                            where,
+                            "keyword",
+                            f"`{ast.unparse(node.func)}()` takes no keyword `{kw.arg}`"
+                            + _hint(kw.arg, names),
+                            certain=True,
+                        )
+                        continue
+                    # A function that passes other keywords on (**kwargs)
+                    # may take any name further down; a near miss of a
+                    # name it or its delegates take is most likely a
+                    # misspelling.
+                    known = set(names) | _forwarded_names(func)
+                    if kw.arg in known:
+                        continue
+                    near = difflib.get_close_matches(kw.arg, sorted(known), n=1, cutoff=0.8)
+                    if near:
+                        self.add(
+                            where,
+                            "keyword",
+                            f"`{ast.unparse(node.func)}()` has no parameter `{kw.arg}`"
+                            f" (did you mean `{near[0]}`? other keywords go on to **kwargs)",
+                            certain=False,
+                        )
         self.generic_visit(node)
 
     def visit_Subscript(self, node):

@@ -949,6 +949,25 @@ def _analyse(code):
     return json.dumps(findings)
 
 
+def shape(code):
+    """:func:`_shape` under the interpreter's own builtins."""
+    return _with_pristine_builtins(_shape, code)
+
+
+def _shape(code):
+    """JSON: the SHA-256 of ``ast.dump`` of ``code`` (no positions, so
+    layout, comments and quoting do not count), or null when it does not
+    parse. Parsing runs nothing of the cell."""
+    import ast
+    import hashlib
+
+    try:
+        dump = ast.dump(ast.parse(code, filename="<cell>", mode="exec"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "null"
+    return json.dumps(hashlib.sha256(dump.encode("utf-8", "surrogatepass")).hexdigest())
+
+
 def variables():
     """:func:`_variables` under the interpreter's own builtins."""
     return _with_pristine_builtins(_variables)

@@ -311,6 +311,11 @@ impl Runtime {
         self.call_json("analyse", &[Arg::Str(code)])
     }
 
+    /// The digest of `code`'s syntax tree (`None` when it does not parse).
+    pub fn shape(&self, code: &str) -> Result<Option<String>, String> {
+        self.call_json("shape", &[Arg::Str(code)])
+    }
+
     /// Summaries of every user variable.
     pub fn variables(&self) -> Result<Vec<VariableSummary>, String> {
         self.call_json("variables", &[])

@@ -116,6 +116,12 @@ fn serve(runtime: &Runtime, stream: UnixStream, confinement: ConfinementReport) 
                     Err(message) => SessionResponse::Error { message },
                 }
             }
+            SessionRequest::Shape { code } => {
+                match guarded(runtime, &stream, pid, || runtime.shape(&code)) {
+                    Ok(shape) => SessionResponse::Shape { shape },
+                    Err(message) => SessionResponse::Error { message },
+                }
+            }
             SessionRequest::Variables => {
                 match guarded(runtime, &stream, pid, || runtime.variables()) {
                     Ok(variables) => SessionResponse::Variables { variables },

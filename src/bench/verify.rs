@@ -160,16 +160,26 @@ pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
 /// The messages that play a gold script through the tree search: the same
 /// plan as [`gold_dual_messages`], then each step's cells as one candidate,
 /// asked `width` times (identical candidates count once, so the gold is the
-/// only child of each step).
-pub fn gold_mcts_messages(task_id: &str, source: &str, width: usize) -> Vec<Message> {
+/// only child of each step); with `rollout`, the rest of the gold as the
+/// rollout from the first step, which completes the task.
+pub fn gold_mcts_messages(
+    task_id: &str,
+    source: &str,
+    width: usize,
+    rollout: bool,
+) -> Vec<Message> {
     let groups = gold_groups(source);
     let mut messages = vec![gold_plan_message(task_id, groups.len())];
-    for (s, group) in groups.into_iter().enumerate() {
-        let code = if group.is_empty() {
+    let step_code = |s: usize, group: &[String]| {
+        if group.is_empty() {
             format!("pass  # gold step {} has no cell", s + 1)
         } else {
             group.join("\n\n")
-        };
+        }
+    };
+    let n = groups.len();
+    for (s, group) in groups.iter().enumerate() {
+        let code = step_code(s, group);
         for k in 0..width.max(1) {
             messages.push(Message {
                 content: Some(format!("Gold step {}.", s + 1)),
@@ -180,6 +190,26 @@ pub fn gold_mcts_messages(task_id: &str, source: &str, width: usize) -> Vec<Mess
                 )],
                 ..Message::default()
             });
+        }
+        if rollout && s + 1 < n {
+            // The rollout from the first step's node: the gold's remaining
+            // steps in one completion, which completes the task.
+            let rest: Vec<String> = groups
+                .iter()
+                .enumerate()
+                .skip(s + 1)
+                .map(|(k, g)| format!("# %% step {}\n{}", k + 1, step_code(k, g)))
+                .collect();
+            messages.push(Message {
+                content: Some("Gold rollout.".to_string()),
+                tool_calls: vec![ToolCall::function(
+                    "gold_rollout",
+                    "execute_python",
+                    json!({ "code": rest.join("\n") }).to_string(),
+                )],
+                ..Message::default()
+            });
+            break;
         }
     }
     messages

@@ -58,6 +58,14 @@ pub struct MctsArgs {
     /// Tree search: candidate codes asked for per expansion.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub mcts_width: u64,
+    /// Tree search: repair requests in a row for a candidate that fails,
+    /// is pruned or writes outputs that fail their checks (0: none).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=8))]
+    pub mcts_repairs: u64,
+    /// Tree search: estimate each new node's reward from one completion of
+    /// the remaining steps, run in a throwaway fork.
+    #[arg(long)]
+    pub mcts_rollout: bool,
 }
 
 impl MctsArgs {
@@ -66,6 +74,8 @@ impl MctsArgs {
         gisclaw::agent::mcts::MctsLimits {
             iterations: self.mcts_iterations as usize,
             width: self.mcts_width as usize,
+            repairs: self.mcts_repairs as usize,
+            rollout: self.mcts_rollout,
             ..Default::default()
         }
     }

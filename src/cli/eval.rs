@@ -582,6 +582,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         temperature: source.temperature(),
         gold_prefix: false,
         shards: None,
+        mcts_rollout: false,
     };
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -670,6 +671,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         temperature: source.temperature(),
         gold_prefix: mode.gold_prefix,
         shards: None,
+        mcts_rollout: false,
     };
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -887,6 +889,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         temperature: source.temperature(),
         gold_prefix: false,
         shards,
+        mcts_rollout: args.mcts.mcts_rollout && archs.contains(&Arch::Mcts),
     };
     let options = EvalOptions {
         out: out.clone(),

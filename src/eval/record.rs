@@ -128,6 +128,15 @@ pub struct SearchCounts {
     pub failed: usize,
     /// Candidates pruned by the static analysis without running.
     pub pruned: usize,
+    /// Repair nodes (fixes of failed candidates).
+    #[serde(default)]
+    pub repairs: usize,
+    /// Of them, those that ran cleanly.
+    #[serde(default)]
+    pub repairs_ran: usize,
+    /// Nodes rewarded by a rollout (`--mcts-rollout`).
+    #[serde(default)]
+    pub rollouts: usize,
 }
 
 impl SearchCounts {
@@ -136,12 +145,16 @@ impl SearchCounts {
         let bytes = std::fs::read(workdir.join("tree.json")).ok()?;
         let tree: crate::agent::mcts::tree::Tree = serde_json::from_slice(&bytes).ok()?;
         let (ran, failed, pruned) = tree.counts();
+        let (repairs, repairs_ran) = tree.repairs();
         Some(SearchCounts {
             nodes: tree.nodes.len().saturating_sub(1),
-            expansions: tree.nodes.iter().filter(|n| !n.children.is_empty()).count(),
+            expansions: tree.expansions(),
             ran,
             failed,
             pruned,
+            repairs,
+            repairs_ran,
+            rollouts: tree.rollouts(),
         })
     }
 }

@@ -107,14 +107,14 @@ impl BackendSource {
         gold: &str,
         arch: Arch,
         run: usize,
-        mcts_width: usize,
+        mcts: &MctsLimits,
     ) -> Result<Box<dyn ChatBackend>, ItemError> {
         match self {
             BackendSource::Gold => {
                 let messages = match arch {
                     Arch::Single => gold_messages(task, gold),
                     Arch::Dual => gold_dual_messages(task, gold),
-                    Arch::Mcts => gold_mcts_messages(task, gold, mcts_width),
+                    Arch::Mcts => gold_mcts_messages(task, gold, mcts.width, mcts.rollout),
                     Arch::None => verify::gold_alone_messages(gold),
                 };
                 Ok(Box::new(ReplayBackend::from_messages(
@@ -178,6 +178,9 @@ pub struct Manifest {
     /// shard that made the folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<ShardPlan>,
+    /// Whether tree-search nodes were rewarded by rollouts (`--mcts-rollout`).
+    #[serde(default)]
+    pub mcts_rollout: bool,
 }
 
 fn tasks_kind() -> String {
@@ -190,16 +193,23 @@ fn yes() -> bool {
 
 /// The ablation flags an eval folder records, as (name, on) pairs: what
 /// `eval report A B` compares when two folders differ in exactly one.
-pub const ABLATIONS: [&str; 4] = ["workflow", "rag", "output checks", "vision feedback"];
+pub const ABLATIONS: [&str; 5] = [
+    "workflow",
+    "rag",
+    "output checks",
+    "vision feedback",
+    "mcts rollout",
+];
 
 impl Manifest {
     /// The value of each of [`ABLATIONS`] in this folder.
-    pub fn ablations(&self) -> [bool; 4] {
+    pub fn ablations(&self) -> [bool; 5] {
         [
             self.workflow,
             self.rag,
             self.output_checks,
             self.vision_feedback,
+            self.mcts_rollout,
         ]
     }
 
@@ -207,7 +217,7 @@ impl Manifest {
     /// no workflow · rag`), so folders of an ablation get their own rows;
     /// a step suite's with its mode (`· LLM alone`, `· gold prefix`).
     pub fn condition(&self) -> String {
-        let defaults = [true, false, true, true];
+        let defaults = [true, false, true, true, false];
         let mut label = self.backend.clone();
         if self.kind == "steps" {
             if self.archs.iter().any(|a| a == "none") {
@@ -805,7 +815,7 @@ fn run_one(
             .join("runs")
             .join(id)
             .join(format!("{}-{}", item.arch.name(), item.run));
-    let mut backend = source.open(id, &gold.code, item.arch, item.run, options.mcts.width)?;
+    let mut backend = source.open(id, &gold.code, item.arch, item.run, &options.mcts)?;
     if let (Some(window), true) = (options.context_window, backend.is_replay()) {
         backend = Box::new(crate::llm::replay::WindowedReplay::new(backend, window));
     }

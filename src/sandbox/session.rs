@@ -862,6 +862,19 @@ impl Session {
         }
     }
 
+    /// A digest of `code`'s syntax tree, equal for two cells that differ
+    /// only in layout, comments or quoting (`None` when it does not parse).
+    pub fn shape(&mut self, code: &str) -> Result<Option<String>, SandboxError> {
+        match self.query(SessionRequest::Shape {
+            code: code.to_string(),
+        })? {
+            SessionResponse::Shape { shape } => Ok(shape),
+            other => Err(SandboxError::Protocol(format!(
+                "expected a shape, got {other:?}"
+            ))),
+        }
+    }
+
     /// One-line summaries of every user variable in the namespace.
     pub fn variables(&mut self) -> Result<Vec<VariableSummary>, SandboxError> {
         match self.query(SessionRequest::Variables)? {

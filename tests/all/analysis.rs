@@ -105,6 +105,18 @@ fn a_cell_is_checked_against_the_live_objects_it_names() {
         false,
         &["'float64'"],
     );
+    // `buffer` passes other keywords on (**kwargs): a near miss of its own
+    // `resolution` is likely a misspelling, not certain.
+    one(
+        &mut s,
+        "b = gdf.buffer(10, resolutionn=4)",
+        "keyword",
+        false,
+        &[
+            "has no parameter `resolutionn`",
+            "did you mean `resolution`",
+        ],
+    );
     let line = &findings(&mut s, "a = 1\nb = 2\nc = gdf['nope']")[0];
     assert_eq!(line.line, 3, "{line:?}");
 }
@@ -241,4 +253,29 @@ fn a_failing_cell_tells_the_model_what_the_analysis_found_and_a_passing_one_does
         "{}",
         refused.text
     );
+}
+
+#[test]
+fn two_cells_differing_only_in_layout_have_one_shape() {
+    let (mut s, _dir) = common::session();
+    let a = s.shape("x = gdf.buffer(10)\nprint(x)").unwrap();
+    let same = [
+        "x = gdf.buffer(10)\nprint(x)\n",
+        "# the buffer\nx = gdf.buffer( 10 )\n\nprint(x)  # show it",
+        "x = (gdf.buffer(10))\nprint(x)",
+    ];
+    for code in same {
+        assert_eq!(s.shape(code).unwrap(), a, "{code:?}");
+    }
+    assert!(a.is_some());
+    assert_ne!(s.shape("x = gdf.buffer(20)\nprint(x)").unwrap(), a);
+    assert_eq!(s.shape("x = 'a'").unwrap(), s.shape("x = \"a\"").unwrap());
+    assert_eq!(
+        s.shape("x = (1,").unwrap(),
+        None,
+        "a syntax error has no shape"
+    );
+    // The shape is read, not run: the session is as it was.
+    let out = s.execute("print('still here')").unwrap();
+    assert_eq!(out.status, CellStatus::Ok);
 }

@@ -298,7 +298,7 @@ fn the_dual_agent_and_the_tree_search_keep_each_request_within_a_small_window() 
         ),
         (
             "mcts",
-            gisclaw::bench::verify::gold_mcts_messages("T03", &source, 1),
+            gisclaw::bench::verify::gold_mcts_messages("T03", &source, 1, false),
         ),
     ] {
         let replay = dir.path().join(format!("{arch}.jsonl"));

@@ -370,6 +370,54 @@ fn each_plan_step_gets_the_docs_of_the_library_it_names() {
 }
 
 #[test]
+fn each_tree_search_expansion_gets_the_docs_of_its_step() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "id: rag\ntitle: RAG\ninstruction: Burn polygons into a raster.\ndata: data\n",
+    )
+    .unwrap();
+    let steps: Vec<serde_json::Value> = [
+        "Make polygons with geopandas",
+        "Burn the polygons into a grid with rasterio",
+        "Report the cell count",
+    ]
+    .iter()
+    .map(|g| json!({"goal": g, "details": ""}))
+    .collect();
+    let exec = |code: &str| call("execute_python", json!({ "code": code }));
+    let lines = [
+        call("submit_plan", json!({ "steps": steps })),
+        exec("polys = 3"),
+        exec("grid = polys * 2"),
+        exec("print(grid)"),
+    ];
+    let replay = dir.path().join("replay.jsonl");
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let envs = [("GISCLAW_KNOWLEDGE", index().to_str().unwrap())];
+    let out = dir.path().join("out");
+    let run = solve_replay(
+        &task,
+        &replay,
+        &out,
+        &["--rag", "--arch", "mcts", "--mcts-width", "1"],
+        &envs,
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let events = events(&out);
+    let retrievals: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] == "retrieval")
+        .collect();
+    assert_eq!(retrievals.len(), 3, "one per expansion, none for the task");
+    assert_eq!(retrievals[0]["libraries"], json!(["geopandas"]));
+    assert_eq!(retrievals[1]["libraries"], json!(["rasterio"]));
+    assert!(retrievals.iter().all(|r| r["for"] == "this step"));
+}
+
+#[test]
 fn a_rag_ablation_gets_geoagent_table_3() {
     let dir = tempfile::tempdir().unwrap();
     let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geoanalyst");

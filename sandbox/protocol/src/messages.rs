@@ -210,6 +210,12 @@ pub enum SessionRequest {
         /// The code.
         code: String,
     },
+    /// The shape of a cell: a digest of its syntax tree, the same for two
+    /// cells that differ only in layout, comments or quoting.
+    Shape {
+        /// The code.
+        code: String,
+    },
     /// Summarise every user variable in the namespace.
     Variables,
     /// List the importable distributions and their versions.
@@ -243,6 +249,11 @@ pub enum SessionResponse {
     Findings {
         /// What the analysis found, in line order.
         findings: Vec<Finding>,
+    },
+    /// Answer to [`SessionRequest::Shape`].
+    Shape {
+        /// The digest (`None` when the code does not parse).
+        shape: Option<String>,
     },
     /// Answer to [`SessionRequest::Variables`].
     Variables {

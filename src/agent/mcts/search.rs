@@ -1,24 +1,37 @@
 //! The search of `--arch mcts`: the Planner's steps are the depth; each
 //! expansion asks the model for `width` candidate codes for the next step,
-//! given the parent's namespace and last observation; each candidate is
-//! checked by the static analysis against the parent's live namespace (a
-//! certain finding gets one repair request, then prunes it) and run in a
-//! fork of the parent's session, so no node re-runs its prefix.
+//! given the parent's namespace, its last observation and one line per
+//! candidate that already failed under that state (its failing call and
+//! error). Candidates that differ only in layout, comments or quoting (the
+//! same syntax tree) count once. Each is checked by the static analysis
+//! against the parent's live namespace (a certain finding prunes it
+//! unrun) and run in a fork of the parent's session, so no node re-runs
+//! its prefix. A candidate that fails, is pruned, or writes outputs that
+//! fail their checks gets a repair request (its code, the error's compact
+//! traceback and findings, or the warnings); the fix is its child for the
+//! same step, run under the same state, up to `--mcts-repairs` in a row.
 //!
 //! Reward of a node (GeoAgent's, on the path): the share of plan steps
-//! that ran cleanly; a node that ran the last step gets 1.0 when every
-//! declared output exists with real content, else `(n − ½)/n`. The search
-//! stops at the first 1.0, after `iterations` expansions, when no node is
-//! left to expand, or when the run's rounds or time are spent; the best
-//! path so far is then replayed once in the run's own session, so that
-//! its namespace, `pred_results/` and `solution.py` are that path's.
+//! that ran cleanly (a quarter step less when its outputs fail their
+//! checks); a node that ran the last step gets 1.0 when every declared
+//! output was written on its path with real content and passes its
+//! checks, `(n − ¼)/n` with warnings, `(n − ½)/n` with outputs missing.
+//! With `--mcts-rollout` a node that ran estimates its reward instead from
+//! one completion of the remaining steps run in a throwaway fork
+//! (`(steps done + rollout steps that ran)/n`, the end rule when it ran
+//! to the end); a rollout that completes the task is kept as the path's
+//! last nodes. The search stops at the first 1.0, after `iterations`
+//! expansions, when no node is left to expand, or when the run's rounds
+//! or time are spent; the best path so far is then replayed once in the
+//! run's own session, so that its namespace, `pred_results/` and
+//! `solution.py` are that path's.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::tree::{NodeState, PUcb, Tree};
+use super::tree::{Node, NodeState, PUcb, Rollout, Tree};
 use crate::agent::converse::{AgentLimits, AgentOutcome, Ending, Model, RunState};
 use crate::agent::dual::DualInputs;
 use crate::agent::events::{AgentEvent, Events};
@@ -29,6 +42,7 @@ use crate::agent::transcript::Transcript;
 use crate::interrupt::CellStopper;
 use crate::llm::{adapt, ChatResponse, Message, Role, ToolSpec};
 use crate::observation;
+use crate::outputs::sanity::Snapshot;
 use crate::sandbox::{Canceller, CellStatus, Finding, SandboxError, Session};
 use crate::util::{clip, write_json};
 
@@ -41,6 +55,10 @@ pub struct MctsLimits {
     pub width: usize,
     /// The selection constants.
     pub p_ucb: PUcb,
+    /// Repairs in a row of a failed candidate (0: none).
+    pub repairs: usize,
+    /// Estimate a new node's reward from a rollout of the remaining steps.
+    pub rollout: bool,
 }
 
 impl Default for MctsLimits {
@@ -49,6 +67,8 @@ impl Default for MctsLimits {
             iterations: 12,
             width: 3,
             p_ucb: PUcb::default(),
+            repairs: 2,
+            rollout: false,
         }
     }
 }
@@ -281,13 +301,24 @@ pub fn run(
     // The Planner gave one answer; each expansion asks for `width`.
     let several = search.model.want_choices(search.width);
     let mut tree = Tree::new(plan.steps.len(), mcts.p_ucb);
-    let stopped = expand_all(&mut search, toolbox, task, &plan, &mut tree, mcts).err();
+    let mut grower = Grower {
+        search: &mut search,
+        toolbox,
+        inputs: task,
+        plan: &plan,
+        tree: &mut tree,
+        mcts,
+        sessions: HashMap::new(),
+    };
+    let stopped = grower.expand_all().err();
+    drop(grower);
     search.model.want_logprobs(false);
     if several {
         search.model.want_choices(1);
     }
     let best = tree.best();
     let (ran, failed, pruned) = tree.counts();
+    let (repairs, repairs_ran) = tree.repairs();
     let prior_kind = if search.priors_from_logprobs && tree.nodes.len() > 1 {
         "logprobs"
     } else {
@@ -295,7 +326,7 @@ pub fn run(
     };
     search.record(
         "mcts_end",
-        json!({ "best": best, "reward": tree.nodes[best].reward, "nodes": tree.nodes.len() - 1, "ran": ran, "failed": failed, "pruned": pruned, "expansions": tree.nodes.iter().filter(|n| !n.children.is_empty()).count(), "prior": prior_kind, "stopped": stopped.as_ref().map(|e| format!("{e:?}")) }),
+        json!({ "best": best, "reward": tree.nodes[best].reward, "nodes": tree.nodes.len() - 1, "ran": ran, "failed": failed, "pruned": pruned, "repairs": repairs, "repairs_ran": repairs_ran, "rollouts": tree.rollouts(), "expansions": tree.expansions(), "prior": prior_kind, "stopped": stopped.as_ref().map(why) }),
     );
     if let Err(e) = write_json(&toolbox.out_dir.join("tree.json"), &tree) {
         tracing::warn!("tree.json not written: {e}");
@@ -303,7 +334,7 @@ pub fn run(
     let replayed = replay(&mut search, toolbox, &tree, best, !inputs.chat);
     let reward = tree.nodes[best].reward.unwrap_or(0.0);
     let summary = format!(
-        "tree search: {} node(s) ({ran} ran, {failed} failed, {pruned} pruned); best path {} of {} step(s), reward {reward:.2}",
+        "tree search: {} node(s) ({ran} ran, {failed} failed, {pruned} pruned; {repairs} repair(s), {repairs_ran} ran); best path {} of {} step(s), reward {reward:.2}",
         tree.nodes.len() - 1,
         tree.nodes[best].step,
         plan.steps.len()
@@ -326,244 +357,683 @@ pub fn run(
     }
 }
 
-/// Expands the tree until a complete solution, the iteration bound, or no
-/// node left; `Err` when a bound of the run or a signal stops it.
-fn expand_all(
-    search: &mut Search<'_>,
-    toolbox: &mut Toolbox<'_>,
-    inputs: &DualInputs,
-    plan: &Plan,
-    tree: &mut Tree,
-    mcts: &MctsLimits,
-) -> Result<(), Ending> {
-    let mut sessions: HashMap<usize, Session> = HashMap::new();
-    let root = toolbox
-        .session
-        .snapshot()
-        .map_err(|e| Ending::Error(format!("sandbox failure: {e}")))?;
-    sessions.insert(0, root);
-    for _ in 0..mcts.iterations {
-        if let Some(ending) = (search.hooks.stop)() {
-            return Err(ending);
-        }
-        let Some(parent) = tree.select() else {
-            return Ok(());
-        };
-        if expand(
-            search,
-            toolbox,
-            inputs,
-            plan,
-            tree,
-            mcts,
-            &mut sessions,
-            parent,
-        )? {
-            return Ok(());
-        }
-    }
-    Ok(())
+/// What one node's check and run came to.
+enum Verdict {
+    /// Its reward; the node ran cleanly with outputs that pass their checks.
+    Good(f64),
+    /// Its reward; the node failed, was pruned, or wrote outputs with
+    /// warnings: a repair may do better.
+    Repairable(f64),
 }
 
-/// One expansion of `parent`: asks for candidates, checks and runs each;
-/// true when one of them completes the task.
-#[allow(clippy::too_many_arguments)]
-fn expand(
-    search: &mut Search<'_>,
-    toolbox: &mut Toolbox<'_>,
-    inputs: &DualInputs,
-    plan: &Plan,
-    tree: &mut Tree,
-    mcts: &MctsLimits,
-    sessions: &mut HashMap<usize, Session>,
-    parent: usize,
-) -> Result<bool, Ending> {
-    let step = tree.nodes[parent].step + 1;
-    let n = plan.steps.len();
-    search.event(AgentEvent::Step {
-        index: step,
-        of: n,
-        goal: &plan.steps[step - 1].goal,
-    });
-    let Some(session) = sessions.get_mut(&parent) else {
-        return Ok(false);
-    };
-    let variables = session
-        .variables()
-        .map(|vars| {
-            vars.iter()
-                .map(|v| format!("- {} ({}): {}", v.name, v.kind, v.summary))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    let done: Vec<String> = tree
-        .path(parent)
-        .iter()
-        .map(|id| format!("{}: done", plan.steps[tree.nodes[*id].step - 1].goal))
-        .collect();
-    let brief = step_brief(plan, step, &done, false);
-    let mut context = format!("{}\n\n{brief}", inputs.task_prompt);
-    context.push_str(&format!(
-        "\n\n## The sandbox now\n{}\n",
-        if variables.is_empty() {
-            "(no variables yet)".to_string()
-        } else {
-            variables
+impl Verdict {
+    fn reward(&self) -> f64 {
+        match self {
+            Verdict::Good(r) | Verdict::Repairable(r) => *r,
         }
-    ));
-    let last = &tree.nodes[parent].observation;
-    if !last.is_empty() {
-        context.push_str(&format!(
-            "\n## What the previous step showed\n{}\n",
-            clip(last, OBSERVATION_CHARS)
-        ));
     }
-    context
-        .push_str("\nWrite the code for this step only and run it with one execute_python call.");
-    let messages = vec![
-        Message::text(Role::System, inputs.system.clone()),
-        Message::text(Role::User, context),
-    ];
-    // `width` answers: from one call when the model gives several choices
-    // per call, else from repeated calls.
-    let width = mcts.width.max(1);
-    let mut candidates: Vec<(String, Option<f64>)> = Vec::new();
-    let mut answers = 0;
-    for _ in 0..width {
-        let batch = search.candidates(&messages)?;
-        answers += batch.len().max(1);
-        for (code, logprob) in batch {
-            if !candidates.iter().any(|(c, _)| *c == code) {
-                candidates.push((code, logprob));
+}
+
+/// The search's state while the tree grows: the model side, the run's
+/// toolbox, the plan and the forked session of every node that can still
+/// be expanded.
+struct Grower<'g, 's, 't> {
+    search: &'g mut Search<'s>,
+    toolbox: &'g mut Toolbox<'t>,
+    inputs: &'g DualInputs,
+    plan: &'g Plan,
+    tree: &'g mut Tree,
+    mcts: &'g MctsLimits,
+    sessions: HashMap<usize, Session>,
+}
+
+impl Grower<'_, '_, '_> {
+    /// Expands the tree until a complete solution, the iteration bound, or
+    /// no node left; `Err` when a bound of the run or a signal stops it.
+    fn expand_all(&mut self) -> Result<(), Ending> {
+        let root = self
+            .toolbox
+            .session
+            .snapshot()
+            .map_err(|e| Ending::Error(format!("sandbox failure: {e}")))?;
+        self.sessions.insert(0, root);
+        for _ in 0..self.mcts.iterations {
+            if let Some(ending) = (self.search.hooks.stop)() {
+                return Err(ending);
+            }
+            let Some(parent) = self.tree.select() else {
+                return Ok(());
+            };
+            if self.expand(parent)? {
+                return Ok(());
             }
         }
-        if answers >= width {
-            break;
-        }
+        Ok(())
     }
-    let priors = priors(&candidates);
-    search.priors_from_logprobs &= candidates.iter().all(|(_, lp)| lp.is_some());
-    for ((code, _), prior) in candidates.into_iter().zip(priors) {
-        if let Some(ending) = (search.hooks.stop)() {
-            return Err(ending);
-        }
-        let child = tree.add_child(parent, code, prior);
-        let reward = try_child(search, toolbox, &messages, tree, sessions, parent, child)?;
-        tree.backprop(child, reward);
-        let node = &tree.nodes[child];
-        search.record(
-            "mcts_node",
-            json!({ "id": child, "parent": parent, "step": node.step, "code": node.code, "state": node.state, "findings": node.findings, "observation": node.observation, "reward": reward, "visits": node.visits, "q": node.q, "prior": node.prior }),
+
+    /// The request for the step after `parent`: the task, the step's
+    /// brief (with docs under `--rag`), the state's variables and last
+    /// observation, and what was tried under this state and failed. Also
+    /// the failure lines it names.
+    fn step_request(&mut self, parent: usize) -> (Vec<Message>, Vec<String>) {
+        let step = self.tree.nodes[parent].step + 1;
+        let plan = self.plan;
+        let variables = self
+            .sessions
+            .get_mut(&parent)
+            .and_then(|s| s.variables().ok())
+            .map(|vars| {
+                vars.iter()
+                    .map(|v| format!("- {} ({}): {}", v.name, v.kind, v.summary))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default();
+        let done: Vec<String> = self
+            .tree
+            .path(parent)
+            .iter()
+            .map(|id| format!("{}: done", plan.steps[self.tree.nodes[*id].step - 1].goal))
+            .collect();
+        let brief = step_brief(plan, step, &done, false);
+        let goal = &plan.steps[step - 1].goal;
+        let brief = crate::agent::prompt::brief_with_docs(
+            self.toolbox.docs,
+            brief,
+            &format!("{goal} {}", plan.steps[step - 1].details),
+            "this step",
+            &mut *self.search.transcript,
         );
-        if reward >= 1.0 {
-            return Ok(true);
+        let mut context = format!("{}\n\n{brief}", self.inputs.task_prompt);
+        context.push_str(&format!(
+            "\n\n## The sandbox now\n{}\n",
+            if variables.is_empty() {
+                "(no variables yet)".to_string()
+            } else {
+                variables
+            }
+        ));
+        let last = &self.tree.nodes[parent].observation;
+        if !last.is_empty() {
+            context.push_str(&format!(
+                "\n## What the previous step showed\n{}\n",
+                clip(last, OBSERVATION_CHARS)
+            ));
         }
+        let told: Vec<String> = self
+            .tree
+            .failed_under(parent)
+            .into_iter()
+            .map(|id| failure_line(&self.tree.nodes[id]))
+            .collect();
+        if !told.is_empty() {
+            context.push_str(&format!(
+                "\n## Tried for this step under this state, and failed\n{}\nWrite code that avoids these failures.\n",
+                told.iter().map(|l| format!("- {l}")).collect::<Vec<_>>().join("\n")
+            ));
+        }
+        context.push_str(
+            "\nWrite the code for this step only and run it with one execute_python call.",
+        );
+        let messages = vec![
+            Message::text(Role::System, self.inputs.system.clone()),
+            Message::text(Role::User, context),
+        ];
+        (messages, told)
     }
-    // Sessions of nodes that can no longer be expanded are let go.
-    sessions.retain(|id, _| tree.expandable(*id));
-    Ok(false)
+
+    /// The shape of `code` under `state` (its syntax tree's digest), or its
+    /// lines without blanks and trailing spaces when it does not parse.
+    fn shape(&mut self, state: usize, code: &str) -> String {
+        let parsed = self
+            .sessions
+            .get_mut(&state)
+            .and_then(|s| s.shape(code).ok().flatten());
+        parsed.unwrap_or_else(|| {
+            let lines: Vec<&str> = code
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.trim().is_empty())
+                .collect();
+            format!("text:{}", lines.join("\n"))
+        })
+    }
+
+    /// One expansion of `parent`: asks for candidates, checks and runs
+    /// each, then repairs those that failed; true when a node completes
+    /// the task.
+    fn expand(&mut self, parent: usize) -> Result<bool, Ending> {
+        let step = self.tree.nodes[parent].step + 1;
+        let n = self.plan.steps.len();
+        self.search.event(AgentEvent::Step {
+            index: step,
+            of: n,
+            goal: &self.plan.steps[step - 1].goal,
+        });
+        if !self.sessions.contains_key(&parent) {
+            return Ok(false);
+        }
+        let (messages, told) = self.step_request(parent);
+        // `width` answers: from one call when the model gives several
+        // choices per call, else from repeated calls.
+        let width = self.mcts.width.max(1);
+        let mut candidates: Vec<(String, Option<f64>)> = Vec::new();
+        // Shapes of what this state has tried: a candidate that differs
+        // from one of them only in layout, comments or quoting is the same.
+        let mut seen: Vec<String> = Vec::new();
+        for id in self.tree.tried_under(parent) {
+            let code = self.tree.nodes[id].code.clone();
+            let shape = self.shape(parent, &code);
+            seen.push(shape);
+        }
+        let mut answers = 0;
+        for _ in 0..width {
+            let batch = self.search.candidates(&messages)?;
+            answers += batch.len().max(1);
+            for (code, logprob) in batch {
+                let shape = self.shape(parent, &code);
+                if !seen.contains(&shape) {
+                    seen.push(shape);
+                    candidates.push((code, logprob));
+                }
+            }
+            if answers >= width {
+                break;
+            }
+        }
+        let priors = priors(&candidates);
+        self.search.priors_from_logprobs &= candidates.iter().all(|(_, lp)| lp.is_some());
+        let mut to_repair = Vec::new();
+        for ((code, _), prior) in candidates.into_iter().zip(priors) {
+            if let Some(ending) = (self.search.hooks.stop)() {
+                return Err(ending);
+            }
+            let child = self.tree.add_child(parent, code, prior);
+            self.tree.nodes[child].told = told.clone();
+            let verdict = self.settle(child)?;
+            if verdict.reward() >= 1.0 {
+                return Ok(true);
+            }
+            if matches!(verdict, Verdict::Repairable(_)) {
+                to_repair.push(child);
+            }
+        }
+        for failed in to_repair {
+            if self.repair_chain(&messages, failed)? {
+                return Ok(true);
+            }
+        }
+        // Sessions of nodes that can no longer be expanded are let go.
+        let tree = &*self.tree;
+        self.sessions.retain(|id, _| tree.expandable(*id));
+        Ok(false)
+    }
+
+    /// Evaluates node `id`, backs its reward up and records it; a run that
+    /// stops meanwhile leaves the node recorded as not run.
+    fn settle(&mut self, id: usize) -> Result<Verdict, Ending> {
+        let verdict = match self.evaluate(id) {
+            Ok(verdict) => verdict,
+            Err(ending) => {
+                let node = &mut self.tree.nodes[id];
+                node.observation = format!("not run: the search stopped ({})", why(&ending));
+                self.record_node(id, None);
+                return Err(ending);
+            }
+        };
+        self.tree.backprop(id, verdict.reward());
+        self.record_node(id, Some(verdict.reward()));
+        Ok(verdict)
+    }
+
+    /// Asks for repairs of `failed` (each a child of the last attempt),
+    /// up to `--mcts-repairs` in a row; true when one completes the task.
+    fn repair_chain(&mut self, messages: &[Message], failed: usize) -> Result<bool, Ending> {
+        let mut last = failed;
+        while self.tree.repairs_above(last) < self.mcts.repairs {
+            if let Some(ending) = (self.search.hooks.stop)() {
+                return Err(ending);
+            }
+            let node = &self.tree.nodes[last];
+            let mut request = messages.to_vec();
+            request.push(Message::text(
+                Role::Assistant,
+                format!("```python\n{}\n```", node.code),
+            ));
+            request.push(Message::text(Role::User, repair_prompt(node)));
+            let told = vec![failure_line(node)];
+            // One answer for a repair, then `width` again for expansions.
+            let several = self.search.model.want_choices(1);
+            let fixed = self.search.candidate(&request);
+            if several {
+                self.search.model.want_choices(self.search.width);
+            }
+            let Some((code, _)) = fixed? else {
+                return Ok(false);
+            };
+            let repair = self.tree.add_repair(last, code);
+            self.tree.nodes[repair].told = told;
+            match self.settle(repair)? {
+                Verdict::Good(reward) => return Ok(reward >= 1.0),
+                Verdict::Repairable(reward) if reward >= 1.0 => return Ok(true),
+                Verdict::Repairable(_) => last = repair,
+            }
+        }
+        Ok(false)
+    }
+
+    /// Checks node `id` against its state's namespace, runs it in a fork
+    /// of that state, checks what it wrote and (with `--mcts-rollout`)
+    /// rolls the rest of the plan out from it.
+    fn evaluate(&mut self, id: usize) -> Result<Verdict, Ending> {
+        let n = self.tree.steps as f64;
+        let step = self.tree.nodes[id].step;
+        let state = self.tree.state_of(id);
+        let ran_before = (step - 1) as f64 / n;
+        let sandbox_failure = |e: SandboxError| Ending::Error(format!("sandbox failure: {e}"));
+        let code = self.tree.nodes[id].code.clone();
+        let Some(session) = self.sessions.get_mut(&state) else {
+            return Ok(Verdict::Good(ran_before));
+        };
+        let findings = session.analyse(&code).unwrap_or_default();
+        let sure = certain(&findings);
+        if !sure.is_empty() {
+            let node = &mut self.tree.nodes[id];
+            node.state = NodeState::Pruned;
+            node.observation = format!("not run: static analysis found\n{}", finding_lines(&sure));
+            node.findings = findings;
+            return Ok(Verdict::Repairable(ran_before));
+        }
+        let mut branch = session.snapshot().map_err(sandbox_failure)?;
+        // A branch that crashes is dropped: no rebuild of its prefix.
+        branch.set_rebuild_at_once(false);
+        let pred = self.toolbox.out_dir.join("pred_results");
+        let before = Snapshot::of(&pred);
+        let started = Instant::now();
+        let watcher = (self.search.hooks.watch)(branch.canceller());
+        let outcome = branch.execute(&code).map_err(sandbox_failure)?;
+        drop(watcher);
+        self.search.state.tool_time += started.elapsed();
+        let written = Snapshot::of(&pred).changed_since(&before);
+        let ok = outcome.status == CellStatus::Ok;
+        let mut text = observation::render(&outcome);
+        let warnings = match &mut self.toolbox.checks {
+            Some(checks) if ok => checks.after_cell(&pred, &written, &outcome.result.saved_figures),
+            _ => Vec::new(),
+        };
+        for line in &warnings {
+            text.push_str(&format!("[output check] {line}\n"));
+        }
+        if !ok {
+            text.push_str(&observation::render_findings(&findings));
+        }
+        self.search.event(AgentEvent::Observation {
+            round: self.search.state.rounds,
+            name: "execute_python",
+            code: Some(&code),
+            text: &text,
+            ok,
+            status: if ok { "ok" } else { "error" },
+            seconds: outcome.wall.as_secs_f64(),
+        });
+        let node = &mut self.tree.nodes[id];
+        node.observation = text;
+        node.findings = findings;
+        node.warnings = warnings;
+        node.wrote = written
+            .iter()
+            .map(|w| format!("pred_results/{w}"))
+            .collect();
+        if !ok {
+            node.state = NodeState::Failed;
+            return Ok(Verdict::Repairable(ran_before));
+        }
+        node.state = NodeState::Ran;
+        let warned = !node.warnings.is_empty();
+        let verdict = |reward: f64| {
+            if warned {
+                Verdict::Repairable(reward)
+            } else {
+                Verdict::Good(reward)
+            }
+        };
+        if step < self.tree.steps {
+            // Output-check warnings cost a quarter step.
+            let own = (step as f64 - if warned { 0.25 } else { 0.0 }) / n;
+            let reward = if self.mcts.rollout {
+                self.rollout(id, &mut branch)?.unwrap_or(own)
+            } else {
+                own
+            };
+            self.sessions.insert(id, branch);
+            return Ok(verdict(reward));
+        }
+        Ok(verdict(end_reward(
+            self.tree.steps,
+            self.outputs_present(&self.tree.path(id), &[]),
+            warned,
+        )))
+    }
+
+    /// Whether every declared output exists with real content and was
+    /// written by a node of `path` (or by `extra`): a file another branch
+    /// left in the shared `pred_results/` does not count.
+    fn outputs_present(&self, path: &[usize], extra: &[String]) -> bool {
+        let outputs = &self.toolbox.outputs;
+        if !missing_outputs(&self.toolbox.out_dir, outputs).is_empty() {
+            return false;
+        }
+        let written: Vec<&String> = path
+            .iter()
+            .flat_map(|id| self.tree.nodes[*id].wrote.iter())
+            .chain(extra)
+            .collect();
+        outputs
+            .iter()
+            .all(|o| written.iter().any(|w| same_output(w, o)))
+    }
+
+    /// `--mcts-rollout`: the rest of the plan after node `id`, asked for in
+    /// one completion and run in a throwaway fork of its session; returns
+    /// the reward it estimates (`None` when the model gave no code). A
+    /// rollout that completes the task is kept: its steps become nodes and
+    /// the last one's reward is 1.
+    fn rollout(&mut self, id: usize, branch: &mut Session) -> Result<Option<f64>, Ending> {
+        let started = Instant::now();
+        let n = self.tree.steps;
+        let step = self.tree.nodes[id].step;
+        let asked = n - step;
+        let request = self.rollout_request(id, branch);
+        let several = self.search.model.want_choices(1);
+        let answer = self.search.candidate(&request);
+        if several {
+            self.search.model.want_choices(self.search.width);
+        }
+        let Some((code, _)) = answer? else {
+            return Ok(None);
+        };
+        let parts = rollout_parts(&code);
+        let mut fork = branch
+            .snapshot()
+            .map_err(|e| Ending::Error(format!("sandbox failure: {e}")))?;
+        fork.set_rebuild_at_once(false);
+        let pred = self.toolbox.out_dir.join("pred_results");
+        let before = Snapshot::of(&pred);
+        let mut ran_parts: Vec<(String, String)> = Vec::new();
+        let mut error = None;
+        let mut figures = Vec::new();
+        for part in &parts {
+            let cell_started = Instant::now();
+            let watcher = (self.search.hooks.watch)(fork.canceller());
+            let outcome = fork.execute(part);
+            drop(watcher);
+            self.search.state.tool_time += cell_started.elapsed();
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    error = Some(format!("sandbox failure: {e}"));
+                    break;
+                }
+            };
+            let text = observation::render(&outcome);
+            if outcome.status != CellStatus::Ok {
+                error = Some(observation::error_line(&text).to_string());
+                break;
+            }
+            figures.extend(outcome.result.saved_figures.iter().cloned());
+            ran_parts.push((part.clone(), text));
+        }
+        drop(fork);
+        let written: Vec<String> = Snapshot::of(&pred)
+            .changed_since(&before)
+            .into_iter()
+            .map(|w| format!("pred_results/{w}"))
+            .collect();
+        // A step counts when its part ran; every part running counts the
+        // rest of the plan (the model may have merged or split steps).
+        let reached_end = error.is_none();
+        let ran = if reached_end {
+            asked
+        } else {
+            ran_parts.len().min(asked.saturating_sub(1))
+        };
+        let warnings = match &mut self.toolbox.checks {
+            Some(checks) if reached_end => {
+                let rel: Vec<String> = written
+                    .iter()
+                    .filter_map(|w| w.strip_prefix("pred_results/").map(str::to_string))
+                    .collect();
+                checks.after_cell(&pred, &rel, &figures)
+            }
+            _ => Vec::new(),
+        };
+        let (reward, outputs_present) = if reached_end {
+            let present = self.outputs_present(&self.tree.path(id), &written);
+            (end_reward(n, present, !warnings.is_empty()), Some(present))
+        } else {
+            ((step + ran) as f64 / n as f64, None)
+        };
+        let record = Rollout {
+            asked,
+            given: parts.len(),
+            ran,
+            error,
+            outputs_present,
+            warnings,
+            reward,
+            took_ms: started.elapsed().as_millis() as u64,
+        };
+        self.search
+            .record("mcts_rollout", json!({ "node": id, "rollout": record }));
+        self.tree.nodes[id].rollout = Some(record);
+        if reward < 1.0 {
+            return Ok(Some(reward));
+        }
+        // The rollout completed the task: its steps are the path's rest,
+        // the last one at the plan's last step.
+        let mut at = id;
+        let count = ran_parts.len();
+        for (i, (code, text)) in ran_parts.into_iter().enumerate() {
+            let last = i + 1 == count;
+            let kept = self.tree.add_rollout_step(at, code);
+            let node = &mut self.tree.nodes[kept];
+            node.step = if last { n } else { node.step.min(n - 1) };
+            node.state = NodeState::Ran;
+            node.observation = text;
+            if last {
+                node.wrote = written.clone();
+            }
+            let reward = if last {
+                1.0
+            } else {
+                node.step as f64 / n as f64
+            };
+            self.tree.backprop(kept, reward);
+            self.record_node(kept, Some(reward));
+            at = kept;
+        }
+        Ok(Some(reward))
+    }
+
+    /// The request of a rollout from node `id`: the task, the plan with the
+    /// steps done, the namespace now, and the remaining steps to write.
+    fn rollout_request(&mut self, id: usize, branch: &mut Session) -> Vec<Message> {
+        let step = self.tree.nodes[id].step;
+        let plan = self.plan;
+        let variables = branch
+            .variables()
+            .map(|vars| crate::agent::context::namespace_lines(&vars))
+            .unwrap_or_default();
+        let steps: Vec<String> = plan
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mark = if i < step { "done" } else { "to write" };
+                format!("{}. {} ({mark})", i + 1, s.goal)
+            })
+            .collect();
+        let markers: Vec<String> = (step + 1..=plan.steps.len())
+            .map(|k| format!("# %% step {k}"))
+            .collect();
+        let context = format!(
+            "{}\n\n## The plan\n{}\n\n## The sandbox now\n{}\n\n## What the last step showed\n{}\n\nWrite the code for every remaining step ({} to {}) in one execute_python call. Start each step's code with its marker line: {}.",
+            self.inputs.task_prompt,
+            steps.join("\n"),
+            if variables.is_empty() { "(no variables yet)".to_string() } else { variables },
+            clip(&self.tree.nodes[id].observation, OBSERVATION_CHARS),
+            step + 1,
+            plan.steps.len(),
+            markers.join(", ")
+        );
+        vec![
+            Message::text(Role::System, self.inputs.system.clone()),
+            Message::text(Role::User, context),
+        ]
+    }
+
+    /// Writes node `id` to the transcript (`reward` `None`: not run).
+    fn record_node(&mut self, id: usize, reward: Option<f64>) {
+        let node = &self.tree.nodes[id];
+        self.search.record(
+            "mcts_node",
+            json!({ "id": id, "parent": node.parent, "step": node.step, "origin": node.origin, "code": node.code, "state": node.state, "findings": node.findings, "observation": node.observation, "warnings": node.warnings, "told": node.told, "reward": reward, "visits": node.visits, "q": node.q, "prior": node.prior }),
+        );
+    }
 }
 
-/// Checks and runs one candidate; returns its reward.
-fn try_child(
-    search: &mut Search<'_>,
-    toolbox: &mut Toolbox<'_>,
-    messages: &[Message],
-    tree: &mut Tree,
-    sessions: &mut HashMap<usize, Session>,
-    parent: usize,
-    child: usize,
-) -> Result<f64, Ending> {
-    let n = tree.steps as f64;
-    let step = tree.nodes[child].step;
-    let ran_before = (step - 1) as f64 / n;
-    let sandbox_failure = |e: SandboxError| Ending::Error(format!("sandbox failure: {e}"));
-    let Some(session) = sessions.get_mut(&parent) else {
-        return Ok(ran_before);
+/// The reward of a path that ran its last step: 1 when every declared
+/// output is present and passes its checks; a quarter step less with
+/// output-check warnings, half a step less with outputs missing.
+fn end_reward(steps: usize, outputs_present: bool, warned: bool) -> f64 {
+    let n = steps as f64;
+    match (outputs_present, warned) {
+        (true, false) => 1.0,
+        (true, true) => (n - 0.25) / n,
+        (false, _) => (n - 0.5) / n,
+    }
+}
+
+/// Whether a written path and a declared output name the same file
+/// (`pred_results/a.tif` and `./pred_results/a.tif`).
+fn same_output(written: &str, declared: &str) -> bool {
+    let clean = |p: &str| p.trim_start_matches("./").replace("//", "/");
+    clean(written) == clean(declared)
+}
+
+/// A failed (or warned) node as one line for later requests: the call
+/// that failed and its error.
+fn failure_line(node: &Node) -> String {
+    let call = match node.state {
+        NodeState::Pruned => node
+            .findings
+            .iter()
+            .find(|f| f.certain)
+            .and_then(|f| node.code.lines().nth((f.line as usize).saturating_sub(1))),
+        _ => observation::failing_statement(&node.observation),
+    }
+    .or_else(|| node.code.lines().rev().find(|l| !l.trim().is_empty()))
+    .unwrap_or("")
+    .trim();
+    let why = match node.state {
+        NodeState::Pruned => node
+            .findings
+            .iter()
+            .find(|f| f.certain)
+            .map(|f| f.message.clone())
+            .unwrap_or_else(|| "static analysis".to_string()),
+        NodeState::Failed => observation::error_line(&node.observation).to_string(),
+        _ => format!("output check: {}", node.warnings.join("; ")),
     };
-    let mut code = tree.nodes[child].code.clone();
-    let mut findings = session.analyse(&code).unwrap_or_default();
-    let sure = certain(&findings);
-    if !sure.is_empty() {
-        // One repair request with what the analysis found.
-        let mut repair = messages.to_vec();
-        repair.push(Message::text(
-            Role::Assistant,
-            format!("```python\n{code}\n```"),
-        ));
-        repair.push(Message::text(
-            Role::User,
-            format!(
-                "Static analysis against the live namespace found, before running it:\n{}\nSend the corrected code with one execute_python call.",
-                finding_lines(&sure)
-            ),
-        ));
-        let first = finding_lines(&sure);
-        // One answer for the repair, then `width` again for expansions.
-        let several = search.model.want_choices(1);
-        let fixed = search.candidate(&repair);
-        if several {
-            search.model.want_choices(search.width);
+    format!("`{}` → {}", clip(call, 120), clip(&why, 200))
+}
+
+/// What a repair request tells the model about a node: its error (the
+/// compact traceback and static findings the single agent sees), or the
+/// analysis that kept it from running, or its outputs' warnings.
+fn repair_prompt(node: &Node) -> String {
+    let what = match node.state {
+        NodeState::Pruned => format!(
+            "Static analysis against the live namespace found, before running it:\n{}",
+            finding_lines(&certain(&node.findings))
+        ),
+        NodeState::Failed => format!(
+            "It failed:\n{}",
+            clip(&error_part(&node.observation), OBSERVATION_CHARS)
+        ),
+        _ => format!(
+            "It ran, but the outputs it wrote fail their checks:\n{}",
+            node.warnings
+                .iter()
+                .map(|w| format!("- {w}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    };
+    format!("{what}\nFix the cause and send the corrected code for this step with one execute_python call.")
+}
+
+/// The `[error]` section of an observation and the static findings after
+/// it (the whole observation when it has none).
+fn error_part(observation: &str) -> String {
+    let lines: Vec<&str> = observation.lines().collect();
+    let Some(start) = lines.iter().position(|l| l.trim() == "[error]") else {
+        return observation.to_string();
+    };
+    let section = |l: &str| l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' ');
+    let mut kept = Vec::new();
+    let mut in_error = true;
+    for line in &lines[start..] {
+        if line.starts_with("[static analysis]") {
+            kept.push(*line);
+        } else if section(line) {
+            in_error = line.trim() == "[error]";
+            if in_error {
+                kept.push(*line);
+            }
+        } else if in_error {
+            kept.push(*line);
         }
-        if let Some((fixed, _)) = fixed? {
-            findings = session.analyse(&fixed).unwrap_or_default();
-            code = fixed;
+    }
+    kept.join("\n")
+}
+
+/// A rollout's code cut at its `# %% step k` lines, one part per step
+/// (what comes before the first marker goes with the first step; empty
+/// parts are dropped); the whole code as one part when it has no marker.
+fn rollout_parts(code: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut marked = false;
+    for line in code.lines() {
+        let marker = line
+            .trim()
+            .strip_prefix("# %%")
+            .is_some_and(|rest| rest.trim().to_lowercase().starts_with("step"));
+        if marker {
+            if marked {
+                parts.push(String::new());
+            }
+            marked = true;
+            continue;
         }
-        tree.nodes[child].code = code.clone();
-        let still = certain(&findings);
-        if !still.is_empty() {
-            let node = &mut tree.nodes[child];
-            node.state = NodeState::Pruned;
-            node.observation = format!(
-                "not run: static analysis found\n{first}\nand after the repair request\n{}",
-                finding_lines(&still)
-            );
-            node.findings = findings;
-            return Ok(ran_before);
+        if let Some(last) = parts.last_mut() {
+            last.push_str(line);
+            last.push('\n');
         }
     }
-    let mut branch = session.snapshot().map_err(sandbox_failure)?;
-    // A branch that crashes is dropped: no rebuild of its prefix.
-    branch.set_rebuild_at_once(false);
-    let started = Instant::now();
-    let watcher = (search.hooks.watch)(branch.canceller());
-    let outcome = branch.execute(&code).map_err(sandbox_failure)?;
-    drop(watcher);
-    search.state.tool_time += started.elapsed();
-    let ok = outcome.status == CellStatus::Ok;
-    let mut text = observation::render(&outcome);
-    if !ok {
-        text.push_str(&observation::render_findings(&findings));
+    parts.retain(|p| !p.trim().is_empty());
+    if parts.is_empty() {
+        parts.push(code.to_string());
     }
-    search.event(AgentEvent::Observation {
-        round: search.state.rounds,
-        name: "execute_python",
-        code: Some(&code),
-        text: &text,
-        ok,
-        status: if ok { "ok" } else { "error" },
-        seconds: outcome.wall.as_secs_f64(),
-    });
-    let node = &mut tree.nodes[child];
-    node.observation = text;
-    node.findings = findings;
-    if !ok {
-        node.state = NodeState::Failed;
-        return Ok(ran_before);
+    parts
+}
+
+/// An ending as words for the tree's records.
+fn why(ending: &Ending) -> String {
+    match ending {
+        Ending::Finished => "finished".to_string(),
+        Ending::Failed(s) | Ending::Error(s) | Ending::Interrupted(s) => s.clone(),
     }
-    node.state = NodeState::Ran;
-    if step < tree.steps {
-        sessions.insert(child, branch);
-        return Ok(step as f64 / n);
-    }
-    Ok(
-        if missing_outputs(&toolbox.out_dir, &toolbox.outputs).is_empty() {
-            1.0
-        } else {
-            (n - 0.5) / n
-        },
-    )
 }
 
 /// Runs the path to `best` once in the run's own session (after clearing
@@ -631,6 +1101,64 @@ fn replay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rollout_is_cut_at_its_step_markers() {
+        let code = "import numpy as np\n# %% step 2\na = 1\n# %% Step 3: map\nb = a\n";
+        assert_eq!(
+            rollout_parts(code),
+            vec![
+                "import numpy as np\na = 1\n".to_string(),
+                "b = a\n".to_string()
+            ]
+        );
+        assert_eq!(rollout_parts("x = 1"), vec!["x = 1\n".to_string()]);
+        // A marker with nothing under it gives no part.
+        assert_eq!(
+            rollout_parts("# %% step 2\n# %% step 3\nz = 3"),
+            vec!["z = 3\n".to_string()]
+        );
+    }
+
+    #[test]
+    fn the_end_reward_counts_outputs_and_their_checks() {
+        assert_eq!(end_reward(4, true, false), 1.0);
+        assert_eq!(end_reward(4, true, true), 3.75 / 4.0);
+        assert_eq!(end_reward(4, false, false), 3.5 / 4.0);
+        assert!(same_output("./pred_results/a.tif", "pred_results/a.tif"));
+        assert!(!same_output("pred_results/b.tif", "pred_results/a.tif"));
+    }
+
+    #[test]
+    fn a_failure_is_one_line_with_its_call_and_error() {
+        let mut t = Tree::new(2, PUcb::default());
+        let id = t.add_child(0, "x = 1\ny = x / 0\nprint(y)".into(), 1.0);
+        let node = &mut t.nodes[id];
+        node.state = NodeState::Failed;
+        node.observation = "[stdout]\nhello\n[error]\nTraceback (most recent call last):\n  File \"<cell-2>\", line 2, in <module>\n    y = x / 0\nZeroDivisionError: division by zero\n[static analysis] line 2: something (likely)\n[variables]\n  x (int, new): 1\n".into();
+        assert_eq!(
+            failure_line(node),
+            "`y = x / 0` → ZeroDivisionError: division by zero"
+        );
+        let prompt = repair_prompt(node);
+        assert!(
+            prompt.contains("ZeroDivisionError: division by zero"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("[static analysis] line 2"), "{prompt}");
+        assert!(
+            !prompt.contains("[variables]") && !prompt.contains("hello"),
+            "{prompt}"
+        );
+        node.state = NodeState::Pruned;
+        node.findings = vec![Finding {
+            line: 3,
+            kind: "name".into(),
+            message: "`prnt` is not defined".into(),
+            certain: true,
+        }];
+        assert_eq!(failure_line(node), "`print(y)` → `prnt` is not defined");
+    }
 
     #[test]
     fn priors_follow_the_log_probabilities_or_are_uniform() {

@@ -65,6 +65,9 @@ fn search_summary(records: &[&RunRecord]) -> Option<SearchSummary> {
         ran: mean(&|c| c.ran),
         failed: mean(&|c| c.failed),
         pruned: mean(&|c| c.pruned),
+        repairs: mean(&|c| c.repairs),
+        repairs_ran: mean(&|c| c.repairs_ran),
+        rollouts: mean(&|c| c.rollouts),
     })
 }
 

@@ -359,13 +359,23 @@ pub fn markdown(report: &Report) -> String {
         }
     }
     if report.cells.iter().any(|c| c.search.is_some()) {
-        md.push_str("\n## Tree search (`--arch mcts`, means per run)\n\n| cell | runs | nodes | expansions | ran | failed | pruned (static analysis) |\n|---|---|---|---|---|---|---|\n");
+        md.push_str("\n## Tree search (`--arch mcts`, means per run)\n\nA cell whose label says `mcts rollout` rewarded its nodes by rollouts (`--mcts-rollout`); put a folder with and one without it side by side with `gisclaw eval report A B`.\n\n| cell | runs | success | nodes | expansions | ran | failed | pruned (static analysis) | repairs | repairs that ran | rollouts |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         for c in &report.cells {
             let Some(t) = &c.search else { continue };
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
-                c.label, t.runs, t.nodes, t.expansions, t.ran, t.failed, t.pruned
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                c.label,
+                t.runs,
+                f3(c.success_rate),
+                t.nodes,
+                t.expansions,
+                t.ran,
+                t.failed,
+                t.pruned,
+                t.repairs,
+                t.repairs_ran,
+                t.rollouts
             );
         }
     }

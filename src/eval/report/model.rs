@@ -208,6 +208,12 @@ pub struct SearchSummary {
     pub failed: f64,
     /// Candidates pruned by the static analysis, per run.
     pub pruned: f64,
+    /// Repair nodes per run.
+    pub repairs: f64,
+    /// Repairs that ran cleanly, per run.
+    pub repairs_ran: f64,
+    /// Nodes rewarded by a rollout, per run.
+    pub rollouts: f64,
 }
 
 /// The LLM judge's grades of one cell (diagnostic; cf. Table 9).
