@@ -101,6 +101,7 @@ fn measure(
         vision_feedback: true,
         notebook: gisclaw::notebook::NotebookMode::Off,
         reproduce: None,
+        live_output: None,
     };
     let mut memory = ErrorMemory::in_memory();
     let mut results = Vec::new();

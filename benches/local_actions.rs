@@ -202,6 +202,7 @@ fn main() {
                     vision_feedback: false,
                     notebook: gisclaw::notebook::NotebookMode::Off,
                     reproduce: None,
+                    live_output: None,
                 };
                 let mut memory = ErrorMemory::in_memory();
                 let _ = run_task(

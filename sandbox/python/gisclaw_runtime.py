@@ -118,9 +118,9 @@ class BoundedText(io.TextIOBase):
     ``io.UnsupportedOperation``).
     """
 
-    def __init__(self, head, tail):
+    def __init__(self, head, tail, live=0):
         super().__init__()
-        self._buffer = _Bounded(head, tail)
+        self._buffer = _Bounded(head, tail, live)
         self.write = self._buffer.write
 
     def writable(self):
@@ -872,8 +872,9 @@ def _run_cell(code, cell, changed):
     filename = f"<cell-{cell}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     _restore_import_blocker()
-    out = BoundedText(limits["stdout_head_chars"], limits["stdout_tail_chars"])
-    err = BoundedText(limits["stderr_chars"] * 3 // 4, limits["stderr_chars"] // 4)
+    # 1 and 2: their writes are also sent to the agent while the cell runs.
+    out = BoundedText(limits["stdout_head_chars"], limits["stdout_tail_chars"], 1)
+    err = BoundedText(limits["stderr_chars"] * 3 // 4, limits["stderr_chars"] // 4, 2)
     ns = session.namespace
     session.figures = []
     session.saved_figures = []

@@ -52,6 +52,9 @@ pub struct Bounded {
     tail_ascii: bool,
     /// Every character written.
     total: u64,
+    /// The standard stream it captures, whose writes are also offered as
+    /// live output ([`crate::live`]); `None` for other captures.
+    live: Option<gisclaw_protocol::OutputStream>,
 }
 
 impl Bounded {
@@ -68,6 +71,7 @@ impl Bounded {
             tail_chars: 0,
             tail_ascii: true,
             total: 0,
+            live: None,
         }
     }
 
@@ -166,9 +170,18 @@ fn byte_index_of_char(s: &str, n: usize, ascii: bool) -> usize {
 
 #[pymethods]
 impl Bounded {
+    /// `live`: 1 for a cell's stdout, 2 for its stderr (their writes are
+    /// also sent as live output), 0 for a capture of anything else.
     #[new]
-    fn py_new(head: i64, tail: i64) -> Bounded {
-        Bounded::with_budgets(head, tail)
+    #[pyo3(signature = (head, tail, live = 0))]
+    fn py_new(head: i64, tail: i64, live: u8) -> Bounded {
+        let mut bounded = Bounded::with_budgets(head, tail);
+        bounded.live = match live {
+            1 => Some(gisclaw_protocol::OutputStream::Stdout),
+            2 => Some(gisclaw_protocol::OutputStream::Stderr),
+            _ => None,
+        };
+        bounded
     }
 
     /// Appends a `str`; returns its length, as `TextIOBase.write` does.
@@ -184,7 +197,11 @@ impl Bounded {
         // SAFETY: `text` is a live `str` object (checked by the cast above);
         // the macro reads its ASCII flag and nothing else.
         let ascii = unsafe { pyo3::ffi::PyUnicode_IS_ASCII(text.as_ptr()) } != 0;
-        Ok(self.push_known(&text.to_string_lossy(), ascii))
+        let text = text.to_string_lossy();
+        if let Some(stream) = self.live {
+            crate::live::offer(stream, &text);
+        }
+        Ok(self.push_known(&text, ascii))
     }
 
     /// Every character written so far.

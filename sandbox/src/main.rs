@@ -21,6 +21,7 @@ mod capture;
 mod confine;
 mod interpreter;
 mod isolate;
+mod live;
 mod monitor;
 mod service;
 mod session;

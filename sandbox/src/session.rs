@@ -50,6 +50,7 @@ static CHANNEL_FD: AtomicI32 = AtomicI32::new(-1);
 /// The `pthread_atfork` child handler: a fork made by user code loses the
 /// protocol socket (snapshot forks happen while none is set).
 extern "C" fn close_channel_in_child() {
+    crate::live::in_forked_child();
     let fd = CHANNEL_FD.swap(-1, Ordering::SeqCst);
     if fd >= 0 {
         // SAFETY: close of a descriptor number this process inherited; the
@@ -105,11 +106,22 @@ fn serve(runtime: &Runtime, stream: UnixStream, confinement: ConfinementReport) 
             Err(_) => return 1,
         };
         let response = match request {
-            SessionRequest::Exec { code, cell } => SessionResponse::Cell {
-                result: Box::new(guarded(runtime, &stream, pid, || {
-                    runtime.run_cell(&code, cell)
-                })),
-            },
+            SessionRequest::Exec { code, cell, live } => {
+                // What the cell writes is sent as it comes (when asked);
+                // the flusher is done before the result is written.
+                let live = if live {
+                    crate::live::start(&stream)
+                } else {
+                    None
+                };
+                let result = guarded(runtime, &stream, pid, || runtime.run_cell(&code, cell));
+                if let Some(flusher) = live {
+                    flusher.finish();
+                }
+                SessionResponse::Cell {
+                    result: Box::new(result),
+                }
+            }
             SessionRequest::Analyse { code } => {
                 match guarded(runtime, &stream, pid, || runtime.analyse(&code)) {
                     Ok(findings) => SessionResponse::Findings { findings },

@@ -63,6 +63,16 @@ impl Arch {
     }
 }
 
+/// Where what the run's cells print goes as it comes (solve's spinner).
+#[derive(Clone)]
+pub struct LiveOutput(pub crate::sandbox::OutputSink);
+
+impl std::fmt::Debug for LiveOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LiveOutput")
+    }
+}
+
 /// How to run a task.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -95,6 +105,8 @@ pub struct RunOptions {
     /// `eval::reproduce::reproduce`; `--no-reproduce`, eval and `bench
     /// verify` none).
     pub reproduce: Option<Reproducer>,
+    /// A live view of what the cells print (`None`: only their results).
+    pub live_output: Option<LiveOutput>,
 }
 
 /// Re-runs a finished run's kept cells (`zygote`, the run's sandbox
@@ -244,6 +256,7 @@ pub fn run_task(
         (session, card, checks)
     });
     let mut session = session?;
+    session.set_output_sink(options.live_output.as_ref().map(|l| l.0.clone()));
     let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {
         task,

@@ -294,6 +294,7 @@ pub fn verify_task_within(
         vision_feedback: false,
         notebook: crate::notebook::NotebookMode::Off,
         reproduce: None,
+        live_output: None,
     };
     let started = Instant::now();
     let mut memory = ErrorMemory::in_memory();

@@ -226,6 +226,12 @@ impl ChatEngine {
         Ok((engine, rebuilt))
     }
 
+    /// Sends what the session's cells write to `sink` as it comes (the
+    /// chat screen's live view); kept across `/reset`.
+    pub fn watch_output(&mut self, sink: Option<crate::sandbox::OutputSink>) {
+        self.session.set_output_sink(sink);
+    }
+
     /// The session's work dir (where `data/` and `pred_results/` are).
     pub fn workdir(&self) -> &Path {
         self.session.workdir()
@@ -713,12 +719,14 @@ impl ChatEngine {
     pub fn reset(&mut self) -> Result<(), ChatError> {
         let workdir = self.workdir().to_path_buf();
         // One live session per folder: the old one ends first.
+        let sink = self.session.output_sink();
         self.session.end();
         self.session = Session::open_in(
             &self.zygote,
             &chat_dirs(&workdir, self.saved.data_dir.as_deref()),
             self.options.sandbox.clone(),
         )?;
+        self.session.set_output_sink(sink);
         self.saved.cells.clear();
         self.last_failed = None;
         self.saved.messages.push(Message::text(

@@ -5,6 +5,7 @@
 //! editing, slash commands, Ctrl-C) is in the CLI (`src/cli/chat.rs`).
 
 pub mod engine;
+pub mod live;
 mod plan;
 pub mod render;
 mod search;

@@ -169,6 +169,28 @@ impl Display {
         Display { bar: Some(bar) }
     }
 
+    /// On a terminal, the last line a running cell printed shown in the
+    /// spinner's message as it comes (cleaned of control characters).
+    fn live_output(&self) -> Option<gisclaw::agent::run::LiveOutput> {
+        let bar = self.bar.clone()?;
+        let lines = std::sync::Mutex::new(gisclaw::chat::live::LiveLines::default());
+        Some(gisclaw::agent::run::LiveOutput(std::sync::Arc::new(
+            move |_stream, text: &str| {
+                let Ok(mut lines) = lines.lock() else { return };
+                let done = lines.push(text);
+                let partial = lines.partial();
+                let last = if partial.trim().is_empty() {
+                    done.iter().rev().find(|l| !l.trim().is_empty()).cloned()
+                } else {
+                    Some(partial)
+                };
+                if let Some(last) = last {
+                    bar.set_message(format!("cell output: {}", last.trim()));
+                }
+            },
+        )))
+    }
+
     fn line(&self, text: &str) {
         match &self.bar {
             Some(bar) => {
@@ -232,6 +254,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let task = &loaded.task;
+    let display = Display::new(&task.id);
     let options = RunOptions {
         arch: args.arch,
         include_workflow: !args.no_workflow,
@@ -251,13 +274,13 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         notebook: args.notebook,
         reproduce: (!args.no_reproduce)
             .then_some(gisclaw::eval::reproduce::reproduce as gisclaw::agent::run::Reproducer),
+        live_output: display.live_output(),
     };
     let mut memory = if args.no_memory || (backend.is_replay() && !args.memory) {
         ErrorMemory::in_memory()
     } else {
         ErrorMemory::load(&memory::default_path())
     };
-    let display = Display::new(&task.id);
     let protocol = figure::detect();
     let summary = run_task(
         &zygote,

@@ -840,6 +840,7 @@ fn run_one(
         reproduce: options
             .reproduce
             .then_some(super::reproduce::reproduce as crate::agent::run::Reproducer),
+        live_output: None,
     };
     // Each run starts with an empty Error Memory, so runs stay independent.
     let mut memory = ErrorMemory::in_memory();

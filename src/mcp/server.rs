@@ -25,6 +25,41 @@ use crate::sandbox::{Canceller, MAX_CODE_BYTES};
 /// How often a running cell reports progress to a client that asked.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
+/// Lines of a running cell's output a progress notification carries.
+const PROGRESS_LINES: usize = 3;
+
+/// The last lines a running cell printed (cleaned), for progress
+/// notifications.
+#[derive(Default)]
+struct OutputTail {
+    lines: crate::chat::live::LiveLines,
+    last: std::collections::VecDeque<String>,
+}
+
+impl OutputTail {
+    fn push(&mut self, text: &str) {
+        for line in self.lines.push(text) {
+            if self.last.len() == PROGRESS_LINES {
+                self.last.pop_front();
+            }
+            self.last.push_back(crate::util::clip(&line, 200));
+        }
+    }
+
+    /// The last lines, the one in progress included.
+    fn text(&self) -> String {
+        let partial = self.lines.partial();
+        let mut lines: Vec<&str> = self.last.iter().map(String::as_str).collect();
+        if !partial.is_empty() {
+            if lines.len() == PROGRESS_LINES {
+                lines.remove(0);
+            }
+            lines.push(&partial);
+        }
+        lines.join("\n")
+    }
+}
+
 /// What the server tells a client's model at connection.
 const INSTRUCTIONS: &str = "gisclaw: a persistent, confined Python sandbox with the GIS stack \
 (geopandas, rasterio, shapely, pyproj, xarray, scipy, scikit-learn, PySAL, matplotlib). Start with \
@@ -222,8 +257,21 @@ impl GisServer {
             ct.cancelled().await;
             canceller.cancel();
         });
-        let progress = context.meta.get_progress_token().map(|token| {
+        // What the cell prints, kept as its last lines for the progress
+        // notifications (only when the client asked for progress).
+        let tail = Arc::new(Mutex::new(OutputTail::default()));
+        let token = context.meta.get_progress_token();
+        let sink: Option<crate::sandbox::OutputSink> = token.as_ref().map(|_| {
+            let tail = Arc::clone(&tail);
+            Arc::new(move |_stream: crate::sandbox::OutputStream, text: &str| {
+                if let Ok(mut tail) = tail.lock() {
+                    tail.push(text);
+                }
+            }) as crate::sandbox::OutputSink
+        });
+        let progress = token.map(|token| {
             let peer = context.peer.clone();
+            let tail = Arc::clone(&tail);
             tokio::spawn(async move {
                 let started = Instant::now();
                 let mut tick = tokio::time::interval(PROGRESS_EVERY);
@@ -231,8 +279,14 @@ impl GisServer {
                 loop {
                     tick.tick().await;
                     let seconds = started.elapsed().as_secs_f64();
+                    let last = tail.lock().map(|t| t.text()).unwrap_or_default();
+                    let message = if last.is_empty() {
+                        format!("cell running for {seconds:.0} s")
+                    } else {
+                        format!("cell running for {seconds:.0} s; last output:\n{last}")
+                    };
                     let note = ProgressNotificationParam::new(token.clone(), seconds.floor())
-                        .with_message(format!("cell running for {seconds:.0} s"));
+                        .with_message(message);
                     if peer.notify_progress(note).await.is_err() {
                         break;
                     }
@@ -246,7 +300,7 @@ impl GisServer {
                 if cancelled.is_cancelled() {
                     return None;
                 }
-                Some(c.execute(&code))
+                Some(c.execute_watching(&code, sink))
             })
             .await;
         watcher.abort();

@@ -154,6 +154,19 @@ impl ClientSession {
         self.session.canceller()
     }
 
+    /// [`ClientSession::execute`] with what the cell prints handed to
+    /// `sink` as it comes (progress notifications carry its last lines).
+    pub fn execute_watching(
+        &mut self,
+        code: &str,
+        sink: Option<crate::sandbox::OutputSink>,
+    ) -> Result<Executed, SandboxError> {
+        self.session.set_output_sink(sink);
+        let executed = self.execute(code);
+        self.session.set_output_sink(None);
+        executed
+    }
+
     /// Runs one cell, with everything the agent's observation carries.
     pub fn execute(&mut self, code: &str) -> Result<Executed, SandboxError> {
         let arguments = json!({ "code": code }).to_string();

@@ -30,8 +30,9 @@ pub const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 
 pub use config::{default_blocked_imports, Layer, SandboxConfig, ServiceSettings, UnknownLayer};
 pub use error::{worker_message, SandboxError};
-pub use gisclaw_protocol::{FigureFacts, Finding};
+pub use gisclaw_protocol::{FigureFacts, Finding, OutputStream};
 pub use session::{
-    Canceller, CellOutcome, CellStatus, RestoreReport, Session, SessionDirs, MAX_CODE_BYTES,
+    Canceller, CellOutcome, CellStatus, OutputSink, RestoreReport, Session, SessionDirs,
+    MAX_CODE_BYTES,
 };
 pub use zygote::Zygote;

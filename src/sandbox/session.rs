@@ -13,7 +13,7 @@ use gisclaw_protocol::fdpass::send_fd;
 use gisclaw_protocol::waiting::{receive_available, wait_readable, Received, SPIN_BEFORE_SLEEP};
 use gisclaw_protocol::{
     write_frame, CellResult, ChildExit, ConfinementPolicy, ConfinementReport, Finding, FrameBuffer,
-    PackageInfo, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
+    OutputStream, PackageInfo, SessionRequest, SessionResponse, SessionSpec, VariableSummary,
 };
 
 use super::config::{Layer, SandboxConfig};
@@ -204,13 +204,40 @@ impl Worker {
         deadline: Instant,
         cancel: Option<&AtomicBool>,
     ) -> Result<SessionResponse, WaitEnd> {
+        self.wait_watching(deadline, cancel, None)
+    }
+
+    /// [`Worker::wait`], handing what a running cell writes to `sink` as
+    /// it comes (without a sink it is dropped: the cell's result has it).
+    fn wait_watching(
+        &mut self,
+        deadline: Instant,
+        cancel: Option<&AtomicBool>,
+        sink: Option<&OutputSink>,
+    ) -> Result<SessionResponse, WaitEnd> {
         let spin_until = Instant::now() + SPIN_BEFORE_SLEEP;
         loop {
             let received = receive_available(&self.stream, &mut self.incoming);
-            match self.incoming.take_frame() {
-                Some(Ok(resp)) => return Ok(resp),
-                Some(Err(_)) => return Err(WaitEnd::Gone),
-                None => {}
+            let mut answer = None;
+            while let Some(frame) = self.incoming.take_frame() {
+                match frame {
+                    Ok(SessionResponse::Output { stream, text }) => {
+                        if let Some(sink) = sink {
+                            sink(stream, &text);
+                        }
+                    }
+                    Ok(resp) => {
+                        answer = Some(Ok(resp));
+                        break;
+                    }
+                    Err(_) => {
+                        answer = Some(Err(WaitEnd::Gone));
+                        break;
+                    }
+                }
+            }
+            if let Some(answer) = answer {
+                return answer;
             }
             // The stream ended or broke with no whole answer in it.
             if matches!(received, Ok(Received::End) | Err(_)) {
@@ -334,7 +361,15 @@ pub struct Session {
     /// Rebuild the namespace right after a crash (true), or only when the
     /// next cell needs it (a tree-search branch that crashed is dropped).
     rebuild_at_once: bool,
+    /// Where what a running cell writes goes as it comes (a front end's
+    /// live view); snapshots have none.
+    output_sink: Option<OutputSink>,
 }
+
+/// A front end's live view of a running cell's stdout and stderr: called
+/// on the thread that runs the cell, a few times a second at most, with
+/// the text as the cell wrote it (hostile: clean it before showing it).
+pub type OutputSink = Arc<dyn Fn(OutputStream, &str) + Send + Sync>;
 
 /// The live worker, or an error when there is none (it is restarted
 /// before every use, so none here is a bug, reported, not a panic).
@@ -436,6 +471,7 @@ impl Session {
             tmp: Arc::new(tmp),
             hold: Some(Arc::new((lent, lock))),
             rebuild_at_once: true,
+            output_sink: None,
         })
     }
 
@@ -558,6 +594,7 @@ impl Session {
             tmp: self.tmp.clone(),
             hold: self.hold.clone(),
             rebuild_at_once: self.rebuild_at_once,
+            output_sink: None,
         })
     }
 
@@ -583,6 +620,17 @@ impl Session {
     /// [`CellStatus::Error`]; `Err` means the sandbox itself failed.
     pub fn execute(&mut self, code: &str) -> Result<CellOutcome, SandboxError> {
         self.run_cell(code, true)
+    }
+
+    /// Sends what each later cell writes to stdout and stderr to `sink` as
+    /// it comes, besides the cell's result (`None`: only the result).
+    pub fn set_output_sink(&mut self, sink: Option<OutputSink>) {
+        self.output_sink = sink;
+    }
+
+    /// The live view set by [`Session::set_output_sink`], if any.
+    pub fn output_sink(&self) -> Option<OutputSink> {
+        self.output_sink.clone()
     }
 
     /// Runs `code` as [`Session::execute`] does but keeps it out of the
@@ -639,6 +687,7 @@ impl Session {
         let request = SessionRequest::Exec {
             code: code.to_string(),
             cell,
+            live: self.output_sink.is_some(),
         };
         if present(&mut self.worker)?.send(&request).is_err() {
             // The worker died between cells (killed from outside): rebuild and resend.
@@ -649,7 +698,7 @@ impl Session {
         }
         let worker = present(&mut self.worker)?;
         let deadline = Instant::now() + limit;
-        let first = worker.wait(deadline, Some(&self.cancel));
+        let first = worker.wait_watching(deadline, Some(&self.cancel), self.output_sink.as_ref());
         let (status, result) = match first {
             Ok(resp) => {
                 let result = Self::cell_result(resp)?;
@@ -717,7 +766,7 @@ impl Session {
         let grace = self.config.interrupt_grace;
         let worker = present(&mut self.worker)?;
         worker.signal(libc::SIGINT);
-        let answer = worker.wait(Instant::now() + grace, None);
+        let answer = worker.wait_watching(Instant::now() + grace, None, self.output_sink.as_ref());
         let killed = !matches!(answer, Ok(SessionResponse::Cell { .. }));
         let status = if cancelled {
             CellStatus::Cancelled { killed }
@@ -801,9 +850,11 @@ impl Session {
             let Some(worker) = self.worker.as_mut() else {
                 break;
             };
+            // A rebuild replays quietly: its output is not news.
             worker.send(&SessionRequest::Exec {
                 code: code.clone(),
                 cell,
+                live: false,
             })?;
             match worker.wait(Instant::now() + timeout, None) {
                 Ok(SessionResponse::Cell { result }) if result.ok => report.replayed += 1,

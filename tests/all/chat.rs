@@ -671,8 +671,12 @@ fn a_tree_search_turn_keeps_the_best_path_in_the_namespace() {
         code("", "x = 21"),
         code("", "x = undefined_name + 1"),
         code("", "x = 1 / 0"),
-        // The repair request for the unbound name: still unbound.
+        // Two repairs (the default) of each: the unbound name stays
+        // unbound, the division by zero stays one.
         code("", "x = still_undefined"),
+        code("", "x = also_undefined"),
+        code("", "x = 2 / 0"),
+        code("", "x = 3 / 0"),
         code("", "print('double is', x * 2)"),
         code("", "print('double is', x * 2)"),
         code("", "print('double is', x * 2)"),
@@ -689,7 +693,10 @@ fn a_tree_search_turn_keeps_the_best_path_in_the_namespace() {
     pty.expect("ZeroDivisionError", WAIT);
     pty.expect("step 2/2: Print the double of x", WAIT);
     pty.expect("double is 42", WAIT);
-    pty.expect("tree search: 4 node(s) (2 ran, 1 failed, 1 pruned)", WAIT);
+    pty.expect(
+        "tree search: 8 node(s) (2 ran, 3 failed, 3 pruned; 4 repair(s), 0 ran)",
+        WAIT,
+    );
     pty.expect("you> ", WAIT);
     pty.send("/arch single\r");
     pty.expect("from the next turn: single agent", WAIT);
@@ -916,4 +923,38 @@ fn compact_folds_the_earlier_rounds_into_a_note_with_the_namespace() {
     again.expect("x  int  21", WAIT);
     again.send("/quit\r");
     assert_eq!(again.wait(WAIT), Some(0), "{}", again.seen);
+}
+
+#[test]
+fn what_a_cell_prints_is_shown_while_it_runs_and_not_again_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    // The cell waits for a file the test makes only once the cell's first
+    // line is on the screen; the line is built at run time so that the
+    // code shown before it runs does not hold it.
+    let lines = [
+        code(
+            "",
+            "import os, time\nprint('wait' + 'ing for go')\nfor _ in range(1200):\n    if os.path.exists('go'):\n        break\n    time.sleep(0.05)\nprint('we' + 'nt on')",
+        ),
+        answer("Done waiting."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    let id = session_id(&pty.seen);
+    pty.send("wait for the file\r");
+    pty.expect("waiting for go", WAIT);
+    std::fs::write(dir.path().join("chats").join(&id).join("work/go"), "").unwrap();
+    pty.expect("went on", WAIT);
+    pty.expect("Done waiting.", WAIT);
+    pty.expect("you> ", WAIT);
+    assert_eq!(
+        pty.seen.matches("waiting for go").count(),
+        1,
+        "shown live, not again with the observation: {}",
+        pty.seen
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
 }

@@ -804,3 +804,96 @@ fn a_failed_cells_statements_before_the_raise_are_kept_and_solution_py_reproduce
         std::fs::read_to_string(dir.path().join("pred_results/reach.json")).unwrap()
     );
 }
+
+/// What a sink was given, in order.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<(gisclaw::sandbox::OutputStream, String)>>>;
+
+/// A sink that keeps what it is given, and creates `go` in `dir` once it
+/// has seen `waiting` (a running cell waits for that file: it can only
+/// appear if the output came while the cell ran).
+fn watching_sink(dir: &std::path::Path) -> (gisclaw::sandbox::OutputSink, Received) {
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = std::sync::Arc::clone(&got);
+    let go = dir.join("go");
+    let sink: gisclaw::sandbox::OutputSink = std::sync::Arc::new(move |stream, text: &str| {
+        let mut got = kept.lock().unwrap();
+        got.push((stream, text.to_string()));
+        let seen: String = got.iter().map(|(_, t)| t.as_str()).collect();
+        if seen.contains("waiting") && !go.exists() {
+            std::fs::write(&go, "").unwrap();
+        }
+    });
+    (sink, got)
+}
+
+#[test]
+fn what_a_cell_prints_reaches_the_front_end_while_it_runs() {
+    use gisclaw::sandbox::OutputStream;
+    let (mut s, dir) = common::session();
+    let (sink, got) = watching_sink(dir.path());
+    s.set_output_sink(Some(sink));
+    let out = run(
+        &mut s,
+        "import os, sys, time\nprint('waiting')\nsys.stderr.write('to stderr\\n')\n\
+         for _ in range(1200):\n    if os.path.exists('go'):\n        break\n    time.sleep(0.05)\n\
+         print('went' if os.path.exists('go') else 'gave up')",
+    );
+    assert_eq!(out.status, CellStatus::Ok, "{out:?}");
+    assert!(
+        out.result.stdout.contains("waiting\nwent"),
+        "the cell saw the file the sink made: {:?}",
+        out.result.stdout
+    );
+    // The cell's result is as before: its whole output.
+    assert!(out.result.stderr.contains("to stderr"));
+    let seen = got.lock().unwrap().clone();
+    let text = |which: OutputStream| -> String {
+        seen.iter()
+            .filter(|(s, _)| *s == which)
+            .map(|(_, t)| t.as_str())
+            .collect()
+    };
+    assert_eq!(text(OutputStream::Stdout), "waiting\nwent\n");
+    assert_eq!(text(OutputStream::Stderr), "to stderr\n");
+    // A snapshot has no live view; the session's own cells still do.
+    let mut branch = s.snapshot().unwrap();
+    assert_eq!(
+        branch.execute("print('branch')").unwrap().status,
+        CellStatus::Ok
+    );
+    assert!(branch.output_sink().is_none());
+    let before = got.lock().unwrap().len();
+    run(&mut s, "print('again')");
+    assert!(got.lock().unwrap().len() > before);
+}
+
+#[test]
+fn a_flood_of_output_and_a_thread_printing_after_its_cell_leave_the_session_working() {
+    let (mut s, dir) = common::session();
+    let (sink, got) = watching_sink(dir.path());
+    s.set_output_sink(Some(sink));
+    let out = run(
+        &mut s,
+        "import sys, threading, time\nfor i in range(200000):\n    print('line', i)\n\
+         def late():\n    for i in range(100):\n        print('late', i)\n        sys.stderr.write('late err\\n')\n        time.sleep(0.005)\n\
+         threading.Thread(target=late, daemon=True).start()",
+    );
+    assert_eq!(out.status, CellStatus::Ok, "{out:?}");
+    let sent: usize = got.lock().unwrap().iter().map(|(_, t)| t.len()).sum();
+    assert!(sent < 300 * 1024, "live output is capped: {sent} bytes");
+    assert!(
+        got.lock()
+            .unwrap()
+            .iter()
+            .any(|(_, t)| t.contains("live output stops after 256 KiB")),
+        "the cap is said"
+    );
+    // Queries and cells right after, while the thread still prints.
+    for _ in 0..5 {
+        assert!(s.variables().unwrap().iter().any(|v| v.name == "late"));
+        assert!(s.analyse("y = 1").unwrap().is_empty());
+        let next = run(&mut s, "print('next')");
+        assert_eq!(next.status, CellStatus::Ok, "{next:?}");
+        assert!(next.result.stdout.contains("next"), "{next:?}");
+    }
+}

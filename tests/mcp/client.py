@@ -140,6 +140,7 @@ async def scenario_analysis(session, ctx):
             "code": "import time, matplotlib\nmatplotlib.use('Agg')\n"
             "import matplotlib.pyplot as plt\n"
             "ax = city.plot(color='lightgrey')\npts.plot(ax=ax, color='red')\n"
+            "print('drawing the map', flush=True)\n"
             "time.sleep(2.5)\n"
             "plt.savefig('pred_results/stations_map.png')\nprint('saved')"
         },
@@ -151,6 +152,8 @@ async def scenario_analysis(session, ctx):
     png = base64.b64decode(images[0].data)
     assert png.startswith(b"\x89PNG") and images[0].mime_type == "image/png"
     assert progress, "no progress notification during a 2.5 s cell"
+    # The line printed before the wait came with the progress, while it ran.
+    assert any("drawing the map" in (m or "") for _, _, m in progress), progress
 
     resources = await session.list_resources()
     uris = [str(r.uri) for r in resources.resources]

@@ -204,6 +204,10 @@ pub enum SessionRequest {
         code: String,
         /// The cell's number, used in tracebacks (`<cell-3>`).
         cell: u64,
+        /// Send what the cell writes as it runs ([`SessionResponse::Output`]
+        /// frames) besides its result.
+        #[serde(default)]
+        live: bool,
     },
     /// Analyse a cell against the live namespace without running it.
     Analyse {
@@ -228,6 +232,16 @@ pub enum SessionRequest {
     Shutdown,
 }
 
+/// Which standard stream a cell wrote to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    /// `sys.stdout`.
+    Stdout,
+    /// `sys.stderr`.
+    Stderr,
+}
+
 /// Session child → agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -239,6 +253,15 @@ pub enum SessionResponse {
         pid: i32,
         /// Which confinement layers are in force.
         confinement: ConfinementReport,
+    },
+    /// What the running cell wrote to stdout or stderr since the last
+    /// such frame, sent while it runs (a few per second at most, the first
+    /// 256 KiB of a cell); the cell's [`SessionResponse::Cell`] follows.
+    Output {
+        /// Where it was written.
+        stream: OutputStream,
+        /// The text, as written.
+        text: String,
     },
     /// The outcome of an [`SessionRequest::Exec`].
     Cell {

@@ -169,6 +169,8 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     let (mut engine, rebuilt) =
         ChatEngine::open(&zygote, backend, reopen, saved, options, &INTERRUPT)
             .map_err(|e| UsageError(e.to_string()))?;
+    // What a running cell prints is shown as it comes.
+    engine.watch_output(Some(screen::live_sink()));
     let say = |text: &str| println!("{}", style.note(text));
     // The command that resumes this chat: a replayed one needs its replay
     // again (without a backend, chat has no model to answer).

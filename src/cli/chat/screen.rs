@@ -2,16 +2,64 @@
 //! spinner while a cell runs, observations, plans and steps).
 
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gisclaw::chat::engine::AgentEvent;
+use gisclaw::chat::live::{after_live, LiveLines};
 use gisclaw::chat::render::Style;
+use gisclaw::sandbox::{OutputSink, OutputStream};
+
+/// What the screen and the session's live-output sink share: the running
+/// cell's spinner and its output so far.
+#[derive(Default)]
+pub(super) struct Live {
+    spinner: Option<indicatif::ProgressBar>,
+    lines: LiveLines,
+}
+
+/// The live view shared by every screen of the chat and the session's sink.
+type SharedLive = Arc<Mutex<Live>>;
+
+/// The chat's one live view (one chat per process).
+fn shared_live() -> &'static SharedLive {
+    static LIVE: std::sync::OnceLock<SharedLive> = std::sync::OnceLock::new();
+    LIVE.get_or_init(SharedLive::default)
+}
+
+/// The sink that prints a running cell's output as it comes: whole lines
+/// above the spinner, the line in progress in its message.
+pub(super) fn live_sink() -> OutputSink {
+    let live = Arc::clone(shared_live());
+    Arc::new(move |_stream: OutputStream, text: &str| {
+        let Ok(mut live) = live.lock() else { return };
+        let lines = live.lines.push(text);
+        let partial = live.lines.partial();
+        let print = || {
+            let mut out = std::io::stdout();
+            for line in &lines {
+                let _ = writeln!(out, "{line}");
+            }
+            let _ = out.flush();
+        };
+        match &live.spinner {
+            Some(spinner) => {
+                if !lines.is_empty() {
+                    spinner.suspend(print);
+                }
+                spinner.set_message(gisclaw::util::clip(&partial, 60));
+            }
+            None => print(),
+        }
+    })
+}
 
 /// Renders engine events: streamed text, code, a spinner while a cell runs,
 /// observations.
 pub(super) struct Screen {
     style: Style,
-    spinner: Option<indicatif::ProgressBar>,
+    /// The running cell's spinner and live output, shared with the sink.
+    live: SharedLive,
     in_text: bool,
     /// How figures are drawn (detected once, before any key is read).
     figures: Option<crate::cli::figure::Protocol>,
@@ -24,16 +72,31 @@ impl Screen {
         Screen {
             figures: crate::cli::figure::detect(),
             style,
-            spinner: None,
+            live: Arc::clone(shared_live()),
             in_text: false,
             workdir: workdir.to_path_buf(),
         }
     }
 
     fn stop_spinner(&mut self) {
-        if let Some(s) = self.spinner.take() {
-            s.finish_and_clear();
+        if let Ok(mut live) = self.live.lock() {
+            if let Some(s) = live.spinner.take() {
+                s.finish_and_clear();
+            }
         }
+    }
+
+    /// Ends the cell's live output: its unfinished last line is printed;
+    /// true when any output was shown live.
+    fn end_live(&mut self) -> bool {
+        let Ok(mut live) = self.live.lock() else {
+            return false;
+        };
+        let seen = live.lines.seen();
+        if let Some(last) = live.lines.finish() {
+            println!("{last}");
+        }
+        seen
     }
 
     pub(super) fn show(&mut self, event: AgentEvent<'_>) {
@@ -68,15 +131,23 @@ impl Screen {
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                     let s = indicatif::ProgressBar::new_spinner();
                     s.set_style(crate::cli::common::bar_style(
-                        "{spinner} running [{elapsed}] (Ctrl-C stops it)",
+                        "{spinner} running [{elapsed}] (Ctrl-C stops it) {msg}",
                     ));
                     s.enable_steady_tick(Duration::from_millis(120));
-                    self.spinner = Some(s);
+                    if let Ok(mut live) = self.live.lock() {
+                        live.spinner = Some(s);
+                    }
                 }
             }
             AgentEvent::Observation { text, ok, code, .. } => {
                 self.stop_spinner();
-                let _ = write!(out, "{}", self.style.observation(text));
+                // Output shown live is not shown again.
+                let text = if self.end_live() {
+                    after_live(text)
+                } else {
+                    text.to_string()
+                };
+                let _ = write!(out, "{}", self.style.observation(&text));
                 if !ok && code.is_some() {
                     let _ = writeln!(out, "{}", self.style.error("(the cell failed)"));
                 }
