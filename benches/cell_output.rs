@@ -13,7 +13,9 @@
 //!
 //! A third line measures the capture gisclaw had before its buffer went
 //! native (a Python `write` per call, kept here as the baseline's second
-//! stream), so the gain is visible in the same run.
+//! stream), so the gain is visible in the same run. A last line measures
+//! a session with a live view (chat's, MCP progress): the cell's first
+//! 256 KiB sent as it runs, against (b).
 
 mod common;
 
@@ -124,8 +126,26 @@ fn main() {
     let zygote = Zygote::start(config).expect("zygote starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let mut session = Session::open(&zygote, dir.path()).expect("session opens");
-    // Per cell: (a) StringIO, the former stream, (b) gisclaw, its cell time.
-    let mut times = vec![[Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()]; CELLS.len()];
+    let live_dir = tempfile::tempdir().expect("temp dir");
+    let mut live = Session::open(&zygote, live_dir.path()).expect("session opens");
+    let received = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&received);
+    live.set_output_sink(Some(std::sync::Arc::new(move |_, text: &str| {
+        counter.fetch_add(text.len(), std::sync::atomic::Ordering::Relaxed);
+    })));
+    // Per cell: (a) StringIO, the former stream, (b) gisclaw, its cell
+    // time, (a) with the text read, (c) gisclaw with a live view.
+    let mut times = vec![
+        [
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new()
+        ];
+        CELLS.len()
+    ];
     for _ in 0..RUNS {
         for (i, (_, code)) in CELLS.iter().enumerate() {
             writeln!(ask, "{i}").expect("baseline alive");
@@ -141,19 +161,26 @@ fn main() {
             assert!(out.result.ok, "{:?}", out.result.error);
             assert!(out.result.stdout_dropped_chars > 0);
             times[i][3].push(Duration::from_micros(out.result.duration_us));
+            let start = Instant::now();
+            let out = live.execute(code).expect("cell runs");
+            times[i][5].push(start.elapsed());
+            assert!(out.result.ok, "{:?}", out.result.error);
         }
     }
+    assert!(received.load(std::sync::atomic::Ordering::Relaxed) > 0);
     drop(ask);
     let _ = baseline.wait();
 
     println!("cell output capture (medians of {RUNS} interleaved runs; gisclaw: the whole execute round trip)");
-    for ((label, _), [stringio, previous, ours, inside, read]) in CELLS.iter().zip(times) {
-        let (stringio, previous, ours, inside, read) = (
+    for ((label, _), [stringio, previous, ours, inside, read, with_live]) in CELLS.iter().zip(times)
+    {
+        let (stringio, previous, ours, inside, read, with_live) = (
             median(stringio),
             median(previous),
             median(ours),
             median(inside),
             median(read),
+            median(with_live),
         );
         let ratio = ours.as_secs_f64() / read.as_secs_f64();
         println!("  {label}");
@@ -181,6 +208,11 @@ fn main() {
             "    ratio (b)/(a) = {ratio:.2}  (goal <= 1.0: {}); against exec alone {:.2}",
             if ratio <= 1.0 { "met" } else { "NOT met" },
             ours.as_secs_f64() / stringio.as_secs_f64()
+        );
+        println!(
+            "    (c) gisclaw session with a live view (chat, MCP)     {:>9.1} ms  ratio (c)/(b) = {:.2}",
+            ms(with_live),
+            with_live.as_secs_f64() / ours.as_secs_f64()
         );
     }
 }

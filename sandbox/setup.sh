@@ -57,6 +57,10 @@ fi
 say "registering the Jupyter kernel 'gisclaw' (the sandbox venv)"
 "$venv/bin/python" -m ipykernel install --user --name gisclaw \
   --display-name "gisclaw (the sandbox's Python)" >/dev/null
+# gisclaw's helper module, which notebooks import (`from gisclaw_tools
+# import *`); the sandbox itself loads the copy compiled into the worker.
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cp "$root/tools/gisclaw_tools.py" "$site/gisclaw_tools.py"
 
 # --- 3. Binaries ------------------------------------------------------------
 say "building gisclaw and gisclaw-worker"

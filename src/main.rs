@@ -78,14 +78,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The search tree of an `--arch mcts` run.
-    Tree {
-        /// `show`.
-        #[arg(value_parser = ["show"])]
-        action: String,
-        /// The run's folder (or its tree.json).
-        dir: PathBuf,
-    },
+    /// The search tree of an `--arch mcts` run: `show DIR`.
+    #[command(subcommand)]
+    Tree(cli::tree::TreeCommand),
     /// A run's record in other forms: `to-ipynb DIR` writes the Jupyter
     /// notebook of any run folder.
     #[command(subcommand)]
@@ -94,12 +89,10 @@ enum Command {
     /// `status`, `stop`.
     #[command(subcommand)]
     Sandbox(cli::sandbox::SandboxCommand),
-    /// Show or clear the Error Memory (errors seen and the fixes that followed).
-    Memory {
-        /// `show` or `clear`.
-        #[arg(value_parser = ["show", "clear"])]
-        action: String,
-    },
+    /// The Error Memory (errors seen and the fixes that followed): `show`,
+    /// `clear`.
+    #[command(subcommand)]
+    Memory(cli::memory::MemoryCommand),
     /// Print a JSON Schema: of a task file (`task`) or of `gisclaw card
     /// --json` (`card`).
     Schema {
@@ -166,8 +159,8 @@ fn main() -> ExitCode {
             no_confine,
             sandbox,
         } => cli::exec::run(file, workdir, cell_timeout, no_confine, &sandbox),
-        Command::Memory { action } => cli::memory::run(&action),
-        Command::Tree { dir, .. } => cli::tree::show(&dir),
+        Command::Memory(command) => cli::memory::run(command),
+        Command::Tree(cli::tree::TreeCommand::Show { dir }) => cli::tree::show(&dir),
         Command::Transcript(command) => cli::transcript::run(command),
         Command::Card {
             dir,

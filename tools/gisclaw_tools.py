@@ -102,7 +102,8 @@ def to_numeric_columns(df, columns=None):
     converted = []
     for col in columns if columns is not None else list(df.columns):
         series = df[col]
-        if series.dtype != object:
+        # Text columns: `object` (pandas < 3) or the string dtype (pandas 3).
+        if not (series.dtype == object or pd.api.types.is_string_dtype(series.dtype)):
             continue
         parsed = pd.to_numeric(series, errors="coerce")
         if parsed.notna().sum() == series.notna().sum() and series.notna().any():

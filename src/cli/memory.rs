@@ -5,11 +5,20 @@ use std::process::ExitCode;
 use anyhow::Context;
 use gisclaw::agent::memory::{default_path, ErrorMemory};
 
+/// `gisclaw memory …`.
+#[derive(clap::Subcommand, Debug)]
+pub enum MemoryCommand {
+    /// The remembered errors, each with the fix that followed it.
+    Show,
+    /// Forget them all.
+    Clear,
+}
+
 /// Shows the remembered errors and fixes, or forgets them all.
-pub fn run(action: &str) -> anyhow::Result<ExitCode> {
+pub fn run(command: MemoryCommand) -> anyhow::Result<ExitCode> {
     let path = default_path();
     let mut memory = ErrorMemory::load(&path);
-    if action == "clear" {
+    if matches!(command, MemoryCommand::Clear) {
         let n = memory.entries().len();
         memory
             .clear()

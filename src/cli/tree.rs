@@ -8,6 +8,17 @@ use gisclaw::agent::mcts::tree::Tree;
 
 use super::common::UsageError;
 
+/// `gisclaw tree …`.
+#[derive(clap::Subcommand, Debug)]
+pub enum TreeCommand {
+    /// Print the tree indented, the chosen path marked `*`, repairs,
+    /// errors, the failure lines each node was told and rollouts.
+    Show {
+        /// The run's folder (or its tree.json).
+        dir: std::path::PathBuf,
+    },
+}
+
 /// Prints the tree of the run in `dir`.
 pub fn show(dir: &Path) -> anyhow::Result<ExitCode> {
     let path = if dir.is_dir() {
@@ -31,11 +42,13 @@ pub fn show(dir: &Path) -> anyhow::Result<ExitCode> {
     let best = tree.best();
     print!("{}", tree.render(best));
     let (ran, failed, pruned) = tree.counts();
+    let (repairs, repairs_ran) = tree.repairs();
     println!(
-        "chosen: node #{best} (reward {}) · {ran} ran, {failed} failed, {pruned} pruned",
+        "chosen: node #{best} (reward {}) · {ran} ran, {failed} failed, {pruned} pruned · {repairs} repair(s), {repairs_ran} ran · {} rollout(s)",
         tree.nodes[best]
             .reward
-            .map_or("–".to_string(), |r| format!("{r:.2}"))
+            .map_or("–".to_string(), |r| format!("{r:.2}")),
+        tree.rollouts()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use super::{Item, NotebookMode, RecordedCell};
-use crate::sandbox::preamble::{helpers_for, SESSION_IMPORTS};
+use crate::sandbox::preamble::{helpers_import_for, SESSION_IMPORTS};
 
 /// The Jupyter kernel of the sandbox's venv, as `make setup` registers it
 /// (`python -m ipykernel install --user --name gisclaw`).
@@ -38,7 +38,7 @@ pub fn notebook(items: &[Item], dir: &Path, mode: NotebookMode) -> Value {
     };
     let preamble = format!(
         "# The imports every gisclaw sandbox session starts with. The kernel is\n# `gisclaw`, the sandbox's Python (registered by `make setup`); another\n# kernel needs geopandas, rasterio and matplotlib installed.\n{SESSION_IMPORTS}{}",
-        helpers_for(&codes)
+        helpers_import_for(&codes)
     );
     let mut count = 1u64;
     // The task (or a chat's first words) first, then the imports.

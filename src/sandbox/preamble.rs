@@ -19,10 +19,26 @@ pub const SESSION_IMPORTS: &str = "import os\nimport json\nimport math\n\n\
 import matplotlib.pyplot as plt\nimport numpy as np\nimport pandas as pd\n\
 import geopandas as gpd\nimport rasterio\nimport shapely\nimport xarray as xr\nimport networkx as nx\nimport scipy\nimport sklearn\nimport seaborn as sns\n";
 
-/// gisclaw's helper module (`load_raster`, …) when a cell uses it, else
-/// nothing.
+/// Whether a cell uses gisclaw's helper module (`load_raster`, …).
+pub fn uses_helpers(cells: &[&str]) -> bool {
+    cells.iter().any(|c| HELPERS.iter().any(|h| c.contains(h)))
+}
+
+/// The import of gisclaw's helper module when a cell uses it, else
+/// nothing: for notebooks, whose `gisclaw` kernel (the sandbox venv) has
+/// the module installed by `make setup`.
+pub fn helpers_import_for(cells: &[&str]) -> String {
+    if uses_helpers(cells) {
+        "\n# gisclaw's helpers (tools/gisclaw_tools.py: load_raster, save_raster,\n# list_files, to_numeric_columns), installed in the `gisclaw` kernel by\n# `make setup`; another kernel: put tools/gisclaw_tools.py beside the notebook.\nfrom gisclaw_tools import *\n".to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// gisclaw's helper module (`load_raster`, …) inlined when a cell uses it,
+/// else nothing: for `solution.py`, which runs on its own anywhere.
 pub fn helpers_for(cells: &[&str]) -> String {
-    if cells.iter().any(|c| HELPERS.iter().any(|h| c.contains(h))) {
+    if uses_helpers(cells) {
         format!("\n# --- gisclaw helpers (tools/gisclaw_tools.py) ---\n{TOOLS_SRC}# --- end of helpers ---\n")
     } else {
         String::new()

@@ -658,6 +658,35 @@ fn a_finish_ends_the_turn_with_its_summary() {
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
     assert!(!pty.seen.contains("the turn failed"), "{}", pty.seen);
+    assert_eq!(
+        pty.seen.matches("The map is in pred_results/.").count(),
+        1,
+        "the summary is printed once: {}",
+        pty.seen
+    );
+}
+
+#[test]
+fn a_line_typed_and_entered_during_a_turn_is_sent_without_a_second_enter() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        code("", "import time\ntime.sleep(3)\nw = 1"),
+        answer("Slept once."),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut pty = chat(dir.path(), &replay, &[]);
+    pty.expect("you> ", WAIT);
+    pty.send("sleep\r");
+    pty.expect("time.sleep(3)", WAIT);
+    pty.send("/vars\r");
+    pty.expect("Slept once.", WAIT);
+    pty.expect("you> /vars", WAIT);
+    // No Enter sent: the command runs by itself.
+    pty.expect("w  int  1", WAIT);
+    pty.expect("you> ", WAIT);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
 }
 
 #[test]

@@ -189,3 +189,28 @@ fn a_required_layer_that_is_missing_refuses_the_session_in_one_line() {
     assert!(out.status.success(), "{}", common::text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("ran"));
 }
+
+#[test]
+fn commands_with_actions_take_them_as_subcommands() {
+    // Every command that acts in several ways lists its actions the same way.
+    for (command, actions) in [
+        ("tree", &["show"][..]),
+        ("memory", &["show", "clear"][..]),
+        ("sandbox", &["status", "stop"][..]),
+        ("transcript", &["to-ipynb"][..]),
+        ("knowledge", &["build", "search"][..]),
+    ] {
+        let help = common::text(&gisclaw(&[command, "--help"], &[]));
+        assert!(help.contains("Commands:"), "{command}: {help}");
+        for action in actions {
+            assert!(
+                help.lines().any(|l| l.trim_start().starts_with(action)),
+                "{command} {action}: {help}"
+            );
+        }
+    }
+    let unknown = gisclaw(&["memory", "forget"], &[]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let shown = gisclaw(&["tree", "show", "/nonexistent-run"], &[]);
+    assert_eq!(shown.status.code(), Some(2), "{}", common::text(&shown));
+}

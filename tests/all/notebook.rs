@@ -324,3 +324,47 @@ fn the_converter_reads_old_records_and_refuses_a_folder_without_one() {
         common::text(&o)
     );
 }
+
+#[test]
+fn a_notebook_whose_cells_use_the_helpers_imports_them_and_runs_in_the_gisclaw_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "id: helpers\ntitle: Helpers\ninstruction: Make the strings numbers.\n",
+    )
+    .unwrap();
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        call(
+            "execute_python",
+            json!({"code": "df = pd.DataFrame({'a': ['1', '2']})\nprint(to_numeric_columns(df), int(df['a'].sum()))"}),
+        ),
+        call("finish", json!({"summary": "converted"})),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let out = dir.path().join("run");
+    let o = solve_replay(&task, &replay, &out, &[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let path = out.join("solution.ipynb");
+    let nb = common::read_json(&path);
+    let imports: String = serde_json::from_value::<Vec<String>>(nb["cells"][1]["source"].clone())
+        .unwrap()
+        .concat();
+    assert!(imports.contains("from gisclaw_tools import *"), "{imports}");
+    assert!(
+        !imports.contains("def load_raster"),
+        "the helpers are imported, not inlined: {imports}"
+    );
+    assert_eq!(nb["metadata"]["kernelspec"]["name"], "gisclaw");
+    let before = recorded(&nb);
+    let after = validate_and_run(&path);
+    assert_eq!(texts(&after), texts(&before));
+    assert_eq!(
+        after[1]["outputs"],
+        json!([["stream", "stdout", "['a'] 3\n"]])
+    );
+    // solution.py still runs on its own: it inlines them.
+    let script = std::fs::read_to_string(out.join("solution.py")).unwrap();
+    assert!(script.contains("def to_numeric_columns"), "{script}");
+}

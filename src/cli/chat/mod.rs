@@ -224,14 +224,22 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     }));
     let history = history_path();
     let _ = editor.load_history(&history);
-    let mut typed = String::new();
+    let mut typed = type_ahead::Typed::default();
     loop {
-        let line = match read_input(&mut editor, &style, &std::mem::take(&mut typed)) {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => {
-                eprintln!("gisclaw: reading input: {e}");
-                break;
+        let typed_now = std::mem::take(&mut typed);
+        let line = if typed_now.entered && !typed_now.text.trim().is_empty() {
+            // A line typed and entered while the last turn ran is sent as
+            // it is: shown after the prompt, no second Enter.
+            println!("{}{}", style.prompt(), typed_now.text);
+            typed_now.text
+        } else {
+            match read_input(&mut editor, &style, &typed_now.text) {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(e) => {
+                    eprintln!("gisclaw: reading input: {e}");
+                    break;
+                }
             }
         };
         let line = line.trim().to_string();
@@ -256,14 +264,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
             screen.close();
             end
         };
-        let (text, leave) = keys.finish();
+        let keys = keys.finish();
         report_end(&end, &style);
         say(&engine.tokens());
-        if leave {
+        if keys.leave {
             say("(Ctrl-D pressed during the turn: leaving)");
             break;
         }
-        typed = text;
+        typed = keys;
     }
     if let Some(parent) = history.parent() {
         let _ = std::fs::create_dir_all(parent);

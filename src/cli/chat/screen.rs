@@ -120,6 +120,10 @@ impl Screen {
             } => {
                 let _ = match code {
                     Some(code) => write!(out, "{}", self.style.code("python", code)),
+                    // Its summary is the turn's answer, printed next.
+                    None if name == "finish" => {
+                        writeln!(out, "{}", self.style.note("── finish"))
+                    }
                     None => writeln!(
                         out,
                         "{}",

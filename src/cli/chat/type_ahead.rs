@@ -73,9 +73,8 @@ impl TypeAhead {
         }
     }
 
-    /// Restores the terminal: the text typed (its first line, printable
-    /// characters only) and whether Ctrl-D was pressed.
-    pub(super) fn finish(mut self) -> (String, bool) {
+    /// Restores the terminal: what was typed (see [`Typed`]).
+    pub(super) fn finish(mut self) -> Typed {
         self.stop.store(true, Ordering::SeqCst);
         let keys = self
             .reader
@@ -101,16 +100,32 @@ impl Drop for TypeAhead {
     }
 }
 
-/// Keys pressed during a turn → (the text up to the first Enter, printable
-/// characters only, Backspace applied; whether Ctrl-D came).
-fn typed_keys(keys: &[u8]) -> (String, bool) {
+/// What was typed while a turn ran.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Typed {
+    /// The text up to the first Enter, printable characters only,
+    /// Backspace applied.
+    pub(super) text: String,
+    /// Whether Enter ended it: the line is sent as it is, no second Enter.
+    pub(super) entered: bool,
+    /// Whether Ctrl-D came.
+    pub(super) leave: bool,
+}
+
+/// Keys pressed during a turn → what was typed.
+fn typed_keys(keys: &[u8]) -> Typed {
     let leave = keys.contains(&0x04);
+    let mut entered = false;
     let text = String::from_utf8_lossy(keys);
     let mut line = String::new();
     let mut escape = false;
     for c in text.chars() {
         match c {
-            '\r' | '\n' | '\u{4}' => break,
+            '\r' | '\n' => {
+                entered = true;
+                break;
+            }
+            '\u{4}' => break,
             '\u{1b}' => escape = true,
             '\u{7f}' | '\u{8}' => {
                 line.pop();
@@ -121,22 +136,31 @@ fn typed_keys(keys: &[u8]) -> (String, bool) {
             _ => {}
         }
     }
-    (line, leave)
+    Typed {
+        text: line,
+        entered,
+        leave,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::typed_keys;
+    use super::{typed_keys, Typed};
 
     #[test]
     fn keys_typed_during_a_turn_become_the_next_prompt_and_ctrl_d_is_kept() {
-        assert_eq!(typed_keys(b"/vars"), ("/vars".into(), false));
+        let typed = |text: &str, entered: bool, leave: bool| Typed {
+            text: text.into(),
+            entered,
+            leave,
+        };
+        assert_eq!(typed_keys(b"/vars"), typed("/vars", false, false));
         assert_eq!(
             typed_keys(b"plot it\x7f\x7fthem\rmore"),
-            ("plot them".into(), false)
+            typed("plot them", true, false)
         );
-        assert_eq!(typed_keys(b"\x1b[Aab\x1b[3~c"), ("abc".into(), false));
-        assert_eq!(typed_keys(b"\x04"), (String::new(), true));
-        assert_eq!(typed_keys(b"half\x04"), ("half".into(), true));
+        assert_eq!(typed_keys(b"\x1b[Aab\x1b[3~c"), typed("abc", false, false));
+        assert_eq!(typed_keys(b"\x04"), typed("", false, true));
+        assert_eq!(typed_keys(b"half\x04"), typed("half", false, true));
     }
 }
