@@ -554,3 +554,45 @@ fn progress_lines_say_how_calls_ended_in_words_and_inspect_data_without_a_path_g
     // Without a path, inspect_data answers with the card, as over MCP.
     assert!(observations(out.path())[0].contains("data/points.csv — table (CSV)"));
 }
+
+#[test]
+fn on_a_terminal_solve_shows_what_a_running_cell_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(&task, "id: live\ntitle: Live\ninstruction: Wait for go.\n").unwrap();
+    // The cell waits for a file the test makes once the line is on screen.
+    let replay = dir.path().join("replay.jsonl");
+    let lines = [
+        call(
+            "execute_python",
+            json!({"code": "import os, time\nprint('wait' + 'ing for go')\nfor _ in range(1200):\n    if os.path.exists('go'):\n        break\n    time.sleep(0.05)\nprint('went', os.path.exists('go'))"}),
+        ),
+        call("finish", json!({"summary": "went"})),
+    ];
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let out = dir.path().join("run");
+    let cmd = common::gisclaw_command(
+        &[
+            "solve",
+            task.to_str().unwrap(),
+            "--replay",
+            replay.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            // The re-run would wait for its own `go`.
+            "--no-reproduce",
+        ],
+        &[("NO_COLOR", "1"), ("TERM", "xterm")],
+    );
+    let mut pty = common::pty::Pty::spawn(cmd);
+    let wait = std::time::Duration::from_secs(60);
+    pty.expect("cell output: waiting for go", wait);
+    std::fs::write(out.join("work/go"), "").unwrap();
+    assert_eq!(pty.wait(wait), Some(0), "{}", pty.seen);
+    let events = events(&out);
+    let tool = events.iter().find(|e| e["event"] == "tool").unwrap();
+    assert!(
+        tool["observation"].as_str().unwrap().contains("went True"),
+        "{tool}"
+    );
+}
