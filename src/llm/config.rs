@@ -120,6 +120,10 @@ pub struct Profile {
     pub ctx_size: Option<u32>,
     /// Local: a fixed loopback port (default: a free one).
     pub port: Option<u16>,
+    /// Local: further `llama-server` arguments, e.g. `["-ngl", "99"]` to
+    /// put the model on a GPU (not `--host`, `--port`, `--model`, `--alias`
+    /// or `--api-key`: gisclaw sets those).
+    pub server_args: Option<Vec<String>>,
     /// Show the model the figures a cell writes: `true`, `false` (default)
     /// or `"auto"` (ask the model once, remember the answer).
     pub vision: Option<super::vision::Vision>,
@@ -458,6 +462,16 @@ pub fn resolve(
     let mut local = None;
     let (base_url, model, api_key) = match kind {
         BackendKind::Local => {
+            let server_args = profile.server_args.clone().unwrap_or_default();
+            if let Some((arg, why)) = server_args
+                .iter()
+                .find_map(|a| super::local::refused_server_arg(a).map(|why| (a, why)))
+            {
+                return Err(ConfigError::Missing(format!(
+                    "`server_args` in [profiles.{name}] of {}: `{arg}` is refused: {why}",
+                    file_path.display()
+                )));
+            }
             let spec = LocalSpec {
                 server: profile
                     .server
@@ -475,6 +489,7 @@ pub fn resolve(
                     profile.tool_mode.unwrap_or(LOCAL_TOOL_MODE),
                     ToolMode::Auto | ToolMode::Native
                 ),
+                server_args,
             };
             let model = choice
                 .model
@@ -682,6 +697,31 @@ mod tests {
         };
         let err = resolve(&choice, &file, path).unwrap_err().to_string();
         assert!(err.contains("nope") && err.contains("local"), "{err}");
+    }
+
+    #[test]
+    fn a_local_profiles_server_args_are_kept_and_host_or_port_refused() {
+        let path = Path::new("config.toml");
+        let choice = BackendChoice {
+            backend: Some("gpu".into()),
+            ..BackendChoice::default()
+        };
+        let file =
+            parse("[profiles.gpu]\nkind = \"local\"\nserver_args = [\"-ngl\", \"99\"]\n").unwrap();
+        let spec = resolve(&choice, &file, path)
+            .unwrap()
+            .unwrap()
+            .local
+            .unwrap();
+        assert_eq!(spec.server_args, ["-ngl", "99"]);
+        let file =
+            parse("[profiles.gpu]\nkind = \"local\"\nserver_args = [\"--host\", \"0.0.0.0\"]\n")
+                .unwrap();
+        let err = resolve(&choice, &file, path).unwrap_err().to_string();
+        assert!(
+            err.contains("server_args") && err.contains("--host") && err.contains("127.0.0.1"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -81,8 +81,49 @@ fn actions(tools: &[ToolSpec]) -> Vec<ToolSpec> {
 /// The schema of one action over `tools`, each string argument at most
 /// `max_chars` long (see [`string_chars`]).
 pub fn action_schema(tools: &[ToolSpec], max_chars: u64) -> Value {
+    action_schema_without(tools, max_chars, &[])
+}
+
+/// The action schema for the next answer of `messages`: without `finish`
+/// right after a refused one, so that a small model that keeps calling
+/// `finish` while outputs are missing must act first (`finish` is offered
+/// again after that action).
+pub fn next_action_schema(messages: &[Message], tools: &[ToolSpec], max_chars: u64) -> Value {
+    let skip: &[&str] = if finish_was_just_refused(messages) {
+        &["finish"]
+    } else {
+        &[]
+    };
+    action_schema_without(tools, max_chars, skip)
+}
+
+/// Whether the latest action of `messages` was a `finish` the run refused
+/// (its result says "finish refused" or "finish: the outputs look wrong").
+fn finish_was_just_refused(messages: &[Message]) -> bool {
+    let Some(at) = messages
+        .iter()
+        .rposition(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+    else {
+        return false;
+    };
+    let called_finish = messages[at]
+        .tool_calls
+        .iter()
+        .any(|c| c.function.name == "finish");
+    called_finish
+        && messages[at + 1..].iter().any(|m| {
+            m.content.as_deref().is_some_and(|t| {
+                let t = t.trim_start();
+                t.starts_with("finish refused") || t.starts_with("finish: the outputs look wrong")
+            })
+        })
+}
+
+/// [`action_schema`] without the tools named in `skip`.
+fn action_schema_without(tools: &[ToolSpec], max_chars: u64, skip: &[&str]) -> Value {
     let variants: Vec<Value> = actions(tools)
         .iter()
+        .filter(|t| !skip.contains(&t.name.as_str()))
         .map(|t| {
             json!({
                 "type": "object",
@@ -368,6 +409,48 @@ mod tests {
             exec["properties"]["arguments"]["properties"]["code"]["maxLength"],
             704
         );
+    }
+
+    #[test]
+    fn a_refused_finish_is_not_offered_again_until_another_action() {
+        let tools = crate::agent::tools::specs();
+        let finish = |id: &str| Message {
+            role: Role::Assistant,
+            tool_calls: vec![crate::llm::ToolCall::function(id, "finish", "{}")],
+            ..Message::default()
+        };
+        let refused = Message::tool_result(
+            "f1",
+            "finish refused: these required outputs do not exist yet: pred_results/a.png.",
+        );
+        let mut messages = vec![
+            Message::text(Role::System, "s"),
+            Message::text(Role::User, "task"),
+            finish("f1"),
+            refused,
+        ];
+        let offered = |m: &[Message]| next_action_schema(m, &tools, 704).to_string();
+        assert!(!offered(&messages).contains(r#""const":"finish""#));
+        assert!(
+            !offered(&messages).contains(r#""const":"answer""#),
+            "a task has no answer"
+        );
+        assert!(offered(&messages).contains(r#""const":"execute_python""#));
+        // Another action, and finish is offered again.
+        messages.push(Message {
+            role: Role::Assistant,
+            tool_calls: vec![crate::llm::ToolCall::function(
+                "c1",
+                "execute_python",
+                r#"{"code": "x = 1"}"#,
+            )],
+            ..Message::default()
+        });
+        messages.push(Message::tool_result("c1", "(no output)"));
+        assert!(offered(&messages).contains(r#""const":"finish""#));
+        // A finish that was accepted is no reason to drop it.
+        let accepted = vec![finish("f2"), Message::tool_result("f2", "Finished.")];
+        assert!(offered(&accepted).contains(r#""const":"finish""#));
     }
 
     #[test]

@@ -99,11 +99,16 @@ impl LiveCore {
         }
     }
 
-    /// The action schema a constrained request carries (`None`: not
-    /// constrained, or no tools offered).
-    pub fn action_schema(&self, tools: &[ToolSpec]) -> Option<serde_json::Value> {
+    /// The action schema a constrained request for the next answer of
+    /// `messages` carries (`None`: not constrained, or no tools offered).
+    pub fn action_schema(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Option<serde_json::Value> {
         (self.constrained && !tools.is_empty()).then(|| {
-            super::constrained::action_schema(
+            super::constrained::next_action_schema(
+                messages,
                 tools,
                 super::constrained::string_chars(self.config.max_tokens),
             )

@@ -96,6 +96,56 @@ pub struct LocalSpec {
     /// small model's text does not fit the template's format (measured with
     /// SmolLM2), and text mode needs no parsing.
     pub jinja: bool,
+    /// Further `llama-server` arguments from the profile (`-ngl 99` to put
+    /// a model's layers on a GPU, `--flash-attn`, a chat template), after
+    /// gisclaw's own; never the host or port (see [`refused_server_arg`]).
+    pub server_args: Vec<String>,
+}
+
+/// The `llama-server` command line: the model, 127.0.0.1 and `port`, the
+/// window, `threads`, one slot, the `alias`, no web UI, offline, the chat
+/// template switch, then the profile's own `server_args`.
+fn server_arguments(
+    spec: &LocalSpec,
+    port: u16,
+    threads: usize,
+    alias: &str,
+) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = vec!["--model".into(), spec.gguf.clone().into()];
+    for a in [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--ctx-size",
+        &spec.ctx_size.to_string(),
+        "--threads",
+        &threads.to_string(),
+        "--parallel",
+        "1",
+        "--alias",
+        alias,
+        "--no-webui",
+        "--offline",
+        if spec.jinja { "--jinja" } else { "--no-jinja" },
+    ] {
+        args.push(a.into());
+    }
+    args.extend(spec.server_args.iter().map(Into::into));
+    args
+}
+
+/// Why a profile's `server_args` entry is refused, if it is: gisclaw
+/// binds the server to 127.0.0.1 on a port it picks, and names the model
+/// and its alias itself.
+pub fn refused_server_arg(arg: &str) -> Option<&'static str> {
+    let name = arg.split('=').next().unwrap_or(arg);
+    match name {
+        "--host" | "--port" => Some("gisclaw serves the model on 127.0.0.1 only, on a port it picks (set `port` in the profile for a fixed one)"),
+        "-m" | "--model" | "-a" | "--alias" => Some("the model is the profile's `gguf` (or --gguf)"),
+        "--api-key" | "--api-key-file" => Some("the local server is reached on the loopback only, without a key"),
+        _ => None,
+    }
 }
 
 /// Where `make setup-local-model` installs things: `$XDG_DATA_HOME/gisclaw/local`.
@@ -132,6 +182,7 @@ impl LocalSpec {
             ctx_size: DEFAULT_CTX,
             port: None,
             jinja: false,
+            server_args: Vec::new(),
         }
     }
 
@@ -217,24 +268,7 @@ impl LocalServer {
         let model = spec.model_name();
         let mut command = Command::new(&spec.server);
         command
-            .arg("--model")
-            .arg(&spec.gguf)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args([
-                "--ctx-size",
-                &spec.ctx_size.to_string(),
-                "--threads",
-                &threads.to_string(),
-            ])
-            .args([
-                "--parallel",
-                "1",
-                "--alias",
-                &model,
-                "--no-webui",
-                "--offline",
-            ])
-            .arg(if spec.jinja { "--jinja" } else { "--no-jinja" })
+            .args(server_arguments(spec, port, threads, &model))
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)
@@ -560,6 +594,7 @@ mod tests {
             ctx_size: 512,
             port: None,
             jinja: false,
+            server_args: Vec::new(),
         };
         assert!(matches!(spec.check(), Err(LocalError::NoServer(_))));
         std::fs::write(&server, "#!/bin/sh\n").unwrap();
@@ -572,6 +607,25 @@ mod tests {
             matches!(err, LocalError::NotGguf(_)) && err.to_string().contains("m.gguf"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_profiles_server_args_come_after_gisclaws_own() {
+        let spec = LocalSpec {
+            server_args: vec!["-ngl".into(), "99".into(), "--flash-attn".into()],
+            ..LocalSpec::installed()
+        };
+        let args: Vec<String> = server_arguments(&spec, 18080, 2, "m")
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |a: &str| args.iter().position(|x| x == a).unwrap();
+        assert_eq!(args[at("--host") + 1], "127.0.0.1");
+        assert_eq!(args[at("--port") + 1], "18080");
+        assert_eq!(&args[args.len() - 3..], ["-ngl", "99", "--flash-attn"]);
+        assert!(refused_server_arg("--host=0.0.0.0").is_some());
+        assert!(refused_server_arg("--port").is_some());
+        assert!(refused_server_arg("-ngl").is_none());
     }
 
     #[test]
@@ -592,6 +646,7 @@ mod tests {
             ctx_size: 512,
             port: Some(port),
             jinja: false,
+            server_args: Vec::new(),
         };
         let err = LocalServer::start(&spec, &|_| {}).unwrap_err();
         assert!(

@@ -59,7 +59,7 @@ impl OllamaBackend {
         }
         if let Some(schema) = self
             .core
-            .action_schema(tools)
+            .action_schema(messages, tools)
             .and_then(|s| schemars::Schema::try_from(s).ok())
         {
             request = request.format(FormatType::StructuredJson(Box::new(
@@ -200,7 +200,7 @@ impl ChatBackend for OllamaBackend {
     ) -> Result<ChatResponse, LlmError> {
         // A constrained answer is JSON until it is read: the thought is
         // shown once the action is, not the raw object as it streams.
-        if self.core.action_schema(tools).is_some() {
+        if self.core.action_schema(messages, tools).is_some() {
             return chat_then_text(self, messages, tools, on_text);
         }
         match self.call_streaming(messages, tools, on_text) {

@@ -120,7 +120,7 @@ impl OpenAiBackend {
         let mut body = Map::new();
         body.insert("model".into(), json!(config.model));
         body.insert("messages".into(), Value::Array(wire));
-        if let Some(schema) = self.core.action_schema(tools) {
+        if let Some(schema) = self.core.action_schema(messages, tools) {
             body.insert(
                 "response_format".into(),
                 json!({ "type": "json_schema", "json_schema": { "name": "action", "strict": true, "schema": schema } }),
@@ -333,7 +333,7 @@ impl ChatBackend for OpenAiBackend {
     ) -> Result<ChatResponse, LlmError> {
         // A constrained answer is JSON until it is read: the thought is
         // shown once the action is, not the raw object as it streams.
-        if self.core.action_schema(tools).is_some() {
+        if self.core.action_schema(messages, tools).is_some() {
             return chat_then_text(self, messages, tools, on_text);
         }
         match self.call_streaming(messages, tools, on_text) {

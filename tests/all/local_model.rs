@@ -665,12 +665,14 @@ fn a_small_window_is_read_from_the_server_and_the_run_compacts_to_a_clean_end() 
     let dir = tempfile::tempdir().unwrap();
     let gguf = model(dir.path(), "default.gguf");
     // 3,072 tokens: the system prompt, tools and the example's card take
-    // about two thirds; every round past the first passes 75 % of it.
+    // about two thirds; every round past the first passes 75 % of it. The
+    // profile's server_args reach the real llama-server (no GPU layers,
+    // no warm-up run).
     let config = dir.path().join("config.toml");
     std::fs::write(
         &config,
         format!(
-            "[profiles.small]\nkind = \"local\"\ngguf = \"{}\"\nctx_size = 3072\n",
+            "[profiles.small]\nkind = \"local\"\ngguf = \"{}\"\nctx_size = 3072\nserver_args = [\"-ngl\", \"0\", \"--no-warmup\"]\n",
             gguf.display()
         ),
     )

@@ -706,3 +706,53 @@ fn answer_plan() -> common::fake_llm::Reply {
     let message: Value = serde_json::from_str(&plan()).unwrap();
     common::fake_llm::Reply::Json(200, common::fake_llm::openai_answer(message))
 }
+
+#[test]
+fn a_run_that_stops_during_a_rollout_keeps_the_node_that_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("mcts.jsonl");
+    std::fs::write(
+        &replay,
+        [plan(), exec(&example_code(1)), exec("never asked")].join("\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let task = repo().join("examples/heat_island/task.yaml");
+    let o = solve_replay(
+        &task,
+        &replay,
+        &out,
+        &[
+            "--arch",
+            "mcts",
+            "--mcts-width",
+            "1",
+            "--mcts-rollout",
+            "--max-rounds",
+            "2",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", common::text(&o));
+    let tree = common::read_json(&out.join("tree.json"));
+    let node = &tree["nodes"][1];
+    assert_eq!(node["state"], "ran", "{tree:#}");
+    assert!(
+        (node["reward"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9,
+        "{node}"
+    );
+    let recorded: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["event"] == "mcts_node")
+        .collect();
+    assert_eq!(recorded.len(), 1);
+    assert!(!recorded[0]["observation"]
+        .as_str()
+        .unwrap()
+        .contains("not run"));
+    let solution = std::fs::read_to_string(out.join("solution.py")).unwrap();
+    assert!(
+        solution.contains("read_csv('data/stations.csv')"),
+        "{solution}"
+    );
+}

@@ -575,9 +575,12 @@ impl Grower<'_, '_, '_> {
         let verdict = match self.evaluate(id) {
             Ok(verdict) => verdict,
             Err(ending) => {
-                let node = &mut self.tree.nodes[id];
-                node.observation = format!("not run: the search stopped ({})", why(&ending));
-                self.record_node(id, None);
+                // A node that ran was recorded where the run stopped.
+                if self.tree.nodes[id].state == NodeState::Pending {
+                    let node = &mut self.tree.nodes[id];
+                    node.observation = format!("not run: the search stopped ({})", why(&ending));
+                    self.record_node(id, None);
+                }
                 return Err(ending);
             }
         };
@@ -700,13 +703,22 @@ impl Grower<'_, '_, '_> {
         if step < self.tree.steps {
             // Output-check warnings cost a quarter step.
             let own = (step as f64 - if warned { 0.25 } else { 0.0 }) / n;
-            let reward = if self.mcts.rollout {
-                self.rollout(id, &mut branch)?.unwrap_or(own)
+            let rolled = if self.mcts.rollout {
+                self.rollout(id, &mut branch)
             } else {
-                own
+                Ok(None)
             };
             self.sessions.insert(id, branch);
-            return Ok(verdict(reward));
+            return match rolled {
+                Ok(estimate) => Ok(verdict(estimate.unwrap_or(own))),
+                // The run stopped during the rollout: the node ran, and
+                // keeps its own reward.
+                Err(ending) => {
+                    self.tree.backprop(id, own);
+                    self.record_node(id, Some(own));
+                    Err(ending)
+                }
+            };
         }
         Ok(verdict(end_reward(
             self.tree.steps,
