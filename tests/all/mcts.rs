@@ -756,3 +756,45 @@ fn a_run_that_stops_during_a_rollout_keeps_the_node_that_ran() {
         "{solution}"
     );
 }
+
+#[test]
+fn outputs_that_fail_their_checks_lower_the_reward_and_are_repaired() {
+    let blank = "fig = plt.figure(figsize=(6, 5))\nfig.savefig('pred_results/temperature_map.png')\nplt.close(fig)";
+    let replies = vec![
+        answer_plan(),
+        answer(&example_code(1)),
+        answer(&example_code(3)),
+        // The map step writes an empty figure: it runs, its check warns.
+        answer(blank),
+        // The repair: the real map.
+        answer(&example_code(4)),
+    ];
+    let (_dir, out, o, asked) = solve_scripted(replies, &["--mcts-width", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let repair = request_text(&asked[4].body);
+    assert!(
+        repair.contains("It ran, but the outputs it wrote fail their checks")
+            && repair.contains("nearly uniform"),
+        "{repair}"
+    );
+    let tree = common::read_json(&out.join("tree.json"));
+    let warned = &tree["nodes"][3];
+    assert_eq!(warned["state"], "ran", "{tree:#}");
+    assert!(
+        !warned["warnings"].as_array().unwrap().is_empty(),
+        "{warned}"
+    );
+    // (n − ¼)/n with warnings, against 1 for the repair.
+    assert!(
+        (warned["reward"].as_f64().unwrap() - 2.75 / 3.0).abs() < 1e-9,
+        "{warned}"
+    );
+    let fixed = &tree["nodes"][4];
+    assert_eq!(
+        (fixed["origin"].as_str(), fixed["reward"].as_f64()),
+        (Some("repair"), Some(1.0)),
+        "{tree:#}"
+    );
+    let solution = std::fs::read_to_string(out.join("solution.py")).unwrap();
+    assert!(!solution.contains("figsize=(6, 5)"), "{solution}");
+}
