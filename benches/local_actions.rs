@@ -13,8 +13,8 @@
 //! Run with `make bench` (or `cargo bench --bench local_actions`); without
 //! the local model installed it says so and stops. Greedy sampling
 //! (temperature 0) so that both modes see the same model.
-//! `GISCLAW_BENCH_MODELS=smollm2` (or `gemma3`) measures one model: a
-//! text-mode round of Gemma takes about two minutes on two cores.
+//! `GISCLAW_BENCH_MODELS=smollm2` (or `gemma3`) measures one model (Gemma
+//! in both modes: about six minutes on two cores, SmolLM2 about fifteen).
 
 mod common;
 
