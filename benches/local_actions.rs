@@ -9,6 +9,10 @@
 //! (Python's own `compile()` in the sandbox's venv), the rounds to the first
 //! cell that runs, prompt and completion tokens per round, and wall time per
 //! round; then the ratio of cells that compile, constrained over text.
+//! Then the same on two sequential tasks of the geocode suite (each step a
+//! conversation of at most two rounds, six rounds a task), as `eval`'s
+//! step runs them. `GISCLAW_BENCH_SUITES=geoanalyst` or `geocode` measures
+//! one suite.
 //!
 //! Run with `make bench` (or `cargo bench --bench local_actions`); without
 //! the local model installed it says so and stops. Greedy sampling
@@ -35,6 +39,10 @@ use serde_json::Value;
 const TASKS: [&str; 3] = ["T01", "T10", "T20"];
 /// Rounds per run.
 const ROUNDS: usize = 4;
+/// The geocode tasks measured: two of the fifteen (vector, raster).
+const STEP_TASKS: [&str; 2] = ["G01", "G02"];
+/// Rounds per geocode run, and per step.
+const STEP_ROUNDS: (usize, usize) = (6, 2);
 
 /// The figures of one run.
 #[derive(Default)]
@@ -147,13 +155,15 @@ fn main() {
     let zygote: Arc<Zygote> = Zygote::start(SandboxConfig::default()).expect("zygote starts");
     let dir = tempfile::tempdir().expect("temp dir");
     println!(
-        "local_actions: tasks {} of {}, {ROUNDS} rounds each, greedy sampling",
+        "local_actions: GeoAnalystBench {} ({ROUNDS} rounds each) and geocode {} ({} rounds each, at most {} a step), greedy sampling",
         TASKS.join(", "),
-        suite.display()
+        STEP_TASKS.join(", "),
+        STEP_ROUNDS.0,
+        STEP_ROUNDS.1
     );
     println!(
-        "{:<34} {:<12} {:>6} {:>8} {:>9} {:>11} {:>9} {:>9} {:>8}",
-        "model",
+        "{:<46} {:<12} {:>6} {:>8} {:>9} {:>11} {:>9} {:>9} {:>8}",
+        "model (suite)",
         "mode",
         "rounds",
         "valid",
@@ -163,105 +173,179 @@ fn main() {
         "out/round",
         "s/round"
     );
+    let wanted = |suite: &str| {
+        std::env::var("GISCLAW_BENCH_SUITES")
+            .map_or(true, |only| only.split(',').any(|o| o.trim() == suite))
+    };
     for gguf in &models {
-        let mut compile_share = Vec::new();
+        let mut compile_share: Vec<(String, f64)> = Vec::new();
         for mode in [ToolMode::Text, ToolMode::Constrained] {
             let started = config::LiveConfig::start_local(local_config(gguf, mode), &|_| {})
                 .expect("llama-server starts");
-            let mut total = Figures::default();
-            let mut firsts = Vec::new();
-            for id in TASKS {
-                let mut loaded = Task::load(&suite.join(id).join("task.yaml")).expect("task");
-                let _ = gisclaw::bench::data::ensure(&zygote, &mut loaded);
-                let out = dir.path().join(format!(
-                    "{}-{}-{id}",
-                    gguf.file_stem().unwrap_or_default().to_string_lossy(),
-                    mode.name()
-                ));
-                let mut backend = gisclaw::llm::open_live(started.clone()).expect("backend");
-                let budget = Duration::from_secs(900);
-                let options = RunOptions {
-                    arch: Arch::Single,
-                    include_workflow: true,
-                    hints: Vec::new(),
-                    limits: AgentLimits {
-                        max_rounds: ROUNDS,
-                        budget,
-                        max_idle: ROUNDS,
-                        ..AgentLimits::default()
-                    },
-                    dual: DualLimits::default(),
-                    mcts: gisclaw::agent::mcts::MctsLimits::default(),
-                    sandbox: gisclaw::agent::run::sandbox_limits(
-                        zygote.config(),
-                        Duration::from_secs(60),
-                        budget,
-                    ),
-                    docs: None,
-                    output_checks: true,
-                    vision_feedback: false,
-                    notebook: gisclaw::notebook::NotebookMode::Off,
-                    reproduce: None,
-                    live_output: None,
-                };
-                let mut memory = ErrorMemory::in_memory();
-                let _ = run_task(
-                    &zygote,
-                    &loaded,
-                    &mut *backend,
-                    &mut memory,
-                    &out,
-                    &options,
-                    &mut |_| {},
-                );
-                let f = figures(&out);
-                total.rounds += f.rounds;
-                total.valid += f.valid;
-                total.cells.extend(f.cells);
-                total.tokens_in += f.tokens_in;
-                total.tokens_out += f.tokens_out;
-                total.llm_ms += f.llm_ms;
-                firsts.push(f.first_ok);
+            let name = gguf
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            if wanted("geoanalyst") {
+                let runs: Vec<Figures> = TASKS
+                    .iter()
+                    .map(|id| {
+                        let out = dir.path().join(format!("{name}-{}-{id}", mode.name()));
+                        let mut backend =
+                            gisclaw::llm::open_live(started.clone()).expect("backend");
+                        run_geoanalyst(&zygote, &suite.join(id), &mut *backend, &out);
+                        figures(&out)
+                    })
+                    .collect();
+                let share = report(&format!("{name} (geoanalyst)"), mode, runs);
+                compile_share.push(("geoanalyst".into(), share));
+            }
+            if wanted("geocode") {
+                let steps = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geocode");
+                let runs: Vec<Figures> = STEP_TASKS
+                    .iter()
+                    .map(|id| {
+                        let out = dir.path().join(format!("{name}-{}-{id}", mode.name()));
+                        let mut backend =
+                            gisclaw::llm::open_live(started.clone()).expect("backend");
+                        run_geocode(&zygote, &steps.join(id), &mut *backend, &out);
+                        figures(&out)
+                    })
+                    .collect();
+                let share = report(&format!("{name} (geocode)"), mode, runs);
+                compile_share.push(("geocode".into(), share));
             }
             drop(started);
-            let rounds = total.rounds.max(1) as f64;
-            let compiled = compiling(&total.cells);
-            let share = compiled as f64 / rounds;
-            compile_share.push(share);
-            let reached: Vec<usize> = firsts.iter().flatten().copied().collect();
-            let first = if reached.is_empty() {
-                "never".to_string()
-            } else {
-                format!(
-                    "{:.1} ({}/{})",
-                    reached.iter().sum::<usize>() as f64 / reached.len() as f64,
-                    reached.len(),
-                    firsts.len()
-                )
-            };
-            println!(
-                "{:<34} {:<12} {:>6} {:>7.0}% {:>4}/{:<4} {:>11} {:>9.0} {:>9.0} {:>8.1}",
-                gguf.file_name().unwrap_or_default().to_string_lossy(),
-                mode.name(),
-                total.rounds,
-                100.0 * total.valid as f64 / rounds,
-                compiled,
-                total.cells.len(),
-                first,
-                total.tokens_in as f64 / rounds,
-                total.tokens_out as f64 / rounds,
-                total.llm_ms as f64 / 1000.0 / rounds
-            );
         }
-        if let [text, constrained] = compile_share[..] {
-            println!(
-                "  cells that compile per round, constrained / text: {}",
-                if text > 0.0 {
-                    format!("{:.2}×", constrained / text)
-                } else {
-                    format!("{constrained:.2} vs none")
-                }
-            );
+        for suite in ["geoanalyst", "geocode"] {
+            let shares: Vec<f64> = compile_share
+                .iter()
+                .filter(|(s, _)| s == suite)
+                .map(|(_, v)| *v)
+                .collect();
+            if let [text, constrained] = shares[..] {
+                println!(
+                    "  {suite}: cells that compile per round, constrained / text: {}",
+                    if text > 0.0 {
+                        format!("{:.2}×", constrained / text)
+                    } else {
+                        format!("{constrained:.2} vs none")
+                    }
+                );
+            }
         }
     }
+}
+
+/// One GeoAnalystBench task (`dir`) with the Single Agent, `ROUNDS` rounds.
+fn run_geoanalyst(
+    zygote: &Arc<Zygote>,
+    dir: &Path,
+    backend: &mut dyn gisclaw::llm::ChatBackend,
+    out: &Path,
+) {
+    let mut loaded = Task::load(&dir.join("task.yaml")).expect("task");
+    let _ = gisclaw::bench::data::ensure(zygote, &mut loaded);
+    let budget = Duration::from_secs(900);
+    let options = RunOptions {
+        arch: Arch::Single,
+        include_workflow: true,
+        hints: Vec::new(),
+        limits: AgentLimits {
+            max_rounds: ROUNDS,
+            budget,
+            max_idle: ROUNDS,
+            ..AgentLimits::default()
+        },
+        dual: DualLimits::default(),
+        mcts: gisclaw::agent::mcts::MctsLimits::default(),
+        sandbox: gisclaw::agent::run::sandbox_limits(
+            zygote.config(),
+            Duration::from_secs(60),
+            budget,
+        ),
+        docs: None,
+        output_checks: true,
+        vision_feedback: false,
+        notebook: gisclaw::notebook::NotebookMode::Off,
+        reproduce: None,
+        live_output: None,
+    };
+    let mut memory = ErrorMemory::in_memory();
+    let _ = run_task(
+        zygote,
+        &loaded,
+        backend,
+        &mut memory,
+        out,
+        &options,
+        &mut |_| {},
+    );
+}
+
+/// One geocode task (`dir`) as `eval` runs a step suite: each step a
+/// conversation of at most `STEP_ROUNDS.1` rounds, `STEP_ROUNDS.0` in all.
+fn run_geocode(
+    zygote: &Arc<Zygote>,
+    dir: &Path,
+    backend: &mut dyn gisclaw::llm::ChatBackend,
+    out: &Path,
+) {
+    let task = gisclaw::bench::steps::LoadedStepTask::load(&dir.join("task.yaml")).expect("task");
+    let limits = gisclaw::eval::step_eval::StepLimits {
+        max_rounds: STEP_ROUNDS.0,
+        step_rounds: STEP_ROUNDS.1,
+        step_failures: STEP_ROUNDS.1,
+        budget: Duration::from_secs(900),
+        cell_timeout: Duration::from_secs(60),
+    };
+    let mode = gisclaw::eval::step_eval::StepMode {
+        alone: false,
+        gold_prefix: false,
+    };
+    let _ = gisclaw::eval::step_eval::run_one(zygote, &task, backend, out, 1, &limits, mode, None);
+}
+
+/// Prints one row of figures over `runs`; the share of rounds whose cell
+/// compiles.
+fn report(label: &str, mode: ToolMode, runs: Vec<Figures>) -> f64 {
+    let mut total = Figures::default();
+    let mut firsts = Vec::new();
+    for f in runs {
+        total.rounds += f.rounds;
+        total.valid += f.valid;
+        total.cells.extend(f.cells);
+        total.tokens_in += f.tokens_in;
+        total.tokens_out += f.tokens_out;
+        total.llm_ms += f.llm_ms;
+        firsts.push(f.first_ok);
+    }
+    let rounds = total.rounds.max(1) as f64;
+    let compiled = compiling(&total.cells);
+    let reached: Vec<usize> = firsts.iter().flatten().copied().collect();
+    let first = if reached.is_empty() {
+        "never".to_string()
+    } else {
+        format!(
+            "{:.1} ({}/{})",
+            reached.iter().sum::<usize>() as f64 / reached.len() as f64,
+            reached.len(),
+            firsts.len()
+        )
+    };
+    println!(
+        "{:<46} {:<12} {:>6} {:>7.0}% {:>4}/{:<4} {:>11} {:>9.0} {:>9.0} {:>8.1}",
+        label,
+        mode.name(),
+        total.rounds,
+        100.0 * total.valid as f64 / rounds,
+        compiled,
+        total.cells.len(),
+        first,
+        total.tokens_in as f64 / rounds,
+        total.tokens_out as f64 / rounds,
+        total.llm_ms as f64 / 1000.0 / rounds
+    );
+    compiled as f64 / rounds
 }
