@@ -12,7 +12,7 @@
 //! Then the same on two sequential tasks of the geocode suite (each step a
 //! conversation of at most two rounds, six rounds a task), as `eval`'s
 //! step runs them. `GISCLAW_BENCH_SUITES=geoanalyst` or `geocode` measures
-//! one suite.
+//! one suite, `GISCLAW_BENCH_MODES=text` or `constrained` one mode.
 //!
 //! Run with `make bench` (or `cargo bench --bench local_actions`); without
 //! the local model installed it says so and stops. Greedy sampling
@@ -179,7 +179,13 @@ fn main() {
     };
     for gguf in &models {
         let mut compile_share: Vec<(String, f64)> = Vec::new();
-        for mode in [ToolMode::Text, ToolMode::Constrained] {
+        let modes = [ToolMode::Text, ToolMode::Constrained]
+            .into_iter()
+            .filter(|m| {
+                std::env::var("GISCLAW_BENCH_MODES")
+                    .map_or(true, |only| only.split(',').any(|o| o.trim() == m.name()))
+            });
+        for mode in modes {
             let started = config::LiveConfig::start_local(local_config(gguf, mode), &|_| {})
                 .expect("llama-server starts");
             let name = gguf
