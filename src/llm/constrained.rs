@@ -233,14 +233,18 @@ fn plain_schema(schema: &Value, max_chars: u64) -> Value {
                     }
                 }
             }
-            match out.get("type").and_then(Value::as_str) {
-                Some("object") => {
-                    out.insert("additionalProperties".into(), json!(false));
-                }
-                Some("string") if !out.contains_key("maxLength") => {
-                    out.insert("maxLength".into(), json!(max_chars));
-                }
-                _ => {}
+            // A type, or a list of types (`["string", "null"]` for an
+            // optional argument such as inspect_data's `path`).
+            let has = |out: &Map<String, Value>, name: &str| match out.get("type") {
+                Some(Value::String(t)) => t == name,
+                Some(Value::Array(ts)) => ts.iter().any(|t| t.as_str() == Some(name)),
+                _ => false,
+            };
+            if has(&out, "object") {
+                out.insert("additionalProperties".into(), json!(false));
+            }
+            if has(&out, "string") && !out.contains_key("maxLength") {
+                out.insert("maxLength".into(), json!(max_chars));
             }
             Value::Object(out)
         }
@@ -439,6 +443,18 @@ mod tests {
         assert_eq!(
             exec["properties"]["arguments"]["properties"]["code"]["maxLength"],
             704
+        );
+        // An optional string (`["string", "null"]`) is bounded too: SmolLM2
+        // wrote a 3,943-character inspect_data path and ran out of tokens.
+        let inspect = schema["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["properties"]["tool"]["const"] == "inspect_data")
+            .unwrap();
+        assert_eq!(
+            inspect["properties"]["arguments"]["properties"]["path"]["maxLength"], 704,
+            "{inspect}"
         );
     }
 

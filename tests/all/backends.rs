@@ -433,7 +433,10 @@ fn constrained_requests_carry_the_action_schema_and_answers_are_calls() {
         .map(|v| v["properties"]["tool"]["const"].as_str().unwrap())
         .collect();
     // `finish` is offered once the model has taken an action.
-    assert_eq!(tools_named, ["execute_python", "list_files", "inspect_data"]);
+    assert_eq!(
+        tools_named,
+        ["execute_python", "list_files", "inspect_data"]
+    );
     assert!(body["messages"][0]["content"]
         .as_str()
         .unwrap()
