@@ -132,6 +132,12 @@ fn only_names_its_type(summary: &str, kind: &str) -> bool {
         })
 }
 
+/// Whether `line` starts a section of an observation on a line of its own
+/// (`[stderr]`, `[error]`, `[variables]`).
+pub fn is_section_header(line: &str) -> bool {
+    line.starts_with('[') && line.trim_end().ends_with(']') && !line.contains(' ')
+}
+
 /// The exception line of an observation (the last line of its `[error]`
 /// section), else its last non-blank line.
 pub fn error_line(observation: &str) -> &str {
@@ -143,10 +149,7 @@ pub fn error_line(observation: &str) -> &str {
             let rest = &lines[start + 1..];
             let end = rest
                 .iter()
-                .position(|l| {
-                    (l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' '))
-                        || l.starts_with(FINDING_PREFIX)
-                })
+                .position(|l| is_section_header(l) || l.starts_with(FINDING_PREFIX))
                 .unwrap_or(rest.len());
             &rest[..end]
         });

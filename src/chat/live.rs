@@ -86,15 +86,14 @@ fn strip_escapes(line: &str) -> String {
 /// were on screen already); the error, the sandbox's notes and the
 /// variables stay.
 pub fn after_live(observation: &str) -> String {
-    let section = |l: &str| {
-        let t = l.trim_end();
-        t.starts_with('[') && t.ends_with(']') && !t[1..t.len() - 1].contains('[') && t.len() > 2
-    };
     let mut out = String::new();
     let mut in_stdout = true;
     let mut in_stderr = false;
     for line in observation.lines() {
-        if section(line) || line.starts_with("[sandbox]") || line.starts_with("[output check]") {
+        if crate::observation::is_section_header(line)
+            || line.starts_with("[sandbox]")
+            || line.starts_with("[output check]")
+        {
             in_stdout = false;
             in_stderr = line.trim_end() == "[stderr]";
             if in_stderr {
@@ -150,6 +149,11 @@ mod tests {
             "[error]\nTraceback\nValueError: x\n[variables]\n  a (int, new): 1\n"
         );
         assert_eq!(after_live("only output\n"), "");
+        // A printed list is output, not a section.
+        assert_eq!(
+            after_live("[1, 2, 3]\nmore\n[variables]\n  a (int, new): 1\n"),
+            "[variables]\n  a (int, new): 1\n"
+        );
         assert_eq!(
             after_live("x\n[sandbox] the cell hit its 3 s limit and was interrupted.\n"),
             "[sandbox] the cell hit its 3 s limit and was interrupted.\n"

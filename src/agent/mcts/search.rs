@@ -309,6 +309,7 @@ pub fn run(
         tree: &mut tree,
         mcts,
         sessions: HashMap::new(),
+        shapes: HashMap::new(),
     };
     let stopped = grower.expand_all().err();
     drop(grower);
@@ -385,6 +386,8 @@ struct Grower<'g, 's, 't> {
     tree: &'g mut Tree,
     mcts: &'g MctsLimits,
     sessions: HashMap<usize, Session>,
+    /// Each node's shape once computed (see [`Grower::shape`]).
+    shapes: HashMap<usize, String>,
 }
 
 impl Grower<'_, '_, '_> {
@@ -421,14 +424,8 @@ impl Grower<'_, '_, '_> {
         let variables = self
             .sessions
             .get_mut(&parent)
-            .and_then(|s| s.variables().ok())
-            .map(|vars| {
-                vars.iter()
-                    .map(|v| format!("- {} ({}): {}", v.name, v.kind, v.summary))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .unwrap_or_default();
+            .map(variables_section)
+            .unwrap_or_else(|| NO_VARIABLES.to_string());
         let done: Vec<String> = self
             .tree
             .path(parent)
@@ -445,14 +442,7 @@ impl Grower<'_, '_, '_> {
             &mut *self.search.transcript,
         );
         let mut context = format!("{}\n\n{brief}", self.inputs.task_prompt);
-        context.push_str(&format!(
-            "\n\n## The sandbox now\n{}\n",
-            if variables.is_empty() {
-                "(no variables yet)".to_string()
-            } else {
-                variables
-            }
-        ));
+        context.push_str(&format!("\n\n## The sandbox now\n{variables}\n"));
         let last = &self.tree.nodes[parent].observation;
         if !last.is_empty() {
             context.push_str(&format!(
@@ -522,10 +512,18 @@ impl Grower<'_, '_, '_> {
         // from one of them only in layout, comments or quoting is the same.
         let mut seen: Vec<String> = Vec::new();
         for id in self.tree.tried_under(parent) {
-            let code = self.tree.nodes[id].code.clone();
-            let shape = self.shape(parent, &code);
+            let shape = match self.shapes.get(&id) {
+                Some(shape) => shape.clone(),
+                None => {
+                    let code = self.tree.nodes[id].code.clone();
+                    let shape = self.shape(parent, &code);
+                    self.shapes.insert(id, shape.clone());
+                    shape
+                }
+            };
             seen.push(shape);
         }
+        let mut shapes: Vec<String> = Vec::new();
         let mut answers = 0;
         for _ in 0..width {
             let batch = self.search.candidates(&messages)?;
@@ -533,7 +531,8 @@ impl Grower<'_, '_, '_> {
             for (code, logprob) in batch {
                 let shape = self.shape(parent, &code);
                 if !seen.contains(&shape) {
-                    seen.push(shape);
+                    seen.push(shape.clone());
+                    shapes.push(shape);
                     candidates.push((code, logprob));
                 }
             }
@@ -544,11 +543,12 @@ impl Grower<'_, '_, '_> {
         let priors = priors(&candidates);
         self.search.priors_from_logprobs &= candidates.iter().all(|(_, lp)| lp.is_some());
         let mut to_repair = Vec::new();
-        for ((code, _), prior) in candidates.into_iter().zip(priors) {
+        for (((code, _), prior), shape) in candidates.into_iter().zip(priors).zip(shapes) {
             if let Some(ending) = (self.search.hooks.stop)() {
                 return Err(ending);
             }
             let child = self.tree.add_child(parent, code, prior);
+            self.shapes.insert(child, shape);
             self.tree.nodes[child].told = told.clone();
             let verdict = self.settle(child)?;
             if verdict.reward() >= 1.0 {
@@ -872,10 +872,7 @@ impl Grower<'_, '_, '_> {
     fn rollout_request(&mut self, id: usize, branch: &mut Session) -> Vec<Message> {
         let step = self.tree.nodes[id].step;
         let plan = self.plan;
-        let variables = branch
-            .variables()
-            .map(|vars| crate::agent::context::namespace_lines(&vars))
-            .unwrap_or_default();
+        let variables = variables_section(branch);
         let steps: Vec<String> = plan
             .steps
             .iter()
@@ -892,7 +889,7 @@ impl Grower<'_, '_, '_> {
             "{}\n\n## The plan\n{}\n\n## The sandbox now\n{}\n\n## What the last step showed\n{}\n\nWrite the code for every remaining step ({} to {}) in one execute_python call. Start each step's code with its marker line: {}.",
             self.inputs.task_prompt,
             steps.join("\n"),
-            if variables.is_empty() { "(no variables yet)".to_string() } else { variables },
+            variables,
             clip(&self.tree.nodes[id].observation, OBSERVATION_CHARS),
             step + 1,
             plan.steps.len(),
@@ -911,6 +908,27 @@ impl Grower<'_, '_, '_> {
             "mcts_node",
             json!({ "id": id, "parent": node.parent, "step": node.step, "origin": node.origin, "code": node.code, "state": node.state, "findings": node.findings, "observation": node.observation, "warnings": node.warnings, "told": node.told, "reward": reward, "visits": node.visits, "q": node.q, "prior": node.prior }),
         );
+    }
+}
+
+/// What a prompt says when a session has no variables.
+const NO_VARIABLES: &str = "(no variables yet)";
+
+/// A session's variables as a prompt's "sandbox now" section: one
+/// `- name (kind): summary` line each.
+fn variables_section(session: &mut Session) -> String {
+    let lines: Vec<String> = session
+        .variables()
+        .map(|vars| {
+            vars.iter()
+                .map(|v| format!("- {} ({}): {}", v.name, v.kind, v.summary))
+                .collect()
+        })
+        .unwrap_or_default();
+    if lines.is_empty() {
+        NO_VARIABLES.to_string()
+    } else {
+        lines.join("\n")
     }
 }
 
@@ -992,13 +1010,12 @@ fn error_part(observation: &str) -> String {
     let Some(start) = lines.iter().position(|l| l.trim() == "[error]") else {
         return observation.to_string();
     };
-    let section = |l: &str| l.starts_with('[') && l.trim_end().ends_with(']') && !l.contains(' ');
     let mut kept = Vec::new();
     let mut in_error = true;
     for line in &lines[start..] {
         if line.starts_with("[static analysis]") {
             kept.push(*line);
-        } else if section(line) {
+        } else if observation::is_section_header(line) {
             in_error = line.trim() == "[error]";
             if in_error {
                 kept.push(*line);
