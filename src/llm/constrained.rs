@@ -461,11 +461,12 @@ mod tests {
     #[test]
     fn a_refused_finish_is_not_offered_again_until_another_action() {
         let tools = crate::agent::tools::specs();
-        let finish = |id: &str| Message {
+        let call = |id: &str, name: &str, arguments: &str| Message {
             role: Role::Assistant,
-            tool_calls: vec![crate::llm::ToolCall::function(id, "finish", "{}")],
+            tool_calls: vec![crate::llm::ToolCall::function(id, name, arguments)],
             ..Message::default()
         };
+        let finish = |id: &str| call(id, "finish", "{}");
         let refused = Message::tool_result(
             "f1",
             "finish refused: these required outputs do not exist yet: pred_results/a.png.",
@@ -487,15 +488,7 @@ mod tests {
         );
         assert!(offered(&messages).contains(r#""const":"execute_python""#));
         // Another action, and finish is offered again.
-        messages.push(Message {
-            role: Role::Assistant,
-            tool_calls: vec![crate::llm::ToolCall::function(
-                "c1",
-                "execute_python",
-                r#"{"code": "x = 1"}"#,
-            )],
-            ..Message::default()
-        });
+        messages.push(call("c1", "execute_python", r#"{"code": "x = 1"}"#));
         messages.push(Message::tool_result("c1", "(no output)"));
         assert!(offered(&messages).contains(r#""const":"finish""#));
         // A step's brief (a user message) asks for an action again before
@@ -506,15 +499,7 @@ mod tests {
         let step = |m: &[Message]| next_action_schema(m, &step_tools, 704).to_string();
         messages.push(Message::text(Role::User, "Step 2: buffer the parks."));
         assert!(!step(&messages).contains(r#""const":"step_done""#));
-        messages.push(Message {
-            role: Role::Assistant,
-            tool_calls: vec![crate::llm::ToolCall::function(
-                "c2",
-                "execute_python",
-                r#"{"code": "y = 2"}"#,
-            )],
-            ..Message::default()
-        });
+        messages.push(call("c2", "execute_python", r#"{"code": "y = 2"}"#));
         messages.push(Message::tool_result("c2", "(no output)"));
         assert!(step(&messages).contains(r#""const":"step_done""#));
         // A planner's only tool stays offered.

@@ -200,29 +200,35 @@ fn a_round_limit_ends_the_search_with_the_best_path_so_far() {
     assert!(out.join("tree.json").is_file());
 }
 
-#[test]
-fn the_gold_under_the_tree_search_succeeds_and_the_report_counts_its_nodes() {
+/// `eval --arch mcts --replay-gold` of task 2 with `extra` flags; the
+/// eval folder.
+fn gold_eval(extra: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("eval");
     let suite = repo().join("benchmarks/geoanalyst");
-    let o = gisclaw(
-        &[
-            "eval",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--tasks",
-            "2",
-            "--arch",
-            "mcts",
-            "--runs",
-            "1",
-            "--replay-gold",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let mut args = vec![
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--tasks",
+        "2",
+        "--arch",
+        "mcts",
+        "--runs",
+        "1",
+        "--replay-gold",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = gisclaw(&args, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    (dir, out)
+}
+
+#[test]
+fn the_gold_under_the_tree_search_succeeds_and_the_report_counts_its_nodes() {
+    let (_dir, out) = gold_eval(&[]);
     let record = common::read_json(&out.join("records/T02.mcts.1.json"));
     assert_eq!(record["success"], true, "{record:#}");
     let search = &record["search"];
@@ -236,28 +242,7 @@ fn the_gold_under_the_tree_search_succeeds_and_the_report_counts_its_nodes() {
 
 #[test]
 fn the_gold_under_rollouts_completes_from_the_first_node_and_the_report_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("eval");
-    let suite = repo().join("benchmarks/geoanalyst");
-    let o = gisclaw(
-        &[
-            "eval",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--tasks",
-            "2",
-            "--arch",
-            "mcts",
-            "--mcts-rollout",
-            "--runs",
-            "1",
-            "--replay-gold",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let (_dir, out) = gold_eval(&["--mcts-rollout"]);
     let record = common::read_json(&out.join("records/T02.mcts.1.json"));
     assert_eq!(record["success"], true, "{record:#}");
     let search = &record["search"];
