@@ -309,6 +309,7 @@ fn run_geocode(
     let mode = gisclaw::eval::step_eval::StepMode {
         alone: false,
         gold_prefix: false,
+        interventions: 0,
     };
     let _ = gisclaw::eval::step_eval::run_one(zygote, &task, backend, out, 1, &limits, mode, None);
 }

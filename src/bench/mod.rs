@@ -9,6 +9,7 @@ pub mod answers;
 pub mod data;
 pub mod import;
 pub mod judge;
+pub mod labels;
 pub mod select;
 pub mod steps;
 pub mod unit;

@@ -65,22 +65,24 @@ impl Selection {
     }
 
     /// Whether the case at `number` (1-based, over the whole suite) with
-    /// this `id` and these labels (`("library", "shapely")`) is selected: by
-    /// its number, its id (`buffer_area` or `shapely/buffer_area`), a
-    /// label (`library=shapely`) or a bare library name (`shapely`).
+    /// this `id` and these labels (`("library", "shapely")`, possibly
+    /// several libraries) is selected: by its number, its id (`buffer_area`
+    /// or `shapely/buffer_area`), a label (`library=shapely`,
+    /// `operation=terrain`) or a bare library name (`shapely`).
     pub fn matches_case(&self, number: u32, id: &str, labels: &[(&str, &str)]) -> bool {
         if self.is_empty() {
             return true;
         }
-        let library = labels
+        let libraries: Vec<&str> = labels
             .iter()
-            .find(|(k, _)| *k == "library")
-            .map(|(_, v)| *v);
+            .filter(|(k, _)| *k == "library")
+            .map(|(_, v)| *v)
+            .collect();
         self.ranges.iter().any(|r| r.contains(&number))
             || self.ids.iter().any(|i| {
                 i == id
-                    || Some(i.as_str()) == library
-                    || library.is_some_and(|l| *i == format!("{l}/{id}"))
+                    || libraries.contains(&i.as_str())
+                    || libraries.iter().any(|l| *i == format!("{l}/{id}"))
             })
             || self
                 .labels

@@ -17,6 +17,7 @@ use super::answers::{
 };
 use super::data;
 use super::judge::{self, OutputType, Tolerance};
+use super::labels::{DataType, Difficulty, Labels, Operation};
 use crate::agent::run::prepare_out;
 use crate::agent::solution::split_cells;
 use crate::observation;
@@ -64,6 +65,12 @@ pub struct Step {
     /// Tolerances when the defaults do not fit.
     #[serde(default)]
     pub tolerance: Tolerance,
+    /// The library the step exercises most.
+    pub library: String,
+    /// What it works on.
+    pub data_type: DataType,
+    /// What it does.
+    pub operation: Operation,
 }
 
 /// A step task with its paths resolved.
@@ -98,12 +105,12 @@ impl LoadedStepTask {
         let text = read_yaml_text(path)?;
         let task: StepTask = parse_yaml(&text, path)?;
         let line_of = |key: &str| line_of_key(&text, key);
-        if !(4..=10).contains(&task.steps.len()) {
+        if !(4..=22).contains(&task.steps.len()) {
             return Err(TaskError {
                 line: line_of("steps"),
                 ..error(
                     "steps",
-                    format!("{} steps; a task has 4 to 10", task.steps.len()),
+                    format!("{} steps; a task has 4 to 22", task.steps.len()),
                 )
             });
         }
@@ -155,6 +162,23 @@ impl LoadedStepTask {
             gold_cells,
             expected,
         })
+    }
+
+    /// Each step's four labels (its difficulty from its gold cell).
+    pub fn step_labels(&self) -> Vec<Labels> {
+        self.task
+            .steps
+            .iter()
+            .zip(&self.gold_cells)
+            .map(|(step, cell)| {
+                Labels::new(
+                    &step.library,
+                    step.data_type,
+                    step.operation,
+                    Difficulty::of(cell),
+                )
+            })
+            .collect()
     }
 
     /// The task as a plain [`LoadedTask`] for data generation.

@@ -18,6 +18,8 @@ use super::answers::{
     answer_from_runtime, answer_json, py_str, save_expected, Answer, HarnessError, EXPECTED,
 };
 use super::judge::{self, Mismatch, OutputType, Tolerance};
+use super::labels::{DataType, Difficulty, Labels, Operation};
+use super::select::Selection;
 use crate::sandbox::{Session, Zygote};
 use crate::task::{parse_yaml, read_yaml_text, TaskError};
 
@@ -60,6 +62,45 @@ pub struct Case {
     /// Boundary calls: each overrides some of `params`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boundary: Vec<Map<String, Value>>,
+    /// The library the case exercises when it is not the file's (a file
+    /// of raster operations mixes numpy and scipy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// What the case works on.
+    pub data_type: DataType,
+    /// What it does.
+    pub operation: Operation,
+    /// The second route that confirms every recorded answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Confirmation>,
+}
+
+/// How a case's answers are confirmed besides running its reference: a
+/// function with the reference's name that computes the same answers
+/// another way, run by `bench verify` on every call and judged against
+/// `expected.json` by the case's own judge.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Confirmation {
+    /// Which kind of route it is.
+    pub route: Route,
+    /// What the route is, for people (`pyproj.Geod vs the haversine`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The function (imports inside).
+    pub code: String,
+}
+
+/// The kind of a second route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    /// Another library computes it.
+    Library,
+    /// Computed by hand (closed form, counted), written as code.
+    Hand,
+    /// The library's documentation shows this answer.
+    Docs,
 }
 
 /// One call of a case: the normal call (`lib/id`) or a boundary call
@@ -90,6 +131,17 @@ impl Case {
     /// The function's name, from `def NAME(` in the header.
     pub fn entry(&self) -> Option<String> {
         defined_function(&self.header)
+    }
+
+    /// The case's four labels; `library` is the file's unless the case
+    /// names its own.
+    pub fn labels(&self, file_library: &str) -> Labels {
+        Labels::new(
+            self.library.as_deref().unwrap_or(file_library),
+            self.data_type,
+            self.operation,
+            Difficulty::of(&self.reference),
+        )
     }
 
     /// The normal call then the boundary calls; `prelude` runs before the
@@ -231,6 +283,38 @@ impl UnitSuite {
     pub fn case_count(&self) -> usize {
         self.files.iter().map(|(_, f)| f.cases.len()).sum()
     }
+
+    /// Keeps the cases `selection` selects (by position over the suite,
+    /// id, library or any label, `operation=terrain`); returns how many
+    /// are left.
+    pub fn retain(&mut self, selection: &Selection) -> usize {
+        let mut number = 0u32;
+        for (_, file) in &mut self.files {
+            let library = file.library.clone();
+            file.cases.retain(|case| {
+                number += 1;
+                let labels = case.labels(&library);
+                let mut pairs = labels.pairs().to_vec();
+                // The file's library selects its cases too.
+                pairs.push(("library", library.as_str()));
+                selection.matches_case(number, &case.id, &pairs)
+            });
+        }
+        self.files.retain(|(_, file)| !file.cases.is_empty());
+        self.case_count()
+    }
+
+    /// The labels of every case, by case key (`lib/id`).
+    pub fn labels(&self) -> BTreeMap<String, Labels> {
+        self.files
+            .iter()
+            .flat_map(|(_, f)| {
+                f.cases
+                    .iter()
+                    .map(|c| (format!("{}/{}", f.library, c.id), c.labels(&f.library)))
+            })
+            .collect()
+    }
 }
 
 /// Runs `code` (a complete function) on one instance in `session` and reads
@@ -271,13 +355,45 @@ pub fn run_references(
     workdir: &Path,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Answers, HarnessError> {
+    run_code(zygote, suite, workdir, keep, &|case| {
+        Some(case.reference.as_str())
+    })
+}
+
+/// Runs every second route ([`Case::confirm`]) and returns its answers
+/// (cases without one are left out).
+pub fn run_confirmations(
+    zygote: &Arc<Zygote>,
+    suite: &UnitSuite,
+    workdir: &Path,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Answers, HarnessError> {
+    run_code(zygote, suite, workdir, keep, &|case| {
+        case.confirm.as_ref().map(|c| c.code.as_str())
+    })
+}
+
+/// Runs the code `pick` gives each kept case on all its instances, one
+/// sandbox session per case file.
+fn run_code(
+    zygote: &Arc<Zygote>,
+    suite: &UnitSuite,
+    workdir: &Path,
+    keep: &dyn Fn(&str) -> bool,
+    pick: &dyn Fn(&Case) -> Option<&str>,
+) -> Result<Answers, HarnessError> {
     let mut results = Vec::new();
     for (path, file) in &suite.files {
-        let instances: Vec<Instance> = file
+        let instances: Vec<(Instance, &str)> = file
             .cases
             .iter()
-            .flat_map(|c| c.instances(&file.library, file.prelude.as_deref()))
-            .filter(|i| keep(&i.key))
+            .filter_map(|c| pick(c).map(|code| (c, code)))
+            .flat_map(|(c, code)| {
+                c.instances(&file.library, file.prelude.as_deref())
+                    .into_iter()
+                    .map(move |i| (i, code))
+            })
+            .filter(|(i, _)| keep(&i.key))
             .collect();
         if instances.is_empty() {
             continue;
@@ -286,12 +402,44 @@ pub fn run_references(
         std::fs::create_dir_all(&dir).map_err(HarnessError::io(&dir))?;
         let mut session = Session::open(zygote, &dir)
             .map_err(|e| HarnessError::within(path.display())(e.into()))?;
-        for instance in instances {
-            let answer = run_instance(&mut session, &instance, &instance.case.reference);
+        for (instance, code) in instances {
+            let answer = run_instance(&mut session, &instance, code);
             results.push((instance.key.clone(), answer));
         }
     }
     Ok(results)
+}
+
+/// Judges the second routes' answers against `expected.json`: each must
+/// agree by the case's judge.
+pub fn verify_confirmations(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
+    let cases: BTreeMap<String, &Case> = suite
+        .instances()
+        .into_iter()
+        .map(|i| (i.key, i.case))
+        .collect();
+    answers
+        .iter()
+        .map(|(key, answer)| {
+            let route = cases
+                .get(key)
+                .and_then(|c| c.confirm.as_ref())
+                .map_or(Route::Library, |c| c.route);
+            let problem = match (answer, suite.expected.get(key), cases.get(key)) {
+                (Err(e), _, _) => Some(format!("the second route ({route:?}) failed: {e}")),
+                (_, None, _) => Some(format!("no answer recorded in {EXPECTED}")),
+                (Ok(a), Some(want), Some(case)) => judge::judge(case.output, want, a, &case.tolerance)
+                    .err()
+                    .map(|m| format!("the second route ({route:?}) disagrees with the recorded answer: {m}")),
+                (Ok(_), Some(_), None) => Some("not a case of this suite".into()),
+            };
+            InstanceVerdict {
+                key: key.clone(),
+                answer: answer.as_ref().ok().cloned(),
+                problem,
+            }
+        })
+        .collect()
 }
 
 /// Judges the reference answers against `expected.json`: every instance
@@ -367,7 +515,7 @@ mod tests {
 
     #[test]
     fn the_entry_comes_from_the_header_and_boundaries_override_params() {
-        let text = "library: lib\ncases:\n  - id: area\n    header: |\n      def area(w: float, h: float) -> float:\n          \"\"\"Area.\"\"\"\n    reference: |\n      def area(w, h):\n          return w * h\n    params: {w: 2, h: 3}\n    output: number\n    boundary:\n      - {w: 0}\n";
+        let text = "library: lib\ncases:\n  - id: area\n    header: |\n      def area(w: float, h: float) -> float:\n          \"\"\"Area.\"\"\"\n    reference: |\n      def area(w, h):\n          return w * h\n    params: {w: 2, h: 3}\n    output: number\n    data_type: geometry\n    operation: measurement\n    boundary:\n      - {w: 0}\n";
         let file: CaseFile = parse_yaml(text, Path::new("lib.yaml")).unwrap();
         let case = &file.cases[0];
         assert_eq!(case.entry().as_deref(), Some("area"));

@@ -409,11 +409,10 @@ fn verify_unit(
     let selection =
         Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
     let loaded = UnitSuite::load(suite).map_err(|e| UsageError(e.to_string()))?;
-    let keep = |key: &str| {
-        let library = key.split('/').next().unwrap_or_default();
-        let case = key.split('#').next().unwrap_or_default();
-        selection.matches(library) || selection.matches(case)
-    };
+    let mut chosen = loaded.clone();
+    chosen.retain(&selection);
+    let selected = chosen.labels();
+    let keep = |key: &str| selected.contains_key(key.split('#').next().unwrap_or_default());
     let zygote = Zygote::start(SandboxConfig::default())?;
     let answers =
         unit::run_references(&zygote, &loaded, out, &keep).map_err(|e| anyhow::anyhow!(e))?;
@@ -429,28 +428,50 @@ fn verify_unit(
         return Ok(ExitCode::SUCCESS);
     }
     let verdicts = unit::verify(&loaded, &answers);
-    let mut by_library: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let confirmations = unit::run_confirmations(&zygote, &loaded, &out.join("confirm"), &keep)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let second = unit::verify_confirmations(&loaded, &confirmations);
+    let confirmed: std::collections::BTreeSet<&str> = confirmations
+        .iter()
+        .map(|(k, _)| k.split('#').next().unwrap_or_default())
+        .collect();
+    let labels = loaded.labels();
+    let label_of = |key: &str| labels.get(key.split('#').next().unwrap_or_default());
+    let mut by_library: std::collections::BTreeMap<String, (usize, usize, usize)> =
+        Default::default();
     for v in &verdicts {
-        let entry = by_library
-            .entry(v.key.split('/').next().unwrap_or_default().to_string())
-            .or_default();
+        let library = label_of(&v.key).map_or("?", |l| l.library.as_str());
+        let entry = by_library.entry(library.to_string()).or_default();
         entry.0 += 1;
         entry.1 += usize::from(v.problem.is_none());
     }
-    println!("{:<12} {:>9} {:>7}", "library", "instances", "agree");
-    for (library, (n, ok)) in &by_library {
-        println!("{library:<12} {n:>9} {ok:>7}");
+    for v in second.iter().filter(|v| v.problem.is_none()) {
+        let library = label_of(&v.key).map_or("?", |l| l.library.as_str());
+        by_library.entry(library.to_string()).or_default().2 += 1;
     }
-    let failed: Vec<_> = verdicts.iter().filter(|v| v.problem.is_some()).collect();
+    println!(
+        "{:<14} {:>9} {:>7} {:>10}",
+        "library", "instances", "agree", "confirmed"
+    );
+    for (library, (n, ok, confirmed)) in &by_library {
+        println!("{library:<14} {n:>9} {ok:>7} {confirmed:>10}");
+    }
+    let failed: Vec<_> = verdicts
+        .iter()
+        .chain(&second)
+        .filter(|v| v.problem.is_some())
+        .collect();
     for v in &failed {
         println!("  {}: {}", v.key, v.problem.as_deref().unwrap_or_default());
     }
+    let agree = verdicts.iter().filter(|v| v.problem.is_none()).count();
+    let second_agree = second.iter().filter(|v| v.problem.is_none()).count();
     println!(
-        "gisclaw: {}/{} reference answers agree with {} ({} cases)",
-        verdicts.len() - failed.len(),
+        "gisclaw: {agree}/{} reference answers agree with {EXPECTED} ({} cases); second routes: {second_agree}/{} calls of {} cases agree",
         verdicts.len(),
-        EXPECTED,
-        loaded.case_count()
+        selected.len(),
+        second.len(),
+        confirmed.len(),
     );
     Ok(if failed.is_empty() {
         ExitCode::SUCCESS

@@ -121,6 +121,12 @@ pub struct EvalRunArgs {
     /// before it (single-turn pass@1), not from the model's own.
     #[arg(long)]
     pub gold_prefix: bool,
+    /// Step suites: after K failing cells in a step, or an answer that
+    /// does not match, show the step's gold cell once and let the model go
+    /// on (a scripted person, GeoAgent Table 6's "Hum." columns); counted
+    /// per task.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub interventions: usize,
     /// Leave the expert workflow out of the prompts (ablation).
     #[arg(long)]
     pub no_workflow: bool,
@@ -387,6 +393,7 @@ fn compare_steps(
                     .unwrap_or_default(),
                 alone: m.archs.iter().any(|a| a == "none"),
                 gold_prefix: m.gold_prefix,
+                interventions: m.interventions,
                 backend: m.backend,
                 records: step_report::load_records(d).map_err(|e| UsageError(e.to_string()))?,
             })
@@ -529,18 +536,10 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     let mut suite = UnitSuite::load(dir).map_err(|e| UsageError(e.to_string()))?;
     let selection = gisclaw::bench::select::Selection::parse(args.tasks.as_deref().unwrap_or(""))
         .map_err(|e| UsageError(format!("--tasks: {e}")))?;
-    let mut number = 0u32;
-    for (_, file) in &mut suite.files {
-        let library = file.library.clone();
-        file.cases.retain(|case| {
-            number += 1;
-            selection.matches_case(number, &case.id, &[("library", library.as_str())])
-        });
-    }
-    suite.files.retain(|(_, file)| !file.cases.is_empty());
+    suite.retain(&selection);
     if suite.files.is_empty() {
         return Err(UsageError(format!(
-            "--tasks: no case of {} selected (by number, id, library or library=NAME)",
+            "--tasks: no case of {} selected (by number, id, library or a label: library=NAME, data_type=, operation=, difficulty=)",
             dir.display()
         ))
         .into());
@@ -583,6 +582,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         gold_prefix: false,
         shards: None,
         mcts_rollout: false,
+        interventions: 0,
     };
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -648,6 +648,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
             .into()),
         },
         gold_prefix: args.gold_prefix,
+        interventions: args.interventions,
     };
     let backend = source.describe();
     let out = eval_folder(args, dir);
@@ -672,6 +673,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         gold_prefix: mode.gold_prefix,
         shards: None,
         mcts_rollout: false,
+        interventions: mode.interventions,
     };
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
@@ -779,6 +781,12 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     if args.gold_prefix && SuiteKind::of(&suite) != SuiteKind::Steps {
         return Err(UsageError(
             "--gold-prefix is for step suites (e.g. benchmarks/geocode)".into(),
+        )
+        .into());
+    }
+    if args.interventions > 0 && SuiteKind::of(&suite) != SuiteKind::Steps {
+        return Err(UsageError(
+            "--interventions is for step suites (e.g. benchmarks/geocode)".into(),
         )
         .into());
     }
@@ -890,6 +898,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         gold_prefix: false,
         shards,
         mcts_rollout: args.mcts.mcts_rollout && archs.contains(&Arch::Mcts),
+        interventions: 0,
     };
     let options = EvalOptions {
         out: out.clone(),

@@ -11,6 +11,7 @@
 //! a [`vision_judge`].
 
 pub mod api;
+pub mod breakdown;
 pub mod claim;
 pub mod code;
 pub mod codebleu;

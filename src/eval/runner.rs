@@ -181,6 +181,14 @@ pub struct Manifest {
     /// Whether tree-search nodes were rewarded by rollouts (`--mcts-rollout`).
     #[serde(default)]
     pub mcts_rollout: bool,
+    /// Step suites: the gold cell was shown after this many failing cells
+    /// or a wrong answer (`--interventions K`; 0: never).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interventions: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn tasks_kind() -> String {
@@ -228,6 +236,9 @@ impl Manifest {
             }
             if self.gold_prefix {
                 label.push_str(" · gold prefix");
+            }
+            if self.interventions > 0 {
+                label.push_str(&format!(" · human after {}", self.interventions));
             }
             return label;
         }
@@ -457,6 +468,7 @@ pub fn prepare_folder(
         ("kind", old.kind != manifest.kind),
         ("temperature", old.temperature != manifest.temperature),
         ("gold_prefix", old.gold_prefix != manifest.gold_prefix),
+        ("interventions", old.interventions != manifest.interventions),
     ];
     let flag = if shard.is_some() {
         "--shard"

@@ -44,6 +44,8 @@ use crate::agent::tools::{self, Toolbox};
 use crate::agent::transcript::Transcript;
 use crate::bench::data;
 use crate::bench::judge;
+use crate::bench::labels::Labels;
+use crate::eval::api::called_functions;
 use crate::bench::steps::{complete_at_1, run_check, LoadedStepTask};
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role, ToolCall};
@@ -116,17 +118,23 @@ pub struct StepMode {
     /// single-turn pass@1. Otherwise the run continues from the model's
     /// own state.
     pub gold_prefix: bool,
+    /// `--interventions K`: after K failing cells, or an answer that does
+    /// not match, the step's gold cell is shown once (a scripted stand-in
+    /// for the person of GeoAgent's human-intervention mode); 0: never.
+    pub interventions: usize,
 }
 
 impl StepMode {
     /// `agent` or `LLM alone`, with `gold prefix` when set.
     pub fn label(&self) -> String {
-        let who = if self.alone { "LLM alone" } else { "agent" };
+        let mut label = if self.alone { "LLM alone" } else { "agent" }.to_string();
         if self.gold_prefix {
-            format!("{who} · gold prefix")
-        } else {
-            who.to_string()
+            label.push_str(" · gold prefix");
         }
+        if self.interventions > 0 {
+            label.push_str(&format!(" · human after {}", self.interventions));
+        }
+        label
     }
 }
 
@@ -164,6 +172,44 @@ pub struct StepResult {
     /// or wrong (GeoAgent's complete rate counts steps that executed).
     #[serde(default)]
     pub executed: bool,
+    /// The step's labels (empty in records written before labels).
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
+    /// The distinct functions the code run in this step calls (GeoAgent's
+    /// labels, for its Table 5).
+    #[serde(default)]
+    pub calls: Vec<String>,
+    /// The distinct functions the step's gold cell calls.
+    #[serde(default)]
+    pub gold_calls: Vec<String>,
+    /// Times a person (the gold cell, `--interventions`) stepped in.
+    #[serde(default)]
+    pub hints: usize,
+}
+
+/// The code the model ran in one step, from the step's messages: its
+/// `execute_python` calls, or (the LLM alone) the fenced code of its
+/// answers.
+fn step_code(messages: &[Message], alone: bool) -> String {
+    let mut code = String::new();
+    for m in messages.iter().filter(|m| m.role == Role::Assistant) {
+        if alone {
+            if let Some(text) = &m.content {
+                code.push_str(&super::unit_eval::extract_code(text));
+            }
+            continue;
+        }
+        for call in m.tool_calls.iter().filter(|c| c.function.name == "execute_python") {
+            if let Some(cell) = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
+                .ok()
+                .and_then(|v| v.get("code").and_then(|c| c.as_str()).map(str::to_string))
+            {
+                code.push_str(&cell);
+                code.push('\n');
+            }
+        }
+    }
+    code
 }
 
 /// One run of one step task: `records/<task>.<run>.json`.
@@ -342,6 +388,7 @@ pub fn run_one(
     let mut ended: Option<String> = None;
     let mut results = Vec::new();
     let n = task.task.steps.len();
+    let labels = task.step_labels();
     for (i, step) in task.task.steps.iter().enumerate() {
         let number = i + 1;
         if let Some(why) = &ended {
@@ -352,6 +399,10 @@ pub fn run_one(
                 error: Some(ErrorType::Other),
                 ending: "ended".into(),
                 executed: false,
+                labels: labels[i].clone(),
+                calls: Vec::new(),
+                gold_calls: called_functions(&task.gold_cells[i]).into_iter().collect(),
+                hints: 0,
             });
             continue;
         }
@@ -404,46 +455,80 @@ pub fn run_one(
             json!({ "round": state.rounds, "message": brief }),
         );
         messages.push(brief);
-        let mut cell_error = None;
-        let stop = if mode.alone {
-            match answer_alone(
-                backend,
-                &mut session,
-                &mut messages,
-                &mut state,
-                &run_limits,
-                &mut transcript,
-            ) {
-                Ok(error) => {
-                    cell_error = error;
-                    Stop::StepDone(String::new())
+        let first = messages.len();
+        let mut hints = 0usize;
+        // One attempt, and with `--interventions K` a second after the
+        // gold cell is shown when the first left the step unsolved (K
+        // failing cells, or a wrong answer).
+        let (stop, cell_error, checked) = loop {
+            let mut cell_error = None;
+            let attempt_bounds = match mode.interventions {
+                k if k > 0 && hints == 0 => ConverseLimits {
+                    max_failures: Some(k),
+                    ..bounds.clone()
+                },
+                _ => bounds.clone(),
+            };
+            let stop = if mode.alone {
+                match answer_alone(
+                    backend,
+                    &mut session,
+                    &mut messages,
+                    &mut state,
+                    &run_limits,
+                    &mut transcript,
+                ) {
+                    Ok(error) => {
+                        cell_error = error;
+                        Stop::StepDone(String::new())
+                    }
+                    Err(why) => Stop::End(crate::agent::converse::Ending::Failed(why)),
                 }
-                Err(why) => Stop::End(crate::agent::converse::Ending::Failed(why)),
+            } else {
+                let mut toolbox = Toolbox {
+                    session: &mut session,
+                    out_dir: workdir.to_path_buf(),
+                    data_dir: loaded.data_dir.clone(),
+                    data_path: "data/".into(),
+                    outputs: Vec::new(),
+                    docs,
+                    // Step suites judge each step's answer, not output files.
+                    checks: None,
+                    vision: false,
+                };
+                let mut model = Plain(&mut *backend);
+                let mut turn = Turn {
+                    model: &mut model,
+                    toolbox: &mut toolbox,
+                    memory: &mut memory,
+                    transcript: &mut transcript,
+                    events: &mut |_| {},
+                    agent: None,
+                    on_text: OnText::Nudge,
+                    stop: &signalled,
+                };
+                converse(&mut turn, &mut messages, &specs, &attempt_bounds, &mut state)
+            };
+            // The check runs whatever happened: the variable may be there.
+            let checked = run_check(&mut session, &step.check);
+            let solved = matches!(
+                (&checked, task.expected.get(i)),
+                (Ok(got), Some(want)) if judge::judge(step.output, want, got, &step.tolerance).is_ok()
+            );
+            if mode.interventions == 0 || hints > 0 || solved || matches!(stop, Stop::End(_)) {
+                break (stop, cell_error, checked);
             }
-        } else {
-            let mut toolbox = Toolbox {
-                session: &mut session,
-                out_dir: workdir.to_path_buf(),
-                data_dir: loaded.data_dir.clone(),
-                data_path: "data/".into(),
-                outputs: Vec::new(),
-                docs,
-                // Step suites judge each step's answer, not output files.
-                checks: None,
-                vision: false,
-            };
-            let mut model = Plain(&mut *backend);
-            let mut turn = Turn {
-                model: &mut model,
-                toolbox: &mut toolbox,
-                memory: &mut memory,
-                transcript: &mut transcript,
-                events: &mut |_| {},
-                agent: None,
-                on_text: OnText::Nudge,
-                stop: &signalled,
-            };
-            converse(&mut turn, &mut messages, &specs, &bounds, &mut state)
+            hints += 1;
+            let _ = transcript.record("intervention", json!({ "step": number, "after": format!("{stop:?}").split(['(', ' ', '{']).next().unwrap_or_default() }));
+            let hint = Message::text(
+                Role::User,
+                format!(
+                    "A person steps in: step {number} is not done yet. This code does it:\n```python\n{}\n```\n{ask}",
+                    task.gold_cells[i].trim_end()
+                ),
+            );
+            let _ = transcript.record("message", json!({ "round": state.rounds, "message": hint }));
+            messages.push(hint);
         };
         let ending = match &stop {
             Stop::StepDone(_) if mode.alone => "answered",
@@ -454,8 +539,7 @@ pub fn run_one(
                 "ended"
             }
         };
-        // The check runs whatever happened: the variable may be there.
-        let checked = run_check(&mut session, &step.check);
+        let called = step_code(&messages[first.min(messages.len())..], mode.alone);
         let executed = checked.is_ok() && cell_error.is_none() && ending != "ended";
         let verdict = match (checked, task.expected.get(i)) {
             (_, None) => Err((
@@ -480,6 +564,10 @@ pub fn run_one(
             error,
             ending: ending.into(),
             executed,
+            labels: labels[i].clone(),
+            calls: called_functions(&called).into_iter().collect(),
+            gold_calls: called_functions(&task.gold_cells[i]).into_iter().collect(),
+            hints,
         });
     }
     drop(stopper);

@@ -4,13 +4,15 @@
 //! and Table 6 (complete@1 per task with its number of steps), with its
 //! four error types.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::json;
 
+use super::api::{label_metrics, LabelMetrics};
+use super::breakdown::{breakdown, Breakdown, Item};
 use super::errors::{geoagent_type, ErrorType, GEOAGENT_TYPES};
 use super::report::load::{read_records, ReportError};
 use super::stats;
@@ -40,6 +42,14 @@ pub struct StepSummary {
     pub rounds: f64,
     /// Mean prompt + completion tokens per run.
     pub tokens: f64,
+    /// Step pass@1 (over runs) and error types per label value.
+    pub by_label: Breakdown,
+    /// The functions the model's code of each step calls against the
+    /// gold cell's (GeoAgent Table 5: example-based accuracy, precision,
+    /// recall, F1 over every attempted step).
+    pub calls: LabelMetrics,
+    /// Per task: mean interventions per run (`--interventions`).
+    pub hints: BTreeMap<String, f64>,
 }
 
 /// Summarises run records.
@@ -58,7 +68,46 @@ pub fn summarise(records: &[StepRunRecord]) -> StepSummary {
     {
         *errors.entry(e.name().to_string()).or_insert(0) += 1;
     }
+    // One item per (task, step): its runs.
+    let mut steps: BTreeMap<(String, usize), Vec<&super::step_eval::StepResult>> = BTreeMap::new();
+    for r in records {
+        for st in &r.steps {
+            steps.entry((r.task.clone(), st.step)).or_default().push(st);
+        }
+    }
+    let items: Vec<Item> = steps
+        .values()
+        .map(|runs| Item {
+            labels: &runs[0].labels,
+            n: runs.len(),
+            c: runs.iter().filter(|s| s.passed).count(),
+            errors: runs.iter().filter_map(|s| s.error).collect(),
+        })
+        .collect();
+    let examples: Vec<(BTreeSet<String>, BTreeSet<String>)> = records
+        .iter()
+        .flat_map(|r| &r.steps)
+        .filter(|s| s.ending != "ended" && !s.gold_calls.is_empty())
+        .map(|s| {
+            (
+                s.gold_calls.iter().cloned().collect(),
+                s.calls.iter().cloned().collect(),
+            )
+        })
+        .collect();
     StepSummary {
+        by_label: breakdown(&items),
+        calls: label_metrics(&examples),
+        hints: per_task
+            .iter()
+            .map(|(t, rs)| {
+                let h: Vec<f64> = rs
+                    .iter()
+                    .map(|r| r.steps.iter().map(|s| s.hints).sum::<usize>() as f64)
+                    .collect();
+                (t.clone(), stats::mean(&h))
+            })
+            .collect(),
         runs: records.len(),
         tasks: per_task.len(),
         complete_at_1: mean(&|r| r.complete_at_1),
@@ -135,6 +184,14 @@ pub fn write_report(
     if summary.errors.is_empty() {
         md.push_str("| (none: every step passed) | 0 |\n");
     }
+    md.push_str(&function_calls_table(&[(backend, &summary)]));
+    md.push_str(&super::breakdown::markdown(&summary.by_label, "steps"));
+    if summary.hints.values().any(|h| *h > 0.0) {
+        md.push_str("\n## Interventions per task (mean per run; the gold cell shown, `--interventions`)\n\n| task | interventions |\n|---|---|\n");
+        for (t, h) in &summary.hints {
+            let _ = writeln!(md, "| {t} | {h:.2} |");
+        }
+    }
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summary)
 }
@@ -153,6 +210,8 @@ pub struct StepFolder {
     pub alone: bool,
     /// Each step from the gold prefix.
     pub gold_prefix: bool,
+    /// `--interventions K` (0: self-debugging alone).
+    pub interventions: usize,
     /// Its run records.
     pub records: Vec<StepRunRecord>,
 }
@@ -166,7 +225,7 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
     let json = json!({
         "folders": folders.iter().zip(&summaries).map(|(f, s)| json!({
             "label": f.label, "backend": f.backend, "suite": f.suite, "alone": f.alone,
-            "gold_prefix": f.gold_prefix, "summary": s,
+            "gold_prefix": f.gold_prefix, "interventions": f.interventions, "summary": s,
         })).collect::<Vec<_>>(),
     });
     write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
@@ -253,17 +312,22 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
         }
     }
     tasks.sort();
-    md.push_str("\n## complete@1 per task (cf. GeoAgent Table 6, its self-debugging columns: gisclaw has no human-intervention mode)\n\n| task | steps |");
+    md.push_str("\n## complete@1 per task (cf. GeoAgent Table 6: self-debugging \"Aut.\" folders, and \"Hum.\" folders run with `--interventions K`, where the step's gold cell is shown once after K failing cells or a wrong answer; in parentheses their interventions per run)\n\n| task | steps |");
     for f in folders {
-        let _ = write!(md, " {} |", f.label);
+        let mode = if f.interventions > 0 { "Hum." } else { "Aut." };
+        let _ = write!(md, " {mode} {} |", f.label);
     }
     md.push_str("\n|---|---|");
     md.push_str(&"---|".repeat(folders.len()));
     md.push('\n');
     for (task, steps) in &tasks {
         let _ = write!(md, "| {task} | {steps} |");
-        for s in &summaries {
+        for (f, s) in folders.iter().zip(&summaries) {
             match s.per_task.get(task) {
+                Some((_, c, _, _)) if f.interventions > 0 => {
+                    let h = s.hints.get(task).copied().unwrap_or(0.0);
+                    let _ = write!(md, " {c:.2} ({h:.1}) |");
+                }
                 Some((_, c, _, _)) => {
                     let _ = write!(md, " {c:.2} |");
                 }
@@ -295,13 +359,52 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
                 md.push_str(" – |");
             } else {
                 let n = counts.get(t).copied().unwrap_or(0);
-                let _ = write!(md, " {} |", super::unit_report::count_and_share(n, total));
+                let _ = write!(md, " {} |", super::breakdown::count_and_share(n, total));
             }
         }
         md.push('\n');
     }
+    let rows: Vec<(&str, &StepSummary)> = folders
+        .iter()
+        .zip(&summaries)
+        .map(|(f, s)| (f.label.as_str(), s))
+        .collect();
+    md.push_str(&function_calls_table(&rows));
+    let by_label: Vec<(&str, &Breakdown)> = folders
+        .iter()
+        .zip(&summaries)
+        .map(|(f, s)| (f.label.as_str(), &s.by_label))
+        .collect();
+    md.push_str(&super::breakdown::comparison_markdown(&by_label));
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summaries)
+}
+
+/// GeoAgent Table 5's layout: the functions each step's code calls against
+/// its gold cell's, one row per folder.
+fn function_calls_table(rows: &[(&str, &StepSummary)]) -> String {
+    let mut md = String::from("\n## Function calls (cf. GeoAgent Table 5)\n\nPer attempted step, the distinct functions the code the model ran calls against those its gold cell calls (example-based, averaged over steps).\n\n| folder | steps | accuracy | precision | recall | F1 | Hamming loss |\n|---|---|---|---|---|---|---|\n");
+    let f3 = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.3}")
+        } else {
+            "–".into()
+        }
+    };
+    for (label, s) in rows {
+        let m = &s.calls;
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {} | {} | {} | {} | {} |",
+            m.n,
+            f3(m.accuracy),
+            f3(m.precision),
+            f3(m.recall),
+            f3(m.f1),
+            f3(m.hamming_loss)
+        );
+    }
+    md
 }
 
 #[cfg(test)]
@@ -325,6 +428,10 @@ mod tests {
                     ending: "step_done".into(),
                     // Every step ran; the failed ones gave a wrong answer.
                     executed: true,
+                    labels: Default::default(),
+                    calls: Vec::new(),
+                    gold_calls: Vec::new(),
+                    hints: 0,
                 })
                 .collect(),
             complete_at_1: complete_at_1(passed),

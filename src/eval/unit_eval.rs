@@ -29,6 +29,7 @@ use super::jobs::{self, Plan};
 use super::jobs::{ItemError, ItemRecord, SuiteEvent};
 use super::runner::{records_dir, BackendSource};
 use crate::bench::judge;
+use crate::bench::labels::Labels;
 use crate::bench::unit::{run_instance, Case, CaseFile, Instance, UnitSuite};
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role};
@@ -91,6 +92,9 @@ pub struct CaseRecord {
     pub library: String,
     /// The case id.
     pub case: String,
+    /// The case's labels (empty in records written before labels).
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
     /// Its samples, in order.
     pub samples: Vec<SampleRecord>,
 }
@@ -313,6 +317,7 @@ fn run_case(
     Ok(CaseRecord {
         library: library.to_string(),
         case: case.id.clone(),
+        labels: case.labels(library),
         samples: out,
     })
 }

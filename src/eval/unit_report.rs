@@ -18,6 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::breakdown::{breakdown, count_and_share, Breakdown, Item};
 use super::errors::ErrorType;
 use super::report::load::{read_records, ReportError};
 use super::stats;
@@ -35,6 +36,9 @@ pub struct UnitSummary {
     pub pass_at: BTreeMap<usize, f64>,
     /// Per library: (cases, pass@1).
     pub libraries: BTreeMap<String, (usize, f64)>,
+    /// pass@k and error types per label value (library, data type,
+    /// operation, difficulty).
+    pub by_label: Breakdown,
     /// gisclaw's CV: of the per-sample-index pass rates (sample s over all
     /// cases).
     pub cv: f64,
@@ -143,10 +147,20 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
     let tokens = mean_of(&|s| (s.tokens_in + s.tokens_out) as f64);
     let seconds = mean_of(&|s| s.llm_seconds);
     let lines = mean_of(&|s| code_lines(&s.code) as f64);
+    let items: Vec<Item> = records
+        .iter()
+        .map(|r| Item {
+            labels: &r.labels,
+            n: r.samples.len(),
+            c: r.samples.iter().filter(|s| s.passed).count(),
+            errors: r.samples.iter().filter_map(|s| s.error).collect(),
+        })
+        .collect();
     UnitSummary {
         cases: records.len(),
         samples,
         pass_at,
+        by_label: breakdown(&items),
         libraries: libraries
             .into_iter()
             .map(|(l, v)| (l, (v.len(), stats::mean(&v))))
@@ -238,6 +252,7 @@ pub fn write_report(
     if summary.errors.is_empty() {
         md.push_str("| (none: every sample passed) | 0 |\n");
     }
+    md.push_str(&super::breakdown::markdown(&summary.by_label, "cases"));
     md.push_str("\n## Per case (passing samples / samples)\n\n| case | passed | first problem |\n|---|---|---|\n");
     for r in records {
         let passed = r.samples.iter().filter(|s| s.passed).count();
@@ -303,14 +318,6 @@ fn csv(models: &[(&str, &[CaseRecord])]) -> String {
         }
     }
     csv
-}
-
-/// `n` with its share of `total`: `12 (37.5 %)`; `0` alone.
-pub(crate) fn count_and_share(n: usize, total: usize) -> String {
-    if n == 0 || total == 0 {
-        return n.to_string();
-    }
-    format!("{n} ({:.1} %)", 100.0 * n as f64 / total as f64)
 }
 
 /// One model of a comparison: its label (the folder's backend), the
@@ -567,6 +574,12 @@ pub fn write_comparison(
         }
         md.push('\n');
     }
+    let by_label: Vec<(&str, &Breakdown)> = models
+        .iter()
+        .zip(&summaries)
+        .map(|(m, s)| (m.label.as_str(), &s.by_label))
+        .collect();
+    md.push_str(&super::breakdown::comparison_markdown(&by_label));
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summaries.into_iter().zip(ranked).collect())
 }
@@ -595,6 +608,7 @@ mod tests {
         let case = |lib: &str, id: &str, passes: usize| CaseRecord {
             library: lib.into(),
             case: id.into(),
+            labels: Default::default(),
             samples: (0..5)
                 .map(|i| {
                     sample(
@@ -638,6 +652,7 @@ mod tests {
         let case = |passes: usize, tokens: u64, seconds: f64, lines: usize| CaseRecord {
             library: "x".into(),
             case: "c".into(),
+            labels: Default::default(),
             samples: (0..5)
                 .map(|i| SampleRecord {
                     sample: i + 1,

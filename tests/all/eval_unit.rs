@@ -22,6 +22,8 @@ cases:
           return w * h
     params: {w: 2, h: 3}
     output: number
+    data_type: geometry
+    operation: measurement
     boundary:
       - {w: 0}
       - {w: -1}
@@ -35,6 +37,8 @@ cases:
           return MultiPoint(points).convex_hull.area
     params: {points: [[0, 0], [2, 0], [2, 2], [0, 2], [1, 1]]}
     output: number
+    data_type: coordinates
+    operation: geometry
 "#;
 
 fn answer(code: &str) -> Message {

@@ -205,3 +205,78 @@ fn tasks_selects_unit_cases_by_library_number_or_id() {
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("--tasks: no case of"));
 }
+
+/// A one-case suite whose second route is `confirm`, with its answers
+/// recorded by `bench expect`.
+fn confirmed_suite(dir: &std::path::Path, confirm: &str) -> PathBuf {
+    let suite = dir.join("suite");
+    std::fs::create_dir_all(suite.join("cases")).unwrap();
+    let case = format!(
+        "library: shapely\ncases:\n  - id: disc\n    data_type: geometry\n    operation: geometry\n    header: |\n      def disc(r: float) -> float:\n          \"\"\"Area of a disc of radius r, buffered with 256 segments a quarter.\"\"\"\n    reference: |\n      def disc(r):\n          from shapely.geometry import Point\n          return Point(0, 0).buffer(r, quad_segs=256).area\n    params: {{r: 2.0}}\n    output: number\n    tolerance: {{rel: 1e-4}}\n    boundary:\n      - {{r: 0.5}}\n    confirm:\n      route: hand\n      note: pi r squared\n      code: |\n{}",
+        confirm
+            .lines()
+            .map(|l| format!("        {l}\n"))
+            .collect::<String>()
+    );
+    std::fs::write(suite.join("cases/shapely.yaml"), case).unwrap();
+    let out = dir.join("expect");
+    let o = gisclaw(
+        &["bench", "expect", suite.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    suite
+}
+
+#[test]
+fn a_second_route_confirms_every_call_or_verify_fails_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let right = confirmed_suite(
+        &dir.path().join("right"),
+        "def disc(r):\n    import math\n    return math.pi * r * r",
+    );
+    let o = gisclaw(&["bench", "verify", right.to_str().unwrap(), "--out", dir.path().join("v1").to_str().unwrap()], &[]);
+    let printed = text(&o);
+    assert!(o.status.success(), "{printed}");
+    assert!(
+        printed.contains("second routes: 2/2 calls of 1 cases agree"),
+        "{printed}"
+    );
+    // A route off by the square's area instead of the disc's is caught on
+    // both calls, by key.
+    let wrong = confirmed_suite(
+        &dir.path().join("wrong"),
+        "def disc(r):\n    return 4 * r * r",
+    );
+    let o = gisclaw(&["bench", "verify", wrong.to_str().unwrap(), "--out", dir.path().join("v2").to_str().unwrap()], &[]);
+    let printed = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{printed}");
+    for key in ["shapely/disc:", "shapely/disc#b1:"] {
+        assert!(
+            printed.contains(&format!("{key} the second route (Hand) disagrees")),
+            "{key}: {printed}"
+        );
+    }
+}
+
+#[test]
+fn every_case_carries_its_four_labels_and_tasks_selects_by_them() {
+    let suite = UnitSuite::load(&suite_dir()).unwrap();
+    let labels = suite.labels();
+    assert_eq!(labels.len(), suite.case_count());
+    for (key, l) in &labels {
+        for k in gisclaw::bench::labels::KEYS {
+            assert!(!l.get(k).unwrap_or_default().is_empty(), "{key}: {k}");
+        }
+    }
+    let terrain = labels.values().filter(|l| l.operation == "terrain").count();
+    assert!(terrain > 0);
+    let mut chosen = suite.clone();
+    let left = chosen.retain(&gisclaw::bench::select::Selection::parse("operation=terrain").unwrap());
+    assert_eq!(left, terrain);
+    // A case whose library label differs from its file's is found both ways.
+    let mut by_file = suite.clone();
+    let by_label = suite.clone().retain(&gisclaw::bench::select::Selection::parse("library=scipy").unwrap());
+    assert!(by_label > 0);
+    assert!(by_file.retain(&gisclaw::bench::select::Selection::parse("raster_ops/focal_mean").unwrap()) == 1);
+}
