@@ -428,9 +428,16 @@ pub fn verify_confirmations(suite: &UnitSuite, answers: &Answers) -> Vec<Instanc
             let problem = match (answer, suite.expected.get(key), cases.get(key)) {
                 (Err(e), _, _) => Some(format!("the second route ({route:?}) failed: {e}")),
                 (_, None, _) => Some(format!("no answer recorded in {EXPECTED}")),
-                (Ok(a), Some(want), Some(case)) => judge::judge(case.output, want, a, &case.tolerance)
-                    .err()
-                    .map(|m| format!("the second route ({route:?}) disagrees with the recorded answer: {m}")),
+                (Ok(a), Some(want), Some(case)) => judge::judge(
+                    case.output,
+                    want,
+                    a,
+                    &case.tolerance,
+                )
+                .err()
+                .map(|m| {
+                    format!("the second route ({route:?}) disagrees with the recorded answer: {m}")
+                }),
                 (Ok(_), Some(_), None) => Some("not a case of this suite".into()),
             };
             InstanceVerdict {

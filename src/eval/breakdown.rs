@@ -245,7 +245,13 @@ mod tests {
                 labels: &c,
                 n: 5,
                 c: 0,
-                errors: vec![ErrorType::Syntax, ErrorType::Syntax, ErrorType::Runtime, ErrorType::Runtime, ErrorType::Runtime],
+                errors: vec![
+                    ErrorType::Syntax,
+                    ErrorType::Syntax,
+                    ErrorType::Runtime,
+                    ErrorType::Runtime,
+                    ErrorType::Runtime,
+                ],
             },
         ];
         let b = breakdown(&items);
@@ -258,10 +264,16 @@ mod tests {
         assert_eq!(easy.items, 2);
         assert_eq!(easy.errors["runtime"], 3);
         let md = markdown(&b, "cases");
-        assert!(md.contains("| pyproj | 1 | 0.000 | 0.000 | 0.000 |"), "{md}");
+        assert!(
+            md.contains("| pyproj | 1 | 0.000 | 0.000 | 0.000 |"),
+            "{md}"
+        );
         assert!(md.contains("2 (40.0 %)"), "{md}");
         assert!(md.contains("3 (60.0 %)"), "{md}");
         let both = comparison_markdown(&[("m1", &b), ("m2", &b)]);
-        assert!(both.contains("| shapely | 0.600 (2) | 0.600 (2) |"), "{both}");
+        assert!(
+            both.contains("| shapely | 0.600 (2) | 0.600 (2) |"),
+            "{both}"
+        );
     }
 }

@@ -45,8 +45,8 @@ use crate::agent::transcript::Transcript;
 use crate::bench::data;
 use crate::bench::judge;
 use crate::bench::labels::Labels;
-use crate::eval::api::called_functions;
 use crate::bench::steps::{complete_at_1, run_check, LoadedStepTask};
+use crate::eval::api::called_functions;
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role, ToolCall};
 use crate::sandbox::{Session, Zygote};
@@ -187,6 +187,14 @@ pub struct StepResult {
     pub hints: usize,
 }
 
+/// The distinct functions `code` calls, its names resolved through the
+/// aliases every session starts with (`gpd.read_file` is
+/// `geopandas.read_file`).
+fn session_calls(code: &str) -> Vec<String> {
+    let with_imports = format!("{}\n{code}", crate::sandbox::preamble::SESSION_IMPORTS);
+    called_functions(&with_imports).into_iter().collect()
+}
+
 /// The code the model ran in one step, from the step's messages: its
 /// `execute_python` calls, or (the LLM alone) the fenced code of its
 /// answers.
@@ -199,7 +207,11 @@ fn step_code(messages: &[Message], alone: bool) -> String {
             }
             continue;
         }
-        for call in m.tool_calls.iter().filter(|c| c.function.name == "execute_python") {
+        for call in m
+            .tool_calls
+            .iter()
+            .filter(|c| c.function.name == "execute_python")
+        {
             if let Some(cell) = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
                 .ok()
                 .and_then(|v| v.get("code").and_then(|c| c.as_str()).map(str::to_string))
@@ -401,7 +413,7 @@ pub fn run_one(
                 executed: false,
                 labels: labels[i].clone(),
                 calls: Vec::new(),
-                gold_calls: called_functions(&task.gold_cells[i]).into_iter().collect(),
+                gold_calls: session_calls(&task.gold_cells[i]),
                 hints: 0,
             });
             continue;
@@ -463,8 +475,10 @@ pub fn run_one(
         let (stop, cell_error, checked) = loop {
             let mut cell_error = None;
             let attempt_bounds = match mode.interventions {
+                // `max_failures` counts self-corrections: K failing cells
+                // end the attempt.
                 k if k > 0 && hints == 0 => ConverseLimits {
-                    max_failures: Some(k),
+                    max_failures: Some(k - 1),
                     ..bounds.clone()
                 },
                 _ => bounds.clone(),
@@ -507,7 +521,13 @@ pub fn run_one(
                     on_text: OnText::Nudge,
                     stop: &signalled,
                 };
-                converse(&mut turn, &mut messages, &specs, &attempt_bounds, &mut state)
+                converse(
+                    &mut turn,
+                    &mut messages,
+                    &specs,
+                    &attempt_bounds,
+                    &mut state,
+                )
             };
             // The check runs whatever happened: the variable may be there.
             let checked = run_check(&mut session, &step.check);
@@ -565,8 +585,8 @@ pub fn run_one(
             ending: ending.into(),
             executed,
             labels: labels[i].clone(),
-            calls: called_functions(&called).into_iter().collect(),
-            gold_calls: called_functions(&task.gold_cells[i]).into_iter().collect(),
+            calls: session_calls(&called),
+            gold_calls: session_calls(&task.gold_cells[i]),
             hints,
         });
     }

@@ -14,6 +14,7 @@ use serde_json::json;
 use super::api::{label_metrics, LabelMetrics};
 use super::breakdown::{breakdown, Breakdown, Item};
 use super::errors::{geoagent_type, ErrorType, GEOAGENT_TYPES};
+use super::report::charts::labels::LabelCharts;
 use super::report::load::{read_records, ReportError};
 use super::stats;
 use super::step_eval::StepRunRecord;
@@ -186,6 +187,16 @@ pub fn write_report(
     }
     md.push_str(&function_calls_table(&[(backend, &summary)]));
     md.push_str(&super::breakdown::markdown(&summary.by_label, "steps"));
+    let pass = pass_at_1(&summary);
+    md.push_str(&super::unit_report::draw_charts(
+        &LabelCharts {
+            models: vec![(backend, &summary.by_label)],
+            errors: vec![(backend, &summary.errors)],
+            pass_at: vec![(backend, &pass)],
+            efficiency: Vec::new(),
+        },
+        out,
+    ));
     if summary.hints.values().any(|h| *h > 0.0) {
         md.push_str("\n## Interventions per task (mean per run; the gold cell shown, `--interventions`)\n\n| task | interventions |\n|---|---|\n");
         for (t, h) in &summary.hints {
@@ -376,8 +387,31 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
         .map(|(f, s)| (f.label.as_str(), &s.by_label))
         .collect();
     md.push_str(&super::breakdown::comparison_markdown(&by_label));
+    let pass: Vec<BTreeMap<usize, f64>> = summaries.iter().map(pass_at_1).collect();
+    md.push_str(&super::unit_report::draw_charts(
+        &LabelCharts {
+            models: by_label,
+            errors: folders
+                .iter()
+                .zip(&summaries)
+                .map(|(f, s)| (f.label.as_str(), &s.errors))
+                .collect(),
+            pass_at: folders
+                .iter()
+                .zip(&pass)
+                .map(|(f, p)| (f.label.as_str(), p))
+                .collect(),
+            efficiency: Vec::new(),
+        },
+        out,
+    ));
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summaries)
+}
+
+/// A step summary's step pass@1 as the one pass@k it has.
+fn pass_at_1(summary: &StepSummary) -> BTreeMap<usize, f64> {
+    BTreeMap::from([(1, summary.step_pass_rate)])
 }
 
 /// GeoAgent Table 5's layout: the functions each step's code calls against

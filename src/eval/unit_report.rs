@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use super::breakdown::{breakdown, count_and_share, Breakdown, Item};
 use super::errors::ErrorType;
+use super::report::charts::labels::LabelCharts;
 use super::report::load::{read_records, ReportError};
 use super::stats;
 use super::unit_eval::CaseRecord;
@@ -184,6 +185,12 @@ pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, ReportError> {
     read_records(out)
 }
 
+/// Draws a report's label charts into `out/charts/` and returns the
+/// markdown that shows them.
+pub(crate) fn draw_charts(charts: &LabelCharts, out: &Path) -> String {
+    super::report::charts::labels::draw(charts, &out.join("charts"), &crate::paths::default_venv())
+}
+
 /// A number for tables: 3 decimals, `–` for NaN.
 fn f3(x: f64) -> String {
     if x.is_finite() {
@@ -253,6 +260,15 @@ pub fn write_report(
         md.push_str("| (none: every sample passed) | 0 |\n");
     }
     md.push_str(&super::breakdown::markdown(&summary.by_label, "cases"));
+    md.push_str(&draw_charts(
+        &LabelCharts {
+            models: vec![(backend, &summary.by_label)],
+            errors: vec![(backend, &summary.errors)],
+            pass_at: vec![(backend, &summary.pass_at)],
+            efficiency: Vec::new(),
+        },
+        out,
+    ));
     md.push_str("\n## Per case (passing samples / samples)\n\n| case | passed | first problem |\n|---|---|---|\n");
     for r in records {
         let passed = r.samples.iter().filter(|s| s.passed).count();
@@ -580,6 +596,30 @@ pub fn write_comparison(
         .map(|(m, s)| (m.label.as_str(), &s.by_label))
         .collect();
     md.push_str(&super::breakdown::comparison_markdown(&by_label));
+    md.push_str(&draw_charts(
+        &LabelCharts {
+            models: by_label,
+            errors: models
+                .iter()
+                .zip(&summaries)
+                .map(|(m, s)| (m.label.as_str(), &s.errors))
+                .collect(),
+            pass_at: models
+                .iter()
+                .zip(&summaries)
+                .map(|(m, s)| (m.label.as_str(), &s.pass_at))
+                .collect(),
+            efficiency: models
+                .iter()
+                .zip(&summaries)
+                .map(|(m, s)| {
+                    let top = s.pass_at.values().last().copied().unwrap_or(f64::NAN);
+                    (m.label.clone(), s.tokens_per_sample, top)
+                })
+                .collect(),
+        },
+        out,
+    ));
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summaries.into_iter().zip(ranked).collect())
 }

@@ -348,3 +348,134 @@ fn the_llm_alone_and_the_gold_prefix_are_modes_of_the_step_suite() {
     );
     assert_eq!(refused.status.code(), Some(2));
 }
+
+#[test]
+fn interventions_show_the_gold_cell_after_k_failures_and_are_counted() {
+    // G01 with --interventions 2. Step 1: two failing cells give up the
+    // first attempt; the person shows the gold cell, which the model runs.
+    // Step 2: a wrong answer and step_done; shown the gold, the model runs
+    // it. Steps 3–6: the gold at once (no intervention). A folder without
+    // interventions from the same kind of run is "Aut.", this one "Hum.".
+    let gold = split_cells(&std::fs::read_to_string(suite().join("G01/gold.py")).unwrap());
+    let done = || call("step_done", json!({ "summary": "done" }));
+    let run = |code: &str| call("execute_python", json!({ "code": code }));
+    let mut messages = vec![
+        run("homes = gpd.read_fil('data/homes.geojson')"),
+        run("homes = gpd.read_fil('data/homes.geojson')  # again"),
+        run(&gold[0]),
+        done(),
+        run("walk_zone = parks.buffer(40).union_all()"),
+        done(),
+        run(&gold[1]),
+        done(),
+    ];
+    for cell in &gold[2..] {
+        messages.push(run(cell));
+        messages.push(done());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    common::write_jsonl(&rec.join("G01.jsonl"), &messages);
+    let eval = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let suite = suite();
+        let mut args = vec![
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = gisclaw(&args, &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let hum = eval(
+        "hum",
+        &["--replay", rec.to_str().unwrap(), "--interventions", "2"],
+    );
+    let record = read_json(&hum.join("records/G01.1.json"));
+    let hints: Vec<u64> = record["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["hints"].as_u64().unwrap())
+        .collect();
+    assert_eq!(hints, [1, 1, 0, 0, 0, 0], "{record:#}");
+    assert_eq!(record["passed"], true, "{record:#}");
+    let transcript = std::fs::read_to_string(hum.join("runs/G01/run-1/transcript.jsonl")).unwrap();
+    let shown: Vec<&str> = transcript
+        .lines()
+        .filter(|l| l.contains("A person steps in"))
+        .collect();
+    assert_eq!(shown.len(), 2, "{transcript}");
+    assert!(shown[1].contains("parks.buffer(400)"), "{}", shown[1]);
+    assert_eq!(read_json(&hum.join("eval.json"))["interventions"], 2);
+    // Step 1's calls include the hallucinated read_fil; Table 5 sees it.
+    let steps = record["steps"].as_array().unwrap();
+    assert!(
+        steps[0]["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "geopandas.read_fil"),
+        "{record:#}"
+    );
+
+    let aut = eval("aut", &["--replay-gold"]);
+    let both = dir.path().join("both");
+    let o = gisclaw(
+        &[
+            "eval",
+            "report",
+            aut.to_str().unwrap(),
+            hum.to_str().unwrap(),
+            "--out",
+            both.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(both.join("report.md")).unwrap();
+    assert!(
+        md.contains("| task | steps | Aut. gold replay | Hum. recorded"),
+        "{md}"
+    );
+    // Hum.: complete@1 1.00 with 2 interventions in the run.
+    assert!(md.contains("| G01 | 6 | 1.00 | 1.00 (2.0) |"), "{md}");
+    assert!(
+        md.contains("## Function calls (cf. GeoAgent Table 5)"),
+        "{md}"
+    );
+    // Reusing the folder with other interventions is refused.
+    let again = gisclaw(
+        &[
+            "eval",
+            "--suite",
+            suite().to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "1",
+            "--replay",
+            rec.to_str().unwrap(),
+            "--out",
+            hum.to_str().unwrap(),
+            "--resume",
+            "--interventions",
+            "3",
+        ],
+        &[],
+    );
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("field `interventions` differs"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

@@ -18,6 +18,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 mod ablation;
+pub mod labels;
 mod per_task;
 mod profiles;
 

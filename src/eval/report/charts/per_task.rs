@@ -1,5 +1,5 @@
 //! Per-task charts: a heatmap of one score (tasks × cells: L3 as GISclaw
-//! Fig. 8, API F1 as Fig. 6) and the C_emb dots of every (model, task), one
+//! Fig. 8, API F1 as Fig. 6; grey where a cell has no run) and the C_emb dots of every (model, task), one
 //! panel per architecture (Fig. 7).
 
 use std::path::Path;
@@ -7,11 +7,8 @@ use std::path::Path;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{arch_title, archs, column_labels, models, ramp, Drawn, FAMILY};
+use super::{arch_title, archs, models, Drawn, FAMILY};
 use crate::eval::report::model::{Report, TaskCell};
-
-/// Grey for a task a cell has no run (or no value) of.
-const EMPTY: RGBColor = RGBColor(230, 230, 230);
 
 /// The per-task L3 heatmap (cf. Fig. 8).
 pub(super) fn l3_heatmap(report: &Report, path: &Path) -> Drawn {
@@ -40,50 +37,19 @@ fn heatmap(
     caption: &str,
     value: impl Fn(&TaskCell) -> Option<f64>,
 ) -> Drawn {
-    let (cols, rows) = (report.cells.len().max(1), report.tasks.len().max(1));
-    let labels: Vec<String> = report.cells.iter().map(|c| c.label.clone()).collect();
-    let root = BitMapBackend::new(
-        path,
-        ((260 + 160 * cols as u32).max(560), 120 + 18 * rows as u32),
-    )
-    .into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, (FAMILY, 20))
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..cols as f64, 0f64..rows as f64)?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_labels(0)
-        .y_labels(0)
-        .draw()?;
-    let mut boxes = Vec::new();
-    for (row, line) in report.tasks.iter().enumerate() {
-        // The first task at the top.
-        let y = (rows - 1 - row) as f64;
-        for (col, cell) in line.cells.iter().enumerate() {
-            let colour = match value(cell).filter(|v| cell.runs > 0 && v.is_finite()) {
-                Some(v) => ramp(v),
-                None => EMPTY,
-            };
-            boxes.push(Rectangle::new(
-                [(col as f64, y), (col as f64 + 1.0, y + 1.0)],
-                colour.filled(),
-            ));
-        }
-    }
-    chart.draw_series(boxes)?;
-    column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
-    let style = TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-    for (row, line) in report.tasks.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(0.0, (rows - 1 - row) as f64 + 0.5));
-        root.draw_text(&line.task, &style, (x - 6, y))?;
-    }
-    root.present()?;
-    Ok(())
+    let cols: Vec<String> = report.cells.iter().map(|c| c.label.clone()).collect();
+    let rows: Vec<String> = report.tasks.iter().map(|t| t.task.clone()).collect();
+    let values: Vec<Vec<Option<f64>>> = report
+        .tasks
+        .iter()
+        .map(|line| {
+            line.cells
+                .iter()
+                .map(|cell| value(cell).filter(|_| cell.runs > 0))
+                .collect()
+        })
+        .collect();
+    super::labels::heatmap(path, caption, &rows, &cols, &values)
 }
 
 /// C_emb per task (mean over runs): one dot per (model, task), one panel
