@@ -6,6 +6,7 @@
 //! compare them (`judge`).
 
 pub mod answers;
+pub mod coverage;
 pub mod data;
 pub mod import;
 pub mod judge;

@@ -63,6 +63,19 @@ pub enum BenchCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Per library, the share of its public functions, classes, methods
+    /// and properties (the docstrings of the sandbox venv's modules, as
+    /// `gisclaw knowledge build` extracts them) that some gold of the
+    /// suites exercises.
+    Coverage {
+        /// One or more suite folders (task, step or unit suites).
+        #[arg(required = true)]
+        suites: Vec<PathBuf>,
+        /// Also list the public objects of this library: `+` exercised,
+        /// `-` not.
+        #[arg(long, value_name = "LIBRARY")]
+        list: Option<String>,
+    },
     /// Write one task.yaml per row of the official GeoAnalystBench table.
     Import {
         /// GeoAnalystBench.csv.
@@ -106,6 +119,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
             SuiteKind::Unit => verify_unit(&suite, tasks.as_deref(), &out, true),
         },
         BenchCommand::Generate { suite, tasks, force } => generate_suite(&suite, tasks.as_deref(), force),
+        BenchCommand::Coverage { suites, list } => coverage(&suites, list.as_deref()),
         BenchCommand::Import { csv, data, out, copy } => {
             let mode = if copy { DataMode::Copy } else { DataMode::Link };
             let report = import::import(&csv, data.as_deref(), &out, mode).map_err(|e| UsageError(e.to_string()))?;
@@ -122,6 +136,95 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The gold code of a suite: each task's `gold.py`, each step task's gold
+/// cells, each unit case's reference.
+fn gold_code(suite: &Path) -> anyhow::Result<Vec<String>> {
+    match SuiteKind::of(suite) {
+        SuiteKind::Unit => {
+            let loaded = UnitSuite::load(suite).map_err(|e| UsageError(e.to_string()))?;
+            Ok(loaded
+                .files
+                .iter()
+                .flat_map(|(_, f)| f.cases.iter().map(|c| c.reference.clone()))
+                .collect())
+        }
+        SuiteKind::Steps | SuiteKind::Tasks => {
+            let mut golds = Vec::new();
+            for task in load_suite(suite, None)? {
+                if let Some(gold) = &task.gold {
+                    golds.push(
+                        std::fs::read_to_string(gold)
+                            .with_context(|| format!("reading {}", gold.display()))?,
+                    );
+                }
+            }
+            Ok(golds)
+        }
+    }
+}
+
+/// `gisclaw bench coverage SUITE…`.
+fn coverage(suites: &[PathBuf], list: Option<&str>) -> anyhow::Result<ExitCode> {
+    let mut golds = Vec::new();
+    for suite in suites {
+        if !suite.exists() {
+            return Err(UsageError(format!("{}: no such suite", suite.display())).into());
+        }
+        golds.extend(gold_code(suite)?);
+    }
+    let python = gisclaw::paths::default_venv().join("bin/python");
+    let (entries, _) =
+        gisclaw::knowledge::build::extract(&python, &gisclaw::knowledge::build::default_modules())
+            .map_err(|e| anyhow::anyhow!(e))?;
+    let rows = gisclaw::bench::coverage::coverage(&entries, &golds);
+    println!(
+        "{:<16} {:>7} {:>10} {:>8}",
+        "library", "public", "exercised", "share"
+    );
+    for row in &rows {
+        println!(
+            "{:<16} {:>7} {:>10} {:>7.1} %",
+            row.library,
+            row.public,
+            row.exercised.len(),
+            100.0 * row.share()
+        );
+    }
+    let public: usize = rows.iter().map(|r| r.public).sum();
+    let exercised: usize = rows.iter().map(|r| r.exercised.len()).sum();
+    println!(
+        "gisclaw: {} golds exercise {exercised} of {public} public objects of {} libraries",
+        golds.len(),
+        rows.len()
+    );
+    if let Some(library) = list {
+        let Some(row) = rows.iter().find(|r| r.library == library) else {
+            return Err(UsageError(format!(
+                "--list: no documented library `{library}` (one of: {})",
+                rows.iter()
+                    .map(|r| r.library.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .into());
+        };
+        let done: std::collections::BTreeSet<&str> =
+            row.exercised.iter().map(String::as_str).collect();
+        for entry in entries
+            .iter()
+            .filter(|e| e.name.split('.').next() == Some(library))
+        {
+            let mark = if done.contains(entry.name.as_str()) {
+                '+'
+            } else {
+                '-'
+            };
+            println!("{mark} {} ({})", entry.name, entry.kind);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The selected tasks of a suite, each read by `load` (a bad task file is a
