@@ -77,8 +77,9 @@ pub struct Case {
 
 /// How a case's answers are confirmed besides running its reference: a
 /// function with the reference's name that computes the same answers
-/// another way, run by `bench verify` on every call and judged against
-/// `expected.json` by the case's own judge.
+/// another way (the file's prelude helpers in reach), run by `bench
+/// verify` on every call and judged against `expected.json` by the case's
+/// own judge.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Confirmation {
@@ -355,21 +356,24 @@ pub fn run_references(
     workdir: &Path,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Answers, HarnessError> {
-    run_code(zygote, suite, workdir, keep, &|case| {
-        Some(case.reference.as_str())
+    run_code(zygote, suite, workdir, keep, &|_, case| {
+        Some(case.reference.clone())
     })
 }
 
 /// Runs every second route ([`Case::confirm`]) and returns its answers
-/// (cases without one are left out).
+/// (cases without one are left out). A route may use the file's prelude
+/// helpers: the prelude is run in its namespace first.
 pub fn run_confirmations(
     zygote: &Arc<Zygote>,
     suite: &UnitSuite,
     workdir: &Path,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Answers, HarnessError> {
-    run_code(zygote, suite, workdir, keep, &|case| {
-        case.confirm.as_ref().map(|c| c.code.as_str())
+    run_code(zygote, suite, workdir, keep, &|file, case| {
+        case.confirm
+            .as_ref()
+            .map(|c| format!("{}\n{}", file.prelude.as_deref().unwrap_or(""), c.code))
     })
 }
 
@@ -380,18 +384,18 @@ fn run_code(
     suite: &UnitSuite,
     workdir: &Path,
     keep: &dyn Fn(&str) -> bool,
-    pick: &dyn Fn(&Case) -> Option<&str>,
+    pick: &dyn Fn(&CaseFile, &Case) -> Option<String>,
 ) -> Result<Answers, HarnessError> {
     let mut results = Vec::new();
     for (path, file) in &suite.files {
-        let instances: Vec<(Instance, &str)> = file
+        let instances: Vec<(Instance, String)> = file
             .cases
             .iter()
-            .filter_map(|c| pick(c).map(|code| (c, code)))
+            .filter_map(|c| pick(file, c).map(|code| (c, code)))
             .flat_map(|(c, code)| {
                 c.instances(&file.library, file.prelude.as_deref())
                     .into_iter()
-                    .map(move |i| (i, code))
+                    .map(move |i| (i, code.clone()))
             })
             .filter(|(i, _)| keep(&i.key))
             .collect();
@@ -403,7 +407,7 @@ fn run_code(
         let mut session = Session::open(zygote, &dir)
             .map_err(|e| HarnessError::within(path.display())(e.into()))?;
         for (instance, code) in instances {
-            let answer = run_instance(&mut session, &instance, code);
+            let answer = run_instance(&mut session, &instance, &code);
             results.push((instance.key.clone(), answer));
         }
     }
@@ -501,6 +505,11 @@ pub fn record(suite: &UnitSuite, answers: &Answers) -> Result<usize, HarnessErro
                 return Err(HarnessError::Refused(format!(
                     "{key}: the reference raised on the normal call: {}",
                     a.value
+                )))
+            }
+            Ok(a) if a.kind == "number" && a.value.is_null() && !key.contains('#') => {
+                return Err(HarnessError::Refused(format!(
+                    "{key}: the reference answered NaN on the normal call (nothing to judge against)"
                 )))
             }
             Ok(a) => {
