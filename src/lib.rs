@@ -35,6 +35,7 @@ pub mod notebook;
 pub mod observation;
 pub mod outputs;
 pub mod paths;
+pub mod pysource;
 pub mod sandbox;
 pub mod task;
 pub mod util;

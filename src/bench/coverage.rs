@@ -17,8 +17,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::eval::api::references;
 use crate::knowledge::DocEntry;
+use crate::pysource::references::references;
 use crate::sandbox::preamble::SESSION_IMPORTS;
 
 /// One library's coverage.

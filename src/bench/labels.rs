@@ -81,7 +81,7 @@ pub enum Operation {
 }
 
 /// How hard an item is, from the distinct functions its gold code calls
-/// (GeoAgent's labels, [`crate::eval::api::called_functions`]): at most 2
+/// (GeoAgent's labels, [`crate::pysource::references::called_functions`]): at most 2
 /// easy, 3 to 5 medium, 6 or more hard.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
@@ -108,7 +108,7 @@ impl Difficulty {
 
     /// The difficulty of this gold code.
     pub fn of(gold: &str) -> Difficulty {
-        let calls: BTreeSet<String> = crate::eval::api::called_functions(gold);
+        let calls: BTreeSet<String> = crate::pysource::references::called_functions(gold);
         Difficulty::from_calls(calls.len())
     }
 }
