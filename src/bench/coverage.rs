@@ -52,9 +52,12 @@ struct GoldNames {
     libraries: BTreeSet<String>,
 }
 
-fn names_of(gold: &str) -> GoldNames {
+fn names_of(gold: &Gold) -> GoldNames {
     let mut names = GoldNames::default();
-    for r in references(&format!("{SESSION_IMPORTS}\n{gold}")) {
+    names
+        .libraries
+        .extend(gold.libraries.iter().map(|l| module_of(l).to_string()));
+    for r in references(&format!("{SESSION_IMPORTS}\n{}", gold.code)) {
         match r.name.strip_prefix('.') {
             Some(attribute) => {
                 names.attributes.insert(attribute.to_string());
@@ -88,9 +91,28 @@ fn library_of(entry: &DocEntry) -> &str {
     entry.name.split('.').next().unwrap_or_default()
 }
 
+/// One gold: its code and the libraries its labels say it exercises
+/// (methods of their objects count even where the code never names the
+/// library, as in `cube.groupby("time.season")`).
+#[derive(Debug, Clone, Default)]
+pub struct Gold {
+    /// The code.
+    pub code: String,
+    /// Library labels (`xarray`, `scikit-learn`).
+    pub libraries: Vec<String>,
+}
+
+/// The importable module of a library label (`scikit-learn` is `sklearn`).
+fn module_of(label: &str) -> &str {
+    match label {
+        "scikit-learn" => "sklearn",
+        other => other,
+    }
+}
+
 /// Coverage of `entries` (recipes left out) by `golds`, one row per
 /// library, in name order.
-pub fn coverage(entries: &[DocEntry], golds: &[String]) -> Vec<LibraryCoverage> {
+pub fn coverage(entries: &[DocEntry], golds: &[Gold]) -> Vec<LibraryCoverage> {
     let golds: Vec<GoldNames> = golds.iter().map(|g| names_of(g)).collect();
     let entries: Vec<&DocEntry> = entries.iter().filter(|e| e.kind != "recipe").collect();
     let last = |e: &DocEntry| e.name.rsplit('.').next().unwrap_or_default().to_string();
@@ -186,12 +208,14 @@ mod tests {
             entry("sklearn.cluster.DBSCAN.fit", "method", &[]),
             entry("sklearn.linear_model.Ridge.fit", "method", &[]),
         ];
+        let gold = |code: &str| Gold {
+            code: code.to_string(),
+            libraries: Vec::new(),
+        };
         let golds = [
-            "roads = gpd.read_file('r.shp').to_crs(3857)\nzone = roads.buffer(10)\n".to_string(),
-            "def f():\n    from pyproj import Transformer\n    return Transformer.from_crs(4326, 3857)\n"
-                .to_string(),
-            "from sklearn.ensemble import RandomForestClassifier\nm = RandomForestClassifier().fit(x, y)\n"
-                .to_string(),
+            gold("roads = gpd.read_file('r.shp').to_crs(3857)\nzone = roads.buffer(10)\n"),
+            gold("def f():\n    from pyproj import Transformer\n    return Transformer.from_crs(4326, 3857)\n"),
+            gold("from sklearn.ensemble import RandomForestClassifier\nm = RandomForestClassifier().fit(x, y)\n"),
         ];
         let rows = coverage(&entries, &golds);
         let row = |lib: &str| rows.iter().find(|r| r.library == lib).unwrap();
@@ -209,6 +233,19 @@ mod tests {
         assert_eq!(row("pyproj").exercised.len(), 2);
         assert!(!rows.iter().any(|r| r.library == "recipe"));
         assert!((row("pyproj").share() - 1.0).abs() < 1e-12);
+        // A gold labelled shapely credits `.buffer` to shapely too.
+        let labelled = Gold {
+            code: "zone = roads.buffer(10)\n".into(),
+            libraries: vec!["shapely".into()],
+        };
+        let rows = coverage(&entries, &[labelled]);
+        assert_eq!(
+            rows.iter()
+                .find(|r| r.library == "shapely")
+                .unwrap()
+                .exercised,
+            ["shapely.geometry.base.BaseGeometry.buffer"]
+        );
         // Four `fit`s: only the one whose class the gold names.
         assert_eq!(
             row("sklearn").exercised,

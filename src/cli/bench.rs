@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use gisclaw::bench::answers::EXPECTED;
+use gisclaw::bench::coverage::Gold;
 use gisclaw::bench::data::{self, Provenance};
 use gisclaw::bench::import::{self, DataMode};
 use gisclaw::bench::select::Selection;
@@ -138,26 +139,49 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The gold code of a suite: each task's `gold.py`, each step task's gold
-/// cells, each unit case's reference.
-fn gold_code(suite: &Path) -> anyhow::Result<Vec<String>> {
+/// The gold code of a suite with its library labels: each task's
+/// `gold.py` (its steps' libraries, or its declared `libraries:`), each
+/// unit case's reference (its library).
+fn gold_code(suite: &Path) -> anyhow::Result<Vec<Gold>> {
     match SuiteKind::of(suite) {
         SuiteKind::Unit => {
             let loaded = UnitSuite::load(suite).map_err(|e| UsageError(e.to_string()))?;
             Ok(loaded
                 .files
                 .iter()
-                .flat_map(|(_, f)| f.cases.iter().map(|c| c.reference.clone()))
+                .flat_map(|(_, f)| {
+                    f.cases.iter().map(|c| Gold {
+                        code: c.reference.clone(),
+                        libraries: vec![c.labels(&f.library).library],
+                    })
+                })
                 .collect())
         }
-        SuiteKind::Steps | SuiteKind::Tasks => {
+        SuiteKind::Steps => Ok(suite_tasks(suite)?
+            .iter()
+            .map(|p| LoadedStepTask::load(p).map_err(|e| UsageError(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .map(|t| Gold {
+                code: t.gold_cells.join("\n"),
+                libraries: t
+                    .task
+                    .steps
+                    .iter()
+                    .map(|s| s.library.clone())
+                    .chain(t.task.libraries.iter().cloned())
+                    .collect(),
+            })
+            .collect()),
+        SuiteKind::Tasks => {
             let mut golds = Vec::new();
             for task in load_suite(suite, None)? {
                 if let Some(gold) = &task.gold {
-                    golds.push(
-                        std::fs::read_to_string(gold)
+                    golds.push(Gold {
+                        code: std::fs::read_to_string(gold)
                             .with_context(|| format!("reading {}", gold.display()))?,
-                    );
+                        libraries: Vec::new(),
+                    });
                 }
             }
             Ok(golds)
