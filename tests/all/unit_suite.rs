@@ -375,8 +375,8 @@ fn coverage_counts_what_the_golds_exercise_per_library() {
         let exercised: usize = row.split_whitespace().nth(2).unwrap().parse().unwrap();
         assert!(exercised > 0, "{row}");
     }
-    // The listing marks what a gold calls (shapely.voronoi_polygons is
-    // reached through shapely.ops.voronoi_diagram's case, make_valid directly).
+    // The listing marks what a gold calls (`shapely.make_valid` in
+    // repaired_area) and what none does.
     assert!(
         printed
             .lines()
