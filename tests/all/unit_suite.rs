@@ -31,8 +31,8 @@ fn every_reference_agrees_with_its_recorded_answer() {
     assert!(run.status.success(), "{printed}");
     let suite = UnitSuite::load(&suite_dir()).unwrap();
     assert!(
-        suite.case_count() >= 335,
-        "the suite holds at least 335 cases"
+        suite.case_count() >= 435,
+        "the suite holds at least 435 cases"
     );
     let n = suite.instances().len();
     assert!(
