@@ -114,7 +114,7 @@ fn a_wrong_step_is_caught_and_ends_complete_at_1_there() {
         problem.starts_with("G01: step 2: the gold no longer agrees"),
         "{problem}"
     );
-    assert_eq!(complete_at_1(&passed), 1.0 / 6.0);
+    assert_eq!(complete_at_1(&passed), 1.0 / 8.0);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn malformed_step_tasks_are_named() {
     .unwrap();
     let e = LoadedStepTask::load(&task_file).unwrap_err().to_string();
     assert!(
-        e.contains("has 6 cells for 5 steps") && e.contains("field `gold`"),
+        e.contains("has 8 cells for 7 steps") && e.contains("field `gold`"),
         "{e}"
     );
     // A step without its check, through the CLI.

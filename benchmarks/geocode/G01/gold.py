@@ -13,3 +13,10 @@ homes = gpd.sjoin(homes, districts[["district", "geometry"]], predicate="within"
 district_share = (homes.groupby("district")["near_park"].mean() * 100).round(1).to_dict()
 # %%
 worst_district = min(district_share, key=district_share.get)
+# %%
+far = homes[~homes["near_park"]]
+mean_dist_m = round(float(far.distance(parks.union_all()).mean()), 1)
+# %%
+park_points = gpd.GeoDataFrame(geometry=parks.centroid, crs=parks.crs)
+in_district = gpd.sjoin(park_points, districts[["district", "geometry"]], predicate="within")
+parks_per_district = {d: int((in_district["district"] == d).sum()) for d in districts["district"]}

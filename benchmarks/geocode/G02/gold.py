@@ -20,3 +20,9 @@ os.makedirs("pred_results", exist_ok=True)
 slope_path = "pred_results/slope.tif"
 with rasterio.open(slope_path, "w", driver="GTiff", width=dem.shape[1], height=dem.shape[0], count=1, dtype="float32", crs=crs, transform=transform) as dst:
     dst.write(slope.astype("float32"), 1)
+# %%
+aspect = np.degrees(np.arctan2(-gx, gy)) % 360
+west_share = round(float(((aspect >= 225) & (aspect <= 315) & steep).sum() / steep.sum() * 100), 2)
+# %%
+with rasterio.open(slope_path) as src:
+    slope_file_max = round(float(src.read(1).max()), 3)

@@ -23,3 +23,10 @@ for i in range(len(pts)):
         est = griddata(pts[keep], vals[keep], pts[i:i + 1], method="nearest")[0]
     errors.append(est - vals[i])
 rmse = float(np.sqrt(np.mean(np.square(errors))))
+# %%
+d = np.hypot(gx[..., None] - pts[:, 0], gy[..., None] - pts[:, 1])
+w = 1.0 / np.maximum(d, 1e-9) ** 2
+idw_surface = (w * vals).sum(-1) / w.sum(-1)
+idw_mean = round(float(idw_surface.mean()), 3)
+# %%
+max_diff = round(float(np.abs(filled - idw_surface).max()), 3)

@@ -17,3 +17,9 @@ counties.loc[(lisa.q == 3) & (lisa.p_sim < 0.05), "cluster"] = "LL"
 hh = counties[counties["cluster"] == "HH"]
 hh_pop = hh["pop"].sum()
 hh_rate = round(float((hh["rate"] * hh["pop"]).sum() / hh_pop), 2)
+# %%
+geary_c = round(float(esda.Geary(counties["rate"], w, permutations=0).C), 4)
+# %%
+ll = counties[counties["cluster"] == "LL"]
+n_ll = len(ll)
+ll_mean_rate = round(float(ll["rate"].mean()), 3) if n_ll else None

@@ -14,3 +14,8 @@ reachable = set(nx.single_source_dijkstra_path_length(G, "N33", cutoff=1000, wei
 # %%
 bc = nx.betweenness_centrality(G, weight="length", normalized=True)
 hub = max(bc, key=bc.get)
+# %%
+n_components = nx.number_connected_components(G)
+dead_ends = sorted(n for n, d in G.degree() if d == 1)
+# %%
+mst_m = round(float(nx.minimum_spanning_tree(G, weight="length").size(weight="length")), 1)

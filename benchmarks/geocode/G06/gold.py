@@ -20,3 +20,13 @@ classified = model.predict(features).reshape(img.shape[1:])
 # %%
 names = {1: "water", 2: "forest", 3: "crop", 4: "built"}
 area_ha = {names[k]: round(float((classified == k).sum() * 100 / 10000), 2) for k in names}
+# %%
+train_acc = round(float((model.predict(X_train) == y_train).mean()), 4)
+# %%
+os.makedirs("pred_results", exist_ok=True)
+with rasterio.open("data/scene.tif") as src:
+    scene_crs = src.crs
+with rasterio.open("pred_results/classified.tif", "w", driver="GTiff", width=classified.shape[1], height=classified.shape[0], count=1, dtype="uint8", crs=scene_crs, transform=transform) as dst:
+    dst.write(classified.astype("uint8"), 1)
+with rasterio.open("pred_results/classified.tif") as src:
+    classes_in_file = sorted(int(v) for v in np.unique(src.read(1)))

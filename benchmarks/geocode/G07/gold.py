@@ -13,3 +13,7 @@ west_wet_days = float(wet_days.where(wet_days["lon"] < -121, drop=True).mean())
 # %%
 djf = pr.where(pr["time"].dt.month.isin([12, 1, 2]), drop=True).sum("time")
 djf_share = float((djf / annual * 100).mean())
+# %%
+p95 = round(float(pr.quantile(0.95)), 3)
+# %%
+max_anomaly = round(float((monthly_mean - monthly_mean.mean()).max()), 3)

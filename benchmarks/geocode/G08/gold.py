@@ -31,3 +31,8 @@ for p, q in itertools.combinations(pos.index, 2):
     if best is None or d < best[0]:
         best = (d, sorted([p, q]))
 nearest_pair = best[1]
+# %%
+back_azimuth = round(float(geod.inv(b["lon"], b["lat"], a["lon"], a["lat"])[0]), 3)
+# %%
+legs_gdf = gpd.GeoDataFrame(legs.copy(), geometry=[LineString([(pos.at[o, "lon"], pos.at[o, "lat"])] + list(geod.npts(pos.at[o, "lon"], pos.at[o, "lat"], pos.at[d, "lon"], pos.at[d, "lat"], 20)) + [(pos.at[d, "lon"], pos.at[d, "lat"])]) for o, d in zip(legs["origin"], legs["dest"])], crs=4326)
+n_vertices = int(sum(len(g.coords) for g in legs_gdf.geometry))

@@ -17,3 +17,7 @@ total_damage = buildings["damage"].sum()
 top_buildings = buildings.sort_values("damage", ascending=False)["bldg_id"].head(5).tolist()
 # %%
 flooded_ha = (depth > 0).sum() * 25 / 10000
+# %%
+mean_depth_flooded = round(float(depth[depth > 0].mean()), 3)
+# %%
+damage_by_use = {k: round(float(v), 2) for k, v in buildings.groupby("use")["damage"].sum().items()}

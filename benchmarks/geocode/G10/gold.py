@@ -15,3 +15,10 @@ hulls = hulls.sort_values("count", ascending=False).reset_index(drop=True)
 # %%
 largest = incidents[incidents["cluster"] == hulls.loc[0, "cluster"]]
 theft_share = round(float((largest["category"] == "theft").mean() * 100), 2)
+# %%
+largest_hull_km2 = round(float(hulls.loc[0, "area_m2"] / 1e6), 4)
+# %%
+clustered = incidents[incidents["cluster"] >= 0]
+xy_c = pd.DataFrame({"x": clustered.geometry.x, "y": clustered.geometry.y, "c": clustered["cluster"]})
+centre = xy_c.groupby("c")[["x", "y"]].transform("mean")
+mean_spread = round(float(np.hypot(xy_c["x"] - centre["x"], xy_c["y"] - centre["y"]).mean()), 1)

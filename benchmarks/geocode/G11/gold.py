@@ -21,3 +21,10 @@ loss_by_district = {}
 for name, geom in zip(districts["district"], districts.geometry):
     m = rasterize([(geom, 1)], out_shape=dndvi.shape, transform=transform, fill=0).astype(bool)
     loss_by_district[name] = round(float((loss_clean & m).sum() * 400 / 10000), 2)
+# %%
+mean_dndvi_loss = round(float(dndvi[loss_clean].mean()), 4)
+# %%
+from rasterio.features import shapes
+from shapely.geometry import shape
+loss_polys = gpd.GeoDataFrame(geometry=[shape(g) for g, v in shapes(loss_clean.astype("uint8"), mask=loss_clean, transform=transform, connectivity=8) if v == 1], crs=32722)
+n_loss_polys = len(loss_polys)

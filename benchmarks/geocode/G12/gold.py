@@ -19,3 +19,8 @@ n_water = int((patches["name"] == "water").sum())
 os.makedirs("pred_results", exist_ok=True)
 landuse_polys = patches.dissolve(by="name").reset_index()[["name", "geometry"]]
 landuse_polys.to_file("pred_results/landuse.gpkg", layer="landuse", driver="GPKG")
+# %%
+n_patches = len(patches)
+mean_patch_ha = round(float(patches.area.mean() / 10000), 4)
+# %%
+saved_names = sorted(gpd.read_file("pred_results/landuse.gpkg", layer="landuse")["name"])

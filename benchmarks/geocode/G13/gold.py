@@ -13,3 +13,8 @@ class_counts = {str(k): int(v) for k, v in joined["density_class"].value_counts(
 top3 = joined.sort_values("density", ascending=False)["GEOID"].head(3).tolist()
 # %%
 borough_income = {b: round(float((g["median_income"] * g["total_pop"]).sum() / g["total_pop"].sum())) for b, g in joined.groupby("borough")}
+# %%
+missing_pop = int(joined["total_pop"].isna().sum())
+# %%
+boroughs = joined.dissolve(by="borough", aggfunc={"total_pop": "sum"})
+borough_pop = {str(k): int(v) for k, v in boroughs["total_pop"].items()}

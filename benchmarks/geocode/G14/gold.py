@@ -19,3 +19,8 @@ parcels["riparian_m2"] = parcels.intersection(riparian).area
 affected = int((parcels["riparian_m2"] > 0).sum())
 # %%
 owner_share = {k: round(float(v / riparian.area * 100), 2) for k, v in parcels.groupby("owner")["riparian_m2"].sum().items()}
+# %%
+most = parcels.loc[parcels["riparian_m2"].idxmax()].geometry.centroid
+nearest_bridge_m = round(float(bridges.distance(most).min()), 1)
+# %%
+road_km_in_riparian = round(float(roads.clip(riparian).length.sum() / 1000), 3)

@@ -18,3 +18,8 @@ home_range_km2 = {a: round(h.area / 1e6, 4) for a, h in hulls.items()}
 overlap_km2 = hulls["D1"].intersection(hulls["D2"]).area / 1e6
 # %%
 fixes_per_day = {str(k): int(v) for k, v in fixes.groupby(fixes["timestamp"].dt.strftime("%Y-%m-%d")).size().items()}
+# %%
+hours = fixes["timestamp"].dt.hour
+night_share = round(float(((hours >= 20) | (hours < 6)).mean() * 100), 2)
+# %%
+first_last_km = {a: round(float(g.geometry.iloc[0].distance(g.geometry.iloc[-1]) / 1000), 3) for a, g in fixes.groupby("animal_id")}
