@@ -27,7 +27,7 @@ fn call(name: &str, args: Value) -> Message {
 #[test]
 fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     let gold = split_cells(&std::fs::read_to_string(suite().join("G01/gold.py")).unwrap());
-    assert_eq!(gold.len(), 8);
+    assert_eq!(gold.len(), 10);
     let done = || call("step_done", json!({ "summary": "done" }));
     // Step 1: the gold. Step 2: a syntax error, then the gold (corrected).
     // Step 3: a wrong share, then step_done. Step 4: the gold. Then the
@@ -73,7 +73,7 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     let stderr = String::from_utf8_lossy(&run.stderr).to_string();
     assert!(run.status.success(), "{stderr}");
     assert!(
-        stderr.contains("G01 run 1: 3/8 steps pass, complete@1 0.250 · 0/1 succeeded · "),
+        stderr.contains("G01 run 1: 3/10 steps pass, complete@1 0.200 · 0/1 succeeded · "),
         "{stderr}"
     );
 
@@ -85,7 +85,7 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
         .collect();
     assert_eq!(
         passed,
-        [true, true, false, true, false, false, false, false],
+        [true, true, false, true, false, false, false, false, false, false],
         "{record:#}"
     );
     assert_eq!(steps[2]["error"], "invalid_answer");
@@ -97,15 +97,15 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
             .starts_with("not attempted"),
         "{record:#}"
     );
-    // complete@1 = 2/8 (steps 1–2), step pass rate = 3/8, not every step passed.
-    assert!((record["complete_at_1"].as_f64().unwrap() - 2.0 / 8.0).abs() < 1e-12);
-    assert!((record["step_pass_rate"].as_f64().unwrap() - 3.0 / 8.0).abs() < 1e-12);
+    // complete@1 = 2/10 (steps 1–2), step pass rate = 3/10, not every step passed.
+    assert!((record["complete_at_1"].as_f64().unwrap() - 2.0 / 10.0).abs() < 1e-12);
+    assert!((record["step_pass_rate"].as_f64().unwrap() - 3.0 / 10.0).abs() < 1e-12);
     // Executed (GeoAgent's complete rate): steps 1–4 ran and answered, step
-    // 3 wrongly; the run ended in step 5. 4/8.
-    assert!((record["complete_at_1_executed"].as_f64().unwrap() - 4.0 / 8.0).abs() < 1e-12);
+    // 3 wrongly; the run ended in step 5. 4/10.
+    assert!((record["complete_at_1_executed"].as_f64().unwrap() - 4.0 / 10.0).abs() < 1e-12);
     assert_eq!(record["passed"], false);
     // The transcript shows the check of every step that was reached (the
-    // run ended during step 5; steps 6 to 8 were never given).
+    // run ended during step 5; steps 6 to 10 were never given).
     let transcript = std::fs::read_to_string(out.join("runs/G01/run-1/transcript.jsonl")).unwrap();
     assert_eq!(
         transcript
@@ -117,16 +117,16 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
 
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        md.contains("| 0.250 | 0.500 | 0.375 | 0.000 |")
-            && md.contains("| G01 | 1 | 0.250 | 0.375 | 0 |"),
+        md.contains("| 0.200 | 0.400 | 0.300 | 0.000 |")
+            && md.contains("| G01 | 1 | 0.200 | 0.300 | 0 |"),
         "{md}"
     );
     let results = read_json(&out.join("results.json"));
     // Step 3 a wrong value; step 5's check raised NameError (its variable was
-    // never made: the taxonomy's attribute/parameter type); steps 6 to 8 other.
+    // never made: the taxonomy's attribute/parameter type); steps 6 to 10 other.
     assert_eq!(
         results["summary"]["errors"],
-        json!({ "attribute_parameter": 1, "invalid_answer": 1, "other": 3 })
+        json!({ "attribute_parameter": 1, "invalid_answer": 1, "other": 5 })
     );
 
     // Resume runs nothing again; `eval report` re-renders the same figures.
@@ -228,14 +228,14 @@ fn the_llm_alone_and_the_gold_prefix_are_modes_of_the_step_suite() {
     );
     assert_eq!(
         passed(&prefixed),
-        [true, false, true, true, true, true, true, true],
+        [true, false, true, true, true, true, true, true, true, true],
         "{prefixed}"
     );
-    assert!((prefixed["step_pass_rate"].as_f64().unwrap() - 7.0 / 8.0).abs() < 1e-12);
+    assert!((prefixed["step_pass_rate"].as_f64().unwrap() - 9.0 / 10.0).abs() < 1e-12);
     // Each step after the first ran in its own fresh session folder.
-    assert!(dir.path().join("prefixed/runs/G01/run-1/step-8").is_dir());
+    assert!(dir.path().join("prefixed/runs/G01/run-1/step-10").is_dir());
     // The LLM alone sees no tool and no output: one model call per step.
-    assert_eq!(prefixed["rounds"], 8);
+    assert_eq!(prefixed["rounds"], 10);
     // The report says which mode a folder ran.
     let md = std::fs::read_to_string(dir.path().join("prefixed/report.md")).unwrap();
     assert!(
@@ -278,18 +278,15 @@ fn the_llm_alone_and_the_gold_prefix_are_modes_of_the_step_suite() {
     let md = std::fs::read_to_string(compared.join("report.md")).unwrap();
     // Table 4: the gold replay's LLM alone beside its agent, both 1.000;
     // the recorded LLM alone has no agent folder (–). On its own state it
-    // passes step 1 and step 8 (parks per district needs no walk zone).
+    // passes step 1 and steps 8 to 10 (parks per district, park perimeter
+    // and park area by kind need no walk zone).
     assert!(
-        md.contains("| geocode | 1.000 | 1.000 | 0.250 | – | 0.875 | – |"),
+        md.contains("| geocode | 1.000 | 1.000 | 0.400 | – | 0.900 | – |"),
         "{md}"
     );
-    // Table 6: G01 with its 8 steps; complete@1 per folder (1/8 printed to
-    // two decimals).
+    // Table 6: G01 with its 10 steps; complete@1 per folder.
     assert!(
-        md.contains(&format!(
-            "| G01 | 8 | 1.00 | 1.00 | {0:.2} | {0:.2} |",
-            1.0 / 8.0
-        )),
+        md.contains("| G01 | 10 | 1.00 | 1.00 | 0.10 | 0.10 |"),
         "{md}"
     );
     // GeoAgent's error types, from the records' types.
@@ -412,7 +409,7 @@ fn interventions_show_the_gold_cell_after_k_failures_and_are_counted() {
         .iter()
         .map(|s| s["hints"].as_u64().unwrap())
         .collect();
-    assert_eq!(hints, [1, 1, 0, 0, 0, 0, 0, 0], "{record:#}");
+    assert_eq!(hints, [1, 1, 0, 0, 0, 0, 0, 0, 0, 0], "{record:#}");
     assert_eq!(record["passed"], true, "{record:#}");
     let transcript = std::fs::read_to_string(hum.join("runs/G01/run-1/transcript.jsonl")).unwrap();
     let shown: Vec<&str> = transcript
@@ -453,7 +450,7 @@ fn interventions_show_the_gold_cell_after_k_failures_and_are_counted() {
         "{md}"
     );
     // Hum.: complete@1 1.00 with 2 interventions in the run.
-    assert!(md.contains("| G01 | 8 | 1.00 | 1.00 (2.0) |"), "{md}");
+    assert!(md.contains("| G01 | 10 | 1.00 | 1.00 (2.0) |"), "{md}");
     assert!(
         md.contains("## Function calls (cf. GeoAgent Table 5)"),
         "{md}"

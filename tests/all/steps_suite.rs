@@ -26,9 +26,15 @@ fn all_tasks() -> Vec<LoadedStepTask> {
 #[test]
 fn every_gold_step_agrees_with_its_recorded_answer() {
     let tasks = all_tasks();
-    assert!(tasks.len() >= 15, "at least 15 step tasks");
+    assert!(tasks.len() >= 30, "at least 30 step tasks");
+    let steps: usize = tasks.iter().map(|t| t.task.steps.len()).sum();
+    assert!(
+        steps >= 300,
+        "at least 300 steps (the single-turn pool): {steps}"
+    );
     for t in &tasks {
-        assert!((4..=10).contains(&t.task.steps.len()), "{}", t.task.id);
+        // GeoAgent's sequential tasks have 7 to 22 steps.
+        assert!((7..=22).contains(&t.task.steps.len()), "{}", t.task.id);
         assert_eq!(
             t.expected.len(),
             t.task.steps.len(),
@@ -114,7 +120,7 @@ fn a_wrong_step_is_caught_and_ends_complete_at_1_there() {
         problem.starts_with("G01: step 2: the gold no longer agrees"),
         "{problem}"
     );
-    assert_eq!(complete_at_1(&passed), 1.0 / 8.0);
+    assert_eq!(complete_at_1(&passed), 1.0 / 10.0);
 }
 
 #[test]
@@ -131,7 +137,7 @@ fn malformed_step_tasks_are_named() {
     .unwrap();
     let e = LoadedStepTask::load(&task_file).unwrap_err().to_string();
     assert!(
-        e.contains("has 8 cells for 7 steps") && e.contains("field `gold`"),
+        e.contains("has 10 cells for 9 steps") && e.contains("field `gold`"),
         "{e}"
     );
     // A step without its check, through the CLI.

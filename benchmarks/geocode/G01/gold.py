@@ -20,3 +20,7 @@ mean_dist_m = round(float(far.distance(parks.union_all()).mean()), 1)
 park_points = gpd.GeoDataFrame(geometry=parks.centroid, crs=parks.crs)
 in_district = gpd.sjoin(park_points, districts[["district", "geometry"]], predicate="within")
 parks_per_district = {d: int((in_district["district"] == d).sum()) for d in districts["district"]}
+# %%
+park_perimeter_km = round(float(parks.length.sum() / 1000), 3)
+# %%
+kind_area_ha = {k: round(float(v / 10000), 2) for k, v in parks.assign(a=parks.area).groupby("kind")["a"].sum().items()}

@@ -26,3 +26,7 @@ west_share = round(float(((aspect >= 225) & (aspect <= 315) & steep).sum() / ste
 # %%
 with rasterio.open(slope_path) as src:
     slope_file_max = round(float(src.read(1).max()), 3)
+# %%
+steep_by_shed = {s: round(float(steep[shed_grid == k].mean() * 100), 2) for s, k in order.items()}
+# %%
+max_slope = round(float(slope.max()), 3)

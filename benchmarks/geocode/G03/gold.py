@@ -30,3 +30,7 @@ idw_surface = (w * vals).sum(-1) / w.sum(-1)
 idw_mean = round(float(idw_surface.mean()), 3)
 # %%
 max_diff = round(float(np.abs(filled - idw_surface).max()), 3)
+# %%
+warmest = str(stations.loc[stations["temp_c"].idxmax(), "station"])
+# %%
+nan_share = round(float(np.isnan(surface).mean() * 100), 2)

@@ -23,3 +23,7 @@ geary_c = round(float(esda.Geary(counties["rate"], w, permutations=0).C), 4)
 ll = counties[counties["cluster"] == "LL"]
 n_ll = len(ll)
 ll_mean_rate = round(float(ll["rate"].mean()), 3) if n_ll else None
+# %%
+hh_area_km2 = round(float(hh.area.sum() / 1e6), 3)
+# %%
+n_significant = int((lisa.p_sim < 0.05).sum())

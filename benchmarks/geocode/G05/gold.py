@@ -19,3 +19,7 @@ n_components = nx.number_connected_components(G)
 dead_ends = sorted(n for n, d in G.degree() if d == 1)
 # %%
 mst_m = round(float(nx.minimum_spanning_tree(G, weight="length").size(weight="length")), 1)
+# %%
+route_streets = len(route) - 1
+# %%
+avg_speed = round(float((streets["speed_kmh"] * streets["length_m"]).sum() / streets["length_m"].sum()), 3)

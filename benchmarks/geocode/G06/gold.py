@@ -30,3 +30,7 @@ with rasterio.open("pred_results/classified.tif", "w", driver="GTiff", width=cla
     dst.write(classified.astype("uint8"), 1)
 with rasterio.open("pred_results/classified.tif") as src:
     classes_in_file = sorted(int(v) for v in np.unique(src.read(1)))
+# %%
+top_feature = int(np.argmax(model.feature_importances_))
+# %%
+majority_class = names[int(np.bincount(classified.ravel()).argmax())]

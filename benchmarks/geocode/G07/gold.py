@@ -17,3 +17,7 @@ djf_share = float((djf / annual * 100).mean())
 p95 = round(float(pr.quantile(0.95)), 3)
 # %%
 max_anomaly = round(float((monthly_mean - monthly_mean.mean()).max()), 3)
+# %%
+driest_month = int(monthly_mean["time"].dt.month[int(monthly_mean.argmin())])
+# %%
+annual_max_cell = round(float(annual.max()), 3)

@@ -36,3 +36,8 @@ back_azimuth = round(float(geod.inv(b["lon"], b["lat"], a["lon"], a["lat"])[0]),
 # %%
 legs_gdf = gpd.GeoDataFrame(legs.copy(), geometry=[LineString([(pos.at[o, "lon"], pos.at[o, "lat"])] + list(geod.npts(pos.at[o, "lon"], pos.at[o, "lat"], pos.at[d, "lon"], pos.at[d, "lat"], 20)) + [(pos.at[d, "lon"], pos.at[d, "lat"])]) for o, d in zip(legs["origin"], legs["dest"])], crs=4326)
 n_vertices = int(sum(len(g.coords) for g in legs_gdf.geometry))
+# %%
+j = legs["km"].idxmin()
+shortest_leg = f"{legs.at[j, 'origin']}-{legs.at[j, 'dest']}"
+# %%
+mean_leg_km = round(float(legs["km"].mean()), 1)

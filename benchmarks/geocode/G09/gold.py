@@ -21,3 +21,7 @@ flooded_ha = (depth > 0).sum() * 25 / 10000
 mean_depth_flooded = round(float(depth[depth > 0].mean()), 3)
 # %%
 damage_by_use = {k: round(float(v), 2) for k, v in buildings.groupby("use")["damage"].sum().items()}
+# %%
+n_damaged = int((buildings["damage"] > 0).sum())
+# %%
+high_mean_value = round(float(buildings.loc[buildings["exposure"] == "high", "value_usd"].mean()), 2)

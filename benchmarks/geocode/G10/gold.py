@@ -22,3 +22,7 @@ clustered = incidents[incidents["cluster"] >= 0]
 xy_c = pd.DataFrame({"x": clustered.geometry.x, "y": clustered.geometry.y, "c": clustered["cluster"]})
 centre = xy_c.groupby("c")[["x", "y"]].transform("mean")
 mean_spread = round(float(np.hypot(xy_c["x"] - centre["x"], xy_c["y"] - centre["y"]).mean()), 1)
+# %%
+noise_share = round(float((incidents["cluster"] == -1).mean() * 100), 2)
+# %%
+largest_categories = sorted(largest["category"].unique().tolist())

@@ -28,3 +28,7 @@ from rasterio.features import shapes
 from shapely.geometry import shape
 loss_polys = gpd.GeoDataFrame(geometry=[shape(g) for g, v in shapes(loss_clean.astype("uint8"), mask=loss_clean, transform=transform, connectivity=8) if v == 1], crs=32722)
 n_loss_polys = len(loss_polys)
+# %%
+ndvi_2024_mean = round(float(ndvi_2024.mean()), 4)
+# %%
+largest_loss_poly_ha = round(float(loss_polys.area.max() / 10000), 4)

@@ -24,3 +24,7 @@ n_patches = len(patches)
 mean_patch_ha = round(float(patches.area.mean() / 10000), 4)
 # %%
 saved_names = sorted(gpd.read_file("pred_results/landuse.gpkg", layer="landuse")["name"])
+# %%
+mean_water_patch_ha = round(float(patches.loc[patches["name"] == "water"].area.mean() / 10000), 4)
+# %%
+urban_patches = int((patches["name"] == "urban").sum())

@@ -20,3 +20,9 @@ park_load = {k: int(v) for k, v in nearest.groupby("park")["residents"].sum().it
 busiest_park = max(park_load, key=park_load.get)
 # %%
 city_share = round(float(nearest.loc[nearest["kind"] == "city", "residents"].sum() / nearest["residents"].sum() * 100), 2)
+# %%
+far_homes = int((homes.distance(parks.union_all()) > 500).sum())
+# %%
+district_parks = {d: int(parks.intersects(g).sum()) for d, g in zip(districts["district"], districts.geometry)}
+# %%
+mean_residents = {k: round(float(v), 3) for k, v in homes.groupby("district")["residents"].mean().items()}

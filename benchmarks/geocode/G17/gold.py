@@ -36,3 +36,14 @@ shed_grid = rasterize([(g, order[s]) for g, s in zip(sheds.geometry, sheds["shed
 shed_max = {s: round(float(dem[shed_grid == k].max()), 2) for s, k in order.items()}
 # %%
 relief = {s: round(float(dem[shed_grid == k].max() - dem[shed_grid == k].min()), 2) for s, k in order.items()}
+# %%
+slope_deg = np.degrees(slope)
+shed_mean_slope = {s: round(float(slope_deg[shed_grid == k].mean()), 3) for s, k in order.items()}
+# %%
+steep_share_by_class = {str(k): round(float((slope_deg[elev_class == k] > 15).mean() * 100), 2) for k in range(1, 5)}
+# %%
+os.makedirs("pred_results", exist_ok=True)
+with rasterio.open("pred_results/tri.tif", "w", driver="GTiff", width=dem.shape[1], height=dem.shape[0], count=1, dtype="float32", crs="EPSG:32610", transform=transform) as dst:
+    dst.write(tri.astype("float32"), 1)
+with rasterio.open("pred_results/tri.tif") as src:
+    tri_file_mean = round(float(src.read(1).astype("float64").mean()), 3)

@@ -21,3 +21,14 @@ north_minus_south = round(float(stations.loc[north, "temp_c"].mean() - stations.
 covered_km2 = round(float(stations.buffer(20000).union_all().area / 1e6), 1)
 # %%
 hull_km2 = round(float(stations.union_all().convex_hull.area / 1e6), 1)
+# %%
+dd, ii = cKDTree(xy).query(xy, k=2)
+k = int(dd[:, 1].argmin())
+nearest_pair = sorted([str(stations["station"].iloc[k]), str(stations["station"].iloc[int(ii[k, 1])])])
+# %%
+from scipy.spatial import ConvexHull
+hull_stations = len(ConvexHull(xy).vertices)
+# %%
+cx, cy = xy.mean(axis=0)
+q = np.where(xy[:, 1] > cy, "N", "S").astype(object) + np.where(xy[:, 0] > cx, "E", "W").astype(object)
+quadrant_temp = {k: round(float(v), 3) for k, v in stations.assign(q=q).groupby("q")["temp_c"].mean().items()}

@@ -21,3 +21,10 @@ high = counties[counties["high"]]
 largest_region_pop = int(high.loc[high.representative_point().within(largest), "pop"].sum())
 # %%
 high_pop_share = round(float(counties.loc[counties["high"], "pop"].sum() / counties["pop"].sum() * 100), 2)
+# %%
+high_ids = set(np.flatnonzero(counties["high"].to_numpy()))
+border_low = int(sum(1 for i in range(len(counties)) if i not in high_ids and any(j in high_ids for j in w.neighbors[i])))
+# %%
+mean_rate_high = round(float(counties.loc[counties["high"], "rate"].mean()), 3)
+# %%
+pop_weighted_rate = round(float((counties["rate"] * counties["pop"]).sum() / counties["pop"].sum()), 3)

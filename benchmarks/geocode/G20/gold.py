@@ -26,3 +26,12 @@ worst = max(sorted(eb), key=eb.get)
 H = G.copy()
 H.remove_edge(*worst)
 detour_min = round(float(nx.dijkstra_path_length(H, "N00", "N77", weight="minutes") - nx.dijkstra_path_length(G, "N00", "N77", weight="minutes")), 3)
+# %%
+n_bridge_edges = sum(1 for _ in nx.bridges(G))
+# %%
+mean_path_m = round(float(nx.average_shortest_path_length(G, weight="length")), 1)
+# %%
+fast = nx.dijkstra_path(G, "N00", "N77", weight="minutes")
+km = sum(G[a][b]["length"] for a, b in zip(fast, fast[1:])) / 1000
+minutes = sum(G[a][b]["minutes"] for a, b in zip(fast, fast[1:]))
+route_speed = round(float(km / (minutes / 60)), 3)

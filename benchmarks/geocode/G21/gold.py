@@ -35,3 +35,10 @@ with rasterio.open("pred_results/ndvi.tif", "w", driver="GTiff", width=ndvi.shap
     dst.write(ndvi.astype("float32"), 1)
 with rasterio.open("pred_results/ndvi.tif") as src:
     ndvi_file_max = round(float(src.read(1).max()), 4)
+# %%
+cluster_ndvi = {str(k): round(float(ndvi[clusters == k].mean()), 4) for k in range(4)}
+# %%
+brightness = img.mean(axis=0)
+bright_cells = int((brightness > np.percentile(brightness, 90)).sum())
+# %%
+band_means = [round(float(b.mean()), 3) for b in img]

@@ -23,3 +23,14 @@ wetter_cells = int((annual > annual.mean()).sum())
 # %%
 monthly_mean = pr.resample(time="MS").sum().mean(["lat", "lon"])
 cycle_amplitude = round(float(monthly_mean.max() - monthly_mean.min()), 3)
+# %%
+wet_days_domain = int((daily >= 1).sum())
+# %%
+lat_median = float(np.median(pr["lat"].values))
+north_minus_south = round(float(annual.where(annual["lat"] > lat_median).mean() - annual.where(annual["lat"] <= lat_median).mean()), 3)
+# %%
+run = best = 0
+for v in daily.values:
+    run = run + 1 if v >= 1 else 0
+    best = max(best, run)
+longest_wet_run = best

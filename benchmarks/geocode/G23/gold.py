@@ -27,3 +27,10 @@ lhr_antipode = [round(float((lon + 360) % 360 - 180), 4), round(float(-lat), 4)]
 from shapely.geometry import MultiPoint
 hull = MultiPoint(list(zip(airports["lon"], airports["lat"]))).convex_hull
 hull_area_km2 = round(abs(geod.geometry_area_perimeter(hull)[0]) / 1e6)
+# %%
+import itertools
+farthest_pair = sorted(max(itertools.combinations(pos.index, 2), key=lambda p: geod.inv(pos.at[p[0], "lon"], pos.at[p[0], "lat"], pos.at[p[1], "lon"], pos.at[p[1], "lat"])[2]))
+# %%
+mean_leg_km = round(float(np.mean([k for _, _, k in net.edges(data="km")])), 1)
+# %%
+southern = sorted(airports.loc[airports["lat"] < 0, "iata"])

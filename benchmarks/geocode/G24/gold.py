@@ -30,3 +30,10 @@ near_flood = int(((d > 0) & (d <= 10)).sum())
 from rasterstats import zonal_stats
 means = [s["mean"] if s["mean"] is not None else -1 for s in zonal_stats(buildings, depth, affine=transform, stats=["mean"], nodata=-1)]
 deepest_building = str(buildings["bldg_id"].iloc[int(np.argmax(means))])
+# %%
+flooded_value = round(float(buildings.loc[buildings.intersects(extent), "value_usd"].sum()))
+# %%
+depth_p90 = round(float(np.percentile(depth[depth > 0], 90)), 3)
+# %%
+buildings["wet"] = buildings.intersects(extent)
+use_wet_share = {k: round(float(v * 100), 2) for k, v in buildings.groupby("use")["wet"].mean().items()}

@@ -25,3 +25,11 @@ densest = int(incidents["incident_id"].iloc[int(density.argmax())])
 standard_distance_m = round(float(np.sqrt(((xy - xy.mean(axis=0)) ** 2).sum(axis=1).mean())), 1)
 # %%
 category_share = {k: round(float(v * 100), 2) for k, v in incidents["category"].value_counts(normalize=True).items()}
+# %%
+hull_km2 = round(float(A / 1e6), 4)
+# %%
+theft = incidents["category"] == "theft"
+theft_centre = [round(float(xy[theft.to_numpy(), 0].mean()), 1), round(float(xy[theft.to_numpy(), 1].mean()), 1)]
+# %%
+assault = (incidents["category"] == "assault").to_numpy()
+assault_to_theft_m = round(float(cKDTree(xy[theft.to_numpy()]).query(xy[assault])[0].mean()), 1)

@@ -31,3 +31,13 @@ with rasterio.open("pred_results/change.tif", "w", driver="GTiff", width=grid[1]
     dst.write(change_class.astype("int8"), 1)
 with rasterio.open("pred_results/change.tif") as src:
     loss_cells_in_file = int((src.read(1) == -1).sum())
+# %%
+from scipy import ndimage
+loss_labels, loss_patches = ndimage.label(change_class == -1, structure=np.ones((3, 3)))
+# %%
+largest_loss_patch_ha = round(float(np.bincount(loss_labels.ravel())[1:].max() * 400 / 10000), 2)
+# %%
+district_loss_ha = {}
+for name, geom in zip(districts["district"], districts.geometry):
+    m = rasterize([(geom, 1)], out_shape=dndvi.shape, transform=transform, fill=0).astype(bool)
+    district_loss_ha[name] = round(float(((change_class == -1) & m).sum() * 400 / 10000), 2)

@@ -35,3 +35,12 @@ coarse = np.array([[np.bincount(b).argmax() for b in row] for row in blocks], dt
 coarse_shape = list(coarse.shape)
 # %%
 coarse_share = {name: round(float((coarse == int(code)).mean() * 100), 2) for code, name in legend.items()}
+# %%
+wl, wn = ndimage.label(lu == water_code, structure=np.ones((3, 3)))
+largest_water_ha = round(float(np.bincount(wl.ravel())[1:].max() * 625 / 10000), 4)
+# %%
+forest_to_urban_m = round(float(ndimage.distance_transform_edt(lu != urban_code, sampling=25)[forest].mean()), 1)
+# %%
+h = (lu[:, 1:] != lu[:, :-1]) & (lu[:, 1:] > 0) & (lu[:, :-1] > 0)
+v = (lu[1:, :] != lu[:-1, :]) & (lu[1:, :] > 0) & (lu[:-1, :] > 0)
+transitions = int(h.sum() + v.sum())

@@ -26,3 +26,9 @@ borough_density = {k: round(float(r.total_pop / r.sq_mi), 1) for k, r in g.iterr
 # %%
 centre = joined.union_all().centroid
 outermost = str(joined["GEOID"].iloc[int(joined.centroid.distance(centre).argmax())])
+# %%
+most_connected = min(joined["GEOID"].iloc[i] for i in range(len(joined)) if w.cardinalities[i] == max(w.cardinalities.values()))
+# %%
+income_density_corr = round(float(joined["median_income"].corr(joined["density"])), 4)
+# %%
+borough_sq_mi = {k: round(float(v), 3) for k, v in joined.groupby("borough")["sq_mi"].sum().items()}

@@ -23,3 +23,9 @@ n_road_pieces = int(sum(len(split(g, river_union).geoms) for g in roads.geometry
 # %%
 road_zone = roads.buffer(15).union_all()
 road_cover_pct = round(float(parcels.intersection(road_zone).area.sum() / parcels.area.sum() * 100), 2)
+# %%
+longest_river = str(rivers["river_id"].iloc[int(rivers.length.argmax())])
+# %%
+parcels_on_roads = int(parcels.intersects(road_zone).sum())
+# %%
+mean_compactness = round(float((4 * np.pi * parcels.area / parcels.length ** 2).mean()), 4)

@@ -34,3 +34,10 @@ closest_d1_d2_m = round(float(gpd.GeoSeries(m["geometry_1"], crs=32613).distance
 # %%
 from shapely.geometry import LineString
 total_track_km = round(float(sum(LineString(list(zip(g.geometry.x, g.geometry.y))).length for _, g in fixes.groupby("animal_id")) / 1000), 3)
+# %%
+fixes_per_animal = {k: int(v) for k, v in fixes.groupby("animal_id").size().items()}
+# %%
+from shapely.geometry import LineString
+mean_speed_kmh = {a: round(float(LineString(list(zip(g.geometry.x, g.geometry.y))).length / 1000 / span_hours[a]), 4) for a, g in fixes.groupby("animal_id")}
+# %%
+max_gap_hours = round(float(max(g["timestamp"].diff().dt.total_seconds().max() for _, g in fixes.groupby("animal_id")) / 3600), 3)
