@@ -113,7 +113,7 @@ fn module_of(label: &str) -> &str {
 /// Coverage of `entries` (recipes left out) by `golds`, one row per
 /// library, in name order.
 pub fn coverage(entries: &[DocEntry], golds: &[Gold]) -> Vec<LibraryCoverage> {
-    let golds: Vec<GoldNames> = golds.iter().map(|g| names_of(g)).collect();
+    let golds: Vec<GoldNames> = golds.iter().map(names_of).collect();
     let entries: Vec<&DocEntry> = entries.iter().filter(|e| e.kind != "recipe").collect();
     let last = |e: &DocEntry| e.name.rsplit('.').next().unwrap_or_default().to_string();
     let from_value = |e: &DocEntry| matches!(e.kind.as_str(), "method" | "property");

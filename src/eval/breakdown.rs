@@ -101,6 +101,22 @@ pub fn count_and_share(n: usize, total: usize) -> String {
     format!("{n} ({:.1} %)", 100.0 * n as f64 / total as f64)
 }
 
+/// Sorts one label key's values for display: difficulties from easy to
+/// hard, every other key alphabetically.
+pub fn order_values<S: AsRef<str>>(key: &str, values: &mut Vec<S>) {
+    let rank = |v: &str| match (key, v) {
+        ("difficulty", "easy") => 0,
+        ("difficulty", "medium") => 1,
+        ("difficulty", "hard") => 2,
+        _ => 3,
+    };
+    values.sort_by(|a, b| {
+        let (a, b) = (a.as_ref(), b.as_ref());
+        rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
+    });
+    values.dedup_by(|a, b| a.as_ref() == b.as_ref());
+}
+
 /// What the difficulty label means, for the reports.
 pub const DIFFICULTY_RULE: &str = "Difficulty is derived from the gold code, not written by hand: the distinct functions it calls (GeoAgent's labels) — at most 2 easy, 3 to 5 medium, 6 or more hard.";
 
@@ -147,7 +163,9 @@ pub fn markdown(breakdown: &Breakdown, what: &str) -> String {
         md.push_str("\n|---|---|");
         md.push_str(&"---|".repeat(ks.len() + kinds.len()));
         md.push('\n');
-        for (value, c) in categories {
+        let mut values: Vec<&String> = categories.keys().collect();
+        order_values(key, &mut values);
+        for (value, c) in values.into_iter().map(|v| (v, &categories[v])) {
             let _ = write!(md, "| {value} | {} |", c.items);
             for k in &ks {
                 match c.pass_at.get(k) {
@@ -185,8 +203,7 @@ pub fn comparison_markdown(models: &[(&str, &Breakdown)]) -> String {
             .filter_map(|(_, b)| b.get(key))
             .flat_map(|c| c.keys())
             .collect();
-        values.sort();
-        values.dedup();
+        order_values(key, &mut values);
         let _ = write!(md, "\n### By {key}\n\n| {key} |");
         for (label, _) in models {
             let _ = write!(md, " {label} |");
@@ -221,6 +238,16 @@ mod tests {
             operation: "measurement".into(),
             difficulty: difficulty.into(),
         }
+    }
+
+    #[test]
+    fn difficulties_read_from_easy_to_hard_and_other_values_alphabetically() {
+        let mut d = vec!["hard", "easy", "medium", "easy"];
+        order_values("difficulty", &mut d);
+        assert_eq!(d, ["easy", "medium", "hard"]);
+        let mut l = vec!["shapely", "esda", "hard"];
+        order_values("library", &mut l);
+        assert_eq!(l, ["esda", "hard", "shapely"]);
     }
 
     #[test]

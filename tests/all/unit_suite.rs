@@ -35,7 +35,10 @@ fn every_reference_agrees_with_its_recorded_answer() {
         "the suite holds at least 1,000 cases (issue 54)"
     );
     let n = suite.instances().len();
-    assert!(n >= 2000, "at least 2,000 calls with the boundary calls: {n}");
+    assert!(
+        n >= 2000,
+        "at least 2,000 calls with the boundary calls: {n}"
+    );
     assert!(
         printed.contains(&format!("{n}/{n} reference answers agree")),
         "{printed}"

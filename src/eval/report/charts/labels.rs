@@ -309,8 +309,7 @@ fn draw_files(
             .filter_map(|(_, b)| b.get(key))
             .flat_map(|c| c.keys().cloned())
             .collect();
-        rows.sort();
-        rows.dedup();
+        crate::eval::breakdown::order_values(key, &mut rows);
         if rows.is_empty() {
             continue;
         }
