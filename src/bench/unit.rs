@@ -62,6 +62,11 @@ pub struct Case {
     /// Boundary calls: each overrides some of `params`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub boundary: Vec<Map<String, Value>>,
+    /// Boundary calls whose inputs JSON cannot hold: each snippet runs after
+    /// `setup`, rebinding some of its names (`frame = frame[:1]`), and the
+    /// call takes the normal `params`. Numbered after `boundary`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boundary_setup: Vec<String>,
     /// The library the case exercises when it is not the file's (a file
     /// of raster operations mixes numpy and scipy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,6 +172,14 @@ impl Case {
                 case: self,
                 params,
                 setup: setup.clone(),
+            });
+        }
+        for (i, snippet) in self.boundary_setup.iter().enumerate() {
+            all.push(Instance {
+                key: format!("{library}/{}#b{}", self.id, self.boundary.len() + i + 1),
+                case: self,
+                params: self.params.clone(),
+                setup: format!("{setup}\n{snippet}"),
             });
         }
         all
@@ -542,6 +555,22 @@ mod tests {
         );
         assert_eq!(all[1].params["w"], 0);
         assert_eq!(all[1].params["h"], 3);
+    }
+
+    #[test]
+    fn setup_boundaries_rebind_names_after_the_setup_and_number_on() {
+        let text = "library: lib\ncases:\n  - id: total\n    header: 'def total(values, k: int) -> float: pass'\n    reference: |\n      def total(values, k):\n          return sum(values) * k\n    setup: 'values = [1, 2, 3]'\n    params: {k: 2}\n    output: number\n    data_type: array\n    operation: tabular\n    boundary:\n      - {k: 0}\n    boundary_setup:\n      - 'values = values[:1]'\n";
+        let file: CaseFile = parse_yaml(text, Path::new("lib.yaml")).unwrap();
+        let all = file.cases[0].instances("lib", Some("PRELUDE = 1"));
+        assert_eq!(
+            all.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(),
+            ["lib/total", "lib/total#b1", "lib/total#b2"]
+        );
+        assert_eq!(all[2].params["k"], 2);
+        assert!(all[2]
+            .setup
+            .ends_with("PRELUDE = 1\nvalues = [1, 2, 3]\nvalues = values[:1]"));
+        assert!(!all[1].setup.contains("values[:1]"));
     }
 
     #[test]
