@@ -29,6 +29,7 @@ pub mod environ;
 pub mod eval;
 pub mod interrupt;
 pub mod knowledge;
+pub mod labels;
 pub mod llm;
 pub mod mcp;
 pub mod notebook;

@@ -9,6 +9,8 @@ use std::path::{Component, Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::labels::{DataType, Difficulty, Labels, Operation};
+
 /// A task as written in `task.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -35,6 +37,16 @@ pub struct Task {
     /// Category, e.g. `Understanding where` (GeoAnalystBench's categories).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// The library the task mainly exercises (a label the eval's reports
+    /// break down by; `library`, `data_type` and `operation` go together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// What the task mainly works on (a label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_type: Option<DataType>,
+    /// The task's main operation (a label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Operation>,
     /// A gold solution (Python), relative to the task file; cells are split
     /// at lines starting with `# %%`. Used by `bench verify` and eval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -435,6 +447,21 @@ impl Task {
             }
             None => None,
         };
+        let labelled = [
+            ("library", task.library.is_some()),
+            ("data_type", task.data_type.is_some()),
+            ("operation", task.operation.is_some()),
+        ];
+        if labelled.iter().any(|(_, set)| *set) {
+            if let Some((field, _)) = labelled.iter().find(|(_, set)| !set) {
+                let given = labelled.iter().find(|(_, set)| *set).map_or("", |(f, _)| f);
+                return Err(error(
+                    at(given),
+                    Some(field),
+                    format!("a labelled task names `library`, `data_type` and `operation` together; `{field}` is missing"),
+                ));
+            }
+        }
         if task.data.is_some() && !task.generator.is_empty() {
             return Err(error(
                 at("generator"),
@@ -461,6 +488,35 @@ impl Task {
             gold,
             generator,
         })
+    }
+
+    /// The task's four labels (empty when it has none); the difficulty is
+    /// its workflow's numbered steps or, without them, the cells of `gold`
+    /// (its code, cells split at `# %%`).
+    pub fn labels(&self, gold: &str) -> Labels {
+        let (Some(library), Some(data_type), Some(operation)) =
+            (&self.library, self.data_type, self.operation)
+        else {
+            return Labels::default();
+        };
+        let numbered = |l: &&str| {
+            let t = l.trim_start();
+            let digits = t.chars().take_while(char::is_ascii_digit).count();
+            digits > 0 && t[digits..].starts_with(['.', ')'])
+        };
+        let steps = match self
+            .workflow
+            .as_deref()
+            .map(|w| w.lines().filter(numbered).count())
+        {
+            Some(n) if n > 0 => n,
+            _ => gold
+                .lines()
+                .filter(|l| l.starts_with("# %%"))
+                .count()
+                .max(usize::from(!gold.trim().is_empty())),
+        };
+        Labels::new(library, data_type, operation, Difficulty::of_steps(steps))
     }
 
     /// The JSON Schema of `task.yaml`.
@@ -645,6 +701,48 @@ mod tests {
     }
 
     #[test]
+    fn labels_go_together_and_difficulty_counts_the_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yaml");
+        std::fs::write(
+            &path,
+            "id: T\ntitle: t\ninstruction: i\nlibrary: rasterio\noperation: terrain\n",
+        )
+        .unwrap();
+        let e = Task::load(&path).unwrap_err();
+        assert_eq!(
+            (e.field.as_deref(), e.line),
+            (Some("data_type"), Some(4)),
+            "{e}"
+        );
+        std::fs::write(&path, "id: T\ntitle: t\ninstruction: i\nlibrary: rasterio\ndata_type: raster\noperation: terrainn\n").unwrap();
+        let e = Task::load(&path).unwrap_err();
+        assert_eq!(
+            (e.field.as_deref(), e.line),
+            (Some("operation"), Some(6)),
+            "{e}"
+        );
+        let workflow = |n: usize| (1..=n).map(|i| format!("{i}. step\n")).collect::<String>();
+        let task = |w: Option<String>| Task {
+            library: Some("rasterio".into()),
+            data_type: Some(DataType::Raster),
+            operation: Some(Operation::Terrain),
+            workflow: w,
+            ..Task::parse("id: T\ntitle: t\ninstruction: i\n", Path::new("t.yaml")).unwrap()
+        };
+        let difficulty = |t: &Task, gold: &str| t.labels(gold).difficulty;
+        assert_eq!(difficulty(&task(Some(workflow(4))), ""), "easy");
+        assert_eq!(difficulty(&task(Some(workflow(6))), ""), "medium");
+        assert_eq!(difficulty(&task(Some(workflow(7))), ""), "hard");
+        let gold = "# %%\na = 1\n# %%\nb = 2\n# %%\n# %%\n# %%\nc = 3\n";
+        assert_eq!(difficulty(&task(None), gold), "medium");
+        assert_eq!(task(None).labels("").library, "rasterio");
+        let unlabelled =
+            Task::parse("id: T\ntitle: t\ninstruction: i\n", Path::new("t.yaml")).unwrap();
+        assert!(unlabelled.labels(gold).is_empty());
+    }
+
+    #[test]
     fn the_schema_lists_every_field_and_forbids_others() {
         let schema = Task::json_schema();
         let props = schema["properties"].as_object().unwrap();
@@ -657,6 +755,9 @@ mod tests {
             "workflow",
             "outputs",
             "category",
+            "library",
+            "data_type",
+            "operation",
             "gold",
             "generator",
             "seed",

@@ -627,7 +627,8 @@ fn same_array(a: &Value, y: &Value, tol: &Tolerance) -> Result<(), Mismatch> {
 /// a list or set missing its last item (or gaining one), a dict with one
 /// value perturbed, a geometry moved by 1 % of its extent + 1e-3 (at least
 /// ten times the tolerance), an array with half its cells raised by 10 % of
-/// the range + 1. Used to prove every judge rejects.
+/// the range + 1 (an empty one gains a cell). Used to prove every judge
+/// rejects.
 pub fn perturb(answer: &Answer, tol: &Tolerance) -> Answer {
     fn nudge(v: &Value, tol: &Tolerance) -> Value {
         match v {
@@ -688,6 +689,10 @@ pub fn perturb(answer: &Answer, tol: &Tolerance) -> Answer {
             )
         }
         "array" => match Grid::from_value(&answer.value) {
+            // An empty array (a boundary answer) becomes one cell.
+            Some(grid) if grid.data.is_empty() => {
+                serde_json::json!({ "shape": [1], "data": [0.0] })
+            }
             Some(mut grid) => {
                 let valid = grid.data.iter().filter(|x| !x.is_nan());
                 let (lo, hi) = valid.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {

@@ -10,7 +10,7 @@ pub mod coverage;
 pub mod data;
 pub mod import;
 pub mod judge;
-pub mod labels;
+pub use crate::labels;
 pub mod select;
 pub mod steps;
 pub mod unit;

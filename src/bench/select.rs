@@ -7,6 +7,8 @@
 
 use std::ops::RangeInclusive;
 
+use super::labels::Labels;
+
 /// A `--tasks` range that runs backwards (`5-2`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{item}`: the range runs backwards ({from} > {to})")]
@@ -90,6 +92,17 @@ impl Selection {
                 .any(|(k, v)| labels.iter().any(|(lk, lv)| lk == k && lv == v))
     }
 
+    /// Whether the task with this id and labels is selected: by its id or
+    /// number, or by a label (`operation=terrain`) when it has labels.
+    pub fn matches_task(&self, id: &str, labels: &Labels) -> bool {
+        self.matches(id)
+            || (!labels.is_empty()
+                && self
+                    .labels
+                    .iter()
+                    .any(|(k, v)| labels.get(k) == Some(v.as_str())))
+    }
+
     /// Whether the task with this id is selected.
     pub fn matches(&self, id: &str) -> bool {
         if self.is_empty() {
@@ -109,6 +122,25 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tasks_are_selected_by_a_label_only_when_they_have_labels() {
+        let labels = Labels {
+            library: "rasterio".into(),
+            data_type: "raster".into(),
+            operation: "terrain".into(),
+            difficulty: "easy".into(),
+        };
+        let s = Selection::parse("operation=terrain").unwrap();
+        assert!(s.matches_task("T11", &labels));
+        assert!(!s.matches_task("T11", &Labels::default()));
+        let s = Selection::parse("difficulty=hard, 3").unwrap();
+        assert!(!s.matches_task("T11", &labels));
+        assert!(s.matches_task("T03", &labels));
+        assert!(Selection::parse("")
+            .unwrap()
+            .matches_task("T11", &Labels::default()));
+    }
 
     #[test]
     fn numbers_ranges_and_ids_select() {

@@ -9,6 +9,7 @@ use gisclaw::bench::answers::EXPECTED;
 use gisclaw::bench::coverage::Gold;
 use gisclaw::bench::data::{self, Provenance};
 use gisclaw::bench::import::{self, DataMode};
+use gisclaw::bench::labels::Labels;
 use gisclaw::bench::select::Selection;
 use gisclaw::bench::steps::{self, LoadedStepTask};
 use gisclaw::bench::unit::{self, UnitSuite};
@@ -252,12 +253,13 @@ fn coverage(suites: &[PathBuf], list: Option<&str>) -> anyhow::Result<ExitCode> 
 }
 
 /// The selected tasks of a suite, each read by `load` (a bad task file is a
-/// usage error); `id` names a loaded task for `--tasks`.
+/// usage error); `id` and `labels` name a loaded task for `--tasks`.
 fn select<T>(
     suite: &Path,
     tasks: Option<&str>,
     load: impl Fn(&Path) -> Result<T, TaskError>,
     id: impl Fn(&T) -> &str,
+    labels: impl Fn(&T) -> Labels,
 ) -> anyhow::Result<Vec<T>> {
     let selection =
         Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
@@ -266,7 +268,7 @@ fn select<T>(
     let mut ids = Vec::new();
     for file in files {
         let task = load(&file).map_err(|e| UsageError(e.to_string()))?;
-        if selection.matches(id(&task)) {
+        if selection.matches_task(id(&task), &labels(&task)) {
             loaded.push(task);
         } else {
             ids.push(id(&task).to_string());
@@ -298,7 +300,19 @@ pub(crate) fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Ve
             Task::load(file)
         }
     };
-    select(suite, tasks, load, |t| &t.task.id)
+    select(
+        suite,
+        tasks,
+        load,
+        |t| &t.task.id,
+        |t| {
+            let gold = t
+                .gold
+                .as_ref()
+                .and_then(|g| std::fs::read_to_string(g).ok());
+            t.task.labels(gold.as_deref().unwrap_or_default())
+        },
+    )
 }
 
 fn bar(len: usize) -> Option<indicatif::ProgressBar> {
@@ -456,7 +470,13 @@ fn verify_steps(
     out: &Path,
     record: bool,
 ) -> anyhow::Result<ExitCode> {
-    let loaded = select(suite, tasks, LoadedStepTask::load, |t| &t.task.id)?;
+    let loaded = select(
+        suite,
+        tasks,
+        LoadedStepTask::load,
+        |t| &t.task.id,
+        |_| Labels::default(),
+    )?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let bar = bar(loaded.len());
     println!("{:<8} {:>5}  {:<7} steps", "task", "steps", "result");

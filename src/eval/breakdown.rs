@@ -117,18 +117,22 @@ pub fn order_values<S: AsRef<str>>(key: &str, values: &mut Vec<S>) {
     values.dedup_by(|a, b| a.as_ref() == b.as_ref());
 }
 
+/// What a whole task's difficulty means, for the task-suite reports.
+pub const TASK_DIFFICULTY_RULE: &str = "A task's difficulty is its number of analysis steps (the workflow's numbered steps, else the gold's cells; GISclaw's simple, intermediate and complex tasks): at most 4 easy, 5 or 6 medium, 7 or more hard.";
+
 /// What the difficulty label means, for the reports.
 pub const DIFFICULTY_RULE: &str = "Difficulty is derived from the gold code, not written by hand: the distinct functions it calls (GeoAgent's labels) — at most 2 easy, 3 to 5 medium, 6 or more hard.";
 
 /// One model's tables: per label key, one row per value with its items,
 /// pass@k and failing attempts by error type (count and share of the
-/// category's failures). `what` names the items (`cases`, `steps`).
-pub fn markdown(breakdown: &Breakdown, what: &str) -> String {
+/// category's failures). `what` names the items (`cases`, `steps`,
+/// `tasks`); `rule` says how their difficulty was derived.
+pub fn markdown(breakdown: &Breakdown, what: &str, rule: &str) -> String {
     let mut md = String::new();
     if breakdown.values().all(|c| c.is_empty()) {
         return md;
     }
-    let _ = writeln!(md, "\n## By label (cf. AutoGEEval §4.3, GeoJSEval Fig. 8)\n\n{DIFFICULTY_RULE} Error types (those that occur): failing attempts, and their share of the category's failing attempts.");
+    let _ = writeln!(md, "\n## By label (cf. AutoGEEval §4.3, GeoJSEval Fig. 8)\n\n{rule} Error types (those that occur): failing attempts, and their share of the category's failing attempts.");
     // The error types that occur anywhere, in the taxonomy's order.
     let kinds: Vec<&str> = ErrorType::ALL
         .iter()
@@ -187,15 +191,15 @@ pub fn markdown(breakdown: &Breakdown, what: &str) -> String {
 }
 
 /// Several models' pass@1 per label value, one table per key (the
-/// heatmap's numbers).
-pub fn comparison_markdown(models: &[(&str, &Breakdown)]) -> String {
+/// heatmap's numbers); `rule` says how difficulty was derived.
+pub fn comparison_markdown(models: &[(&str, &Breakdown)], rule: &str) -> String {
     let mut md = String::new();
     if models.iter().all(|(_, b)| b.values().all(|c| c.is_empty())) {
         return md;
     }
     let _ = writeln!(
         md,
-        "\n## pass@1 by label (cf. GeoJSEval Fig. 8, AutoGEEval Figs. 7–9)\n\n{DIFFICULTY_RULE}"
+        "\n## pass@1 by label (cf. GeoJSEval Fig. 8, AutoGEEval Figs. 7–9)\n\n{rule}"
     );
     for key in KEYS {
         let mut values: Vec<&String> = models
@@ -290,14 +294,14 @@ mod tests {
         let easy = &b["difficulty"]["easy"];
         assert_eq!(easy.items, 2);
         assert_eq!(easy.errors["runtime"], 3);
-        let md = markdown(&b, "cases");
+        let md = markdown(&b, "cases", DIFFICULTY_RULE);
         assert!(
             md.contains("| pyproj | 1 | 0.000 | 0.000 | 0.000 |"),
             "{md}"
         );
         assert!(md.contains("2 (40.0 %)"), "{md}");
         assert!(md.contains("3 (60.0 %)"), "{md}");
-        let both = comparison_markdown(&[("m1", &b), ("m2", &b)]);
+        let both = comparison_markdown(&[("m1", &b), ("m2", &b)], DIFFICULTY_RULE);
         assert!(
             both.contains("| shapely | 0.600 (2) | 0.600 (2) |"),
             "{both}"

@@ -15,6 +15,7 @@ use super::llm_judge::Verdict;
 use super::output_score::{self, OutputScore};
 use super::process;
 use crate::agent::transcript::{read_cells, RunSummary};
+use crate::bench::labels::Labels;
 use crate::embed::Embedder;
 use crate::outputs::{self, OutputCheck};
 
@@ -113,6 +114,9 @@ pub struct RunRecord {
     /// `None` when not tried).
     #[serde(default)]
     pub reproduced: Option<bool>,
+    /// The task's labels (empty for unlabelled tasks and older records).
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
 }
 
 /// What an `--arch mcts` run's tree holds.
@@ -348,6 +352,7 @@ pub fn score_run(
         image_tokens: summary.image_tokens,
         compactions: summary.compactions,
         reproduced: summary.reproduced.as_ref().map(|r| r.ok),
+        labels: Labels::default(),
     }
 }
 

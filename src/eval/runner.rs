@@ -881,6 +881,7 @@ fn run_one(
         &options.ops,
         options.embedder.as_deref(),
     );
+    record.labels = loaded.task.labels(&gold.code);
     if let Some(vision) = &options.vision_judge {
         judge_images(vision, loaded, gold, &workdir, &mut record);
     }

@@ -186,7 +186,11 @@ pub fn write_report(
         md.push_str("| (none: every step passed) | 0 |\n");
     }
     md.push_str(&function_calls_table(&[(backend, &summary)]));
-    md.push_str(&super::breakdown::markdown(&summary.by_label, "steps"));
+    md.push_str(&super::breakdown::markdown(
+        &summary.by_label,
+        "steps",
+        super::breakdown::DIFFICULTY_RULE,
+    ));
     let pass = pass_at_1(&summary);
     md.push_str(&super::unit_report::draw_charts(
         &LabelCharts {
@@ -386,7 +390,10 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
         .zip(&summaries)
         .map(|(f, s)| (f.label.as_str(), &s.by_label))
         .collect();
-    md.push_str(&super::breakdown::comparison_markdown(&by_label));
+    md.push_str(&super::breakdown::comparison_markdown(
+        &by_label,
+        super::breakdown::DIFFICULTY_RULE,
+    ));
     let pass: Vec<BTreeMap<usize, f64>> = summaries.iter().map(pass_at_1).collect();
     md.push_str(&super::unit_report::draw_charts(
         &LabelCharts {

@@ -259,7 +259,11 @@ pub fn write_report(
     if summary.errors.is_empty() {
         md.push_str("| (none: every sample passed) | 0 |\n");
     }
-    md.push_str(&super::breakdown::markdown(&summary.by_label, "cases"));
+    md.push_str(&super::breakdown::markdown(
+        &summary.by_label,
+        "cases",
+        super::breakdown::DIFFICULTY_RULE,
+    ));
     md.push_str(&draw_charts(
         &LabelCharts {
             models: vec![(backend, &summary.by_label)],
@@ -595,7 +599,10 @@ pub fn write_comparison(
         .zip(&summaries)
         .map(|(m, s)| (m.label.as_str(), &s.by_label))
         .collect();
-    md.push_str(&super::breakdown::comparison_markdown(&by_label));
+    md.push_str(&super::breakdown::comparison_markdown(
+        &by_label,
+        super::breakdown::DIFFICULTY_RULE,
+    ));
     md.push_str(&draw_charts(
         &LabelCharts {
             models: by_label,

@@ -405,6 +405,32 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
         );
         assert!(md.contains(&format!("(charts/{name})")), "{name} linked");
     }
+    // By label: each run records its task's labels, and the two cells are
+    // compared per library (T01 scipy, T02 geopandas, T03 rasterio: SA
+    // passes T01 and T03, DA only T01), with a heatmap per label key.
+    assert_eq!(run("T03", "dual")["labels"]["library"], "rasterio");
+    assert_eq!(run("T01", "single")["labels"]["operation"], "interpolation");
+    assert!(md.contains("## pass@1 by label"), "{md}");
+    for row in [
+        "| geopandas | 0.000 (1) | 0.000 (1) |",
+        "| rasterio | 1.000 (1) | 0.000 (1) |",
+        "| scipy | 1.000 (1) | 1.000 (1) |",
+        "| raster_algebra | 1.000 (1) | 0.000 (1) |",
+        "| geodataframe | 0.500 (2) | 0.500 (2) |",
+    ] {
+        assert!(md.contains(row), "{row} in {md}");
+    }
+    for key in gisclaw::bench::labels::KEYS {
+        let name = format!("pass_at_1_by_{key}.png");
+        assert!(md.contains(&format!("(charts/{name})")), "{name} linked");
+        assert!(
+            matches!(
+                gisclaw::outputs::check(&out.join("charts").join(&name)),
+                gisclaw::outputs::OutputCheck::Content(..)
+            ),
+            "{name}"
+        );
+    }
     let bare = dir.path().join("bare");
     let out2 = gisclaw(
         &[

@@ -1,8 +1,8 @@
 //! The report of one or more eval folders: per-cell tables (a cell is one
 //! backend × architecture) like GISclaw's Tables 6–8, the paired SA-vs-DA
 //! test, the weight-sensitivity sweep, stability (pass@k, CV, SA), resource
-//! and efficiency figures, error types, a per-task table, and one row per
-//! run — written as `report.md`, `results.json` and `results.csv`.
+//! and efficiency figures, error types, a per-task table, the figures by
+//! task label ([`by_label`]), and one row per run — written as `report.md`, `results.json` and `results.csv`.
 //!
 //! Definitions the papers leave open, fixed here:
 //! - A run's composite is `S = wR·success + wQ·Q_out + wF·F_api + wC·C_emb`
@@ -29,6 +29,7 @@
 //! transcripts and figures.
 
 pub mod aggregate;
+pub mod by_label;
 pub mod charts;
 pub mod csv;
 pub mod html;
@@ -55,6 +56,11 @@ use crate::util::write_atomic;
 pub fn write(report: &Report, out: &Path, html: Option<&[EvalData]>) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     let mut md = markdown::markdown(report);
+    md.push_str(&by_label::section(
+        report,
+        &out.join("charts"),
+        &crate::paths::default_venv(),
+    ));
     md.push_str("\n## Charts\n\n");
     match charts::draw(report, &out.join("charts"), &crate::paths::default_venv()) {
         Ok(()) => {

@@ -266,7 +266,12 @@ pub struct LabelCharts<'a> {
 /// Draws the charts into `dir` and returns the markdown that shows them
 /// (or says why they are missing).
 pub fn draw(charts: &LabelCharts, dir: &Path, venv: &Path) -> String {
-    let mut md = String::from("\n## Charts\n\n");
+    draw_titled(charts, dir, venv, "Charts")
+}
+
+/// [`draw`] under a section titled `title`.
+pub fn draw_titled(charts: &LabelCharts, dir: &Path, venv: &Path, title: &str) -> String {
+    let mut md = format!("\n## {title}\n\n");
     match draw_files(charts, dir, venv) {
         Ok(files) => {
             for (name, what) in files {

@@ -2,7 +2,8 @@
 //! *where* a model fails: the `library` it exercises, the `data_type` it
 //! works on, the `operation` (a small fixed taxonomy) and the
 //! `difficulty`, which is not written by hand but derived from the gold
-//! code ([`Difficulty::of`]).
+//! code ([`Difficulty::of`]) or, for a whole task, from its number of
+//! steps ([`Difficulty::of_steps`]).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -110,6 +111,17 @@ impl Difficulty {
     pub fn of(gold: &str) -> Difficulty {
         let calls: BTreeSet<String> = crate::pysource::references::called_functions(gold);
         Difficulty::from_calls(calls.len())
+    }
+
+    /// The difficulty of a whole task from its number of analysis steps
+    /// (GISclaw's simple, intermediate and complex tasks; GeoAnalystBench
+    /// averages 5.8): at most 4 easy, 5 or 6 medium, 7 or more hard.
+    pub fn of_steps(steps: usize) -> Difficulty {
+        match steps {
+            0..=4 => Difficulty::Easy,
+            5..=6 => Difficulty::Medium,
+            _ => Difficulty::Hard,
+        }
     }
 }
 
