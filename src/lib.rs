@@ -37,6 +37,7 @@ pub mod observation;
 pub mod outputs;
 pub mod paths;
 pub mod pysource;
+pub mod reader;
 pub mod sandbox;
 pub mod task;
 pub mod util;

@@ -127,7 +127,13 @@ fn init_logging(verbose: u8) {
 }
 
 fn main() -> ExitCode {
+    // The confined reader (gisclaw::reader): before anything else, with no
+    // command line of its own.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "__read") {
+        return gisclaw::reader::serve();
+    }
     gisclaw::environ::scrub_initial_block();
+    gisclaw::reader::harden_gdal();
     gisclaw::embed::pin_thread_count();
     let cli = Cli::parse();
     init_logging(cli.verbose);

@@ -18,9 +18,9 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod capture;
-mod confine;
+use gisclaw_confine::confine;
 mod interpreter;
-mod isolate;
+use gisclaw_confine::isolate;
 mod live;
 mod monitor;
 mod service;

@@ -102,6 +102,7 @@ fn enter_view(runtime: &Runtime, spec: &SessionSpec) -> Result<(), String> {
         stage: &spec.stage,
         read_only,
         writable,
+        read_only_fds: Vec::new(),
         tmp: &spec.tmpdir,
     })
 }

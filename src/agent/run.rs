@@ -232,24 +232,25 @@ pub fn run_task(
     let task = &loaded.task;
     let dirs = prepare_out(out, loaded.data_dir.as_deref())?;
     let started = Instant::now();
-    // The data card (GDAL reads of every input, and the tokenizer's first
-    // load: ~140 ms) and the output checks' reference are made while the
-    // sandbox forks and confines the session: neither needs the other. They
-    // are made on this thread, the one that later checks what the cells
-    // write, so that the checks' first use of the inputs' CRS is paid here
-    // (GDAL keeps one PROJ context per thread; see `OutputChecks::warm_up`).
+    // The data card (GDAL reads of every input in a confined reader, and
+    // the tokenizer's first load: ~140 ms) and the output checks' reference
+    // (a second reader) are made while the sandbox forks and confines the
+    // session: none needs the others.
     let (session, card, checks) = std::thread::scope(|scope| {
         let session = scope.spawn(|| Session::open_in(zygote, &dirs, options.sandbox.clone()));
+        // The instruction only: domain knowledge names the inputs' CRS.
+        let checks = scope.spawn(|| {
+            options
+                .output_checks
+                .then(|| OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction))
+        });
         let card = loaded
             .data_dir
             .as_deref()
             .map(|d| card::card_for_dir(d, "data/", card::CARD_TOKEN_BUDGET));
-        // The instruction only: domain knowledge names the inputs' CRS.
-        let checks = options.output_checks.then(|| {
-            let checks = OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction);
-            checks.warm_up();
-            checks
-        });
+        let checks = checks
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let session = session
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -393,7 +394,16 @@ pub fn run_task(
     if let Some(r) = &reproduced {
         transcript.record("reproduce", serde_json::to_value(r)?)?;
     }
+    // A stop asked for while the reproduction ran ends the run as stopped.
+    let stopped_late = signalled().and_then(|ending| match ending {
+        Ending::Interrupted(why) if matches!(outcome.ending, Ending::Finished) => Some(why),
+        _ => None,
+    });
     let (status, reason) = match &outcome.ending {
+        _ if stopped_late.is_some() => (
+            "interrupted",
+            stopped_late.clone().unwrap_or_default(),
+        ),
         Ending::Finished if options.arch == Arch::Mcts => (
             "finished",
             "the tree search found a complete path: every step ran and every declared output exists"

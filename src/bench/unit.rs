@@ -281,6 +281,14 @@ impl UnitSuite {
         })
     }
 
+    /// Each instance key (`lib/id`, `lib/id#b1`, …) with its case.
+    pub fn cases_by_key(&self) -> BTreeMap<String, &Case> {
+        self.instances()
+            .into_iter()
+            .map(|i| (i.key, i.case))
+            .collect()
+    }
+
     /// Every instance of every case, in file order.
     pub fn instances(&self) -> Vec<Instance<'_>> {
         self.files
@@ -430,11 +438,7 @@ fn run_code(
 /// Judges the second routes' answers against `expected.json`: each must
 /// agree by the case's judge.
 pub fn verify_confirmations(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
-    let cases: BTreeMap<String, &Case> = suite
-        .instances()
-        .into_iter()
-        .map(|i| (i.key, i.case))
-        .collect();
+    let cases = suite.cases_by_key();
     answers
         .iter()
         .map(|(key, answer)| {
@@ -470,11 +474,7 @@ pub fn verify_confirmations(suite: &UnitSuite, answers: &Answers) -> Vec<Instanc
 /// must have a recorded answer, the normal call must not raise, and the
 /// reference must still produce what was recorded.
 pub fn verify(suite: &UnitSuite, answers: &Answers) -> Vec<InstanceVerdict> {
-    let cases: BTreeMap<String, &Case> = suite
-        .instances()
-        .into_iter()
-        .map(|i| (i.key, i.case))
-        .collect();
+    let cases = suite.cases_by_key();
     answers
         .iter()
         .map(|(key, answer)| {

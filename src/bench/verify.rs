@@ -325,7 +325,7 @@ pub fn verify_task_within(
         }
     }
     for output in &loaded.task.outputs {
-        let check = outputs::check_beneath(out, &out.join(output));
+        let check = outputs::check_declared(out, output);
         match &check {
             OutputCheck::Content(..) => {}
             OutputCheck::Unreadable(why) if why == "missing" => verdict.problems.push(format!(

@@ -9,13 +9,13 @@
 //! not done yet).
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The version of this data's shape; raised when a field changes meaning.
 pub const CARD_SCHEMA_VERSION: u32 = 1;
 
 /// A data folder's card as data.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct FolderCard {
     /// [`CARD_SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -39,7 +39,7 @@ pub struct FolderCard {
 }
 
 /// A file of no kind the card reads.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct OtherFile {
     /// Its path as the model names it.
     pub path: String,
@@ -48,7 +48,7 @@ pub struct OtherFile {
 }
 
 /// An entry the card did not read.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct NotRead {
     /// Its path as the model names it.
     pub path: String,
@@ -57,7 +57,7 @@ pub struct NotRead {
 }
 
 /// What kind of dataset a file is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DatasetKind {
     /// Layers of features (Shapefile, GeoPackage, GeoJSON, GPX, KML…).
@@ -75,7 +75,7 @@ pub enum DatasetKind {
 }
 
 /// One dataset's facts.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Dataset {
     /// Its path as the model names it (`data/roads.shp`).
     pub path: String,
@@ -88,25 +88,25 @@ pub struct Dataset {
     /// .aux.xml), as names in its folder.
     pub sidecars: Vec<String>,
     /// Layers or sheets (at most 10).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<Layer>,
     /// Layers beyond those listed.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub more_layers: usize,
     /// A raster's grid.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid: Option<Grid>,
     /// A raster's bands (at most 8).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bands: Vec<Band>,
     /// Bands beyond those described.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub more_bands: usize,
     /// A multidimensional file's dimensions.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dimensions: Vec<Dimension>,
     /// A multidimensional file's variables (at most 30).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<Variable>,
     /// The Python call that reads it as described (`gpd.read_file('…')`,
     /// `pd.read_csv('…', sep=';')`, `rasterio.open('…')`).
@@ -120,15 +120,15 @@ pub struct Dataset {
     /// them.
     pub notes: Vec<String>,
     /// Lines on the file series it is the first member of, if any.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<String>,
     /// An archive's members read in full (at most 5), as datasets of their
     /// own named by their GDAL path (`/vsizip/data/a.zip/b.shp`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<Dataset>,
     /// For kinds without fields of their own (see the module's doc): the
     /// entry's lines.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<String>,
     /// Why the file cannot be read, when it cannot (nothing else is then
     /// known).
@@ -140,7 +140,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// A coordinate reference system.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Crs {
     /// As the card writes it: `EPSG:32633`, else `CRS <name>`.
     pub text: String,
@@ -153,7 +153,7 @@ pub struct Crs {
 }
 
 /// How many features hold one geometry type.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct GeometryCount {
     /// Shapely's name of the type (`MultiPolygon`).
     pub name: String,
@@ -162,7 +162,7 @@ pub struct GeometryCount {
 }
 
 /// A layer's geometry.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Geometry {
     /// As the card writes it: `Polygon/MultiPolygon (31 Polygon, 17
     /// MultiPolygon)`, `Point Z`.
@@ -180,7 +180,7 @@ pub struct Geometry {
 }
 
 /// One column.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Column {
     /// Its name.
     pub name: String,
@@ -190,7 +190,7 @@ pub struct Column {
 }
 
 /// A layer, sheet or table.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Layer {
     /// Its name (the `layer=` / `sheet_name=` to read it by).
     pub name: String,
@@ -220,12 +220,12 @@ pub struct Layer {
     pub notes: Vec<String>,
     /// A spreadsheet whose header sits below a title: the card's lines on
     /// it, shown instead of the columns GDAL read.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title_rows: Option<String>,
 }
 
 /// A raster's grid.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Grid {
     /// Columns of pixels.
     pub width: usize,
@@ -244,7 +244,7 @@ pub struct Grid {
 }
 
 /// Statistics of a band's valid pixels.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Stats {
     /// Smallest valid value.
     pub min: f64,
@@ -262,7 +262,7 @@ pub struct Stats {
 }
 
 /// Whether statistics are exact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Accuracy {
     /// Every pixel was read.
@@ -272,7 +272,7 @@ pub enum Accuracy {
 }
 
 /// One value of a categorical band.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Class {
     /// The value.
     pub value: i64,
@@ -283,7 +283,7 @@ pub struct Class {
 }
 
 /// A raster band.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Band {
     /// Its number, from 1.
     pub index: usize,
@@ -303,7 +303,7 @@ pub struct Band {
 }
 
 /// A dimension of a multidimensional file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Dimension {
     /// Its name.
     pub name: String,
@@ -312,7 +312,7 @@ pub struct Dimension {
 }
 
 /// A variable of a multidimensional file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Variable {
     /// Its name.
     pub name: String,

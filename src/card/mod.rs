@@ -159,6 +159,9 @@ pub enum SchemaError {
         /// GDAL's message.
         message: String,
     },
+    /// The confined reader's answer was a refusal (its text as it gave it).
+    #[error("{0}")]
+    Reader(String),
 }
 
 /// Every file under `dir`, relative, sorted (nested folders flattened).
@@ -344,8 +347,34 @@ fn size_text(bytes: u64) -> String {
     }
 }
 
-/// The card for a data folder, within `budget` tokens.
+/// The longest a card or one `inspect_data` answer may take to read.
+pub const CARD_TIME: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The card for a data folder, within `budget` tokens, read by a confined
+/// reader ([`crate::reader`]) that sees the folder alone.
 pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
+    let request = crate::reader::Request::CardText {
+        shown_as: shown_as.to_string(),
+        budget,
+    };
+    match read_in(dir, request) {
+        Ok(crate::reader::Answer::Text(text)) => text,
+        Ok(_) => format!("{shown_as}: the reader answered something else\n"),
+        Err(why) => format!("{shown_as}: could not be read: {why}\n"),
+    }
+}
+
+/// One request about the data folder `dir` to a confined reader.
+fn read_in(
+    dir: &Path,
+    request: crate::reader::Request,
+) -> Result<crate::reader::Answer, crate::reader::ReadError> {
+    let root = crate::reader::Root::chosen(dir)?;
+    crate::reader::read(&root, request, CARD_TIME).map(|(reply, _)| reply.answer)
+}
+
+/// [`card_for_dir`], in this process: only the confined reader calls it.
+pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String {
     let walked = walk(dir);
     let files = folder_datasets::collapsed(sizes(walked.files));
     let mut loops: String = walked
@@ -485,7 +514,19 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
 /// The card of a data folder as data, without a token budget: every
 /// dataset's facts (main files with their sidecars, the first member of
 /// each series with the series' lines), other files, and what was not read.
-pub fn card_facts(dir: &Path, shown_as: &str) -> FolderCard {
+/// Read by a confined reader ([`crate::reader`]) that sees the folder alone.
+pub fn card_facts(dir: &Path, shown_as: &str) -> Result<FolderCard, crate::reader::ReadError> {
+    let request = crate::reader::Request::CardFacts {
+        shown_as: shown_as.to_string(),
+    };
+    match read_in(dir, request)? {
+        crate::reader::Answer::Facts(card) => Ok(*card),
+        _ => Err(crate::reader::ReadError::Answer("not a card".into())),
+    }
+}
+
+/// [`card_facts`], in this process: only the confined reader calls it.
+pub(crate) fn card_facts_here(dir: &Path, shown_as: &str) -> FolderCard {
     let walked = walk(dir);
     let files = folder_datasets::collapsed(sizes(walked.files));
     let mut not_read: Vec<facts::NotRead> = walked
@@ -719,8 +760,27 @@ pub fn inspect_file(data_dir: &Path, shown_as: &str, rel: &str) -> Result<String
     inspect_facts(data_dir, shown_as, rel).map(|dataset| dataset.text())
 }
 
-/// The facts of one file, as [`inspect_file`] names it.
+/// The facts of one file, as [`inspect_file`] names it, read by a confined
+/// reader ([`crate::reader`]) that sees the folder alone.
 pub fn inspect_facts(data_dir: &Path, shown_as: &str, rel: &str) -> Result<Dataset, SchemaError> {
+    let request = crate::reader::Request::Inspect {
+        shown_as: shown_as.to_string(),
+        rel: rel.to_string(),
+    };
+    match read_in(data_dir, request) {
+        Ok(crate::reader::Answer::Dataset(Ok(dataset))) => Ok(*dataset),
+        Ok(crate::reader::Answer::Dataset(Err(why))) => Err(SchemaError::Reader(why)),
+        Ok(_) => Err(SchemaError::Reader(format!("{shown_as}{rel}: not a dataset"))),
+        Err(why) => Err(SchemaError::Reader(format!("{shown_as}{rel}: {why}"))),
+    }
+}
+
+/// [`inspect_facts`], in this process: only the confined reader calls it.
+pub(crate) fn inspect_facts_here(
+    data_dir: &Path,
+    shown_as: &str,
+    rel: &str,
+) -> Result<Dataset, SchemaError> {
     let rel = archive::strip_vsi(rel.trim()).trim_start_matches("./");
     let rel = rel.strip_prefix(shown_as).unwrap_or(rel);
     let path: PathBuf = data_dir.join(rel);

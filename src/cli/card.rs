@@ -33,7 +33,7 @@ pub fn show(dir: &Path, file: Option<&str>, budget: u64, json: bool) -> anyhow::
                 &gisclaw::card::inspect_facts(dir, "data/", rel)
                     .map_err(|e| UsageError(e.to_string()))?,
             )?,
-            None => serde_json::to_string_pretty(&gisclaw::card::card_facts(dir, "data/"))?,
+            None => serde_json::to_string_pretty(&gisclaw::card::card_facts(dir, "data/")?)?,
         };
         println!("{text}");
         eprintln!("({} ms)", start.elapsed().as_millis());

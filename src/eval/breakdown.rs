@@ -71,6 +71,11 @@ pub fn breakdown(items: &[Item]) -> Breakdown {
     out
 }
 
+/// The figures of all `items` together (one category holding them all).
+pub fn overall(items: &[Item]) -> Category {
+    category(&items.iter().collect::<Vec<_>>())
+}
+
 /// The figures of one group of items.
 fn category(items: &[&Item]) -> Category {
     let fewest = items.iter().map(|i| i.n).min().unwrap_or(0);

@@ -94,28 +94,114 @@ fn kind_name(kind: OutputKind) -> &'static str {
     }
 }
 
-/// Scores `candidate` against `gold`; `declared` is the output's declared path.
-pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScore {
-    // A Parquet output is a vector or a table as the gold's metadata says.
-    let kind = if card::is_parquet(Path::new(declared)) {
-        outputs::kind_of(gold)
-    } else {
-        outputs::kind_of(Path::new(declared))
-    };
+/// The longest one side's reading for scoring may take.
+pub const SUMMARY_TIME: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The most bytes of a text output compared.
+pub const MAX_TEXT_BYTES: u64 = 1 << 20;
+
+/// The most words per side ROUGE-L (quadratic) runs on; past it the
+/// comparison is the linear bag-of-words F1 ([`word_overlap`]).
+pub const MAX_ROUGE_WORDS: usize = 5_000;
+
+/// What scoring compares of one output: read by a confined reader that
+/// sees only that output's folder ([`crate::reader`]), so that the gold's
+/// summary and the candidate's come from two readers and a candidate's file
+/// can never make the reader open the gold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Summary {
+    /// A raster's bands as f64, invalid cells NaN (the values travel as the
+    /// answer's binary part).
+    Raster {
+        /// Bands, rows, columns.
+        shape: (usize, usize, usize),
+        /// Its CRS as WKT.
+        crs: Option<String>,
+        /// The values, row-major per band.
+        #[serde(skip)]
+        values: Vec<f64>,
+    },
+    /// A vector file's features, merged over its layers.
+    Vector {
+        /// Features.
+        count: u64,
+        /// Attribute names, lower case.
+        columns: BTreeSet<String>,
+        /// Its CRS as WKT (GIS axis order).
+        crs: Option<String>,
+        /// Non-empty geometries as WKB, base64-encoded.
+        geometries: Vec<String>,
+        /// Every geometry is a polygon or multipolygon.
+        polygonal: bool,
+        /// Read as a spreadsheet (no geometry part in the score).
+        sheet: bool,
+    },
+    /// A CSV or plain Parquet table.
+    Table {
+        /// Column names, trimmed and lower case.
+        columns: Vec<String>,
+        /// Rows of fields.
+        rows: Vec<Vec<String>>,
+    },
+    /// An image.
+    Image {
+        /// Why it counts as blank, when it does.
+        blank: Option<String>,
+        /// Grey values at 256×256.
+        grey: Vec<f64>,
+    },
+    /// Text (JSON, TXT, …): its first [`MAX_TEXT_BYTES`].
+    Text {
+        /// The bytes read, as UTF-8 (lossy).
+        text: String,
+        /// More followed.
+        truncated: bool,
+    },
+    /// Not readable as what it should be.
+    Unreadable {
+        /// Why.
+        why: String,
+    },
+}
+
+impl Summary {
+    /// The kind's name (`raster`, `vector`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Summary::Raster { .. } => "raster",
+            Summary::Vector { sheet: true, .. } | Summary::Table { .. } => "table",
+            Summary::Vector { .. } => "vector",
+            Summary::Image { .. } => "image",
+            Summary::Text { .. } => "text",
+            Summary::Unreadable { .. } => "unreadable",
+        }
+    }
+}
+
+/// Scores a run's declared output against the gold run's: `declared` is the
+/// output's declared path (`pred_results/x.tif`), `gold_run` and
+/// `candidate_run` the two runs' folders. Each side is read by its own
+/// confined reader, which sees that run's `pred_results/` alone.
+pub fn score_output(declared: &str, gold_run: &Path, candidate_run: &Path) -> OutputScore {
+    let by_name = outputs::kind_of(Path::new(declared));
     let mut score = OutputScore {
         path: declared.to_string(),
-        kind: kind_name(kind).to_string(),
+        kind: kind_name(by_name).to_string(),
         score: 0.0,
         parts: BTreeMap::new(),
-        weak: kind == OutputKind::Image,
+        weak: by_name == OutputKind::Image,
         note: String::new(),
     };
+    let (candidate_root, rel) = outputs::declared_root(candidate_run, declared);
     // Read only as the cell could (crate::beneath): a link out of its
     // folder, a FIFO or a file the sandbox could not read is not scored.
-    // Pinned: the libraries read the very file checked.
-    let folder = candidate.parent().unwrap_or(Path::new("/"));
-    let pinned = match crate::beneath::pin_under(folder, candidate) {
-        Ok(pinned) => pinned,
+    match crate::beneath::check_under(&candidate_root, &candidate_root.join(&rel)) {
+        Ok(facts) if facts.len > 0 => {}
+        Ok(_) => {
+            score.note = "empty file".into();
+            return score;
+        }
         Err(crate::beneath::Refused::Missing) => {
             score.note = "missing".into();
             return score;
@@ -124,37 +210,21 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
             score.note = why.to_string();
             return score;
         }
-    };
-    match &pinned.facts {
-        Some(facts) if facts.len > 0 => {}
-        Some(_) => {
-            score.note = "empty file".into();
-            return score;
-        }
-        None => {
-            score.note = "missing".into();
-            return score;
-        }
     }
-    let candidate = pinned.path();
-    if !gold.is_file() {
+    let (gold_root, gold_rel) = outputs::declared_root(gold_run, declared);
+    if crate::beneath::check_under(&gold_root, &gold_root.join(&gold_rel)).is_err() {
         score.note = "the gold output is missing".into();
         return score;
     }
-    let result = match kind {
-        OutputKind::Raster => raster(gold, candidate),
-        OutputKind::Vector => vector(gold, candidate),
-        OutputKind::Table if is_csv(declared) || card::is_parquet(Path::new(declared)) => {
-            table(gold, candidate)
-        }
-        OutputKind::Table => vector(gold, candidate).map(|(s, mut p, n)| {
-            p.remove("geometry");
-            (s, p, n)
-        }),
-        OutputKind::Image => image(gold, candidate),
-        OutputKind::Text => text(gold, candidate),
-    };
-    match result {
+    let gold = summarise(&gold_root, &gold_rel, declared, None);
+    if let Summary::Unreadable { why } = &gold {
+        score.note = format!("gold: {why}");
+        return score;
+    }
+    score.kind = gold.kind().to_string();
+    score.weak = matches!(gold, Summary::Image { .. });
+    let candidate = summarise(&candidate_root, &rel, declared, Some(gold.kind()));
+    match compare(gold, candidate) {
         Ok((value, parts, note)) => {
             score.score = value.clamp(0.0, 1.0);
             score.parts = parts;
@@ -163,6 +233,137 @@ pub fn score_output(declared: &str, gold: &Path, candidate: &Path) -> OutputScor
         Err(why) => score.note = why.to_string(),
     }
     score
+}
+
+/// One side's summary, from a confined reader that sees `root` alone.
+fn summarise(root: &Path, rel: &str, declared: &str, kind: Option<&str>) -> Summary {
+    let request = crate::reader::Request::Summary {
+        file: rel.to_string(),
+        declared: declared.to_string(),
+        kind: kind.map(str::to_string),
+    };
+    let read = crate::reader::Root::exact(root)
+        .and_then(|root| crate::reader::read(&root, request, SUMMARY_TIME));
+    match read {
+        Ok((reply, binary)) => match reply.answer {
+            crate::reader::Answer::Summary(summary) => with_values(*summary, &binary),
+            _ => Summary::Unreadable {
+                why: "the reader answered something else".into(),
+            },
+        },
+        Err(why) => Summary::Unreadable {
+            why: why.to_string(),
+        },
+    }
+}
+
+/// A raster summary with its values taken from the answer's binary part
+/// (which must hold exactly the shape's count).
+fn with_values(summary: Summary, binary: &[u8]) -> Summary {
+    match summary {
+        Summary::Raster { shape, crs, .. } => {
+            let count = shape.0.saturating_mul(shape.1).saturating_mul(shape.2);
+            if binary.len() != count.saturating_mul(8) {
+                return Summary::Unreadable {
+                    why: "the reader's raster values do not fit its shape".into(),
+                };
+            }
+            let values = binary
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect();
+            Summary::Raster { shape, crs, values }
+        }
+        other => other,
+    }
+}
+
+/// Compares the two summaries.
+fn compare(gold: Summary, candidate: Summary) -> Scored {
+    match (gold, candidate) {
+        (_, Summary::Unreadable { why }) => Err(ScoreError::Check(why)),
+        (g @ Summary::Raster { .. }, c @ Summary::Raster { .. }) => raster(&g, &c),
+        (
+            g @ Summary::Vector { .. },
+            c @ Summary::Vector { .. },
+        ) => {
+            let sheet = matches!(g, Summary::Vector { sheet: true, .. });
+            vector(&g, &c).map(|(s, mut p, n)| {
+                if sheet {
+                    p.remove("geometry");
+                }
+                (s, p, n)
+            })
+        }
+        (g @ Summary::Table { .. }, c @ Summary::Table { .. }) => table(&g, &c),
+        (g @ Summary::Image { .. }, c @ Summary::Image { .. }) => image(&g, &c),
+        (Summary::Text { text: g, truncated: gt }, Summary::Text { text: c, truncated: ct }) => {
+            Ok(text(&g, &c, gt || ct))
+        }
+        (g, c) => Err(ScoreError::Check(format!(
+            "a {} where the gold is a {}",
+            c.kind(),
+            g.kind()
+        ))),
+    }
+}
+
+/// [`Summary`] of `file` under `folder`, in this process: only the
+/// confined reader calls it. With the raster values as bytes.
+pub(crate) fn summarise_here(
+    folder: &Path,
+    file: &str,
+    declared: &str,
+    kind: Option<&str>,
+) -> (Summary, Vec<u8>) {
+    let unreadable = |why: String| (Summary::Unreadable { why }, Vec::new());
+    let pinned = match crate::beneath::pin_under(folder, &folder.join(file)) {
+        Ok(pinned) => pinned,
+        Err(crate::beneath::Refused::Missing) => return unreadable("missing".into()),
+        Err(why) => return unreadable(why.to_string()),
+    };
+    let path = pinned.path();
+    let kind = match kind {
+        Some("raster") => OutputKind::Raster,
+        Some("vector") => OutputKind::Vector,
+        Some("table") => OutputKind::Table,
+        Some("image") => OutputKind::Image,
+        Some("text") => OutputKind::Text,
+        _ if card::is_parquet(Path::new(declared)) => outputs::kind_read(path),
+        _ => outputs::kind_of(Path::new(declared)),
+    };
+    let read = match kind {
+        OutputKind::Raster => read_raster(path).map(|r| {
+            let mut bytes = Vec::with_capacity(r.values.len() * 8);
+            for v in &r.values {
+                bytes.extend_from_slice(&v.to_le_bytes());
+            }
+            (
+                Summary::Raster {
+                    shape: r.shape,
+                    crs: r.srs.and_then(|s| s.to_wkt().ok()),
+                    values: Vec::new(),
+                },
+                bytes,
+            )
+        }),
+        OutputKind::Vector => read_vector(path).map(|v| (v.summary(false), Vec::new())),
+        OutputKind::Table if is_csv(declared) || card::is_parquet(Path::new(declared)) => {
+            Table::read(path).map(|t| {
+                (
+                    Summary::Table {
+                        columns: t.columns,
+                        rows: t.rows,
+                    },
+                    Vec::new(),
+                )
+            })
+        }
+        OutputKind::Table => read_vector(path).map(|v| (v.summary(true), Vec::new())),
+        OutputKind::Image => image_summary(path).map(|s| (s, Vec::new())),
+        OutputKind::Text => read_text(path).map(|s| (s, Vec::new())),
+    };
+    read.unwrap_or_else(|why| unreadable(why.to_string()))
 }
 
 fn is_csv(path: &str) -> bool {
@@ -321,9 +522,38 @@ pub fn pearson(pairs: &[(f64, f64)]) -> f64 {
     (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0)
 }
 
-fn raster(gold: &Path, candidate: &Path) -> Scored {
-    let g = read_raster(gold).map_err(ScoreError::gold)?;
-    let c = read_raster(candidate)?;
+/// A CRS from the WKT a reader stated (GIS axis order when `gis`).
+fn srs_of(wkt: &Option<String>, gis: bool) -> Option<SpatialRef> {
+    let srs = SpatialRef::from_wkt(wkt.as_deref()?).ok()?;
+    Some(if gis { gis_order(srs) } else { srs })
+}
+
+fn raster(gold: &Summary, candidate: &Summary) -> Scored {
+    let (
+        Summary::Raster {
+            shape: g_shape,
+            crs: g_crs,
+            values: g_values,
+        },
+        Summary::Raster {
+            shape: c_shape,
+            crs: c_crs,
+            values: c_values,
+        },
+    ) = (gold, candidate)
+    else {
+        return Err(ScoreError::Check("not two rasters".into()));
+    };
+    let g = RasterData {
+        shape: *g_shape,
+        srs: srs_of(g_crs, false),
+        values: Vec::new(),
+    };
+    let c = RasterData {
+        shape: *c_shape,
+        srs: srs_of(c_crs, false),
+        values: Vec::new(),
+    };
     let shape = f64::from(g.shape == c.shape);
     let crs = f64::from(same_crs(&g.srs, &c.srs));
     if shape == 0.0 {
@@ -335,10 +565,9 @@ fn raster(gold: &Path, candidate: &Path) -> Scored {
             note,
         ));
     }
-    let pairs: Vec<(f64, f64)> = g
-        .values
+    let pairs: Vec<(f64, f64)> = g_values
         .iter()
-        .zip(&c.values)
+        .zip(c_values)
         .filter(|(a, b)| !a.is_nan() && !b.is_nan())
         .map(|(a, b)| (*a, *b))
         .collect();
@@ -390,6 +619,60 @@ impl VectorData {
             geometries: Vec::new(),
             polygonal: true,
         }
+    }
+
+    /// The summary a reader answers.
+    fn summary(self, sheet: bool) -> Summary {
+        use base64::Engine as _;
+        Summary::Vector {
+            count: self.count,
+            columns: self.columns,
+            crs: self.srs.and_then(|s| s.to_wkt().ok()),
+            geometries: self
+                .geometries
+                .iter()
+                .filter_map(|g| g.wkb().ok())
+                .map(|wkb| base64::engine::general_purpose::STANDARD.encode(wkb))
+                .collect(),
+            polygonal: self.polygonal,
+            sheet,
+        }
+    }
+
+    /// The data of a summary: its geometries rebuilt from WKB (never from
+    /// a file) in its CRS.
+    fn from_summary(summary: &Summary) -> Result<VectorData, ScoreError> {
+        use base64::Engine as _;
+        let Summary::Vector {
+            count,
+            columns,
+            crs,
+            geometries,
+            polygonal,
+            ..
+        } = summary
+        else {
+            return Err(ScoreError::Check("not a vector".into()));
+        };
+        let srs = srs_of(crs, true);
+        let mut data = VectorData {
+            count: *count,
+            columns: columns.clone(),
+            srs: srs.clone(),
+            geometries: Vec::with_capacity(geometries.len()),
+            polygonal: *polygonal,
+        };
+        for encoded in geometries {
+            let wkb = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|e| ScoreError::Check(format!("a geometry: {e}")))?;
+            let mut geometry = Geometry::from_wkb(&wkb)?;
+            if let Some(srs) = &srs {
+                geometry.set_spatial_ref(srs.clone());
+            }
+            data.geometries.push(geometry);
+        }
+        Ok(data)
     }
 
     /// Keeps a feature's geometry (an empty one is no geometry).
@@ -592,9 +875,9 @@ fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, Sc
     })
 }
 
-fn vector(gold: &Path, candidate: &Path) -> Scored {
-    let g = read_vector(gold).map_err(ScoreError::gold)?;
-    let c = read_vector(candidate)?;
+fn vector(gold: &Summary, candidate: &Summary) -> Scored {
+    let g = VectorData::from_summary(gold).map_err(ScoreError::gold)?;
+    let c = VectorData::from_summary(candidate)?;
     let count = count_ratio(g.count, c.count);
     let crs = f64::from(same_crs(&g.srs, &c.srs));
     let columns = jaccard(&g.columns, &c.columns);
@@ -707,9 +990,22 @@ impl Table {
     }
 }
 
-fn table(gold: &Path, candidate: &Path) -> Scored {
-    let g = Table::read(gold).map_err(ScoreError::gold)?;
-    let c = Table::read(candidate)?;
+impl Table {
+    /// The table of a summary.
+    fn from_summary(summary: &Summary) -> Result<Table, ScoreError> {
+        match summary {
+            Summary::Table { columns, rows } => Ok(Table {
+                columns: columns.clone(),
+                rows: rows.clone(),
+            }),
+            _ => Err(ScoreError::Check("not a table".into())),
+        }
+    }
+}
+
+fn table(gold: &Summary, candidate: &Summary) -> Scored {
+    let g = Table::from_summary(gold).map_err(ScoreError::gold)?;
+    let c = Table::from_summary(candidate)?;
     let gold_cols: BTreeSet<String> = g.columns.iter().cloned().collect();
     let cand_cols: BTreeSet<String> = c.columns.iter().cloned().collect();
     let columns = jaccard(&gold_cols, &cand_cols);
@@ -840,15 +1136,37 @@ fn grey(path: &Path) -> Result<Grid, ScoreError> {
     })
 }
 
-fn image(gold: &Path, candidate: &Path) -> Scored {
-    // `candidate` is pinned by score_output.
-    match outputs::check_pinned(candidate) {
-        OutputCheck::Content(..) => {}
-        OutputCheck::Trivial(_, why) => return Ok((0.0, parts(&[("blank", 1.0)]), why)),
+/// An image's summary: blank or not (the output checks' verdict), and
+/// its grey values at 256×256.
+fn image_summary(path: &Path) -> Result<Summary, ScoreError> {
+    let blank = match outputs::check_pinned(path) {
+        OutputCheck::Content(..) => None,
+        OutputCheck::Trivial(_, why) => Some(why),
         OutputCheck::Unreadable(why) => return Err(ScoreError::Check(why)),
+    };
+    Ok(Summary::Image {
+        blank,
+        grey: grey(path)?.data,
+    })
+}
+
+fn image(gold: &Summary, candidate: &Summary) -> Scored {
+    let grid = |s: &Summary| match s {
+        Summary::Image { grey, .. } => Some(Grid {
+            shape: vec![IMAGE_SIDE, IMAGE_SIDE],
+            data: grey.clone(),
+        }),
+        _ => None,
+    };
+    if let Summary::Image {
+        blank: Some(why), ..
+    } = candidate
+    {
+        return Ok((0.0, parts(&[("blank", 1.0)]), why.clone()));
     }
-    let g = grey(gold).map_err(ScoreError::gold)?;
-    let c = grey(candidate)?;
+    let (Some(g), Some(c)) = (grid(gold), grid(candidate)) else {
+        return Err(ScoreError::Unpaired);
+    };
     let m = image_metrics(&g, &c).ok_or(ScoreError::Unpaired)?;
     Ok((
         m.ssim.max(0.0),
@@ -859,25 +1177,82 @@ fn image(gold: &Path, candidate: &Path) -> Scored {
 
 // ---------------------------------------------------------------- text
 
-fn text(gold: &Path, candidate: &Path) -> Scored {
-    let g = std::fs::read(gold).map_err(|e| ScoreError::Io(e).gold())?;
-    let c = std::fs::read(candidate)?;
-    if let (Ok(a), Ok(b)) = (
-        serde_json::from_slice::<serde_json::Value>(&g),
-        serde_json::from_slice::<serde_json::Value>(&c),
-    ) {
-        if a == b {
-            return Ok((1.0, parts(&[("equal", 1.0)]), "equal JSON".into()));
+/// The first [`MAX_TEXT_BYTES`] of a text output.
+fn read_text(path: &Path) -> Result<Summary, ScoreError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_TEXT_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    let truncated = bytes.len() as u64 > MAX_TEXT_BYTES;
+    bytes.truncate(MAX_TEXT_BYTES as usize);
+    Ok(Summary::Text {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        truncated,
+    })
+}
+
+/// Text against the gold's: 1 for equal JSON values (both read whole),
+/// else ROUGE-L over words — quadratic, so past [`MAX_ROUGE_WORDS`] words
+/// on either side the bag-of-words F1 ([`word_overlap`]), which is linear.
+fn text(gold: &str, candidate: &str, truncated: bool) -> (f64, BTreeMap<String, f64>, String) {
+    if !truncated {
+        if let (Ok(a), Ok(b)) = (
+            serde_json::from_str::<serde_json::Value>(gold),
+            serde_json::from_str::<serde_json::Value>(candidate),
+        ) {
+            if a == b {
+                return (1.0, parts(&[("equal", 1.0)]), "equal JSON".into());
+            }
         }
     }
-    let words = |b: &[u8]| {
-        String::from_utf8_lossy(b)
-            .split_whitespace()
-            .map(str::to_string)
-            .collect::<Vec<_>>()
+    let g: Vec<&str> = gold.split_whitespace().collect();
+    let c: Vec<&str> = candidate.split_whitespace().collect();
+    let cut = if truncated {
+        format!(" (first {} KiB)", MAX_TEXT_BYTES >> 10)
+    } else {
+        String::new()
     };
-    let r = rouge_l(&words(&g), &words(&c));
-    Ok((r, parts(&[("rouge_l", r)]), "ROUGE-L over words".into()))
+    if g.len().max(c.len()) > MAX_ROUGE_WORDS {
+        let f = word_overlap(&g, &c);
+        return (
+            f,
+            parts(&[("word_f1", f)]),
+            format!(
+                "bag-of-words F1{cut}: over {MAX_ROUGE_WORDS} words, ROUGE-L (quadratic) is not run"
+            ),
+        );
+    }
+    let r = rouge_l(&g, &c);
+    (r, parts(&[("rouge_l", r)]), format!("ROUGE-L over words{cut}"))
+}
+
+/// F1 of the two word multisets (1 for two empty texts): linear time.
+pub fn word_overlap(reference: &[&str], candidate: &[&str]) -> f64 {
+    if reference.is_empty() || candidate.is_empty() {
+        return f64::from(reference.is_empty() && candidate.is_empty());
+    }
+    let mut counts: HashMap<&str, i64> = HashMap::new();
+    for w in reference {
+        *counts.entry(w).or_default() += 1;
+    }
+    let mut shared = 0usize;
+    for w in candidate {
+        if let Some(n) = counts.get_mut(w) {
+            if *n > 0 {
+                *n -= 1;
+                shared += 1;
+            }
+        }
+    }
+    if shared == 0 {
+        return 0.0;
+    }
+    let (p, r) = (
+        shared as f64 / candidate.len() as f64,
+        shared as f64 / reference.len() as f64,
+    );
+    2.0 * p * r / (p + r)
 }
 
 #[cfg(test)]
@@ -906,6 +1281,18 @@ mod tests {
         assert_eq!(pearson(&[(1.0, 1.0), (1.0, 1.0)]), 1.0);
         assert_eq!(pearson(&[(1.0, 2.0), (1.0, 3.0)]), 0.0);
         assert!(pearson(&[(1.0, 2.0)]).is_nan());
+    }
+
+    #[test]
+    fn long_texts_are_compared_in_linear_time() {
+        let words: String = (0..20_000).map(|i| format!("w{} ", i % 97)).collect();
+        let (score, parts, note) = text(&words, &words, false);
+        assert_eq!(parts.get("word_f1"), Some(&1.0), "{note}");
+        assert_eq!(score, 1.0);
+        assert!(note.contains("bag-of-words"), "{note}");
+        assert_eq!(word_overlap(&["a", "b", "b"], &["b", "c"]), 2.0 * 0.5 * (1.0 / 3.0) / (0.5 + 1.0 / 3.0));
+        let (short, parts, _) = text("a b c d", "a c d", false);
+        assert!(parts.contains_key("rouge_l") && short > 0.8);
     }
 
     #[test]

@@ -285,7 +285,7 @@ pub fn score_run(
         .sum();
     let checks: Vec<OutputCheck> = declared
         .iter()
-        .map(|d| outputs::check_beneath(workdir, &workdir.join(d)))
+        .map(|d| outputs::check_declared(workdir, d))
         .collect();
     let all_content = checks.iter().all(OutputCheck::is_content);
     let success = summary.status == "finished" && all_content;
@@ -314,7 +314,7 @@ pub fn score_run(
         .collect();
     let scores: Vec<OutputScore> = declared
         .iter()
-        .map(|d| output_score::score_output(d, &gold.dir.join(d), &workdir.join(d)))
+        .map(|d| output_score::score_output(d, &gold.dir, workdir))
         .collect();
     let q_out = if scores.is_empty() {
         0.0

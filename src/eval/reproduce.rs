@@ -21,8 +21,9 @@ use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
 /// The scratch run folder's name in the run's folder.
 pub const SCRATCH: &str = "reproduce";
 
-/// Largest output compared byte for byte in memory.
-const COMPARED_BYTES: u64 = 256 << 20;
+/// Largest output compared byte for byte (streamed, 64 KiB at a time: a
+/// cell's two sparse 512 MiB files cost no memory).
+const COMPARED_BYTES: u64 = 4 << 30;
 
 /// Score from which two outputs count as the same content.
 const SAME_CONTENT: f64 = 0.99;
@@ -49,7 +50,13 @@ pub fn reproduce(
     };
     {
         let mut session = Session::open_in(zygote, &dirs, config.clone())?;
+        // SIGTERM/SIGINT/SIGHUP stop the reproduction's cell too.
+        let _stopper = crate::interrupt::CellStopper::start(session.canceller());
         for (i, cell) in cells.iter().enumerate() {
+            if let Some(why) = crate::interrupt::stop_reason() {
+                report.failed_cells.push(format!("cell {} not run ({why})", i + 1));
+                break;
+            }
             let outcome = session.execute(cell)?;
             if outcome.status != CellStatus::Ok {
                 let why = outcome
@@ -82,37 +89,40 @@ pub fn reproduce(
 }
 
 /// Compares every file under `run` with its namesake under `again`, both
-/// read as a cell could ([`beneath`]).
+/// read as a cell could ([`beneath`]): first byte for byte, streamed;
+/// files that differ are compared by content by the eval's comparison,
+/// each side in its own confined reader (`crate::reader`). Stops at a
+/// stop request (a signal), saying so.
 fn compare(run: &Path, again: &Path, report: &mut Reproduction) {
-    let Ok(folder) = beneath::Dir::open(run) else {
+    let (Ok(first), Ok(second)) = (beneath::Dir::open(run), beneath::Dir::open(again)) else {
         return;
     };
-    let walk = folder.walk(beneath::WalkBudget::default());
+    let walk = first.walk(beneath::WalkBudget::default());
+    let run_dir = run.parent().unwrap_or(run);
+    let again_dir = again.parent().unwrap_or(again);
     for (rel, entry) in walk.files {
         if !entry.is_file() || crate::card::is_sidecar(&rel) {
             continue;
         }
+        if let Some(why) = crate::interrupt::stop_reason() {
+            report.differed.push(format!("comparison not finished ({why})"));
+            return;
+        }
         report.outputs += 1;
         let name = rel.to_string_lossy().into_owned();
-        let (first, second) = (run.join(&rel), again.join(&rel));
-        let a = beneath::read_under(run, &first, COMPARED_BYTES);
-        let b = beneath::read_under(again, &second, COMPARED_BYTES);
-        match (a, b) {
-            (Ok(a), Ok(b)) if a == b => {}
-            (_, Err(beneath::Refused::Missing)) => {
+        match same_bytes(&first, &second, &rel) {
+            Ok(true) => {}
+            Err(beneath::Refused::Missing) => {
                 report
                     .differed
                     .push(format!("pred_results/{name} not made"));
             }
             _ => {
                 // The same content in other bytes (timestamps, order)?
-                let Ok(gold) = beneath::pin_under(run, &first) else {
-                    continue;
-                };
                 let score = super::output_score::score_output(
                     &format!("pred_results/{name}"),
-                    gold.path(),
-                    &second,
+                    run_dir,
+                    again_dir,
                 );
                 if score.score < SAME_CONTENT {
                     report.differed.push(format!(
@@ -128,4 +138,34 @@ fn compare(run: &Path, again: &Path, report: &mut Reproduction) {
             }
         }
     }
+}
+
+/// Whether `rel` has the same bytes under both folders, streamed (at most
+/// [`COMPARED_BYTES`]; a stop request ends it as "not the same"). `Err`
+/// when the second side's file cannot be read (`Missing` when absent).
+fn same_bytes(first: &beneath::Dir, second: &beneath::Dir, rel: &Path) -> Result<bool, beneath::Refused> {
+    use std::io::Read;
+    let (mut b, b_facts) = second.open_file(rel)?;
+    let Ok((mut a, a_facts)) = first.open_file(rel) else {
+        return Ok(false);
+    };
+    if a_facts.len != b_facts.len || a_facts.len > COMPARED_BYTES {
+        return Ok(false);
+    }
+    let (mut x, mut y) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+    let mut left = a_facts.len;
+    while left > 0 {
+        if crate::interrupt::requested().is_some() {
+            return Ok(false);
+        }
+        let n = (x.len() as u64).min(left) as usize;
+        if a.read_exact(&mut x[..n]).is_err() || b.read_exact(&mut y[..n]).is_err() {
+            return Ok(false);
+        }
+        if x[..n] != y[..n] {
+            return Ok(false);
+        }
+        left -= n as u64;
+    }
+    Ok(true)
 }

@@ -117,7 +117,7 @@ pub fn resolve(setting: Vision, key: &str, backend: &mut dyn ChatBackend) -> boo
 }
 
 /// A figure as shown to the model.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Shown {
     /// The PNG, base64-encoded.
     pub base64: String,

@@ -27,7 +27,7 @@ pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
 pub const MIN_COLOURS: usize = 5;
 
 /// What a file was checked as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum OutputKind {
     /// PNG, JPEG, GIF, WebP.
     Image,
@@ -43,7 +43,7 @@ pub enum OutputKind {
 }
 
 /// The verdict on one file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum OutputCheck {
     /// Real content, with a short description (e.g. `812 colours`).
     Content(OutputKind, String),
@@ -69,41 +69,106 @@ impl OutputCheck {
     }
 }
 
-/// The kind a file is checked as, from its extension.
+/// The kind a file is checked as, from its name alone (a Parquet file is a
+/// table here; the reader, which opens it, tells a GeoParquet's vector from
+/// a table: [`kind_read`]).
 pub fn kind_of(path: &Path) -> OutputKind {
+    match name_kind(path) {
+        Some(kind) => kind,
+        None => OutputKind::Table,
+    }
+}
+
+/// [`kind_of`], with a Parquet file's kind read from its metadata: only
+/// the confined reader calls it.
+pub(crate) fn kind_read(path: &Path) -> OutputKind {
+    match name_kind(path) {
+        Some(kind) => kind,
+        None => match card::parquet_rows(path) {
+            Ok((_, true)) => OutputKind::Vector,
+            _ => OutputKind::Table,
+        },
+    }
+}
+
+/// The kind by extension; `None` for Parquet, whose kind is in the file.
+fn name_kind(path: &Path) -> Option<OutputKind> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    match ext.as_str() {
+    Some(match ext.as_str() {
         "png" | "jpg" | "jpeg" | "gif" | "webp" => OutputKind::Image,
         "tif" | "tiff" | "nc" | "asc" | "img" | "vrt" | "grd" => OutputKind::Raster,
         "geojson" | "shp" | "gpkg" | "kml" | "gml" | "fgb" | "geojsonl" | "gdb" => {
             OutputKind::Vector
         }
         "csv" | "xlsx" | "xls" | "ods" => OutputKind::Table,
-        "parquet" | "geoparquet" => match card::parquet_rows(path) {
-            Ok((_, true)) => OutputKind::Vector,
-            _ => OutputKind::Table,
-        },
+        "parquet" | "geoparquet" => return None,
         _ => OutputKind::Text,
-    }
+    })
 }
 
 /// The longest the checks of one file may take (a blocked read costs a
 /// helper thread, not the run; see [`crate::beneath::within`]).
 pub const CHECK_TIME: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Checks one file a cell may have left, reading it only as the cell could
+/// Checks one file a cell may have left, in a confined reader that sees
+/// its folder alone ([`crate::reader`]), reading it only as the cell could
 /// (no link out of its folder, a regular file the sandbox could read; see
 /// [`crate::beneath`]) and for at most [`CHECK_TIME`].
 pub fn check(path: &Path) -> OutputCheck {
-    check_beneath(path.parent().unwrap_or(Path::new("/")), path)
+    let folder = path.parent().unwrap_or(Path::new("/"));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    checks_in(folder, &[name]).pop().unwrap_or_else(|| OutputCheck::Unreadable("not read".into()))
 }
 
-/// [`check`], with links allowed anywhere beneath `root` (a run's folder)
-/// and none out of it.
-pub fn check_beneath(root: &Path, path: &Path) -> OutputCheck {
+/// [`check`] of a run's declared output `declared` (`pred_results/x.tif`),
+/// in a reader that sees the run's `pred_results/` alone.
+pub fn check_declared(run: &Path, declared: &str) -> OutputCheck {
+    let (root, rel) = declared_root(run, declared);
+    checks_in(&root, &[rel]).pop().unwrap_or_else(|| OutputCheck::Unreadable("not read".into()))
+}
+
+/// The folder a reader of a run's declared output sees, and the output's
+/// path in it: the run's `pred_results/` for an output there (the cells'
+/// folder, never followed as a link), else the run's folder.
+pub fn declared_root(run: &Path, declared: &str) -> (std::path::PathBuf, String) {
+    let declared = declared.trim_start_matches("./");
+    match declared.split_once('/') {
+        Some(("pred_results", rest)) => (run.join("pred_results"), rest.to_string()),
+        _ => (run.to_path_buf(), declared.to_string()),
+    }
+}
+
+/// [`check`] of each of `files` (relative to `folder`), in one confined
+/// reader; a verdict per file, in order.
+pub fn checks_in(folder: &Path, files: &[String]) -> Vec<OutputCheck> {
+    let unread = |why: String| files.iter().map(|_| OutputCheck::Unreadable(why.clone())).collect();
+    let root = match crate::reader::Root::exact(folder) {
+        Ok(root) => root,
+        Err(why) => return unread(why.to_string()),
+    };
+    let request = crate::reader::Request::Checks {
+        files: files.to_vec(),
+    };
+    // Each file has CHECK_TIME in the reader; the reader as a whole a few.
+    let limit = CHECK_TIME * (files.len().clamp(1, 3) as u32);
+    match crate::reader::read(&root, request, limit) {
+        Ok((reply, _)) => match reply.answer {
+            crate::reader::Answer::Checks(checks) if checks.len() == files.len() => checks,
+            _ => unread("the reader answered something else".into()),
+        },
+        Err(why) => unread(why.to_string()),
+    }
+}
+
+/// [`check`], in this process, with links allowed anywhere beneath `root`
+/// and none out of it: only the confined reader calls it.
+pub(crate) fn check_here(root: &Path, path: &Path) -> OutputCheck {
     // Pinned: the library reads the very file checked, whatever the cell
     // swaps in afterwards.
     let pinned = match beneath::pin_under(root, path) {
@@ -119,8 +184,9 @@ pub fn check_beneath(root: &Path, path: &Path) -> OutputCheck {
 }
 
 /// [`check`] of a file already pinned ([`beneath::Pinned::path`]: checked
-/// beneath its folder and held open), for at most [`CHECK_TIME`].
-pub fn check_pinned(pinned: &Path) -> OutputCheck {
+/// beneath its folder and held open), for at most [`CHECK_TIME`], in this
+/// process: only the confined reader calls it.
+pub(crate) fn check_pinned(pinned: &Path) -> OutputCheck {
     let size = match std::fs::metadata(pinned) {
         Ok(meta) if meta.is_file() => meta.len(),
         Ok(_) => return OutputCheck::Unreadable("not a file".into()),
@@ -139,7 +205,7 @@ fn within_check_time(check: impl FnOnce() -> OutputCheck + Send + 'static) -> Ou
 
 /// [`check`] of a regular file of `size` bytes.
 fn check_file(path: &Path, size: u64) -> OutputCheck {
-    let kind = kind_of(path);
+    let kind = kind_read(path);
     if size == 0 {
         return OutputCheck::Trivial(kind, "an empty file".into());
     }

@@ -48,7 +48,7 @@ const SCAN_ROWS: usize = 10_000;
 const MAX_INPUTS: usize = 50;
 
 /// What the task's inputs say: their CRSs and where they are.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Reference {
     /// The CRS of each input layer or raster (`EPSG:32617`), deduplicated.
     pub crs: Vec<String>,
@@ -65,8 +65,33 @@ pub struct Reference {
 
 impl Reference {
     /// Reads the inputs under `data_dir` (vector layers and rasters; up to
-    /// [`MAX_INPUTS`] files) and the task's text.
+    /// [`MAX_INPUTS`] files) in a confined reader that sees that folder
+    /// alone ([`crate::reader`]), and the task's text.
     pub fn from_inputs(data_dir: Option<&Path>, task_text: &str) -> Reference {
+        let Some(dir) = data_dir else {
+            return Reference::read_here(None, task_text);
+        };
+        let request = crate::reader::Request::Reference {
+            task_text: task_text.to_string(),
+        };
+        let read = crate::reader::Root::chosen(dir).and_then(|root| {
+            crate::reader::read(&root, request, card::CARD_TIME)
+        });
+        match read {
+            Ok((reply, _)) => match reply.answer {
+                crate::reader::Answer::Reference(reference) => reference,
+                _ => Reference::read_here(None, task_text),
+            },
+            Err(why) => {
+                tracing::warn!("the inputs' CRS and extent were not read: {why}");
+                Reference::read_here(None, task_text)
+            }
+        }
+    }
+
+    /// [`Reference::from_inputs`], in this process: only the confined
+    /// reader calls it with a folder.
+    pub(crate) fn read_here(data_dir: Option<&Path>, task_text: &str) -> Reference {
         let lower = task_text.to_lowercase();
         let crs_asked = lower.trim().is_empty()
             || [
@@ -93,7 +118,7 @@ impl Reference {
         };
         for (rel, _) in card::entries_under(dir).into_iter().take(MAX_INPUTS) {
             let path = dir.join(&rel);
-            let geo = match kind_of(&path) {
+            let geo = match super::kind_read(&path) {
                 OutputKind::Raster => raster_geo(&path),
                 OutputKind::Vector => vector_geo(&path),
                 _ => Vec::new(),
@@ -140,31 +165,6 @@ impl OutputChecks {
         }
     }
 
-    /// Runs the raster check once, on this thread, on a tiny GeoTIFF in
-    /// each input CRS (the first four). GDAL keeps one PROJ context per
-    /// thread, and the first use of a CRS in it (reading it from a
-    /// GeoTIFF's keys, transforming to degrees) cost 7–15 ms of the first
-    /// raster a run checked; after this it is ~1 ms. Nothing is kept but
-    /// what PROJ caches: the files are removed, the warnings dropped.
-    pub fn warm_up(&self) {
-        let Ok(dir) = tempfile::tempdir() else {
-            return;
-        };
-        let mut scratch = OutputChecks {
-            reference: self.reference.clone(),
-            ..OutputChecks::default()
-        };
-        for (i, crs) in self.reference.crs.iter().take(4).enumerate() {
-            let Ok(srs) = SpatialRef::from_definition(crs) else {
-                continue;
-            };
-            let name = format!("warm-up-{i}.tif");
-            if tiny_geotiff(&dir.path().join(&name), &srs).is_ok() {
-                let _ = scratch.after_cell(dir.path(), &[name], &[]);
-            }
-        }
-    }
-
     /// Warnings for the files a cell `written` under `pred` (see
     /// [`Snapshot::changed_since`]), one line per file (`pred_results/x.png: …`).
     pub fn after_cell(
@@ -173,21 +173,19 @@ impl OutputChecks {
         written: &[String],
         figures: &[FigureFacts],
     ) -> Vec<String> {
-        written
-            .iter()
-            .filter_map(|rel| self.line(pred, rel, figures))
-            .collect()
+        self.lines(pred, written, figures)
     }
 
     /// Warnings for every file under `pred` (what `finish` looks at).
     pub fn all(&mut self, pred: &Path) -> Vec<String> {
         let listed = Snapshot::of(pred);
-        let mut lines: Vec<String> = listed
+        let files: Vec<String> = listed
             .0
             .keys()
             .filter(|rel| !card::is_sidecar(Path::new(rel.as_str())))
-            .filter_map(|rel| self.line(pred, rel, &[]))
+            .cloned()
             .collect();
+        let mut lines = self.lines(pred, &files, &[]);
         if let Some(why) = listed.1 {
             lines.push(format!("pred_results/: the listing {why}"));
         }
@@ -214,41 +212,99 @@ impl OutputChecks {
         None
     }
 
-    /// The warning line of one file, when it has warnings.
-    fn line(&mut self, pred: &Path, rel: &str, figures: &[FigureFacts]) -> Option<String> {
-        let path = pred.join(rel);
-        let facts = figures
-            .iter()
-            .find(|f| f.path.ends_with(&format!("/pred_results/{rel}")));
-        // Read only as the cell could (crate::beneath): a link out of the
-        // folder, a FIFO or a file the sandbox cannot read is named, not read.
-        // Pinned, so that what is checked is what the library reads.
-        let pinned = match beneath::pin_under(pred, &path) {
-            Ok(pinned) => pinned,
-            Err(beneath::Refused::Missing) => return None,
-            Err(why) => return Some(format!("pred_results/{rel}: {why}")),
-        };
-        let stamp = pinned.facts.as_ref().map(|f| (f.len, f.modified));
-        let mut warnings = match self.checked.get(rel) {
-            Some((seen, warnings)) if stamp.is_some() && *seen == stamp => warnings.clone(),
-            _ => {
-                let reference = self.reference.clone();
-                let warnings = beneath::within(super::CHECK_TIME, move || {
-                    file_warnings(pinned.path(), &reference)
-                })
-                .unwrap_or_else(|| {
-                    vec![format!("not read within {} s", super::CHECK_TIME.as_secs())]
-                });
-                self.checked
-                    .insert(rel.to_string(), (stamp, warnings.clone()));
-                warnings
+    /// The warning lines of `files` under `pred`, one per file with
+    /// warnings. Files unchanged since they were read keep their warnings;
+    /// the others are read in one confined reader that sees `pred` alone.
+    fn lines(&mut self, pred: &Path, files: &[String], figures: &[FigureFacts]) -> Vec<String> {
+        // Only as the cell could (crate::beneath): a link out of the
+        // folder, a FIFO or a file the sandbox cannot read is named here and
+        // never handed to the reader.
+        let mut found: Vec<(String, Result<Option<Stamp>, String>)> = Vec::new();
+        for rel in files {
+            match beneath::check_under(pred, &pred.join(rel)) {
+                Ok(facts) => found.push((rel.clone(), Ok(Some((facts.len, facts.modified))))),
+                Err(beneath::Refused::Missing) => {}
+                Err(why) => found.push((rel.clone(), Err(why.to_string()))),
             }
-        };
-        if kind_of(&path) == OutputKind::Image {
-            warnings.extend(figure_warnings(facts, &self.reference));
         }
-        (!warnings.is_empty()).then(|| format!("pred_results/{rel}: {}", warnings.join("; ")))
+        let unread: Vec<String> = found
+            .iter()
+            .filter(|(rel, stamp)| match (stamp, self.checked.get(rel)) {
+                (Ok(stamp), Some((seen, _))) => seen != stamp,
+                (Ok(_), None) => true,
+                (Err(_), _) => false,
+            })
+            .map(|(rel, _)| rel.clone())
+            .collect();
+        if !unread.is_empty() {
+            let read = warnings_in(pred, &unread, &self.reference);
+            for (rel, warnings) in unread.iter().zip(read) {
+                let stamp = found
+                    .iter()
+                    .find(|(r, _)| r == rel)
+                    .and_then(|(_, s)| s.clone().ok())
+                    .flatten();
+                self.checked.insert(rel.clone(), (stamp, warnings));
+            }
+        }
+        found
+            .into_iter()
+            .filter_map(|(rel, stamp)| {
+                let mut warnings = match stamp {
+                    Err(why) => vec![why],
+                    Ok(_) => self
+                        .checked
+                        .get(&rel)
+                        .map(|(_, w)| w.clone())
+                        .unwrap_or_default(),
+                };
+                if kind_of(Path::new(&rel)) == OutputKind::Image {
+                    let facts = figures
+                        .iter()
+                        .find(|f| f.path.ends_with(&format!("/pred_results/{rel}")));
+                    warnings.extend(figure_warnings(facts, &self.reference));
+                }
+                (!warnings.is_empty())
+                    .then(|| format!("pred_results/{rel}: {}", warnings.join("; ")))
+            })
+            .collect()
     }
+}
+
+/// The warnings of each of `files` under `pred`, read by one confined
+/// reader that sees `pred` alone.
+fn warnings_in(pred: &Path, files: &[String], reference: &Reference) -> Vec<Vec<String>> {
+    let unread = |why: String| files.iter().map(|_| vec![why.clone()]).collect();
+    let root = match crate::reader::Root::exact(pred) {
+        Ok(root) => root,
+        Err(why) => return unread(why.to_string()),
+    };
+    let request = crate::reader::Request::Warnings {
+        files: files.to_vec(),
+        reference: reference.clone(),
+    };
+    let limit = super::CHECK_TIME * (files.len().clamp(1, 3) as u32);
+    match crate::reader::read(&root, request, limit) {
+        Ok((reply, _)) => match reply.answer {
+            crate::reader::Answer::Warnings(w) if w.len() == files.len() => w,
+            _ => unread("the reader answered something else".into()),
+        },
+        Err(why) => unread(why.to_string()),
+    }
+}
+
+/// The warnings of one file under `folder`, in this process: only the
+/// confined reader calls it. Pinned, so that what is checked is what the
+/// library reads; at most [`super::CHECK_TIME`].
+pub(crate) fn warnings_here(folder: &Path, rel: &str, reference: &Reference) -> Vec<String> {
+    let pinned = match beneath::pin_under(folder, &folder.join(rel)) {
+        Ok(pinned) => pinned,
+        Err(beneath::Refused::Missing) => return Vec::new(),
+        Err(why) => return vec![why.to_string()],
+    };
+    let reference = reference.clone();
+    beneath::within(super::CHECK_TIME, move || file_warnings(pinned.path(), &reference))
+        .unwrap_or_else(|| vec![format!("not read within {} s", super::CHECK_TIME.as_secs())])
 }
 
 /// The entries under a folder with their size and modification time, to
@@ -305,7 +361,7 @@ fn file_warnings(path: &Path, reference: &Reference) -> Vec<String> {
             _ => Vec::new(),
         };
     }
-    match kind_of(path) {
+    match super::kind_read(path) {
         OutputKind::Image => image(path),
         OutputKind::Raster => raster(path, reference),
         OutputKind::Vector => vector(path, reference),
@@ -757,16 +813,6 @@ fn geoparquet_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
             ))
         })
         .collect()
-}
-
-/// Writes a 2×2 single-band GeoTIFF in `srs` at `path`.
-fn tiny_geotiff(path: &Path, srs: &SpatialRef) -> gdal::errors::Result<()> {
-    let driver = gdal::DriverManager::get_driver_by_name("GTiff")?;
-    let mut ds = driver.create_with_band_type::<f32, _>(path, 2, 2, 1)?;
-    ds.set_spatial_ref(srs)?;
-    ds.set_geo_transform(&[0.0, 1.0, 0.0, 2.0, 0.0, -1.0])?;
-    let mut values = gdal::raster::Buffer::new((2, 2), vec![1.0f32, 2.0, 3.0, 4.0]);
-    ds.rasterband(1)?.write((0, 0), (2, 2), &mut values)
 }
 
 /// A number for a warning.

@@ -16,11 +16,32 @@ use crate::llm::vision::{image_tokens, Shown, MAX_SIDE};
 /// ([`downscale`]) and encoded with fast compression (the payload's size
 /// does not change its tokens). The example's 957×839 map: 18–20 ms the
 /// straightforward way (decode, Triangle resize, default PNG), ~8.5 ms here.
+///
+/// Decoded in a confined reader that sees the image's folder alone
+/// ([`crate::reader`]); this process only passes the answer on.
 pub fn prepare(path: &Path) -> Option<Shown> {
+    let folder = path.parent()?;
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let root = crate::reader::Root::exact(folder).ok()?;
+    let request = crate::reader::Request::Shown { file: name };
+    match crate::reader::read(&root, request, super::CHECK_TIME) {
+        Ok((reply, _)) => match reply.answer {
+            crate::reader::Answer::Shown(shown) => shown,
+            _ => None,
+        },
+        Err(why) => {
+            tracing::debug!("{}: not shown: {why}", path.display());
+            None
+        }
+    }
+}
+
+/// [`prepare`], in this process: only the confined reader calls it.
+pub(crate) fn prepare_here(folder: &Path, path: &Path) -> Option<Shown> {
     // Only as the cell could read it (crate::beneath): never through a
     // link out of its folder, never a FIFO or a host file.
     // Pinned: the decoder reads the very file checked.
-    let pinned = crate::beneath::pin_under(path.parent()?, path).ok()?;
+    let pinned = crate::beneath::pin_under(folder, path).ok()?;
     pinned.facts.as_ref()?;
     let path = pinned.path();
     let reader = image25::ImageReader::open(path)

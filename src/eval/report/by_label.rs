@@ -11,7 +11,6 @@ use crate::bench::labels::Labels;
 use crate::eval::breakdown::{self, Breakdown, Item, TASK_DIFFICULTY_RULE};
 use crate::eval::errors::ErrorType;
 use crate::eval::report::charts::labels::{self as label_charts, LabelCharts};
-use crate::eval::stats;
 
 /// One task's runs in one cell.
 #[derive(Default)]
@@ -40,8 +39,11 @@ fn runs_by_cell(report: &Report) -> Vec<(String, BTreeMap<String, TaskRuns>)> {
         .map(|c| (c.label.clone(), BTreeMap::new()))
         .collect();
     for (backend, record, _) in report.runs.iter().filter(|(_, r, _)| !r.labels.is_empty()) {
-        let label = format!("{backend} · {}", record.arch);
-        let Some((_, tasks)) = cells.iter_mut().find(|(c, _)| *c == label) else {
+        let cell = report
+            .cells
+            .iter()
+            .position(|c| c.backend == *backend && c.arch == record.arch);
+        let Some((_, tasks)) = cell.and_then(|i| cells.get_mut(i)) else {
             continue;
         };
         let task = tasks.entry(record.task.clone()).or_default();
@@ -77,27 +79,12 @@ pub fn section(report: &Report, charts_dir: &Path, venv: &Path) -> String {
                     errors: t.errors.clone(),
                 })
                 .collect();
-            let mut errors = BTreeMap::new();
-            for e in items.iter().flat_map(|i| &i.errors) {
-                *errors.entry(e.name().to_string()).or_insert(0) += 1;
-            }
-            let fewest = items.iter().map(|i| i.n).min().unwrap_or(0);
-            let pass_at = [1, 3, 5]
-                .into_iter()
-                .filter(|k| *k <= fewest)
-                .map(|k| {
-                    let per: Vec<f64> = items
-                        .iter()
-                        .map(|i| stats::pass_at_k(i.n, i.c, k))
-                        .collect();
-                    (k, stats::mean(&per))
-                })
-                .collect();
+            let all = breakdown::overall(&items);
             CellFigures {
                 cell: cell.clone(),
                 breakdown: breakdown::breakdown(&items),
-                errors,
-                pass_at,
+                errors: all.errors,
+                pass_at: all.pass_at,
             }
         })
         .collect();

@@ -56,13 +56,7 @@ pub(super) fn ablation(a: &Ablation, path: &Path) -> Drawn {
             .label(format!("{label} {}", a.flag))
             .legend(move |(x, y)| Circle::new((x + 6, y), 4, colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FAMILY, 12))
-        .draw()?;
+    super::legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
 
     let diffs: Vec<f64> = a.per_task.iter().map(|(_, w, wo)| w - wo).collect();
     let reach = diffs.iter().fold(0.05f64, |m, d| m.max(d.abs())).min(1.0) * 1.15;

@@ -135,13 +135,7 @@ fn share_bars(path: &Path, caption: &str, bars: &[(String, BTreeMap<String, usiz
             (x, y),
         )?;
     } else {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FAMILY, 12))
-            .draw()?;
+        super::legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
     }
     column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
     root.present()?;
@@ -193,13 +187,7 @@ fn stacked_pass(path: &Path, caption: &str, bars: &[(String, BTreeMap<usize, f64
             .label(name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FAMILY, 12))
-        .draw()?;
+    super::legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
     column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
     root.present()?;
     Ok(())
@@ -238,13 +226,7 @@ fn scatter(path: &Path, caption: &str, x_desc: &str, points: &[(String, f64, f64
             .label(label.as_str())
             .legend(move |(x, y)| Circle::new((x + 6, y), 5, colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FAMILY, 12))
-        .draw()?;
+    super::legend(&mut chart, SeriesLabelPosition::LowerRight, 12)?;
     root.present()?;
     Ok(())
 }

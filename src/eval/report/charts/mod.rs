@@ -227,6 +227,28 @@ fn arch_colour(arch: &str) -> RGBColor {
     }
 }
 
+/// Draws a chart's legend: framed, on a near-white ground, at `position`
+/// in `size`-point type.
+fn legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    size: u32,
+) -> Drawn
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FAMILY, size))
+        .draw()?;
+    Ok(())
+}
+
 /// Writes `labels[i]` under the middle of column `i` of a chart whose x
 /// axis runs over 0..labels.len() (plotters' own tick labels land between
 /// bars).
@@ -406,13 +428,7 @@ fn error_types(report: &Report, path: &Path) -> Drawn {
             .label(kind.name())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FAMILY, 13))
-        .draw()?;
+    legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
     column_labels(&root, |x| chart.backend_coord(&(x, 0.0)), &labels)?;
     root.present()?;
     Ok(())

@@ -109,13 +109,7 @@ pub(super) fn c_emb_dots(report: &Report, path: &Path) -> Drawn {
                 .label(model.as_str())
                 .legend(move |(x, y)| Circle::new((x + 6, y), 4, colour.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FAMILY, 12))
-            .draw()?;
+        super::legend(&mut chart, SeriesLabelPosition::LowerRight, 12)?;
         let labels: Vec<String> = report.tasks.iter().map(|t| t.task.clone()).collect();
         let style =
             TextStyle::from((FAMILY, 10).into_font()).pos(Pos::new(HPos::Center, VPos::Top));

@@ -99,13 +99,7 @@ pub(super) fn profiles(report: &Report, path: &Path) -> Drawn {
                     .map(move |p| Circle::new(p, 3, colour.filled())),
             )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FAMILY, 12))
-            .draw()?;
+        super::legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
     }
     root.present()?;
     Ok(())

@@ -199,6 +199,10 @@ pub struct ViewSpec<'a> {
     pub read_only: Vec<PathBuf>,
     /// Host directories bound read-write at their own paths.
     pub writable: Vec<PathBuf>,
+    /// Folders already opened (`O_PATH`) by whoever chose them, bound
+    /// read-only at the given paths: no path is resolved again, so a
+    /// folder swapped for a link after it was opened changes nothing.
+    pub read_only_fds: Vec<(OwnedFd, PathBuf)>,
     /// The session's tmp, bound read-write at `/tmp`.
     pub tmp: &'a Path,
 }
@@ -367,6 +371,12 @@ pub fn build_view(spec: &ViewSpec<'_>) -> Result<(), String> {
             inside(stage, &b.target),
             b.writable,
         ));
+    }
+    for (fd, target) in &spec.read_only_fds {
+        let held = fd
+            .try_clone()
+            .map_err(|e| format!("holding {}: {e}", target.display()))?;
+        binds.push((Source(held), inside(stage, target), false));
     }
     become_sandbox_user()?;
     mount(

@@ -1,0 +1,397 @@
+//! The reader's own side: `gisclaw __read`, started by [`super::read`].
+//! It confines itself before it parses a byte of the folder, answers one
+//! request on standard output and exits.
+//!
+//! Descriptors on entry: 0 the request (a pipe, read to its end, then
+//! replaced by `/dev/null`), 1 the answer, 2 errors, 3 the namespace
+//! handshake with the host (which writes the id maps), 4 the folder
+//! (`O_PATH`, opened by the host). Everything else is closed.
+//!
+//! With namespaces: new user, mount, PID, IPC and network namespaces; a
+//! fork makes the reader PID 1 of its own namespace, which builds the
+//! minimal view (system directories, the folder read-only at
+//! [`super::VIEW_ROOT`], a private `/tmp`), becomes the sandbox's user,
+//! and applies rlimits, no-new-privs, no capabilities, Landlock and
+//! seccomp (no sockets). Without them: the sandbox's user (as root),
+//! Landlock and seccomp on the folder as the host opened it.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use gisclaw_confine::{confine, isolate};
+use gisclaw_protocol::{ConfinementPolicy, ConfinementReport, LayerStatus};
+
+use super::request::{Answer, Envelope, Reply, Request};
+use super::{answer_frame, MAX_REQUEST_BYTES, VIEW_ROOT};
+
+/// The descriptor of the namespace handshake.
+const SYNC_FD: i32 = 3;
+/// The descriptor of the folder.
+const ROOT_FD: i32 = 4;
+
+/// The reader's address-space limit.
+const MEMORY_LIMIT: u64 = 8 << 30;
+/// The largest file the reader may write (its own `/tmp`).
+const FILE_LIMIT: u64 = 1 << 30;
+/// Processes and threads the reader may run.
+const PROCESS_LIMIT: u64 = 64;
+
+/// Runs the reader; the exit code says whether an answer was written.
+pub fn serve() -> ExitCode {
+    match start() {
+        Ok(code) => code,
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "gisclaw reader: {why}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+fn start() -> Result<ExitCode, String> {
+    let mut raw = Vec::new();
+    std::io::stdin()
+        .take(MAX_REQUEST_BYTES)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("reading the request: {e}"))?;
+    let envelope: Envelope =
+        serde_json::from_slice(&raw).map_err(|e| format!("the request: {e}"))?;
+    no_stdin()?;
+    // SAFETY: descriptors 3 and 4 were set up by the host for this process
+    // alone; nothing else in it owns them.
+    let mut sync = unsafe { UnixStream::from_raw_fd(SYNC_FD) };
+    let root = unsafe { OwnedFd::from_raw_fd(ROOT_FD) };
+    close_others();
+    let scratch = Scratch::new()?;
+    isolate::note_outside_ids();
+    let namespaced = isolate::unshare(&mut sync).is_ok();
+    drop(sync);
+    if !namespaced {
+        return Ok(ExitCode::from(work(&envelope, &root, None, &scratch)));
+    }
+    // SAFETY: unshare with flags only; the new user namespace holds
+    // CAP_SYS_ADMIN, so a network namespace of its own (loopback down).
+    let net = unsafe { libc::unshare(libc::CLONE_NEWNET) } == 0;
+    // SAFETY: single-threaded here; the child goes on with this code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // PID 1 of the new namespace: dies with the process that waits for it.
+        // SAFETY: prctl with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+        let code = work(&envelope, &root, Some(net), &scratch);
+        let _ = std::io::stdout().flush();
+        // SAFETY: leaving the forked child without running the parent's
+        // exit handlers twice.
+        unsafe { libc::_exit(code.into()) };
+    }
+    drop(root);
+    let mut status = 0;
+    // SAFETY: reaping the child just forked.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    drop(scratch);
+    Ok(
+        match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
+            Some(0) => ExitCode::SUCCESS,
+            Some(code) => ExitCode::from(code as u8),
+            None => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "gisclaw reader: ended by signal {}",
+                    libc::WTERMSIG(status)
+                );
+                ExitCode::from(5)
+            }
+        },
+    )
+}
+
+/// Standard input becomes `/dev/null`: nothing the reader opens can read
+/// the user's terminal.
+fn no_stdin() -> Result<(), String> {
+    let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
+    // SAFETY: dup2 onto descriptor 0 with a descriptor this process owns.
+    if unsafe { libc::dup2(null.as_raw_fd(), 0) } < 0 {
+        return Err(format!(
+            "standard input: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Closes every descriptor above the folder's.
+fn close_others() {
+    // SAFETY: close_range with integer arguments; no descriptor above 4 is
+    // owned by anything in this process at start.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, ROOT_FD + 1, u32::MAX, 0) };
+    if rc != 0 {
+        for fd in (ROOT_FD + 1)..1024 {
+            // SAFETY: as above, one descriptor at a time.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// The reader's private folder on the host: the stage its view is built
+/// on and its `/tmp`. Removed when the reader ends.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Result<Scratch, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("gisclaw-read-")
+            .tempdir()
+            .map_err(|e| format!("the reader's folder: {e}"))?;
+        for sub in ["stage", "tmp"] {
+            std::fs::create_dir(dir.path().join(sub))
+                .map_err(|e| format!("the reader's folder: {e}"))?;
+        }
+        // The sandbox's user writes its temporary files there; the folder
+        // above stays the host user's own (0700).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            dir.path().join("tmp"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .map_err(|e| format!("the reader's folder: {e}"))?;
+        Ok(Scratch { dir })
+    }
+
+    fn stage(&self) -> PathBuf {
+        self.dir.path().join("stage")
+    }
+
+    fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+}
+
+/// Confines this process, reads, and writes the answer; the exit code
+/// (0 when the answer was written). `net` is whether a network namespace
+/// was entered (`None`: no namespaces at all).
+fn work(envelope: &Envelope, root: &OwnedFd, net: Option<bool>, scratch: &Scratch) -> u8 {
+    let confined = match confine_here(envelope, root, net, scratch) {
+        Ok(confined) => confined,
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "gisclaw reader: {why}");
+            return 6;
+        }
+    };
+    let (confinement, folder) = confined;
+    super::harden::harden_gdal();
+    let (answer, binary) = answer(&folder, &envelope.request);
+    let reply = Reply {
+        confinement,
+        answer,
+    };
+    let frame = match answer_frame(&reply, &binary) {
+        Ok(frame) => frame,
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "gisclaw reader: {why}");
+            return 7;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if out.write_all(&frame).and_then(|()| out.flush()).is_err() {
+        return 8;
+    }
+    0
+}
+
+/// Applies every layer; returns their report and the folder's path as
+/// this process now sees it.
+fn confine_here(
+    envelope: &Envelope,
+    root: &OwnedFd,
+    net: Option<bool>,
+    scratch: &Scratch,
+) -> Result<(ConfinementReport, PathBuf), String> {
+    let (namespaces, folder, tmp) = match net {
+        Some(net) => {
+            isolate::build_view(&isolate::ViewSpec {
+                stage: &scratch.stage(),
+                read_only: Vec::new(),
+                writable: Vec::new(),
+                read_only_fds: vec![(
+                    same_folder_here(&envelope.root, root)?,
+                    PathBuf::from(VIEW_ROOT),
+                )],
+                tmp: &scratch.tmp(),
+            })?;
+            let detail = if net {
+                "user, mount, PID, IPC and network namespaces; the folder read-only at its own root"
+            } else {
+                "user, mount, PID and IPC namespaces (no network namespace); the folder read-only"
+            };
+            (
+                LayerStatus::Enforced(detail.into()),
+                PathBuf::from(VIEW_ROOT),
+                PathBuf::from("/tmp"),
+            )
+        }
+        None => {
+            sandbox_user_without_namespaces()?;
+            (
+                LayerStatus::Unsupported("the kernel refused new namespaces".into()),
+                // The folder as the host opened it: Landlock's rule is on
+                // that very folder, whatever its path names later.
+                PathBuf::from(format!("/proc/self/fd/{}", root.as_raw_fd())),
+                scratch.tmp(),
+            )
+        }
+    };
+    let namespaced = namespaces.is_active();
+    std::env::set_current_dir(if namespaced { Path::new("/") } else { &tmp })
+        .map_err(|e| format!("chdir: {e}"))?;
+    let policy = ConfinementPolicy {
+        write_roots: vec![tmp.clone()],
+        allow_network: false,
+        memory_limit_bytes: Some(MEMORY_LIMIT),
+        file_size_limit_bytes: Some(FILE_LIMIT),
+        read_roots: vec![folder.clone()],
+        namespaces: true,
+        process_limit: Some(PROCESS_LIMIT),
+        confine: true,
+    };
+    let mut report = confine::apply(&policy, namespaces, &[folder.clone()]);
+    let cpu = libc::rlimit {
+        rlim_cur: envelope.cpu_seconds,
+        rlim_max: envelope.cpu_seconds + 2,
+    };
+    // SAFETY: cpu is a valid rlimit for the call.
+    if unsafe { libc::setrlimit(libc::RLIMIT_CPU, &cpu) } == 0 {
+        if let LayerStatus::Enforced(detail) = &mut report.rlimits {
+            detail.push_str(&format!(", CPU ≤ {} s", envelope.cpu_seconds));
+        }
+    }
+    std::env::set_var("TMPDIR", &tmp);
+    Ok((report, folder))
+}
+
+/// The folder the host opened, opened again in this mount namespace (a
+/// bind mount cannot take a mount of another namespace): by its path,
+/// never following a link at its end, and accepted only when it is the
+/// very folder the host opened (same device and inode).
+fn same_folder_here(path: &Path, held: &OwnedFd) -> Result<OwnedFd, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| "the folder's name has a NUL".to_string())?;
+    // SAFETY: c is NUL-terminated; the descriptor is owned below.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(format!(
+            "the folder, opened again: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: fd was just opened and is owned by no one else.
+    let here = unsafe { OwnedFd::from_raw_fd(fd) };
+    let identity = |fd: &OwnedFd| {
+        // SAFETY: st is a valid out-pointer for fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some((st.st_dev, st.st_ino))
+    };
+    match (identity(held), identity(&here)) {
+        (Some(a), Some(b)) if a == b => Ok(here),
+        _ => Err("the folder was swapped after it was opened; not read".into()),
+    }
+}
+
+/// As root without namespaces: become `nobody` before reading, so that
+/// nothing only root could read is read.
+fn sandbox_user_without_namespaces() -> Result<(), String> {
+    // SAFETY: credential calls with integer arguments.
+    unsafe {
+        if libc::geteuid() != 0 {
+            return Ok(());
+        }
+        let id = isolate::ROOT_SANDBOX_ID;
+        if libc::setgroups(0, std::ptr::null()) != 0
+            || libc::setresgid(id, id, id) != 0
+            || libc::setresuid(id, id, id) != 0
+        {
+            return Err(format!(
+                "becoming the sandbox's user: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // Still able to open its own /proc/self/fd (the folder's path).
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+    }
+    Ok(())
+}
+
+/// Answers `request` about `folder` (the path this process sees it at),
+/// with the binary part of the answer.
+fn answer(folder: &Path, request: &Request) -> (Answer, Vec<u8>) {
+    use crate::{card, outputs};
+    match request {
+        Request::CardText { shown_as, budget } => (
+            Answer::Text(card::card_text_here(folder, shown_as, *budget)),
+            Vec::new(),
+        ),
+        Request::CardFacts { shown_as } => (
+            Answer::Facts(Box::new(card::card_facts_here(folder, shown_as))),
+            Vec::new(),
+        ),
+        Request::Inspect { shown_as, rel } => (
+            Answer::Dataset(
+                card::inspect_facts_here(folder, shown_as, rel)
+                    .map(Box::new)
+                    .map_err(|e| e.to_string()),
+            ),
+            Vec::new(),
+        ),
+        Request::Reference { task_text } => (
+            Answer::Reference(outputs::sanity::Reference::read_here(Some(folder), task_text)),
+            Vec::new(),
+        ),
+        Request::Warnings { files, reference } => (
+            Answer::Warnings(
+                files
+                    .iter()
+                    .map(|rel| outputs::sanity::warnings_here(folder, rel, reference))
+                    .collect(),
+            ),
+            Vec::new(),
+        ),
+        Request::Checks { files } => (
+            Answer::Checks(
+                files
+                    .iter()
+                    .map(|rel| outputs::check_here(folder, &folder.join(rel)))
+                    .collect(),
+            ),
+            Vec::new(),
+        ),
+        Request::Summary {
+            file,
+            declared,
+            kind,
+        } => {
+            let (summary, binary) = crate::eval::output_score::summarise_here(
+                folder,
+                file,
+                declared,
+                kind.as_deref(),
+            );
+            (Answer::Summary(Box::new(summary)), binary)
+        }
+        Request::Shown { file } => (
+            Answer::Shown(outputs::shown::prepare_here(folder, &folder.join(file))),
+            Vec::new(),
+        ),
+    }
+}

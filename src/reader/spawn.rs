@@ -1,0 +1,292 @@
+//! The host's side of the reader: opens the folder, starts `gisclaw
+//! __read` with it, writes the namespace's id maps, and takes the answer
+//! within a time limit and a size bound.
+
+use std::ffi::CString;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::request::{Envelope, Reply, Request};
+use super::{MAGIC, MAX_ANSWER_BINARY, MAX_ANSWER_JSON};
+
+/// Why a read gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The folder could not be opened (missing, or a link where a folder
+    /// of the run was expected).
+    #[error("{0}")]
+    Folder(String),
+    /// The reader could not be started.
+    #[error("the confined reader could not start: {0}")]
+    Start(String),
+    /// It ran past its time limit and was stopped.
+    #[error("not read within {0} s")]
+    Timeout(u64),
+    /// It ended without an answer (the last line it wrote on stderr).
+    #[error("the confined reader failed: {0}")]
+    Failed(String),
+    /// Its answer was malformed or too big.
+    #[error("the confined reader's answer: {0}")]
+    Answer(String),
+}
+
+/// The folder a reader sees, opened by the host (`O_PATH`).
+pub struct Root {
+    path: PathBuf,
+    fd: OwnedFd,
+}
+
+impl Root {
+    /// A folder the user named (a task's or chat's data folder): links on
+    /// the way to it are the user's choice and are followed.
+    pub fn chosen(path: &Path) -> Result<Root, ReadError> {
+        let real = path
+            .canonicalize()
+            .map_err(|e| ReadError::Folder(format!("{}: {e}", path.display())))?;
+        Root::open(&real)
+    }
+
+    /// A folder a cell can write in or beside (a run's `pred_results/`):
+    /// its own name is never followed as a link, so a cell that swapped it
+    /// for a link to elsewhere gets a refusal, not a read of elsewhere.
+    pub fn exact(path: &Path) -> Result<Root, ReadError> {
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .ok_or_else(|| ReadError::Folder(format!("{}: not a folder", path.display())))?;
+        let parent = parent
+            .canonicalize()
+            .map_err(|e| ReadError::Folder(format!("{}: {e}", parent.display())))?;
+        Root::open(&parent.join(name))
+    }
+
+    fn open(path: &Path) -> Result<Root, ReadError> {
+        let c = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| ReadError::Folder(format!("{}: a NUL in the name", path.display())))?;
+        // SAFETY: c is NUL-terminated; the descriptor is owned below.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            let err = std::io::Error::last_os_error();
+            let why = match err.raw_os_error() {
+                Some(libc::ENOTDIR) | Some(libc::ELOOP) => "a link or a file, not a folder".into(),
+                _ => err.to_string(),
+            };
+            return Err(ReadError::Folder(format!("{}: {why}", path.display())));
+        }
+        Ok(Root {
+            path: path.to_path_buf(),
+            // SAFETY: fd was just opened and is owned by no one else.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// The folder's path on the host.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The `gisclaw` executable that serves as the reader: `GISCLAW_EXE`, this
+/// process when it is gisclaw, else a `gisclaw` beside this executable or
+/// one folder up (test binaries in `target/debug/deps`).
+pub fn reader_exe() -> PathBuf {
+    if let Some(path) = std::env::var_os("GISCLAW_EXE") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    if exe.file_name().is_some_and(|n| n == "gisclaw") {
+        return exe;
+    }
+    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    for _ in 0..2 {
+        let candidate = dir.join("gisclaw");
+        if candidate.is_file() {
+            return candidate;
+        }
+        match dir.parent() {
+            Some(parent) => dir = parent.to_path_buf(),
+            None => break,
+        }
+    }
+    exe.with_file_name("gisclaw")
+}
+
+/// Variables the reader inherits: locale and GDAL's and PROJ's data paths.
+const READER_ENV: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "GDAL_DATA",
+    "GDAL_CACHEMAX",
+    "PROJ_DATA",
+    "PROJ_LIB",
+];
+
+/// The most stderr kept from a reader.
+const MAX_STDERR: u64 = 64 << 10;
+
+/// Asks a confined reader `request` about `root`, waiting at most `limit`.
+/// Returns its reply and the binary part of the answer.
+pub fn read(
+    root: &Root,
+    request: Request,
+    limit: Duration,
+) -> Result<(Reply, Vec<u8>), ReadError> {
+    let envelope = Envelope {
+        root: root.path.clone(),
+        cpu_seconds: limit.as_secs().max(1) + 1,
+        request,
+    };
+    let body = serde_json::to_vec(&envelope).map_err(|e| ReadError::Start(e.to_string()))?;
+    let (mut ours, theirs) = UnixStream::pair().map_err(|e| ReadError::Start(e.to_string()))?;
+    let exe = reader_exe();
+    let mut command = Command::new(&exe);
+    command
+        .arg("__read")
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(k, _)| {
+            let k = k.to_string_lossy();
+            READER_ENV.contains(&k.as_ref()) || k.starts_with("LC_")
+        }))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (sync_fd, root_fd) = (theirs.as_raw_fd(), root.fd.as_raw_fd());
+    // SAFETY: between fork and exec only async-signal-safe calls (fcntl,
+    // dup2) on descriptors this process owns.
+    unsafe {
+        command.pre_exec(move || {
+            let high_sync = libc::fcntl(sync_fd, libc::F_DUPFD, 100);
+            let high_root = libc::fcntl(root_fd, libc::F_DUPFD, 100);
+            if high_sync < 0
+                || high_root < 0
+                || libc::dup2(high_sync, 3) < 0
+                || libc::dup2(high_root, 4) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(high_sync);
+            libc::close(high_root);
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| ReadError::Start(format!("{}: {e}", exe.display())))?;
+    drop(theirs);
+    let pid = child.id() as i32;
+    let mut stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(stdin) = stdin.as_mut() {
+            let _ = stdin.write_all(&body);
+        }
+    });
+    let mut stdout = child.stdout.take();
+    let out = std::thread::spawn(move || -> Result<(Reply, Vec<u8>), String> {
+        match stdout.as_mut() {
+            Some(stdout) => read_frame(stdout),
+            None => Err("no answer channel".into()),
+        }
+    });
+    let mut stderr = child.stderr.take();
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(stderr) = stderr.as_mut() {
+            let _ = stderr.take(MAX_STDERR).read_to_end(&mut text);
+            // Drain the rest so the reader never blocks on a full pipe.
+            let _ = std::io::copy(stderr, &mut std::io::sink());
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let _ = ours.set_read_timeout(Some(Duration::from_secs(10)));
+    let _ = ours.set_write_timeout(Some(Duration::from_secs(10)));
+    // The reader reports whether it entered its namespaces; the maps are
+    // written from here (as root: its root is `nobody` outside).
+    let _ = gisclaw_confine::isolate::write_id_maps(pid, &mut ours);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = done_tx.send(());
+        status
+    });
+    let timed_out = done_rx.recv_timeout(limit).is_err();
+    if timed_out {
+        // SAFETY: the pid is our child's, not yet reaped (the waiter has
+        // not returned); its namespace's PID 1 dies with it.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let status = waiter.join().ok().and_then(|s| s.ok());
+    let _ = writer.join();
+    let answer = out.join().unwrap_or_else(|_| Err("the answer".into()));
+    let stderr = err.join().unwrap_or_default();
+    if timed_out {
+        return Err(ReadError::Timeout(limit.as_secs()));
+    }
+    match (answer, status) {
+        (Ok(answer), Some(status)) if status.success() => Ok(answer),
+        (Err(why), Some(status)) if status.success() => Err(ReadError::Answer(why)),
+        (_, status) => {
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| crate::util::clip(l.trim(), 300))
+                .unwrap_or_else(|| match status {
+                    Some(s) => format!("it ended with {s}"),
+                    None => "it could not be waited for".into(),
+                });
+            Err(ReadError::Failed(last))
+        }
+    }
+}
+
+/// Reads one answer: magic, JSON, binary part; never allocating more than
+/// what arrives, and at most [`MAX_ANSWER_JSON`] / [`MAX_ANSWER_BINARY`].
+fn read_frame(input: &mut impl Read) -> Result<(Reply, Vec<u8>), String> {
+    let mut magic = [0u8; 4];
+    input
+        .read_exact(&mut magic)
+        .map_err(|_| "no answer".to_string())?;
+    if &magic != MAGIC {
+        return Err("not an answer".into());
+    }
+    let json = read_part(input, MAX_ANSWER_JSON)?;
+    let binary = read_part(input, MAX_ANSWER_BINARY)?;
+    let reply: Reply = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
+    Ok((reply, binary))
+}
+
+/// One length-prefixed part of at most `cap` bytes.
+fn read_part(input: &mut impl Read, cap: u64) -> Result<Vec<u8>, String> {
+    let mut len = [0u8; 8];
+    input
+        .read_exact(&mut len)
+        .map_err(|_| "a cut answer".to_string())?;
+    let len = u64::from_le_bytes(len);
+    if len > cap {
+        return Err(format!("{len} bytes, more than the {cap} allowed"));
+    }
+    let mut part = Vec::new();
+    input
+        .take(len)
+        .read_to_end(&mut part)
+        .map_err(|e| e.to_string())?;
+    if part.len() as u64 != len {
+        return Err("a cut answer".into());
+    }
+    Ok(part)
+}
