@@ -325,9 +325,18 @@ fn readable_file(meta: &std::fs::Metadata) -> Result<(), String> {
 /// follow it too: its target lies inside the data folder `root` and every
 /// folder on the way is one the sandbox's user could search. Else why not.
 fn followable(root: &Path, path: &Path) -> Result<std::fs::Metadata, String> {
-    let target = path
-        .canonicalize()
-        .map_err(|_| "a broken link".to_string())?;
+    let target = path.canonicalize().map_err(|_| {
+        // In the reader's view, what lies outside the folder does not
+        // exist: say where the link points, not only that it is broken.
+        let named = std::fs::read_link(path)
+            .map(|t| lexical(&path.parent().unwrap_or(root).join(t)))
+            .unwrap_or_default();
+        if named.starts_with(root) {
+            "a broken link".to_string()
+        } else {
+            "a link to outside the data folder".to_string()
+        }
+    })?;
     if !target.starts_with(root) {
         return Err("a link to outside the data folder".into());
     }
@@ -335,6 +344,21 @@ fn followable(root: &Path, path: &Path) -> Result<std::fs::Metadata, String> {
         return Err("a link to a file the sandbox's user cannot reach".into());
     }
     std::fs::metadata(&target).map_err(|e| format!("a link that cannot be read ({e})"))
+}
+
+/// `path` with `.` and `..` resolved by name alone (no file is looked at).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// A human size.
@@ -788,7 +812,10 @@ pub(crate) fn inspect_facts_here(
     if !path.starts_with(data_dir) || rel.split('/').any(|p| p == "..") {
         return Err(SchemaError::Missing(name));
     }
-    if !path.exists() && rel.contains('{') {
+    // A link is present even where what it names is not (in the reader's
+    // view, nothing outside the folder is).
+    let present = std::fs::symlink_metadata(&path).is_ok();
+    if !present && rel.contains('{') {
         // A series, by the name the card gave it.
         let files = entries_under(data_dir);
         let sidecars = sidecars_by_main(&files);
@@ -797,7 +824,7 @@ pub(crate) fn inspect_facts_here(
             return series_entry(data_dir, shown_as, series, &files, &sidecars);
         }
     }
-    if !path.exists() {
+    if !present {
         return match archive::split_member(data_dir, rel) {
             Some((file, member)) => {
                 archive::member_entry(&data_dir.join(file), &format!("{shown_as}{file}"), member)

@@ -534,23 +534,308 @@ fn eval_scores_no_output_reached_through_a_link_out() {
     let dir = tempfile::tempdir().unwrap();
     let secret_dir = tempfile::tempdir().unwrap();
     let secret = victim(secret_dir.path(), "scored-secret");
-    let gold = dir.path().join("gold.csv");
-    std::fs::copy(&secret, &gold).unwrap();
-    let pred = dir.path().join("pred_results");
-    std::fs::create_dir(&pred).unwrap();
+    let gold = dir.path().join("gold");
+    std::fs::create_dir_all(gold.join("pred_results")).unwrap();
+    for name in ["x.csv", "y.csv", "z.csv"] {
+        std::fs::copy(&secret, gold.join("pred_results").join(name)).unwrap();
+    }
+    let run = dir.path().join("run");
+    let pred = run.join("pred_results");
+    std::fs::create_dir_all(&pred).unwrap();
     std::os::unix::fs::symlink(&secret, pred.join("x.csv")).unwrap();
     let fifo = std::ffi::CString::new(pred.join("y.csv").to_str().unwrap()).unwrap();
     // SAFETY: mkfifo with a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     use gisclaw::eval::output_score::score_output;
-    let linked = score_output("pred_results/x.csv", &gold, &pred.join("x.csv"));
+    let linked = score_output("pred_results/x.csv", &gold, &run);
     assert_eq!(linked.score, 0.0, "{linked:?}");
     assert_eq!(linked.note, "a link out of its folder, not read");
-    let piped = score_output("pred_results/y.csv", &gold, &pred.join("y.csv"));
+    let piped = score_output("pred_results/y.csv", &gold, &run);
     assert_eq!(piped.note, "a FIFO, not read");
-    // The same table as a file of the run's own is scored in full.
-    std::fs::copy(&secret, pred.join("z.csv")).unwrap();
-    std::fs::set_permissions(pred.join("z.csv"), std::fs::Permissions::from_mode(0o644)).unwrap();
-    let own = score_output("pred_results/z.csv", &gold, &pred.join("z.csv"));
+    // The same table as a file of the run's own is scored in full (the
+    // gold world-readable, as a gold run's outputs are to its reader).
+    for side in [&gold.join("pred_results/z.csv"), &pred.join("z.csv")] {
+        std::fs::copy(&secret, side).unwrap();
+        std::fs::set_permissions(side, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let own = score_output("pred_results/z.csv", &gold, &run);
     assert!(own.score > 0.99, "{own:?}");
+}
+
+/// A number no honest file of these tests holds: every hostile file below
+/// that GDAL followed would show it (as pixels, a field, a statistic).
+const MARKER: u16 = 27331;
+
+/// A loopback HTTP listener that counts the connections made to it.
+struct Listener {
+    port: u16,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Listener {
+    fn start() -> Listener {
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = socket.local_addr().unwrap().port();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = hits.clone();
+        std::thread::spawn(move || {
+            for stream in socket.incoming().flatten() {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+        Listener { port, hits }
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Files outside every folder under test, world-readable in a
+/// world-searchable folder (so that only the reader's view keeps them
+/// out), and one readable by root alone: each holds [`MARKER`].
+fn marked_files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let raw: Vec<u8> = (0..16).flat_map(|_| MARKER.to_le_bytes()).collect();
+    std::fs::write(dir.path().join("raw.bin"), &raw).unwrap();
+    std::fs::write(dir.path().join("root-only.bin"), &raw).unwrap();
+    std::fs::set_permissions(
+        dir.path().join("root-only.bin"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("secret.csv"),
+        format!("x,y,secret\n1,2,{MARKER}\n3,4,{MARKER}\n"),
+    )
+    .unwrap();
+    let tif = dir.path().join("secret.tif");
+    let driver = gdal::DriverManager::get_driver_by_name("GTiff").unwrap();
+    let ds = driver
+        .create_with_band_type::<u16, _>(&tif, 4, 4, 1)
+        .unwrap();
+    let mut band = ds.rasterband(1).unwrap();
+    let mut buffer = gdal::raster::Buffer::new((4, 4), vec![MARKER; 16]);
+    band.write((0, 0), (4, 4), &mut buffer).unwrap();
+    drop(ds);
+    for name in ["raw.bin", "secret.csv", "secret.tif"] {
+        std::fs::set_permissions(
+            dir.path().join(name),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+fn raster_vrt(band: &str) -> String {
+    format!(
+        "<VRTDataset rasterXSize=\"4\" rasterYSize=\"4\">\n{band}\n</VRTDataset>\n"
+    )
+}
+
+fn raw_band(path: &str) -> String {
+    raster_vrt(&format!(
+        "<VRTRasterBand dataType=\"UInt16\" band=\"1\" subClass=\"VRTRawRasterBand\">\
+         <SourceFilename relativeToVRT=\"0\">{path}</SourceFilename><ImageOffset>0</ImageOffset>\
+         <PixelOffset>2</PixelOffset><LineOffset>8</LineOffset><ByteOrder>LSB</ByteOrder></VRTRasterBand>"
+    ))
+}
+
+fn simple_source(path: &str, relative: bool) -> String {
+    raster_vrt(&format!(
+        "<VRTRasterBand dataType=\"UInt16\" band=\"1\"><SimpleSource>\
+         <SourceFilename relativeToVRT=\"{}\">{path}</SourceFilename><SourceBand>1</SourceBand>\
+         </SimpleSource></VRTRasterBand>",
+        u8::from(relative)
+    ))
+}
+
+fn ogr_vrt(path: &str) -> String {
+    format!(
+        "<OGRVRTDataSource><OGRVRTLayer name=\"secret\"><SrcDataSource>CSV:{path}</SrcDataSource>\
+         <SrcLayer>secret</SrcLayer><GeometryType>wkbPoint</GeometryType>\
+         <GeometryField encoding=\"PointFromColumns\" x=\"x\" y=\"y\"/></OGRVRTLayer></OGRVRTDataSource>\n"
+    )
+}
+
+/// Every class of content indirection, as files named as outputs and
+/// data are named: `(name, contents)`. `marked` holds the marked files;
+/// `depth` is how many folders up from the planted file `/` is reached
+/// by a relative path.
+fn indirections(marked: &Path, port: u16, depth: usize) -> Vec<(String, String)> {
+    let at = |name: &str| marked.join(name).to_str().unwrap().to_string();
+    let up = "../".repeat(depth);
+    let relative = format!("{up}{}", at("secret.tif").trim_start_matches('/'));
+    vec![
+        ("raw.tif".into(), raw_band(&at("raw.bin"))),
+        ("rootonly.tif".into(), raw_band(&at("root-only.bin"))),
+        ("simple.tif".into(), simple_source(&at("secret.tif"), false)),
+        ("relative.tif".into(), simple_source(&relative, true)),
+        ("plain.vrt".into(), simple_source(&at("secret.tif"), false)),
+        ("layer.geojson".into(), ogr_vrt(&at("secret.csv"))),
+        ("layer.gpkg".into(), ogr_vrt(&at("secret.csv"))),
+        (
+            "remote.tif".into(),
+            simple_source(&format!("/vsicurl/http://127.0.0.1:{port}/a.tif"), false),
+        ),
+        (
+            "remote.geojson".into(),
+            format!("{{\"$ref\": \"/vsicurl/http://127.0.0.1:{port}/b.geojson\"}}"),
+        ),
+        ("stdin.tif".into(), simple_source("/vsistdin/", false)),
+        ("stdinraw.tif".into(), raw_band("/vsistdin/")),
+    ]
+}
+
+/// Standard input for a gisclaw that must never read it: [`MARKER`] bytes.
+fn marked_stdin() -> Vec<u8> {
+    (0..4096).flat_map(|_| MARKER.to_le_bytes()).collect()
+}
+
+/// Runs gisclaw with [`marked_stdin`] on its standard input.
+fn gisclaw_fed(args: &[&str]) -> std::process::Output {
+    use std::io::Write;
+    let mut cmd = common::gisclaw_command(args, &[]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&marked_stdin());
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    out
+}
+
+fn assert_unmarked(what: &str, text: &str) {
+    assert!(
+        !text.contains(&MARKER.to_string()),
+        "{what} shows what a file's contents pointed at: {text}"
+    );
+}
+
+#[test]
+fn the_card_never_follows_a_files_contents_out_of_the_data_folder() {
+    let marked = marked_files();
+    let listener = Listener::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("points.csv"), "id,value\n1,3.5\n2,4.5\n").unwrap();
+    let depth = data.components().count() - 1;
+    let files = indirections(marked.path(), listener.port, depth);
+    for (name, contents) in &files {
+        std::fs::write(data.join(name), contents).unwrap();
+    }
+    let card = gisclaw_fed(&["card", data.to_str().unwrap()]);
+    let text = common::text(&card);
+    assert!(card.status.success(), "{text}");
+    assert_unmarked("the card", &text);
+    assert!(text.contains("data/points.csv"), "{text}");
+    let json = gisclaw_fed(&["card", data.to_str().unwrap(), "--json"]);
+    assert_unmarked("the card's facts", &common::text(&json));
+    for (name, _) in &files {
+        let one = gisclaw_fed(&["card", data.to_str().unwrap(), name]);
+        assert_unmarked(name, &common::text(&one));
+    }
+    assert_eq!(listener.hits(), 0, "the card's reader reached the network");
+    // Nothing written beside the data (GDAL's .aux.xml, .properties).
+    let mut names: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), files.len() + 1, "{names:?}");
+    // And the folder still reads.
+    let again = common::gisclaw(&["card", data.to_str().unwrap(), "points.csv"], &[]);
+    assert!(common::text(&again).contains("2 rows"), "{}", common::text(&again));
+}
+
+#[test]
+fn output_checks_and_scoring_never_follow_a_files_contents() {
+    let marked = marked_files();
+    let listener = Listener::start();
+    let (mut s, work) = common::session();
+    let pred = work.path().join("pred_results");
+    let depth = pred.components().count() - 1;
+    let files = indirections(marked.path(), listener.port, depth);
+    // Written by a cell, as the model would write them.
+    let code = format!(
+        "import json\nfiles = json.loads({:?})\nfor name, text in files:\n    open('pred_results/' + name, 'w').write(text)\nprint(len(files))",
+        serde_json::to_string(&files).unwrap()
+    );
+    let out = run(&mut s, &code);
+    assert_eq!(out.status, CellStatus::Ok, "{:?}", out.result.error);
+    let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    let mut checks = gisclaw::outputs::sanity::OutputChecks::new(None, "");
+    let lines = checks.after_cell(&pred, &names, &[]);
+    assert_unmarked("the output checks", &lines.join("\n"));
+    assert_unmarked("finish", &checks.all(&pred).join("\n"));
+    for name in &names {
+        let check = gisclaw::outputs::check(&pred.join(name));
+        assert_unmarked(name, &check.describe());
+        assert!(!check.is_content(), "{name}: {}", check.describe());
+    }
+    // Eval: the gold run's output is what the candidate's VRT names.
+    let gold = tempfile::tempdir().unwrap();
+    std::fs::create_dir(gold.path().join("pred_results")).unwrap();
+    std::fs::copy(
+        marked.path().join("secret.tif"),
+        gold.path().join("pred_results/map.tif"),
+    )
+    .unwrap();
+    let gold_map = gold.path().join("pred_results/map.tif");
+    run(
+        &mut s,
+        &format!(
+            "open('pred_results/map.tif', 'w').write({:?})",
+            simple_source(gold_map.to_str().unwrap(), false)
+        ),
+    );
+    let score =
+        gisclaw::eval::output_score::score_output("pred_results/map.tif", gold.path(), work.path());
+    assert!(score.score < 0.5, "the candidate read the gold: {score:?}");
+    assert_eq!(listener.hits(), 0, "a reader reached the network");
+    assert_eq!(run(&mut s, "print('alive')").result.stdout.trim(), "alive");
+}
+
+#[test]
+fn the_reader_holds_the_sandboxs_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("a.csv"), "id\n1\n").unwrap();
+    let root = gisclaw::reader::Root::chosen(dir.path()).unwrap();
+    let request = gisclaw::reader::Request::CardText {
+        shown_as: "data/".into(),
+        budget: 1000,
+    };
+    let (reply, _) =
+        gisclaw::reader::read(&root, request, std::time::Duration::from_secs(60)).unwrap();
+    let c = &reply.confinement;
+    for (layer, status) in [
+        ("namespaces", &c.namespaces),
+        ("seccomp", &c.network),
+        ("landlock", &c.filesystem),
+        ("rlimits", &c.rlimits),
+        ("no-new-privs", &c.no_new_privs),
+        ("capabilities", &c.capabilities),
+    ] {
+        assert!(status.is_active(), "{layer}: {status:?}");
+    }
+    assert!(
+        format!("{:?}", c.namespaces).contains("network"),
+        "{:?}",
+        c.namespaces
+    );
+    // A folder swapped for a link is refused, not followed.
+    let swapped = dir.path().join("swapped");
+    std::os::unix::fs::symlink("/etc", &swapped).unwrap();
+    let refused = gisclaw::reader::Root::exact(&swapped).err().expect("a link is no folder");
+    assert!(refused.to_string().contains("a link"), "{refused}");
 }

@@ -301,7 +301,7 @@ fn the_text_card_is_rendered_from_the_facts_json_states() {
     for folder in ["fiona", "pyflwdir", "libpysal/us_income", "tablib"] {
         let dir = corpus().join(folder);
         let card = gisclaw::card::card_for_dir(&dir, "data/", 50_000);
-        let facts = gisclaw::card::card_facts(&dir, "data/");
+        let facts = gisclaw::card::card_facts(&dir, "data/").unwrap();
         assert!(!facts.datasets.is_empty(), "{folder}");
         for dataset in &facts.datasets {
             assert!(
@@ -393,7 +393,7 @@ fn the_card_states_what_the_libraries_read() {
     let cards: serde_json::Map<String, serde_json::Value> = corpus_folders(&dir)
         .into_iter()
         .map(|folder| {
-            let card = gisclaw::card::card_facts(&dir.join(&folder), "data/");
+            let card = gisclaw::card::card_facts(&dir.join(&folder), "data/").unwrap();
             (folder, serde_json::to_value(card).unwrap())
         })
         .collect();
