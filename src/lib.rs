@@ -40,4 +40,5 @@ pub mod pysource;
 pub mod reader;
 pub mod sandbox;
 pub mod task;
+pub mod terminal;
 pub mod util;

@@ -3,6 +3,25 @@
 // Errors reach the user as one line, never as a panic. Tests may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+/// `println!` with the text through the terminal sanitiser
+/// (`gisclaw::terminal::clean`): what gisclaw prints never drives the
+/// terminal, whatever a cell, a data file or a model put in it.
+macro_rules! say {
+    () => { println!() };
+    ($($arg:tt)*) => { println!("{}", gisclaw::terminal::clean(&format!($($arg)*))) };
+}
+
+/// [`say`] on standard error.
+macro_rules! say_err {
+    () => { eprintln!() };
+    ($($arg:tt)*) => { eprintln!("{}", gisclaw::terminal::clean(&format!($($arg)*))) };
+}
+
+/// `print!` through the terminal sanitiser.
+macro_rules! say_part {
+    ($($arg:tt)*) => { print!("{}", gisclaw::terminal::clean(&format!($($arg)*))) };
+}
+
 mod cli;
 
 use std::path::PathBuf;
@@ -150,7 +169,7 @@ fn main() -> ExitCode {
             .map(|config| {
                 let report = doctor::run(&config);
                 for line in &report.lines {
-                    println!("{line}");
+                    say!("{line}");
                 }
                 if report.problems == 0 {
                     ExitCode::SUCCESS
@@ -183,7 +202,7 @@ fn main() -> ExitCode {
             };
             serde_json::to_string_pretty(&schema)
                 .map(|text| {
-                    println!("{text}");
+                    say!("{text}");
                     ExitCode::SUCCESS
                 })
                 .map_err(anyhow::Error::from)
@@ -193,7 +212,7 @@ fn main() -> ExitCode {
     // no backend, no venv…): usage or configuration, exit code 2. Failures
     // during a run are reported by the run itself (exit code 1).
     result.unwrap_or_else(|err| {
-        eprintln!("gisclaw: {err:#}");
+        say_err!("gisclaw: {err:#}");
         ExitCode::from(2)
     })
 }

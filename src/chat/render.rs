@@ -38,11 +38,14 @@ impl Style {
         }
     }
 
+    /// `text` cleaned ([`crate::terminal::clean`]: what it holds never
+    /// drives the terminal), then coloured.
     fn paint(&self, code: &str, text: &str) -> String {
+        let text = crate::terminal::clean(text);
         if self.color {
             format!("{code}{text}{RESET}")
         } else {
-            text.to_string()
+            text
         }
     }
 
@@ -50,7 +53,7 @@ impl Style {
     /// in the terminal's own colour: the answer is what the user reads,
     /// not a side note (notes are grey).
     pub fn reasoning(&self, text: &str) -> String {
-        text.to_string()
+        crate::terminal::clean(text)
     }
 
     /// A code block with a header line naming what runs it.
@@ -65,6 +68,7 @@ impl Style {
 
     /// An observation, cut in the middle past 40 lines.
     pub fn observation(&self, text: &str) -> String {
+        let text = crate::terminal::clean(text);
         let lines: Vec<&str> = text.lines().collect();
         let shown: Vec<String> = if lines.len() > OBSERVATION_LINES {
             let head = &lines[..OBSERVATION_LINES / 2];
@@ -122,8 +126,9 @@ impl Style {
 
     /// One line of Python with keywords, strings and comments coloured.
     pub fn highlight(&self, line: &str) -> String {
+        let line = crate::terminal::clean(line);
         if !self.color {
-            return line.to_string();
+            return line;
         }
         let mut out = String::new();
         let chars: Vec<char> = line.chars().collect();

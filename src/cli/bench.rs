@@ -125,7 +125,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Import { csv, data, out, copy } => {
             let mode = if copy { DataMode::Copy } else { DataMode::Link };
             let report = import::import(&csv, data.as_deref(), &out, mode).map_err(|e| UsageError(e.to_string()))?;
-            println!(
+            say!(
                 "gisclaw: {} tasks written to {}, {} data files {}",
                 report.tasks.len(),
                 out.display(),
@@ -133,7 +133,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
                 if copy { "copied" } else { "linked" }
             );
             for (id, names) in &report.missing {
-                println!("  {id}: not found under --data: {}", names.join(", "));
+                say!("  {id}: not found under --data: {}", names.join(", "));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -204,12 +204,12 @@ fn coverage(suites: &[PathBuf], list: Option<&str>) -> anyhow::Result<ExitCode> 
         gisclaw::knowledge::build::extract(&python, &gisclaw::knowledge::build::default_modules())
             .map_err(|e| anyhow::anyhow!(e))?;
     let rows = gisclaw::bench::coverage::coverage(&entries, &golds);
-    println!(
+    say!(
         "{:<16} {:>7} {:>10} {:>8}",
         "library", "public", "exercised", "share"
     );
     for row in &rows {
-        println!(
+        say!(
             "{:<16} {:>7} {:>10} {:>7.1} %",
             row.library,
             row.public,
@@ -219,7 +219,7 @@ fn coverage(suites: &[PathBuf], list: Option<&str>) -> anyhow::Result<ExitCode> 
     }
     let public: usize = rows.iter().map(|r| r.public).sum();
     let exercised: usize = rows.iter().map(|r| r.exercised.len()).sum();
-    println!(
+    say!(
         "gisclaw: {} golds exercise {exercised} of {public} public objects of {} libraries",
         golds.len(),
         rows.len()
@@ -246,7 +246,7 @@ fn coverage(suites: &[PathBuf], list: Option<&str>) -> anyhow::Result<ExitCode> 
             } else {
                 '-'
             };
-            println!("{mark} {} ({})", entry.name, entry.kind);
+            say!("{mark} {} ({})", entry.name, entry.kind);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -337,9 +337,9 @@ fn verify_suite(
     let mut verdicts = Vec::new();
     for task in &mut loaded {
         if let Some(bar) = &bar {
-            bar.set_message(task.task.id.clone());
+            bar.set_message(gisclaw::terminal::clean(&task.task.id));
         } else {
-            eprintln!("gisclaw: verifying {}", task.task.id);
+            say_err!("gisclaw: verifying {}", task.task.id);
         }
         let dir = out.join(&task.task.id);
         let verdict = verify::verify_task_within(&zygote, task, &dir, window);
@@ -351,7 +351,7 @@ fn verify_suite(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    println!(
+    say!(
         "{:<14} {:>5} {:>7} {:>7}  {:<6} outputs",
         "task", "cells", "gen s", "run s", "result"
     );
@@ -367,7 +367,7 @@ fn verify_suite(
                 )
             })
             .collect();
-        println!(
+        say!(
             "{:<14} {:>5} {:>7.1} {:>7.1}  {:<6} {}",
             v.id,
             v.cells,
@@ -380,7 +380,7 @@ fn verify_suite(
     let failed: Vec<_> = verdicts.iter().filter(|v| !v.passed()).collect();
     for v in &failed {
         for p in &v.problems {
-            println!("  {p}");
+            say!("  {p}");
         }
     }
     let warned: Vec<_> = verdicts
@@ -389,15 +389,15 @@ fn verify_suite(
         .collect();
     for v in &warned {
         for w in &v.check_warnings {
-            println!("  {}: output check: {w}", v.id);
+            say!("  {}: output check: {w}", v.id);
         }
     }
-    println!(
+    say!(
         "output checks: {} of {} gold runs would get a warning",
         warned.len(),
         verdicts.len()
     );
-    println!(
+    say!(
         "gisclaw: {}/{} gold solutions verified (runs in {})",
         verdicts.len() - failed.len(),
         verdicts.len(),
@@ -414,13 +414,13 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
     let mut loaded = load_suite(suite, tasks)?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let mut failures = 0;
-    println!(
+    say!(
         "{:<14} {:>5} {:>9} {:>16}  data",
         "task", "files", "MB", "digest"
     );
     for task in &mut loaded {
         if task.generator.is_empty() {
-            println!("{:<14} (given data, nothing to generate)", task.task.id);
+            say!("{:<14} (given data, nothing to generate)", task.task.id);
             continue;
         }
         if force {
@@ -441,7 +441,7 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
                     Provenance::Generated(t) => format!("generated in {:.1} s", t.as_secs_f64()),
                     _ => "cached".into(),
                 };
-                println!(
+                say!(
                     "{:<14} {:>5} {:>9.2} {digest:>16}  {} ({how})",
                     task.task.id,
                     files.len(),
@@ -451,7 +451,7 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
             }
             Err(e) => {
                 failures += 1;
-                println!("{:<14} FAILED {e}", task.task.id);
+                say!("{:<14} FAILED {e}", task.task.id);
             }
         }
     }
@@ -479,12 +479,12 @@ fn verify_steps(
     )?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let bar = bar(loaded.len());
-    println!("{:<8} {:>5}  {:<7} steps", "task", "steps", "result");
+    say!("{:<8} {:>5}  {:<7} steps", "task", "steps", "result");
     let mut failed = 0;
     let mut problems = Vec::new();
     for task in &loaded {
         if let Some(bar) = &bar {
-            bar.set_message(task.task.id.clone());
+            bar.set_message(gisclaw::terminal::clean(&task.task.id));
         }
         let verdicts = steps::run_gold(&zygote, task, &out.join(&task.task.id), !record);
         if let Some(bar) = &bar {
@@ -519,8 +519,8 @@ fn verify_steps(
             result
         );
         match &bar {
-            Some(bar) => bar.println(line),
-            None => println!("{line}"),
+            Some(bar) => bar.println(gisclaw::terminal::clean(&line)),
+            None => say!("{line}"),
         }
         problems.append(&mut task_problems);
     }
@@ -528,10 +528,10 @@ fn verify_steps(
         bar.finish_and_clear();
     }
     for p in &problems {
-        println!("  {p}");
+        say!("  {p}");
     }
     let steps: usize = loaded.iter().map(|t| t.task.steps.len()).sum();
-    println!(
+    say!(
         "gisclaw: {}/{} step tasks {} ({steps} steps; runs in {})",
         loaded.len() - failed,
         loaded.len(),
@@ -568,7 +568,7 @@ fn verify_unit(
     }
     if record {
         let n = unit::record(&loaded, &answers).map_err(|e| anyhow::anyhow!(e))?;
-        println!(
+        say!(
             "gisclaw: {n} answers recorded in {}",
             suite.join(EXPECTED).display()
         );
@@ -596,12 +596,12 @@ fn verify_unit(
         let library = label_of(&v.key).map_or("?", |l| l.library.as_str());
         by_library.entry(library.to_string()).or_default().2 += 1;
     }
-    println!(
+    say!(
         "{:<14} {:>9} {:>7} {:>10}",
         "library", "instances", "agree", "confirmed"
     );
     for (library, (n, ok, confirmed)) in &by_library {
-        println!("{library:<14} {n:>9} {ok:>7} {confirmed:>10}");
+        say!("{library:<14} {n:>9} {ok:>7} {confirmed:>10}");
     }
     let failed: Vec<_> = verdicts
         .iter()
@@ -609,11 +609,11 @@ fn verify_unit(
         .filter(|v| v.problem.is_some())
         .collect();
     for v in &failed {
-        println!("  {}: {}", v.key, v.problem.as_deref().unwrap_or_default());
+        say!("  {}: {}", v.key, v.problem.as_deref().unwrap_or_default());
     }
     let agree = verdicts.iter().filter(|v| v.problem.is_none()).count();
     let second_agree = second.iter().filter(|v| v.problem.is_none()).count();
-    println!(
+    say!(
         "gisclaw: {agree}/{} reference answers agree with {EXPECTED} ({} cases); second routes: {second_agree}/{} calls of {} cases agree",
         verdicts.len(),
         selected.len(),

@@ -35,8 +35,8 @@ pub fn show(dir: &Path, file: Option<&str>, budget: u64, json: bool) -> anyhow::
             )?,
             None => serde_json::to_string_pretty(&gisclaw::card::card_facts(dir, "data/")?)?,
         };
-        println!("{text}");
-        eprintln!("({} ms)", start.elapsed().as_millis());
+        say!("{text}");
+        say_err!("({} ms)", start.elapsed().as_millis());
         return Ok(ExitCode::SUCCESS);
     }
     let text = match file {
@@ -45,9 +45,9 @@ pub fn show(dir: &Path, file: Option<&str>, budget: u64, json: bool) -> anyhow::
         }
         None => gisclaw::card::card_for_dir(dir, "data/", budget),
     };
-    print!("{text}");
+    say_part!("{text}");
     std::io::Write::flush(&mut std::io::stdout())?;
-    eprintln!(
+    say_err!(
         "({} tokens, {} ms)",
         gisclaw::llm::tokens::count(&text),
         start.elapsed().as_millis()

@@ -142,11 +142,11 @@ pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, Usage
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(bar_style("{spinner} {msg} [{elapsed}]"));
-        bar.set_message(what.clone());
+        bar.set_message(gisclaw::terminal::clean(&what));
         bar
     });
     if bar.is_none() {
-        eprintln!("gisclaw: {what}");
+        say_err!("gisclaw: {what}");
     }
     let started = live.start_local(&|_| {
         if let Some(bar) = &bar {
@@ -158,7 +158,7 @@ pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, Usage
     }
     let started = started.map_err(|e| UsageError(e.to_string()))?;
     if let Some(server) = &started.server {
-        eprintln!(
+        say_err!(
             "gisclaw: local model {} ready at {}",
             server.model(),
             server.base_url()

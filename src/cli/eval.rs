@@ -251,14 +251,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
 /// 1 when `failed` items (`what`: "case(s)", "run(s)") have no record, else 0.
 fn eval_exit(failed: usize, what: &str) -> ExitCode {
     if let Some(signal) = gisclaw::interrupt::requested() {
-        eprintln!(
+        say_err!(
             "gisclaw: {}: the report covers what was recorded; `gisclaw eval … --resume` runs the rest",
             gisclaw::interrupt::stop_reason().unwrap_or_default()
         );
         return gisclaw::interrupt::exit_code(signal);
     }
     if failed > 0 {
-        eprintln!(
+        say_err!(
             "gisclaw: {failed} {what} could not run and have no record; `gisclaw eval … --resume` retries them"
         );
         return ExitCode::from(1);
@@ -368,7 +368,7 @@ fn render(
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, out);
     if html {
-        eprintln!("gisclaw: page in {}", out.join("report.html").display());
+        say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -404,12 +404,12 @@ fn compare_steps(
     let summaries = step_report::write_comparison(&folders, out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     for (f, s) in folders.iter().zip(&summaries) {
-        eprintln!(
+        say_err!(
             "gisclaw: {}: complete@1 {:.3}, step pass@1 {:.3}",
             f.label, s.complete_at_1, s.step_pass_rate
         );
     }
-    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+    say_err!("gisclaw: report in {}", out.join("report.md").display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -436,7 +436,7 @@ fn compare_units(
     let ranked = unit_report::write_comparison(&models, out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     for (m, (s, r)) in models.iter().zip(&ranked) {
-        eprintln!(
+        say_err!(
             "gisclaw: {}: pass@1 {}, Total_Rank {}",
             m.label,
             s.pass_at
@@ -446,7 +446,7 @@ fn compare_units(
             r.total
         );
     }
-    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+    say_err!("gisclaw: report in {}", out.join("report.md").display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -460,7 +460,7 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
         Some(plan) => format!(" in {} shards (costs {})", plan.count, plan.basis),
         None => String::new(),
     };
-    println!(
+    say!(
         "{}: {cells} runs ({} task(s) × {} × {} run(s)){split}",
         dir.display(),
         m.tasks.len(),
@@ -468,12 +468,12 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
         m.runs
     );
     let left = |s: Option<f64>| s.map_or_else(|| "–".to_string(), human_duration);
-    println!(
+    say!(
         "{:<8} {:>5} {:>5} {:>8} {:>7} {:>8} {:>9}  left",
         "shard", "runs", "done", "running", "failed", "missing", "at once"
     );
     for s in &progress.shards {
-        println!(
+        say!(
             "{:<8} {:>5} {:>5} {:>8} {:>7} {:>8} {:>9.1}  {}",
             s.shard.map_or_else(|| "all".to_string(), |s| s.to_string()),
             s.cells,
@@ -487,12 +487,12 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let done: usize = progress.shards.iter().map(|s| s.done).sum();
     if done == cells {
-        println!(
+        say!(
             "every run is recorded: `gisclaw eval report {}`",
             dir.display()
         );
     } else {
-        println!(
+        say!(
             "{done} of {cells} recorded; ETA {} (every shard running; from the recorded wall times)",
             left(progress.eta_seconds)
         );
@@ -502,7 +502,7 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
 
 fn print_summary(report: &report::Report, out: &Path) {
     for c in &report.cells {
-        eprintln!(
+        say_err!(
             "gisclaw: {}: {} runs, success {:.3}, Q_out {}, F_api {:.3}, C_emb {}, S {:.3} [{:.3}, {:.3}]",
             c.label,
             c.n,
@@ -517,15 +517,15 @@ fn print_summary(report: &report::Report, out: &Path) {
         );
     }
     if report.missing_runs > 0 {
-        eprintln!("gisclaw: {} run(s) have no record yet", report.missing_runs);
+        say_err!("gisclaw: {} run(s) have no record yet", report.missing_runs);
     }
     for (dir, shard, n) in &report.missing_by_shard {
-        eprintln!(
+        say_err!(
             "gisclaw: {}: shard {shard}: {n} run(s) without a record",
             dir.display()
         );
     }
-    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+    say_err!("gisclaw: report in {}", out.join("report.md").display());
 }
 
 /// `gisclaw eval --suite <unit suite>`: `--runs` samples per case.
@@ -587,7 +587,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("cases");
-    eprintln!("gisclaw: {} samples per case", args.runs);
+    say_err!("gisclaw: {} samples per case", args.runs);
     let failed =
         unit_eval::run_unit_eval(&zygote, &suite, &source, args.runs, &out, args.jobs, &|e| {
             progress.event(e)
@@ -708,11 +708,11 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
 }
 
 fn print_step_summary(summary: &step_report::StepSummary, out: &Path) {
-    eprintln!(
+    say_err!(
         "gisclaw: {} runs of {} tasks: complete@1 {:.3}, step pass rate {:.3}, task pass rate {:.3}",
         summary.runs, summary.tasks, summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate
     );
-    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+    say_err!("gisclaw: report in {}", out.join("report.md").display());
 }
 
 fn print_unit_summary(summary: &unit_report::UnitSummary, out: &Path) {
@@ -721,13 +721,13 @@ fn print_unit_summary(summary: &unit_report::UnitSummary, out: &Path) {
         .iter()
         .map(|(k, v)| format!("pass@{k} {v:.3}"))
         .collect();
-    eprintln!(
+    say_err!(
         "gisclaw: {} cases × {} samples: {}",
         summary.cases,
         summary.samples,
         pass.join(", ")
     );
-    eprintln!("gisclaw: report in {}", out.join("report.md").display());
+    say_err!("gisclaw: report in {}", out.join("report.md").display());
 }
 
 /// The embedding model for C_emb, or `None` with one line saying why.
@@ -735,7 +735,7 @@ fn load_embedder() -> Option<Arc<Embedder>> {
     match Embedder::load_default() {
         Ok(e) => Some(Arc::new(e)),
         Err(e) => {
-            eprintln!("gisclaw: C_emb (L2) will not be computed: {e}");
+            say_err!("gisclaw: C_emb (L2) will not be computed: {e}");
             None
         }
     }
@@ -940,13 +940,13 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
             .find(|(s, _)| *s == Some(shard))
             .map_or(0, |(_, n)| *n);
         let total: usize = missing.iter().map(|(_, n)| n).sum();
-        eprintln!(
+        say_err!(
             "gisclaw: shard {shard}: {} of its runs without a record; the eval: {total} of {} without a record",
             own,
             stored.cells().len()
         );
         if total > 0 || gisclaw::interrupt::requested().is_some() {
-            eprintln!(
+            say_err!(
                 "gisclaw: `gisclaw eval status {0}` follows the other shards; `gisclaw eval report {0}` renders the merged report",
                 out.display()
             );
@@ -963,7 +963,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, &out);
     if args.html {
-        eprintln!("gisclaw: page in {}", out.join("report.html").display());
+        say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
     Ok(eval_exit(failed, "run(s)"))
 }
@@ -997,8 +997,8 @@ impl Progress {
     /// A line above the bar (or on stderr when there is none).
     fn line(&self, text: String) {
         match &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(bar) => bar.println(text),
-            None => eprintln!("{text}"),
+            Some(bar) => bar.println(gisclaw::terminal::clean(&text)),
+            None => say_err!("{text}"),
         }
     }
 
@@ -1015,7 +1015,7 @@ impl Progress {
             bar.reset_eta();
             *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
         } else {
-            eprintln!(
+            say_err!(
                 "gisclaw: {}{total} {}, {done} already recorded",
                 self.scope, self.unit
             );
@@ -1047,7 +1047,7 @@ impl Progress {
                     0 => String::new(),
                     s => format!(", eta {}m{:02}s", s / 60, s % 60),
                 };
-                eprintln!(
+                say_err!(
                     "gisclaw: [{k}/{total}{eta}] {text} · {ok}/{all} succeeded · {spent} tokens"
                 )
             }

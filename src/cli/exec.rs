@@ -43,17 +43,17 @@ pub fn run(
             break;
         }
         let outcome = session.execute(&code)?;
-        println!(
+        say!(
             "── cell {} ({}, {} ms)",
             outcome.cell,
             outcome.status,
             outcome.wall.as_millis()
         );
-        print!("{}", observation::render(&outcome));
+        say_part!("{}", observation::render(&outcome));
         all_ok &= outcome.status == CellStatus::Ok;
     }
     if let Some(signal) = gisclaw::interrupt::requested() {
-        eprintln!(
+        say_err!(
             "gisclaw: {}",
             gisclaw::interrupt::stop_reason().unwrap_or_default()
         );

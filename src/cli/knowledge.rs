@@ -76,7 +76,7 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
                 ));
                 bar
             });
-            eprintln!(
+            say_err!(
                 "gisclaw: extracting the docs of {} module(s) with {}",
                 modules.len(),
                 python.display()
@@ -90,7 +90,7 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
                     bar.set_position(done as u64);
                 } else if done * 10 / total.max(1) > logged.get() || done == total {
                     logged.set(done * 10 / total.max(1));
-                    eprintln!(
+                    say_err!(
                         "gisclaw: {done}/{total} chunks embedded ({:.0} s)",
                         start.elapsed().as_secs_f64()
                     );
@@ -101,9 +101,9 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
                 bar.finish_and_clear();
             }
             for s in &meta.skipped {
-                eprintln!("gisclaw: skipped {s}");
+                say_err!("gisclaw: skipped {s}");
             }
-            println!(
+            say!(
                 "indexed {} entries ({} recipes, {} chunks: {} embedded, {} reused) from {} module(s) into {}",
                 meta.count,
                 meta.recipes,
@@ -126,11 +126,11 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
                 .map_err(|e| UsageError(e.to_string()))?;
             if explain {
                 let [bm25, dense, names] = library.rankings(&query, k.max(1));
-                println!("BM25:       {}", bm25.join(", "));
-                println!("embeddings: {}", dense.join(", "));
-                println!("names:      {}", names.join(", "));
+                say!("BM25:       {}", bm25.join(", "));
+                say!("embeddings: {}", dense.join(", "));
+                say!("names:      {}", names.join(", "));
             }
-            print!("{}", library.render(&query, k.max(1)));
+            say_part!("{}", library.render(&query, k.max(1)));
             Ok(ExitCode::SUCCESS)
         }
         KnowledgeCommand::Eval {
@@ -143,14 +143,14 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
             let embedder = Embedder::load_default().map_err(|e| UsageError(e.to_string()))?;
             let library = Library::open(&dir.unwrap_or_else(knowledge::default_dir), embedder)
                 .map_err(|e| UsageError(e.to_string()))?;
-            println!(
+            say!(
                 "{} queries ({}), index of {} entries",
                 set.queries.len(),
                 kinds(&set),
                 library.len()
             );
-            println!("| mode | recall@1 | recall@5 | recall@10 | MRR@10 | p50 ms | p95 ms |");
-            println!("|---|---|---|---|---|---|---|");
+            say!("| mode | recall@1 | recall@5 | recall@10 | MRR@10 | p50 ms | p95 ms |");
+            say!("|---|---|---|---|---|---|---|");
             let mut hybrid = None;
             for (label, mode) in [
                 ("hybrid", Mode::Hybrid),
@@ -158,7 +158,7 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
                 ("embeddings alone", Mode::Dense),
             ] {
                 let scores = quality::evaluate(&library, &set, mode);
-                println!(
+                say!(
                     "| {label} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} |",
                     scores.recall_at_1,
                     scores.recall_at_5,
@@ -179,7 +179,7 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
                             .iter()
                             .map(|h| h.entry.name.clone())
                             .collect();
-                        println!(
+                        say!(
                             "miss ({}): {} → rank {} (top 3: {})",
                             q.kind,
                             q.query,
@@ -191,11 +191,11 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
             }
             if tune {
                 let tuned = quality::tune(&library, &set);
-                println!(
+                say!(
                     "best on this set: {:?} → MRR@10 {:.3}, recall@5 {:.3}",
                     tuned.fusion, tuned.mrr, tuned.recall_at_5
                 );
-                println!(
+                say!(
                     "two-fold cross-validated (tuned on half, scored on the other half): MRR@10 {:.3}, recall@5 {:.3}",
                     tuned.held_out.0, tuned.held_out.1
                 );

@@ -97,19 +97,19 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
                 .await
                 .map_err(|e| UsageError(e.to_string()))?;
             let served = listener.local_addr()?;
-            eprintln!(
+            say_err!(
                 "gisclaw mcp: serving http://{served}/mcp (sessions under {}, at most {} at once); Ctrl-C stops",
                 workdir.display(),
                 args.max_sessions
             );
             let token = if args.no_auth {
-                eprintln!("gisclaw mcp: --no-auth: anyone who reaches the port runs code in the sandbox");
+                say_err!("gisclaw mcp: --no-auth: anyone who reaches the port runs code in the sandbox");
                 None
             } else {
                 let dir = gisclaw::sandbox::service::runtime_dir()?;
                 let (token, path) = mcp::http::new_token(&dir, served.port())
                     .with_context(|| format!("writing the token into {}", dir.display()))?;
-                eprintln!(
+                say_err!(
                     "gisclaw mcp: token {token} (also in {}, mode 0600): clients send `Authorization: Bearer <token>`",
                     path.display()
                 );

@@ -23,19 +23,19 @@ pub fn run(command: MemoryCommand) -> anyhow::Result<ExitCode> {
         memory
             .clear()
             .with_context(|| format!("removing {}", path.display()))?;
-        println!("forgot {n} remembered error(s) ({})", path.display());
+        say!("forgot {n} remembered error(s) ({})", path.display());
         return Ok(ExitCode::SUCCESS);
     }
     let entries = memory.entries();
-    println!(
+    say!(
         "{} remembered error(s) in {}",
         entries.len(),
         path.display()
     );
     for e in entries {
-        println!("\n{}  (seen {}×; e.g. {})", e.signature, e.hits, e.example);
+        say!("\n{}  (seen {}×; e.g. {})", e.signature, e.hits, e.example);
         for line in e.fix.lines().take(8) {
-            println!("    {line}");
+            say!("    {line}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -37,10 +37,10 @@ fn status(with_settings: bool) -> anyhow::Result<ExitCode> {
     let (current, _) = service::socket_for(&config).map_err(|e| UsageError(e.to_string()))?;
     let found = service::list().map_err(|e| UsageError(e.to_string()))?;
     if config.service.is_none() {
-        println!("the sandbox service is turned off ([sandbox] daemon = false): each command starts its own zygote");
+        say!("the sandbox service is turned off ([sandbox] daemon = false): each command starts its own zygote");
     }
     if found.is_empty() {
-        println!(
+        say!(
             "no sandbox service runs (in {}); the next command starts one",
             dir.display()
         );
@@ -54,7 +54,7 @@ fn status(with_settings: bool) -> anyhow::Result<ExitCode> {
         };
         match status {
             Ok(s) => {
-                println!(
+                say!(
                     "{}{mark}\n  pid {}, up {}, exits after {} without clients; {} client(s) now (this one included), {} session(s) forked",
                     socket.display(),
                     s.pid,
@@ -65,11 +65,11 @@ fn status(with_settings: bool) -> anyhow::Result<ExitCode> {
                 );
                 if with_settings {
                     for line in &s.settings {
-                        println!("    {line}");
+                        say!("    {line}");
                     }
                 }
             }
-            Err(why) => println!("{}{mark}\n  {why}", socket.display()),
+            Err(why) => say!("{}{mark}\n  {why}", socket.display()),
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -78,17 +78,17 @@ fn status(with_settings: bool) -> anyhow::Result<ExitCode> {
 fn stop() -> anyhow::Result<ExitCode> {
     let stopped = service::stop_all().map_err(|e| UsageError(e.to_string()))?;
     if stopped.is_empty() {
-        println!("no sandbox service runs");
+        say!("no sandbox service runs");
     }
     for Found { socket, status } in &stopped {
         match status {
-            Ok(s) => println!(
+            Ok(s) => say!(
                 "stopped {} (pid {}, {} session(s) forked)",
                 socket.display(),
                 s.pid,
                 s.sessions_forked
             ),
-            Err(why) => println!("removed {} ({why})", socket.display()),
+            Err(why) => say!("removed {} ({why})", socket.display()),
         }
     }
     Ok(ExitCode::SUCCESS)

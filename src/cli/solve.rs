@@ -121,7 +121,7 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
     // Nothing configured: the installed local model, else the recording.
     let local = LocalSpec::installed();
     if local.check().is_ok() {
-        eprintln!(
+        say_err!(
             "gisclaw: no model backend is configured; using the local model {} that `make setup-local-model` installed (tiny models rarely solve GIS tasks: for real work set OPENAI_API_KEY and OPENAI_MODEL, or OLLAMA_HOST, or pass --backend)",
             local.model_name()
         );
@@ -142,7 +142,7 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
     if !recorded.is_file() {
         return Err(no_backend("--replay FILE"));
     }
-    eprintln!(
+    say_err!(
         "gisclaw: REPLAY — no model backend is configured, so this run plays back the recorded session {} through the real sandbox; it is not a model answering. To go live: set OPENAI_API_KEY and OPENAI_MODEL (or OPENAI_BASE_URL for a local server, or OLLAMA_HOST), pass --backend, or run `make setup-local-model` for an offline local model.",
         recorded.display()
     );
@@ -194,10 +194,10 @@ impl Display {
     fn line(&self, text: &str) {
         match &self.bar {
             Some(bar) => {
-                bar.println(format!("  {text}"));
-                bar.set_message(text.to_string());
+                bar.println(gisclaw::terminal::clean(&format!("  {text}")));
+                bar.set_message(gisclaw::terminal::clean(text));
             }
-            None => eprintln!("{text}"),
+            None => say_err!("{text}"),
         }
     }
 
@@ -247,7 +247,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let sandbox = sandbox_limits(&args.sandbox.config()?, args.limits.cell_timeout(), budget);
     let zygote = Zygote::start(sandbox.clone())?;
     if let Provenance::Generated(took) = data::ensure(&zygote, &mut loaded)? {
-        eprintln!(
+        say_err!(
             "gisclaw: generated the data of {} in {:.1} s",
             loaded.task.id,
             took.as_secs_f64()
@@ -305,7 +305,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_string(),
     };
-    eprintln!(
+    say_err!(
         "gisclaw: {} — {}; {present}/{} outputs in {}, {} rounds, {} tokens in / {} out ({cost}), {:.1} s",
         summary.status,
         summary.reason,
@@ -317,7 +317,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         summary.wall_seconds
     );
     if let Some(reproduced) = &summary.reproduced {
-        eprintln!("gisclaw: {}", reproduced.line());
+        say_err!("gisclaw: {}", reproduced.line());
     }
     Ok(
         match (summary.status.as_str(), gisclaw::interrupt::requested()) {

@@ -51,6 +51,6 @@ fn to_ipynb(dir: &Path, full: bool, out: Option<&Path>) -> anyhow::Result<ExitCo
     };
     let (path, cells) =
         notebook::write_for_run(dir, mode, out).map_err(|e| UsageError(e.to_string()))?;
-    println!("wrote {} ({cells} cells)", path.display());
+    say!("wrote {} ({cells} cells)", path.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -40,10 +40,10 @@ pub fn show(dir: &Path) -> anyhow::Result<ExitCode> {
         ))
     })?;
     let best = tree.best();
-    print!("{}", tree.render(best));
+    say_part!("{}", tree.render(best));
     let (ran, failed, pruned) = tree.counts();
     let (repairs, repairs_ran) = tree.repairs();
-    println!(
+    say!(
         "chosen: node #{best} (reward {}) · {ran} ran, {failed} failed, {pruned} pruned · {repairs} repair(s), {repairs_ran} ran · {} rollout(s)",
         tree.nodes[best]
             .reward

@@ -839,3 +839,66 @@ fn the_reader_holds_the_sandboxs_layers() {
     let refused = gisclaw::reader::Root::exact(&swapped).err().expect("a link is no folder");
     assert!(refused.to_string().contains("a link"), "{refused}");
 }
+
+/// Whether `text` holds a control character that would drive a terminal
+/// (anything but newline and tab).
+fn drives_the_terminal(text: &str) -> bool {
+    text.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+}
+
+#[test]
+fn terminal_escapes_from_cells_data_and_models_are_shown_not_obeyed() {
+    let clipboard = "\u{1b}]52;c;aGk=\u{7}";
+    let fake_end = "\r\u{1b}[2Kgisclaw: finished";
+    let title = "\u{1b}]0;pwned\u{7}";
+    // A data folder whose file names carry escapes.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("points.csv"), "id,value\n1,3.5\n").unwrap();
+    std::fs::write(data.join(format!("{clipboard}a.csv")), "id\n1\n").unwrap();
+    std::fs::write(data.join(format!("b{fake_end}.csv")), "id\n2\n").unwrap();
+    let card = common::gisclaw(&["card", data.to_str().unwrap()], &[]);
+    let text = common::text(&card);
+    assert!(card.status.success(), "{text}");
+    assert!(!drives_the_terminal(&text), "the card: {text:?}");
+    assert!(text.contains("\\x1b]52;c;aGk=\\x07a.csv"), "{text}");
+    // A run: the model's words, a cell's output, error and figure names.
+    let task = tiny_task(dir.path(), "out.csv");
+    let out = dir.path().join("out");
+    let plant = format!(
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n\
+         plt.plot([1, 2, 3])\nplt.savefig('pred_results/' + {} + 'map.png')\nprint({})\nBAD = {}\nraise ValueError(BAD)",
+        serde_json::to_string(title).unwrap(),
+        serde_json::to_string(fake_end).unwrap(),
+        serde_json::to_string(clipboard).unwrap()
+    );
+    let fix = "import shutil\ntry:\n    raise ValueError(BAD)\nexcept ValueError:\n    pass\n\
+               shutil.copy('data/points.csv', 'pred_results/out.csv')\nprint('fixed')";
+    let said = serde_json::json!({"role": "assistant", "content": format!("done{fake_end}{clipboard}")});
+    let lines = [
+        call("execute_python", json!({ "code": plant })),
+        call("execute_python", json!({ "code": fix })),
+        said.to_string(),
+        call("finish", json!({ "summary": format!("ok{fake_end}") })),
+    ];
+    let replay = dir.path().join("replay.jsonl");
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let memory = dir.path().join("memory.json");
+    let envs = [("GISCLAW_ERROR_MEMORY", memory.to_str().unwrap())];
+    // `--memory`: a replay learns into the Error Memory too.
+    let o = solve_replay(&task, &replay, &out, &["--memory"], &envs);
+    let text = common::text(&o);
+    assert!(o.status.code().is_some(), "{text}");
+    assert!(!drives_the_terminal(&text), "solve printed: {text:?}");
+    assert!(text.contains("\\x1b]0;pwned"), "the figure is named: {text}");
+    // The Error Memory learnt the error with its escapes; shown, it obeys none.
+    let shown = common::gisclaw(&["memory", "show"], &envs);
+    let text = common::text(&shown);
+    assert!(shown.status.success(), "{text}");
+    assert!(!drives_the_terminal(&text), "memory show: {text:?}");
+    assert!(text.contains("\\x1b]52;c;aGk="), "memory show names it: {text}");
+    // And the run still answers.
+    assert!(out.join("run.json").is_file());
+}

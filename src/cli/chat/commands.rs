@@ -158,7 +158,7 @@ fn fail(style: &Style, message: String) -> Flow {
 
 /// Prints `text`; the chat goes on.
 fn say(text: String) -> Flow {
-    println!("{text}");
+    say!("{text}");
     Flow::Continue
 }
 
@@ -166,7 +166,7 @@ fn say(text: String) -> Flow {
 fn show<E: std::fmt::Display>(style: &Style, command: &str, result: Result<String, E>) -> Flow {
     match result {
         Ok(text) => {
-            println!("{text}");
+            say!("{text}");
             Flow::Continue
         }
         Err(e) => fail(style, format!("{command}: {e}")),
@@ -195,7 +195,7 @@ fn data(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
 }
 
 fn files(engine: &mut ChatEngine, _: &str, _: &Style) -> Flow {
-    print!("{}", engine.files());
+    say_part!("{}", engine.files());
     Flow::Continue
 }
 
@@ -241,7 +241,7 @@ fn hint(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
         if engine.saved.hints.is_empty() {
             println!("(no hints: /hint TEXT adds one)");
         }
-        engine.saved.hints.iter().for_each(|h| println!("- {h}"));
+        engine.saved.hints.iter().for_each(|h| say!("- {h}"));
         return Flow::Continue;
     }
     engine.saved.hints.push(rest.to_string());
@@ -276,7 +276,7 @@ fn arch(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
 }
 
 fn model(engine: &mut ChatEngine, _: &str, _: &Style) -> Flow {
-    println!("{}", engine.backend());
+    say!("{}", engine.backend());
     Flow::Continue
 }
 

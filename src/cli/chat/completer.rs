@@ -51,6 +51,8 @@ impl Completer for ChatHelper {
             .into_iter()
             .filter(|(rel, _)| rel.starts_with(prefix))
             .take(200)
+            // A name with control characters is neither shown nor typed in.
+            .filter(|(rel, _)| gisclaw::terminal::clean(rel) == *rel)
             .map(|(rel, _)| Pair {
                 display: rel.clone(),
                 replacement: format!("data/{rel}"),

@@ -205,7 +205,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &args.data {
         match engine.attach_data(dir) {
-            Ok(card) => println!("{card}"),
+            Ok(card) => say!("{card}"),
             Err(e) => println!("{}", style.error(&format!("--data: {e}"))),
         }
     }
@@ -230,14 +230,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<ExitCode> {
         let line = if typed_now.entered && !typed_now.text.trim().is_empty() {
             // A line typed and entered while the last turn ran is sent as
             // it is: shown after the prompt, no second Enter.
-            println!("{}{}", style.prompt(), typed_now.text);
+            say!("{}{}", style.prompt(), typed_now.text);
             typed_now.text
         } else {
             match read_input(&mut editor, &style, &typed_now.text) {
                 Ok(Some(line)) => line,
                 Ok(None) => break,
                 Err(e) => {
-                    eprintln!("gisclaw: reading input: {e}");
+                    say_err!("gisclaw: reading input: {e}");
                     break;
                 }
             }

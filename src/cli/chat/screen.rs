@@ -94,7 +94,7 @@ impl Screen {
         };
         let seen = live.lines.seen();
         if let Some(last) = live.lines.finish() {
-            println!("{last}");
+            say!("{last}");
         }
         seen
     }
@@ -175,7 +175,7 @@ impl Screen {
                 };
                 let _ = writeln!(out, "{}", self.style.heading(&title));
                 for (i, step) in steps.iter().enumerate() {
-                    let _ = writeln!(out, "  {}. {}", i + 1, step.goal);
+                    let _ = writeln!(out, "  {}. {}", i + 1, gisclaw::terminal::clean(&step.goal));
                 }
             }
             AgentEvent::Step { index, of, goal } => {
