@@ -131,11 +131,27 @@ fn open_no_follow(path: &Path) -> std::io::Result<Dir> {
 }
 
 /// A user's folder lent to the sandbox's user for a session's life (see
-/// the module head); its owner and group are given back when dropped.
+/// the module head). Given back when dropped as it was found: owner and
+/// group, mode (a cell's `chmod 3777` undone), and extended attributes —
+/// the POSIX ACLs (access and default) and any other a cell added, changed
+/// or removed.
 #[derive(Debug)]
 pub struct Lent {
-    folders: Vec<(Dir, u32, u32)>,
+    folders: Vec<Found>,
 }
+
+/// One lent folder and what it was when lent.
+#[derive(Debug)]
+struct Found {
+    folder: Dir,
+    uid: u32,
+    gid: u32,
+    mode: u32,
+    xattrs: Vec<(std::ffi::CString, Vec<u8>)>,
+}
+
+/// The largest extended attribute (or list of names) read.
+const XATTR_BYTES: usize = 64 << 10;
 
 impl Lent {
     /// Nothing lent (gisclaw's own folders, handed over whole).
@@ -145,41 +161,113 @@ impl Lent {
         }
     }
 
-    /// Lends `dir` and its `pred_results/` (when it exists) when gisclaw
-    /// runs as root; a no-op otherwise.
+    /// Lends `dir` and its `pred_results/` (when it exists): notes what
+    /// they are and, when gisclaw runs as root, gives them to the
+    /// sandbox's user.
     pub fn lend(dir: &Path) -> Result<Lent, SandboxError> {
-        let mut folders = Vec::new();
-        if !beneath::running_as_root() {
-            return Ok(Lent { folders });
-        }
         let io = |source| SandboxError::Io {
             what: "lending the work dir to the sandbox user",
             source,
         };
         let root = open_no_follow(dir).map_err(io)?;
         let pred = root.child_dir(OsStr::new("pred_results")).ok();
+        let mut folders = Vec::new();
         for folder in std::iter::once(root).chain(pred) {
             let st = folder.stat().map_err(io)?;
-            if (st.st_uid, st.st_gid) != (SANDBOX_ID, SANDBOX_ID) {
+            let xattrs = xattrs(folder.raw_fd()).map_err(io)?;
+            if beneath::running_as_root() && (st.st_uid, st.st_gid) != (SANDBOX_ID, SANDBOX_ID) {
                 give(folder.raw_fd()).map_err(io)?;
-                folders.push((folder, st.st_uid, st.st_gid));
             }
+            folders.push(Found {
+                folder,
+                uid: st.st_uid,
+                gid: st.st_gid,
+                mode: st.st_mode & 0o7777,
+                xattrs,
+            });
         }
         Ok(Lent { folders })
     }
 }
 
+/// Every extended attribute of the open file `fd`, by name.
+fn xattrs(fd: i32) -> std::io::Result<Vec<(std::ffi::CString, Vec<u8>)>> {
+    let mut names = vec![0u8; XATTR_BYTES];
+    // SAFETY: the buffer is valid for its length.
+    let n = unsafe { libc::flistxattr(fd, names.as_mut_ptr().cast(), names.len()) };
+    if n < 0 {
+        let err = std::io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::ENOTSUP) => Ok(Vec::new()),
+            _ => Err(err),
+        };
+    }
+    names.truncate(n as usize);
+    let mut out = Vec::new();
+    for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let Ok(name) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let mut value = vec![0u8; XATTR_BYTES];
+        // SAFETY: name is NUL-terminated, the buffer valid for its length.
+        let len = unsafe {
+            libc::fgetxattr(fd, name.as_ptr(), value.as_mut_ptr().cast(), value.len())
+        };
+        if len >= 0 {
+            value.truncate(len as usize);
+            out.push((name, value));
+        }
+    }
+    Ok(out)
+}
+
+impl Found {
+    /// Puts the folder back as it was found; what could not be is warned of.
+    fn give_back(&self) {
+        let fd = self.folder.raw_fd();
+        let warn = |what: &str| {
+            tracing::warn!(
+                "could not give {} back ({what}): {}",
+                self.folder.path().display(),
+                std::io::Error::last_os_error()
+            )
+        };
+        // Attributes first: while the folder is still the sandbox's, and
+        // before a mode change could matter.
+        if let Ok(now) = xattrs(fd) {
+            for (name, _) in now.iter().filter(|(n, _)| !self.xattrs.iter().any(|(o, _)| o == n)) {
+                // SAFETY: fd is ours, name NUL-terminated.
+                if unsafe { libc::fremovexattr(fd, name.as_ptr()) } != 0 {
+                    warn("removing an attribute");
+                }
+            }
+            for (name, value) in &self.xattrs {
+                if now.iter().any(|(n, v)| n == name && v == value) {
+                    continue;
+                }
+                // SAFETY: fd is ours, name NUL-terminated, value valid for its length.
+                if unsafe { libc::fsetxattr(fd, name.as_ptr(), value.as_ptr().cast(), value.len(), 0) } != 0 {
+                    warn("restoring an attribute");
+                }
+            }
+        }
+        // SAFETY: fchown/fchmod on a descriptor we own.
+        unsafe {
+            if beneath::running_as_root() && libc::fchown(fd, self.uid, self.gid) != 0 {
+                warn("owner");
+            }
+            // After the owner: chown clears the set-id bits it may have had.
+            if libc::fchmod(fd, self.mode) != 0 {
+                warn("mode");
+            }
+        }
+    }
+}
+
 impl Drop for Lent {
     fn drop(&mut self) {
-        for (folder, uid, gid) in &self.folders {
-            // SAFETY: fchown on a descriptor we own.
-            if unsafe { libc::fchown(folder.raw_fd(), *uid, *gid) } != 0 {
-                tracing::warn!(
-                    "could not give {} back to its owner: {}",
-                    folder.path().display(),
-                    std::io::Error::last_os_error()
-                );
-            }
+        for found in &self.folders {
+            found.give_back();
         }
     }
 }

@@ -902,3 +902,87 @@ fn terminal_escapes_from_cells_data_and_models_are_shown_not_obeyed() {
     // And the run still answers.
     assert!(out.join("run.json").is_file());
 }
+
+/// The names of `path`'s extended attributes.
+fn xattr_names(path: &Path) -> Vec<String> {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: c is NUL-terminated and buf valid for its length.
+    let n = unsafe { libc::listxattr(c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    assert!(n >= 0, "{}", std::io::Error::last_os_error());
+    buf.truncate(n as usize);
+    buf.split(|b| *b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect()
+}
+
+#[test]
+fn a_lent_folder_comes_back_without_the_cells_acls_attributes_or_mode() {
+    let work = common::workdir();
+    std::fs::set_permissions(work.path(), std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::fs::create_dir(work.path().join("pred_results")).unwrap();
+    std::fs::set_permissions(
+        work.path().join("pred_results"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let before: Vec<_> = [work.path().to_path_buf(), work.path().join("pred_results")]
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.uid(), m.gid(), m.mode() & 0o7777, xattr_names(p))
+        })
+        .collect();
+    // What `setfacl -m u:SANDBOX:rwx -d -m u:SANDBOX:rwx` writes, by hand
+    // (the sandbox's own user, `nobody` outside when gisclaw is root),
+    // plus an attribute of the cell's own and a mode open to everyone.
+    let script = work.path().join("acl.py");
+    std::fs::write(
+        &script,
+        "import os, struct\n\
+         def acl(entries):\n\
+         \x20   return struct.pack('<I', 2) + b''.join(struct.pack('<HHI', t, p, i) for t, p, i in entries)\n\
+         grant = acl([(1, 7, 0xffffffff), (2, 7, os.getuid()), (4, 5, 0xffffffff), (0x10, 7, 0xffffffff), (0x20, 5, 0xffffffff)])\n\
+         done = []\n\
+         for folder in ['.', 'pred_results']:\n\
+         \x20   for name in ['system.posix_acl_access', 'system.posix_acl_default']:\n\
+         \x20       try:\n\
+         \x20           os.setxattr(folder, name, grant)\n\
+         \x20           done.append(name)\n\
+         \x20       except OSError as e:\n\
+         \x20           print('refused', name, e)\n\
+         \x20   os.setxattr(folder, 'user.left_behind', b'1')\n\
+         \x20   os.chmod(folder, 0o3777)\n\
+         print('planted', len(done), sorted(os.listxattr('.')))\n",
+    )
+    .unwrap();
+    let out = common::gisclaw(
+        &[
+            "exec",
+            script.to_str().unwrap(),
+            "--workdir",
+            work.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let text = common::text(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("planted 4"), "{text}");
+    let after: Vec<_> = [work.path().to_path_buf(), work.path().join("pred_results")]
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.uid(), m.gid(), m.mode() & 0o7777, xattr_names(p))
+        })
+        .collect();
+    assert_eq!(after, before, "the folder came back changed");
+    // The folder still lends and works.
+    let again = work.path().join("again.py");
+    std::fs::write(&again, "print('still', 6 * 7)\n").unwrap();
+    let out = common::gisclaw(
+        &["exec", again.to_str().unwrap(), "--workdir", work.path().to_str().unwrap()],
+        &[],
+    );
+    assert!(common::text(&out).contains("still 42"), "{}", common::text(&out));
+}
