@@ -232,8 +232,25 @@ fn walk(dir: &Path) -> Walked {
     let mut listed = 0usize;
     let mut stack = vec![dir.to_path_buf()];
     'walk: while let Some(folder) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
+        // Listed as the sandbox's user lists it (the reader runs as that
+        // user): a folder it cannot enter, the data folder itself included,
+        // is named, and nothing in it is read.
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(e) => {
+                let rel = folder
+                    .strip_prefix(dir)
+                    .unwrap_or(&folder)
+                    .to_string_lossy()
+                    .into_owned();
+                let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                    "a folder the sandbox's user cannot enter".to_string()
+                } else {
+                    format!("a folder that cannot be listed ({e})")
+                };
+                walked.refused.push((rel, why));
+                continue;
+            }
         };
         for entry in entries.flatten() {
             listed += 1;
@@ -415,6 +432,9 @@ pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String 
         loops.push_str(&format!(
             "- (the listing of `{shown_as}` {why}; list sub-folders with os.listdir)\n"
         ));
+    }
+    if files.is_empty() && !walked.refused.is_empty() {
+        return format!("`{shown_as}` holds nothing a run can read:\n{loops}");
     }
     if files.is_empty() {
         return format!("`{shown_as}` is empty.\n{loops}");
@@ -814,7 +834,18 @@ pub(crate) fn inspect_facts_here(
     }
     // A link is present even where what it names is not (in the reader's
     // view, nothing outside the folder is).
-    let present = std::fs::symlink_metadata(&path).is_ok();
+    let looked = std::fs::symlink_metadata(&path);
+    if looked
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+    {
+        let mut dataset = Dataset::new(&name, DatasetKind::Vector);
+        dataset.unreadable = Some(format!(
+            "{name}: behind a folder the sandbox's user cannot enter, not read"
+        ));
+        return Ok(dataset);
+    }
+    let present = looked.is_ok();
     if !present && rel.contains('{') {
         // A series, by the name the card gave it.
         let files = entries_under(data_dir);

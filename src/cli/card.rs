@@ -45,7 +45,11 @@ pub fn show(dir: &Path, file: Option<&str>, budget: u64, json: bool) -> anyhow::
         }
         None => gisclaw::card::card_for_dir(dir, "data/", budget),
     };
-    say_part!("{text}");
+    if text.ends_with('\n') {
+        say_part!("{text}");
+    } else {
+        say!("{text}");
+    }
     std::io::Write::flush(&mut std::io::stdout())?;
     say_err!(
         "({} tokens, {} ms)",

@@ -986,3 +986,47 @@ fn a_lent_folder_comes_back_without_the_cells_acls_attributes_or_mode() {
     );
     assert!(common::text(&out).contains("still 42"), "{}", common::text(&out));
 }
+
+#[test]
+fn a_data_folder_the_sandbox_cannot_enter_shows_nothing_on_the_card() {
+    if !am_root() {
+        eprintln!("not root: the sandbox is the user and enters the user's folders; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("open")).unwrap();
+    std::fs::create_dir_all(data.join("closed")).unwrap();
+    for folder in [data.clone(), data.join("open"), data.join("closed")] {
+        std::fs::write(folder.join("rows.csv"), "id,secret\n1,reach-4242\n").unwrap();
+        std::fs::set_permissions(folder.join("rows.csv"), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+    }
+    std::fs::set_permissions(data.join("open"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(data.join("closed"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // The folder itself open: the closed sub-folder is named, its file not read.
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let card = common::gisclaw(&["card", data.to_str().unwrap()], &[]);
+    let text = common::text(&card);
+    assert!(text.contains("data/open/rows.csv"), "{text}");
+    assert!(!text.contains("data/closed/rows.csv —"), "{text}");
+    assert!(
+        text.contains("data/closed — a folder the sandbox's user cannot enter"),
+        "{text}"
+    );
+    let one = common::gisclaw(&["card", data.to_str().unwrap(), "closed/rows.csv"], &[]);
+    assert!(!common::text(&one).contains("reach-4242"), "{}", common::text(&one));
+    // The folder itself closed: nothing in it.
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
+    for args in [vec![], vec!["--json"], vec!["rows.csv"]] {
+        let mut all = vec!["card", data.to_str().unwrap()];
+        all.extend(args);
+        let card = common::gisclaw(&all, &[]);
+        let text = common::text(&card);
+        assert!(!text.contains("reach-4242"), "{text}");
+        assert!(!text.contains("1 file(s)"), "{text}");
+    }
+    let text = common::text(&common::gisclaw(&["card", data.to_str().unwrap()], &[]));
+    assert!(text.contains("a folder the sandbox's user cannot enter"), "{text}");
+}
