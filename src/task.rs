@@ -356,6 +356,37 @@ fn missing_required(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Why `id` cannot name a task (or a case, or a library of a suite): a
+/// suite's content is data, and eval, bench and the data cache make folder
+/// and file names of it, so an id is one plain path segment of letters,
+/// digits, `-`, `_` and `.`, and not `.` or `..`.
+pub fn check_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if id == "." || id == ".." {
+        return Err(format!("`{id}` is not a name"));
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(format!(
+            "`{}` has {}: an id is letters, digits, `-`, `_` and `.` (it names folders and files)",
+            crate::terminal::clean(id),
+            match c {
+                '/' => "a `/`".to_string(),
+                c if c.is_whitespace() => "a space".to_string(),
+                c => format!("`{}`", crate::terminal::clean(&c.to_string())),
+            }
+        ));
+    }
+    if id.len() > 100 {
+        return Err("is longer than 100 characters".into());
+    }
+    Ok(())
+}
+
 impl Task {
     /// Parses task YAML; `file` is only used in error messages.
     pub fn parse(text: &str, file: &Path) -> Result<Task, TaskError> {
@@ -413,8 +444,8 @@ impl Task {
                 ));
             }
         }
-        if task.id.trim().is_empty() {
-            return Err(error(at("id"), Some("id"), "must not be empty".into()));
+        if let Err(why) = check_id(&task.id) {
+            return Err(error(at("id"), Some("id"), why));
         }
         let data_dir = match &task.data {
             Some(d) => {

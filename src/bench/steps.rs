@@ -105,6 +105,12 @@ impl LoadedStepTask {
         let text = read_yaml_text(path)?;
         let task: StepTask = parse_yaml(&text, path)?;
         let line_of = |key: &str| line_of_key(&text, key);
+        if let Err(why) = crate::task::check_id(&task.id) {
+            return Err(TaskError {
+                line: line_of("id"),
+                ..error("id", why)
+            });
+        }
         if !(4..=22).contains(&task.steps.len()) {
             return Err(TaskError {
                 line: line_of("steps"),

@@ -226,6 +226,10 @@ impl UnitSuite {
         for path in paths {
             let text = read_yaml_text(&path)?;
             let file: CaseFile = parse_yaml(&text, &path)?;
+            if let Err(why) = crate::task::check_id(&file.library) {
+                let line = crate::task::line_of_key(&text, "library");
+                return Err(error(&path, line, Some("library"), why));
+            }
             for (i, case) in file.cases.iter().enumerate() {
                 let line = text
                     .lines()
@@ -234,6 +238,9 @@ impl UnitSuite {
                     })
                     .map(|n| n + 1);
                 let field = format!("cases[{i}]");
+                if let Err(why) = crate::task::check_id(&case.id) {
+                    return Err(error(&path, line, Some(&format!("{field}.id")), why));
+                }
                 if case.entry().is_none() {
                     return Err(error(
                         &path,

@@ -1030,3 +1030,79 @@ fn a_data_folder_the_sandbox_cannot_enter_shows_nothing_on_the_card() {
     let text = common::text(&common::gisclaw(&["card", data.to_str().unwrap()], &[]));
     assert!(text.contains("a folder the sandbox's user cannot enter"), "{text}");
 }
+
+#[test]
+fn a_suites_ids_are_names_never_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    // What a hostile suite's id would reach: a folder beside --out.
+    let victim_dir = dir.path().join("x");
+    std::fs::create_dir(&victim_dir).unwrap();
+    std::fs::write(victim_dir.join("keep.txt"), "keep").unwrap();
+    for (n, id) in ["../../x", "..", "a/b", "sp ace", "\u{1b}[2Kx"].iter().enumerate() {
+        let suite = dir.path().join(format!("suite{n}"));
+        let task_dir = suite.join("T01");
+        std::fs::create_dir_all(task_dir.join("data")).unwrap();
+        std::fs::write(task_dir.join("data/a.csv"), "id\n1\n").unwrap();
+        std::fs::write(
+            task_dir.join("gold.py"),
+            "open('pred_results/n.txt', 'w').write('1')\n",
+        )
+        .unwrap();
+        std::fs::write(
+            task_dir.join("task.yaml"),
+            format!(
+                "id: {}\ntitle: t\ninstruction: i\ndata: data\ngold: gold.py\noutputs:\n  - pred_results/n.txt\n",
+                serde_json::to_string(id).unwrap()
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("out{n}/eval"));
+        let o = common::gisclaw(
+            &[
+                "eval",
+                "--suite",
+                suite.to_str().unwrap(),
+                "--replay-gold",
+                "--runs",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        );
+        let text = common::text(&o);
+        assert_eq!(o.status.code(), Some(2), "{id:?}: {text}");
+        assert!(
+            text.contains("task.yaml") && text.contains("id"),
+            "{id:?}: the error names the file and field: {text}"
+        );
+        assert!(!drives_the_terminal(&text), "{text:?}");
+        assert_eq!(text.trim().lines().count(), 1, "one line: {text}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(victim_dir.join("keep.txt")).unwrap(),
+        "keep"
+    );
+    // A plain id runs as before.
+    let ok = dir.path().join("suite0/T01/task.yaml");
+    let text = std::fs::read_to_string(&ok).unwrap();
+    std::fs::write(&ok, text.replace("id: \"../../x\"", "id: T01")).unwrap();
+    let out = dir.path().join("out-ok");
+    let o = common::gisclaw(
+        &[
+            "eval",
+            "--suite",
+            dir.path().join("suite0").to_str().unwrap(),
+            "--replay-gold",
+            "--runs",
+            "1",
+            "--arch",
+            "single",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", common::text(&o));
+    assert!(out.join("runs/T01").is_dir());
+}
