@@ -1106,3 +1106,111 @@ fn a_suites_ids_are_names_never_paths() {
     assert!(o.status.success(), "{}", common::text(&o));
     assert!(out.join("runs/T01").is_dir());
 }
+
+/// A task whose one output is `pred_results/map.tif`, with a tiny data folder.
+fn map_task(dir: &Path) -> std::path::PathBuf {
+    tiny_task(dir, "map.tif")
+}
+
+#[test]
+fn a_reproduction_that_points_at_the_runs_own_output_does_not_reproduce() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = map_task(dir.path());
+    let out = dir.path().join("out");
+    // Random pixels: an honest reproduction cannot remake them. Run again
+    // (in reproduce/), the cell writes a VRT naming the run's own output.
+    let code = "import os, numpy as np, rasterio\n\
+                here = os.getcwd()\n\
+                if '/reproduce/' in here:\n\
+                \x20   run = os.path.dirname(os.path.dirname(os.path.dirname(here)))\n\
+                \x20   src = os.path.join(run, 'pred_results', 'map.tif')\n\
+                \x20   vrt = f'<VRTDataset rasterXSize=\"8\" rasterYSize=\"8\"><VRTRasterBand dataType=\"Float64\" band=\"1\"><SimpleSource><SourceFilename relativeToVRT=\"0\">{src}</SourceFilename><SourceBand>1</SourceBand></SimpleSource></VRTRasterBand></VRTDataset>'\n\
+                \x20   open('pred_results/map.tif', 'w').write(vrt)\n\
+                else:\n\
+                \x20   with rasterio.open('pred_results/map.tif', 'w', driver='GTiff', width=8, height=8, count=1, dtype='float64') as ds:\n\
+                \x20       ds.write(np.random.rand(1, 8, 8))\n\
+                print('written', here)";
+    // Finished twice: a raster without a CRS is warned about once.
+    let lines = [
+        call("execute_python", json!({ "code": code })),
+        call("finish", json!({ "summary": "done" })),
+        call("finish", json!({ "summary": "done" })),
+    ];
+    let replay = dir.path().join("replay.jsonl");
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let o = solve_replay(&task, &replay, &out, &[], &[]);
+    let text = common::text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let reproduced = &common::run_json(&out)["reproduced"];
+    assert_eq!(reproduced["ok"], false, "the VRT was read as the run's own: {reproduced}");
+    assert!(
+        reproduced["differed"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("pred_results/map.tif differs"),
+        "{reproduced}"
+    );
+}
+
+#[test]
+fn a_reproductions_comparison_is_bounded_and_stops_on_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = tiny_task(dir.path(), "out.txt");
+    let out = dir.path().join("out");
+    // Two 512 MiB sparse texts (nothing on disk) and two texts of 1.6 MB
+    // of distinct words, different in each run: read whole, they cost
+    // gigabytes; compared word by word, ROUGE-L ran for minutes.
+    let code = "import os, random\n\
+                with open('pred_results/out.txt', 'w') as f:\n\
+                \x20   f.truncate(512 << 20)\n\
+                words = ' '.join(f'w{random.randrange(10**9)}' for _ in range(160_000))\n\
+                open('pred_results/words.txt', 'w').write(words)\n\
+                print('written')";
+    let lines = [
+        call("execute_python", json!({ "code": code })),
+        call("finish", json!({ "summary": "done" })),
+    ];
+    let replay = dir.path().join("replay.jsonl");
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let o = solve_replay(&task, &replay, &out, &[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::text(&o));
+    let reproduced = &common::run_json(&out)["reproduced"];
+    assert_eq!(reproduced["outputs"], 2, "{reproduced}");
+    let differed = reproduced["differed"].to_string();
+    assert!(!differed.contains("out.txt"), "the sparse twins are the same: {reproduced}");
+    assert!(differed.contains("words.txt differs"), "{reproduced}");
+    assert!(differed.contains("bag-of-words"), "the linear comparison: {reproduced}");
+
+    // SIGTERM while the reproduction runs: the run ends `interrupted`.
+    let slow_dir = tempfile::tempdir().unwrap();
+    let task = tiny_task(slow_dir.path(), "out.txt");
+    let out = slow_dir.path().join("out");
+    let code = "import os, time\n\
+                open('pred_results/out.txt', 'w').write('x')\n\
+                if '/reproduce/' in os.getcwd():\n\
+                \x20   time.sleep(60)\n\
+                print('done')";
+    let lines = [
+        call("execute_python", json!({ "code": code })),
+        call("finish", json!({ "summary": "done" })),
+    ];
+    let replay = slow_dir.path().join("replay.jsonl");
+    std::fs::write(&replay, lines.join("\n")).unwrap();
+    let mut child = common::solve_replay_command(&task, &replay, &out, &[], &[])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !out.join("reproduce/work").is_dir() {
+        assert!(started.elapsed().as_secs() < 60, "no reproduction started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill with the child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
+    let run = common::run_json(&out);
+    assert_eq!(run["status"], "interrupted", "{run}");
+}
