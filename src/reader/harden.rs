@@ -131,3 +131,35 @@ fn deregister(name: &str) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn option(key: &str) -> Option<String> {
+        let k = CString::new(key).ok()?;
+        // SAFETY: k is NUL-terminated; GDAL returns a string it owns (or
+        // null), copied at once.
+        let v = unsafe { gdal_sys::CPLGetConfigOption(k.as_ptr(), std::ptr::null()) };
+        (!v.is_null()).then(|| {
+            // SAFETY: non-null, NUL-terminated, owned by GDAL.
+            unsafe { std::ffi::CStr::from_ptr(v) }
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
+
+    #[test]
+    fn the_drivers_that_follow_contents_are_gone_and_the_options_set() {
+        harden_gdal();
+        for name in ["VRT", "OGR_VRT", "WMS", "WFS", "HTTP"] {
+            assert!(!driver_registered(name), "{name} is still registered");
+        }
+        for name in ["GTiff", "ESRI Shapefile", "GPKG", "CSV", "GeoJSON", "netCDF"] {
+            assert!(driver_registered(name), "{name} is missing");
+        }
+        for (key, value) in GDAL_OPTIONS {
+            assert_eq!(option(key).as_deref(), Some(*value), "{key}");
+        }
+    }
+}

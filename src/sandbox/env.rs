@@ -53,8 +53,27 @@ const INHERITED_GIS_ENV: &[&str] = &[
     "PROJ_USER_WRITABLE_DIRECTORY",
 ];
 
+/// GDAL options set for every session, whatever gisclaw inherited: what a
+/// file's contents may make the wheels' GDALs do (see
+/// `crate::reader::GDAL_OPTIONS` for the reader's, which also drops the
+/// VRT drivers; a cell needs VRTs: rasterio's `WarpedVRT` is one). No
+/// `/vsistdin/`, no raw-band VRTs (GDAL ≥ 3.12), no Python pixel functions,
+/// no `MEM:::` names (GDAL ≥ 3.10), no PROJ grids fetched, no `.properties`
+/// index beside a gzip file.
+pub const SESSION_GDAL_OPTIONS: &[(&str, &str)] = &[
+    ("CPL_ALLOW_VSISTDIN", "NO"),
+    ("GDAL_VRT_ENABLE_RAWRASTERBAND", "NO"),
+    ("GDAL_VRT_ENABLE_PYTHON", "NO"),
+    ("GDAL_MEM_ENABLE_OPEN", "NO"),
+    ("PROJ_NETWORK", "OFF"),
+    ("CPL_VSIL_GZIP_WRITE_PROPERTIES", "NO"),
+];
+
 /// Whether the worker inherits the variable `key` from gisclaw.
 fn inherited(key: &str) -> bool {
+    if SESSION_GDAL_OPTIONS.iter().any(|(k, _)| *k == key) {
+        return false;
+    }
     INHERITED_ENV.contains(&key) || INHERITED_GIS_ENV.contains(&key) || key.starts_with("LC_")
 }
 
@@ -74,6 +93,11 @@ pub(super) fn inherited_env(
     std::env::vars_os()
         .filter(|(key, _)| inherited(&key.to_string_lossy()))
         .chain(std::iter::once(("PATH".into(), worker_path(venv))))
+        .chain(
+            SESSION_GDAL_OPTIONS
+                .iter()
+                .map(|(k, v)| (std::ffi::OsString::from(k), std::ffi::OsString::from(v))),
+        )
 }
 
 #[cfg(test)]

@@ -1214,3 +1214,43 @@ fn a_reproductions_comparison_is_bounded_and_stops_on_a_signal() {
     let run = common::run_json(&out);
     assert_eq!(run["status"], "interrupted", "{run}");
 }
+
+#[test]
+fn the_sessions_gdal_refuses_stdin_whatever_gisclaw_inherited() {
+    let work = common::workdir();
+    let script = work.path().join("gdal.py");
+    std::fs::write(
+        &script,
+        "import os, rasterio\n\
+         print({k: os.environ.get(k) for k in ['CPL_ALLOW_VSISTDIN', 'GDAL_VRT_ENABLE_RAWRASTERBAND', 'GDAL_VRT_ENABLE_PYTHON', 'PROJ_NETWORK']})\n\
+         try:\n\
+         \x20   rasterio.open('/vsistdin/')\n\
+         \x20   print('stdin opened')\n\
+         except Exception as e:\n\
+         \x20   print('stdin refused:', str(e)[:60])\n",
+    )
+    .unwrap();
+    let runtime = work.path().join("runtime");
+    let out = common::gisclaw(
+        &[
+            "exec",
+            script.to_str().unwrap(),
+            "--workdir",
+            work.path().to_str().unwrap(),
+            "--no-daemon",
+        ],
+        &[
+            ("GISCLAW_RUNTIME_DIR", runtime.to_str().unwrap()),
+            // What a user's shell might say: overridden for every session.
+            ("CPL_ALLOW_VSISTDIN", "YES"),
+            ("GDAL_MEM_ENABLE_OPEN", "YES"),
+        ],
+    );
+    let text = common::text(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("'CPL_ALLOW_VSISTDIN': 'NO'"), "{text}");
+    assert!(text.contains("'GDAL_VRT_ENABLE_RAWRASTERBAND': 'NO'"), "{text}");
+    assert!(text.contains("'GDAL_VRT_ENABLE_PYTHON': 'NO'"), "{text}");
+    assert!(text.contains("'PROJ_NETWORK': 'OFF'"), "{text}");
+    assert!(text.contains("stdin refused"), "{text}");
+}
