@@ -60,56 +60,53 @@ pub fn detect() -> Option<Protocol> {
 const ROWS: u32 = 20;
 
 /// `path` (as `shown_as`) with its pixel size and file size:
-/// `pred_results/map.png (1050×900 px, 61 KB)`.
+/// `pred_results/map.png (1050×900 px, 61 KB)`. Read by a confined reader
+/// (`gisclaw::outputs::shown::figure`); a link out of its folder, a FIFO
+/// or a file the sandbox could not read is named, not read.
 pub fn describe(path: &Path, shown_as: &str) -> String {
-    let pinned = match readable(path) {
-        Ok(pinned) => pinned,
+    describe_figure(path, shown_as, None)
+}
+
+/// [`describe`] with the figure already read.
+fn describe_figure(
+    path: &Path,
+    shown_as: &str,
+    read: Option<&Result<gisclaw::outputs::shown::Figure, String>>,
+) -> String {
+    let folder = path.parent().unwrap_or(Path::new("/"));
+    let bytes = match gisclaw::beneath::check_under(folder, path) {
+        Ok(facts) => facts.len,
         Err(why) => return format!("{shown_as}: {why}"),
     };
-    let bytes = pinned.facts.as_ref().map_or(0, |f| f.len);
-    let path = pinned.path();
     let size = if bytes >= 1024 * 1024 {
         format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
     } else {
         format!("{} KB", bytes.div_ceil(1024))
     };
-    match image::image_dimensions(path) {
-        Ok((w, h)) => format!("{shown_as} ({w}×{h} px, {size})"),
+    let owned;
+    let read = match read {
+        Some(read) => read,
+        None => {
+            owned = gisclaw::outputs::shown::figure(path, false);
+            &owned
+        }
+    };
+    match read {
+        Ok(f) => format!("{shown_as} ({}×{} px, {size})", f.width, f.height),
         Err(_) => format!("{shown_as} ({size})"),
     }
 }
 
-/// The figure at `path`, pinned, when it may be read: a regular file
-/// reached without a link out of its folder, that the sandbox's user could
-/// read (a cell wrote it, or planted a link in its place: see
-/// `gisclaw::beneath`).
-fn readable(path: &Path) -> Result<gisclaw::beneath::Pinned, gisclaw::beneath::Refused> {
-    let folder = path.parent().unwrap_or(Path::new("/"));
-    let pinned = gisclaw::beneath::pin_under(folder, path)?;
-    match pinned.facts {
-        Some(_) => Ok(pinned),
-        None => Err(gisclaw::beneath::Refused::Special("a folder")),
+/// Draws `figure`'s pixels on stdout with `protocol`, at most [`ROWS`]
+/// terminal rows high.
+fn draw(figure: &gisclaw::outputs::shown::Figure, protocol: Protocol) -> Result<(), String> {
+    if let Some(why) = &figure.not_drawn {
+        return Err(why.clone());
     }
-}
-
-/// Draws the image at `path` on stdout with `protocol`, at most [`ROWS`]
-/// terminal rows high; an image larger than the output checks decode
-/// (`gisclaw::outputs::MAX_IMAGE_PIXELS`) is refused from its header.
-fn draw(path: &Path, protocol: Protocol) -> Result<(), String> {
-    let pinned = readable(path).map_err(|why| why.to_string())?;
-    let path = pinned.path();
-    let reader = image25::ImageReader::open(path)
-        .and_then(|r| r.with_guessed_format())
-        .map_err(|e| e.to_string())?;
-    let (w, h) = reader.into_dimensions().map_err(|e| e.to_string())?;
-    if (w as usize).saturating_mul(h as usize) > gisclaw::outputs::MAX_IMAGE_PIXELS {
-        return Err(format!("{w}×{h} px, too large to draw"));
-    }
-    let image = image25::ImageReader::open(path)
-        .and_then(|r| r.with_guessed_format())
-        .map_err(|e| e.to_string())?
-        .decode()
-        .map_err(|e| e.to_string())?;
+    let (w, h) = figure.drawn.ok_or("not decoded")?;
+    let pixels = image25::RgbaImage::from_raw(w, h, figure.rgba.clone())
+        .ok_or("the pixels do not fit their size")?;
+    let image = image25::DynamicImage::ImageRgba8(pixels);
     let config = viuer::Config {
         absolute_offset: false,
         height: Some(ROWS),
@@ -126,11 +123,21 @@ fn draw(path: &Path, protocol: Protocol) -> Result<(), String> {
 /// Draws the image at `path` when there is a `protocol`. An image that
 /// cannot be drawn is only logged: the caller's line names it anyway.
 pub fn draw_if_shown(path: &Path, protocol: Option<Protocol>) {
-    if let Some(protocol) = protocol {
-        if let Err(e) = draw(path, protocol) {
+    let _ = draw_read(path, protocol);
+}
+
+/// Reads the figure (its pixels when there is a `protocol`) and draws it.
+fn draw_read(
+    path: &Path,
+    protocol: Option<Protocol>,
+) -> Result<gisclaw::outputs::shown::Figure, String> {
+    let read = gisclaw::outputs::shown::figure(path, protocol.is_some());
+    if let (Some(protocol), Ok(figure)) = (protocol, &read) {
+        if let Err(e) = draw(figure, protocol) {
             tracing::debug!("{}: not drawn: {e}", path.display());
         }
     }
+    read
 }
 
 /// Shows each figure: drawn when there is a `protocol`, then its
@@ -147,7 +154,10 @@ pub fn show(
             .unwrap_or(path)
             .display()
             .to_string();
-        draw_if_shown(path, protocol);
-        line(&format!("figure: {}", describe(path, &shown_as)));
+        let read = draw_read(path, protocol);
+        line(&format!(
+            "figure: {}",
+            describe_figure(path, &shown_as, Some(&read))
+        ));
     }
 }

@@ -86,6 +86,97 @@ pub(crate) fn prepare_here(folder: &Path, path: &Path) -> Option<Shown> {
     Some(shown(&png, nw, nh))
 }
 
+/// A figure for the terminal: its size, and (when asked for) its pixels
+/// fit in [`MAX_SIDE`] px, as 8-bit RGBA: decoded in a confined reader,
+/// so that the terminal's drawing never runs an image decoder here.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Figure {
+    /// Its width in pixels, as its header says.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+    /// The size of the pixels that follow (`None`: not decoded).
+    pub drawn: Option<(u32, u32)>,
+    /// Why it was not decoded, when it was asked for and was not.
+    pub not_drawn: Option<String>,
+    /// The RGBA pixels (the answer's binary part).
+    #[serde(skip)]
+    pub rgba: Vec<u8>,
+}
+
+/// The figure at `path` (its size, and its pixels when `pixels`), read by
+/// a confined reader that sees its folder alone.
+pub fn figure(path: &Path, pixels: bool) -> Result<Figure, String> {
+    let folder = path.parent().ok_or("not a file")?;
+    let name = path
+        .file_name()
+        .ok_or("not a file")?
+        .to_string_lossy()
+        .into_owned();
+    let root = crate::reader::Root::exact(folder).map_err(|e| e.to_string())?;
+    let request = crate::reader::Request::Figure { file: name, pixels };
+    let (reply, binary) =
+        crate::reader::read(&root, request, super::CHECK_TIME).map_err(|e| e.to_string())?;
+    match reply.answer {
+        crate::reader::Answer::Figure(Ok(mut figure)) => {
+            let want = figure.drawn.map_or(0, |(w, h)| w as usize * h as usize * 4);
+            if figure.drawn.is_some() && binary.len() != want {
+                return Err("the reader's pixels do not fit their size".into());
+            }
+            figure.rgba = binary;
+            Ok(figure)
+        }
+        crate::reader::Answer::Figure(Err(why)) => Err(why),
+        _ => Err("the reader answered something else".into()),
+    }
+}
+
+/// [`figure`], in this process: only the confined reader calls it. The
+/// pixels as the binary part.
+pub(crate) fn figure_here(folder: &Path, path: &Path, pixels: bool) -> Result<(Figure, Vec<u8>), String> {
+    let pinned = crate::beneath::pin_under(folder, path).map_err(|e| e.to_string())?;
+    pinned.facts.as_ref().ok_or("a folder")?;
+    let path = pinned.path();
+    let (width, height) = image25::ImageReader::open(path)
+        .and_then(|r| r.with_guessed_format())
+        .map_err(|e| e.to_string())?
+        .into_dimensions()
+        .map_err(|e| e.to_string())?;
+    let mut figure = Figure {
+        width,
+        height,
+        drawn: None,
+        not_drawn: None,
+        rgba: Vec::new(),
+    };
+    if !pixels {
+        return Ok((figure, Vec::new()));
+    }
+    if (width as usize).saturating_mul(height as usize) > super::MAX_IMAGE_PIXELS {
+        figure.not_drawn = Some(format!("{width}×{height} px, too large to draw"));
+        return Ok((figure, Vec::new()));
+    }
+    let decoded = match super::image_pixels(path) {
+        Ok(decoded) => decoded,
+        Err(why) => {
+            figure.not_drawn = Some(why.to_string());
+            return Ok((figure, Vec::new()));
+        }
+    };
+    let (w, h) = (decoded.width, decoded.height);
+    let rgba = decoded.into_rgba();
+    let fit = f64::from(MAX_SIDE) / (w.max(h).max(1) as f64);
+    let (nw, nh, rgba) = if fit < 1.0 {
+        let side = |v: usize| ((v as f64 * fit).round() as usize).clamp(1, MAX_SIDE as usize);
+        let (nw, nh) = (side(w), side(h));
+        (nw, nh, downscale(&rgba, w, h, nw, nh))
+    } else {
+        (w, h, rgba)
+    };
+    figure.drawn = Some((nw as u32, nh as u32));
+    Ok((figure, rgba))
+}
+
 fn shown(png: &[u8], width: u32, height: u32) -> Shown {
     Shown {
         base64: base64::engine::general_purpose::STANDARD.encode(png),

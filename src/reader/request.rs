@@ -80,6 +80,13 @@ pub enum Request {
         /// The file, relative to the folder.
         file: String,
     },
+    /// A figure for the terminal: its size, its pixels when asked for.
+    Figure {
+        /// The file, relative to the folder.
+        file: String,
+        /// Decode its pixels too.
+        pixels: bool,
+    },
 }
 
 /// The reader's answer.
@@ -102,6 +109,8 @@ pub enum Answer {
     Summary(Box<Summary>),
     /// An image for a vision model, when it is one.
     Shown(Option<Shown>),
+    /// A figure for the terminal (pixels as the binary part), or why not.
+    Figure(Result<crate::outputs::shown::Figure, String>),
 }
 
 /// The answer with what the reader's confinement was.

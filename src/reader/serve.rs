@@ -393,5 +393,11 @@ fn answer(folder: &Path, request: &Request) -> (Answer, Vec<u8>) {
             Answer::Shown(outputs::shown::prepare_here(folder, &folder.join(file))),
             Vec::new(),
         ),
+        Request::Figure { file, pixels } => {
+            match outputs::shown::figure_here(folder, &folder.join(file), *pixels) {
+                Ok((figure, rgba)) => (Answer::Figure(Ok(figure)), rgba),
+                Err(why) => (Answer::Figure(Err(why)), Vec::new()),
+            }
+        }
     }
 }
