@@ -70,6 +70,7 @@ slurm-test:
 ## Benchmarks (ratios against a baseline measured in the same run).
 bench:
 	cargo build --release -p gisclaw-worker
+	cargo build --release --bin gisclaw
 	bash benches/client/install.sh
 	cargo bench --bench sandbox_start
 	cargo bench --bench one_shot
@@ -78,6 +79,7 @@ bench:
 	cargo bench --bench eval_scoring
 	cargo bench --bench mcts_expand
 	cargo bench --bench card_large
+	cargo bench --bench confined_reader
 	cargo bench --bench knowledge_search
 	cargo bench --bench context_window
 	cargo bench --bench local_actions

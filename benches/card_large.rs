@@ -10,6 +10,11 @@
 //! headers; the baseline is every tile's own entry (what describing the
 //! folder file by file costs).
 //!
+//! Every card is read by the confined reader (`gisclaw __read`), as gisclaw
+//! reads it; beside each, the same entry answered in this process
+//! (`gisclaw::reads::answer_here`: what the card cost before the reader),
+//! and their ratio: what confinement costs.
+//!
 //! Run with `make bench` (or `cargo bench --bench card_large`). The files are
 //! made once by the libraries themselves (the CSV by this program, the
 //! others in a real sandbox session with geopandas/pyogrio, pyarrow and
@@ -113,6 +118,22 @@ if not os.path.exists("tiles/obs/obs_0999.csv"):
 print("made")
 "#;
 
+/// The `inspect_data` request for `rel`.
+fn inspect(rel: &str) -> gisclaw::reader::Request {
+    gisclaw::reader::Request::Inspect {
+        shown_as: "data/".into(),
+        rel: rel.into(),
+    }
+}
+
+/// The folder card's request.
+fn card_text() -> gisclaw::reader::Request {
+    gisclaw::reader::Request::CardText {
+        shown_as: "data/".into(),
+        budget: gisclaw::card::CARD_TOKEN_BUDGET,
+    }
+}
+
 fn main() {
     common::refuse_a_stale_worker();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/card");
@@ -138,15 +159,17 @@ fn main() {
     drop(session);
 
     println!(
-        "card_large: one card entry per file (median of 3) against one sequential read of the file"
+        "card_large: one card entry per file (median of 3), confined, against one sequential read of the file and against the same entry read in this process"
     );
     println!(
-        "{:<18} {:>9} {:>10} {:>12} {:>8}  goal ≤ {} ms",
+        "{:<18} {:>9} {:>10} {:>12} {:>8} {:>13} {:>10}  goal ≤ {} ms",
         "file",
         "size",
         "card ms",
         "read-all ms",
         "ratio",
+        "in-process ms",
+        "confined÷",
         GOAL.as_millis()
     );
     let mut over = Vec::new();
@@ -168,18 +191,29 @@ fn main() {
                 })
                 .collect(),
         );
+        let here = median(
+            (0..3)
+                .map(|_| {
+                    let t = Instant::now();
+                    let _ = gisclaw::reads::answer_here(&data, &inspect(name));
+                    t.elapsed()
+                })
+                .collect(),
+        );
         let t = Instant::now();
         let mut file = std::fs::File::open(&path).unwrap();
         let mut buf = vec![0u8; 8 << 20];
         while file.read(&mut buf).unwrap() > 0 {}
         let read_all = t.elapsed();
         println!(
-            "{:<18} {:>7.2} GB {:>10.0} {:>12.0} {:>7.3}×",
+            "{:<18} {:>7.2} GB {:>10.0} {:>12.0} {:>7.3}× {:>13.0} {:>9.2}×",
             name,
             size_of(&path) as f64 / (1u64 << 30) as f64,
             card.as_secs_f64() * 1000.0,
             read_all.as_secs_f64() * 1000.0,
-            card.as_secs_f64() / read_all.as_secs_f64()
+            card.as_secs_f64() / read_all.as_secs_f64(),
+            here.as_secs_f64() * 1000.0,
+            card.as_secs_f64() / here.as_secs_f64()
         );
         if card > GOAL {
             over.push(name);
@@ -190,9 +224,15 @@ fn main() {
     }
     let t = Instant::now();
     let whole = gisclaw::card::card_for_dir(&data, "data/", gisclaw::card::CARD_TOKEN_BUDGET);
+    let confined = t.elapsed();
+    let t = Instant::now();
+    let _ = gisclaw::reads::answer_here(&data, &card_text());
+    let here = t.elapsed();
     println!(
-        "whole folder card: {} ms, {} tokens",
-        t.elapsed().as_millis(),
+        "whole folder card: {} ms confined, {} ms in this process ({:.2}×), {} tokens",
+        confined.as_millis(),
+        here.as_millis(),
+        confined.as_secs_f64() / here.as_secs_f64(),
         gisclaw::llm::tokens::count(&whole)
     );
     let tiles = dir.join("tiles");
@@ -208,12 +248,17 @@ fn main() {
             .collect(),
     );
     // The baseline: each tile's own entry, as the card made them before
-    // it knew series (and as a folder of unrelated files still gets them).
+    // it knew series (and as a folder of unrelated files still gets them),
+    // read in this process.
     let t = Instant::now();
     let mut described = 0;
     for (rel, _) in gisclaw::card::files_under(&tiles.join("dem")) {
-        let entry = gisclaw::card::inspect_file(&tiles, "data/", &format!("dem/{rel}"))
-            .expect("tile entry");
+        let (answer, _) = gisclaw::reads::answer_here(&tiles, &inspect(&format!("dem/{rel}")));
+        let entry =
+            match serde_json::from_value::<Result<gisclaw::card::facts::Dataset, String>>(answer) {
+                Ok(Ok(dataset)) => dataset.text(),
+                other => panic!("tile entry: {other:?}"),
+            };
         described += usize::from(entry.contains("raster (GTiff)"));
     }
     let every_tile = t.elapsed();

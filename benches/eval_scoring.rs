@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gisclaw::eval::api::OpTable;
-use gisclaw::eval::output_score::score_output;
+use gisclaw::eval::output_score::score_files as score_output;
 use gisclaw::eval::record::code_scores;
 use gisclaw::task::Task;
 use serde_json::{json, Value};

@@ -38,6 +38,7 @@ pub mod outputs;
 pub mod paths;
 pub mod pysource;
 pub mod reader;
+pub mod reads;
 pub mod sandbox;
 pub mod task;
 pub mod terminal;

@@ -149,7 +149,7 @@ fn main() -> ExitCode {
     // The confined reader (gisclaw::reader): before anything else, with no
     // command line of its own.
     if std::env::args_os().nth(1).is_some_and(|a| a == "__read") {
-        return gisclaw::reader::serve();
+        return gisclaw::reader::serve(gisclaw::reads::answer_here);
     }
     gisclaw::environ::scrub_initial_block();
     gisclaw::reader::harden_gdal();

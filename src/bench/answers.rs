@@ -90,6 +90,9 @@ impl HarnessError {
     }
 }
 
+/// The largest answer file read.
+const MAX_ANSWER_BYTES: u64 = 256 << 20;
+
 /// Runs `gisclaw_runtime.<function>(<args>…, <answer file>)` as a cell in
 /// `session` — each argument a Python expression — and reads the answer it
 /// wrote. `Err` only when the harness itself failed.
@@ -119,8 +122,17 @@ pub fn answer_from_runtime(
             observation::error_line(&text).to_string(),
         ));
     }
-    let text = std::fs::read_to_string(&answer_file).map_err(HarnessError::NoAnswer)?;
-    serde_json::from_str(&text).map_err(HarnessError::Unreadable)
+    // A cell's file: read as the cell could (crate::beneath: no link out
+    // of the work folder, no FIFO) and at most MAX_ANSWER_BYTES.
+    let text = crate::beneath::read_under(session.workdir(), &answer_file, MAX_ANSWER_BYTES)
+        .map_err(|why| match why {
+            crate::beneath::Refused::Missing => HarnessError::NoAnswer(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no answer file",
+            )),
+            why => HarnessError::NoAnswer(std::io::Error::other(why.to_string())),
+        })?;
+    serde_json::from_slice(&text).map_err(HarnessError::Unreadable)
 }
 
 /// `text` as a Python string literal (JSON string syntax is valid Python).

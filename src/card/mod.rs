@@ -398,20 +398,20 @@ pub fn card_for_dir(dir: &Path, shown_as: &str, budget: u64) -> String {
         shown_as: shown_as.to_string(),
         budget,
     };
-    match read_in(dir, request) {
-        Ok(crate::reader::Answer::Text(text)) => text,
-        Ok(_) => format!("{shown_as}: the reader answered something else\n"),
+    match read_in::<String>(dir, request) {
+        Ok(text) => text,
         Err(why) => format!("{shown_as}: could not be read: {why}\n"),
     }
 }
 
-/// One request about the data folder `dir` to a confined reader.
-fn read_in(
+/// One request about the data folder `dir` to a confined reader, its
+/// answer taken as `T`.
+fn read_in<T: serde::de::DeserializeOwned>(
     dir: &Path,
     request: crate::reader::Request,
-) -> Result<crate::reader::Answer, crate::reader::ReadError> {
+) -> Result<T, crate::reader::ReadError> {
     let root = crate::reader::Root::chosen(dir)?;
-    crate::reader::read(&root, request, CARD_TIME).map(|(reply, _)| reply.answer)
+    crate::reader::ask(&root, request, CARD_TIME).map(|(answer, _)| answer)
 }
 
 /// [`card_for_dir`], in this process: only the confined reader calls it.
@@ -563,10 +563,7 @@ pub fn card_facts(dir: &Path, shown_as: &str) -> Result<FolderCard, crate::reade
     let request = crate::reader::Request::CardFacts {
         shown_as: shown_as.to_string(),
     };
-    match read_in(dir, request)? {
-        crate::reader::Answer::Facts(card) => Ok(*card),
-        _ => Err(crate::reader::ReadError::Answer("not a card".into())),
-    }
+    read_in::<FolderCard>(dir, request)
 }
 
 /// [`card_facts`], in this process: only the confined reader calls it.
@@ -811,10 +808,9 @@ pub fn inspect_facts(data_dir: &Path, shown_as: &str, rel: &str) -> Result<Datas
         shown_as: shown_as.to_string(),
         rel: rel.to_string(),
     };
-    match read_in(data_dir, request) {
-        Ok(crate::reader::Answer::Dataset(Ok(dataset))) => Ok(*dataset),
-        Ok(crate::reader::Answer::Dataset(Err(why))) => Err(SchemaError::Reader(why)),
-        Ok(_) => Err(SchemaError::Reader(format!("{shown_as}{rel}: not a dataset"))),
+    match read_in::<Result<Dataset, String>>(data_dir, request) {
+        Ok(Ok(dataset)) => Ok(dataset),
+        Ok(Err(why)) => Err(SchemaError::Reader(why)),
         Err(why) => Err(SchemaError::Reader(format!("{shown_as}{rel}: {why}"))),
     }
 }

@@ -206,7 +206,10 @@ fn coverage(suites: &[PathBuf], list: Option<&str>) -> anyhow::Result<ExitCode> 
     let rows = gisclaw::bench::coverage::coverage(&entries, &golds);
     say!(
         "{:<16} {:>7} {:>10} {:>8}",
-        "library", "public", "exercised", "share"
+        "library",
+        "public",
+        "exercised",
+        "share"
     );
     for row in &rows {
         say!(
@@ -353,7 +356,11 @@ fn verify_suite(
     }
     say!(
         "{:<14} {:>5} {:>7} {:>7}  {:<6} outputs",
-        "task", "cells", "gen s", "run s", "result"
+        "task",
+        "cells",
+        "gen s",
+        "run s",
+        "result"
     );
     for v in &verdicts {
         let outputs: Vec<String> = v
@@ -416,7 +423,10 @@ fn generate_suite(suite: &Path, tasks: Option<&str>, force: bool) -> anyhow::Res
     let mut failures = 0;
     say!(
         "{:<14} {:>5} {:>9} {:>16}  data",
-        "task", "files", "MB", "digest"
+        "task",
+        "files",
+        "MB",
+        "digest"
     );
     for task in &mut loaded {
         if task.generator.is_empty() {
@@ -598,7 +608,10 @@ fn verify_unit(
     }
     say!(
         "{:<14} {:>9} {:>7} {:>10}",
-        "library", "instances", "agree", "confirmed"
+        "library",
+        "instances",
+        "agree",
+        "confirmed"
     );
     for (library, (n, ok, confirmed)) in &by_library {
         say!("{library:<14} {n:>9} {ok:>7} {confirmed:>10}");

@@ -406,7 +406,9 @@ fn compare_steps(
     for (f, s) in folders.iter().zip(&summaries) {
         say_err!(
             "gisclaw: {}: complete@1 {:.3}, step pass@1 {:.3}",
-            f.label, s.complete_at_1, s.step_pass_rate
+            f.label,
+            s.complete_at_1,
+            s.step_pass_rate
         );
     }
     say_err!("gisclaw: report in {}", out.join("report.md").display());
@@ -470,7 +472,13 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
     let left = |s: Option<f64>| s.map_or_else(|| "–".to_string(), human_duration);
     say!(
         "{:<8} {:>5} {:>5} {:>8} {:>7} {:>8} {:>9}  left",
-        "shard", "runs", "done", "running", "failed", "missing", "at once"
+        "shard",
+        "runs",
+        "done",
+        "running",
+        "failed",
+        "missing",
+        "at once"
     );
     for s in &progress.shards {
         say!(
@@ -1017,7 +1025,8 @@ impl Progress {
         } else {
             say_err!(
                 "gisclaw: {}{total} {}, {done} already recorded",
-                self.scope, self.unit
+                self.scope,
+                self.unit
             );
         }
     }

@@ -193,7 +193,9 @@ pub fn run(command: KnowledgeCommand) -> anyhow::Result<ExitCode> {
                 let tuned = quality::tune(&library, &set);
                 say!(
                     "best on this set: {:?} → MRR@10 {:.3}, recall@5 {:.3}",
-                    tuned.fusion, tuned.mrr, tuned.recall_at_5
+                    tuned.fusion,
+                    tuned.mrr,
+                    tuned.recall_at_5
                 );
                 say!(
                     "two-fold cross-validated (tuned on half, scored on the other half): MRR@10 {:.3}, recall@5 {:.3}",

@@ -100,6 +100,12 @@ pub const SUMMARY_TIME: std::time::Duration = std::time::Duration::from_secs(120
 /// The most bytes of a text output compared.
 pub const MAX_TEXT_BYTES: u64 = 1 << 20;
 
+/// The most bytes of a CSV output compared (cut at its last whole line).
+pub const MAX_TABLE_BYTES: u64 = 64 << 20;
+
+/// The most rows of a table output compared.
+pub const MAX_TABLE_ROWS: usize = 1_000_000;
+
 /// The most words per side ROUGE-L (quadratic) runs on; past it the
 /// comparison is the linear bag-of-words F1 ([`word_overlap`]).
 pub const MAX_ROUGE_WORDS: usize = 5_000;
@@ -184,6 +190,33 @@ impl Summary {
 /// `candidate_run` the two runs' folders. Each side is read by its own
 /// confined reader, which sees that run's `pred_results/` alone.
 pub fn score_output(declared: &str, gold_run: &Path, candidate_run: &Path) -> OutputScore {
+    let gold = outputs::declared_root(gold_run, declared);
+    let candidate = outputs::declared_root(candidate_run, declared);
+    score_in(declared, &gold, &candidate)
+}
+
+/// Scores the file `candidate` against the file `gold` (each read by a
+/// confined reader that sees its folder alone); `declared` names the
+/// output (its extension decides the kind).
+pub fn score_files(declared: &str, gold: &Path, candidate: &Path) -> OutputScore {
+    let side = |file: &Path| {
+        (
+            file.parent().unwrap_or(Path::new("/")).to_path_buf(),
+            file.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+    };
+    score_in(declared, &side(gold), &side(candidate))
+}
+
+/// Scores `candidate` (a folder and the output's path in it) against
+/// `gold` (the same).
+fn score_in(
+    declared: &str,
+    (gold_root, gold_rel): &(std::path::PathBuf, String),
+    (candidate_root, rel): &(std::path::PathBuf, String),
+) -> OutputScore {
     let by_name = outputs::kind_of(Path::new(declared));
     let mut score = OutputScore {
         path: declared.to_string(),
@@ -193,10 +226,9 @@ pub fn score_output(declared: &str, gold_run: &Path, candidate_run: &Path) -> Ou
         weak: by_name == OutputKind::Image,
         note: String::new(),
     };
-    let (candidate_root, rel) = outputs::declared_root(candidate_run, declared);
     // Read only as the cell could (crate::beneath): a link out of its
     // folder, a FIFO or a file the sandbox could not read is not scored.
-    match crate::beneath::check_under(&candidate_root, &candidate_root.join(&rel)) {
+    match crate::beneath::check_under(candidate_root, &candidate_root.join(rel)) {
         Ok(facts) if facts.len > 0 => {}
         Ok(_) => {
             score.note = "empty file".into();
@@ -211,19 +243,18 @@ pub fn score_output(declared: &str, gold_run: &Path, candidate_run: &Path) -> Ou
             return score;
         }
     }
-    let (gold_root, gold_rel) = outputs::declared_root(gold_run, declared);
-    if crate::beneath::check_under(&gold_root, &gold_root.join(&gold_rel)).is_err() {
+    if crate::beneath::check_under(gold_root, &gold_root.join(gold_rel)).is_err() {
         score.note = "the gold output is missing".into();
         return score;
     }
-    let gold = summarise(&gold_root, &gold_rel, declared, None);
+    let gold = summarise(gold_root, gold_rel, declared, None);
     if let Summary::Unreadable { why } = &gold {
         score.note = format!("gold: {why}");
         return score;
     }
     score.kind = gold.kind().to_string();
     score.weak = matches!(gold, Summary::Image { .. });
-    let candidate = summarise(&candidate_root, &rel, declared, Some(gold.kind()));
+    let candidate = summarise(candidate_root, rel, declared, Some(gold.kind()));
     match compare(gold, candidate) {
         Ok((value, parts, note)) => {
             score.score = value.clamp(0.0, 1.0);
@@ -243,14 +274,9 @@ fn summarise(root: &Path, rel: &str, declared: &str, kind: Option<&str>) -> Summ
         kind: kind.map(str::to_string),
     };
     let read = crate::reader::Root::exact(root)
-        .and_then(|root| crate::reader::read(&root, request, SUMMARY_TIME));
+        .and_then(|root| crate::reader::ask::<Summary>(&root, request, SUMMARY_TIME));
     match read {
-        Ok((reply, binary)) => match reply.answer {
-            crate::reader::Answer::Summary(summary) => with_values(*summary, &binary),
-            _ => Summary::Unreadable {
-                why: "the reader answered something else".into(),
-            },
-        },
+        Ok((summary, binary)) => with_values(summary, &binary),
         Err(why) => Summary::Unreadable {
             why: why.to_string(),
         },
@@ -283,10 +309,7 @@ fn compare(gold: Summary, candidate: Summary) -> Scored {
     match (gold, candidate) {
         (_, Summary::Unreadable { why }) => Err(ScoreError::Check(why)),
         (g @ Summary::Raster { .. }, c @ Summary::Raster { .. }) => raster(&g, &c),
-        (
-            g @ Summary::Vector { .. },
-            c @ Summary::Vector { .. },
-        ) => {
+        (g @ Summary::Vector { .. }, c @ Summary::Vector { .. }) => {
             let sheet = matches!(g, Summary::Vector { sheet: true, .. });
             vector(&g, &c).map(|(s, mut p, n)| {
                 if sheet {
@@ -297,9 +320,16 @@ fn compare(gold: Summary, candidate: Summary) -> Scored {
         }
         (g @ Summary::Table { .. }, c @ Summary::Table { .. }) => table(&g, &c),
         (g @ Summary::Image { .. }, c @ Summary::Image { .. }) => image(&g, &c),
-        (Summary::Text { text: g, truncated: gt }, Summary::Text { text: c, truncated: ct }) => {
-            Ok(text(&g, &c, gt || ct))
-        }
+        (
+            Summary::Text {
+                text: g,
+                truncated: gt,
+            },
+            Summary::Text {
+                text: c,
+                truncated: ct,
+            },
+        ) => Ok(text(&g, &c, gt || ct)),
         (g, c) => Err(ScoreError::Check(format!(
             "a {} where the gold is a {}",
             c.kind(),
@@ -943,15 +973,28 @@ struct Table {
 impl Table {
     fn read(path: &Path) -> Result<Table, ScoreError> {
         if card::is_parquet(path) {
-            let (columns, rows) =
+            let (columns, mut rows) =
                 card::read_parquet_table(path).map_err(|e| ScoreError::Parquet(e.to_string()))?;
+            rows.truncate(MAX_TABLE_ROWS);
             return Ok(Table {
                 columns: columns.iter().map(|c| c.trim().to_lowercase()).collect(),
                 rows,
             });
         }
-        let text = std::fs::read_to_string(path)?;
+        // At most MAX_TABLE_BYTES, cut at the last whole line.
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)?
+            .take(MAX_TABLE_BYTES + 1)
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > MAX_TABLE_BYTES {
+            bytes.truncate(MAX_TABLE_BYTES as usize);
+            let end = bytes.iter().rposition(|b| *b == b'\n').unwrap_or(0);
+            bytes.truncate(end);
+        }
+        let text = String::from_utf8_lossy(&bytes);
         let mut rows = read_csv(&text);
+        rows.truncate(MAX_TABLE_ROWS + 1);
         if rows.is_empty() {
             return Err(ScoreError::EmptyTable);
         }
@@ -1224,7 +1267,11 @@ fn text(gold: &str, candidate: &str, truncated: bool) -> (f64, BTreeMap<String, 
         );
     }
     let r = rouge_l(&g, &c);
-    (r, parts(&[("rouge_l", r)]), format!("ROUGE-L over words{cut}"))
+    (
+        r,
+        parts(&[("rouge_l", r)]),
+        format!("ROUGE-L over words{cut}"),
+    )
 }
 
 /// F1 of the two word multisets (1 for two empty texts): linear time.
@@ -1290,7 +1337,10 @@ mod tests {
         assert_eq!(parts.get("word_f1"), Some(&1.0), "{note}");
         assert_eq!(score, 1.0);
         assert!(note.contains("bag-of-words"), "{note}");
-        assert_eq!(word_overlap(&["a", "b", "b"], &["b", "c"]), 2.0 * 0.5 * (1.0 / 3.0) / (0.5 + 1.0 / 3.0));
+        assert_eq!(
+            word_overlap(&["a", "b", "b"], &["b", "c"]),
+            2.0 * 0.5 * (1.0 / 3.0) / (0.5 + 1.0 / 3.0)
+        );
         let (short, parts, _) = text("a b c d", "a c d", false);
         assert!(parts.contains_key("rouge_l") && short > 0.8);
     }

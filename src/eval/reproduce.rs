@@ -54,7 +54,9 @@ pub fn reproduce(
         let _stopper = crate::interrupt::CellStopper::start(session.canceller());
         for (i, cell) in cells.iter().enumerate() {
             if let Some(why) = crate::interrupt::stop_reason() {
-                report.failed_cells.push(format!("cell {} not run ({why})", i + 1));
+                report
+                    .failed_cells
+                    .push(format!("cell {} not run ({why})", i + 1));
                 break;
             }
             let outcome = session.execute(cell)?;
@@ -105,7 +107,9 @@ fn compare(run: &Path, again: &Path, report: &mut Reproduction) {
             continue;
         }
         if let Some(why) = crate::interrupt::stop_reason() {
-            report.differed.push(format!("comparison not finished ({why})"));
+            report
+                .differed
+                .push(format!("comparison not finished ({why})"));
             return;
         }
         report.outputs += 1;
@@ -143,7 +147,11 @@ fn compare(run: &Path, again: &Path, report: &mut Reproduction) {
 /// Whether `rel` has the same bytes under both folders, streamed (at most
 /// [`COMPARED_BYTES`]; a stop request ends it as "not the same"). `Err`
 /// when the second side's file cannot be read (`Missing` when absent).
-fn same_bytes(first: &beneath::Dir, second: &beneath::Dir, rel: &Path) -> Result<bool, beneath::Refused> {
+fn same_bytes(
+    first: &beneath::Dir,
+    second: &beneath::Dir,
+    rel: &Path,
+) -> Result<bool, beneath::Refused> {
     use std::io::Read;
     let (mut b, b_facts) = second.open_file(rel)?;
     let Ok((mut a, a_facts)) = first.open_file(rel) else {

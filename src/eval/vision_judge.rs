@@ -50,10 +50,16 @@ pub fn judge(
     gold: &Path,
     agent: &Path,
 ) -> Result<Verdict, JudgeError> {
+    // The gold's image is a gold run's cell's file: read the same way.
     let read = |p: &Path| {
-        std::fs::read(p).map_err(|source| JudgeError::Io {
+        crate::beneath::read_under(
+            p.parent().unwrap_or(Path::new("/")),
+            p,
+            crate::outputs::MAX_IMAGE_BYTES,
+        )
+        .map_err(|why| JudgeError::Io {
             path: p.to_path_buf(),
-            source,
+            source: std::io::Error::other(why.to_string()),
         })
     };
     // The agent's image is a cell's file: read as the cell could

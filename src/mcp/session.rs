@@ -77,7 +77,9 @@ impl Shared {
         self.card_json
             .get_or_init(|| {
                 let dir = self.data.as_ref()?;
-                crate::card::card_facts(dir, "data/").ok().and_then(|card| serde_json::to_string_pretty(&card).ok())
+                crate::card::card_facts(dir, "data/")
+                    .ok()
+                    .and_then(|card| serde_json::to_string_pretty(&card).ok())
             })
             .as_deref()
     }

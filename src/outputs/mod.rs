@@ -123,14 +123,18 @@ pub fn check(path: &Path) -> OutputCheck {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    checks_in(folder, &[name]).pop().unwrap_or_else(|| OutputCheck::Unreadable("not read".into()))
+    checks_in(folder, &[name])
+        .pop()
+        .unwrap_or_else(|| OutputCheck::Unreadable("not read".into()))
 }
 
 /// [`check`] of a run's declared output `declared` (`pred_results/x.tif`),
 /// in a reader that sees the run's `pred_results/` alone.
 pub fn check_declared(run: &Path, declared: &str) -> OutputCheck {
     let (root, rel) = declared_root(run, declared);
-    checks_in(&root, &[rel]).pop().unwrap_or_else(|| OutputCheck::Unreadable("not read".into()))
+    checks_in(&root, &[rel])
+        .pop()
+        .unwrap_or_else(|| OutputCheck::Unreadable("not read".into()))
 }
 
 /// The folder a reader of a run's declared output sees, and the output's
@@ -147,7 +151,12 @@ pub fn declared_root(run: &Path, declared: &str) -> (std::path::PathBuf, String)
 /// [`check`] of each of `files` (relative to `folder`), in one confined
 /// reader; a verdict per file, in order.
 pub fn checks_in(folder: &Path, files: &[String]) -> Vec<OutputCheck> {
-    let unread = |why: String| files.iter().map(|_| OutputCheck::Unreadable(why.clone())).collect();
+    let unread = |why: String| {
+        files
+            .iter()
+            .map(|_| OutputCheck::Unreadable(why.clone()))
+            .collect()
+    };
     let root = match crate::reader::Root::exact(folder) {
         Ok(root) => root,
         Err(why) => return unread(why.to_string()),
@@ -157,11 +166,9 @@ pub fn checks_in(folder: &Path, files: &[String]) -> Vec<OutputCheck> {
     };
     // Each file has CHECK_TIME in the reader; the reader as a whole a few.
     let limit = CHECK_TIME * (files.len().clamp(1, 3) as u32);
-    match crate::reader::read(&root, request, limit) {
-        Ok((reply, _)) => match reply.answer {
-            crate::reader::Answer::Checks(checks) if checks.len() == files.len() => checks,
-            _ => unread("the reader answered something else".into()),
-        },
+    match crate::reader::ask::<Vec<OutputCheck>>(&root, request, limit) {
+        Ok((checks, _)) if checks.len() == files.len() => checks,
+        Ok(_) => unread("the reader answered for other files".into()),
         Err(why) => unread(why.to_string()),
     }
 }

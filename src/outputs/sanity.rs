@@ -74,14 +74,10 @@ impl Reference {
         let request = crate::reader::Request::Reference {
             task_text: task_text.to_string(),
         };
-        let read = crate::reader::Root::chosen(dir).and_then(|root| {
-            crate::reader::read(&root, request, card::CARD_TIME)
-        });
+        let read = crate::reader::Root::chosen(dir)
+            .and_then(|root| crate::reader::ask::<Reference>(&root, request, card::CARD_TIME));
         match read {
-            Ok((reply, _)) => match reply.answer {
-                crate::reader::Answer::Reference(reference) => reference,
-                _ => Reference::read_here(None, task_text),
-            },
+            Ok((reference, _)) => reference,
             Err(why) => {
                 tracing::warn!("the inputs' CRS and extent were not read: {why}");
                 Reference::read_here(None, task_text)
@@ -281,14 +277,12 @@ fn warnings_in(pred: &Path, files: &[String], reference: &Reference) -> Vec<Vec<
     };
     let request = crate::reader::Request::Warnings {
         files: files.to_vec(),
-        reference: reference.clone(),
+        reference: serde_json::to_value(reference).unwrap_or_default(),
     };
     let limit = super::CHECK_TIME * (files.len().clamp(1, 3) as u32);
-    match crate::reader::read(&root, request, limit) {
-        Ok((reply, _)) => match reply.answer {
-            crate::reader::Answer::Warnings(w) if w.len() == files.len() => w,
-            _ => unread("the reader answered something else".into()),
-        },
+    match crate::reader::ask::<Vec<Vec<String>>>(&root, request, limit) {
+        Ok((w, _)) if w.len() == files.len() => w,
+        Ok(_) => unread("the reader answered for other files".into()),
         Err(why) => unread(why.to_string()),
     }
 }
@@ -303,8 +297,10 @@ pub(crate) fn warnings_here(folder: &Path, rel: &str, reference: &Reference) -> 
         Err(why) => return vec![why.to_string()],
     };
     let reference = reference.clone();
-    beneath::within(super::CHECK_TIME, move || file_warnings(pinned.path(), &reference))
-        .unwrap_or_else(|| vec![format!("not read within {} s", super::CHECK_TIME.as_secs())])
+    beneath::within(super::CHECK_TIME, move || {
+        file_warnings(pinned.path(), &reference)
+    })
+    .unwrap_or_else(|| vec![format!("not read within {} s", super::CHECK_TIME.as_secs())])
 }
 
 /// The entries under a folder with their size and modification time, to

@@ -24,11 +24,8 @@ pub fn prepare(path: &Path) -> Option<Shown> {
     let name = path.file_name()?.to_string_lossy().into_owned();
     let root = crate::reader::Root::exact(folder).ok()?;
     let request = crate::reader::Request::Shown { file: name };
-    match crate::reader::read(&root, request, super::CHECK_TIME) {
-        Ok((reply, _)) => match reply.answer {
-            crate::reader::Answer::Shown(shown) => shown,
-            _ => None,
-        },
+    match crate::reader::ask::<Option<Shown>>(&root, request, super::CHECK_TIME) {
+        Ok((shown, _)) => shown,
         Err(why) => {
             tracing::debug!("{}: not shown: {why}", path.display());
             None
@@ -115,25 +112,25 @@ pub fn figure(path: &Path, pixels: bool) -> Result<Figure, String> {
         .into_owned();
     let root = crate::reader::Root::exact(folder).map_err(|e| e.to_string())?;
     let request = crate::reader::Request::Figure { file: name, pixels };
-    let (reply, binary) =
-        crate::reader::read(&root, request, super::CHECK_TIME).map_err(|e| e.to_string())?;
-    match reply.answer {
-        crate::reader::Answer::Figure(Ok(mut figure)) => {
-            let want = figure.drawn.map_or(0, |(w, h)| w as usize * h as usize * 4);
-            if figure.drawn.is_some() && binary.len() != want {
-                return Err("the reader's pixels do not fit their size".into());
-            }
-            figure.rgba = binary;
-            Ok(figure)
-        }
-        crate::reader::Answer::Figure(Err(why)) => Err(why),
-        _ => Err("the reader answered something else".into()),
+    let (answer, binary) =
+        crate::reader::ask::<Result<Figure, String>>(&root, request, super::CHECK_TIME)
+            .map_err(|e| e.to_string())?;
+    let mut figure = answer?;
+    let want = figure.drawn.map_or(0, |(w, h)| w as usize * h as usize * 4);
+    if figure.drawn.is_some() && binary.len() != want {
+        return Err("the reader's pixels do not fit their size".into());
     }
+    figure.rgba = binary;
+    Ok(figure)
 }
 
 /// [`figure`], in this process: only the confined reader calls it. The
 /// pixels as the binary part.
-pub(crate) fn figure_here(folder: &Path, path: &Path, pixels: bool) -> Result<(Figure, Vec<u8>), String> {
+pub(crate) fn figure_here(
+    folder: &Path,
+    path: &Path,
+    pixels: bool,
+) -> Result<(Figure, Vec<u8>), String> {
     let pinned = crate::beneath::pin_under(folder, path).map_err(|e| e.to_string())?;
     pinned.facts.as_ref().ok_or("a folder")?;
     let path = pinned.path();

@@ -9,7 +9,10 @@
 //! build without curl) and no option that confines a VRT's sources to a
 //! folder: the reader's namespaces and seccomp stop the first, and the
 //! drivers that follow a file's contents to other files or servers are
-//! not registered at all.
+//! not registered at all. GDAL's own sidecars (`.aux.xml`: category
+//! names, statistics) are still read, as the sandbox's libraries read
+//! them; the reader's view of the folder is read-only, so nothing is
+//! written beside the data.
 
 use std::ffi::CString;
 use std::sync::Once;
@@ -25,8 +28,6 @@ pub const GDAL_OPTIONS: &[(&str, &str)] = &[
     ("GDAL_VRT_ENABLE_PYTHON", "NO"),
     // `MEM:::DATAPOINTER=` names read process memory (GDAL ≥ 3.10).
     ("GDAL_MEM_ENABLE_OPEN", "NO"),
-    // No `.aux.xml` read from or written beside the data.
-    ("GDAL_PAM_ENABLED", "NO"),
     // No `.properties` index written beside a gzip file read.
     ("CPL_VSIL_GZIP_WRITE_PROPERTIES", "NO"),
     // No plugins loaded from disk, no PROJ grids fetched.
@@ -93,10 +94,7 @@ pub fn harden_gdal() {
         for (key, value) in GDAL_OPTIONS {
             set(key, value);
         }
-        for name in SKIPPED_RASTER_DRIVERS
-            .iter()
-            .chain(SKIPPED_VECTOR_DRIVERS)
-        {
+        for name in SKIPPED_RASTER_DRIVERS.iter().chain(SKIPPED_VECTOR_DRIVERS) {
             deregister(name);
         }
     });
@@ -155,7 +153,14 @@ mod tests {
         for name in ["VRT", "OGR_VRT", "WMS", "WFS", "HTTP"] {
             assert!(!driver_registered(name), "{name} is still registered");
         }
-        for name in ["GTiff", "ESRI Shapefile", "GPKG", "CSV", "GeoJSON", "netCDF"] {
+        for name in [
+            "GTiff",
+            "ESRI Shapefile",
+            "GPKG",
+            "CSV",
+            "GeoJSON",
+            "netCDF",
+        ] {
             assert!(driver_registered(name), "{name} is missing");
         }
         for (key, value) in GDAL_OPTIONS {

@@ -22,9 +22,9 @@ mod serve;
 mod spawn;
 
 pub use harden::{driver_registered, harden_gdal, GDAL_OPTIONS};
-pub use request::{Answer, Envelope, Reply, Request};
-pub use serve::serve;
-pub use spawn::{read, reader_exe, ReadError, Root};
+pub use request::{Envelope, Reply, Request};
+pub use serve::{serve, Handler};
+pub use spawn::{ask, read, reader_exe, ReadError, Root};
 
 /// Where the reader sees the folder it reads, when it has a mount
 /// namespace.

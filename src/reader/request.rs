@@ -1,17 +1,12 @@
 //! What the host asks the confined reader, and what it answers: typed
-//! summaries, never a file. Every request names paths relative to the one
+//! summaries (as JSON here: each request's type belongs to the module that
+//! asks it), never a file. Every request names paths relative to the one
 //! folder the reader sees.
 
 use std::path::PathBuf;
 
 use gisclaw_protocol::ConfinementReport;
 use serde::{Deserialize, Serialize};
-
-use crate::card::facts::{Dataset, FolderCard};
-use crate::eval::output_score::Summary;
-use crate::outputs::sanity::Reference;
-use crate::llm::vision::Shown;
-use crate::outputs::OutputCheck;
 
 /// One request, with the folder it is about.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -57,8 +52,8 @@ pub enum Request {
     Warnings {
         /// Files, relative to the folder.
         files: Vec<String>,
-        /// What the inputs say.
-        reference: Reference,
+        /// What the inputs say (`outputs::sanity::Reference`, as JSON).
+        reference: serde_json::Value,
     },
     /// The verdict of `bench verify`'s checks on each file.
     Checks {
@@ -89,35 +84,14 @@ pub enum Request {
     },
 }
 
-/// The reader's answer.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "answer", content = "value", rename_all = "snake_case")]
-pub enum Answer {
-    /// Text (a card).
-    Text(String),
-    /// A folder's facts.
-    Facts(Box<FolderCard>),
-    /// One dataset's facts, or the one-line reason there are none.
-    Dataset(Result<Box<Dataset>, String>),
-    /// The inputs' reference.
-    Reference(Reference),
-    /// Warnings, per requested file.
-    Warnings(Vec<Vec<String>>),
-    /// Verdicts, per requested file.
-    Checks(Vec<OutputCheck>),
-    /// A summary for scoring (raster values follow as the binary part).
-    Summary(Box<Summary>),
-    /// An image for a vision model, when it is one.
-    Shown(Option<Shown>),
-    /// A figure for the terminal (pixels as the binary part), or why not.
-    Figure(Result<crate::outputs::shown::Figure, String>),
-}
-
 /// The answer with what the reader's confinement was.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reply {
     /// Each layer of the reader's confinement.
     pub confinement: ConfinementReport,
-    /// The answer.
-    pub answer: Answer,
+    /// The answer: each request's own type, as JSON (the card's text or
+    /// facts, a dataset or why not, the inputs' reference, warnings or
+    /// verdicts per file, a scoring summary, an image for a vision model, a
+    /// figure or why not; see `crate::reads`).
+    pub answer: serde_json::Value,
 }

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use gisclaw_confine::{confine, isolate};
 use gisclaw_protocol::{ConfinementPolicy, ConfinementReport, LayerStatus};
 
-use super::request::{Answer, Envelope, Reply, Request};
+use super::request::{Envelope, Reply, Request};
 use super::{answer_frame, MAX_REQUEST_BYTES, VIEW_ROOT};
 
 /// The descriptor of the namespace handshake.
@@ -39,9 +39,14 @@ const FILE_LIMIT: u64 = 1 << 30;
 /// Processes and threads the reader may run.
 const PROCESS_LIMIT: u64 = 64;
 
-/// Runs the reader; the exit code says whether an answer was written.
-pub fn serve() -> ExitCode {
-    match start() {
+/// What answers a request about a folder (the path this process sees it
+/// at): the answer as JSON and its binary part. `crate::reads::answer_here`.
+pub type Handler = fn(&Path, &Request) -> (serde_json::Value, Vec<u8>);
+
+/// Runs the reader with `handler`; the exit code says whether an answer
+/// was written.
+pub fn serve(handler: Handler) -> ExitCode {
+    match start(handler) {
         Ok(code) => code,
         Err(why) => {
             let _ = writeln!(std::io::stderr(), "gisclaw reader: {why}");
@@ -50,7 +55,7 @@ pub fn serve() -> ExitCode {
     }
 }
 
-fn start() -> Result<ExitCode, String> {
+fn start(handler: Handler) -> Result<ExitCode, String> {
     let mut raw = Vec::new();
     std::io::stdin()
         .take(MAX_REQUEST_BYTES)
@@ -69,7 +74,9 @@ fn start() -> Result<ExitCode, String> {
     let namespaced = isolate::unshare(&mut sync).is_ok();
     drop(sync);
     if !namespaced {
-        return Ok(ExitCode::from(work(&envelope, &root, None, &scratch)));
+        return Ok(ExitCode::from(work(
+            handler, &envelope, &root, None, &scratch,
+        )));
     }
     // SAFETY: unshare with flags only; the new user namespace holds
     // CAP_SYS_ADMIN, so a network namespace of its own (loopback down).
@@ -83,7 +90,7 @@ fn start() -> Result<ExitCode, String> {
         // PID 1 of the new namespace: dies with the process that waits for it.
         // SAFETY: prctl with integer arguments.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
-        let code = work(&envelope, &root, Some(net), &scratch);
+        let code = work(handler, &envelope, &root, Some(net), &scratch);
         let _ = std::io::stdout().flush();
         // SAFETY: leaving the forked child without running the parent's
         // exit handlers twice.
@@ -176,7 +183,13 @@ impl Scratch {
 /// Confines this process, reads, and writes the answer; the exit code
 /// (0 when the answer was written). `net` is whether a network namespace
 /// was entered (`None`: no namespaces at all).
-fn work(envelope: &Envelope, root: &OwnedFd, net: Option<bool>, scratch: &Scratch) -> u8 {
+fn work(
+    handler: Handler,
+    envelope: &Envelope,
+    root: &OwnedFd,
+    net: Option<bool>,
+    scratch: &Scratch,
+) -> u8 {
     let confined = match confine_here(envelope, root, net, scratch) {
         Ok(confined) => confined,
         Err(why) => {
@@ -186,7 +199,7 @@ fn work(envelope: &Envelope, root: &OwnedFd, net: Option<bool>, scratch: &Scratc
     };
     let (confinement, folder) = confined;
     super::harden::harden_gdal();
-    let (answer, binary) = answer(&folder, &envelope.request);
+    let (answer, binary) = handler(&folder, &envelope.request);
     let reply = Reply {
         confinement,
         answer,
@@ -331,73 +344,4 @@ fn sandbox_user_without_namespaces() -> Result<(), String> {
         libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
     }
     Ok(())
-}
-
-/// Answers `request` about `folder` (the path this process sees it at),
-/// with the binary part of the answer.
-fn answer(folder: &Path, request: &Request) -> (Answer, Vec<u8>) {
-    use crate::{card, outputs};
-    match request {
-        Request::CardText { shown_as, budget } => (
-            Answer::Text(card::card_text_here(folder, shown_as, *budget)),
-            Vec::new(),
-        ),
-        Request::CardFacts { shown_as } => (
-            Answer::Facts(Box::new(card::card_facts_here(folder, shown_as))),
-            Vec::new(),
-        ),
-        Request::Inspect { shown_as, rel } => (
-            Answer::Dataset(
-                card::inspect_facts_here(folder, shown_as, rel)
-                    .map(Box::new)
-                    .map_err(|e| e.to_string()),
-            ),
-            Vec::new(),
-        ),
-        Request::Reference { task_text } => (
-            Answer::Reference(outputs::sanity::Reference::read_here(Some(folder), task_text)),
-            Vec::new(),
-        ),
-        Request::Warnings { files, reference } => (
-            Answer::Warnings(
-                files
-                    .iter()
-                    .map(|rel| outputs::sanity::warnings_here(folder, rel, reference))
-                    .collect(),
-            ),
-            Vec::new(),
-        ),
-        Request::Checks { files } => (
-            Answer::Checks(
-                files
-                    .iter()
-                    .map(|rel| outputs::check_here(folder, &folder.join(rel)))
-                    .collect(),
-            ),
-            Vec::new(),
-        ),
-        Request::Summary {
-            file,
-            declared,
-            kind,
-        } => {
-            let (summary, binary) = crate::eval::output_score::summarise_here(
-                folder,
-                file,
-                declared,
-                kind.as_deref(),
-            );
-            (Answer::Summary(Box::new(summary)), binary)
-        }
-        Request::Shown { file } => (
-            Answer::Shown(outputs::shown::prepare_here(folder, &folder.join(file))),
-            Vec::new(),
-        ),
-        Request::Figure { file, pixels } => {
-            match outputs::shown::figure_here(folder, &folder.join(file), *pixels) {
-                Ok((figure, rgba)) => (Answer::Figure(Ok(figure)), rgba),
-                Err(why) => (Answer::Figure(Err(why)), Vec::new()),
-            }
-        }
-    }
 }

@@ -141,11 +141,7 @@ const MAX_STDERR: u64 = 64 << 10;
 
 /// Asks a confined reader `request` about `root`, waiting at most `limit`.
 /// Returns its reply and the binary part of the answer.
-pub fn read(
-    root: &Root,
-    request: Request,
-    limit: Duration,
-) -> Result<(Reply, Vec<u8>), ReadError> {
+pub fn read(root: &Root, request: Request, limit: Duration) -> Result<(Reply, Vec<u8>), ReadError> {
     let envelope = Envelope {
         root: root.path.clone(),
         cpu_seconds: limit.as_secs().max(1) + 1,
@@ -252,6 +248,18 @@ pub fn read(
             Err(ReadError::Failed(last))
         }
     }
+}
+
+/// [`read`], with the answer taken as `T` (the request's own answer type).
+pub fn ask<T: serde::de::DeserializeOwned>(
+    root: &Root,
+    request: Request,
+    limit: Duration,
+) -> Result<(T, Vec<u8>), ReadError> {
+    let (reply, binary) = read(root, request, limit)?;
+    let answer = serde_json::from_value(reply.answer)
+        .map_err(|e| ReadError::Answer(format!("not the answer asked for: {e}")))?;
+    Ok((answer, binary))
 }
 
 /// Reads one answer: magic, JSON, binary part; never allocating more than

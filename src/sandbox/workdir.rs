@@ -210,9 +210,8 @@ fn xattrs(fd: i32) -> std::io::Result<Vec<(std::ffi::CString, Vec<u8>)>> {
         };
         let mut value = vec![0u8; XATTR_BYTES];
         // SAFETY: name is NUL-terminated, the buffer valid for its length.
-        let len = unsafe {
-            libc::fgetxattr(fd, name.as_ptr(), value.as_mut_ptr().cast(), value.len())
-        };
+        let len =
+            unsafe { libc::fgetxattr(fd, name.as_ptr(), value.as_mut_ptr().cast(), value.len()) };
         if len >= 0 {
             value.truncate(len as usize);
             out.push((name, value));
@@ -235,7 +234,10 @@ impl Found {
         // Attributes first: while the folder is still the sandbox's, and
         // before a mode change could matter.
         if let Ok(now) = xattrs(fd) {
-            for (name, _) in now.iter().filter(|(n, _)| !self.xattrs.iter().any(|(o, _)| o == n)) {
+            for (name, _) in now
+                .iter()
+                .filter(|(n, _)| !self.xattrs.iter().any(|(o, _)| o == n))
+            {
                 // SAFETY: fd is ours, name NUL-terminated.
                 if unsafe { libc::fremovexattr(fd, name.as_ptr()) } != 0 {
                     warn("removing an attribute");
@@ -246,7 +248,10 @@ impl Found {
                     continue;
                 }
                 // SAFETY: fd is ours, name NUL-terminated, value valid for its length.
-                if unsafe { libc::fsetxattr(fd, name.as_ptr(), value.as_ptr().cast(), value.len(), 0) } != 0 {
+                if unsafe {
+                    libc::fsetxattr(fd, name.as_ptr(), value.as_ptr().cast(), value.len(), 0)
+                } != 0
+                {
                     warn("restoring an attribute");
                 }
             }

@@ -631,9 +631,7 @@ fn marked_files() -> tempfile::TempDir {
 }
 
 fn raster_vrt(band: &str) -> String {
-    format!(
-        "<VRTDataset rasterXSize=\"4\" rasterYSize=\"4\">\n{band}\n</VRTDataset>\n"
-    )
+    format!("<VRTDataset rasterXSize=\"4\" rasterYSize=\"4\">\n{band}\n</VRTDataset>\n")
 }
 
 fn raw_band(path: &str) -> String {
@@ -754,7 +752,11 @@ fn the_card_never_follows_a_files_contents_out_of_the_data_folder() {
     assert_eq!(names.len(), files.len() + 1, "{names:?}");
     // And the folder still reads.
     let again = common::gisclaw(&["card", data.to_str().unwrap(), "points.csv"], &[]);
-    assert!(common::text(&again).contains("2 rows"), "{}", common::text(&again));
+    assert!(
+        common::text(&again).contains("2 rows"),
+        "{}",
+        common::text(&again)
+    );
 }
 
 #[test]
@@ -836,14 +838,17 @@ fn the_reader_holds_the_sandboxs_layers() {
     // A folder swapped for a link is refused, not followed.
     let swapped = dir.path().join("swapped");
     std::os::unix::fs::symlink("/etc", &swapped).unwrap();
-    let refused = gisclaw::reader::Root::exact(&swapped).err().expect("a link is no folder");
+    let refused = gisclaw::reader::Root::exact(&swapped)
+        .err()
+        .expect("a link is no folder");
     assert!(refused.to_string().contains("a link"), "{refused}");
 }
 
 /// Whether `text` holds a control character that would drive a terminal
 /// (anything but newline and tab).
 fn drives_the_terminal(text: &str) -> bool {
-    text.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+    text.chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
 }
 
 #[test]
@@ -876,7 +881,8 @@ fn terminal_escapes_from_cells_data_and_models_are_shown_not_obeyed() {
     );
     let fix = "import shutil\ntry:\n    raise ValueError(BAD)\nexcept ValueError:\n    pass\n\
                shutil.copy('data/points.csv', 'pred_results/out.csv')\nprint('fixed')";
-    let said = serde_json::json!({"role": "assistant", "content": format!("done{fake_end}{clipboard}")});
+    let said =
+        serde_json::json!({"role": "assistant", "content": format!("done{fake_end}{clipboard}")});
     let lines = [
         call("execute_python", json!({ "code": plant })),
         call("execute_python", json!({ "code": fix })),
@@ -892,13 +898,19 @@ fn terminal_escapes_from_cells_data_and_models_are_shown_not_obeyed() {
     let text = common::text(&o);
     assert!(o.status.code().is_some(), "{text}");
     assert!(!drives_the_terminal(&text), "solve printed: {text:?}");
-    assert!(text.contains("\\x1b]0;pwned"), "the figure is named: {text}");
+    assert!(
+        text.contains("\\x1b]0;pwned"),
+        "the figure is named: {text}"
+    );
     // The Error Memory learnt the error with its escapes; shown, it obeys none.
     let shown = common::gisclaw(&["memory", "show"], &envs);
     let text = common::text(&shown);
     assert!(shown.status.success(), "{text}");
     assert!(!drives_the_terminal(&text), "memory show: {text:?}");
-    assert!(text.contains("\\x1b]52;c;aGk="), "memory show names it: {text}");
+    assert!(
+        text.contains("\\x1b]52;c;aGk="),
+        "memory show names it: {text}"
+    );
     // And the run still answers.
     assert!(out.join("run.json").is_file());
 }
@@ -981,10 +993,19 @@ fn a_lent_folder_comes_back_without_the_cells_acls_attributes_or_mode() {
     let again = work.path().join("again.py");
     std::fs::write(&again, "print('still', 6 * 7)\n").unwrap();
     let out = common::gisclaw(
-        &["exec", again.to_str().unwrap(), "--workdir", work.path().to_str().unwrap()],
+        &[
+            "exec",
+            again.to_str().unwrap(),
+            "--workdir",
+            work.path().to_str().unwrap(),
+        ],
         &[],
     );
-    assert!(common::text(&out).contains("still 42"), "{}", common::text(&out));
+    assert!(
+        common::text(&out).contains("still 42"),
+        "{}",
+        common::text(&out)
+    );
 }
 
 #[test]
@@ -1000,8 +1021,11 @@ fn a_data_folder_the_sandbox_cannot_enter_shows_nothing_on_the_card() {
     std::fs::create_dir_all(data.join("closed")).unwrap();
     for folder in [data.clone(), data.join("open"), data.join("closed")] {
         std::fs::write(folder.join("rows.csv"), "id,secret\n1,reach-4242\n").unwrap();
-        std::fs::set_permissions(folder.join("rows.csv"), std::fs::Permissions::from_mode(0o644))
-            .unwrap();
+        std::fs::set_permissions(
+            folder.join("rows.csv"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
     }
     std::fs::set_permissions(data.join("open"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(data.join("closed"), std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -1016,7 +1040,11 @@ fn a_data_folder_the_sandbox_cannot_enter_shows_nothing_on_the_card() {
         "{text}"
     );
     let one = common::gisclaw(&["card", data.to_str().unwrap(), "closed/rows.csv"], &[]);
-    assert!(!common::text(&one).contains("reach-4242"), "{}", common::text(&one));
+    assert!(
+        !common::text(&one).contains("reach-4242"),
+        "{}",
+        common::text(&one)
+    );
     // The folder itself closed: nothing in it.
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
     for args in [vec![], vec!["--json"], vec!["rows.csv"]] {
@@ -1028,7 +1056,10 @@ fn a_data_folder_the_sandbox_cannot_enter_shows_nothing_on_the_card() {
         assert!(!text.contains("1 file(s)"), "{text}");
     }
     let text = common::text(&common::gisclaw(&["card", data.to_str().unwrap()], &[]));
-    assert!(text.contains("a folder the sandbox's user cannot enter"), "{text}");
+    assert!(
+        text.contains("a folder the sandbox's user cannot enter"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -1038,7 +1069,10 @@ fn a_suites_ids_are_names_never_paths() {
     let victim_dir = dir.path().join("x");
     std::fs::create_dir(&victim_dir).unwrap();
     std::fs::write(victim_dir.join("keep.txt"), "keep").unwrap();
-    for (n, id) in ["../../x", "..", "a/b", "sp ace", "\u{1b}[2Kx"].iter().enumerate() {
+    for (n, id) in ["../../x", "..", "a/b", "sp ace", "\u{1b}[2Kx"]
+        .iter()
+        .enumerate()
+    {
         let suite = dir.path().join(format!("suite{n}"));
         let task_dir = suite.join("T01");
         std::fs::create_dir_all(task_dir.join("data")).unwrap();
@@ -1142,7 +1176,10 @@ fn a_reproduction_that_points_at_the_runs_own_output_does_not_reproduce() {
     let text = common::text(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
     let reproduced = &common::run_json(&out)["reproduced"];
-    assert_eq!(reproduced["ok"], false, "the VRT was read as the run's own: {reproduced}");
+    assert_eq!(
+        reproduced["ok"], false,
+        "the VRT was read as the run's own: {reproduced}"
+    );
     assert!(
         reproduced["differed"][0]
             .as_str()
@@ -1177,9 +1214,15 @@ fn a_reproductions_comparison_is_bounded_and_stops_on_a_signal() {
     let reproduced = &common::run_json(&out)["reproduced"];
     assert_eq!(reproduced["outputs"], 2, "{reproduced}");
     let differed = reproduced["differed"].to_string();
-    assert!(!differed.contains("out.txt"), "the sparse twins are the same: {reproduced}");
+    assert!(
+        !differed.contains("out.txt"),
+        "the sparse twins are the same: {reproduced}"
+    );
     assert!(differed.contains("words.txt differs"), "{reproduced}");
-    assert!(differed.contains("bag-of-words"), "the linear comparison: {reproduced}");
+    assert!(
+        differed.contains("bag-of-words"),
+        "the linear comparison: {reproduced}"
+    );
 
     // SIGTERM while the reproduction runs: the run ends `interrupted`.
     let slow_dir = tempfile::tempdir().unwrap();
@@ -1249,7 +1292,10 @@ fn the_sessions_gdal_refuses_stdin_whatever_gisclaw_inherited() {
     let text = common::text(&out);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("'CPL_ALLOW_VSISTDIN': 'NO'"), "{text}");
-    assert!(text.contains("'GDAL_VRT_ENABLE_RAWRASTERBAND': 'NO'"), "{text}");
+    assert!(
+        text.contains("'GDAL_VRT_ENABLE_RAWRASTERBAND': 'NO'"),
+        "{text}"
+    );
     assert!(text.contains("'GDAL_VRT_ENABLE_PYTHON': 'NO'"), "{text}");
     assert!(text.contains("'PROJ_NETWORK': 'OFF'"), "{text}");
     assert!(text.contains("stdin refused"), "{text}");
