@@ -273,7 +273,7 @@ fn confine_here(
         process_limit: Some(PROCESS_LIMIT),
         confine: true,
     };
-    let mut report = confine::apply(&policy, namespaces, &[folder.clone()]);
+    let mut report = confine::apply(&policy, namespaces, std::slice::from_ref(&folder));
     let cpu = libc::rlimit {
         rlim_cur: envelope.cpu_seconds,
         rlim_max: envelope.cpu_seconds + 2,
