@@ -40,6 +40,8 @@ fn needs_escape(c: char) -> bool {
         // Bidirectional embeddings, overrides and isolates: they reorder
         // what follows on the line.
         '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        // Marks that reorder too, and line and paragraph separators.
+        '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{2028}' | '\u{2029}' => true,
         _ => false,
     }
 }
@@ -58,6 +60,7 @@ mod tests {
         );
         assert_eq!(clean("\u{9b}31m"), "\\x9b31m");
         assert_eq!(clean("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(clean("a\u{2028}b\u{200f}"), "a\\u{2028}b\\u{200f}");
         assert_eq!(clean("°C São Paulo ✓"), "°C São Paulo ✓");
     }
 }

@@ -54,13 +54,17 @@ mod text_encoding;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use gdal_entry::{crs_text, first_features, gdal_reason, open_readonly};
-pub use geojson::stated_crs as big_geojson_crs;
-pub use parquet::row_count as parquet_rows;
-pub use parquet::{
+// What opens or parses a file: for the readers of this crate (the card,
+// the output checks, scoring), which run inside the confined reader only.
+pub use gdal_entry::{crs_text, gdal_reason};
+pub(crate) use gdal_entry::{first_features, open_readonly};
+pub(crate) use geojson::stated_crs as big_geojson_crs;
+pub(crate) use parquet::row_count as parquet_rows;
+pub(crate) use parquet::{
     geo_extents as parquet_geo_extents, read_rows as read_parquet,
-    read_text_table as read_parquet_table, Rows as ParquetRows, StatedCrs,
+    read_text_table as read_parquet_table,
 };
+pub use parquet::{Rows as ParquetRows, StatedCrs};
 pub use series::{find as find_series, Series};
 
 use crate::llm::tokens;

@@ -38,12 +38,14 @@ impl LiveLines {
                 }
             }
         }
-        done.into_iter().map(|l| strip_escapes(&l)).collect()
+        done.into_iter()
+            .map(|l| crate::terminal::clean(&strip_escapes(&l)))
+            .collect()
     }
 
     /// The line in progress, cleaned (empty when the last chunk ended a line).
     pub fn partial(&self) -> String {
-        strip_escapes(&self.partial)
+        crate::terminal::clean(&strip_escapes(&self.partial))
     }
 
     /// Whether any output arrived.

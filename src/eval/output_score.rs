@@ -201,7 +201,10 @@ pub fn score_output(declared: &str, gold_run: &Path, candidate_run: &Path) -> Ou
 pub fn score_files(declared: &str, gold: &Path, candidate: &Path) -> OutputScore {
     let side = |file: &Path| {
         (
-            file.parent().unwrap_or(Path::new("/")).to_path_buf(),
+            file.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
             file.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
@@ -311,7 +314,7 @@ fn compare(gold: Summary, candidate: Summary) -> Scored {
         (g @ Summary::Raster { .. }, c @ Summary::Raster { .. }) => raster(&g, &c),
         (g @ Summary::Vector { .. }, c @ Summary::Vector { .. }) => {
             let sheet = matches!(g, Summary::Vector { sheet: true, .. });
-            vector(&g, &c).map(|(s, mut p, n)| {
+            vector(g, c).map(|(s, mut p, n)| {
                 if sheet {
                     p.remove("geometry");
                 }
@@ -905,15 +908,42 @@ fn geometry_overlap(gold: &VectorData, candidate: &VectorData) -> Result<f64, Sc
     })
 }
 
-fn vector(gold: &Summary, candidate: &Summary) -> Scored {
-    let g = VectorData::from_summary(gold).map_err(ScoreError::gold)?;
-    let c = VectorData::from_summary(candidate)?;
-    let count = count_ratio(g.count, c.count);
-    let crs = f64::from(same_crs(&g.srs, &c.srs));
-    let columns = jaccard(&g.columns, &c.columns);
-    let (geometry, note) = match geometry_overlap(&g, &c) {
-        Ok(v) => (v, format!("{} features vs gold {}", c.count, g.count)),
-        Err(e) => (0.0, e.to_string()),
+/// Vectors: count, CRS, columns and geometry overlap. The geometries
+/// (WKB from the two readers) go through OGR and GEOS here, on a helper
+/// thread given [`SUMMARY_TIME`]: a candidate's geometry that makes GEOS
+/// work for ever costs its score, not the eval.
+fn vector(gold: Summary, candidate: Summary) -> Scored {
+    let facts = |s: &Summary| match s {
+        Summary::Vector {
+            count,
+            columns,
+            crs,
+            ..
+        } => Some((*count, columns.clone(), srs_of(crs, true))),
+        _ => None,
+    };
+    let (Some((g_count, g_columns, g_srs)), Some((c_count, c_columns, c_srs))) =
+        (facts(&gold), facts(&candidate))
+    else {
+        return Err(ScoreError::Check("not two vector files".into()));
+    };
+    let count = count_ratio(g_count, c_count);
+    let crs = f64::from(same_crs(&g_srs, &c_srs));
+    let columns = jaccard(&g_columns, &c_columns);
+    let overlap = crate::beneath::within(SUMMARY_TIME, move || -> Result<f64, String> {
+        let g = VectorData::from_summary(&gold).map_err(|e| ScoreError::gold(e).to_string())?;
+        let c = VectorData::from_summary(&candidate).map_err(|e| e.to_string())?;
+        geometry_overlap(&g, &c).map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|| {
+        Err(format!(
+            "the geometry overlap was not computed within {} s",
+            SUMMARY_TIME.as_secs()
+        ))
+    });
+    let (geometry, note) = match overlap {
+        Ok(v) => (v, format!("{c_count} features vs gold {g_count}")),
+        Err(e) => (0.0, e),
     };
     let s = (count + crs + columns + geometry) / 4.0;
     Ok((

@@ -232,15 +232,20 @@ impl OutputChecks {
             })
             .map(|(rel, _)| rel.clone())
             .collect();
+        let mut failed = None;
         if !unread.is_empty() {
-            let read = warnings_in(pred, &unread, &self.reference);
-            for (rel, warnings) in unread.iter().zip(read) {
-                let stamp = found
-                    .iter()
-                    .find(|(r, _)| r == rel)
-                    .and_then(|(_, s)| s.clone().ok())
-                    .flatten();
-                self.checked.insert(rel.clone(), (stamp, warnings));
+            match warnings_in(pred, &unread, &self.reference) {
+                Ok(read) => {
+                    for (rel, warnings) in unread.iter().zip(read) {
+                        let stamp = found
+                            .iter()
+                            .find(|(r, _)| r == rel)
+                            .and_then(|(_, s)| s.clone().ok())
+                            .flatten();
+                        self.checked.insert(rel.clone(), (stamp, warnings));
+                    }
+                }
+                Err(why) => failed = Some(why),
             }
         }
         found
@@ -248,11 +253,14 @@ impl OutputChecks {
             .filter_map(|(rel, stamp)| {
                 let mut warnings = match stamp {
                     Err(why) => vec![why],
-                    Ok(_) => self
-                        .checked
-                        .get(&rel)
-                        .map(|(_, w)| w.clone())
-                        .unwrap_or_default(),
+                    Ok(_) => match &failed {
+                        Some(why) if unread.contains(&rel) => vec![format!("not checked: {why}")],
+                        _ => self
+                            .checked
+                            .get(&rel)
+                            .map(|(_, w)| w.clone())
+                            .unwrap_or_default(),
+                    },
                 };
                 if kind_of(Path::new(&rel)) == OutputKind::Image {
                     let facts = figures
@@ -268,22 +276,23 @@ impl OutputChecks {
 }
 
 /// The warnings of each of `files` under `pred`, read by one confined
-/// reader that sees `pred` alone.
-fn warnings_in(pred: &Path, files: &[String], reference: &Reference) -> Vec<Vec<String>> {
-    let unread = |why: String| files.iter().map(|_| vec![why.clone()]).collect();
-    let root = match crate::reader::Root::exact(pred) {
-        Ok(root) => root,
-        Err(why) => return unread(why.to_string()),
-    };
+/// reader that sees `pred` alone; `Err` when the reader gave none (not a
+/// fact of the files: said, not remembered).
+fn warnings_in(
+    pred: &Path,
+    files: &[String],
+    reference: &Reference,
+) -> Result<Vec<Vec<String>>, String> {
+    let root = crate::reader::Root::exact(pred).map_err(|why| why.to_string())?;
     let request = crate::reader::Request::Warnings {
         files: files.to_vec(),
         reference: serde_json::to_value(reference).unwrap_or_default(),
     };
-    let limit = super::CHECK_TIME * (files.len().clamp(1, 3) as u32);
+    let limit = super::CHECK_TIME * (files.len().max(1) as u32);
     match crate::reader::ask::<Vec<Vec<String>>>(&root, request, limit) {
-        Ok((w, _)) if w.len() == files.len() => w,
-        Ok(_) => unread("the reader answered for other files".into()),
-        Err(why) => unread(why.to_string()),
+        Ok((w, _)) if w.len() == files.len() => Ok(w),
+        Ok(_) => Err("the reader answered for other files".into()),
+        Err(why) => Err(why.to_string()),
     }
 }
 

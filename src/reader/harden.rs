@@ -56,6 +56,8 @@ pub const SKIPPED_RASTER_DRIVERS: &[&str] = &[
     "STACIT",
     "NGW",
     "PostGISRaster",
+    // Header fields that name other files or folders anywhere.
+    "MRF",
 ];
 
 /// Vector drivers of the same kind: never registered.
@@ -75,6 +77,10 @@ pub const SKIPPED_VECTOR_DRIVERS: &[&str] = &[
     "PLScenes",
     "HANA",
     "MongoDBv3",
+    // Runs the `gpsbabel` program; downloads schemas; database drivers.
+    "GPSBabel",
+    "GMLAS",
+    "ADBC",
 ];
 
 /// Sets [`GDAL_OPTIONS`], registers GDAL's drivers, and removes the

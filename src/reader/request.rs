@@ -16,6 +16,9 @@ pub struct Envelope {
     pub root: PathBuf,
     /// CPU seconds the reader may spend (RLIMIT_CPU).
     pub cpu_seconds: u64,
+    /// An empty folder of the host's (0700) for the reader's stage and
+    /// `/tmp`, removed by the host when the reader ends.
+    pub scratch: PathBuf,
     /// What to read.
     pub request: Request,
 }

@@ -69,13 +69,20 @@ fn start(handler: Handler) -> Result<ExitCode, String> {
     let mut sync = unsafe { UnixStream::from_raw_fd(SYNC_FD) };
     let root = unsafe { OwnedFd::from_raw_fd(ROOT_FD) };
     close_others();
-    let scratch = Scratch::new()?;
+    let scratch = Scratch::new(&envelope.scratch)?;
     isolate::note_outside_ids();
-    let namespaced = isolate::unshare(&mut sync).is_ok();
+    let own_user_namespace = std::fs::read_link("/proc/self/ns/user").ok();
+    let entered = isolate::unshare(&mut sync);
     drop(sync);
-    if !namespaced {
+    if let Err(why) = entered {
+        // Entered a user namespace whose id maps were not written: every
+        // id is unmapped there, and going on would read with the host
+        // user's rights. Refuse.
+        if std::fs::read_link("/proc/self/ns/user").ok() != own_user_namespace {
+            return Err(format!("not read: {why}"));
+        }
         return Ok(ExitCode::from(work(
-            handler, &envelope, &root, None, &scratch,
+            handler, &envelope, root, None, &scratch,
         )));
     }
     // SAFETY: unshare with flags only; the new user namespace holds
@@ -87,10 +94,13 @@ fn start(handler: Handler) -> Result<ExitCode, String> {
         return Err(format!("fork: {}", std::io::Error::last_os_error()));
     }
     if pid == 0 {
-        // PID 1 of the new namespace: dies with the process that waits for it.
+        // PID 1 of the new namespace: dies with the process that waits for
+        // it (armed again once it is the sandbox's user: a change of user
+        // clears it), and with its process group, which the host kills at
+        // the time limit.
         // SAFETY: prctl with integer arguments.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
-        let code = work(handler, &envelope, &root, Some(net), &scratch);
+        let code = work(handler, &envelope, root, Some(net), &scratch);
         let _ = std::io::stdout().flush();
         // SAFETY: leaving the forked child without running the parent's
         // exit handlers twice.
@@ -100,7 +110,6 @@ fn start(handler: Handler) -> Result<ExitCode, String> {
     let mut status = 0;
     // SAFETY: reaping the child just forked.
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    drop(scratch);
     Ok(
         match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
             Some(0) => ExitCode::SUCCESS,
@@ -144,39 +153,34 @@ fn close_others() {
     }
 }
 
-/// The reader's private folder on the host: the stage its view is built
-/// on and its `/tmp`. Removed when the reader ends.
+/// The reader's private folder on the host, made (0700) and removed by
+/// the host whatever becomes of the reader: the stage its view is built on
+/// and its `/tmp`.
 struct Scratch {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
 }
 
 impl Scratch {
-    fn new() -> Result<Scratch, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("gisclaw-read-")
-            .tempdir()
-            .map_err(|e| format!("the reader's folder: {e}"))?;
+    fn new(dir: &Path) -> Result<Scratch, String> {
         for sub in ["stage", "tmp"] {
-            std::fs::create_dir(dir.path().join(sub))
-                .map_err(|e| format!("the reader's folder: {e}"))?;
+            std::fs::create_dir(dir.join(sub)).map_err(|e| format!("the reader's folder: {e}"))?;
         }
-        // The sandbox's user writes its temporary files there; the folder
-        // above stays the host user's own (0700).
+        // The sandbox's user writes its temporary files there (bound at
+        // `/tmp` in the view); the folder above stays the host user's own.
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            dir.path().join("tmp"),
-            std::fs::Permissions::from_mode(0o777),
-        )
-        .map_err(|e| format!("the reader's folder: {e}"))?;
-        Ok(Scratch { dir })
+        std::fs::set_permissions(dir.join("tmp"), std::fs::Permissions::from_mode(0o777))
+            .map_err(|e| format!("the reader's folder: {e}"))?;
+        Ok(Scratch {
+            dir: dir.to_path_buf(),
+        })
     }
 
     fn stage(&self) -> PathBuf {
-        self.dir.path().join("stage")
+        self.dir.join("stage")
     }
 
     fn tmp(&self) -> PathBuf {
-        self.dir.path().join("tmp")
+        self.dir.join("tmp")
     }
 }
 
@@ -186,7 +190,7 @@ impl Scratch {
 fn work(
     handler: Handler,
     envelope: &Envelope,
-    root: &OwnedFd,
+    root: OwnedFd,
     net: Option<bool>,
     scratch: &Scratch,
 ) -> u8 {
@@ -197,7 +201,7 @@ fn work(
             return 6;
         }
     };
-    let (confinement, folder) = confined;
+    let (confinement, folder, _held) = confined;
     super::harden::harden_gdal();
     let (answer, binary) = handler(&folder, &envelope.request);
     let reply = Reply {
@@ -218,26 +222,31 @@ fn work(
     0
 }
 
-/// Applies every layer; returns their report and the folder's path as
-/// this process now sees it.
+/// Applies every layer; returns their report, the folder's path as this
+/// process now sees it, and the host's descriptor of it when that path
+/// goes through it (without namespaces). With namespaces the descriptor
+/// is closed once the view is built: it names the host's mount namespace,
+/// a way out of the view.
 fn confine_here(
     envelope: &Envelope,
-    root: &OwnedFd,
+    root: OwnedFd,
     net: Option<bool>,
     scratch: &Scratch,
-) -> Result<(ConfinementReport, PathBuf), String> {
-    let (namespaces, folder, tmp) = match net {
+) -> Result<(ConfinementReport, PathBuf, Option<OwnedFd>), String> {
+    let (namespaces, folder, tmp, held) = match net {
         Some(net) => {
+            let here = same_folder_here(&envelope.root, &root)?;
+            drop(root);
             isolate::build_view(&isolate::ViewSpec {
                 stage: &scratch.stage(),
                 read_only: Vec::new(),
                 writable: Vec::new(),
-                read_only_fds: vec![(
-                    same_folder_here(&envelope.root, root)?,
-                    PathBuf::from(VIEW_ROOT),
-                )],
+                read_only_fds: vec![(here, PathBuf::from(VIEW_ROOT))],
                 tmp: &scratch.tmp(),
             })?;
+            // The change of user in the view cleared it: armed again.
+            // SAFETY: prctl with integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
             let detail = if net {
                 "user, mount, PID, IPC and network namespaces; the folder read-only at its own root"
             } else {
@@ -247,6 +256,7 @@ fn confine_here(
                 LayerStatus::Enforced(detail.into()),
                 PathBuf::from(VIEW_ROOT),
                 PathBuf::from("/tmp"),
+                None,
             )
         }
         None => {
@@ -257,6 +267,7 @@ fn confine_here(
                 // that very folder, whatever its path names later.
                 PathBuf::from(format!("/proc/self/fd/{}", root.as_raw_fd())),
                 scratch.tmp(),
+                Some(root),
             )
         }
     };
@@ -285,7 +296,17 @@ fn confine_here(
         }
     }
     std::env::set_var("TMPDIR", &tmp);
-    Ok((report, folder))
+    // Fail closed: a reader that could see more than its folder, or reach
+    // the network, does not parse.
+    let seen = report.namespaces.is_active() || report.filesystem.is_active();
+    let cut_off = net == Some(true) || report.network.is_active();
+    if !seen || !cut_off {
+        return Err(format!(
+            "not read: the reader could not be confined here ({})",
+            report.warnings().join("; ")
+        ));
+    }
+    Ok((report, folder, held))
 }
 
 /// The folder the host opened, opened again in this mount namespace (a

@@ -142,9 +142,45 @@ const MAX_STDERR: u64 = 64 << 10;
 /// Asks a confined reader `request` about `root`, waiting at most `limit`.
 /// Returns its reply and the binary part of the answer.
 pub fn read(root: &Root, request: Request, limit: Duration) -> Result<(Reply, Vec<u8>), ReadError> {
+    let (json, binary) = exchange(root, request, limit)?;
+    let reply: Reply =
+        serde_json::from_slice(&json).map_err(|e| ReadError::Answer(e.to_string()))?;
+    Ok((reply, binary))
+}
+
+/// The reply with its answer taken as `T` directly.
+#[derive(serde::Deserialize)]
+struct TypedReply<T> {
+    answer: T,
+}
+
+/// [`read`], with the answer taken as `T` (the request's own answer type).
+pub fn ask<T: serde::de::DeserializeOwned>(
+    root: &Root,
+    request: Request,
+    limit: Duration,
+) -> Result<(T, Vec<u8>), ReadError> {
+    let (json, binary) = exchange(root, request, limit)?;
+    let reply: TypedReply<T> = serde_json::from_slice(&json)
+        .map_err(|e| ReadError::Answer(format!("not the answer asked for: {e}")))?;
+    Ok((reply.answer, binary))
+}
+
+/// Runs one reader for `request`: the answer's JSON and binary parts.
+fn exchange(
+    root: &Root,
+    request: Request,
+    limit: Duration,
+) -> Result<(Vec<u8>, Vec<u8>), ReadError> {
+    // The reader's stage and /tmp, removed here whatever becomes of it.
+    let scratch = tempfile::Builder::new()
+        .prefix("gisclaw-read-")
+        .tempdir()
+        .map_err(|e| ReadError::Start(format!("the reader's folder: {e}")))?;
     let envelope = Envelope {
         root: root.path.clone(),
         cpu_seconds: limit.as_secs().max(1) + 1,
+        scratch: scratch.path().to_path_buf(),
         request,
     };
     let body = serde_json::to_vec(&envelope).map_err(|e| ReadError::Start(e.to_string()))?;
@@ -162,10 +198,18 @@ pub fn read(root: &Root, request: Request, limit: Duration) -> Result<(Reply, Ve
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let (sync_fd, root_fd) = (theirs.as_raw_fd(), root.fd.as_raw_fd());
-    // SAFETY: between fork and exec only async-signal-safe calls (fcntl,
-    // dup2) on descriptors this process owns.
+    // SAFETY: between fork and exec only async-signal-safe calls (setsid,
+    // fcntl, dup2) on descriptors this process owns.
     unsafe {
         command.pre_exec(move || {
+            // A session and process group of its own: no controlling
+            // terminal, and one kill ends every process of the reader
+            // (seccomp keeps them from leaving the group).
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // And it dies with the thread that waits for it.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             let high_sync = libc::fcntl(sync_fd, libc::F_DUPFD, 100);
             let high_root = libc::fcntl(root_fd, libc::F_DUPFD, 100);
             if high_sync < 0
@@ -192,7 +236,7 @@ pub fn read(root: &Root, request: Request, limit: Duration) -> Result<(Reply, Ve
         }
     });
     let mut stdout = child.stdout.take();
-    let out = std::thread::spawn(move || -> Result<(Reply, Vec<u8>), String> {
+    let out = std::thread::spawn(move || -> Result<(Vec<u8>, Vec<u8>), String> {
         match stdout.as_mut() {
             Some(stdout) => read_frame(stdout),
             None => Err("no answer channel".into()),
@@ -221,14 +265,16 @@ pub fn read(root: &Root, request: Request, limit: Duration) -> Result<(Reply, Ve
     });
     let timed_out = done_rx.recv_timeout(limit).is_err();
     if timed_out {
-        // SAFETY: the pid is our child's, not yet reaped (the waiter has
-        // not returned); its namespace's PID 1 dies with it.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // SAFETY: the reader's process group (its own session: see
+        // pre_exec), not yet reaped since the waiter has not returned; its
+        // namespace's PID 1 is in it.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
     let status = waiter.join().ok().and_then(|s| s.ok());
     let _ = writer.join();
     let answer = out.join().unwrap_or_else(|_| Err("the answer".into()));
     let stderr = err.join().unwrap_or_default();
+    drop(scratch);
     if timed_out {
         return Err(ReadError::Timeout(limit.as_secs()));
     }
@@ -250,21 +296,9 @@ pub fn read(root: &Root, request: Request, limit: Duration) -> Result<(Reply, Ve
     }
 }
 
-/// [`read`], with the answer taken as `T` (the request's own answer type).
-pub fn ask<T: serde::de::DeserializeOwned>(
-    root: &Root,
-    request: Request,
-    limit: Duration,
-) -> Result<(T, Vec<u8>), ReadError> {
-    let (reply, binary) = read(root, request, limit)?;
-    let answer = serde_json::from_value(reply.answer)
-        .map_err(|e| ReadError::Answer(format!("not the answer asked for: {e}")))?;
-    Ok((answer, binary))
-}
-
 /// Reads one answer: magic, JSON, binary part; never allocating more than
 /// what arrives, and at most [`MAX_ANSWER_JSON`] / [`MAX_ANSWER_BINARY`].
-fn read_frame(input: &mut impl Read) -> Result<(Reply, Vec<u8>), String> {
+fn read_frame(input: &mut impl Read) -> Result<(Vec<u8>, Vec<u8>), String> {
     let mut magic = [0u8; 4];
     input
         .read_exact(&mut magic)
@@ -274,8 +308,7 @@ fn read_frame(input: &mut impl Read) -> Result<(Reply, Vec<u8>), String> {
     }
     let json = read_part(input, MAX_ANSWER_JSON)?;
     let binary = read_part(input, MAX_ANSWER_BINARY)?;
-    let reply: Reply = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
-    Ok((reply, binary))
+    Ok((json, binary))
 }
 
 /// One length-prefixed part of at most `cap` bytes.

@@ -190,19 +190,30 @@ impl Lent {
     }
 }
 
-/// Every extended attribute of the open file `fd`, by name.
+/// Every extended attribute of the open file `fd`, by name (the list of
+/// names sized by asking first: a cell may have added many).
 fn xattrs(fd: i32) -> std::io::Result<Vec<(std::ffi::CString, Vec<u8>)>> {
-    let mut names = vec![0u8; XATTR_BYTES];
-    // SAFETY: the buffer is valid for its length.
-    let n = unsafe { libc::flistxattr(fd, names.as_mut_ptr().cast(), names.len()) };
-    if n < 0 {
-        let err = std::io::Error::last_os_error();
-        return match err.raw_os_error() {
-            Some(libc::ENOTSUP) => Ok(Vec::new()),
-            _ => Err(err),
-        };
+    let mut names = Vec::new();
+    for _ in 0..4 {
+        // SAFETY: a zero-sized query takes no buffer.
+        let size = unsafe { libc::flistxattr(fd, std::ptr::null_mut(), 0) };
+        if size < 0 {
+            let err = std::io::Error::last_os_error();
+            return match err.raw_os_error() {
+                Some(libc::ENOTSUP) => Ok(Vec::new()),
+                _ => Err(err),
+            };
+        }
+        names = vec![0u8; size as usize];
+        // SAFETY: the buffer is valid for its length.
+        let n = unsafe { libc::flistxattr(fd, names.as_mut_ptr().cast(), names.len()) };
+        if n >= 0 {
+            names.truncate(n as usize);
+            break;
+        }
+        // Grown since it was asked (ERANGE): ask again.
+        names.clear();
     }
-    names.truncate(n as usize);
     let mut out = Vec::new();
     for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
         let Ok(name) = std::ffi::CString::new(name) else {
@@ -232,8 +243,16 @@ impl Found {
             )
         };
         // Attributes first: while the folder is still the sandbox's, and
-        // before a mode change could matter.
-        if let Ok(now) = xattrs(fd) {
+        // before a mode change could matter. Listing failed: at least the
+        // ACLs that were not there go.
+        let now = xattrs(fd).unwrap_or_else(|_| {
+            warn("listing its attributes");
+            [c"system.posix_acl_access", c"system.posix_acl_default"]
+                .into_iter()
+                .map(|n| (n.to_owned(), Vec::new()))
+                .collect()
+        });
+        {
             for (name, _) in now
                 .iter()
                 .filter(|(n, _)| !self.xattrs.iter().any(|(o, _)| o == n))

@@ -1300,3 +1300,31 @@ fn the_sessions_gdal_refuses_stdin_whatever_gisclaw_inherited() {
     assert!(text.contains("'PROJ_NETWORK': 'OFF'"), "{text}");
     assert!(text.contains("stdin refused"), "{text}");
 }
+
+#[test]
+fn a_reader_past_its_time_is_stopped_and_the_next_one_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rows: String = (0..200_000).map(|i| format!("{i},{}\n", i * 7)).collect();
+    std::fs::write(dir.path().join("big.csv"), format!("id,value\n{rows}")).unwrap();
+    let root = gisclaw::reader::Root::chosen(dir.path()).unwrap();
+    let request = || gisclaw::reader::Request::CardText {
+        shown_as: "data/".into(),
+        budget: 1000,
+    };
+    let err = gisclaw::reader::read(&root, request(), std::time::Duration::from_millis(1))
+        .expect_err("1 ms is too short for any card");
+    assert!(
+        matches!(err, gisclaw::reader::ReadError::Timeout(_)),
+        "{err}"
+    );
+    // Killed with its namespace's processes: their pipes closed, and read()
+    // came back (it waits on them otherwise).
+    let (reply, _) = gisclaw::reader::read(&root, request(), std::time::Duration::from_secs(60))
+        .expect("the next reader answers");
+    assert!(
+        reply.answer.as_str().unwrap().contains("big.csv"),
+        "{}",
+        reply.answer
+    );
+}
