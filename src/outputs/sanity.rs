@@ -147,12 +147,28 @@ pub struct OutputChecks {
     /// reads again only what changed since (reading a map's pixels is
     /// milliseconds).
     checked: std::collections::HashMap<String, (Option<Stamp>, Vec<String>)>,
+    /// A reader of `pred_results/` started after the last check, confined
+    /// and waiting for the next one (shared by clones; taken by the check
+    /// that uses it).
+    ready: std::sync::Arc<std::sync::Mutex<Option<crate::reader::Standby>>>,
 }
+
+/// CPU time a reader started ahead of a check may spend.
+const READY_CPU: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A file's size and modification time (seconds, nanoseconds).
 type Stamp = (u64, (i64, i64));
 
 impl OutputChecks {
+    /// Checks against a reference already read (nothing checked yet, no
+    /// reader started).
+    pub fn with_reference(reference: Reference) -> OutputChecks {
+        OutputChecks {
+            reference,
+            ..OutputChecks::default()
+        }
+    }
+
     /// Checks for a run whose inputs are in `data_dir`.
     pub fn new(data_dir: Option<&Path>, task_text: &str) -> OutputChecks {
         OutputChecks {
@@ -234,7 +250,22 @@ impl OutputChecks {
             .collect();
         let mut failed = None;
         if !unread.is_empty() {
-            match warnings_in(pred, &unread, &self.reference) {
+            let ready = self.ready.lock().ok().and_then(|mut r| r.take());
+            let read = warnings_in(pred, &unread, &self.reference, ready);
+            // The next check's reader, started now on a thread of its own:
+            // it confines itself while the next cell runs.
+            let (slot, folder) = (self.ready.clone(), pred.to_path_buf());
+            std::thread::spawn(move || {
+                let Ok(root) = crate::reader::Root::exact(&folder) else {
+                    return;
+                };
+                if let (Ok(standby), Ok(mut ready)) =
+                    (crate::reader::Standby::start(&root, READY_CPU), slot.lock())
+                {
+                    *ready = Some(standby);
+                }
+            });
+            match read {
                 Ok(read) => {
                     for (rel, warnings) in unread.iter().zip(read) {
                         let stamp = found
@@ -282,6 +313,7 @@ fn warnings_in(
     pred: &Path,
     files: &[String],
     reference: &Reference,
+    ready: Option<crate::reader::Standby>,
 ) -> Result<Vec<Vec<String>>, String> {
     let root = crate::reader::Root::exact(pred).map_err(|why| why.to_string())?;
     let request = crate::reader::Request::Warnings {
@@ -289,7 +321,18 @@ fn warnings_in(
         reference: serde_json::to_value(reference).unwrap_or_default(),
     };
     let limit = super::CHECK_TIME * (files.len().max(1) as u32);
-    match crate::reader::ask::<Vec<Vec<String>>>(&root, request, limit) {
+    // The reader started ahead when it reads this very folder; a fresh
+    // one when it does not, or when it is gone (it dies with the thread
+    // that started it) — but not after it ran out of time.
+    let answer = match ready.filter(|r| r.root() == root.path()) {
+        Some(ready) => match ready.ask::<Vec<Vec<String>>>(request.clone(), limit) {
+            Err(crate::reader::ReadError::Timeout(s)) => Err(crate::reader::ReadError::Timeout(s)),
+            Err(_) => crate::reader::ask(&root, request, limit),
+            ok => ok,
+        },
+        None => crate::reader::ask(&root, request, limit),
+    };
+    match answer {
         Ok((w, _)) if w.len() == files.len() => Ok(w),
         Ok(_) => Err("the reader answered for other files".into()),
         Err(why) => Err(why.to_string()),

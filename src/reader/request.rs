@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use gisclaw_protocol::ConfinementReport;
 use serde::{Deserialize, Serialize};
 
-/// One request, with the folder it is about.
+/// What a reader is started with (its first line on standard input),
+/// before it knows its request: the folder it is about.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Envelope {
     /// The folder's path on the host (the reader sees it at
@@ -19,8 +20,6 @@ pub struct Envelope {
     /// An empty folder of the host's (0700) for the reader's stage and
     /// `/tmp`, removed by the host when the reader ends.
     pub scratch: PathBuf,
-    /// What to read.
-    pub request: Request,
 }
 
 /// What to read in the folder.

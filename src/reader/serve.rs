@@ -2,10 +2,14 @@
 //! It confines itself before it parses a byte of the folder, answers one
 //! request on standard output and exits.
 //!
-//! Descriptors on entry: 0 the request (a pipe, read to its end, then
-//! replaced by `/dev/null`), 1 the answer, 2 errors, 3 the namespace
-//! handshake with the host (which writes the id maps), 4 the folder
-//! (`O_PATH`, opened by the host). Everything else is closed.
+//! Descriptors on entry: 0 a pipe from the host (one line: the folder and
+//! limits, [`Envelope`]; then, once the reader is confined and ready, the
+//! request, to its end; then replaced by `/dev/null`), 1 the answer, 2
+//! errors, 3 the namespace handshake with the host (which writes the id
+//! maps), 4 the folder (`O_PATH`, opened by the host). Everything else is
+//! closed. A reader can so be started ahead of its request
+//! ([`super::Standby`]): what it costs to start and confine is paid while
+//! nothing waits for it.
 //!
 //! With namespaces: new user, mount, PID, IPC and network namespaces; a
 //! fork makes the reader PID 1 of its own namespace, which builds the
@@ -56,14 +60,17 @@ pub fn serve(handler: Handler) -> ExitCode {
 }
 
 fn start(handler: Handler) -> Result<ExitCode, String> {
-    let mut raw = Vec::new();
-    std::io::stdin()
-        .take(MAX_REQUEST_BYTES)
-        .read_to_end(&mut raw)
-        .map_err(|e| format!("reading the request: {e}"))?;
+    let mut line = Vec::new();
+    // Through standard input's own buffer: what follows the line stays in
+    // it for `read_request`.
+    std::io::BufRead::read_until(
+        &mut std::io::stdin().lock().take(MAX_REQUEST_BYTES),
+        b'\n',
+        &mut line,
+    )
+    .map_err(|e| format!("reading the folder's line: {e}"))?;
     let envelope: Envelope =
-        serde_json::from_slice(&raw).map_err(|e| format!("the request: {e}"))?;
-    no_stdin()?;
+        serde_json::from_slice(&line).map_err(|e| format!("the folder's line: {e}"))?;
     // SAFETY: descriptors 3 and 4 were set up by the host for this process
     // alone; nothing else in it owns them.
     let mut sync = unsafe { UnixStream::from_raw_fd(SYNC_FD) };
@@ -126,8 +133,20 @@ fn start(handler: Handler) -> Result<ExitCode, String> {
     )
 }
 
+/// The request: the rest of standard input, which then becomes
+/// `/dev/null`.
+fn read_request() -> Result<Request, String> {
+    let mut raw = Vec::new();
+    std::io::stdin()
+        .take(MAX_REQUEST_BYTES)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("reading the request: {e}"))?;
+    no_stdin()?;
+    serde_json::from_slice(&raw).map_err(|e| format!("the request: {e}"))
+}
+
 /// Standard input becomes `/dev/null`: nothing the reader opens can read
-/// the user's terminal.
+/// what the host sent, let alone a terminal.
 fn no_stdin() -> Result<(), String> {
     let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
     // SAFETY: dup2 onto descriptor 0 with a descriptor this process owns.
@@ -203,7 +222,15 @@ fn work(
     };
     let (confinement, folder, _held) = confined;
     super::harden::harden_gdal();
-    let (answer, binary) = handler(&folder, &envelope.request);
+    // Confined and ready: now the request.
+    let request = match read_request() {
+        Ok(request) => request,
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "gisclaw reader: {why}");
+            return 9;
+        }
+    };
+    let (answer, binary) = handler(&folder, &request);
     let reply = Reply {
         confinement,
         answer,

@@ -726,6 +726,15 @@ fn the_card_never_follows_a_files_contents_out_of_the_data_folder() {
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     std::fs::write(data.join("points.csv"), "id,value\n1,3.5\n2,4.5\n").unwrap();
+    // Read through /vsigzip/, which writes a `.properties` index beside it
+    // unless told not to.
+    let rows: String = (0..5000).map(|i| format!("{i},{}\n", i * 3)).collect();
+    std::fs::write(data.join("zipped.csv"), format!("id,value\n{rows}")).unwrap();
+    let gzip = std::process::Command::new("gzip")
+        .arg(data.join("zipped.csv"))
+        .status()
+        .unwrap();
+    assert!(gzip.success());
     let depth = data.components().count() - 1;
     let files = indirections(marked.path(), listener.port, depth);
     for (name, contents) in &files {
@@ -749,7 +758,8 @@ fn the_card_never_follows_a_files_contents_out_of_the_data_folder() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names.len(), files.len() + 1, "{names:?}");
+    assert_eq!(names.len(), files.len() + 2, "{names:?}");
+    assert!(text.contains("zipped.csv.gz"), "{text}");
     // And the folder still reads.
     let again = common::gisclaw(&["card", data.to_str().unwrap(), "points.csv"], &[]);
     assert!(
