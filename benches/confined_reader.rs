@@ -82,7 +82,7 @@ fn rewritten(pred: &Path, files: &[String]) {
 
 fn main() {
     common::refuse_a_stale_worker();
-    println!("reader: {}", gisclaw::reader::reader_exe().display());
+    println!("reader: {}", gisclaw::paths::default_reader().display());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let data = root.join("examples/heat_island/data");
     let task_text = std::fs::read_to_string(root.join("examples/heat_island/task.yaml")).unwrap();

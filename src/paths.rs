@@ -42,13 +42,26 @@ pub fn default_venv() -> PathBuf {
 /// The worker executable: `GISCLAW_WORKER`, else `gisclaw-worker` beside the
 /// running executable (or one folder up, where cargo puts test binaries).
 pub fn default_worker() -> PathBuf {
-    if let Some(path) = std::env::var_os("GISCLAW_WORKER") {
+    program("gisclaw-worker", "GISCLAW_WORKER")
+}
+
+/// The `gisclaw` executable that serves as the confined reader
+/// (`gisclaw __read`): `GISCLAW_EXE`, else the running gisclaw itself, or
+/// a `gisclaw` beside a test binary (one folder up, in `target/debug`).
+pub fn default_reader() -> PathBuf {
+    program("gisclaw", "GISCLAW_EXE")
+}
+
+/// The program `name`: the path in the variable `override_var` when set,
+/// else `name` beside the running executable or one folder up.
+fn program(name: &str, override_var: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(override_var) {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().unwrap_or_default();
     let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     for _ in 0..2 {
-        let candidate = dir.join("gisclaw-worker");
+        let candidate = dir.join(name);
         if candidate.is_file() {
             return candidate;
         }
@@ -57,5 +70,5 @@ pub fn default_worker() -> PathBuf {
             None => break,
         }
     }
-    exe.with_file_name("gisclaw-worker")
+    exe.with_file_name(name)
 }

@@ -577,21 +577,11 @@ fn raster(gold: &Summary, candidate: &Summary) -> Scored {
     else {
         return Err(ScoreError::Check("not two rasters".into()));
     };
-    let g = RasterData {
-        shape: *g_shape,
-        srs: srs_of(g_crs, false),
-        values: Vec::new(),
-    };
-    let c = RasterData {
-        shape: *c_shape,
-        srs: srs_of(c_crs, false),
-        values: Vec::new(),
-    };
-    let shape = f64::from(g.shape == c.shape);
-    let crs = f64::from(same_crs(&g.srs, &c.srs));
+    let shape = f64::from(g_shape == c_shape);
+    let crs = f64::from(same_crs(&srs_of(g_crs, false), &srs_of(c_crs, false)));
     if shape == 0.0 {
         let s = 0.2 * crs;
-        let note = format!("shape {:?} ≠ gold {:?}: no cells pair up", c.shape, g.shape);
+        let note = format!("shape {c_shape:?} ≠ gold {g_shape:?}: no cells pair up");
         return Ok((
             s,
             parts(&[("shape", 0.0), ("crs", crs), ("f_rho", 0.0), ("g_mre", 0.0)]),

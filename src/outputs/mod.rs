@@ -123,9 +123,7 @@ pub fn check(path: &Path) -> OutputCheck {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    checks_in(folder, &[name])
-        .pop()
-        .unwrap_or_else(|| OutputCheck::Unreadable("not read".into()))
+    check_declared(folder, &name)
 }
 
 /// [`check`] of a run's declared output `declared` (`pred_results/x.tif`),
@@ -151,25 +149,43 @@ pub fn declared_root(run: &Path, declared: &str) -> (std::path::PathBuf, String)
 /// [`check`] of each of `files` (relative to `folder`), in one confined
 /// reader; a verdict per file, in order.
 pub fn checks_in(folder: &Path, files: &[String]) -> Vec<OutputCheck> {
-    let unread = |why: String| {
+    let request = crate::reader::Request::Checks {
+        files: files.to_vec(),
+    };
+    per_file(folder, files.len(), request, None).unwrap_or_else(|why| {
         files
             .iter()
             .map(|_| OutputCheck::Unreadable(why.clone()))
             .collect()
+    })
+}
+
+/// The answer of one confined reader that sees `folder` alone to
+/// `request`, about `files` files: one `T` per file, in order. Each file
+/// has [`CHECK_TIME`]. `ready` is a reader started ahead: used when it
+/// reads this very folder; a fresh one is started when it does not, or
+/// when it is gone — but not after it ran out of time.
+pub(crate) fn per_file<T: serde::de::DeserializeOwned>(
+    folder: &Path,
+    files: usize,
+    request: crate::reader::Request,
+    ready: Option<crate::reader::Standby>,
+) -> Result<Vec<T>, String> {
+    use crate::reader::{ask, ReadError, Root};
+    let root = Root::exact(folder).map_err(|why| why.to_string())?;
+    let limit = CHECK_TIME * (files.max(1) as u32);
+    let answer = match ready.filter(|r| r.root() == root.path()) {
+        Some(ready) => match ready.ask::<Vec<T>>(request.clone(), limit) {
+            Err(ReadError::Timeout(s)) => Err(ReadError::Timeout(s)),
+            Err(_) => ask(&root, request, limit),
+            ok => ok,
+        },
+        None => ask(&root, request, limit),
     };
-    let root = match crate::reader::Root::exact(folder) {
-        Ok(root) => root,
-        Err(why) => return unread(why.to_string()),
-    };
-    let request = crate::reader::Request::Checks {
-        files: files.to_vec(),
-    };
-    // Each file has CHECK_TIME in the reader.
-    let limit = CHECK_TIME * (files.len().max(1) as u32);
-    match crate::reader::ask::<Vec<OutputCheck>>(&root, request, limit) {
-        Ok((checks, _)) if checks.len() == files.len() => checks,
-        Ok(_) => unread("the reader answered for other files".into()),
-        Err(why) => unread(why.to_string()),
+    match answer {
+        Ok((answers, _)) if answers.len() == files => Ok(answers),
+        Ok(_) => Err("the reader answered for other files".into()),
+        Err(why) => Err(why.to_string()),
     }
 }
 

@@ -315,28 +315,11 @@ fn warnings_in(
     reference: &Reference,
     ready: Option<crate::reader::Standby>,
 ) -> Result<Vec<Vec<String>>, String> {
-    let root = crate::reader::Root::exact(pred).map_err(|why| why.to_string())?;
     let request = crate::reader::Request::Warnings {
         files: files.to_vec(),
         reference: serde_json::to_value(reference).unwrap_or_default(),
     };
-    let limit = super::CHECK_TIME * (files.len().max(1) as u32);
-    // The reader started ahead when it reads this very folder; a fresh
-    // one when it does not, or when it is gone (it dies with the thread
-    // that started it) — but not after it ran out of time.
-    let answer = match ready.filter(|r| r.root() == root.path()) {
-        Some(ready) => match ready.ask::<Vec<Vec<String>>>(request.clone(), limit) {
-            Err(crate::reader::ReadError::Timeout(s)) => Err(crate::reader::ReadError::Timeout(s)),
-            Err(_) => crate::reader::ask(&root, request, limit),
-            ok => ok,
-        },
-        None => crate::reader::ask(&root, request, limit),
-    };
-    match answer {
-        Ok((w, _)) if w.len() == files.len() => Ok(w),
-        Ok(_) => Err("the reader answered for other files".into()),
-        Err(why) => Err(why.to_string()),
-    }
+    super::per_file(pred, files.len(), request, ready)
 }
 
 /// The warnings of one file under `folder`, in this process: only the

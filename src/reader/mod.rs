@@ -24,7 +24,7 @@ mod spawn;
 pub use harden::{driver_registered, harden_gdal, GDAL_OPTIONS};
 pub use request::{Envelope, Reply, Request};
 pub use serve::{serve, Handler};
-pub use spawn::{ask, read, reader_exe, ReadError, Root, Standby};
+pub use spawn::{ask, read, ReadError, Root, Standby};
 
 /// Where the reader sees the folder it reads, when it has a mount
 /// namespace.

@@ -100,31 +100,6 @@ impl Root {
     }
 }
 
-/// The `gisclaw` executable that serves as the reader: `GISCLAW_EXE`, this
-/// process when it is gisclaw, else a `gisclaw` beside this executable or
-/// one folder up (test binaries in `target/debug/deps`).
-pub fn reader_exe() -> PathBuf {
-    if let Some(path) = std::env::var_os("GISCLAW_EXE") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().unwrap_or_default();
-    if exe.file_name().is_some_and(|n| n == "gisclaw") {
-        return exe;
-    }
-    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    for _ in 0..2 {
-        let candidate = dir.join("gisclaw");
-        if candidate.is_file() {
-            return candidate;
-        }
-        match dir.parent() {
-            Some(parent) => dir = parent.to_path_buf(),
-            None => break,
-        }
-    }
-    exe.with_file_name("gisclaw")
-}
-
 /// Variables the reader inherits: locale and GDAL's and PROJ's data paths.
 const READER_ENV: &[&str] = &[
     "LANG",
@@ -213,7 +188,7 @@ impl Standby {
             serde_json::to_vec(&envelope).map_err(|e| ReadError::Start(e.to_string()))?;
         line.push(b'\n');
         let (mut ours, theirs) = UnixStream::pair().map_err(|e| ReadError::Start(e.to_string()))?;
-        let exe = reader_exe();
+        let exe = crate::paths::default_reader();
         let mut command = Command::new(&exe);
         command
             .arg("__read")

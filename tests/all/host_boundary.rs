@@ -33,6 +33,34 @@ fn victim(dir: &Path, secret: &str) -> std::path::PathBuf {
     path
 }
 
+/// Runs `code`, written to `work/name`, with `gisclaw exec --workdir work`
+/// and `envs`. `own_service`: the command gets its own zygote
+/// (`--no-daemon`, its runtime folder in `work`), for variables the shared
+/// service was not started with.
+fn exec_in(
+    work: &Path,
+    name: &str,
+    code: &str,
+    own_service: bool,
+    envs: &[(&str, &str)],
+) -> std::process::Output {
+    let script = work.join(name);
+    std::fs::write(&script, code).unwrap();
+    let runtime = work.join("runtime");
+    let mut args = vec![
+        "exec",
+        script.to_str().unwrap(),
+        "--workdir",
+        work.to_str().unwrap(),
+    ];
+    let mut envs = envs.to_vec();
+    if own_service {
+        args.push("--no-daemon");
+        envs.push(("GISCLAW_RUNTIME_DIR", runtime.to_str().unwrap()));
+    }
+    common::gisclaw(&args, &envs)
+}
+
 #[test]
 fn a_forked_child_that_raises_never_answers_for_the_worker() {
     let (mut s, _dir) = common::session();
@@ -199,20 +227,12 @@ fn exec_leaves_the_users_files_as_it_found_them() {
     let work = common::workdir();
     let mine = victim(work.path(), "mine");
     let before = std::fs::metadata(work.path()).unwrap();
-    let script = work.path().join("s.py");
-    std::fs::write(
-        &script,
+    let out = exec_in(
+        work.path(),
+        "s.py",
         "try:\n    open('victim.csv').read()\n    print('read it')\nexcept OSError:\n    print('refused')\n\
          open('made.txt', 'w').write('x')\nprint('wrote')\n",
-    )
-    .unwrap();
-    let out = common::gisclaw(
-        &[
-            "exec",
-            script.to_str().unwrap(),
-            "--workdir",
-            work.path().to_str().unwrap(),
-        ],
+        false,
         &[],
     );
     let text = common::text(&out);
@@ -468,24 +488,13 @@ fn a_huge_header_is_never_allocated_by_the_checks() {
 #[test]
 fn gis_variables_reach_cells_only_by_name() {
     let work = common::workdir();
-    let script = work.path().join("env.py");
-    std::fs::write(
-        &script,
+    let out = exec_in(
+        work.path(),
+        "env.py",
         "import os\nprint(sorted(k for k in os.environ if k.startswith(('GDAL_', 'OGR_', 'CPL_', 'PROJ_', 'PG'))))\n\
          print('password' in str(os.environ))\n",
-    )
-    .unwrap();
-    let runtime = work.path().join("runtime");
-    let out = common::gisclaw(
+        true,
         &[
-            "exec",
-            script.to_str().unwrap(),
-            "--workdir",
-            work.path().to_str().unwrap(),
-            "--no-daemon",
-        ],
-        &[
-            ("GISCLAW_RUNTIME_DIR", runtime.to_str().unwrap()),
             ("OGR_PG_DSN", "host=db user=gis password=hunter2"),
             ("GDAL_PG_CONNECTION", "password=hunter2"),
             ("CPL_VSIL_CURL_ALLOWED_EXTENSIONS", ".tif"),
@@ -949,19 +958,23 @@ fn a_lent_folder_comes_back_without_the_cells_acls_attributes_or_mode() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    let before: Vec<_> = [work.path().to_path_buf(), work.path().join("pred_results")]
-        .iter()
-        .map(|p| {
-            let m = std::fs::metadata(p).unwrap();
-            (m.uid(), m.gid(), m.mode() & 0o7777, xattr_names(p))
-        })
-        .collect();
+    // Owner, group, mode and attributes of the folder and its pred_results/.
+    let state = || -> Vec<_> {
+        [work.path().to_path_buf(), work.path().join("pred_results")]
+            .iter()
+            .map(|p| {
+                let m = std::fs::metadata(p).unwrap();
+                (m.uid(), m.gid(), m.mode() & 0o7777, xattr_names(p))
+            })
+            .collect()
+    };
+    let before = state();
     // What `setfacl -m u:SANDBOX:rwx -d -m u:SANDBOX:rwx` writes, by hand
     // (the sandbox's own user, `nobody` outside when gisclaw is root),
     // plus an attribute of the cell's own and a mode open to everyone.
-    let script = work.path().join("acl.py");
-    std::fs::write(
-        &script,
+    let out = exec_in(
+        work.path(),
+        "acl.py",
         "import os, struct\n\
          def acl(entries):\n\
          \x20   return struct.pack('<I', 2) + b''.join(struct.pack('<HHI', t, p, i) for t, p, i in entries)\n\
@@ -977,38 +990,19 @@ fn a_lent_folder_comes_back_without_the_cells_acls_attributes_or_mode() {
          \x20   os.setxattr(folder, 'user.left_behind', b'1')\n\
          \x20   os.chmod(folder, 0o3777)\n\
          print('planted', len(done), sorted(os.listxattr('.')))\n",
-    )
-    .unwrap();
-    let out = common::gisclaw(
-        &[
-            "exec",
-            script.to_str().unwrap(),
-            "--workdir",
-            work.path().to_str().unwrap(),
-        ],
+        false,
         &[],
     );
     let text = common::text(&out);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("planted 4"), "{text}");
-    let after: Vec<_> = [work.path().to_path_buf(), work.path().join("pred_results")]
-        .iter()
-        .map(|p| {
-            let m = std::fs::metadata(p).unwrap();
-            (m.uid(), m.gid(), m.mode() & 0o7777, xattr_names(p))
-        })
-        .collect();
-    assert_eq!(after, before, "the folder came back changed");
+    assert_eq!(state(), before, "the folder came back changed");
     // The folder still lends and works.
-    let again = work.path().join("again.py");
-    std::fs::write(&again, "print('still', 6 * 7)\n").unwrap();
-    let out = common::gisclaw(
-        &[
-            "exec",
-            again.to_str().unwrap(),
-            "--workdir",
-            work.path().to_str().unwrap(),
-        ],
+    let out = exec_in(
+        work.path(),
+        "again.py",
+        "print('still', 6 * 7)\n",
+        false,
         &[],
     );
     assert!(
@@ -1271,9 +1265,9 @@ fn a_reproductions_comparison_is_bounded_and_stops_on_a_signal() {
 #[test]
 fn the_sessions_gdal_refuses_stdin_whatever_gisclaw_inherited() {
     let work = common::workdir();
-    let script = work.path().join("gdal.py");
-    std::fs::write(
-        &script,
+    let out = exec_in(
+        work.path(),
+        "gdal.py",
         "import os, rasterio\n\
          print({k: os.environ.get(k) for k in ['CPL_ALLOW_VSISTDIN', 'GDAL_VRT_ENABLE_RAWRASTERBAND', 'GDAL_VRT_ENABLE_PYTHON', 'PROJ_NETWORK']})\n\
          try:\n\
@@ -1281,19 +1275,8 @@ fn the_sessions_gdal_refuses_stdin_whatever_gisclaw_inherited() {
          \x20   print('stdin opened')\n\
          except Exception as e:\n\
          \x20   print('stdin refused:', str(e)[:60])\n",
-    )
-    .unwrap();
-    let runtime = work.path().join("runtime");
-    let out = common::gisclaw(
+        true,
         &[
-            "exec",
-            script.to_str().unwrap(),
-            "--workdir",
-            work.path().to_str().unwrap(),
-            "--no-daemon",
-        ],
-        &[
-            ("GISCLAW_RUNTIME_DIR", runtime.to_str().unwrap()),
             // What a user's shell might say: overridden for every session.
             ("CPL_ALLOW_VSISTDIN", "YES"),
             ("GDAL_MEM_ENABLE_OPEN", "YES"),
