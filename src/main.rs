@@ -96,6 +96,10 @@ enum Command {
         /// `gisclaw schema card`).
         #[arg(long)]
         json: bool,
+        /// The host reader's facts alone: skip the check by the sandbox's
+        /// own libraries (geopandas, pandas, xarray), which starts a sandbox.
+        #[arg(long)]
+        unchecked: bool,
     },
     /// The search tree of an `--arch mcts` run: `show DIR`.
     #[command(subcommand)]
@@ -192,7 +196,8 @@ fn main() -> ExitCode {
             file,
             budget,
             json,
-        } => cli::card::show(&dir, file.as_deref(), budget, json),
+            unchecked,
+        } => cli::card::show(&dir, file.as_deref(), budget, json, !unchecked),
         Command::Knowledge(command) => cli::knowledge::run(command),
         Command::Schema { which } => {
             let schema = match which.as_str() {

@@ -25,6 +25,12 @@ pub fn answer_here(folder: &Path, request: &Request) -> (serde_json::Value, Vec<
             ))),
             Vec::new(),
         ),
+        Request::CardPieces { shown_as, budget } => (
+            json(serde_json::to_value(card::card_pieces_here(
+                folder, shown_as, *budget,
+            ))),
+            Vec::new(),
+        ),
         Request::CardFacts { shown_as } => (
             json(serde_json::to_value(card::card_facts_here(
                 folder, shown_as,

@@ -21,6 +21,8 @@ use pyo3::types::{PyInt, PyModule, PyString, PyTuple};
 const RUNTIME_SRC: &str = include_str!("../python/gisclaw_runtime.py");
 /// The static analyser of cells, imported by the runtime.
 const ANALYSIS_SRC: &str = include_str!("../python/gisclaw_analysis.py");
+/// The schema card's check of what the libraries read (`card::library`).
+const LIBRARY_VIEW_SRC: &str = include_str!("../python/gisclaw_library_view.py");
 /// The helper module offered to user code (`load_raster`, …).
 const TOOLS_SRC: &str = include_str!("../../tools/gisclaw_tools.py");
 /// `major.minor` of the libpython this binary links.
@@ -217,6 +219,14 @@ impl Runtime {
                 .and_then(|()| load_module(py, TOOLS_SRC, "gisclaw_tools.py", "gisclaw_tools"))
                 .and_then(|_| {
                     load_module(py, ANALYSIS_SRC, "gisclaw_analysis.py", "gisclaw_analysis")
+                })
+                .and_then(|_| {
+                    load_module(
+                        py,
+                        LIBRARY_VIEW_SRC,
+                        "gisclaw_library_view.py",
+                        "gisclaw_library_view",
+                    )
                 })
                 .and_then(|_| load_module(py, RUNTIME_SRC, "gisclaw_runtime.py", "gisclaw_runtime"))
                 .and_then(|module| {

@@ -247,7 +247,7 @@ pub fn run_task(
         let card = loaded
             .data_dir
             .as_deref()
-            .map(|d| card::card_for_dir(d, "data/", card::CARD_TOKEN_BUDGET));
+            .map(|d| card::card_pieces(d, "data/", card::CARD_TOKEN_BUDGET));
         let checks = checks
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -257,6 +257,11 @@ pub fn run_task(
         (session, card, checks)
     });
     let mut session = session?;
+    // The card amended by what the session's own libraries read of it.
+    let card = card.map(|pieces| {
+        let dir = loaded.data_dir.as_deref().unwrap_or(Path::new("."));
+        card::checked_pieces(pieces, dir, "data/", &mut session)
+    });
     session.set_output_sink(options.live_output.as_ref().map(|l| l.0.clone()));
     let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {

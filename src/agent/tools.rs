@@ -311,9 +311,9 @@ impl Toolbox<'_> {
             "inspect_data" => Ok(match (serde_json::from_str::<InspectArgs>(arguments), &self.data_dir) {
                 (Err(e), _) => ToolResult::refusal(format!("inspect_data takes {{\"path\": \"data/FILE\"}} (or no path, for the whole folder): {e}")),
                 (Ok(_), None) => ToolResult::refusal("This task has no input data folder."),
-                (Ok(InspectArgs { path: None }), Some(dir)) => ToolResult::text(crate::card::card_for_dir(dir, &self.data_path, crate::card::CARD_TOKEN_BUDGET)),
-                (Ok(InspectArgs { path: Some(path) }), Some(dir)) => match crate::card::inspect_file(dir, &self.data_path, &path) {
-                    Ok(text) => ToolResult::text(text),
+                (Ok(InspectArgs { path: None }), Some(dir)) => ToolResult::text(crate::card::checked_card(dir, &self.data_path, crate::card::CARD_TOKEN_BUDGET, self.session)),
+                (Ok(InspectArgs { path: Some(path) }), Some(dir)) => match crate::card::checked_inspect(dir, &self.data_path, &path, self.session) {
+                    Ok(dataset) => ToolResult::text(dataset.text()),
                     Err(e) => ToolResult::refusal(format!("{e}. Call list_files for the exact names.")),
                 },
             }),

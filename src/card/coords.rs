@@ -26,6 +26,9 @@ pub struct ColumnSample {
     pub texts: Vec<String>,
     /// Binary values that parse as WKB geometries.
     pub wkb: bool,
+    /// `Some(n)` when only the first `n` rows were scanned (the range is
+    /// theirs, not the file's).
+    pub first_rows: Option<usize>,
 }
 
 /// Which axis a column name suggests.
@@ -206,13 +209,10 @@ fn judge_pair(
 ) -> Option<String> {
     let ((x0, x1), (y0, y1)) = (x.range?, y.range?);
     let (xn, yn) = (&x.name, &y.name);
-    let span = format!(
-        "{xn} {}…{}, {yn} {}…{}",
-        short(x0),
-        short(x1),
-        short(y0),
-        short(y1)
-    );
+    let mut span = span_text(xn, yn, (x0, x1), (y0, y1));
+    if let Some(n) = x.first_rows.or(y.first_rows) {
+        span.push_str(&format!(" in the first {n} rows"));
+    }
     let points = |crs: &str| format!("gpd.points_from_xy({frame}['{xn}'], {frame}['{yn}']{crs})");
     let unit = unit_of((x0, x1), (y0, y1));
     if unit == Unit::Degrees {
@@ -236,6 +236,35 @@ fn judge_pair(
         unit.zone_hint(),
         points(", crs=…")
     ))
+}
+
+/// `x 1…2, y 3…4`: a pair's ranges as a note writes them.
+fn span_text(xn: &str, yn: &str, (x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> String {
+    format!(
+        "{xn} {}…{}, {yn} {}…{}",
+        short(x0),
+        short(x1),
+        short(y0),
+        short(y1)
+    )
+}
+
+/// A coordinates `note` on `xn`, `yn` with its ranges replaced by `x` and
+/// `y`, read over every row (the note's own may be the first rows').
+pub(super) fn with_span(note: &str, xn: &str, yn: &str, x: (f64, f64), y: (f64, f64)) -> String {
+    let open = format!("({xn} ");
+    let Some(start) = note.find(&open) else {
+        return note.to_string();
+    };
+    let Some(len) = note[start..].find(')') else {
+        return note.to_string();
+    };
+    format!(
+        "{}({}){}",
+        &note[..start],
+        span_text(xn, yn, x, y),
+        &note[start + len + 1..]
+    )
 }
 
 /// Whether a range lies within ±`limit`.

@@ -24,8 +24,9 @@ pub(super) struct Reading {
     /// The card's lines: what differs from pandas' defaults, then the call
     /// (empty when `pd.read_csv(path)` reads it as described).
     pub lines: String,
-    /// For text in a recognised legacy encoding, the header and the first
-    /// rows decoded (GDAL shows its bytes as `�`).
+    /// The header and the first rows as written (with a header; always for
+    /// text in a recognised legacy encoding, decoded: GDAL shows its bytes
+    /// as `�`).
     pub decoded: Vec<Vec<String>>,
     /// That legacy encoding, for whatever else reads the file's text.
     pub decoder: Option<&'static encoding_rs::Encoding>,
@@ -71,6 +72,27 @@ fn first_line_is_header(records: &[Vec<String>]) -> bool {
     };
     !first.iter().all(|v| number(v) || v.trim().is_empty())
         || first.iter().all(|v| v.trim().is_empty())
+}
+
+/// Whether a line of `text` has a quoted field after spaces that follow
+/// the separator (`1, "a, b"`): pandas' parser takes such a quote as text
+/// and splits the field at its inner separator unless given
+/// `skipinitialspace=True`.
+fn spaced_quotes(text: &str, separator: char) -> bool {
+    text.lines().take(1_000).any(|line| {
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == separator && chars.peek() == Some(&' ') {
+                while chars.peek() == Some(&' ') {
+                    chars.next();
+                }
+                if chars.peek() == Some(&'"') {
+                    return true;
+                }
+            }
+        }
+        false
+    })
 }
 
 /// What `pd.read_csv` is given for the table the card shows as `shown`:
@@ -182,6 +204,15 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         }
         lines.push_str(&encoding.line);
         arguments.push(encoding.argument);
+    }
+    if decoded.is_empty() && header {
+        // The text as written: pandas reads a date as its text and an
+        // empty field as missing, where GDAL reformats and fills them.
+        decoded = parsed.iter().take(SAMPLE_ROWS + 1).cloned().collect();
+    }
+    if spaced_quotes(&text, separator) {
+        lines.push_str("  quoted fields with spaces before their quotes (`, \"a, b\"`): pandas splits them at their inner separators unless told to skip the spaces\n");
+        arguments.push("skipinitialspace=True".into());
     }
     lines.push_str(&codes::note(&codes).unwrap_or_default());
     arguments.extend(codes::dtype(&codes));
@@ -344,6 +375,19 @@ mod tests {
     }
 
     #[test]
+    fn quoted_fields_after_spaces_need_skipinitialspace() {
+        // pandas without it: `b` is ` "x` and a third field ` y"` appears.
+        let read = reading(b"a, b\n1, \"x, y\"\n2, \"z\"\n", "'data/q.csv'");
+        assert!(
+            read.call.ends_with("skipinitialspace=True)"),
+            "{}",
+            read.call
+        );
+        let plain = reading(b"a,b\n1,\"x, y\"\n", "'data/q.csv'");
+        assert!(!plain.call.contains("skipinitialspace"), "{}", plain.call);
+    }
+
+    #[test]
     fn archive_members_are_given_to_pandas_opened() {
         assert_eq!(source("data/x.csv"), "'data/x.csv'");
         assert_eq!(
@@ -370,7 +414,8 @@ mod tests {
         );
         let latin = reading(b"name;x\nZ\xfcrich;1,5\n", "'data/l.csv'");
         assert_eq!(latin.decoded, [["name", "x"], ["Zürich", "1,5"]]);
-        assert!(tabs.decoded.is_empty());
+        // The text as written, for the card's sample.
+        assert_eq!(tabs.decoded, [["a", "b"], ["1", "2"]]);
         assert!(
             latin.lines.ends_with(
                 "read: pd.read_csv('data/l.csv', sep=';', decimal=',', encoding='cp1252')\n"

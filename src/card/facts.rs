@@ -36,6 +36,10 @@ pub struct FolderCard {
     pub not_read: Vec<NotRead>,
     /// Why the listing stopped early, when it did.
     pub listing_stopped: Option<String>,
+    /// Why the sandbox's libraries did not check these facts, when they
+    /// were asked to and could not (`card::library`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_checked: Option<String>,
 }
 
 /// A file of no kind the card reads.

@@ -34,7 +34,7 @@ const CSV_COUNT_LIMIT: u64 = 64 << 20;
 pub(super) const ROW_VALUES: usize = 12;
 
 /// Rows scanned per table for coordinate ranges and geometry text.
-const SCAN_ROWS: usize = 1_000;
+const SCAN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Silences GDAL's own stderr messages (errors come back as values).
 pub(super) fn quiet() {
@@ -701,6 +701,11 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
                 (name, kind)
             })
             .collect();
+        // A name written twice: pandas reads the second as `X.1`.
+        let fields = match table {
+            Some(_) => pandas_names(fields),
+            None => fields,
+        };
         let mut facts = facts::Layer {
             name: layer.name(),
             crs: geometry
@@ -761,16 +766,18 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
                 .enumerate()
                 .map(|(i, (n, kind))| {
                     let text = decoded
-                        .filter(|_| kind == "String")
+                        .filter(|_| matches!(kind.as_str(), "String" | "Date" | "DateTime" | "Time"))
                         .and_then(|d| d.get(row + 1)?.get(i));
                     match code(n).and_then(|c| c.first.get(row)).or(text) {
+                        // pandas reads an empty field as missing.
+                        Some(written) if written.is_empty() => format!("{n}=None"),
                         Some(written) => {
                             format!(
                                 "{n}={}",
                                 crate::util::clip(&format!("{written:?}"), VALUE_CHARS)
                             )
                         }
-                        None => format!("{n}={}", value_text(feature.field(i).ok().flatten())),
+                        None => format!("{n}={}", sample_text(&feature, i)),
                     }
                 })
                 .collect();
@@ -800,6 +807,26 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
     }
     dataset.more_layers = layers.saturating_sub(10);
     dataset
+}
+
+/// Column names as pandas makes them unique: a name's second occurrence
+/// becomes `X.1`, its third `X.2` (skipping names already taken).
+fn pandas_names(fields: Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    fields
+        .into_iter()
+        .map(|(name, kind)| {
+            let mut name = name;
+            let mut seen = counts.get(&name).copied().unwrap_or(0);
+            while seen > 0 {
+                counts.insert(name.clone(), seen + 1);
+                name = format!("{name}.{seen}");
+                seen = counts.get(&name).copied().unwrap_or(0);
+            }
+            counts.insert(name.clone(), seen + 1);
+            (name, kind)
+        })
+        .collect()
 }
 
 /// Most features [`counted_by_reading`] reads, and for how long.
@@ -843,8 +870,9 @@ pub fn first_features<'a>(
     .take(n)
 }
 
-/// Numeric ranges and a few text values of each column over the first
-/// [`SCAN_ROWS`] rows. A text column whose every value parses as a number
+/// Numeric ranges and a few text values of each column over every row, or
+/// the first rows read in [`SCAN_TIME`] (at most [`COUNTED_FEATURES`]; the
+/// samples then say how many). A text column whose every value parses as a number
 /// (a CSV read without type detection) counts as numeric.
 fn column_samples(
     layer: &mut gdal::vector::Layer<'_>,
@@ -859,10 +887,18 @@ fn column_samples(
         })
         .collect();
     let mut numeric = vec![true; fields.len()];
+    let started = std::time::Instant::now();
+    let mut scanned = 0usize;
+    let mut stopped = false;
     layer.reset_feature_reading();
-    for feature in first_features(layer, SCAN_ROWS) {
+    for feature in first_features(layer, COUNTED_FEATURES + 1) {
+        if scanned == COUNTED_FEATURES || started.elapsed() > SCAN_TIME {
+            stopped = true;
+            break;
+        }
+        scanned += 1;
         for (i, sample) in samples.iter_mut().enumerate() {
-            let number = match feature.field(i).ok().flatten() {
+            let number = match set_field(&feature, i) {
                 None => continue,
                 Some(F::IntegerValue(v)) => Some(f64::from(v)),
                 Some(F::Integer64Value(v)) => Some(v as f64),
@@ -888,6 +924,9 @@ fn column_samples(
         if !numeric {
             sample.range = None;
         }
+        if stopped {
+            sample.first_rows = Some(scanned);
+        }
     }
     layer.reset_feature_reading();
     samples
@@ -898,10 +937,41 @@ fn list_text(items: impl Iterator<Item = String>) -> String {
     format!("[{}]", items.collect::<Vec<_>>().join(", "))
 }
 
+/// Field `i` of `feature`, `None` when it is null or not set at all (a
+/// GPX point without `course`, an OSM way without `name`): geopandas reads
+/// both as None/NaN, where the bindings would give an unset field's
+/// default, 0 or "".
+fn set_field(feature: &gdal::vector::Feature<'_>, i: usize) -> Option<gdal::vector::FieldValue> {
+    is_set(feature, i)
+        .then(|| feature.field(i).ok().flatten())
+        .flatten()
+}
+
+/// Field `i` of `feature` as the sample shows it: `None` where pandas
+/// reads a missing value, a binary value by its size.
+fn sample_text(feature: &gdal::vector::Feature<'_>, i: usize) -> String {
+    match set_field(feature, i) {
+        Some(value) => value_text(Some(value)),
+        // Set, and of a type the bindings do not read (OFTBinary).
+        None if is_set(feature, i) => "(bytes)".to_string(),
+        None => value_text(None),
+    }
+}
+
+/// Whether field `i` of `feature` is set and not null.
+fn is_set(feature: &gdal::vector::Feature<'_>, i: usize) -> bool {
+    let Ok(index) = i32::try_from(i) else {
+        return false;
+    };
+    // SAFETY: the handle belongs to `feature`, alive for the call; an index
+    // out of range is answered with 0 by OGR.
+    unsafe { gdal_sys::OGR_F_IsFieldSetAndNotNull(feature.c_feature(), index) != 0 }
+}
+
 fn value_text(v: Option<gdal::vector::FieldValue>) -> String {
     use gdal::vector::FieldValue as F;
     let text = match v {
-        None => "null".to_string(),
+        None => "None".to_string(),
         Some(F::IntegerValue(i)) => i.to_string(),
         Some(F::Integer64Value(i)) => i.to_string(),
         Some(F::RealValue(r)) => fmt_num(r),
@@ -922,6 +992,19 @@ mod tests {
     use gdal::errors::GdalError;
 
     use super::gdal_reason;
+
+    #[test]
+    fn repeated_names_are_numbered_as_pandas_numbers_them() {
+        let named = |names: &[&str]| {
+            super::pandas_names(names.iter().map(|n| (n.to_string(), String::new())).collect())
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(named(&["X", "Y", "X", "X"]), ["X", "Y", "X.1", "X.2"]);
+        // pandas 3.1 reads a, a.1, a, a as a, a.1, a.2, a.3.
+        assert_eq!(named(&["a", "a.1", "a", "a"]), ["a", "a.1", "a.2", "a.3"]);
+    }
 
     #[test]
     fn gdals_reason_comes_without_the_bindings_wrapper_or_gdals_quoted_path() {

@@ -42,6 +42,7 @@ mod folder_datasets;
 mod gdal_entry;
 mod geojson;
 mod geometry_names;
+pub mod library;
 mod one_column;
 mod parquet;
 mod preamble;
@@ -135,11 +136,10 @@ fn kind_of(path: &Path) -> Kind {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     match ext.as_str() {
-        "shp" | "geojson" | "gpkg" | "kml" | "gml" | "fgb" | "gpx" | "json" | "topojson"
-        | "gdb" | "pbf" | "osm" => Kind::Vector,
-        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" => {
-            Kind::Raster
-        }
+        "shp" | "geojson" | "gpkg" | "kml" | "kmz" | "gml" | "fgb" | "gpx" | "json"
+        | "topojson" | "gdb" | "pbf" | "osm" => Kind::Vector,
+        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd"
+        | "grib" | "grb" | "grib2" | "grb2" => Kind::Raster,
         "csv" | "tsv" | "xlsx" | "xls" | "ods" => Kind::Table,
         "nc" | "nc4" | "h5" | "hdf5" | "hdf" | "zarr" => Kind::Multidim,
         "parquet" | "geoparquet" | "pq" => Kind::Parquet,
@@ -147,6 +147,30 @@ fn kind_of(path: &Path) -> Kind {
         | "tfw" | "wld" => Kind::Sidecar,
         _ => Kind::Other,
     }
+}
+
+/// [`kind_of`] of a file found at `path`: a `.dbf` without its `.shp` is
+/// a table of its own (geopandas reads it), not a sidecar.
+fn kind_at(path: &Path) -> Kind {
+    match kind_of(path) {
+        Kind::Sidecar
+            if path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("dbf"))
+                && !has_shp_beside(path) =>
+        {
+            Kind::Vector
+        }
+        kind => kind,
+    }
+}
+
+/// Whether the shapefile a `.dbf` belongs to is beside it (its stem with
+/// `.shp`, `.SHP` or `.Shp`).
+fn has_shp_beside(dbf: &Path) -> bool {
+    ["shp", "SHP", "Shp"]
+        .iter()
+        .any(|ext| dbf.with_extension(ext).symlink_metadata().is_ok())
 }
 
 /// Why a file could not be inspected.
@@ -418,8 +442,133 @@ fn read_in<T: serde::de::DeserializeOwned>(
     crate::reader::ask(&root, request, CARD_TIME).map(|(answer, _)| answer)
 }
 
+/// A piece of the text card: lines as they are, or an entry read in full
+/// (rendered by [`Dataset::text`] once the libraries' check amended it).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub enum Piece {
+    /// Lines of the card.
+    Text(String),
+    /// A dataset's entry.
+    Entry(Box<Dataset>),
+}
+
+/// The card's text of `pieces`.
+pub fn render(pieces: &[Piece]) -> String {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(text) => text.clone(),
+            Piece::Entry(dataset) => dataset.text(),
+        })
+        .collect()
+}
+
+/// [`card_for_dir`], amended by what the sandbox's libraries read of each
+/// entry in `session` ([`library`]); `dir` must be readable in it. When
+/// the check fails, the card says so and keeps the reader's facts.
+pub fn checked_card(
+    dir: &Path,
+    shown_as: &str,
+    budget: u64,
+    session: &mut crate::sandbox::Session,
+) -> String {
+    checked_pieces(card_pieces(dir, shown_as, budget), dir, shown_as, session)
+}
+
+/// The card's pieces from a confined reader (entries as facts), for
+/// [`checked_pieces`]: read while the session starts.
+pub fn card_pieces(
+    dir: &Path,
+    shown_as: &str,
+    budget: u64,
+) -> Result<Vec<Piece>, crate::reader::ReadError> {
+    let request = crate::reader::Request::CardPieces {
+        shown_as: shown_as.to_string(),
+        budget,
+    };
+    read_in::<Vec<Piece>>(dir, request)
+}
+
+/// The text card of `pieces`, each entry amended by what the libraries of
+/// `session` read ([`library`]).
+pub fn checked_pieces(
+    pieces: Result<Vec<Piece>, crate::reader::ReadError>,
+    dir: &Path,
+    shown_as: &str,
+    session: &mut crate::sandbox::Session,
+) -> String {
+    let mut pieces = match pieces {
+        Ok(pieces) => pieces,
+        Err(why) => return format!("{shown_as}: could not be read: {why}\n"),
+    };
+    let entries: Vec<&Dataset> = pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Entry(d) => Some(&**d),
+            Piece::Text(_) => None,
+        })
+        .collect();
+    match library::ask(session, dir, shown_as, &entries) {
+        Ok(view) => {
+            for piece in &mut pieces {
+                if let Piece::Entry(dataset) = piece {
+                    library::amend(dataset, &view);
+                }
+            }
+        }
+        Err(why) => pieces.push(Piece::Text(format!(
+            "(the sandbox's libraries could not check this card: {why})\n"
+        ))),
+    }
+    render(&pieces)
+}
+
+/// [`card_facts`], amended by what the sandbox's libraries read
+/// ([`checked_card`]); the check's failure is a note of the folder's.
+pub fn checked_facts(
+    dir: &Path,
+    shown_as: &str,
+    session: &mut crate::sandbox::Session,
+) -> Result<FolderCard, crate::reader::ReadError> {
+    let mut card = card_facts(dir, shown_as)?;
+    let entries: Vec<&Dataset> = card.datasets.iter().collect();
+    match library::ask(session, dir, shown_as, &entries) {
+        Ok(view) => {
+            for dataset in &mut card.datasets {
+                library::amend(dataset, &view);
+            }
+        }
+        Err(why) => card.not_checked = Some(why.to_string()),
+    }
+    Ok(card)
+}
+
+/// [`inspect_facts`], amended by what the sandbox's libraries read.
+pub fn checked_inspect(
+    data_dir: &Path,
+    shown_as: &str,
+    rel: &str,
+    session: &mut crate::sandbox::Session,
+) -> Result<Dataset, SchemaError> {
+    let mut dataset = inspect_facts(data_dir, shown_as, rel)?;
+    match library::ask(session, data_dir, shown_as, &[&dataset]) {
+        Ok(view) => library::amend(&mut dataset, &view),
+        Err(why) => dataset.notes.push(format!(
+            "(the sandbox's libraries could not check this entry: {why})"
+        )),
+    }
+    Ok(dataset)
+}
+
 /// [`card_for_dir`], in this process: only the confined reader calls it.
 pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String {
+    render(&card_pieces_here(dir, shown_as, budget))
+}
+
+/// The card's [`Piece`]s, in this process: only the confined reader calls
+/// it.
+pub(crate) fn card_pieces_here(dir: &Path, shown_as: &str, budget: u64) -> Vec<Piece> {
+    let mut pieces: Vec<Piece> = Vec::new();
     let walked = walk(dir);
     let files = folder_datasets::collapsed(sizes(walked.files));
     let mut loops: String = walked
@@ -438,10 +587,14 @@ pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String 
         ));
     }
     if files.is_empty() && !walked.refused.is_empty() {
-        return format!("`{shown_as}` holds nothing a run can read:\n{loops}");
+        pieces.push(Piece::Text(format!(
+            "`{shown_as}` holds nothing a run can read:\n{loops}"
+        )));
+        return pieces;
     }
     if files.is_empty() {
-        return format!("`{shown_as}` is empty.\n{loops}");
+        pieces.push(Piece::Text(format!("`{shown_as}` is empty.\n{loops}")));
+        return pieces;
     }
     let total: u64 = files.iter().map(|f| f.1).sum();
     let mut card = format!(
@@ -463,7 +616,7 @@ pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String 
             None => Listed::File(file),
         };
         let path = dir.join(&file.0);
-        let kind = kind_of(&path);
+        let kind = kind_at(&path);
         let name = format!("{shown_as}{}", file.0);
         let entry = if full
             && matches!(
@@ -480,19 +633,25 @@ pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String 
                     Listed::Series(s) => series_entry(dir, shown_as, s, &files, &sidecars),
                     Listed::File(_) => main_entry(&path, &name, kind, sidecars.get(&file.0)),
                 }
-                .map_or_else(|e| format!("- {e}\n"), |d| d.text()),
+                .unwrap_or_else(|e| {
+                    let mut dataset = Dataset::new(&name, dataset_kind(kind));
+                    dataset.unreadable = Some(e.to_string());
+                    dataset
+                }),
             )
         } else {
             None
         };
-        match entry {
-            Some(text) if used + tokens::count(&text) + TAIL <= budget => {
+        let text = entry.as_ref().map(Dataset::text);
+        match (entry, text) {
+            (Some(dataset), Some(text)) if used + tokens::count(&text) + TAIL <= budget => {
                 used += tokens::count(&text);
-                card.push_str(&text);
+                pieces.push(Piece::Text(std::mem::take(&mut card)));
+                pieces.push(Piece::Entry(Box::new(dataset)));
                 misses = 0;
                 full = used + TAIL + SMALL_ENTRY <= budget;
             }
-            Some(_) => {
+            (Some(_), _) => {
                 // Too big for what is left: listed briefly, and later
                 // (smaller) entries still tried, until the budget is
                 // nearly spent or several in a row did not fit.
@@ -500,11 +659,12 @@ pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String 
                 full = misses < MISSES_TOLERATED && used + TAIL + SMALL_ENTRY <= budget;
                 brief.push(item);
             }
-            None => brief.push(item),
+            (None, _) => brief.push(item),
         }
     }
     if brief.is_empty() {
-        return card;
+        pieces.push(Piece::Text(card));
+        return pieces;
     }
     // One line per remaining file or series while the budget lasts, then
     // counts.
@@ -556,7 +716,8 @@ pub(crate) fn card_text_here(dir: &Path, shown_as: &str, budget: u64) -> String 
             groups.join(", ")
         ));
     }
-    card
+    pieces.push(Piece::Text(card));
+    pieces
 }
 
 /// The card of a data folder as data, without a token budget: every
@@ -595,6 +756,7 @@ pub(crate) fn card_facts_here(dir: &Path, shown_as: &str) -> FolderCard {
         other_files: Vec::new(),
         not_read,
         listing_stopped: walked.stopped.clone(),
+        not_checked: None,
     };
     let sidecars = sidecars_by_main(&files);
     let (listed, all_series) = listed_and_series(&files, &sidecars);
@@ -605,7 +767,7 @@ pub(crate) fn card_facts_here(dir: &Path, shown_as: &str) -> FolderCard {
             continue;
         }
         let path = dir.join(&file.0);
-        let kind = kind_of(&path);
+        let kind = kind_at(&path);
         let name = format!("{shown_as}{}", file.0);
         if matches!(kind, Kind::Sidecar | Kind::Other) {
             card.other_files.push(facts::OtherFile {
@@ -672,7 +834,7 @@ fn series_entry(
 ) -> Result<Dataset, SchemaError> {
     let first = &series.members[0];
     let path = dir.join(first);
-    let kind = kind_of(&path);
+    let kind = kind_at(&path);
     let mut dataset = main_entry(
         &path,
         &format!("{shown_as}{first}"),
@@ -863,7 +1025,7 @@ pub(crate) fn inspect_facts_here(
             None => Err(SchemaError::Missing(name)),
         };
     }
-    let kind = match kind_of(&path) {
+    let kind = match kind_at(&path) {
         Kind::Other | Kind::Sidecar => Kind::Vector,
         k => k,
     };

@@ -195,7 +195,10 @@ impl ChatEngine {
         let describe = backend.describe();
         let _ = transcript.record("start", json!({ "chat": saved.id, "backend": describe, "replay": backend.is_replay(), "resumed_cells": rebuilt.replayed }));
         let price = backend.price();
-        let card = saved.data_dir.as_deref().map(data_card);
+        let card = saved
+            .data_dir
+            .as_deref()
+            .map(|dir| data_card(dir, &mut session));
         let checks = options
             .output_checks
             .then(|| OutputChecks::new(saved.data_dir.as_deref(), ""));
@@ -645,7 +648,7 @@ impl ChatEngine {
         // The sandbox sees only the folders it was opened with: a new
         // worker gets this one, and the session's cells are replayed into it.
         self.session.set_readable(std::slice::from_ref(&dir))?;
-        let card = data_card(&dir);
+        let card = data_card(&dir, &mut self.session);
         if self.options.output_checks {
             self.checks = Some(OutputChecks::new(Some(&dir), ""));
         }
@@ -1048,8 +1051,9 @@ impl Model for ChatModel<'_> {
     }
 }
 
-fn data_card(dir: &Path) -> String {
-    crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET)
+/// The card of `dir`, checked by what `session`'s libraries read of it.
+fn data_card(dir: &Path, session: &mut Session) -> String {
+    crate::card::checked_card(dir, "data/", crate::card::CARD_TOKEN_BUDGET, session)
 }
 
 /// Points `workdir/data` at `dir` (replacing an earlier link).

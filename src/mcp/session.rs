@@ -66,7 +66,19 @@ impl Shared {
     /// The schema card of the data folder (made once: it opens every file).
     pub fn card(&self) -> &str {
         self.card.get_or_init(|| match &self.data {
-            Some(dir) => crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET),
+            Some(dir) => {
+                crate::card::library::in_throwaway_session(&self.zygote, dir, |session| {
+                    crate::card::checked_card(dir, "data/", crate::card::CARD_TOKEN_BUDGET, session)
+                })
+                .unwrap_or_else(|why| {
+                    let mut card =
+                        crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET);
+                    card.push_str(&format!(
+                        "(the sandbox's libraries could not check this card: {why})\n"
+                    ));
+                    card
+                })
+            }
             None => "No data folder was given to this server (gisclaw mcp --data DIR).".into(),
         })
     }
@@ -77,8 +89,16 @@ impl Shared {
         self.card_json
             .get_or_init(|| {
                 let dir = self.data.as_ref()?;
-                crate::card::card_facts(dir, "data/")
-                    .ok()
+                crate::card::library::in_throwaway_session(&self.zygote, dir, |session| {
+                    crate::card::checked_facts(dir, "data/", session)
+                })
+                .unwrap_or_else(|why| {
+                    crate::card::card_facts(dir, "data/").map(|mut card| {
+                        card.not_checked = Some(why.to_string());
+                        card
+                    })
+                })
+                .ok()
                     .and_then(|card| serde_json::to_string_pretty(&card).ok())
             })
             .as_deref()
@@ -225,8 +245,11 @@ impl ClientSession {
             (Some(_), None) => {
                 Err("No data folder was given to this server (gisclaw mcp --data DIR).".into())
             }
-            (Some(path), Some(dir)) => crate::card::inspect_file(dir, "data/", path)
-                .map_err(|e| format!("{e}. Call list_files for the exact names.")),
+            (Some(path), Some(dir)) => {
+                crate::card::checked_inspect(dir, "data/", path, &mut self.session)
+                    .map(|dataset| dataset.text())
+                    .map_err(|e| format!("{e}. Call list_files for the exact names."))
+            }
         };
         self.record("inspect_data", json!({ "path": path, "ok": text.is_ok() }));
         text

@@ -33,6 +33,15 @@ pub enum Request {
         /// Token budget.
         budget: u64,
     },
+    /// The card within a token budget as pieces: its lines, with each entry
+    /// read in full kept as facts (`card::Piece`) for the libraries' check
+    /// to amend before it is rendered.
+    CardPieces {
+        /// How the folder is shown to the model (`data/`).
+        shown_as: String,
+        /// Token budget.
+        budget: u64,
+    },
     /// The card's facts.
     CardFacts {
         /// How the folder is shown.

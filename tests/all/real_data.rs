@@ -25,15 +25,31 @@ pub fn corpus() -> PathBuf {
     dir
 }
 
-/// The card of the corpus folder `folder`.
+/// Runs `f` with a throwaway sandbox session that reads the corpus folder
+/// `dir` (by its real path, as the sandbox sees it).
+fn in_session<T>(dir: &Path, f: impl FnOnce(&Path, &mut gisclaw::sandbox::Session) -> T) -> T {
+    let dir = dir.canonicalize().unwrap();
+    gisclaw::card::library::in_throwaway_session(crate::common::zygote(), &dir, |session| {
+        f(&dir, session)
+    })
+    .unwrap_or_else(|e| panic!("a session for {}: {e}", dir.display()))
+}
+
+/// The card of the corpus folder `folder`, as the model receives it
+/// (checked by the sandbox's libraries).
 fn card_of(folder: &str) -> String {
-    gisclaw::card::card_for_dir(&corpus().join(folder), "data/", 20_000)
+    in_session(&corpus().join(folder), |dir, session| {
+        gisclaw::card::checked_card(dir, "data/", 20_000, session)
+    })
 }
 
 /// The `inspect_data` entry of `file` in the corpus folder `folder`.
 fn entry_of(folder: &str, file: &str) -> String {
-    gisclaw::card::inspect_file(&corpus().join(folder), "data/", file)
-        .unwrap_or_else(|e| panic!("{folder}/{file}: {e}"))
+    in_session(&corpus().join(folder), |dir, session| {
+        gisclaw::card::checked_inspect(dir, "data/", file, session)
+            .unwrap_or_else(|e| panic!("{folder}/{file}: {e}"))
+            .text()
+    })
 }
 
 /// The card's entry for `name` within a folder's card (from its `- data/NAME`
@@ -254,14 +270,14 @@ fn an_openstreetmap_extract_is_counted_and_read_as_the_sandbox_can() {
 }
 
 #[test]
-fn a_kml_file_says_geopandas_reads_an_id_column_first() {
+fn a_kml_files_columns_are_geopandas_own_with_its_id_first() {
     // pykml's KML: the card's GDAL 3.6 reads Name, description, …;
-    // geopandas' GDAL 3.12 reads id, Name, description, ….
+    // geopandas' GDAL 3.12 reads id, Name, description, …: the card gives
+    // geopandas' columns and sample.
     let kml = entry_of("pykml", "using_the_cdata_element.kml");
-    assert!(
-        kml.contains("geopandas also reads an `id` column first"),
-        "{kml}"
-    );
+    assert!(kml.contains("columns: id (String), Name (String)"), "{kml}");
+    // The placemark has no id: missing, as pandas reads it.
+    assert!(kml.contains("row: id=None, Name=\"CDATA example\""), "{kml}");
 }
 
 #[test]
@@ -393,7 +409,10 @@ fn the_card_states_what_the_libraries_read() {
     let cards: serde_json::Map<String, serde_json::Value> = corpus_folders(&dir)
         .into_iter()
         .map(|folder| {
-            let card = gisclaw::card::card_facts(&dir.join(&folder), "data/").unwrap();
+            let card = in_session(&dir.join(&folder), |path, session| {
+                gisclaw::card::checked_facts(path, "data/", session).unwrap()
+            });
+            assert!(card.not_checked.is_none(), "{folder}: {:?}", card.not_checked);
             (folder, serde_json::to_value(card).unwrap())
         })
         .collect();

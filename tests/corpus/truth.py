@@ -96,7 +96,44 @@ def check_crs(wrong: list, where: str, stated, crs) -> None:
         wrong.append(f"{where}: geographic {stated['geographic']}, pyproj {crs.is_geographic}")
 
 
-def check_layer(wrong: list, source: str, layer: dict, kml_id: bool = False) -> None:
+def sample_values(row: str, names: list) -> dict:
+    """The card's sample row `a=1, b="x, y", c=None` as {name: text}, split
+    at the names the card lists (values may hold commas)."""
+    import re
+
+    row = re.sub(r", … \(\d+ more\)$", "", row)
+    values, at = {}, 0
+    starts = []
+    for name in names:
+        found = row.find(f"{name}=", at)
+        if found < 0:
+            break
+        starts.append((name, found))
+        at = found + len(name) + 1
+    for i, (name, start) in enumerate(starts):
+        end = starts[i + 1][1] - 2 if i + 1 < len(starts) else len(row)
+        values[name] = row[start + len(name) + 1 : end]
+    return values
+
+
+def check_nulls(wrong: list, where: str, rows: list, names: list, df) -> None:
+    """A sample value is `None` exactly where pandas reads a missing one."""
+    for i, row in enumerate(rows[: len(df)]):
+        for name, text in sample_values(row, names).items():
+            if name not in df.columns or text == "(bytes)":
+                continue
+            value = df[name].iloc[i]
+            try:
+                missing = bool(pd.isna(value)) if not isinstance(value, (list, tuple, np.ndarray)) else False
+            except (TypeError, ValueError):
+                missing = False
+            if missing and text != "None":
+                wrong.append(f"{where}: row {i} {name}={text}, pandas reads it as missing")
+            elif not missing and text == "None":
+                wrong.append(f"{where}: row {i} {name}=None, pandas reads {value!r}")
+
+
+def check_layer(wrong: list, source: str, layer: dict) -> None:
     """One layer's facts against geopandas' read of it."""
     name = layer["name"]
     where = f"layer {name}"
@@ -122,8 +159,7 @@ def check_layer(wrong: list, source: str, layer: dict, kml_id: bool = False) -> 
         wrong.append(f"{where}: {layer['features']} features stated, {len(df)} read")
     columns = [c for c in df.columns if c != "geometry"]
     stated = [c["name"] for c in layer["columns"]]
-    if kml_id and columns[:1] == ["id"]:
-        columns = columns[1:]  # the card says geopandas reads it too
+
     if stated != columns:
         wrong.append(f"{where}: columns {stated}, read {columns}")
     else:
@@ -133,6 +169,8 @@ def check_layer(wrong: list, source: str, layer: dict, kml_id: bool = False) -> 
                 wrong.append(
                     f"{where}: column {column['name']} is {column['dtype']}, read as {df[column['name']].dtype}"
                 )
+    if stated == columns:
+        check_nulls(wrong, where, layer["sample_rows"], stated, df)
     geometry = layer["geometry"]
     if geometry is None or geometry["unreadable"]:
         if "geometry" in df.columns and df.geometry.notna().any():
@@ -149,8 +187,11 @@ def check_layer(wrong: list, source: str, layer: dict, kml_id: bool = False) -> 
     has_z = bool(df.has_z.any()) if len(df) else False
     if len(scanned) and geometry["has_z"] != has_z:
         wrong.append(f"{where}: has_z {geometry['has_z']}, read {has_z}")
-    if layer["extent"] is not None and len(df) and df.geometry.notna().any():
-        bounds = df.total_bounds
+    present = df.geometry[df.geometry.notna() & ~df.geometry.is_empty]
+    if layer["extent"] is not None and not len(present):
+        wrong.append(f"{where}: extent {layer['extent']} stated, no geometry holds a coordinate")
+    if layer["extent"] is not None and len(present):
+        bounds = present.total_bounds
         size = max(bounds[2] - bounds[0], bounds[3] - bounds[1], 1.0)
         # A declared extent (a GeoPackage's contents table) is close, to 1 %
         # of the layer's size; one read from the features is exact.
@@ -165,9 +206,8 @@ def check_vector(wrong: list, source: str, dataset: dict) -> None:
     if stated != layers[: len(stated)] or len(layers) != len(stated) + dataset.get("more_layers", 0):
         wrong.append(f"layers {stated} (+{dataset.get('more_layers', 0)}), read {layers}")
         return
-    kml_id = any("reads an `id` column first" in n for n in dataset["notes"])
     for layer in dataset["layers"]:
-        check_layer(wrong, source, layer, kml_id)
+        check_layer(wrong, source, layer)
 
 
 def check_table(wrong: list, df, dataset: dict) -> None:
@@ -186,6 +226,9 @@ def check_table(wrong: list, df, dataset: dict) -> None:
     if stated != columns:
         wrong.append(f"columns {stated}, read {columns}")
         return
+    check_nulls(wrong, "sample", layer["sample_rows"], stated, df)
+    for note in layer["notes"]:
+        check_span(wrong, note, df)
     excel = dataset["path"].lower().endswith((".xlsx", ".ods"))
     for column, name in zip(layer["columns"], df.columns):
         kind = df[name].dtype.kind
@@ -196,6 +239,28 @@ def check_table(wrong: list, df, dataset: dict) -> None:
         # GDAL's type detection also finds dates pandas leaves as text.
         if column["dtype"] not in FIELD_TYPES.get(kind, set()):
             wrong.append(f"column {name} is {column['dtype']}, read as {df[name].dtype}")
+
+
+def check_span(wrong: list, note: str, df) -> None:
+    """A coordinates note's ranges (`(x 1…2, y 3…4)`) against every row's,
+    unless the note says they are the first rows'."""
+    import re
+
+    found = re.search(r"\(`?(.+?) (-?[\d.e+-]+)…(-?[\d.e+-]+), (.+?) (-?[\d.e+-]+)…(-?[\d.e+-]+)( in the first \d+ rows)?\)", note)
+    if not note.startswith("coordinates:") or not found:
+        return
+    if found.group(7):
+        return
+    for name, lo, hi in ((found.group(1), found.group(2), found.group(3)), (found.group(4), found.group(5), found.group(6))):
+        if name not in df.columns:
+            continue
+        values = pd.to_numeric(df[name], errors="coerce").dropna()
+        if not len(values):
+            continue
+        for stated, read in ((float(lo), values.min()), (float(hi), values.max())):
+            if abs(stated - read) > 1e-3 * max(abs(read), 1.0):
+                wrong.append(f"coordinates: {name} stated {lo}…{hi}, every row gives {values.min()}…{values.max()}")
+                break
 
 
 def check_raster(wrong: list, source: str, dataset: dict) -> None:
@@ -256,6 +321,16 @@ def check_raster(wrong: list, source: str, dataset: dict) -> None:
                     )
 
 
+def stored_type(variable) -> str:
+    """numpy's name of what a variable stores (`char` for a char array)."""
+    dtype = variable.encoding.get("dtype", variable.dtype)
+    if dtype.kind == "S" and dtype.itemsize == 1:
+        return "char"
+    if dtype.kind in "SUO":
+        return "string"
+    return dtype.name
+
+
 def check_multidim(wrong: list, source: str, dataset: dict) -> None:
     ds = xr.open_dataset(source, decode_times=False)
     if dataset.get("grid"):
@@ -264,10 +339,18 @@ def check_multidim(wrong: list, source: str, dataset: dict) -> None:
     for name, size in ds.sizes.items():
         if dims.get(name) != size:
             wrong.append(f"dimension {name}={size} read, stated {dims.get(name)}")
-    variables = {v["name"] for v in dataset["variables"]}
-    for name in ds.data_vars:
-        if name not in variables:
-            wrong.append(f"variable {name} read, not stated")
+    stated = {v["name"]: v for v in dataset["variables"]}
+    more = any(n.startswith("… ") and "more variables" in n for n in dataset["notes"])
+    for name, variable in ds.variables.items():
+        if name not in stated:
+            if not more:
+                wrong.append(f"variable {name} read, not stated")
+            continue
+        kind = stored_type(variable)
+        if stated[name]["dtype"].split(" ")[0].rstrip(",") != kind:
+            wrong.append(f"variable {name}: {stated[name]['dtype']} stated, the file stores {kind}")
+        if list(stated[name]["dimensions"]) != list(variable.dims):
+            wrong.append(f"variable {name}: dimensions {stated[name]['dimensions']}, read {list(variable.dims)}")
 
 
 def run_read_call(wrong: list, dataset: dict):

@@ -1,0 +1,339 @@
+"""What the sandbox's own libraries read from a data folder: the check
+behind the schema card (the host's `card::library`).
+
+The card's facts come from the host's GDAL, run in a confined reader; the
+model reads with geopandas/pyogrio, pandas and xarray, whose GDAL is the
+wheels' and which build shapely geometries GDAL never builds. So each
+dataset the card describes is read again here, in a throwaway fork of a
+sandbox session, exactly as the model would read it, and the answer
+amends the card: what fails and with what error, a call that works instead,
+the layers pyogrio lists, column names as pandas makes them, exact counts
+and extents, every variable of a NetCDF file with numpy's type.
+
+Only `library_view` is called from outside; it imports the libraries
+lazily (the worker preloads them) and never lets one dataset's failure
+stop the others. Untrusted bytes are read here and only here: the host
+gets plain JSON of bounded size.
+"""
+
+import ast
+import json
+import math
+import os
+import tempfile
+import time
+import warnings
+
+# Features whose geometry types are counted (as the host counts them).
+_SCANNED = 2000
+# Rows sampled, as the card's own sample.
+_SAMPLE_ROWS = 3
+# Layers read per vector dataset.
+_MAX_LAYERS = 12
+# Variables reported per multidimensional dataset.
+_MAX_VARIABLES = 60
+# Calls a card's read call may make, by the name the model uses.
+_CALLS = {
+    "gpd.read_file",
+    "pd.read_csv",
+    "pd.read_excel",
+    "pd.read_table",
+    "pyogrio.read_dataframe",
+    "xr.open_dataset",
+    "rasterio.open",
+}
+
+
+def _error(exc):
+    """`Type: first line` of an exception, bounded."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(exc).__name__}: {first}"[:300] if first else type(exc).__name__
+
+
+def _number(value):
+    """A float for JSON: None for NaN and infinities."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _crs(crs):
+    if crs is None:
+        return None
+    try:
+        epsg = crs.to_epsg()
+    except Exception:
+        epsg = None
+    text = f"EPSG:{epsg}" if epsg else f"CRS {crs.name}"
+    return {"text": text, "epsg": epsg, "geographic": bool(crs.is_geographic)}
+
+
+# Values shown per sample row (as the card's own sample).
+_ROW_VALUES = 12
+
+
+def _sample_value(value):
+    """A sample value as plain JSON: None where pandas reads a missing one,
+    a number, text, or {"bytes": n}."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"bytes": len(value)}
+    if isinstance(value, (list, tuple, dict)):
+        return str(value)[:200]
+    try:
+        if value is None or bool(_isna(value)):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    if hasattr(value, "item") and not isinstance(value, str):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return _number(value)
+    return str(value)[:200]
+
+
+def _samples(frame):
+    """The first rows as [[name, value], …], the geometry left out."""
+    columns = [(i, str(n)) for i, n in enumerate(frame.columns) if n != "geometry"][:_ROW_VALUES]
+    return [
+        [[name, _sample_value(frame.iat[row, i])] for i, name in columns]
+        for row in range(min(_SAMPLE_ROWS, len(frame)))
+    ]
+
+
+def _isna(value):
+    import pandas as pd
+
+    return pd.isna(value)
+
+
+def _columns(frame):
+    return [[str(name), str(dtype)] for name, dtype in frame.dtypes.items() if name != "geometry"]
+
+
+def _frame_facts(frame):
+    """Columns, rows and the sample's nulls of a pandas frame."""
+    return {
+        "columns": _columns(frame),
+        "rows": int(len(frame)),
+        "sample": _samples(frame),
+    }
+
+
+def _geometry_facts(frame):
+    """Counts of geometry types (first features), Z, CRS and the bounds of
+    every non-empty geometry (None when there is none)."""
+    geometry = frame.geometry
+    present = geometry[geometry.notna() & ~geometry.is_empty]
+    counts = geometry.iloc[:_SCANNED].dropna().geom_type.value_counts()
+    bounds = None
+    if len(present):
+        bounds = [_number(v) for v in present.total_bounds]
+        if any(v is None for v in bounds):
+            bounds = None
+    return {
+        "types": [[str(name), int(n)] for name, n in counts.items()],
+        "has_z": bool(present.has_z.any()) if len(present) else False,
+        "crs": _crs(frame.crs),
+        "bounds": bounds,
+        "empty": int(len(geometry) - len(present)),
+    }
+
+
+def _coordinate_ranges(frame, names):
+    """Min and max over every row of the numeric columns named."""
+    import pandas as pd
+
+    ranges = {}
+    for name in names:
+        if name in frame.columns:
+            values = pd.to_numeric(frame[name], errors="coerce").dropna()
+            if len(values):
+                ranges[name] = [_number(values.min()), _number(values.max())]
+    return ranges
+
+
+def _read_layer(path, name):
+    """One layer as geopandas reads it, or why not and a read that works."""
+    import geopandas as gpd
+    import pyogrio
+
+    options = {"USE_CUSTOM_INDEXING": "NO"} if path.lower().endswith((".pbf", ".osm")) else {}
+    calls = []
+    try:
+        frame = gpd.read_file(path, layer=name, **options)
+        facts = _frame_facts(frame)
+        if isinstance(frame, gpd.GeoDataFrame) and frame.geometry is not None:
+            facts["geometry"] = _geometry_facts(frame)
+        return {"name": name, "error": None, **facts}
+    except Exception as exc:
+        error = _error(exc)
+    # The same layer with the geometries geopandas cannot build left out.
+    for kwargs, call in (
+        ({"on_invalid": "ignore"}, "on_invalid='ignore'"),
+        ({"read_geometry": False}, None),
+    ):
+        try:
+            if call:
+                frame = gpd.read_file(path, layer=name, **kwargs, **options)
+                facts = _frame_facts(frame)
+                dropped = int(frame.geometry.isna().sum()) if "geometry" in frame else 0
+                calls.append({"call": call, "dropped": dropped})
+            else:
+                frame = pyogrio.read_dataframe(path, layer=name, read_geometry=False, **options)
+                facts = _frame_facts(frame)
+                calls.append({"call": "read_geometry=False", "dropped": None})
+            return {"name": name, "error": error, "works": calls[-1], **facts}
+        except Exception:
+            continue
+    return {"name": name, "error": error, "works": None}
+
+
+def _vector(path, layers):
+    import pyogrio
+
+    try:
+        listed = [[str(n), str(t) if t is not None else None] for n, t in pyogrio.list_layers(path)]
+    except Exception as exc:
+        return {"error": _error(exc)}
+    names = [n for n, _ in listed]
+    wanted = list(dict.fromkeys([n for n in layers if n in names] + names))[:_MAX_LAYERS]
+    return {"error": None, "listed": listed, "layers": [_read_layer(path, n) for n in wanted]}
+
+
+def _checked_call(call):
+    """The card's read call as (function name, args, kwargs), only when it
+    is one call of a known reader with literal arguments."""
+    tree = ast.parse(call, mode="eval").body
+    if not isinstance(tree, ast.Call):
+        raise ValueError("not a call")
+    name = ast.unparse(tree.func)
+    if name not in _CALLS:
+        raise ValueError(f"not a reader: {name}")
+    args = [ast.literal_eval(a) for a in tree.args]
+    kwargs = {k.arg: ast.literal_eval(k.value) for k in tree.keywords if k.arg}
+    return name, args, kwargs
+
+
+def _function(name):
+    import geopandas as gpd
+    import pandas as pd
+    import pyogrio
+    import rasterio
+    import xarray as xr
+
+    modules = {"gpd": gpd, "pd": pd, "pyogrio": pyogrio, "xr": xr, "rasterio": rasterio}
+    module, attr = name.split(".", 1)
+    return getattr(modules[module], attr)
+
+
+def _table(call, coordinates):
+    try:
+        name, args, kwargs = _checked_call(call)
+        frame = _function(name)(*args, **kwargs)
+    except Exception as exc:
+        return {"error": _error(exc)}
+    if isinstance(frame, dict):  # read_excel(sheet_name=None)
+        frame = next(iter(frame.values()))
+    facts = _frame_facts(frame)
+    facts["ranges"] = _coordinate_ranges(frame, coordinates)
+    return {"error": None, **facts}
+
+
+def _variable_type(variable):
+    kind = variable.dtype
+    if kind.kind == "S" and kind.itemsize == 1:
+        return "char"
+    if kind.kind in "SUO":
+        return "string"
+    return kind.name
+
+
+def _multidim(path):
+    import xarray as xr
+
+    attempts = [({}, None), ({"decode_times": False}, "decode_times=False")]
+    error = None
+    for kwargs, extra in attempts:
+        try:
+            with xr.open_dataset(path, **kwargs) as ds:
+                variables = []
+                for name, variable in list(ds.variables.items())[:_MAX_VARIABLES]:
+                    encoding = variable.encoding.get("dtype")
+                    # The type in the file (xarray decodes masked and scaled
+                    # integers to floats).
+                    stored = getattr(encoding, "name", None) if encoding is not None else None
+                    if encoding is not None and getattr(encoding, "kind", "") == "S" and encoding.itemsize == 1:
+                        stored = "char"
+                    variables.append(
+                        {
+                            "name": str(name),
+                            "dimensions": [str(d) for d in variable.dims],
+                            "dtype": _variable_type(variable),
+                            "stored": stored,
+                            "coordinate": name in ds.coords,
+                            "grid_mapping": bool(variable.attrs.get("grid_mapping_name")),
+                        }
+                    )
+                return {
+                    "error": error,
+                    "extra": extra,
+                    "dimensions": [[str(k), int(v)] for k, v in ds.sizes.items()],
+                    "variables": variables,
+                    "more_variables": max(0, len(ds.variables) - _MAX_VARIABLES),
+                }
+        except Exception as exc:
+            if error is None:
+                error = _error(exc)
+    return {"error": error, "extra": None, "works": None}
+
+
+def _one(dataset):
+    kind = dataset.get("kind")
+    path = dataset["path"]
+    if kind == "vector":
+        return _vector(path, dataset.get("layers") or [])
+    if kind == "table" and dataset.get("read_call"):
+        return _table(dataset["read_call"], dataset.get("coordinates") or [])
+    if kind == "multidim":
+        return _multidim(path)
+    return None
+
+
+def library_view(folder, shown_as, datasets_json, answer_path, seconds):
+    """Reads each dataset of `datasets_json` (a JSON list of {path, kind,
+    layers, read_call, coordinates}, paths as the model names them under
+    `shown_as`) with the sandbox's libraries from a scratch folder where
+    `shown_as` is `folder`, and writes {path: view} to `answer_path`. Stops
+    starting new reads after `seconds`; those left are absent."""
+    warnings.filterwarnings("ignore")
+    datasets = json.loads(datasets_json)
+    answer = {}
+    started = time.monotonic()
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch:
+        os.symlink(folder, os.path.join(scratch, shown_as.rstrip("/")))
+        os.chdir(scratch)
+        try:
+            for dataset in datasets:
+                if time.monotonic() - started > seconds:
+                    break
+                try:
+                    view = _one(dataset)
+                except Exception as exc:
+                    view = {"error": _error(exc)}
+                if view is not None:
+                    answer[dataset["path"]] = view
+        finally:
+            os.chdir(here)
+    with open(answer_path, "w") as out:
+        json.dump(answer, out, allow_nan=False, default=str)

@@ -1,0 +1,742 @@
+//! What the sandbox's own libraries read: the card's second opinion.
+//!
+//! The card's facts come from the host's GDAL (Debian's) in a confined
+//! reader. The model reads with geopandas/pyogrio, pandas and xarray, whose
+//! GDAL is the wheels' (newer) and which build shapely geometries that GDAL
+//! never builds: a shapefile's unclosed ring, an OpenStreetMap ring of two
+//! points, a GPX track segment of one point read fine in GDAL and fail in
+//! `gpd.read_file`. So after the reader, each dataset is read again inside
+//! a throwaway fork of a sandbox session (the model's own confinement and
+//! libraries: `sandbox/python/gisclaw_library_view.py`), and its answer
+//! amends the facts ([`amend`]): the error and a call that works instead,
+//! the layers pyogrio lists, pandas' column names, exact counts and
+//! extents, every NetCDF variable with numpy's type, `decode_times=False`
+//! where xarray cannot decode a time axis.
+//!
+//! The answer is the sandbox's: a JSON file read as the cell could write it
+//! (bounded, never following a link) into typed fields; nothing of it is
+//! trusted beyond being text and numbers.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::facts::{Column, Crs, Dataset, DatasetKind, Geometry, GeometryCount, Layer, Variable};
+use crate::sandbox::{CellStatus, SandboxError, Session};
+
+/// The largest answer read.
+const MAX_ANSWER_BYTES: u64 = 8 << 20;
+
+/// After this long the check starts no further read (those left keep the
+/// host's facts).
+pub const CHECK_TIME: Duration = Duration::from_secs(30);
+
+/// Why the libraries' check gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryError {
+    /// The sandbox failed.
+    #[error("sandbox: {0}")]
+    Sandbox(#[from] SandboxError),
+    /// The check's cell did not end well (its status or error line).
+    #[error("the check did not finish: {0}")]
+    Failed(String),
+    /// Its answer is missing or not an answer.
+    #[error("the check's answer: {0}")]
+    Answer(String),
+}
+
+/// What the libraries read of each dataset, by its path as the model
+/// names it.
+pub type LibraryView = BTreeMap<String, FileView>;
+
+/// What one dataset reads as in the sandbox.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FileView {
+    /// The reader's error (`Type: first line`), when the plain read fails.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// A vector's layers as `pyogrio.list_layers` gives them (name, type).
+    #[serde(default)]
+    pub listed: Vec<(String, Option<String>)>,
+    /// A vector's layers as `gpd.read_file` reads them.
+    #[serde(default)]
+    pub layers: Vec<LayerView>,
+    /// A table's columns as its read call gives them (name, pandas dtype).
+    #[serde(default)]
+    pub columns: Vec<(String, String)>,
+    /// A table's rows.
+    #[serde(default)]
+    pub rows: Option<u64>,
+    /// A table's first rows as pandas reads them (see [`LayerView::sample`]).
+    #[serde(default)]
+    pub sample: Vec<Vec<(String, serde_json::Value)>>,
+    /// A table's coordinate columns' ranges over every row.
+    #[serde(default)]
+    pub ranges: BTreeMap<String, (Option<f64>, Option<f64>)>,
+    /// A NetCDF file's argument that opens it when the plain call fails
+    /// (`decode_times=False`).
+    #[serde(default)]
+    pub extra: Option<String>,
+    /// A NetCDF file's dimensions (name, size).
+    #[serde(default)]
+    pub dimensions: Vec<(String, u64)>,
+    /// A NetCDF file's variables, coordinates and scalars included.
+    #[serde(default)]
+    pub variables: Vec<VariableView>,
+    /// Variables beyond those listed.
+    #[serde(default)]
+    pub more_variables: usize,
+}
+
+/// One layer as geopandas reads it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct LayerView {
+    /// Its name.
+    pub name: String,
+    /// Why `gpd.read_file(path, layer=name)` fails, when it does.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// After a failure, the argument that reads it and the geometries it
+    /// leaves out.
+    #[serde(default)]
+    pub works: Option<Works>,
+    /// Its columns (name, pandas dtype), the geometry left out.
+    #[serde(default)]
+    pub columns: Vec<(String, String)>,
+    /// Its features.
+    #[serde(default)]
+    pub rows: Option<u64>,
+    /// Its first rows' values (at most 12 columns): JSON null where pandas
+    /// reads a missing value, numbers, text, `{"bytes": n}`.
+    #[serde(default)]
+    pub sample: Vec<Vec<(String, serde_json::Value)>>,
+    /// Its geometries, when read.
+    #[serde(default)]
+    pub geometry: Option<GeometryView>,
+}
+
+/// A read that works where the plain one fails.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Works {
+    /// The argument added (`on_invalid='ignore'`, `read_geometry=False`).
+    pub call: String,
+    /// Geometries it leaves out (`None`: all of them).
+    pub dropped: Option<u64>,
+}
+
+/// A layer's geometries as read.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GeometryView {
+    /// Shapely's type names with their counts among the first features.
+    pub types: Vec<(String, u64)>,
+    /// Whether any has Z.
+    pub has_z: bool,
+    /// Its CRS.
+    pub crs: Option<CrsView>,
+    /// The bounds of every non-empty geometry; `None` when there is none.
+    pub bounds: Option<[f64; 4]>,
+    /// Features whose geometry is missing or empty.
+    pub empty: u64,
+}
+
+/// A CRS as pyproj reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CrsView {
+    /// `EPSG:4326`, else `CRS <name>`.
+    pub text: String,
+    /// Its EPSG code.
+    pub epsg: Option<u32>,
+    /// Whether it is geographic.
+    pub geographic: bool,
+}
+
+/// A NetCDF variable as xarray reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct VariableView {
+    /// Its name.
+    pub name: String,
+    /// Its dimensions (none for a scalar).
+    pub dimensions: Vec<String>,
+    /// numpy's type of its values as read (`char` for a char array).
+    pub dtype: String,
+    /// numpy's type stored in the file, when xarray decodes it to another.
+    pub stored: Option<String>,
+    /// Whether it is a coordinate.
+    pub coordinate: bool,
+    /// Whether it is a grid mapping (it carries the CRS).
+    pub grid_mapping: bool,
+}
+
+/// What the check is asked about one dataset.
+#[derive(Debug, serde::Serialize)]
+struct Asked {
+    path: String,
+    kind: DatasetKind,
+    layers: Vec<String>,
+    read_call: Option<String>,
+    coordinates: Vec<String>,
+}
+
+/// The datasets of `datasets` (and their archives' members) the check
+/// reads: vectors, tables with a read call, multidimensional files.
+fn asked(datasets: &[&Dataset]) -> Vec<Asked> {
+    fn one(d: &Dataset, out: &mut Vec<Asked>) {
+        for member in &d.members {
+            one(member, out);
+        }
+        // An OGR VRT: the card's reader does not follow its sources, the
+        // sandbox may.
+        let vrt = d.unreadable.is_some() && d.path.to_ascii_lowercase().ends_with(".vrt");
+        let wanted = match d.kind {
+            _ if vrt => true,
+            // A vector the host could not read may still be geopandas'.
+            DatasetKind::Vector => d.lines.is_empty(),
+            DatasetKind::Table => {
+                d.unreadable.is_none() && d.read_call.is_some() && d.lines.is_empty()
+            }
+            DatasetKind::Multidim => d.unreadable.is_none() && d.grid.is_none(),
+            _ => false,
+        };
+        if !wanted {
+            return;
+        }
+        out.push(Asked {
+            path: d.path.clone(),
+            kind: if vrt { DatasetKind::Vector } else { d.kind },
+            layers: d.layers.iter().map(|l| l.name.clone()).collect(),
+            read_call: d.read_call.clone(),
+            coordinates: d
+                .layers
+                .iter()
+                .flat_map(|l| l.notes.iter())
+                .filter_map(|n| coordinate_names(n))
+                .flat_map(|(x, y)| [x, y])
+                .collect(),
+        });
+    }
+    let mut out = Vec::new();
+    for d in datasets {
+        one(d, &mut out);
+    }
+    out
+}
+
+/// The two column names of a coordinates note (`coordinates: `x`, `y` — …`).
+fn coordinate_names(note: &str) -> Option<(String, String)> {
+    let rest = note.strip_prefix("coordinates: `")?;
+    let (x, rest) = rest.split_once("`, `")?;
+    let (y, _) = rest.split_once('`')?;
+    Some((x.to_string(), y.to_string()))
+}
+
+/// Asks a fork of `session` what its libraries read of `datasets`, found
+/// under `folder` (as the session sees it) and named under `shown_as`.
+pub fn ask(
+    session: &mut Session,
+    folder: &Path,
+    shown_as: &str,
+    datasets: &[&Dataset],
+) -> Result<LibraryView, LibraryError> {
+    let asked = asked(datasets);
+    if asked.is_empty() {
+        return Ok(LibraryView::new());
+    }
+    let mut fork = session.snapshot()?;
+    fork.set_rebuild_at_once(false);
+    let answer_file = fork.workdir().join(".gisclaw-library-view.json");
+    let _ = std::fs::remove_file(&answer_file);
+    let py = |text: &str| serde_json::to_string(text).unwrap_or_else(|_| "''".into());
+    let cell = format!(
+        "import gisclaw_library_view as _gisclaw_library_view\n_gisclaw_library_view.library_view({}, {}, {}, {}, {})\ndel _gisclaw_library_view\n",
+        py(&folder.to_string_lossy()),
+        py(shown_as),
+        py(&serde_json::to_string(&asked).unwrap_or_else(|_| "[]".into())),
+        py(&answer_file.to_string_lossy()),
+        CHECK_TIME.as_secs()
+    );
+    let outcome = fork.execute_unrecorded(&cell);
+    let read = crate::beneath::read_under(fork.workdir(), &answer_file, MAX_ANSWER_BYTES);
+    let _ = std::fs::remove_file(&answer_file);
+    fork.end();
+    let outcome = outcome?;
+    if outcome.status != CellStatus::Ok {
+        let text = crate::observation::render(&outcome);
+        return Err(LibraryError::Failed(
+            crate::observation::error_line(&text).to_string(),
+        ));
+    }
+    let bytes = read.map_err(|why| LibraryError::Answer(why.to_string()))?;
+    serde_json::from_slice(&bytes).map_err(|e| LibraryError::Answer(e.to_string()))
+}
+
+/// Runs `f` with a throwaway session of `zygote` that may read `dir` (for
+/// a card made outside any run: `gisclaw card`, an MCP server's card).
+pub fn in_throwaway_session<T>(
+    zygote: &std::sync::Arc<crate::sandbox::Zygote>,
+    dir: &Path,
+    f: impl FnOnce(&mut Session) -> T,
+) -> Result<T, LibraryError> {
+    let work = tempfile::Builder::new()
+        .prefix("gisclaw-card-check-")
+        .tempdir()
+        .map_err(|e| LibraryError::Failed(format!("a scratch folder: {e}")))?;
+    let dirs = crate::sandbox::SessionDirs {
+        readable: vec![dir.to_path_buf()],
+        ..crate::sandbox::SessionDirs::work(work.path())
+    };
+    let mut session = Session::open_in(zygote, &dirs, zygote.config().clone())?;
+    let answer = f(&mut session);
+    session.end();
+    Ok(answer)
+}
+
+/// Amends `dataset` (and its members) by what the libraries read of it.
+pub fn amend(dataset: &mut Dataset, view: &LibraryView) {
+    for member in &mut dataset.members {
+        amend(member, view);
+    }
+    let Some(file) = view.get(&dataset.path) else {
+        return;
+    };
+    let reads = file
+        .layers
+        .iter()
+        .any(|l| l.error.is_none() || l.works.is_some());
+    if dataset.unreadable.is_some() {
+        if !reads {
+            // Unreadable in the sandbox too: its reason joins the host's.
+            if let (Some(why), Some(error)) = (&mut dataset.unreadable, first_error(file)) {
+                why.push_str(&format!("; geopandas in the sandbox: {error}"));
+            }
+            return;
+        }
+        // What the host could not read (an OGR VRT) and geopandas reads.
+        dataset.kind = DatasetKind::Vector;
+    }
+    match dataset.kind {
+        DatasetKind::Vector => amend_vector(dataset, file),
+        DatasetKind::Table => amend_table(dataset, file),
+        DatasetKind::Multidim => amend_multidim(dataset, file),
+        _ => {}
+    }
+}
+
+/// The first error the sandbox met on a file.
+fn first_error(file: &FileView) -> Option<&str> {
+    file.error
+        .as_deref()
+        .or_else(|| file.layers.iter().find_map(|l| l.error.as_deref()))
+}
+
+/// The geometry text of counted types (as [`super::geometry_names`] writes
+/// it).
+fn types_text(types: &[GeometryCount], has_z: bool, part: bool) -> String {
+    let suffix = if has_z { " Z" } else { "" };
+    match types {
+        [] => "no geometry (every one missing or empty)".into(),
+        [one] => format!("{}{suffix}", one.name),
+        several => {
+            let names: Vec<String> = several
+                .iter()
+                .map(|t| format!("{}{suffix}", t.name))
+                .collect();
+            let counts: Vec<String> = several
+                .iter()
+                .map(|t| format!("{} {}", t.features, t.name))
+                .collect();
+            let of = if part {
+                format!(
+                    " in the first {} features",
+                    super::geometry_names::SCANNED_FEATURES
+                )
+            } else {
+                String::new()
+            };
+            format!("{} ({}{of})", names.join("/"), counts.join(", "))
+        }
+    }
+}
+
+/// Sample rows as the card writes them (`name="x", n=1, v=None`).
+fn sample_rows(sample: &[Vec<(String, serde_json::Value)>], columns: usize) -> Vec<String> {
+    use serde_json::Value;
+    sample
+        .iter()
+        .map(|row| {
+            let mut values: Vec<String> = row
+                .iter()
+                .map(|(name, value)| {
+                    let text = match value {
+                        Value::Null => "None".to_string(),
+                        Value::Bool(true) => "True".to_string(),
+                        Value::Bool(false) => "False".to_string(),
+                        Value::Number(n) => n
+                            .as_f64()
+                            .map_or_else(|| n.to_string(), super::facts::fmt_num),
+                        Value::String(s) => crate::util::clip(&format!("{s:?}"), super::VALUE_CHARS),
+                        Value::Object(_) | Value::Array(_) => "(bytes)".to_string(),
+                    };
+                    format!("{name}={text}")
+                })
+                .collect();
+            if columns > row.len() {
+                values.push(format!("… ({} more)", columns - row.len()));
+            }
+            values.join(", ")
+        })
+        .collect()
+}
+
+/// pandas' dtype as the card's GDAL type name.
+fn gdal_type(pandas: &str) -> &'static str {
+    match pandas {
+        p if p.starts_with("int") || p.starts_with("uint") || p.starts_with("Int") => {
+            if p.ends_with("64") {
+                "Integer64"
+            } else {
+                "Integer"
+            }
+        }
+        p if p.starts_with("float") || p.starts_with("Float") => "Real",
+        p if p.starts_with("datetime64") => "DateTime",
+        "bool" | "boolean" => "Integer",
+        _ => "String",
+    }
+}
+
+fn layer_from_view(view: &LayerView) -> Layer {
+    Layer {
+        name: view.name.clone(),
+        geometry: None,
+        crs: None,
+        features: view.rows,
+        features_estimated: false,
+        extent: None,
+        extent_declared: false,
+        columns: view
+            .columns
+            .iter()
+            .map(|(n, t)| Column {
+                name: n.clone(),
+                dtype: gdal_type(t).into(),
+            })
+            .collect(),
+        sample_rows: Vec::new(),
+        crs_note: None,
+        notes: Vec::new(),
+        title_rows: None,
+    }
+}
+
+fn amend_vector(dataset: &mut Dataset, file: &FileView) {
+    let name = dataset.path.clone();
+    if let Some(error) = &file.error {
+        if dataset.unreadable.is_none() {
+            dataset.unreadable = Some(format!(
+                "{name}: geopandas cannot open it ({error}), although GDAL {} does",
+                dataset.driver.as_deref().unwrap_or("")
+            ));
+        }
+        return;
+    }
+    // A file the host's reader refused (an OGR VRT: its sources are only
+    // followed in the sandbox) that geopandas reads: described by the read.
+    if dataset.unreadable.is_some() && !file.layers.is_empty() {
+        dataset.unreadable = None;
+        dataset.driver = Some("read by geopandas in the sandbox".into());
+        dataset.notes.push(
+            "described from geopandas' read in the sandbox (the card's own reader does not follow what this file points to)".into(),
+        );
+    }
+    let listed: Vec<&str> = file.listed.iter().map(|(n, _)| n.as_str()).collect();
+    // Layers pyogrio lists that the card left out (a GeoPackage's
+    // attribute tables), in pyogrio's order after the card's.
+    let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
+    for view in &file.layers {
+        if !known.contains(&view.name) && dataset.layers.len() < 10 {
+            dataset.layers.push(layer_from_view(view));
+        }
+    }
+    dataset.more_layers = listed.len().saturating_sub(dataset.layers.len());
+    let mut failures = Vec::new();
+    for layer in &mut dataset.layers {
+        let Some(view) = file.layers.iter().find(|v| v.name == layer.name) else {
+            continue;
+        };
+        if let Some(error) = &view.error {
+            failures.push((layer.name.clone(), error.clone(), view.works.clone()));
+            if let Some(g) = &mut layer.geometry {
+                g.unreadable = true;
+                g.text = format!("{} — geopandas cannot build them: {error}", g.text);
+            }
+        }
+        if let Some(rows) = view.rows {
+            layer.features = Some(rows);
+            layer.features_estimated = false;
+        }
+        let read: Vec<&str> = view.columns.iter().map(|(n, _)| n.as_str()).collect();
+        let ours: Vec<&str> = layer.columns.iter().map(|c| c.name.as_str()).collect();
+        if !read.is_empty() && read != ours {
+            layer.columns = layer_from_view(view).columns;
+        }
+        if !view.sample.is_empty() || view.rows == Some(0) {
+            layer.sample_rows = sample_rows(&view.sample, view.columns.len());
+        }
+        let Some(geometry) = &view.geometry else {
+            continue;
+        };
+        if view.rows == Some(0) {
+            // Nothing read: the declared type stands, and no extent.
+            layer.extent = None;
+            continue;
+        }
+        let types: Vec<GeometryCount> = geometry
+            .types
+            .iter()
+            .map(|(n, c)| GeometryCount {
+                name: n.clone(),
+                features: *c,
+            })
+            .collect();
+        let part = view.rows.unwrap_or(0) > super::geometry_names::SCANNED_FEATURES as u64;
+        let text = types_text(&types, geometry.has_z, part);
+        layer.geometry = Some(Geometry {
+            text,
+            types,
+            has_z: geometry.has_z,
+            scanned_part: part,
+            unreadable: false,
+        });
+        if let Some(crs) = &geometry.crs {
+            if layer.crs.as_ref().map(|c| c.epsg) != Some(crs.epsg) || layer.crs.is_none() {
+                layer.crs = Some(Crs {
+                    text: crs.text.clone(),
+                    epsg: crs.epsg,
+                    wkt: None,
+                    geographic: crs.geographic,
+                });
+            }
+        }
+        layer.extent = geometry.bounds;
+        layer.extent_declared = false;
+        if geometry.bounds.is_none() {
+            // No geometry to judge units by.
+            layer.crs_note = None;
+        }
+        if geometry.empty > 0 {
+            layer.notes.push(format!(
+                "{} of its features have a missing or empty geometry",
+                geometry.empty
+            ));
+        }
+    }
+    if dataset
+        .layers
+        .iter()
+        .any(|l| l.columns.first().is_some_and(|c| c.name == "id"))
+    {
+        // The columns are geopandas' own now, its `id` among them.
+        dataset
+            .notes
+            .retain(|n| n != super::gdal_entry::KML_ID_NOTE);
+    }
+    if failures.is_empty() {
+        return;
+    }
+    let path = dataset.path.clone();
+    for (layer, error, works) in &failures {
+        let line = match works {
+            Some(w) if w.call == "read_geometry=False" => format!(
+                "layer `{layer}`: gpd.read_file fails ({error}); its fields read with pyogrio.read_dataframe('{path}', layer='{layer}', read_geometry=False)"
+            ),
+            Some(w) => format!(
+                "layer `{layer}`: gpd.read_file fails ({error}); gpd.read_file('{path}', layer='{layer}', {}) reads it{}",
+                w.call,
+                match w.dropped {
+                    Some(1) => " with 1 geometry left out as None".to_string(),
+                    Some(n) => format!(" with {n} geometries left out as None"),
+                    None => String::new(),
+                }
+            ),
+            None => format!("layer `{layer}`: gpd.read_file fails ({error}), and no plain read works"),
+        };
+        dataset.warnings.push(line.clone());
+        // A call elsewhere in the entry that names the layer plainly.
+        if let Some(w) = works.as_ref().filter(|w| w.call != "read_geometry=False") {
+            let plain = format!("gpd.read_file('{path}', layer='{layer}')");
+            let fixed = format!("gpd.read_file('{path}', layer='{layer}', {})", w.call);
+            for note in &mut dataset.notes {
+                *note = note.replace(&plain, &fixed);
+            }
+        }
+        dataset.notes.push(line);
+    }
+    // The read call names a layer that reads.
+    if let Some(first) = dataset.layers.first() {
+        if failures.iter().any(|(l, _, _)| *l == first.name) {
+            let fine = file.layers.iter().find(|v| v.error.is_none());
+            dataset.read_call = Some(match (fine, &failures[0].2) {
+                (Some(v), _) => format!("gpd.read_file('{path}', layer='{}')", v.name),
+                (None, Some(w)) if w.call == "read_geometry=False" => format!(
+                    "pyogrio.read_dataframe('{path}', layer='{}', read_geometry=False)",
+                    first.name
+                ),
+                (None, Some(w)) => {
+                    format!("gpd.read_file('{path}', layer='{}', {})", first.name, w.call)
+                }
+                (None, None) => return,
+            });
+        }
+    }
+}
+
+fn amend_table(dataset: &mut Dataset, file: &FileView) {
+    if let Some(error) = &file.error {
+        dataset.warnings.push(format!(
+            "its read call `{}` fails in the sandbox: {error}",
+            dataset.read_call.as_deref().unwrap_or("")
+        ));
+        return;
+    }
+    let Some(layer) = dataset.layers.first_mut() else {
+        return;
+    };
+    if layer.title_rows.is_some() {
+        return;
+    }
+    if let Some(rows) = file.rows {
+        layer.features = Some(rows);
+        layer.features_estimated = false;
+    }
+    if file.columns.len() == layer.columns.len() {
+        // pandas' names (a repeated name becomes `X.1`), the card's types.
+        for (column, (name, _)) in layer.columns.iter_mut().zip(&file.columns) {
+            column.name.clone_from(name);
+        }
+    } else if !file.columns.is_empty() {
+        layer.columns = file
+            .columns
+            .iter()
+            .map(|(n, t)| Column {
+                name: n.clone(),
+                dtype: gdal_type(t).into(),
+            })
+            .collect();
+    }
+    if !file.columns.is_empty() {
+        layer.sample_rows = sample_rows(&file.sample, file.columns.len());
+    }
+    // Coordinate ranges over every row, where the note gave the first
+    // rows'.
+    for note in &mut layer.notes {
+        if let Some((x, y)) = coordinate_names(note) {
+            if let (Some((Some(x0), Some(x1))), Some((Some(y0), Some(y1)))) =
+                (file.ranges.get(&x), file.ranges.get(&y))
+            {
+                *note = super::coords::with_span(note, &x, &y, (*x0, *x1), (*y0, *y1));
+            }
+        }
+    }
+}
+
+fn amend_multidim(dataset: &mut Dataset, file: &FileView) {
+    let path = dataset.path.clone();
+    if file.variables.is_empty() {
+        if let Some(error) = &file.error {
+            dataset
+                .warnings
+                .push(format!("xarray cannot open it: {error}"));
+            dataset.notes.push(format!("xarray cannot open it: {error}"));
+        }
+        return;
+    }
+    if let (Some(error), Some(extra)) = (&file.error, &file.extra) {
+        dataset.read_call = Some(format!("xr.open_dataset('{path}', {extra})"));
+        dataset.notes.push(format!(
+            "xr.open_dataset('{path}') fails ({error}); read: xr.open_dataset('{path}', {extra})"
+        ));
+    } else if dataset.read_call.is_none() {
+        dataset.read_call = Some(format!("xr.open_dataset('{path}')"));
+    }
+    dataset.dimensions = file
+        .dimensions
+        .iter()
+        .map(|(n, s)| super::facts::Dimension {
+            name: n.clone(),
+            size: *s,
+        })
+        .collect();
+    dataset.variables = file
+        .variables
+        .iter()
+        .map(|v| Variable {
+            name: v.name.clone(),
+            dimensions: v.dimensions.clone(),
+            dtype: variable_type(v),
+        })
+        .collect();
+    if file.more_variables > 0 {
+        dataset
+            .notes
+            .push(format!("… {} more variables", file.more_variables));
+    }
+}
+
+/// A variable's type as the card names it: numpy's name of what is stored
+/// (`int8`, `char` for a char array), with what xarray decodes it to when
+/// that differs, and a grid mapping said to be one.
+fn variable_type(v: &VariableView) -> String {
+    let mut text = match &v.stored {
+        Some(stored) if *stored != v.dtype => format!("{stored} (read as {})", v.dtype),
+        _ => v.dtype.clone(),
+    };
+    if v.dimensions.is_empty() {
+        text.push_str(", scalar");
+    }
+    if v.grid_mapping {
+        text.push_str(", the grid mapping (its attributes hold the CRS)");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinate_notes_name_their_columns() {
+        assert_eq!(
+            coordinate_names("coordinates: `lon`, `lat` — longitude/latitude in degrees (…)"),
+            Some(("lon".into(), "lat".into()))
+        );
+        assert_eq!(coordinate_names("separator: `;`"), None);
+    }
+
+    #[test]
+    fn pandas_types_map_to_the_cards_names() {
+        assert_eq!(gdal_type("int64"), "Integer64");
+        assert_eq!(gdal_type("int32"), "Integer");
+        assert_eq!(gdal_type("float64"), "Real");
+        assert_eq!(gdal_type("object"), "String");
+        assert_eq!(gdal_type("str"), "String");
+        assert_eq!(gdal_type("datetime64[ms]"), "DateTime");
+    }
+
+    #[test]
+    fn a_variables_type_says_what_is_stored_and_what_it_is() {
+        let v = VariableView {
+            name: "crs".into(),
+            dimensions: vec![],
+            dtype: "int32".into(),
+            stored: None,
+            coordinate: false,
+            grid_mapping: true,
+        };
+        assert_eq!(
+            variable_type(&v),
+            "int32, scalar, the grid mapping (its attributes hold the CRS)"
+        );
+    }
+}
