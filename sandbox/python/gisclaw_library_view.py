@@ -261,7 +261,14 @@ def _variable_type(variable):
 def _multidim(path):
     import xarray as xr
 
-    attempts = [({}, None), ({"decode_times": False}, "decode_times=False")]
+    attempts = [
+        ({}, None),
+        ({"decode_times": False}, "decode_times=False"),
+        # netCDF3 files that the netCDF4 engine misreads (names in a legacy
+        # encoding) open with scipy's reader.
+        ({"engine": "scipy"}, "engine='scipy'"),
+        ({"engine": "scipy", "decode_times": False}, "engine='scipy', decode_times=False"),
+    ]
     error = None
     for kwargs, extra in attempts:
         try:

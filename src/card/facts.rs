@@ -21,7 +21,8 @@ pub struct FolderCard {
     pub schema_version: u32,
     /// How the folder is shown to the model (`data/`).
     pub folder: String,
-    /// Files in the folder (a File Geodatabase counts as one).
+    /// Files in the folder (a File Geodatabase counts as one), those the
+    /// sandbox's user cannot read included (they are in `not_read`).
     pub files: usize,
     /// Their total size in bytes.
     pub bytes: u64,

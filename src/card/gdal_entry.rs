@@ -211,8 +211,50 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Datase
             dataset
                 .notes
                 .extend(note_lines(&other_layers_line(&ds, name, Reader::Geopandas)));
+            if dataset.driver.as_deref() == Some("GPKG") {
+                dataset.notes.extend(tile_tables_line(path, name));
+            }
             Ok(dataset)
         }
+    }
+}
+
+/// A GeoPackage's tile tables (rasters, which geopandas does not list):
+/// the line naming them with the call that opens one.
+fn tile_tables_line(path: &Path, name: &str) -> Option<String> {
+    use gdal::Metadata;
+    let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[]).ok()?;
+    let tables: Vec<String> = ds
+        .metadata_domain("SUBDATASETS")
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|item| {
+            let (key, value) = item.split_once('=')?;
+            key.ends_with("_NAME").then(|| value.rsplit(':').next().map(str::to_string))?
+        })
+        .collect();
+    match tables.as_slice() {
+        [] if ds.raster_count() > 0 => {
+            let table = ds
+                .metadata_item("IDENTIFIER", "")
+                .unwrap_or_else(|| "its tiles".into());
+            Some(format!(
+                "raster tile table `{table}` ({}×{} px, {} band(s)), not a layer: rasterio.open('{name}')",
+                ds.raster_size().0,
+                ds.raster_size().1,
+                ds.raster_count()
+            ))
+        }
+        [] => None,
+        several => Some(format!(
+            "raster tile tables, not layers: {}; open one with rasterio.open('GPKG:{name}:{}')",
+            several
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            several[0]
+        )),
     }
 }
 

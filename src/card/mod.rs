@@ -231,6 +231,8 @@ struct Walked {
     /// Entries not read, with the reason (a link out of the folder or to a
     /// file the sandbox could not read, a FIFO, a socket, a device).
     refused: Vec<(String, String)>,
+    /// Regular files among `refused` (the sandbox's user cannot read them).
+    unreadable_files: usize,
     /// Why the walk stopped early, when a budget ended it.
     stopped: Option<String>,
 }
@@ -328,7 +330,12 @@ fn walk(dir: &Path) -> Walked {
             } else {
                 match readable_file(&meta) {
                     Ok(()) => walked.files.push((rel, meta)),
-                    Err(why) => walked.refused.push((rel, why)),
+                    Err(why) => {
+                        if meta.is_file() {
+                            walked.unreadable_files += 1;
+                        }
+                        walked.refused.push((rel, why));
+                    }
                 }
             }
         }
@@ -750,7 +757,9 @@ pub(crate) fn card_facts_here(dir: &Path, shown_as: &str) -> FolderCard {
     let mut card = FolderCard {
         schema_version: facts::CARD_SCHEMA_VERSION,
         folder: shown_as.to_string(),
-        files: files.len(),
+        // Files the sandbox cannot read are files of the folder too (the
+        // text card lists them; `not_read` says why).
+        files: files.len() + walked.unreadable_files,
         bytes: files.iter().map(|f| f.1).sum(),
         datasets: Vec::new(),
         other_files: Vec::new(),

@@ -360,13 +360,9 @@ fn the_text_card_is_rendered_from_the_facts_json_states() {
 }
 
 /// Files the sandbox's reader fails on that the card still describes as
-/// readable, each with why it is not fixed yet.
-const KNOWN_UNREAD: &[&str] = &[
-    // A netCDF classic (64-bit offset) file: xarray's default engine
-    // (netCDF4) raises UnicodeDecodeError, engine='scipy' reads it; the
-    // card cannot tell from the host side which engine will fail.
-    "xarray-spatial/red_band.nc",
-];
+/// readable, each with why it is not fixed yet (none: the card's facts are
+/// checked by the sandbox's own libraries).
+const KNOWN_UNREAD: &[&str] = &[];
 
 /// Where the truth script lives.
 fn truth_script() -> PathBuf {

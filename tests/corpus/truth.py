@@ -332,7 +332,12 @@ def stored_type(variable) -> str:
 
 
 def check_multidim(wrong: list, source: str, dataset: dict) -> None:
-    ds = xr.open_dataset(source, decode_times=False)
+    # Opened as the card says (its read call may need decode_times=False
+    # or another engine); times stay undecoded for the types.
+    call = dataset.get("read_call") or f"xr.open_dataset({source!r})"
+    if "decode_times" not in call:
+        call = call[:-1] + ", decode_times=False)"
+    ds = eval(call, {"xr": xr})
     if dataset.get("grid"):
         return
     dims = {d["name"]: d["size"] for d in dataset["dimensions"]}
