@@ -210,9 +210,17 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         // empty field as missing, where GDAL reformats and fills them.
         decoded = parsed.iter().take(SAMPLE_ROWS + 1).cloned().collect();
     }
-    if spaced_quotes(&text, separator) {
+    let skip_spaces = spaced_quotes(&text, separator);
+    if skip_spaces {
         lines.push_str("  quoted fields with spaces before their quotes (`, \"a, b\"`): pandas splits them at their inner separators unless told to skip the spaces\n");
         arguments.push("skipinitialspace=True".into());
+    }
+    if skip_spaces {
+        for row in &mut decoded {
+            for cell in row.iter_mut() {
+                *cell = cell.trim_start().to_string();
+            }
+        }
     }
     lines.push_str(&codes::note(&codes).unwrap_or_default());
     arguments.extend(codes::dtype(&codes));
@@ -229,10 +237,14 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         decoded,
         decoder,
         skip_bytes,
-        names: if header {
-            parsed.first().cloned().unwrap_or_default()
-        } else {
-            Vec::new()
+        names: match (header, parsed.first()) {
+            // skipinitialspace drops the spaces before the names too.
+            (true, Some(names)) if skip_spaces => names
+                .iter()
+                .map(|n| n.trim_start().to_string())
+                .collect(),
+            (true, Some(names)) => names.clone(),
+            _ => Vec::new(),
         },
         header,
         call,

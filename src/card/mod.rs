@@ -328,7 +328,7 @@ fn walk(dir: &Path) -> Walked {
                     walked.skipped.push(rel);
                 }
             } else {
-                match readable_file(&meta) {
+                match readable_file(&path, &meta) {
                     Ok(()) => walked.files.push((rel, meta)),
                     Err(why) => {
                         if meta.is_file() {
@@ -357,20 +357,35 @@ fn within_data(data_dir: &Path, path: &Path) -> Result<(), String> {
     if meta.is_dir() {
         return Ok(());
     }
-    readable_file(&meta)
+    readable_file(path, &meta)
 }
 
 /// `Ok` for a regular file the sandbox's user could read; else why not (a
 /// FIFO, a socket, a device, its permissions).
-fn readable_file(meta: &std::fs::Metadata) -> Result<(), String> {
+fn readable_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     if !meta.is_file() {
         return Err(crate::beneath::kind_words(meta.mode()).to_string());
     }
-    if !crate::beneath::sandbox_could_read(meta.uid(), meta.gid(), meta.mode()) {
+    if !crate::beneath::sandbox_could_read(meta.uid(), meta.gid(), meta.mode())
+        || !may_read(path)
+    {
         return Err("not readable by the sandbox's user".into());
     }
     Ok(())
+}
+
+/// Whether this process may read `path`, as the kernel answers. In the
+/// confined reader (the sandbox's user, in a user namespace where the
+/// host's owners show as the overflow id) the owner and mode alone would
+/// mislead: a host root's 0600 file looks like the reader's own.
+fn may_read(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated path; access() only reads it.
+    unsafe { libc::access(c_path.as_ptr(), libc::R_OK) == 0 }
 }
 
 /// The metadata of what the link at `path` leads to, when the sandbox could

