@@ -90,8 +90,7 @@ fn main() {
             plain.push(started.elapsed());
             assert!(!text.is_empty());
             let started = Instant::now();
-            let text =
-                card::checked_card(&folder, "data/", card::CARD_TOKEN_BUDGET, &mut session);
+            let text = card::checked_card(&folder, "data/", card::CARD_TOKEN_BUDGET, &mut session);
             checked.push(started.elapsed());
             assert!(
                 !text.contains("could not check"),

@@ -239,10 +239,9 @@ pub(super) fn reading(head: &[u8], source: &str) -> Reading {
         skip_bytes,
         names: match (header, parsed.first()) {
             // skipinitialspace drops the spaces before the names too.
-            (true, Some(names)) if skip_spaces => names
-                .iter()
-                .map(|n| n.trim_start().to_string())
-                .collect(),
+            (true, Some(names)) if skip_spaces => {
+                names.iter().map(|n| n.trim_start().to_string()).collect()
+            }
             (true, Some(names)) => names.clone(),
             _ => Vec::new(),
         },

@@ -230,7 +230,8 @@ fn tile_tables_line(path: &Path, name: &str) -> Option<String> {
         .iter()
         .filter_map(|item| {
             let (key, value) = item.split_once('=')?;
-            key.ends_with("_NAME").then(|| value.rsplit(':').next().map(str::to_string))?
+            key.ends_with("_NAME")
+                .then(|| value.rsplit(':').next().map(str::to_string))?
         })
         .collect();
     match tables.as_slice() {
@@ -808,7 +809,9 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
                 .enumerate()
                 .map(|(i, (n, kind))| {
                     let text = decoded
-                        .filter(|_| matches!(kind.as_str(), "String" | "Date" | "DateTime" | "Time"))
+                        .filter(|_| {
+                            matches!(kind.as_str(), "String" | "Date" | "DateTime" | "Time")
+                        })
                         .and_then(|d| d.get(row + 1)?.get(i));
                     match code(n).and_then(|c| c.first.get(row)).or(text) {
                         // pandas reads an empty field as missing.
@@ -1038,10 +1041,15 @@ mod tests {
     #[test]
     fn repeated_names_are_numbered_as_pandas_numbers_them() {
         let named = |names: &[&str]| {
-            super::pandas_names(names.iter().map(|n| (n.to_string(), String::new())).collect())
-                .into_iter()
-                .map(|(n, _)| n)
-                .collect::<Vec<_>>()
+            super::pandas_names(
+                names
+                    .iter()
+                    .map(|n| (n.to_string(), String::new()))
+                    .collect(),
+            )
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>()
         };
         assert_eq!(named(&["X", "Y", "X", "X"]), ["X", "Y", "X.1", "X.2"]);
         // pandas 3.1 reads a, a.1, a, a as a, a.1, a.2, a.3.

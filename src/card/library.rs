@@ -440,7 +440,9 @@ fn sample_rows(sample: &[Vec<(String, serde_json::Value)>], columns: usize) -> V
                         Value::Number(n) => n
                             .as_f64()
                             .map_or_else(|| n.to_string(), super::facts::fmt_num),
-                        Value::String(s) => crate::util::clip(&format!("{s:?}"), super::VALUE_CHARS),
+                        Value::String(s) => {
+                            crate::util::clip(&format!("{s:?}"), super::VALUE_CHARS)
+                        }
                         Value::Object(_) | Value::Array(_) => "(bytes)".to_string(),
                     };
                     format!("{name}={text}")
@@ -674,7 +676,10 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
                     first.name
                 ),
                 (None, Some(w)) => {
-                    format!("gpd.read_file('{path}', layer='{}', {})", first.name, w.call)
+                    format!(
+                        "gpd.read_file('{path}', layer='{}', {})",
+                        first.name, w.call
+                    )
                 }
                 (None, None) => return,
             });
@@ -743,7 +748,9 @@ fn amend_multidim(dataset: &mut Dataset, file: &FileView) {
             dataset
                 .warnings
                 .push(format!("xarray cannot open it: {error}"));
-            dataset.notes.push(format!("xarray cannot open it: {error}"));
+            dataset
+                .notes
+                .push(format!("xarray cannot open it: {error}"));
         }
         return;
     }

@@ -138,8 +138,8 @@ fn kind_of(path: &Path) -> Kind {
     match ext.as_str() {
         "shp" | "geojson" | "gpkg" | "kml" | "kmz" | "gml" | "fgb" | "gpx" | "json"
         | "topojson" | "gdb" | "pbf" | "osm" => Kind::Vector,
-        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd"
-        | "grib" | "grb" | "grib2" | "grb2" => Kind::Raster,
+        "tif" | "tiff" | "img" | "asc" | "jp2" | "vrt" | "bil" | "dem" | "hgt" | "grd" | "grib"
+        | "grb" | "grib2" | "grb2" => Kind::Raster,
         "csv" | "tsv" | "xlsx" | "xls" | "ods" => Kind::Table,
         "nc" | "nc4" | "h5" | "hdf5" | "hdf" | "zarr" => Kind::Multidim,
         "parquet" | "geoparquet" | "pq" => Kind::Parquet,
@@ -367,9 +367,7 @@ fn readable_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
     if !meta.is_file() {
         return Err(crate::beneath::kind_words(meta.mode()).to_string());
     }
-    if !crate::beneath::sandbox_could_read(meta.uid(), meta.gid(), meta.mode())
-        || !may_read(path)
-    {
+    if !crate::beneath::sandbox_could_read(meta.uid(), meta.gid(), meta.mode()) || !may_read(path) {
         return Err("not readable by the sandbox's user".into());
     }
     Ok(())

@@ -75,14 +75,22 @@ pub fn show(
                 Ok(serde_json::to_string_pretty(&dataset)?)
             },
             &|| {
-                let dataset =
-                    card::inspect_facts(dir, "data/", rel).map_err(|e| UsageError(e.to_string()))?;
+                let dataset = card::inspect_facts(dir, "data/", rel)
+                    .map_err(|e| UsageError(e.to_string()))?;
                 Ok(serde_json::to_string_pretty(&dataset)?)
             },
         )?,
         (None, true) => checked(
-            &mut |s| Ok(serde_json::to_string_pretty(&card::checked_facts(dir, "data/", s)?)?),
-            &|| Ok(serde_json::to_string_pretty(&card::card_facts(dir, "data/")?)?),
+            &mut |s| {
+                Ok(serde_json::to_string_pretty(&card::checked_facts(
+                    dir, "data/", s,
+                )?)?)
+            },
+            &|| {
+                Ok(serde_json::to_string_pretty(&card::card_facts(
+                    dir, "data/",
+                )?)?)
+            },
         )?,
         (Some(rel), false) => checked(
             &mut |s| {

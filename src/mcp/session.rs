@@ -66,19 +66,17 @@ impl Shared {
     /// The schema card of the data folder (made once: it opens every file).
     pub fn card(&self) -> &str {
         self.card.get_or_init(|| match &self.data {
-            Some(dir) => {
-                crate::card::library::in_throwaway_session(&self.zygote, dir, |session| {
-                    crate::card::checked_card(dir, "data/", crate::card::CARD_TOKEN_BUDGET, session)
-                })
-                .unwrap_or_else(|why| {
-                    let mut card =
-                        crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET);
-                    card.push_str(&format!(
-                        "(the sandbox's libraries could not check this card: {why})\n"
-                    ));
-                    card
-                })
-            }
+            Some(dir) => crate::card::library::in_throwaway_session(&self.zygote, dir, |session| {
+                crate::card::checked_card(dir, "data/", crate::card::CARD_TOKEN_BUDGET, session)
+            })
+            .unwrap_or_else(|why| {
+                let mut card =
+                    crate::card::card_for_dir(dir, "data/", crate::card::CARD_TOKEN_BUDGET);
+                card.push_str(&format!(
+                    "(the sandbox's libraries could not check this card: {why})\n"
+                ));
+                card
+            }),
             None => "No data folder was given to this server (gisclaw mcp --data DIR).".into(),
         })
     }
@@ -99,7 +97,7 @@ impl Shared {
                     })
                 })
                 .ok()
-                    .and_then(|card| serde_json::to_string_pretty(&card).ok())
+                .and_then(|card| serde_json::to_string_pretty(&card).ok())
             })
             .as_deref()
     }

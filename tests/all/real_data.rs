@@ -277,7 +277,10 @@ fn a_kml_files_columns_are_geopandas_own_with_its_id_first() {
     let kml = entry_of("pykml", "using_the_cdata_element.kml");
     assert!(kml.contains("columns: id (String), Name (String)"), "{kml}");
     // The placemark has no id: missing, as pandas reads it.
-    assert!(kml.contains("row: id=None, Name=\"CDATA example\""), "{kml}");
+    assert!(
+        kml.contains("row: id=None, Name=\"CDATA example\""),
+        "{kml}"
+    );
 }
 
 #[test]
@@ -426,7 +429,11 @@ fn the_card_states_what_the_libraries_read() {
             let card = in_session(&dir.join(&folder), |path, session| {
                 gisclaw::card::checked_facts(path, "data/", session).unwrap()
             });
-            assert!(card.not_checked.is_none(), "{folder}: {:?}", card.not_checked);
+            assert!(
+                card.not_checked.is_none(),
+                "{folder}: {:?}",
+                card.not_checked
+            );
             (folder, serde_json::to_value(card).unwrap())
         })
         .collect();
@@ -548,7 +555,12 @@ fn a_layer_geopandas_cannot_build_is_said_to_fail_with_a_read_that_works() {
             "multipolygons",
             "Invalid number of points in LinearRing found 2",
         ),
-        ("pyshp", "multipatch.shp", "multipatch", "Unknown WKB type 16"),
+        (
+            "pyshp",
+            "multipatch.shp",
+            "multipatch",
+            "Unknown WKB type 16",
+        ),
     ];
     for (folder, file, layer, error) in cases {
         let entry = entry_of(folder, file);
@@ -622,7 +634,10 @@ fn quoted_fields_after_spaces_get_skipinitialspace_and_names_without_them() {
         entry.contains("columns: Name (String), Country (String), Medal (String)"),
         "{entry}"
     );
-    assert!(entry.contains("row: Name=\"Usain Bolt\", Country=\"JAM\""), "{entry}");
+    assert!(
+        entry.contains("row: Name=\"Usain Bolt\", Country=\"JAM\""),
+        "{entry}"
+    );
     assert!(!entry.contains("names with spaces"), "{entry}");
 }
 
@@ -636,7 +651,10 @@ fn netcdf_int8_grid_mappings_and_undecodable_times_are_stated_as_xarray_reads() 
         goes.contains("variable goes_imager_projection(): int32, scalar, the grid mapping"),
         "{goes}"
     );
-    assert!(goes.contains("variable nominal_satellite_height(): float32, scalar"), "{goes}");
+    assert!(
+        goes.contains("variable nominal_satellite_height(): float32, scalar"),
+        "{goes}"
+    );
     // A time axis xarray cannot decode: the call that opens it.
     let crm = entry_of("netcdf4", "CRM032_test1.nc");
     assert!(
@@ -684,9 +702,15 @@ fn grib_kmz_and_a_lone_dbf_are_described_in_the_folder_card() {
         "{grib}"
     );
     let leafmap = card_of("leafmap");
-    assert!(leafmap.contains("- data/us_states.kmz — vector ("), "{leafmap}");
+    assert!(
+        leafmap.contains("- data/us_states.kmz — vector ("),
+        "{leafmap}"
+    );
     let pyshp = card_of("pyshp");
     assert!(pyshp.contains("- data/onlydbf.dbf — vector ("), "{pyshp}");
     let dbfread = card_of("dbfread");
-    assert!(dbfread.contains("- data/people.dbf — vector ("), "{dbfread}");
+    assert!(
+        dbfread.contains("- data/people.dbf — vector ("),
+        "{dbfread}"
+    );
 }
