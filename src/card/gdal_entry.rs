@@ -854,19 +854,26 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
     dataset
 }
 
-/// Column names as pandas makes them unique: a name's second occurrence
-/// becomes `X.1`, its third `X.2` (skipping names already taken).
+/// Column names as pandas' C parser makes them unique: a name's second
+/// occurrence becomes `X.1`, its third `X.2`, skipping names the header
+/// already holds.
 fn pandas_names(fields: Vec<(String, String)>) -> Vec<(String, String)> {
+    let header: std::collections::HashSet<String> =
+        fields.iter().map(|(n, _)| n.clone()).collect();
     let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     fields
         .into_iter()
-        .map(|(name, kind)| {
-            let mut name = name;
-            let mut seen = counts.get(&name).copied().unwrap_or(0);
+        .map(|(old, kind)| {
+            let mut name = old.clone();
+            let mut seen = counts.get(&old).copied().unwrap_or(0);
             while seen > 0 {
-                counts.insert(name.clone(), seen + 1);
-                name = format!("{name}.{seen}");
-                seen = counts.get(&name).copied().unwrap_or(0);
+                counts.insert(old.clone(), seen + 1);
+                name = format!("{old}.{seen}");
+                seen = if header.contains(&name) {
+                    seen + 1
+                } else {
+                    counts.get(&name).copied().unwrap_or(0)
+                };
             }
             counts.insert(name.clone(), seen + 1);
             (name, kind)
@@ -1054,6 +1061,7 @@ mod tests {
         assert_eq!(named(&["X", "Y", "X", "X"]), ["X", "Y", "X.1", "X.2"]);
         // pandas 3.1 reads a, a.1, a, a as a, a.1, a.2, a.3.
         assert_eq!(named(&["a", "a.1", "a", "a"]), ["a", "a.1", "a.2", "a.3"]);
+        assert_eq!(named(&["b", "b", "b.1", "b"]), ["b", "b.2", "b.1", "b.3"]);
     }
 
     #[test]
