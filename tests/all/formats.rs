@@ -1132,7 +1132,7 @@ fn lines_above_a_csv_header_are_skipped_by_gdal_and_by_the_call_the_card_gives()
     assert_has(
         &card,
         &[
-            "  columns: station (String), date (Date), tmax (Real), tmin (Real)\n  row: station=\"USW1\", date=2024-01-01, tmax=12.5, tmin=3.1\n",
+            "  columns: station (String), date (Date), tmax (Real), tmin (Real)\n  row: station=\"USW1\", date=\"2024-01-01\", tmax=12.5, tmin=3.1\n",
             "  preamble: 3 line(s) above the header (the first: \"Daily summaries\"), which pandas would take for the header\n",
             &format!("  read: {noaa}\n"),
             "  columns: id (Integer), lon (Real), lat (Real)\n",
