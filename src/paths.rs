@@ -31,12 +31,98 @@ fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/tmp"))
 }
 
-/// The Python environment: `GISCLAW_VENV`, else `<data_dir>/venv` (where
-/// `make setup` creates it).
+/// The Python environment: `GISCLAW_VENV`, else the venv `make setup`
+/// recorded ([`install_record`]) when it is there, else `<data_dir>/venv`.
 pub fn default_venv() -> PathBuf {
-    std::env::var_os("GISCLAW_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| data_dir().join("venv"))
+    venv_found().path
+}
+
+/// A part of the install, with how it was found (for `gisclaw doctor`).
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// Where it is.
+    pub path: PathBuf,
+    /// How gisclaw found it: `GISCLAW_VENV`, `recorded in FILE`, `default`.
+    pub how: String,
+}
+
+/// [`default_venv`] with how it was found.
+pub fn venv_found() -> Found {
+    if let Some(path) = std::env::var_os("GISCLAW_VENV") {
+        return Found {
+            path: PathBuf::from(path),
+            how: "GISCLAW_VENV".into(),
+        };
+    }
+    if let Some((record, file)) = install_record() {
+        if let Some(venv) = record.venv.filter(|v| v.join("pyvenv.cfg").is_file()) {
+            return Found {
+                path: venv,
+                how: format!("recorded in {}", file.display()),
+            };
+        }
+    }
+    Found {
+        path: data_dir().join("venv"),
+        how: "default".into(),
+    }
+}
+
+/// Where `make setup-local-model` installed the local model server and
+/// weights: the recorded folder when it is there, else `<data_dir>/local`.
+pub fn local_found() -> Found {
+    if let Some((record, file)) = install_record() {
+        if let Some(local) = record.local_dir.filter(|d| d.is_dir()) {
+            return Found {
+                path: local,
+                how: format!("recorded in {}", file.display()),
+            };
+        }
+    }
+    Found {
+        path: data_dir().join("local"),
+        how: "default".into(),
+    }
+}
+
+/// What `make setup` recorded about the install: real paths, so that
+/// gisclaw finds its Python environment when started with a reduced
+/// environment (an MCP client launching `gisclaw mcp` without
+/// `XDG_DATA_HOME`) or from a shell whose variables differ from the
+/// set-up's.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct InstallRecord {
+    /// The sandbox's venv.
+    pub venv: Option<PathBuf>,
+    /// The local model's folder (`bin/llama-server`, `models/`).
+    pub local_dir: Option<PathBuf>,
+}
+
+/// The record's file name beside the binary (in a checkout's `target/`).
+pub const INSTALL_RECORD: &str = "gisclaw-install.toml";
+
+/// The install record and its file: `gisclaw-install.toml` beside the
+/// running binary or up to three folders above it (a checkout's
+/// `target/`, seen from `target/debug/gisclaw` or a test binary in
+/// `target/debug/deps/`), else `install.toml` in the config folder (the
+/// default one too, for a client that dropped `XDG_CONFIG_HOME`). An
+/// unreadable record counts as none.
+pub fn install_record() -> Option<(InstallRecord, PathBuf)> {
+    let exe = std::env::current_exe().ok()?;
+    let beside = exe
+        .ancestors()
+        .skip(1)
+        .take(4)
+        .map(|dir| dir.join(INSTALL_RECORD));
+    let configs = [
+        config_dir().join("install.toml"),
+        home_dir().join(".config/gisclaw/install.toml"),
+    ];
+    beside.chain(configs).find_map(|file| {
+        let text = std::fs::read_to_string(&file).ok()?;
+        let record: InstallRecord = toml::from_str(&text).ok()?;
+        Some((record, file))
+    })
 }
 
 /// The worker executable: `GISCLAW_WORKER`, else `gisclaw-worker` beside the

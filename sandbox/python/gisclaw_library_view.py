@@ -210,18 +210,63 @@ def _vector(path, layers):
     return {"error": None, "listed": listed, "layers": [_read_layer(path, n) for n in wanted]}
 
 
+# Names a read call's arguments may use: dtypes, and the modules that open
+# an archive's member (`zipfile.ZipFile('data/a.zip').open('x.csv')`).
+_ARGUMENT_NAMES = {"str", "int", "float", "bool", "object", "zipfile", "tarfile"}
+_ARCHIVE_METHODS = {"ZipFile", "open", "extractfile"}
+
+
+def _literal(node):
+    """Whether `node` is made only of literals, the allowed names and an
+    archive member's opening."""
+    import ast
+
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in _ARGUMENT_NAMES
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _literal(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal(k) for k in node.keys) and all(_literal(v) for v in node.values)
+    if isinstance(node, ast.Attribute):
+        return node.attr in _ARCHIVE_METHODS and _literal(node.value)
+    if isinstance(node, ast.Call):
+        return (
+            isinstance(node.func, ast.Attribute)
+            and _literal(node.func)
+            and all(_literal(a) for a in node.args)
+            and all(k.arg and _literal(k.value) for k in node.keywords)
+        )
+    return False
+
+
 def _checked_call(call):
     """The card's read call as (function name, args, kwargs), only when it
-    is one call of a known reader with literal arguments."""
+    is one call of a known reader whose arguments are literals, dtypes or
+    an archive member's opening."""
+    import ast
+    import tarfile
+    import zipfile
+
     tree = ast.parse(call, mode="eval").body
     if not isinstance(tree, ast.Call):
         raise ValueError("not a call")
     name = ast.unparse(tree.func)
     if name not in _CALLS:
         raise ValueError(f"not a reader: {name}")
-    args = [ast.literal_eval(a) for a in tree.args]
-    kwargs = {k.arg: ast.literal_eval(k.value) for k in tree.keywords if k.arg}
-    return name, args, kwargs
+    arguments = list(tree.args) + [k.value for k in tree.keywords]
+    if not all(_literal(a) for a in arguments) or any(k.arg is None for k in tree.keywords):
+        raise ValueError("arguments other than literals")
+    names = {"__builtins__": {}, "str": str, "int": int, "float": float, "bool": bool,
+             "object": object, "zipfile": zipfile, "tarfile": tarfile}
+
+    def value(node):
+        return eval(compile(ast.Expression(node), "<read call>", "eval"), names)
+
+    return name, [value(a) for a in tree.args], {k.arg: value(k.value) for k in tree.keywords}
 
 
 def _function(name):

@@ -858,8 +858,7 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
 /// occurrence becomes `X.1`, its third `X.2`, skipping names the header
 /// already holds.
 fn pandas_names(fields: Vec<(String, String)>) -> Vec<(String, String)> {
-    let header: std::collections::HashSet<String> =
-        fields.iter().map(|(n, _)| n.clone()).collect();
+    let header: std::collections::HashSet<String> = fields.iter().map(|(n, _)| n.clone()).collect();
     let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     fields
         .into_iter()

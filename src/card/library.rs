@@ -689,10 +689,12 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
 
 fn amend_table(dataset: &mut Dataset, file: &FileView) {
     if let Some(error) = &file.error {
-        dataset.warnings.push(format!(
+        let line = format!(
             "its read call `{}` fails in the sandbox: {error}",
             dataset.read_call.as_deref().unwrap_or("")
-        ));
+        );
+        dataset.warnings.push(line.clone());
+        dataset.notes.push(line);
         return;
     }
     let Some(layer) = dataset.layers.first_mut() else {

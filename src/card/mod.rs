@@ -570,7 +570,19 @@ pub fn checked_inspect(
     rel: &str,
     session: &mut crate::sandbox::Session,
 ) -> Result<Dataset, SchemaError> {
-    let mut dataset = inspect_facts(data_dir, shown_as, rel)?;
+    let mut dataset = match inspect_facts(data_dir, shown_as, rel) {
+        Ok(dataset) => dataset,
+        // A file the reader refuses to follow (an OGR VRT) may still be
+        // what geopandas reads in the sandbox.
+        Err(why) if rel.to_ascii_lowercase().ends_with(".vrt") => {
+            let rel = rel.trim().trim_start_matches("./");
+            let name = format!("{shown_as}{}", rel.strip_prefix(shown_as).unwrap_or(rel));
+            let mut dataset = Dataset::new(&name, DatasetKind::Raster);
+            dataset.unreadable = Some(why.to_string());
+            dataset
+        }
+        Err(why) => return Err(why),
+    };
     match library::ask(session, data_dir, shown_as, &[&dataset]) {
         Ok(view) => library::amend(&mut dataset, &view),
         Err(why) => dataset.notes.push(format!(

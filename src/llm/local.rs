@@ -148,9 +148,10 @@ pub fn refused_server_arg(arg: &str) -> Option<&'static str> {
     }
 }
 
-/// Where `make setup-local-model` installs things: `$XDG_DATA_HOME/gisclaw/local`.
+/// Where `make setup-local-model` installed things (recorded beside the
+/// binary), else `$XDG_DATA_HOME/gisclaw/local`.
 pub fn local_dir() -> PathBuf {
-    crate::paths::data_dir().join("local")
+    crate::paths::local_found().path
 }
 
 /// The `llama-server` binary: `GISCLAW_LLAMA_SERVER`, else the set-up's.

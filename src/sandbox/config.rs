@@ -53,6 +53,24 @@ pub struct SandboxConfig {
     pub service: Option<ServiceSettings>,
 }
 
+impl SandboxConfig {
+    /// This config with the venv, worker and cache as real paths, resolved
+    /// once: the sandbox sees folders by the paths they are bound at, and
+    /// a venv reached through a symlink (`GISCLAW_VENV` naming a link, a
+    /// home folder that is a link) would give Python a `sys.path` that does
+    /// not exist inside it. The cache is created first; a path that cannot
+    /// be resolved is kept as given (the start then says what is missing).
+    pub fn resolved(mut self) -> SandboxConfig {
+        let _ = std::fs::create_dir_all(&self.cache_dir);
+        for path in [&mut self.venv, &mut self.worker, &mut self.cache_dir] {
+            if let Ok(real) = path.canonicalize() {
+                *path = real;
+            }
+        }
+        self
+    }
+}
+
 /// A confinement layer that can be required (`[sandbox] require` in the
 /// config file, `--require-confinement`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

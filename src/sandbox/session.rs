@@ -405,6 +405,7 @@ impl Session {
         dirs: &SessionDirs,
         config: SandboxConfig,
     ) -> Result<Session, SandboxError> {
+        let config = config.resolved();
         std::fs::create_dir_all(dirs.work.join("pred_results"))
             .map_err(SandboxError::io("creating the work dir"))?;
         let resolve = |p: &PathBuf| {

@@ -217,6 +217,7 @@ impl Zygote {
     /// Starts the zygote: checks the venv and worker, spawns the worker, and
     /// waits until it has imported the stack.
     pub fn start(config: SandboxConfig) -> Result<Arc<Zygote>, SandboxError> {
+        let config = config.resolved();
         if !config.venv.join("pyvenv.cfg").is_file() || !config.venv.join("bin/python").exists() {
             return Err(SandboxError::MissingVenv(config.venv.clone()));
         }

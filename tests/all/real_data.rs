@@ -714,3 +714,76 @@ fn grib_kmz_and_a_lone_dbf_are_described_in_the_folder_card() {
         "{dbfread}"
     );
 }
+
+#[test]
+fn an_ogr_vrt_over_a_csv_is_described_from_geopandas_read() {
+    // Django's test_vrt.vrt: points built from a CSV beside it. The card's
+    // reader does not follow a file's sources; geopandas in the sandbox
+    // reads three 3D points with text fields.
+    for entry in [
+        entry_of("django", "test_vrt.vrt"),
+        entry_in(&card_of("django"), "test_vrt.vrt").to_string(),
+    ] {
+        assert!(
+            entry.contains("layer `test_vrt`: Point Z, no CRS, 3 features"),
+            "{entry}"
+        );
+        assert!(
+            entry.contains("columns: POINT_X (String), POINT_Y (String), NUM (String)"),
+            "{entry}"
+        );
+    }
+}
+
+#[test]
+fn a_geopackages_attribute_tables_are_layers_of_its_card() {
+    // pygeodiff's base_fk.gpkg: `trees` (points) and `species`, an
+    // attribute table pyogrio lists as a layer without geometry.
+    let entry = entry_of("pygeodiff", "base_fk.gpkg");
+    assert!(
+        entry.contains("- data/base_fk.gpkg — vector (GPKG), 2 layer(s)"),
+        "{entry}"
+    );
+    assert!(
+        entry.contains("layer `species`: no geometry, 2 rows\n  columns: kind (String)"),
+        "{entry}"
+    );
+}
+
+#[test]
+fn a_repeated_column_name_is_two_columns_as_pandas_names_them() {
+    // mapclassify's calempdensity.csv: "Geographic Area" twice, holding
+    // 05000US06001 and 06001; pandas names the second `Geographic Area.1`
+    // (GDAL kept one name and the second's values).
+    let entry = entry_of("mapclassify", "calempdensity.csv");
+    assert!(
+        entry.contains("columns: Geographic Area (String), Geographic Area.1 (String),"),
+        "{entry}"
+    );
+    assert!(
+        entry.contains("row: Geographic Area=\"05000US06001\", Geographic Area.1=\"06001\""),
+        "{entry}"
+    );
+}
+
+#[test]
+fn quoted_lists_after_spaces_read_whole_with_the_call_given() {
+    // geofileops' geofiletypes.csv: `ESRIShapefile, "ESRI Shapefile",
+    // "['.shp', '.dbf']", True, …`: read plainly, pandas cuts the lists at
+    // their commas.
+    let entry = entry_of("geofileops", "geofiletypes.csv");
+    let call = "pd.read_csv('data/geofiletypes.csv', skipinitialspace=True)";
+    assert!(entry.contains(&format!("read: {call}")), "{entry}");
+    assert!(
+        entry.contains("suffixes=\"['.shp', '.dbf']\", is_fid_zerobased=True"),
+        "{entry}"
+    );
+    let code = format!(
+        "import pandas as pd\ndf = {call}\nprint(df.shape, list(df.columns[:3]), df.suffixes[0])\n"
+    );
+    let printed = python_in(&corpus().join("geofileops"), &code);
+    assert_eq!(
+        printed.trim(),
+        "(5, 7) ['geofiletype', 'ogrdriver', 'suffixes'] ['.shp', '.dbf']"
+    );
+}

