@@ -94,4 +94,8 @@ ln -sfn smollm2-135m-instruct-q4_1.gguf "$models/default.gguf"
 if [ "${GISCLAW_SKIP_GEMMA:-0}" != "1" ]; then
   fetch_weights "$root/sandbox/gemma-models.txt" "$models/gemma3-270m-q4_k_m.gguf"
 fi
+source "$root/sandbox/install-record.sh"
+recorded="$(recorded_venv "$root")"
+write_install_record "$root" \
+  "${GISCLAW_VENV:-${recorded:-${XDG_DATA_HOME:-$HOME/.local/share}/gisclaw/venv}}" "$local_dir"
 say "local model ready: gisclaw solve TASK --backend local (default model $models/default.gguf)"

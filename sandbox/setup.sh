@@ -57,6 +57,10 @@ fi
 say "registering the Jupyter kernel 'gisclaw' (the sandbox venv)"
 "$venv/bin/python" -m ipykernel install --user --name gisclaw \
   --display-name "gisclaw (the sandbox's Python)" >/dev/null
+# Also inside the venv, where a Jupyter started from it finds the kernel
+# whatever XDG_DATA_HOME the shell has.
+"$venv/bin/python" -m ipykernel install --sys-prefix --name gisclaw \
+  --display-name "gisclaw (the sandbox's Python)" >/dev/null
 # gisclaw's helper module, which notebooks import (`from gisclaw_tools
 # import *`); the sandbox itself loads the copy compiled into the worker.
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -65,4 +69,7 @@ cp "$root/tools/gisclaw_tools.py" "$site/gisclaw_tools.py"
 # --- 3. Binaries ------------------------------------------------------------
 say "building gisclaw and gisclaw-worker"
 (cd "$root" && PYO3_PYTHON="$base_exe" cargo build --workspace --quiet)
-say "ready: $root/target/debug/gisclaw (venv: $venv)"
+source "$root/sandbox/install-record.sh"
+write_install_record "$root" "$venv" \
+  "${GISCLAW_LOCAL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/gisclaw/local}"
+say "ready: $root/target/debug/gisclaw (venv: $venv; recorded in target/gisclaw-install.toml)"

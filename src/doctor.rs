@@ -1,6 +1,7 @@
 //! `gisclaw doctor`: what is installed, what is missing, and the command that
 //! fixes each gap.
 
+use std::path::Path;
 use std::fmt::Write as _;
 use std::process::Command;
 
@@ -109,6 +110,22 @@ fn service_state(config: &SandboxConfig) -> String {
     }
 }
 
+/// `path (how it was found)`, with its real path when a link leads to it
+/// (the sandbox uses the real one).
+fn found_text(path: &Path, found: &crate::paths::Found) -> String {
+    let how = if found.path == path {
+        found.how.clone()
+    } else {
+        "the config file".to_string()
+    };
+    match path.canonicalize() {
+        Ok(real) if real != path => {
+            format!("{} ({how}; real path {})", path.display(), real.display())
+        }
+        _ => format!("{} ({how})", path.display()),
+    }
+}
+
 /// Checks everything and returns the report.
 pub fn run(config: &SandboxConfig) -> Report {
     let mut report = Report::default();
@@ -117,7 +134,12 @@ pub fn run(config: &SandboxConfig) -> Report {
         .push(format!("gisclaw {}", env!("CARGO_PKG_VERSION")));
     report.lines.push("sandbox".into());
     if config.worker.is_file() {
-        report.ok("worker", config.worker.display().to_string());
+        let how = if std::env::var_os("GISCLAW_WORKER").is_some() {
+            "GISCLAW_WORKER"
+        } else {
+            "beside gisclaw"
+        };
+        report.ok("worker", format!("{} ({how})", config.worker.display()));
     } else {
         report.missing(
             "worker",
@@ -128,7 +150,7 @@ pub fn run(config: &SandboxConfig) -> Report {
         );
     }
     if config.venv.join("pyvenv.cfg").is_file() {
-        report.ok("python env", config.venv.display().to_string());
+        report.ok("python env", found_text(&config.venv, &crate::paths::venv_found()));
     } else {
         report.missing(
             "python env",
@@ -255,9 +277,11 @@ pub fn run(config: &SandboxConfig) -> Report {
         Ok(()) => report.ok(
             "llama-server + GGUF",
             format!(
-                "ready for --backend local: {} with {}",
+                "ready for --backend local: {} with {} (folder {}: {})",
                 local.server.display(),
-                local.model_name()
+                local.model_name(),
+                crate::paths::local_found().path.display(),
+                crate::paths::local_found().how
             ),
         ),
         Err(e) => report.warn(

@@ -32,6 +32,7 @@ mod mcts;
 mod notebook;
 mod output_checks;
 mod real_data;
+mod relocated;
 mod sandbox;
 mod sandbox_attacks;
 mod service;

@@ -606,3 +606,29 @@ fn http_is_served_on_loopback_only() {
         common::text(&out)
     );
 }
+
+#[test]
+fn a_client_that_drops_the_data_home_still_starts_the_server_from_the_recorded_install() {
+    // The user's shell has its data, cache and config homes elsewhere; the
+    // official SDK starts `gisclaw mcp` with its default environment (no
+    // XDG_*), here with a HOME whose ~/.local/share holds no gisclaw. The
+    // server finds the venv that `make setup` recorded beside the binary.
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let xdg = |name: &str| elsewhere.path().join(name).to_string_lossy().into_owned();
+    let (data_home, cache_home, config_home) = (xdg("data"), xdg("cache"), xdg("config"));
+    let seen = scenario(
+        "relocated",
+        &[
+            ("MCP_TEST_HOME", home.path().to_str().unwrap()),
+            ("XDG_DATA_HOME", &data_home),
+            ("XDG_CACHE_HOME", &cache_home),
+            ("XDG_CONFIG_HOME", &config_home),
+        ],
+    );
+    assert!(
+        seen["printed"].as_str().unwrap().starts_with("imported"),
+        "{seen}"
+    );
+    assert!(!home.path().join(".local/share/gisclaw/venv").exists());
+}

@@ -358,7 +358,24 @@ async def scenario_rag(session, ctx):
     return {"hits": hits.splitlines()[:3], "wrong_api": text[text.index("[library docs"):][:300]}
 
 
+async def scenario_relocated(session, ctx):
+    """The server as a desktop client starts it: the SDK's reduced
+    environment (no XDG_DATA_HOME) and a HOME whose data home holds no
+    gisclaw. It finds its install from what `make setup` recorded, imports
+    modules the zygote did not preload, and reads the data's card."""
+    text = await run_ok(
+        session,
+        "import pandas.io.formats.string, pyproj.transformer, geopandas\n"
+        "print('imported', geopandas.__version__)",
+    )
+    assert "imported" in text, text
+    card = (await session.read_resource("gisclaw://card")).contents[0].text
+    assert "file(s) in `data/`" in card and "could not check" not in card, card
+    return {"printed": text.strip()[:80], "card": card.splitlines()[0]}
+
+
 SCENARIOS = {
+    "relocated": scenario_relocated,
     "rag": scenario_rag,
     "tools": scenario_tools,
     "analysis": scenario_analysis,
@@ -438,6 +455,8 @@ async def main():
         "outside": os.environ.get("MCP_TEST_OUTSIDE", ""),
     }
     extra = {"OPENAI_API_KEY": "sk-mcp-secret-4242"} if scenario == "hostile" else {}
+    if scenario == "relocated":
+        extra = {"HOME": os.environ["MCP_TEST_HOME"]}
     args = ["--rag"] if scenario == "rag" else []
     async with stdio_client(params(gisclaw, data, workdir, extra, args)) as (read, write):
         async with ClientSession(read, write) as session:
