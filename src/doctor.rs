@@ -1,8 +1,8 @@
 //! `gisclaw doctor`: what is installed, what is missing, and the command that
 //! fixes each gap.
 
-use std::path::Path;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::Command;
 
 use gisclaw_protocol::WorkerInfo;
@@ -150,7 +150,10 @@ pub fn run(config: &SandboxConfig) -> Report {
         );
     }
     if config.venv.join("pyvenv.cfg").is_file() {
-        report.ok("python env", found_text(&config.venv, &crate::paths::venv_found()));
+        report.ok(
+            "python env",
+            found_text(&config.venv, &crate::paths::venv_found()),
+        );
     } else {
         report.missing(
             "python env",

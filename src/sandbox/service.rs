@@ -78,8 +78,11 @@ fn private_dir(dir: PathBuf) -> Result<PathBuf, SandboxError> {
     Ok(dir)
 }
 
-/// What a session's interpreter depends on, as `name: value` lines.
+/// What a session's interpreter depends on, as `name: value` lines: of the
+/// config's real paths ([`SandboxConfig::resolved`]), so that a venv named
+/// through a link and by its real path name one service.
 pub fn settings(config: &SandboxConfig) -> Vec<String> {
+    let config = &config.clone().resolved();
     let stamp = |path: &Path| match std::fs::metadata(path) {
         Ok(m) => format!(
             "{} ({} bytes, changed {}.{:09})",

@@ -17,15 +17,12 @@ use std::time::{Duration, Instant};
 use common::{gisclaw, gisclaw_command, read_json};
 use serde_json::Value;
 
+/// Where gisclaw finds the local model (`make setup-local-model`'s
+/// record, else the data home's `gisclaw/local`).
 fn local_dir() -> PathBuf {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".local/share")
-        });
     std::env::var_os("GISCLAW_LOCAL_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| data.join("gisclaw/local"))
+        .unwrap_or_else(|| gisclaw::paths::local_found().path)
 }
 
 /// The installed server, or a panic saying how to install it.

@@ -787,3 +787,21 @@ fn quoted_lists_after_spaces_read_whole_with_the_call_given() {
         "(5, 7) ['geofiletype', 'ogrdriver', 'suffixes'] ['.shp', '.dbf']"
     );
 }
+
+#[test]
+fn a_geopackages_tile_table_is_named_with_the_call_that_opens_it() {
+    // momepy's bubenec.gpkg holds four feature layers and `dtm`, a
+    // 2d-gridded-coverage tile table that pyogrio does not list.
+    let entry = entry_of("momepy", "bubenec.gpkg");
+    assert!(
+        entry.contains(
+            "raster tile table `dtm` (592×647 px, 1 band(s)), not a layer: rasterio.open('data/bubenec.gpkg')"
+        ),
+        "{entry}"
+    );
+    let code = "import rasterio\nwith rasterio.open('data/bubenec.gpkg') as d:\n    print(d.width, d.height, d.count)\n";
+    assert_eq!(
+        python_in(&corpus().join("momepy"), code).trim(),
+        "592 647 1"
+    );
+}

@@ -29,7 +29,10 @@ fn copy_files(from: &Path, to: &Path) {
 fn a_venv_reached_through_a_symlink_imports_what_the_zygote_did_not_preload() {
     let links = tempfile::tempdir().unwrap();
     let venv = links.path().join("venv");
-    link(&gisclaw::paths::default_venv().canonicalize().unwrap(), &venv);
+    link(
+        &gisclaw::paths::default_venv().canonicalize().unwrap(),
+        &venv,
+    );
     let config = SandboxConfig {
         venv: venv.clone(),
         ..SandboxConfig::default()
@@ -78,7 +81,10 @@ fn the_example_solves_from_a_linked_venv_with_linked_data_and_out_folders() {
     std::fs::copy(example.join("task.yaml"), links.join("task.yaml")).unwrap();
     link(&real.join("out"), &links.join("out"));
     let venv = links.join("venv");
-    link(&gisclaw::paths::default_venv().canonicalize().unwrap(), &venv);
+    link(
+        &gisclaw::paths::default_venv().canonicalize().unwrap(),
+        &venv,
+    );
     let out = common::solve_replay(
         &links.join("task.yaml"),
         &example.join("replay.jsonl"),
@@ -88,10 +94,9 @@ fn the_example_solves_from_a_linked_venv_with_linked_data_and_out_folders() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let run: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(real.join("out/run/run.json")).unwrap(),
-    )
-    .unwrap();
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(real.join("out/run/run.json")).unwrap())
+            .unwrap();
     assert_eq!(run["status"], "finished", "{run}");
     for output in ["temperature.tif", "temperature_map.png"] {
         assert!(
