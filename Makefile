@@ -4,8 +4,9 @@ PYTHON ?= python3
 PYO3_PYTHON := $(shell $(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null)
 export PYO3_PYTHON
 GISCLAW := target/debug/gisclaw
-# Where `make setup` recorded the install (sandbox/install-record.sh), else
-# the defaults: the same lookup gisclaw makes (src/paths.rs).
+# Where `make setup` recorded the install beside the binaries
+# (sandbox/install-record.sh; gisclaw also reads the config folder's copy,
+# src/paths.rs), else the defaults.
 recorded = $(shell sed -n 's/^$(1) = "\(.*\)"$$/\1/p' target/gisclaw-install.toml 2>/dev/null)
 LOCAL_SERVER := $(or $(GISCLAW_LOCAL_DIR),$(call recorded,local_dir),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/gisclaw/local)/bin/llama-server
 

@@ -28,9 +28,10 @@ write_install_record() {
   done
 }
 
-# recorded_venv ROOT: the venv the record beside the binaries names, if any.
-recorded_venv() {
+# recorded ROOT KEY: the path the record beside the binaries names for KEY
+# (venv, local_dir), if any.
+recorded() {
   local file="$1/target/gisclaw-install.toml"
   [ -f "$file" ] || return 0
-  sed -n 's/^venv = "\(.*\)"$/\1/p' "$file" | sed 's/\\"/"/g; s/\\\\/\\/g'
+  sed -n "s/^$2 = \"\\(.*\\)\"\$/\\1/p" "$file" | sed 's/\\"/"/g; s/\\\\/\\/g'
 }

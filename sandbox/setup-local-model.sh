@@ -95,7 +95,7 @@ if [ "${GISCLAW_SKIP_GEMMA:-0}" != "1" ]; then
   fetch_weights "$root/sandbox/gemma-models.txt" "$models/gemma3-270m-q4_k_m.gguf"
 fi
 source "$root/sandbox/install-record.sh"
-recorded="$(recorded_venv "$root")"
+recorded="$(recorded "$root" venv)"
 write_install_record "$root" \
   "${GISCLAW_VENV:-${recorded:-${XDG_DATA_HOME:-$HOME/.local/share}/gisclaw/venv}}" "$local_dir"
 say "local model ready: gisclaw solve TASK --backend local (default model $models/default.gguf)"

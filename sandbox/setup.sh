@@ -70,6 +70,7 @@ cp "$root/tools/gisclaw_tools.py" "$site/gisclaw_tools.py"
 say "building gisclaw and gisclaw-worker"
 (cd "$root" && PYO3_PYTHON="$base_exe" cargo build --workspace --quiet)
 source "$root/sandbox/install-record.sh"
+recorded_local="$(recorded "$root" local_dir)"
 write_install_record "$root" "$venv" \
-  "${GISCLAW_LOCAL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/gisclaw/local}"
+  "${GISCLAW_LOCAL_DIR:-${recorded_local:-${XDG_DATA_HOME:-$HOME/.local/share}/gisclaw/local}}"
 say "ready: $root/target/debug/gisclaw (venv: $venv; recorded in target/gisclaw-install.toml)"

@@ -69,8 +69,15 @@ pub fn venv_found() -> Found {
 }
 
 /// Where `make setup-local-model` installed the local model server and
-/// weights: the recorded folder when it is there, else `<data_dir>/local`.
+/// weights: `GISCLAW_LOCAL_DIR`, else the recorded folder when it is
+/// there, else `<data_dir>/local`.
 pub fn local_found() -> Found {
+    if let Some(dir) = std::env::var_os("GISCLAW_LOCAL_DIR").filter(|d| !d.is_empty()) {
+        return Found {
+            path: PathBuf::from(dir),
+            how: "GISCLAW_LOCAL_DIR".into(),
+        };
+    }
     if let Some((record, file)) = install_record() {
         if let Some(local) = record.local_dir.filter(|d| d.is_dir()) {
             return Found {
@@ -98,6 +105,18 @@ pub struct InstallRecord {
     pub local_dir: Option<PathBuf>,
 }
 
+/// Whether a record may be believed: a file of this user's (or root's)
+/// that no one else may write (it names the programs gisclaw runs).
+fn trusted(file: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(file) else {
+        return false;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    meta.is_file() && (meta.uid() == me || meta.uid() == 0) && meta.mode() & 0o022 == 0
+}
+
 /// The record's file name beside the binary (in a checkout's `target/`).
 pub const INSTALL_RECORD: &str = "gisclaw-install.toml";
 
@@ -106,19 +125,22 @@ pub const INSTALL_RECORD: &str = "gisclaw-install.toml";
 /// `target/`, seen from `target/debug/gisclaw` or a test binary in
 /// `target/debug/deps/`), else `install.toml` in the config folder (the
 /// default one too, for a client that dropped `XDG_CONFIG_HOME`). An
-/// unreadable record counts as none.
+/// unreadable record, or one others may write, counts as none.
 pub fn install_record() -> Option<(InstallRecord, PathBuf)> {
     let exe = std::env::current_exe().ok()?;
     let beside = exe
         .ancestors()
         .skip(1)
-        .take(4)
+        .take(3)
         .map(|dir| dir.join(INSTALL_RECORD));
     let configs = [
         config_dir().join("install.toml"),
         home_dir().join(".config/gisclaw/install.toml"),
     ];
     beside.chain(configs).find_map(|file| {
+        if !trusted(&file) {
+            return None;
+        }
         let text = std::fs::read_to_string(&file).ok()?;
         let record: InstallRecord = toml::from_str(&text).ok()?;
         Some((record, file))

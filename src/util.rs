@@ -38,6 +38,22 @@ pub fn write_json<T: serde::Serialize + ?Sized>(path: &Path, value: &T) -> std::
     write_atomic(path, &bytes)
 }
 
+/// `text` as a Python string literal: `'text'` as the card has always
+/// written paths, or, when the text holds a quote, a backslash or a
+/// control character (a file named `Côte d'Ivoire.csv`, a hostile name
+/// that would close the literal), the escaped double-quoted form (JSON's
+/// string syntax is valid Python).
+pub fn py_str(text: &str) -> String {
+    if text
+        .chars()
+        .any(|c| c == '\'' || c == '\\' || c.is_control())
+    {
+        serde_json::to_string(text).unwrap_or_else(|_| "''".into())
+    } else {
+        format!("'{text}'")
+    }
+}
+
 /// The first `max` characters of `text`, marked with `…` when cut.
 pub fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -59,6 +75,25 @@ pub fn levenshtein<T: PartialEq>(a: &[T], b: &[T]) -> usize {
         std::mem::swap(&mut prev, &mut row);
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod py_str_tests {
+    use super::py_str;
+
+    #[test]
+    fn a_name_with_a_quote_cannot_close_the_literal() {
+        assert_eq!(py_str("data/a.csv"), "'data/a.csv'");
+        assert_eq!(
+            py_str("data/Côte d'Ivoire.csv"),
+            "\"data/Côte d'Ivoire.csv\""
+        );
+        assert_eq!(
+            py_str("data/a.csv', dtype=x, sep='"),
+            "\"data/a.csv', dtype=x, sep='\""
+        );
+        assert_eq!(py_str("a\\b\n"), "\"a\\\\b\\n\"");
+    }
 }
 
 #[cfg(test)]

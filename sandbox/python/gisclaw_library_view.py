@@ -28,8 +28,10 @@ import warnings
 _SCANNED = 2000
 # Rows sampled, as the card's own sample.
 _SAMPLE_ROWS = 3
-# Layers read per vector dataset.
-_MAX_LAYERS = 12
+# Layers read per vector dataset (the card lists 10).
+_MAX_LAYERS = 10
+# Layer names reported per vector dataset.
+_MAX_LISTED = 200
 # Variables reported per multidimensional dataset.
 _MAX_VARIABLES = 60
 # Calls a card's read call may make, by the name the model uses.
@@ -60,14 +62,30 @@ def _number(value):
     return value if math.isfinite(value) else None
 
 
+def _nodata(value):
+    """A nodata value for JSON: a number, or "nan"/"inf"/"-inf" (JSON has
+    no such numbers), None when there is none."""
+    if value is None:
+        return None
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
 def _crs(crs):
+    """A CRS as the card states it: text, EPSG code, geographic."""
     if crs is None:
         return None
     try:
         epsg = crs.to_epsg()
     except Exception:
         epsg = None
-    text = f"EPSG:{epsg}" if epsg else f"CRS {crs.name}"
+    # pyproj's CRS has a name; rasterio's may not.
+    name = getattr(crs, "name", None) or crs.to_string()[:80] or "?"
+    text = f"EPSG:{epsg}" if epsg else f"CRS {name}"
     return {"text": text, "epsg": epsg, "geographic": bool(crs.is_geographic)}
 
 
@@ -162,111 +180,137 @@ def _coordinate_ranges(frame, names):
     return ranges
 
 
-def _read_layer(path, name):
-    """One layer as geopandas reads it, or why not and a read that works."""
+def _read_layer(path, name, options):
+    """One layer as geopandas reads it (with the card's own read options:
+    a shapefile's encoding, OpenStreetMap's indexing), or why not and a
+    read that works."""
     import geopandas as gpd
     import pyogrio
 
-    options = {"USE_CUSTOM_INDEXING": "NO"} if path.lower().endswith((".pbf", ".osm")) else {}
-    calls = []
     try:
         frame = gpd.read_file(path, layer=name, **options)
+        error = None
+    except Exception as exc:
+        error = _error(exc)
+    if error is None:
         facts = _frame_facts(frame)
         if isinstance(frame, gpd.GeoDataFrame) and frame.geometry is not None:
             facts["geometry"] = _geometry_facts(frame)
         return {"name": name, "error": None, **facts}
-    except Exception as exc:
-        error = _error(exc)
     # The same layer with the geometries geopandas cannot build left out.
-    for kwargs, call in (
-        ({"on_invalid": "ignore"}, "on_invalid='ignore'"),
-        ({"read_geometry": False}, None),
-    ):
+    try:
+        frame = gpd.read_file(path, layer=name, on_invalid="ignore", **options)
+        works = {"call": "on_invalid='ignore'", "dropped": int(frame.geometry.isna().sum())}
+    except Exception:
         try:
-            if call:
-                frame = gpd.read_file(path, layer=name, **kwargs, **options)
-                facts = _frame_facts(frame)
-                dropped = int(frame.geometry.isna().sum()) if "geometry" in frame else 0
-                calls.append({"call": call, "dropped": dropped})
-            else:
-                frame = pyogrio.read_dataframe(path, layer=name, read_geometry=False, **options)
-                facts = _frame_facts(frame)
-                calls.append({"call": "read_geometry=False", "dropped": None})
-            return {"name": name, "error": error, "works": calls[-1], **facts}
+            frame = pyogrio.read_dataframe(path, layer=name, read_geometry=False, **options)
+            works = {"call": "read_geometry=False", "dropped": None}
         except Exception:
-            continue
-    return {"name": name, "error": error, "works": None}
+            return {"name": name, "error": error, "works": None}
+    return {"name": name, "error": error, "works": works, **_frame_facts(frame)}
 
 
-def _vector(path, layers):
+def _read_options(read_call, folder):
+    """The options of the card's own read call (all but the path and the
+    layer), as keyword arguments and as the text the card writes."""
+    try:
+        name, _, kwargs = _checked_call(read_call, folder) if read_call else (None, None, {})
+    except Exception:
+        kwargs = {}
+    options = {k: v for k, v in kwargs.items() if k not in ("layer", "read_geometry")}
+    return options, ", ".join(f"{k}={v!r}" for k, v in options.items())
+
+
+def _vector(path, layers, read_call, folder):
+    """A vector's layers as pyogrio lists them, each as geopandas reads it."""
     import pyogrio
 
+    options, extra = _read_options(read_call, folder)
+    if path.lower().endswith((".pbf", ".osm")):
+        options.setdefault("USE_CUSTOM_INDEXING", "NO")
     try:
         listed = [[str(n), str(t) if t is not None else None] for n, t in pyogrio.list_layers(path)]
     except Exception as exc:
         return {"error": _error(exc)}
     names = [n for n, _ in listed]
     wanted = list(dict.fromkeys([n for n in layers if n in names] + names))[:_MAX_LAYERS]
-    return {"error": None, "listed": listed, "layers": [_read_layer(path, n) for n in wanted]}
+    return {
+        "error": None,
+        "listed": listed[:_MAX_LISTED],
+        "more_listed": max(0, len(listed) - _MAX_LISTED),
+        "extra": extra or None,
+        "layers": [_read_layer(path, n, options) for n in wanted],
+    }
 
 
-# Names a read call's arguments may use: dtypes, and the modules that open
-# an archive's member (`zipfile.ZipFile('data/a.zip').open('x.csv')`).
-_ARGUMENT_NAMES = {"str", "int", "float", "bool", "object", "zipfile", "tarfile"}
-_ARCHIVE_METHODS = {"ZipFile", "open", "extractfile"}
+# Names a read call's arguments may use: the dtypes of `dtype=`.
+_DTYPE_NAMES = {"str": str, "int": int, "float": float, "bool": bool, "object": object}
 
 
-def _literal(node):
-    """Whether `node` is made only of literals, the allowed names and an
-    archive member's opening."""
-    import ast
-
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.Name):
-        return node.id in _ARGUMENT_NAMES
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return _literal(node.operand)
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return all(_literal(e) for e in node.elts)
+def _value(node):
+    """A literal argument: constants, containers of them, the dtype names."""
+    if isinstance(node, ast.Name) and node.id in _DTYPE_NAMES:
+        return _DTYPE_NAMES[node.id]
     if isinstance(node, ast.Dict):
-        return all(k is not None and _literal(k) for k in node.keys) and all(_literal(v) for v in node.values)
-    if isinstance(node, ast.Attribute):
-        return node.attr in _ARCHIVE_METHODS and _literal(node.value)
-    if isinstance(node, ast.Call):
-        return (
-            isinstance(node.func, ast.Attribute)
-            and _literal(node.func)
-            and all(_literal(a) for a in node.args)
-            and all(k.arg and _literal(k.value) for k in node.keywords)
-        )
-    return False
+        return {_value(k): _value(v) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_value(e) for e in node.elts]
+    return ast.literal_eval(node)
 
 
-def _checked_call(call):
-    """The card's read call as (function name, args, kwargs), only when it
-    is one call of a known reader whose arguments are literals, dtypes or
-    an archive member's opening."""
+def _source(node, folder):
+    """A read call's first argument: a path under the data folder, or an
+    archive's member opened exactly as the card writes it
+    (`zipfile.ZipFile('data/a.zip').open('x.csv')`,
+    `tarfile.open('data/a.tar').extractfile('x.csv')`): one string each,
+    nothing else, the archive inside the data folder."""
     import ast
     import tarfile
     import zipfile
 
+    def inside(path):
+        if not isinstance(path, str) or not os.path.realpath(path).startswith(os.path.realpath(folder) + os.sep):
+            raise ValueError(f"not a file of the data folder: {path!r}")
+        return path
+
+    if isinstance(node, ast.Constant):
+        return inside(node.value)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+        and isinstance(node.func.value, ast.Call)
+        and len(node.func.value.args) == 1
+        and not node.func.value.keywords
+        and isinstance(node.func.value.args[0], ast.Constant)
+    ):
+        opener = ast.unparse(node.func.value.func)
+        archive = inside(node.func.value.args[0].value)
+        member = node.args[0].value
+        if opener == "zipfile.ZipFile" and node.func.attr == "open":
+            return zipfile.ZipFile(archive).open(member)
+        if opener == "tarfile.open" and node.func.attr == "extractfile":
+            return tarfile.open(archive).extractfile(member)
+    raise ValueError("a source other than a data file or an archive's member")
+
+
+def _checked_call(call, folder):
+    """The card's read call as (function name, args, kwargs), only when it
+    is one call of a known reader of a file under `folder` whose other
+    arguments are literals or dtype names."""
     tree = ast.parse(call, mode="eval").body
-    if not isinstance(tree, ast.Call):
+    if not isinstance(tree, ast.Call) or not tree.args:
         raise ValueError("not a call")
     name = ast.unparse(tree.func)
     if name not in _CALLS:
         raise ValueError(f"not a reader: {name}")
-    arguments = list(tree.args) + [k.value for k in tree.keywords]
-    if not all(_literal(a) for a in arguments) or any(k.arg is None for k in tree.keywords):
-        raise ValueError("arguments other than literals")
-    names = {"__builtins__": {}, "str": str, "int": int, "float": float, "bool": bool,
-             "object": object, "zipfile": zipfile, "tarfile": tarfile}
-
-    def value(node):
-        return eval(compile(ast.Expression(node), "<read call>", "eval"), names)
-
-    return name, [value(a) for a in tree.args], {k.arg: value(k.value) for k in tree.keywords}
+    if any(k.arg is None for k in tree.keywords):
+        raise ValueError("** arguments")
+    args = [_source(tree.args[0], folder)] + [_value(a) for a in tree.args[1:]]
+    return name, args, {k.arg: _value(k.value) for k in tree.keywords}
 
 
 def _function(name):
@@ -281,9 +325,11 @@ def _function(name):
     return getattr(modules[module], attr)
 
 
-def _table(call, coordinates):
+def _table(call, coordinates, folder):
+    """The frame the card's read call gives: columns, rows, sample and the
+    coordinate columns' ranges over every row."""
     try:
-        name, args, kwargs = _checked_call(call)
+        name, args, kwargs = _checked_call(call, folder)
         frame = _function(name)(*args, **kwargs)
     except Exception as exc:
         return {"error": _error(exc)}
@@ -310,6 +356,8 @@ def _variable_type(variable):
 
 
 def _multidim(path):
+    """A NetCDF/HDF5 file as xarray opens it (with the arguments that open
+    it when the plain call fails): dimensions and every variable."""
     import xarray as xr
 
     attempts = [
@@ -350,7 +398,7 @@ def _multidim(path):
         except Exception as exc:
             if error is None:
                 error = _error(exc)
-    return {"error": error, "extra": None, "works": None}
+    return {"error": error, "extra": None}
 
 
 # Pixels a band may have for its statistics to be read here.
@@ -372,12 +420,12 @@ def _raster(path, stats):
                 "width": ds.width,
                 "height": ds.height,
                 "count": ds.count,
-                "crs": _crs_of_raster(ds.crs),
+                "crs": _crs(ds.crs),
                 "transform": transform,
                 "bands": [],
             }
             for i in range(1, min(ds.count, 8) + 1):
-                band = {"dtype": ds.dtypes[i - 1], "nodata": _number(ds.nodatavals[i - 1]), "stats": None}
+                band = {"dtype": ds.dtypes[i - 1], "nodata": _nodata(ds.nodatavals[i - 1]), "stats": None}
                 if stats and ds.width * ds.height <= _STATS_PIXELS:
                     try:
                         values = ds.read(i, masked=True).astype("float64")
@@ -410,24 +458,14 @@ def _raster(path, stats):
         return {"error": _error(exc)}
 
 
-def _crs_of_raster(crs):
-    if crs is None:
-        return None
-    try:
-        epsg = crs.to_epsg()
-    except Exception:
-        epsg = None
-    text = f"EPSG:{epsg}" if epsg else "CRS " + (crs.to_string()[:80] or "?")
-    return {"text": text, "epsg": epsg, "geographic": bool(crs.is_geographic)}
-
-
-def _one(dataset):
+def _one(dataset, folder):
+    """What the libraries read of one dataset (None for a kind not read)."""
     kind = dataset.get("kind")
     path = dataset["path"]
     if kind == "vector":
-        return _vector(path, dataset.get("layers") or [])
+        return _vector(path, dataset.get("layers") or [], dataset.get("read_call"), folder)
     if kind == "table" and dataset.get("read_call"):
-        return _table(dataset["read_call"], dataset.get("coordinates") or [])
+        return _table(dataset["read_call"], dataset.get("coordinates") or [], folder)
     if kind == "multidim":
         return _multidim(path)
     if kind == "raster":
@@ -446,6 +484,18 @@ def library_view(folder, shown_as, datasets_json, answer_path, seconds):
     answer = {}
     started = time.monotonic()
     here = os.getcwd()
+    folder = os.path.realpath(folder)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"the data folder is not in the sandbox's view: {folder}")
+
+    def write():
+        # After each dataset: a check cut at the cell's time limit keeps
+        # what it read.
+        part = answer_path + ".part"
+        with open(part, "w") as out:
+            json.dump(answer, out, allow_nan=False, default=str)
+        os.replace(part, answer_path)
+
     with tempfile.TemporaryDirectory() as scratch:
         os.symlink(folder, os.path.join(scratch, shown_as.rstrip("/")))
         os.chdir(scratch)
@@ -454,12 +504,12 @@ def library_view(folder, shown_as, datasets_json, answer_path, seconds):
                 if time.monotonic() - started > seconds:
                     break
                 try:
-                    view = _one(dataset)
+                    view = _one(dataset, folder)
                 except Exception as exc:
                     view = {"error": _error(exc)}
                 if view is not None:
                     answer[dataset["path"]] = view
+                    write()
         finally:
             os.chdir(here)
-    with open(answer_path, "w") as out:
-        json.dump(answer, out, allow_nan=False, default=str)
+    write()

@@ -152,11 +152,22 @@ const MAX_MEMBERS: usize = 2_000;
 /// [`csv_read::READ_CALL`]).
 fn pandas_hint(lower: &str, shown: &str, member: &str) -> String {
     if lower.ends_with(".zip") {
-        format!("pandas: pd.read_csv(zipfile.ZipFile('{shown}').open('{member}'))")
+        format!(
+            "pandas: pd.read_csv(zipfile.ZipFile({}).open({}))",
+            crate::util::py_str(shown),
+            crate::util::py_str(member)
+        )
     } else if single_gzip(lower) {
-        format!("pandas: pd.read_csv('{shown}') (compression inferred)")
+        format!(
+            "pandas: pd.read_csv({}) (compression inferred)",
+            crate::util::py_str(shown)
+        )
     } else {
-        format!("pandas: pd.read_csv(tarfile.open('{shown}').extractfile('{member}'))")
+        format!(
+            "pandas: pd.read_csv(tarfile.open({}).extractfile({}))",
+            crate::util::py_str(shown),
+            crate::util::py_str(member)
+        )
     }
 }
 

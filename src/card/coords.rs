@@ -256,9 +256,16 @@ pub(super) fn with_span(note: &str, xn: &str, yn: &str, x: (f64, f64), y: (f64, 
     let Some(start) = note.find(&open) else {
         return note.to_string();
     };
-    let Some(len) = note[start..].find(')') else {
+    // The span ends at the first `)` after the y column's name (a name
+    // may hold a parenthesis itself).
+    let Some(y_at) = note[start..].find(&format!(", {yn} ")) else {
         return note.to_string();
     };
+    let after_y = start + y_at + yn.len() + 3;
+    let Some(close) = note[after_y..].find(')') else {
+        return note.to_string();
+    };
+    let len = after_y + close - start;
     format!(
         "{}({}){}",
         &note[..start],
@@ -351,6 +358,20 @@ pub fn missing_crs(x: (f64, f64), y: (f64, f64), holder: Holder) -> String {
             unit.zone_hint(),
             holder.set("…")
         ),
+    }
+}
+
+#[cfg(test)]
+mod span_tests {
+    use super::with_span;
+
+    #[test]
+    fn a_span_is_replaced_whole_even_with_parentheses_in_the_names() {
+        let note = "coordinates: `Lon (deg)`, `Lat (deg)` — longitude/latitude in degrees (Lon (deg) 1…2, Lat (deg) 3…4 in the first 10 rows): EPSG:4326";
+        assert_eq!(
+            with_span(note, "Lon (deg)", "Lat (deg)", (0.5, 2.5), (3.0, 4.5)),
+            "coordinates: `Lon (deg)`, `Lat (deg)` — longitude/latitude in degrees (Lon (deg) 0.5…2.5, Lat (deg) 3…4.5): EPSG:4326"
+        );
     }
 }
 

@@ -114,18 +114,26 @@ pub(super) fn source(shown: &str) -> String {
     };
     if let Some(rest) = shown.strip_prefix("/vsizip/") {
         if let Some((archive, member)) = split(rest, &[".zip/"]) {
-            return format!("zipfile.ZipFile('{archive}').open('{member}')");
+            return format!(
+                "zipfile.ZipFile({}).open({})",
+                crate::util::py_str(&archive),
+                crate::util::py_str(&member)
+            );
         }
     }
     if let Some(rest) = shown.strip_prefix("/vsitar/") {
         if let Some((archive, member)) = split(rest, &[".tar.gz/", ".tgz/", ".tar/"]) {
-            return format!("tarfile.open('{archive}').extractfile('{member}')");
+            return format!(
+                "tarfile.open({}).extractfile({})",
+                crate::util::py_str(&archive),
+                crate::util::py_str(&member)
+            );
         }
     }
     if lower.starts_with("/vsigzip/") {
-        return format!("'{}'", &shown["/vsigzip/".len()..]);
+        return crate::util::py_str(&shown["/vsigzip/".len()..]);
     }
-    format!("'{shown}'")
+    crate::util::py_str(shown)
 }
 
 /// How to read the CSV whose first bytes are `head`, given to pandas as

@@ -64,9 +64,10 @@ pub(super) fn unlabelled(shp: &Path, name: &str) -> Option<DbfText> {
     Some(DbfText {
         codec,
         lines: format!(
-            "  text: the .dbf names no encoding (no .cpg, no language driver id), so geopandas reads it as ISO-8859-1 (\"{}\"); it is {what}: \"{}\" (shown so here)\n  read: gpd.read_file('{name}', encoding='{codec}')\n",
+            "  text: the .dbf names no encoding (no .cpg, no language driver id), so geopandas reads it as ISO-8859-1 (\"{}\"); it is {what}: \"{}\" (shown so here)\n  read: gpd.read_file({}, encoding='{codec}')\n",
             clip(&misread),
-            clip(&shown)
+            clip(&shown),
+            crate::util::py_str(name)
         ),
     })
 }

@@ -144,6 +144,60 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// An extent or geotransform as JSON: `null` when a value of it is not
+/// finite (JSON has no NaN; a hostile header's NaN must not make the
+/// whole card unreadable).
+fn finite_or_none<S: serde::Serializer, const N: usize>(
+    value: &Option<[f64; N]>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(values) if values.iter().all(|v| v.is_finite()) => {
+            serializer.collect_seq(values.iter())
+        }
+        _ => serializer.serialize_none(),
+    }
+}
+
+/// A nodata value as JSON: a number, or `"nan"`, `"inf"`, `"-inf"` (a
+/// float raster's NaN nodata is common, and JSON has no such number).
+pub(crate) mod non_finite {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes `value`.
+    pub fn serialize<S: Serializer>(value: &Option<f64>, serializer: S) -> Result<S::Ok, S::Error> {
+        match value {
+            None => serializer.serialize_none(),
+            Some(v) if v.is_nan() => serializer.serialize_str("nan"),
+            Some(v) if v.is_infinite() && *v > 0.0 => serializer.serialize_str("inf"),
+            Some(v) if v.is_infinite() => serializer.serialize_str("-inf"),
+            Some(v) => serializer.serialize_f64(*v),
+        }
+    }
+
+    /// Reads a number, `"nan"`, `"inf"` or `"-inf"`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<f64>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Value {
+            Number(f64),
+            Text(String),
+        }
+        Ok(match Option::<Value>::deserialize(deserializer)? {
+            None => None,
+            Some(Value::Number(v)) => Some(v),
+            Some(Value::Text(t)) => match t.as_str() {
+                "nan" => Some(f64::NAN),
+                "inf" => Some(f64::INFINITY),
+                "-inf" => Some(f64::NEG_INFINITY),
+                other => return Err(serde::de::Error::custom(format!("a nodata of {other:?}"))),
+            },
+        })
+    }
+}
+
 /// A coordinate reference system.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Crs {
@@ -210,6 +264,7 @@ pub struct Layer {
     /// 1 MB slices).
     pub features_estimated: bool,
     /// `[minx, miny, maxx, maxy]` where the driver has it without a scan.
+    #[serde(serialize_with = "finite_or_none", default)]
     pub extent: Option<[f64; 4]>,
     /// Whether `extent` is what the file declares rather than its
     /// features' bounds (a GeoPackage's contents table, which producers
@@ -239,8 +294,10 @@ pub struct Grid {
     /// Its CRS; `None` when it has none.
     pub crs: Option<Crs>,
     /// GDAL's geotransform, when it has one.
+    #[serde(serialize_with = "finite_or_none", default)]
     pub transform: Option<[f64; 6]>,
     /// `[minx, miny, maxx, maxy]` of its corners, with a geotransform.
+    #[serde(serialize_with = "finite_or_none", default)]
     pub extent: Option<[f64; 4]>,
     /// Ground control points georeferencing it instead of a geotransform.
     pub gcps: usize,
@@ -295,6 +352,8 @@ pub struct Band {
     /// GDAL's data type name (`Byte`, `Int16`, `Float32`…).
     pub dtype: String,
     /// Its nodata value.
+    #[serde(with = "non_finite", default)]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub nodata: Option<f64>,
     /// Whether its pixels could be read at all.
     pub readable: bool,

@@ -110,7 +110,7 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Datase
                 let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts)
                     .map_err(unreadable)?;
                 let mut dataset = vector_facts(&ds, name, Some(&Table::default()));
-                dataset.read_call = Some(format!("pd.read_excel('{name}')"));
+                dataset.read_call = Some(format!("pd.read_excel({})", crate::util::py_str(name)));
                 dataset
                     .notes
                     .extend(note_lines(&other_layers_line(&ds, name, Reader::Excel)));
@@ -190,15 +190,26 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Datase
                 .and_then(|l| l.geometry.as_ref())
                 .is_some_and(|g| g.unreadable);
             dataset.read_call = Some(match (&unlabelled, unreadable_geometry) {
-                (_, true) => format!("pyogrio.read_dataframe('{name}', read_geometry=False)"),
+                (_, true) => format!(
+                    "pyogrio.read_dataframe({}, read_geometry=False)",
+                    crate::util::py_str(name)
+                ),
                 (Some(u), false) => {
-                    format!("gpd.read_file('{name}', encoding='{}')", u.codec)
+                    format!(
+                        "gpd.read_file({}, encoding='{}')",
+                        crate::util::py_str(name),
+                        u.codec
+                    )
                 }
                 (None, false) if osm => {
                     let layer = dataset.layers.first().map_or("points", |l| l.name.as_str());
-                    format!("gpd.read_file('{name}', layer='{layer}', USE_CUSTOM_INDEXING='NO')")
+                    format!(
+                        "gpd.read_file({}, layer={}, USE_CUSTOM_INDEXING='NO')",
+                        crate::util::py_str(name),
+                        crate::util::py_str(layer)
+                    )
                 }
-                (None, false) => format!("gpd.read_file('{name}')"),
+                (None, false) => format!("gpd.read_file({})", crate::util::py_str(name)),
             });
             if let Some(unlabelled) = unlabelled {
                 dataset.notes.extend(note_lines(&unlabelled.lines));
@@ -240,21 +251,22 @@ fn tile_tables_line(path: &Path, name: &str) -> Option<String> {
                 .metadata_item("IDENTIFIER", "")
                 .unwrap_or_else(|| "its tiles".into());
             Some(format!(
-                "raster tile table `{table}` ({}×{} px, {} band(s)), not a layer: rasterio.open('{name}')",
+                "raster tile table `{table}` ({}×{} px, {} band(s)), not a layer: rasterio.open({})",
                 ds.raster_size().0,
                 ds.raster_size().1,
-                ds.raster_count()
+                ds.raster_count(),
+                crate::util::py_str(name)
             ))
         }
         [] => None,
         several => Some(format!(
-            "raster tile tables, not layers: {}; open one with rasterio.open('GPKG:{name}:{}')",
+            "raster tile tables, not layers: {}; open one with rasterio.open({})",
             several
                 .iter()
                 .map(|t| format!("`{t}`"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            several[0]
+            crate::util::py_str(&format!("GPKG:{name}:{}", several[0]))
         )),
     }
 }
@@ -307,11 +319,15 @@ fn other_layers_line(ds: &Dataset, name: &str, reader: Reader) -> String {
     };
     if *first_count == 0 && matches!(reader, Reader::Geopandas) {
         return format!(
-            "  read: {call}('{name}', {argument}='{other}'): without {argument}, the first {what} (`{first}`) is read, and it has no features\n"
+            "  read: {call}({}, {argument}={}): without {argument}, the first {what} (`{first}`) is read, and it has no features\n",
+            crate::util::py_str(name),
+            crate::util::py_str(other)
         );
     }
     format!(
-        "  read: {call}('{name}', {argument}='{other}') for a {what} other than the first (`{first}`, read without {argument})\n"
+        "  read: {call}({}, {argument}={}) for a {what} other than the first (`{first}`, read without {argument})\n",
+        crate::util::py_str(name),
+        crate::util::py_str(other)
     )
 }
 
@@ -572,7 +588,7 @@ fn raster_facts(ds: &Dataset, name: &str, kind: DatasetKind) -> facts::Dataset {
     let bands = ds.raster_count();
     let mut dataset = facts::Dataset::new(name, kind);
     dataset.driver = Some(ds.driver().short_name());
-    dataset.read_call = Some(format!("rasterio.open('{name}')"));
+    dataset.read_call = Some(format!("rasterio.open({})", crate::util::py_str(name)));
     let transform = ds.geo_transform().ok();
     // The corners' x and y ranges (a rotated grid has four corners).
     let extent = transform.map(|gt| {
@@ -640,7 +656,7 @@ fn raster_facts(ds: &Dataset, name: &str, kind: DatasetKind) -> facts::Dataset {
 fn multidim_facts(ds: &Dataset, name: &str) -> facts::Dataset {
     let mut dataset = facts::Dataset::new(name, DatasetKind::Multidim);
     dataset.driver = Some(ds.driver().short_name());
-    dataset.read_call = Some(format!("xr.open_dataset('{name}')"));
+    dataset.read_call = Some(format!("xr.open_dataset({})", crate::util::py_str(name)));
     let Ok(root) = ds.root_group() else {
         return dataset;
     };

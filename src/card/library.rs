@@ -26,6 +26,12 @@ use serde::Deserialize;
 use super::facts::{Column, Crs, Dataset, DatasetKind, Geometry, GeometryCount, Layer, Variable};
 use crate::sandbox::{CellStatus, SandboxError, Session};
 
+/// Layers a dataset's entry lists (as the reader's entries do).
+const MAX_LAYERS: usize = 10;
+
+/// Variables a NetCDF entry lists (as the reader's entries do).
+const MAX_VARIABLES: usize = 30;
+
 /// The largest answer read.
 const MAX_ANSWER_BYTES: u64 = 8 << 20;
 
@@ -60,6 +66,9 @@ pub struct FileView {
     /// A vector's layers as `pyogrio.list_layers` gives them (name, type).
     #[serde(default)]
     pub listed: Vec<(String, Option<String>)>,
+    /// Layers beyond those in `listed`.
+    #[serde(default)]
+    pub more_listed: usize,
     /// A vector's layers as `gpd.read_file` reads them.
     #[serde(default)]
     pub layers: Vec<LayerView>,
@@ -76,7 +85,8 @@ pub struct FileView {
     #[serde(default)]
     pub ranges: BTreeMap<String, (Option<f64>, Option<f64>)>,
     /// A NetCDF file's argument that opens it when the plain call fails
-    /// (`decode_times=False`).
+    /// (`decode_times=False`); a vector's options its read call carries
+    /// (`encoding='cp1252'`), used in every call the check writes.
     #[serde(default)]
     pub extra: Option<String>,
     /// A NetCDF file's dimensions (name, size).
@@ -114,7 +124,8 @@ pub struct FileView {
 pub struct BandView {
     /// numpy's type name.
     pub dtype: String,
-    /// Its nodata value.
+    /// Its nodata value (`"nan"` for NaN).
+    #[serde(with = "super::facts::non_finite", default)]
     pub nodata: Option<f64>,
     /// Its exact statistics, when asked and small enough.
     #[serde(default)]
@@ -202,6 +213,18 @@ pub struct CrsView {
     pub geographic: bool,
 }
 
+impl CrsView {
+    /// As the card's facts hold a CRS (without its WKT).
+    fn to_card(&self) -> Crs {
+        Crs {
+            text: self.text.clone(),
+            epsg: self.epsg,
+            wkt: None,
+            geographic: self.geographic,
+        }
+    }
+}
+
 /// A NetCDF variable as xarray reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct VariableView {
@@ -222,10 +245,15 @@ pub struct VariableView {
 /// What the check is asked about one dataset.
 #[derive(Debug, serde::Serialize)]
 struct Asked {
+    /// The dataset as the model names it (`data/a.shp`, `/vsizip/…`).
     path: String,
+    /// How to read it.
     kind: DatasetKind,
+    /// The layers the card lists, read first.
     layers: Vec<String>,
+    /// The card's call that reads it (its options are used).
     read_call: Option<String>,
+    /// A table's coordinate columns, ranged over every row.
     coordinates: Vec<String>,
     /// For a raster: read every band's statistics too (a GRIB file, whose
     /// decoder differs between GDAL versions, or one the host could not
@@ -300,6 +328,10 @@ pub fn ask(
     if asked.is_empty() {
         return Ok(LibraryView::new());
     }
+    // The sandbox binds folders at their real paths.
+    let folder = folder
+        .canonicalize()
+        .map_err(|e| LibraryError::Failed(format!("{}: {e}", folder.display())))?;
     let mut fork = session.snapshot()?;
     fork.set_rebuild_at_once(false);
     let answer_file = fork.workdir().join(".gisclaw-library-view.json");
@@ -318,13 +350,17 @@ pub fn ask(
     let _ = std::fs::remove_file(&answer_file);
     fork.end();
     let outcome = outcome?;
-    if outcome.status != CellStatus::Ok {
-        let text = crate::observation::render(&outcome);
-        return Err(LibraryError::Failed(
-            crate::observation::error_line(&text).to_string(),
-        ));
-    }
-    let bytes = read.map_err(|why| LibraryError::Answer(why.to_string()))?;
+    // A check cut at the cell's limit wrote what it read so far.
+    let bytes = match (read, outcome.status == CellStatus::Ok) {
+        (Ok(bytes), _) => bytes,
+        (Err(_), false) => {
+            let text = crate::observation::render(&outcome);
+            return Err(LibraryError::Failed(
+                crate::observation::error_line(&text).to_string(),
+            ));
+        }
+        (Err(why), true) => return Err(LibraryError::Answer(why.to_string())),
+    };
     let answers: BTreeMap<String, serde_json::Value> =
         serde_json::from_slice(&bytes).map_err(|e| LibraryError::Answer(e.to_string()))?;
     // One dataset's answer out of shape loses that dataset's check alone.
@@ -400,6 +436,10 @@ fn first_error(file: &FileView) -> Option<&str> {
 fn types_text(types: &[GeometryCount], has_z: bool, part: bool) -> String {
     let suffix = if has_z { " Z" } else { "" };
     match types {
+        [] if part => format!(
+            "no geometry in the first {} features (missing or empty)",
+            super::geometry_names::SCANNED_FEATURES
+        ),
         [] => "no geometry (every one missing or empty)".into(),
         [one] => format!("{}{suffix}", one.name),
         several => {
@@ -437,6 +477,9 @@ fn sample_rows(sample: &[Vec<(String, serde_json::Value)>], columns: usize) -> V
                         Value::Null => "None".to_string(),
                         Value::Bool(true) => "True".to_string(),
                         Value::Bool(false) => "False".to_string(),
+                        // Integers whole (an H3 index of 6e17 keeps its
+                        // digits), floats as the card writes numbers.
+                        Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
                         Value::Number(n) => n
                             .as_f64()
                             .map_or_else(|| n.to_string(), super::facts::fmt_num),
@@ -488,6 +531,7 @@ fn gdal_type(pandas: &str) -> &'static str {
     }
 }
 
+/// A layer the card's reader did not list, from geopandas' read of it.
 fn layer_from_view(view: &LayerView) -> Layer {
     Layer {
         name: view.name.clone(),
@@ -512,6 +556,7 @@ fn layer_from_view(view: &LayerView) -> Layer {
     }
 }
 
+/// Amends a vector's facts by geopandas' read of each layer.
 fn amend_vector(dataset: &mut Dataset, file: &FileView) {
     let name = dataset.path.clone();
     if let Some(error) = &file.error {
@@ -529,19 +574,28 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
         dataset.unreadable = None;
         dataset.driver = Some("read by geopandas in the sandbox".into());
         dataset.notes.push(
-            "described from geopandas' read in the sandbox (the card's own reader does not follow what this file points to)".into(),
+            "described from geopandas' read in the sandbox (the card's own reader cannot read it, or does not follow what it points to)".into(),
         );
+        dataset.read_call = Some(format!(
+            "gpd.read_file({})",
+            crate::util::py_str(&dataset.path)
+        ));
     }
     let listed: Vec<&str> = file.listed.iter().map(|(n, _)| n.as_str()).collect();
+    if !listed.is_empty() {
+        // Layers the card's GDAL names that pyogrio does not (another
+        // GDAL's names for the same data) are not the model's.
+        dataset.layers.retain(|l| listed.contains(&l.name.as_str()));
+    }
     // Layers pyogrio lists that the card left out (a GeoPackage's
     // attribute tables), in pyogrio's order after the card's.
     let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
     for view in &file.layers {
-        if !known.contains(&view.name) && dataset.layers.len() < 10 {
+        if !known.contains(&view.name) && dataset.layers.len() < MAX_LAYERS {
             dataset.layers.push(layer_from_view(view));
         }
     }
-    dataset.more_layers = listed.len().saturating_sub(dataset.layers.len());
+    dataset.more_layers = (listed.len() + file.more_listed).saturating_sub(dataset.layers.len());
     let mut failures = Vec::new();
     for layer in &mut dataset.layers {
         let Some(view) = file.layers.iter().find(|v| v.name == layer.name) else {
@@ -593,12 +647,7 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
         });
         if let Some(crs) = &geometry.crs {
             if layer.crs.as_ref().map(|c| c.epsg) != Some(crs.epsg) || layer.crs.is_none() {
-                layer.crs = Some(Crs {
-                    text: crs.text.clone(),
-                    epsg: crs.epsg,
-                    wkt: None,
-                    geographic: crs.geographic,
-                });
+                layer.crs = Some(crs.to_card());
             }
         }
         layer.extent = geometry.bounds;
@@ -637,28 +686,35 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
         ));
         return;
     }
-    let path = dataset.path.clone();
-    for (layer, error, works) in &failures {
+    let path = crate::util::py_str(&dataset.path);
+    let extra = file
+        .extra
+        .as_deref()
+        .map_or(String::new(), |e| format!(", {e}"));
+    for (layer_name, error, works) in &failures {
+        let layer = crate::util::py_str(layer_name);
         let line = match works {
             Some(w) if w.call == "read_geometry=False" => format!(
-                "layer `{layer}`: gpd.read_file fails ({error}); its fields read with pyogrio.read_dataframe('{path}', layer='{layer}', read_geometry=False)"
+                "layer `{layer_name}`: gpd.read_file fails ({error}); its fields read with pyogrio.read_dataframe({path}, layer={layer}, read_geometry=False{extra})"
             ),
             Some(w) => format!(
-                "layer `{layer}`: gpd.read_file fails ({error}); gpd.read_file('{path}', layer='{layer}', {}) reads it{}",
+                "layer `{layer_name}`: gpd.read_file fails ({error}); gpd.read_file({path}, layer={layer}, {}{extra}) reads it{}",
                 w.call,
                 match w.dropped {
-                    Some(1) => " with 1 geometry left out as None".to_string(),
-                    Some(n) => format!(" with {n} geometries left out as None"),
+                    Some(1) => ", 1 feature without a geometry (None)".to_string(),
+                    Some(n) => format!(", {n} features without a geometry (None)"),
                     None => String::new(),
                 }
             ),
-            None => format!("layer `{layer}`: gpd.read_file fails ({error}), and no plain read works"),
+            None => format!(
+                "layer `{layer_name}`: gpd.read_file fails ({error}), and no plain read works"
+            ),
         };
         dataset.warnings.push(line.clone());
         // A call elsewhere in the entry that names the layer plainly.
         if let Some(w) = works.as_ref().filter(|w| w.call != "read_geometry=False") {
-            let plain = format!("gpd.read_file('{path}', layer='{layer}')");
-            let fixed = format!("gpd.read_file('{path}', layer='{layer}', {})", w.call);
+            let plain = format!("gpd.read_file({path}, layer={layer}{extra})");
+            let fixed = format!("gpd.read_file({path}, layer={layer}, {}{extra})", w.call);
             for note in &mut dataset.notes {
                 *note = note.replace(&plain, &fixed);
             }
@@ -687,6 +743,7 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
     }
 }
 
+/// Amends a table's facts by the frame its own read call gives.
 fn amend_table(dataset: &mut Dataset, file: &FileView) {
     if let Some(error) = &file.error {
         let line = format!(
@@ -743,8 +800,9 @@ fn amend_table(dataset: &mut Dataset, file: &FileView) {
     }
 }
 
+/// Amends a NetCDF/HDF5 file's facts by xarray's read.
 fn amend_multidim(dataset: &mut Dataset, file: &FileView) {
-    let path = dataset.path.clone();
+    let path = crate::util::py_str(&dataset.path);
     if file.variables.is_empty() {
         if let Some(error) = &file.error {
             dataset
@@ -757,12 +815,12 @@ fn amend_multidim(dataset: &mut Dataset, file: &FileView) {
         return;
     }
     if let (Some(error), Some(extra)) = (&file.error, &file.extra) {
-        dataset.read_call = Some(format!("xr.open_dataset('{path}', {extra})"));
+        dataset.read_call = Some(format!("xr.open_dataset({path}, {extra})"));
         dataset.notes.push(format!(
-            "xr.open_dataset('{path}') fails ({error}); read: xr.open_dataset('{path}', {extra})"
+            "xr.open_dataset({path}) fails ({error}); read: xr.open_dataset({path}, {extra})"
         ));
     } else if dataset.read_call.is_none() {
-        dataset.read_call = Some(format!("xr.open_dataset('{path}')"));
+        dataset.read_call = Some(format!("xr.open_dataset({path})"));
     }
     dataset.dimensions = file
         .dimensions
@@ -775,16 +833,16 @@ fn amend_multidim(dataset: &mut Dataset, file: &FileView) {
     dataset.variables = file
         .variables
         .iter()
+        .take(MAX_VARIABLES)
         .map(|v| Variable {
             name: v.name.clone(),
             dimensions: v.dimensions.clone(),
             dtype: variable_type(v),
         })
         .collect();
-    if file.more_variables > 0 {
-        dataset
-            .notes
-            .push(format!("… {} more variables", file.more_variables));
+    let more = file.more_variables + file.variables.len().saturating_sub(MAX_VARIABLES);
+    if more > 0 {
+        dataset.notes.push(format!("… {more} more variables"));
     }
 }
 
@@ -806,6 +864,7 @@ fn gdal_band_type(numpy: &str) -> String {
     }
 }
 
+/// Exact statistics of a band from the sandbox's read.
 fn stats_from_view(view: &StatsView) -> Option<super::facts::Stats> {
     Some(super::facts::Stats {
         min: view.min?,
@@ -817,6 +876,8 @@ fn stats_from_view(view: &StatsView) -> Option<super::facts::Stats> {
     })
 }
 
+/// Amends a raster's facts by rasterio's read: grid, types, nodata and,
+/// when read, statistics.
 fn amend_raster(dataset: &mut Dataset, file: &FileView) {
     if let Some(error) = &file.error {
         if dataset.unreadable.is_none() {
@@ -843,12 +904,7 @@ fn amend_raster(dataset: &mut Dataset, file: &FileView) {
         let values: Option<Vec<f64>> = t.iter().copied().collect();
         <[f64; 6]>::try_from(values?).ok()
     });
-    let crs = file.crs.as_ref().map(|c| Crs {
-        text: c.text.clone(),
-        epsg: c.epsg,
-        wkt: None,
-        geographic: c.geographic,
-    });
+    let crs = file.crs.as_ref().map(CrsView::to_card);
     if dataset.unreadable.is_some() {
         // What the card's GDAL cannot read and rasterio reads.
         dataset.unreadable = None;
@@ -856,7 +912,10 @@ fn amend_raster(dataset: &mut Dataset, file: &FileView) {
         dataset.notes.push(
             "described from rasterio's read in the sandbox (the card's GDAL cannot read it)".into(),
         );
-        dataset.read_call = Some(format!("rasterio.open('{}')", dataset.path));
+        dataset.read_call = Some(format!(
+            "rasterio.open({})",
+            crate::util::py_str(&dataset.path)
+        ));
         dataset.grid = Some(super::facts::Grid {
             width,
             height,

@@ -574,7 +574,11 @@ pub fn checked_inspect(
         Ok(dataset) => dataset,
         // A file the reader refuses to follow (an OGR VRT) may still be
         // what geopandas reads in the sandbox.
-        Err(why) if rel.to_ascii_lowercase().ends_with(".vrt") => {
+        Err(why @ (SchemaError::Unreadable { .. } | SchemaError::Reader(_)))
+            if rel.to_ascii_lowercase().ends_with(".vrt")
+                && !rel.split('/').any(|part| part == "..")
+                && !why.to_string().contains("no such file") =>
+        {
             let rel = rel.trim().trim_start_matches("./");
             let name = format!("{shown_as}{}", rel.strip_prefix(shown_as).unwrap_or(rel));
             let mut dataset = Dataset::new(&name, DatasetKind::Raster);

@@ -109,9 +109,9 @@ pub(super) fn facts(path: &Path, shown: &str) -> Result<Dataset, SchemaError> {
         title_rows: None,
     });
     dataset.read_call = Some(if geo.is_empty() {
-        format!("pd.read_parquet('{shown}')")
+        format!("pd.read_parquet({})", crate::util::py_str(shown))
     } else {
-        format!("gpd.read_parquet('{shown}')")
+        format!("gpd.read_parquet({})", crate::util::py_str(shown))
     });
     Ok(dataset)
 }
@@ -532,14 +532,15 @@ fn read_hint(shown: &str, size: u64, geo: &[GeoColumn]) -> String {
     } else {
         "gpd.read_parquet"
     };
-    let mut hint = format!("  read: {reader}('{shown}')");
+    let shown = crate::util::py_str(shown);
+    let mut hint = format!("  read: {reader}({shown})");
     if size > BIG_FILE {
         hint.push_str(&format!(
-            "; only what you need: {reader}('{shown}', columns=[…])"
+            "; only what you need: {reader}({shown}, columns=[…])"
         ));
         if geo.iter().any(|g| g.covering.is_some()) {
             hint.push_str(&format!(
-                ", or an area: gpd.read_parquet('{shown}', bbox=(xmin, ymin, xmax, ymax))"
+                ", or an area: gpd.read_parquet({shown}, bbox=(xmin, ymin, xmax, ymax))"
             ));
         }
     }

@@ -158,7 +158,7 @@ impl Header {
         }
         let mut arguments = Vec::new();
         if !first {
-            arguments.push(format!("sheet_name='{sheet}'"));
+            arguments.push(format!("sheet_name={}", crate::util::py_str(sheet)));
         }
         arguments.push(format!("skiprows={}", self.skip));
         arguments.extend(codes::dtype(&self.codes));
@@ -169,7 +169,8 @@ impl Header {
         ));
         text.push_str(&codes::note(&self.codes).unwrap_or_default());
         text.push_str(&format!(
-            "  read: pd.read_excel('{shown}', {})\n",
+            "  read: pd.read_excel({}, {})\n",
+            crate::util::py_str(shown),
             arguments.join(", ")
         ));
         text
