@@ -463,7 +463,13 @@ def _one(dataset, folder):
     kind = dataset.get("kind")
     path = dataset["path"]
     if kind == "vector":
-        return _vector(path, dataset.get("layers") or [], dataset.get("read_call"), folder)
+        view = _vector(path, dataset.get("layers") or [], dataset.get("read_call"), folder)
+        if view.get("error") and path.lower().endswith(".vrt"):
+            # A VRT the card's reader refused may be a raster's.
+            raster = _raster(path, True)
+            if raster.get("error") is None:
+                return raster
+        return view
     if kind == "table" and dataset.get("read_call"):
         return _table(dataset["read_call"], dataset.get("coordinates") or [], folder)
     if kind == "multidim":

@@ -725,16 +725,19 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
     if let Some(first) = dataset.layers.first() {
         if failures.iter().any(|(l, _, _)| *l == first.name) {
             let fine = file.layers.iter().find(|v| v.error.is_none());
+            let first_name = crate::util::py_str(&first.name);
             dataset.read_call = Some(match (fine, &failures[0].2) {
-                (Some(v), _) => format!("gpd.read_file('{path}', layer='{}')", v.name),
+                (Some(v), _) => format!(
+                    "gpd.read_file({path}, layer={}{extra})",
+                    crate::util::py_str(&v.name)
+                ),
                 (None, Some(w)) if w.call == "read_geometry=False" => format!(
-                    "pyogrio.read_dataframe('{path}', layer='{}', read_geometry=False)",
-                    first.name
+                    "pyogrio.read_dataframe({path}, layer={first_name}, read_geometry=False{extra})"
                 ),
                 (None, Some(w)) => {
                     format!(
-                        "gpd.read_file('{path}', layer='{}', {})",
-                        first.name, w.call
+                        "gpd.read_file({path}, layer={first_name}, {}{extra})",
+                        w.call
                     )
                 }
                 (None, None) => return,
