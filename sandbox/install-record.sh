@@ -24,7 +24,8 @@ write_install_record() {
   for file in "$root/target/gisclaw-install.toml" \
       "${XDG_CONFIG_HOME:-$HOME/.config}/gisclaw/install.toml"; do
     mkdir -p "$(dirname "$file")"
-    printf '%s' "$text" > "$file.part" && mv "$file.part" "$file"
+    # Writable by its owner alone: gisclaw ignores a record others may write.
+    printf '%s' "$text" > "$file.part" && chmod 644 "$file.part" && mv "$file.part" "$file"
   done
 }
 
