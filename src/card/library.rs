@@ -57,66 +57,61 @@ pub enum LibraryError {
 /// names it.
 pub type LibraryView = BTreeMap<String, FileView>;
 
-/// What one dataset reads as in the sandbox.
+/// What one dataset reads as in the sandbox (each field absent from the
+/// answer is its default).
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct FileView {
     /// The reader's error (`Type: first line`), when the plain read fails.
-    #[serde(default)]
     pub error: Option<String>,
     /// A vector's layers as `pyogrio.list_layers` gives them (name, type).
-    #[serde(default)]
     pub listed: Vec<(String, Option<String>)>,
     /// Layers beyond those in `listed`.
-    #[serde(default)]
     pub more_listed: usize,
     /// A vector's layers as `gpd.read_file` reads them.
-    #[serde(default)]
     pub layers: Vec<LayerView>,
-    /// A table's columns as its read call gives them (name, pandas dtype).
-    #[serde(default)]
-    pub columns: Vec<(String, String)>,
-    /// A table's rows.
-    #[serde(default)]
-    pub rows: Option<u64>,
-    /// A table's first rows as pandas reads them (see [`LayerView::sample`]).
-    #[serde(default)]
-    pub sample: Vec<Vec<(String, serde_json::Value)>>,
+    /// A table's frame as its read call gives it.
+    #[serde(flatten)]
+    pub frame: FrameView,
     /// A table's coordinate columns' ranges over every row.
-    #[serde(default)]
     pub ranges: BTreeMap<String, (Option<f64>, Option<f64>)>,
     /// A NetCDF file's argument that opens it when the plain call fails
     /// (`decode_times=False`); a vector's options its read call carries
     /// (`encoding='cp1252'`), used in every call the check writes.
-    #[serde(default)]
     pub extra: Option<String>,
     /// A NetCDF file's dimensions (name, size).
-    #[serde(default)]
     pub dimensions: Vec<(String, u64)>,
     /// A NetCDF file's variables, coordinates and scalars included.
-    #[serde(default)]
     pub variables: Vec<VariableView>,
     /// Variables beyond those listed.
-    #[serde(default)]
     pub more_variables: usize,
     /// A raster's width in pixels, as rasterio opens it (GDAL gives -1
     /// for a grid it cannot lay out).
-    #[serde(default)]
     pub width: Option<i64>,
     /// Its height.
-    #[serde(default)]
     pub height: Option<i64>,
     /// Its bands.
-    #[serde(default)]
     pub count: Option<usize>,
     /// Its CRS.
-    #[serde(default)]
     pub crs: Option<CrsView>,
     /// Its geotransform (GDAL's order), absent for an identity.
-    #[serde(default)]
     pub transform: Option<Vec<Option<f64>>>,
     /// Its first bands.
-    #[serde(default)]
     pub bands: Vec<BandView>,
+}
+
+/// A pandas frame as read in the sandbox (a table, or a layer's
+/// attributes): what the Python half's `_frame_facts` answers.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FrameView {
+    /// Its columns (name, pandas dtype), a layer's geometry left out.
+    pub columns: Vec<(String, String)>,
+    /// Its rows.
+    pub rows: Option<u64>,
+    /// Its first rows' values (at most 12 columns): JSON null where pandas
+    /// reads a missing value, numbers, text, `{"bytes": n}`.
+    pub sample: Vec<Vec<(String, serde_json::Value)>>,
 }
 
 /// A raster band as rasterio reads it.
@@ -163,16 +158,9 @@ pub struct LayerView {
     /// leaves out.
     #[serde(default)]
     pub works: Option<Works>,
-    /// Its columns (name, pandas dtype), the geometry left out.
-    #[serde(default)]
-    pub columns: Vec<(String, String)>,
-    /// Its features.
-    #[serde(default)]
-    pub rows: Option<u64>,
-    /// Its first rows' values (at most 12 columns): JSON null where pandas
-    /// reads a missing value, numbers, text, `{"bytes": n}`.
-    #[serde(default)]
-    pub sample: Vec<Vec<(String, serde_json::Value)>>,
+    /// Its attributes and features.
+    #[serde(flatten)]
+    pub frame: FrameView,
     /// Its geometries, when read.
     #[serde(default)]
     pub geometry: Option<GeometryView>,
@@ -370,6 +358,22 @@ pub fn ask(
         .collect())
 }
 
+/// Asks `session` what its libraries read of `datasets` ([`ask`]) and
+/// amends each by the answer ([`amend`]); on `Err` they are unchanged.
+pub fn check(
+    session: &mut Session,
+    folder: &Path,
+    shown_as: &str,
+    datasets: &mut [&mut Dataset],
+) -> Result<(), LibraryError> {
+    let asked: Vec<&Dataset> = datasets.iter().map(|d| &**d).collect();
+    let view = ask(session, folder, shown_as, &asked)?;
+    for dataset in datasets.iter_mut() {
+        amend(dataset, &view);
+    }
+    Ok(())
+}
+
 /// Runs `f` with a throwaway session of `zygote` that may read `dir` (for
 /// a card made outside any run: `gisclaw card`, an MCP server's card).
 pub fn in_throwaway_session<T>(
@@ -465,6 +469,24 @@ fn types_text(types: &[GeometryCount], has_z: bool, part: bool) -> String {
 }
 
 /// Sample rows as the card writes them (`name="x", n=1, v=None`).
+impl FrameView {
+    /// Its columns as the card's, with GDAL's type names.
+    fn card_columns(&self) -> Vec<Column> {
+        self.columns
+            .iter()
+            .map(|(n, t)| Column {
+                name: n.clone(),
+                dtype: gdal_type(t).into(),
+            })
+            .collect()
+    }
+
+    /// Its sample rows as the card writes them.
+    fn sample_rows(&self) -> Vec<String> {
+        sample_rows(&self.sample, self.columns.len())
+    }
+}
+
 fn sample_rows(sample: &[Vec<(String, serde_json::Value)>], columns: usize) -> Vec<String> {
     use serde_json::Value;
     sample
@@ -537,18 +559,11 @@ fn layer_from_view(view: &LayerView) -> Layer {
         name: view.name.clone(),
         geometry: None,
         crs: None,
-        features: view.rows,
+        features: view.frame.rows,
         features_estimated: false,
         extent: None,
         extent_declared: false,
-        columns: view
-            .columns
-            .iter()
-            .map(|(n, t)| Column {
-                name: n.clone(),
-                dtype: gdal_type(t).into(),
-            })
-            .collect(),
+        columns: view.frame.card_columns(),
         sample_rows: Vec::new(),
         crs_note: None,
         notes: Vec::new(),
@@ -608,22 +623,22 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
                 g.text = format!("{} — geopandas cannot build them: {error}", g.text);
             }
         }
-        if let Some(rows) = view.rows {
+        if let Some(rows) = view.frame.rows {
             layer.features = Some(rows);
             layer.features_estimated = false;
         }
-        let read: Vec<&str> = view.columns.iter().map(|(n, _)| n.as_str()).collect();
+        let read: Vec<&str> = view.frame.columns.iter().map(|(n, _)| n.as_str()).collect();
         let ours: Vec<&str> = layer.columns.iter().map(|c| c.name.as_str()).collect();
         if !read.is_empty() && read != ours {
-            layer.columns = layer_from_view(view).columns;
+            layer.columns = view.frame.card_columns();
         }
-        if !view.sample.is_empty() || view.rows == Some(0) {
-            layer.sample_rows = sample_rows(&view.sample, view.columns.len());
+        if !view.frame.sample.is_empty() || view.frame.rows == Some(0) {
+            layer.sample_rows = view.frame.sample_rows();
         }
         let Some(geometry) = &view.geometry else {
             continue;
         };
-        if view.rows == Some(0) {
+        if view.frame.rows == Some(0) {
             // Nothing read: the declared type stands, and no extent.
             layer.extent = None;
             continue;
@@ -636,7 +651,7 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
                 features: *c,
             })
             .collect();
-        let part = view.rows.unwrap_or(0) > super::geometry_names::SCANNED_FEATURES as u64;
+        let part = view.frame.rows.unwrap_or(0) > super::geometry_names::SCANNED_FEATURES as u64;
         let text = types_text(&types, geometry.has_z, part);
         layer.geometry = Some(Geometry {
             text,
@@ -763,32 +778,26 @@ fn amend_table(dataset: &mut Dataset, file: &FileView) {
     if layer.title_rows.is_some() {
         return;
     }
-    if let Some(rows) = file.rows {
+    let frame = &file.frame;
+    if let Some(rows) = frame.rows {
         layer.features = Some(rows);
         layer.features_estimated = false;
     }
-    if file.columns.len() == layer.columns.len() {
+    if frame.columns.len() == layer.columns.len() {
         // pandas' names (a repeated name becomes `X.1`); the card's types
         // where pandas' agree with them (GDAL finds dates pandas leaves as
         // text), else pandas'.
-        for (column, (name, dtype)) in layer.columns.iter_mut().zip(&file.columns) {
+        for (column, (name, dtype)) in layer.columns.iter_mut().zip(&frame.columns) {
             column.name.clone_from(name);
             if !agrees(&column.dtype, dtype) {
                 column.dtype = gdal_type(dtype).into();
             }
         }
-    } else if !file.columns.is_empty() {
-        layer.columns = file
-            .columns
-            .iter()
-            .map(|(n, t)| Column {
-                name: n.clone(),
-                dtype: gdal_type(t).into(),
-            })
-            .collect();
+    } else if !frame.columns.is_empty() {
+        layer.columns = frame.card_columns();
     }
-    if !file.columns.is_empty() {
-        layer.sample_rows = sample_rows(&file.sample, file.columns.len());
+    if !frame.columns.is_empty() {
+        layer.sample_rows = frame.sample_rows();
     }
     // Coordinate ranges over every row, where the note gave the first
     // rows'.

@@ -521,24 +521,17 @@ pub fn checked_pieces(
         Ok(pieces) => pieces,
         Err(why) => return format!("{shown_as}: could not be read: {why}\n"),
     };
-    let entries: Vec<&Dataset> = pieces
-        .iter()
+    let mut entries: Vec<&mut Dataset> = pieces
+        .iter_mut()
         .filter_map(|p| match p {
-            Piece::Entry(d) => Some(&**d),
+            Piece::Entry(d) => Some(&mut **d),
             Piece::Text(_) => None,
         })
         .collect();
-    match library::ask(session, dir, shown_as, &entries) {
-        Ok(view) => {
-            for piece in &mut pieces {
-                if let Piece::Entry(dataset) = piece {
-                    library::amend(dataset, &view);
-                }
-            }
-        }
-        Err(why) => pieces.push(Piece::Text(format!(
+    if let Err(why) = library::check(session, dir, shown_as, &mut entries) {
+        pieces.push(Piece::Text(format!(
             "(the sandbox's libraries could not check this card: {why})\n"
-        ))),
+        )));
     }
     render(&pieces)
 }
@@ -551,14 +544,9 @@ pub fn checked_facts(
     session: &mut crate::sandbox::Session,
 ) -> Result<FolderCard, crate::reader::ReadError> {
     let mut card = card_facts(dir, shown_as)?;
-    let entries: Vec<&Dataset> = card.datasets.iter().collect();
-    match library::ask(session, dir, shown_as, &entries) {
-        Ok(view) => {
-            for dataset in &mut card.datasets {
-                library::amend(dataset, &view);
-            }
-        }
-        Err(why) => card.not_checked = Some(why.to_string()),
+    let mut entries: Vec<&mut Dataset> = card.datasets.iter_mut().collect();
+    if let Err(why) = library::check(session, dir, shown_as, &mut entries) {
+        card.not_checked = Some(why.to_string());
     }
     Ok(card)
 }
@@ -587,11 +575,10 @@ pub fn checked_inspect(
         }
         Err(why) => return Err(why),
     };
-    match library::ask(session, data_dir, shown_as, &[&dataset]) {
-        Ok(view) => library::amend(&mut dataset, &view),
-        Err(why) => dataset.notes.push(format!(
+    if let Err(why) = library::check(session, data_dir, shown_as, &mut [&mut dataset]) {
+        dataset.notes.push(format!(
             "(the sandbox's libraries could not check this entry: {why})"
-        )),
+        ));
     }
     Ok(dataset)
 }
