@@ -11,8 +11,9 @@
 //! corpus`).
 
 mod common;
+#[path = "../tests/corpus/locate.rs"]
+mod locate;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gisclaw::card;
@@ -25,48 +26,9 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-/// The corpus folder (as `tests/all/real_data.rs` finds it).
-fn corpus() -> PathBuf {
-    let dir = match std::env::var_os("GISCLAW_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"))
-            .join("gisclaw/corpus"),
-    };
-    assert!(
-        dir.join("fiona/SOURCE.txt").is_file(),
-        "no corpus at {}: run `make corpus`",
-        dir.display()
-    );
-    dir.canonicalize().unwrap()
-}
-
-/// Folders of the corpus that hold files, sorted.
-fn folders(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let mut has_files = false;
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() && !path.ends_with(".downloads") {
-                stack.push(path);
-            } else if path.is_file() {
-                has_files = true;
-            }
-        }
-        if has_files && dir != root {
-            found.push(dir);
-        }
-    }
-    found.sort();
-    found
-}
-
 fn main() {
     common::refuse_a_stale_worker();
-    let root = corpus();
+    let root = locate::corpus().canonicalize().unwrap();
     let zygote = Zygote::start(SandboxConfig::default()).expect("starting the sandbox");
     let work = tempfile::tempdir().unwrap();
     println!("card on the real-data corpus (medians of {RUNS}; budget 2,000 tokens)");
@@ -75,7 +37,7 @@ fn main() {
         "folder", "reader ms", "checked ms", "ratio"
     );
     let (mut plain_total, mut checked_total) = (Duration::ZERO, Duration::ZERO);
-    for folder in folders(&root) {
+    for folder in locate::corpus_folders(&root).iter().map(|f| root.join(f)) {
         let dirs = SessionDirs {
             readable: vec![folder.clone()],
             ..SessionDirs::work(work.path())

@@ -8,22 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// The corpus folder (`GISCLAW_CORPUS`, else the cache's `gisclaw/corpus`).
-pub fn corpus() -> PathBuf {
-    let dir = match std::env::var_os("GISCLAW_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"))
-            .join("gisclaw/corpus"),
-    };
-    assert!(
-        dir.join("fiona/SOURCE.txt").is_file(),
-        "no real-data corpus at {}: run `make corpus`",
-        dir.display()
-    );
-    dir
-}
+#[path = "../corpus/locate.rs"]
+mod locate;
+use locate::{corpus, corpus_folders};
 
 /// Runs `f` with a throwaway sandbox session that reads the corpus folder
 /// `dir` (by its real path, as the sandbox sees it).
@@ -372,49 +359,12 @@ const KNOWN_UNREAD: &[&str] = &[];
 fn python_in(dir: &Path, code: &str) -> String {
     let scratch = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(dir, scratch.path().join("data")).unwrap();
-    let out = std::process::Command::new(gisclaw::paths::default_venv().join("bin/python"))
-        .args(["-c", code])
-        .current_dir(scratch.path())
-        .output()
-        .expect("the venv's python runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    crate::common::venv_python_in(scratch.path(), ["-c", code])
 }
 
 /// Where the truth script lives.
 fn truth_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/truth.py")
-}
-
-/// The corpus folders that hold files themselves, relative.
-fn corpus_folders(root: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let mut has_files = false;
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() && !path.ends_with(".downloads") {
-                stack.push(path);
-            } else if path.is_file() {
-                has_files = true;
-            }
-        }
-        if has_files && dir != root {
-            found.push(
-                dir.strip_prefix(root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned(),
-            );
-        }
-    }
-    found.sort();
-    found
 }
 
 #[test]

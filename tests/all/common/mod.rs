@@ -115,8 +115,17 @@ pub fn text(out: &Output) -> String {
 /// returns its stdout, after checking that it succeeded (its stderr, if
 /// not).
 pub fn venv_python<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    venv_python_in(Path::new("."), args)
+}
+
+/// [`venv_python`] run from the folder `cwd`.
+pub fn venv_python_in<S: AsRef<std::ffi::OsStr>>(
+    cwd: &Path,
+    args: impl IntoIterator<Item = S>,
+) -> String {
     let out = Command::new(gisclaw::paths::default_venv().join("bin/python"))
         .args(args)
+        .current_dir(cwd)
         .output()
         .expect("the venv's python runs");
     assert!(
