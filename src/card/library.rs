@@ -258,6 +258,14 @@ fn asked(datasets: &[&Dataset]) -> Vec<Asked> {
         }
         // An OGR VRT: the card's reader does not follow its sources, the
         // sandbox may.
+        // What the walk refused (a FIFO, a link out, a file the sandbox
+        // cannot read) is never asked: a FIFO would block the check.
+        if d.unreadable
+            .as_deref()
+            .is_some_and(|why| !super::gdal_refused(why))
+        {
+            return;
+        }
         let vrt = d.unreadable.is_some() && d.path.to_ascii_lowercase().ends_with(".vrt");
         let wanted = match d.kind {
             _ if vrt => true,

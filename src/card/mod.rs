@@ -173,6 +173,13 @@ fn has_shp_beside(dbf: &Path) -> bool {
         .any(|ext| dbf.with_extension(ext).symlink_metadata().is_ok())
 }
 
+/// Whether `why`, a dataset's `unreadable`, is GDAL's refusal of the
+/// file's contents ([`SchemaError::Unreadable`]'s text) rather than the
+/// walk's refusal of the entry (a FIFO, a link out, its permissions).
+fn gdal_refused(why: &str) -> bool {
+    why.contains(": GDAL cannot read it: ")
+}
+
 /// Why a file could not be inspected.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {

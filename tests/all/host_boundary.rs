@@ -1321,3 +1321,45 @@ fn a_reader_past_its_time_is_stopped_and_the_next_one_answers() {
         reply.answer
     );
 }
+
+#[test]
+fn entries_the_walk_refused_are_never_handed_to_the_libraries_check() {
+    // FIFOs named like a VRT and a shapefile, and a VRT linking out: the
+    // card's check in the sandbox must not open them (a FIFO would block
+    // it until the cell's time limit), and the card is still checked.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("points.csv"), "id,value\n1,3.5\n").unwrap();
+    for name in ["pipe.vrt", "pipe.shp"] {
+        let fifo = std::ffi::CString::new(data.join(name).to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    }
+    std::os::unix::fs::symlink("/etc/passwd", data.join("out.vrt")).unwrap();
+    let data = data.canonicalize().unwrap();
+    let card = gisclaw::card::library::in_throwaway_session(common::zygote(), &data, |session| {
+        gisclaw::card::checked_card(&data, "data/", 4_000, session)
+    })
+    .unwrap();
+    assert!(
+        card.contains("- data/pipe.vrt — a FIFO, not read"),
+        "{card}"
+    );
+    assert!(
+        card.contains("- data/out.vrt — a link to outside the data folder"),
+        "{card}"
+    );
+    assert!(card.contains("- data/points.csv — table"), "{card}");
+    assert!(!card.contains("could not check"), "{card}");
+    // The one-file entry: a FIFO handed to the check blocks it until the
+    // cell's time limit, which then leaves it unchecked.
+    let entry = gisclaw::card::library::in_throwaway_session(common::zygote(), &data, |session| {
+        gisclaw::card::checked_inspect(&data, "data/", "pipe.vrt", session)
+    })
+    .unwrap()
+    .unwrap()
+    .text();
+    assert!(entry.contains("a FIFO, not read"), "{entry}");
+    assert!(!entry.contains("could not check"), "{entry}");
+}
