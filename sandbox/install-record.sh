@@ -21,6 +21,10 @@ write_install_record() {
     text+="local_dir = $(quote "$(realpath "$local_dir")")
 "
   fi
+  if [ -f "$root/sandbox/js/node_modules/.gisclaw-stamp" ]; then
+    text+="js_dir = $(quote "$(realpath "$root/sandbox/js")")
+"
+  fi
   for file in "$root/target/gisclaw-install.toml" \
       "${XDG_CONFIG_HOME:-$HOME/.config}/gisclaw/install.toml"; do
     mkdir -p "$(dirname "$file")"
@@ -30,7 +34,7 @@ write_install_record() {
 }
 
 # recorded ROOT KEY: the path the record beside the binaries names for KEY
-# (venv, local_dir), if any.
+# (venv, local_dir, js_dir), if any.
 recorded() {
   local file="$1/target/gisclaw-install.toml"
   [ -f "$file" ] || return 0

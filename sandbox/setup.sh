@@ -67,6 +67,20 @@ site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pur
 cp "$root/tools/gisclaw_tools.py" "$site/gisclaw_tools.py"
 
 # --- 3. Binaries ------------------------------------------------------------
+# The JavaScript runtime (GeoJSEval): Node from Debian when none is on
+# PATH, the five libraries and jsdom pinned by sandbox/js/package-lock.json
+# (integrity hashes), installed with no install scripts run.
+command -v node >/dev/null || install_debian_packages nodejs npm
+js="$root/sandbox/js"
+js_want="$(sha256sum "$js/package-lock.json" | cut -d' ' -f1) $(node --version)"
+if [ -f "$js/node_modules/.gisclaw-stamp" ] && [ "$(cat "$js/node_modules/.gisclaw-stamp")" = "$js_want" ]; then
+  say "JavaScript libraries up to date: $js/node_modules"
+else
+  say "installing the JavaScript libraries (npm ci, sandbox/js/package-lock.json)"
+  (cd "$js" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  printf '%s' "$js_want" > "$js/node_modules/.gisclaw-stamp"
+fi
+
 say "building gisclaw and gisclaw-worker"
 (cd "$root" && PYO3_PYTHON="$base_exe" cargo build --workspace --quiet)
 source "$root/sandbox/install-record.sh"

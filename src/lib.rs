@@ -28,6 +28,7 @@ pub mod embed;
 pub mod environ;
 pub mod eval;
 pub mod interrupt;
+pub mod js;
 pub mod knowledge;
 pub mod labels;
 pub mod llm;

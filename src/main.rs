@@ -155,6 +155,11 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "__read") {
         return gisclaw::reader::serve(gisclaw::reads::answer_here);
     }
+    // The confined JavaScript runtime (gisclaw::js): confines itself and
+    // becomes Node.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "__js") {
+        return gisclaw::js::serve();
+    }
     gisclaw::environ::scrub_initial_block();
     gisclaw::reader::harden_gdal();
     gisclaw::embed::pin_thread_count();

@@ -92,6 +92,56 @@ pub fn local_found() -> Found {
     }
 }
 
+/// The JavaScript runtime's folder (`worker.js`, `package-lock.json` and
+/// the `node_modules` that `make setup` installed): `GISCLAW_JS_DIR`, else
+/// the recorded folder when its libraries are there, else the checkout's
+/// `sandbox/js`.
+pub fn js_found() -> Found {
+    if let Some(dir) = std::env::var_os("GISCLAW_JS_DIR").filter(|d| !d.is_empty()) {
+        return Found {
+            path: PathBuf::from(dir),
+            how: "GISCLAW_JS_DIR".into(),
+        };
+    }
+    if let Some((record, file)) = install_record() {
+        if let Some(dir) = record.js_dir.filter(|d| d.join("node_modules").is_dir()) {
+            return Found {
+                path: dir,
+                how: format!("recorded in {}", file.display()),
+            };
+        }
+    }
+    Found {
+        path: Path::new(env!("CARGO_MANIFEST_DIR")).join("sandbox/js"),
+        how: "the checkout's sandbox/js".into(),
+    }
+}
+
+/// The Node.js program: `GISCLAW_NODE`, else `node` (or Debian's older
+/// `nodejs`) on `PATH`, resolved to its real path.
+pub fn node_found() -> Option<Found> {
+    if let Some(path) = std::env::var_os("GISCLAW_NODE").filter(|p| !p.is_empty()) {
+        return Some(Found {
+            path: PathBuf::from(path),
+            how: "GISCLAW_NODE".into(),
+        });
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in ["node", "nodejs"] {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                let real = candidate.canonicalize().unwrap_or(candidate);
+                return Some(Found {
+                    path: real,
+                    how: format!("`{name}` on PATH"),
+                });
+            }
+        }
+    }
+    None
+}
+
 /// What `make setup` recorded about the install: real paths, so that
 /// gisclaw finds its Python environment when started with a reduced
 /// environment (an MCP client launching `gisclaw mcp` without
@@ -103,6 +153,8 @@ pub struct InstallRecord {
     pub venv: Option<PathBuf>,
     /// The local model's folder (`bin/llama-server`, `models/`).
     pub local_dir: Option<PathBuf>,
+    /// The JavaScript runtime's folder (`sandbox/js` with its libraries).
+    pub js_dir: Option<PathBuf>,
 }
 
 /// Whether a record may be believed: a file of this user's (or root's)

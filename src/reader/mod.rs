@@ -18,7 +18,7 @@
 
 mod harden;
 mod request;
-mod serve;
+pub(crate) mod serve;
 mod spawn;
 
 pub use harden::{driver_registered, harden_gdal, GDAL_OPTIONS};

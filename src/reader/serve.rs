@@ -73,24 +73,37 @@ fn start(handler: Handler) -> Result<ExitCode, String> {
         serde_json::from_slice(&line).map_err(|e| format!("the folder's line: {e}"))?;
     // SAFETY: descriptors 3 and 4 were set up by the host for this process
     // alone; nothing else in it owns them.
-    let mut sync = unsafe { UnixStream::from_raw_fd(SYNC_FD) };
+    let sync = unsafe { UnixStream::from_raw_fd(SYNC_FD) };
     let root = unsafe { OwnedFd::from_raw_fd(ROOT_FD) };
-    close_others();
+    close_above(ROOT_FD);
     let scratch = Scratch::new(&envelope.scratch)?;
+    in_own_namespaces(sync, "reader", |net| {
+        work(handler, &envelope, root, net, &scratch)
+    })
+}
+
+/// Enters new user, mount, PID and IPC namespaces (the host writes the id
+/// maps through `sync`) and a network namespace, then runs `body` as PID 1
+/// of the new PID namespace and waits for it: its exit code is this
+/// process's. `body` is given whether the network namespace was entered,
+/// or `None` when the kernel refused namespaces (it then runs here, in
+/// this process). Refuses when a user namespace was entered but its maps
+/// were not written (every id unmapped: going on would act with the host
+/// user's rights). Shared by the reader and the JavaScript runtime.
+pub(crate) fn in_own_namespaces(
+    mut sync: UnixStream,
+    what: &str,
+    body: impl FnOnce(Option<bool>) -> u8,
+) -> Result<ExitCode, String> {
     isolate::note_outside_ids();
     let own_user_namespace = std::fs::read_link("/proc/self/ns/user").ok();
     let entered = isolate::unshare(&mut sync);
     drop(sync);
     if let Err(why) = entered {
-        // Entered a user namespace whose id maps were not written: every
-        // id is unmapped there, and going on would read with the host
-        // user's rights. Refuse.
         if std::fs::read_link("/proc/self/ns/user").ok() != own_user_namespace {
-            return Err(format!("not read: {why}"));
+            return Err(format!("not started: {why}"));
         }
-        return Ok(ExitCode::from(work(
-            handler, &envelope, root, None, &scratch,
-        )));
+        return Ok(ExitCode::from(body(None)));
     }
     // SAFETY: unshare with flags only; the new user namespace holds
     // CAP_SYS_ADMIN, so a network namespace of its own (loopback down).
@@ -107,13 +120,12 @@ fn start(handler: Handler) -> Result<ExitCode, String> {
         // the time limit.
         // SAFETY: prctl with integer arguments.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
-        let code = work(handler, &envelope, root, Some(net), &scratch);
+        let code = body(Some(net));
         let _ = std::io::stdout().flush();
         // SAFETY: leaving the forked child without running the parent's
         // exit handlers twice.
         unsafe { libc::_exit(code.into()) };
     }
-    drop(root);
     let mut status = 0;
     // SAFETY: reaping the child just forked.
     unsafe { libc::waitpid(pid, &mut status, 0) };
@@ -124,7 +136,7 @@ fn start(handler: Handler) -> Result<ExitCode, String> {
             None => {
                 let _ = writeln!(
                     std::io::stderr(),
-                    "gisclaw reader: ended by signal {}",
+                    "gisclaw {what}: ended by signal {}",
                     libc::WTERMSIG(status)
                 );
                 ExitCode::from(5)
@@ -159,28 +171,29 @@ fn no_stdin() -> Result<(), String> {
     Ok(())
 }
 
-/// Closes every descriptor above the folder's.
-fn close_others() {
-    // SAFETY: close_range with integer arguments; no descriptor above 4 is
-    // owned by anything in this process at start.
-    let rc = unsafe { libc::syscall(libc::SYS_close_range, ROOT_FD + 1, u32::MAX, 0) };
+/// Closes every descriptor above `last`.
+pub(crate) fn close_above(last: i32) {
+    // SAFETY: close_range with integer arguments; no descriptor above
+    // `last` is owned by anything in this process at start.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, last + 1, u32::MAX, 0) };
     if rc != 0 {
-        for fd in (ROOT_FD + 1)..1024 {
+        for fd in (last + 1)..1024 {
             // SAFETY: as above, one descriptor at a time.
             unsafe { libc::close(fd) };
         }
     }
 }
 
-/// The reader's private folder on the host, made (0700) and removed by
-/// the host whatever becomes of the reader: the stage its view is built on
-/// and its `/tmp`.
-struct Scratch {
+/// The confined process's private folder on the host, made (0700) and
+/// removed by the host whatever becomes of it: the stage its view is
+/// built on and its `/tmp`.
+pub(crate) struct Scratch {
     dir: PathBuf,
 }
 
 impl Scratch {
-    fn new(dir: &Path) -> Result<Scratch, String> {
+    /// Makes `stage/` and a world-writable `tmp/` in `dir`.
+    pub(crate) fn new(dir: &Path) -> Result<Scratch, String> {
         for sub in ["stage", "tmp"] {
             std::fs::create_dir(dir.join(sub)).map_err(|e| format!("the reader's folder: {e}"))?;
         }
@@ -194,11 +207,13 @@ impl Scratch {
         })
     }
 
-    fn stage(&self) -> PathBuf {
+    /// The empty folder the view is built on.
+    pub(crate) fn stage(&self) -> PathBuf {
         self.dir.join("stage")
     }
 
-    fn tmp(&self) -> PathBuf {
+    /// The folder bound at `/tmp`.
+    pub(crate) fn tmp(&self) -> PathBuf {
         self.dir.join("tmp")
     }
 }
@@ -372,7 +387,7 @@ fn same_folder_here(path: &Path, held: &OwnedFd) -> Result<OwnedFd, String> {
 
 /// As root without namespaces: become `nobody` before reading, so that
 /// nothing only root could read is read.
-fn sandbox_user_without_namespaces() -> Result<(), String> {
+pub(crate) fn sandbox_user_without_namespaces() -> Result<(), String> {
     // SAFETY: credential calls with integer arguments.
     unsafe {
         if libc::geteuid() != 0 {

@@ -714,3 +714,234 @@ fn a_symlink_cycle_in_the_data_is_listed_once_and_marked() {
     f.write_all(b"y\n2\n").unwrap();
     assert_eq!(gisclaw::card::files_under(dir.path()).len(), 2);
 }
+
+// ---- The JavaScript runtime (GeoJSEval's cases, a model's JS) ----------
+//
+// Each attack first leaves the call's realm the way a red team would (the
+// outer realm's `Function` reached through an object the worker put in
+// the window), so what is tested is the process's confinement, not the
+// realm: JavaScript realms are no security boundary.
+
+/// Code that reaches the worker's own `process` and `require`.
+const ESCAPE: &str = "const outer = TextEncoder.constructor('return process')();\n\
+                      const req = outer.mainModule.require;\n";
+
+/// The runtime still answers an ordinary call correctly.
+fn js_still_works(runtime: &mut gisclaw::js::JsRuntime) {
+    let call = common::js_call(
+        "function f(p) { return turf.area(turf.polygon(p)); }",
+        &["[[[0,0],[1,0],[1,1],[0,1],[0,0]]]"],
+    );
+    let area = common::js_value(runtime, &call).as_f64().unwrap();
+    assert!((area - 12_363_718_145.18).abs() < 1.0, "{area}");
+}
+
+/// What an escaped call returned, as text.
+fn js_text(runtime: &mut gisclaw::js::JsRuntime, body: &str) -> String {
+    let call = common::js_call(&format!("async function f() {{\n{ESCAPE}{body}\n}}"), &[]);
+    match common::js_value(runtime, &call) {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn js_the_realm_escape_these_tests_use_reaches_the_worker_process() {
+    // Without this, every attack below could pass for the wrong reason.
+    let mut rt = common::js_runtime(Duration::from_secs(10));
+    let title = js_text(&mut rt, "return typeof req + ' ' + outer.version;");
+    assert!(title.starts_with("function v"), "{title}");
+    let info = rt.worker().unwrap().info().clone();
+    let confinement = info
+        .confinement
+        .expect("the worker reports its confinement");
+    assert!(confinement.network.is_active(), "{confinement:?}");
+    assert!(confinement.filesystem.is_active(), "{confinement:?}");
+    assert!(confinement.rlimits.is_active(), "{confinement:?}");
+    for lib in ["turf", "jsts", "geolib", "leaflet", "ol"] {
+        assert!(info.libraries.contains_key(lib), "{:?}", info.libraries);
+    }
+}
+
+#[test]
+fn js_calls_cannot_reach_the_network() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut rt = common::js_runtime(Duration::from_secs(10));
+    let said = js_text(
+        &mut rt,
+        &format!(
+            "try {{ const s = req('net').connect({port}, '127.0.0.1'); \
+               return await new Promise(r => {{ s.on('connect', () => r('connected')); \
+               s.on('error', e => r('refused: ' + e.code)); }}); }} \
+             catch (e) {{ return 'refused: ' + (e.code || e.message); }}"
+        ),
+    );
+    assert!(said.starts_with("refused"), "{said}");
+    // Node's own fetch.
+    let fetched = js_text(
+        &mut rt,
+        &format!(
+            "try {{ const r = await outer.constructor.constructor('return fetch')()('http://127.0.0.1:{port}/'); \
+               return 'fetched ' + r.status; }} \
+             catch (e) {{ return 'refused: ' + ((e.cause && e.cause.code) || e.message); }}"
+        ),
+    );
+    assert!(fetched.starts_with("refused"), "{fetched}");
+    assert!(listener.accept().is_err(), "a connection reached the host");
+    js_still_works(&mut rt);
+}
+
+#[test]
+fn js_calls_cannot_read_or_write_outside_their_folders() {
+    let outside = common::workdir();
+    let canary = outside.path().join("canary.txt");
+    std::fs::write(&canary, "canary-7f3a").unwrap();
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let mut rt = common::js_runtime(Duration::from_secs(10));
+    for (path, verb) in [
+        (canary.display().to_string(), "read"),
+        (format!("{home}/.bashrc"), "read"),
+        ("/etc/shadow".to_string(), "read"),
+        (
+            outside.path().join("dropped.txt").display().to_string(),
+            "write",
+        ),
+        ("/tmp/gisclaw-js-escape.txt".to_string(), "write"),
+    ] {
+        let op = if verb == "read" {
+            format!("req('fs').readFileSync({path:?}, 'utf8')")
+        } else {
+            format!("req('fs').writeFileSync({path:?}, 'pwned')")
+        };
+        let said = js_text(
+            &mut rt,
+            &format!("try {{ const got = {op}; return 'done: ' + got; }} catch (e) {{ return 'refused: ' + e.code; }}"),
+        );
+        assert!(said.starts_with("refused"), "{verb} {path}: {said}");
+    }
+    assert!(!outside.path().join("dropped.txt").exists());
+    assert!(!Path::new("/tmp/gisclaw-js-escape.txt").exists());
+    assert_eq!(std::fs::read_to_string(&canary).unwrap(), "canary-7f3a");
+    js_still_works(&mut rt);
+}
+
+#[test]
+fn js_calls_see_no_host_environment() {
+    let mut rt = common::js_runtime(Duration::from_secs(10));
+    let env = js_text(&mut rt, "return JSON.stringify(outer.env);");
+    let env: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&env).unwrap();
+    let keys: Vec<&str> = env.keys().map(String::as_str).collect();
+    assert!(
+        keys.iter()
+            .all(|k| ["PATH", "LANG", "TZ", "HOME", "UV_USE_IO_URING"].contains(k)),
+        "{keys:?}"
+    );
+    // Nor through /proc: the launcher's and gisclaw's blocks are not in view.
+    let environs = js_text(
+        &mut rt,
+        "const fs = req('fs'); const out = []; let pids; \
+         try { pids = fs.readdirSync('/proc'); } catch (e) { return 'refused: ' + e.message; } \
+         for (const p of pids) { if (!/^\\d+$/.test(p)) continue; \
+           try { out.push(p + ':' + fs.readFileSync('/proc/' + p + '/environ', 'latin1').length); } catch (e) {} } \
+         return out.join(' ');",
+    );
+    assert!(
+        !environs.contains("CARGO"),
+        "a host environment is readable: {environs}"
+    );
+    js_still_works(&mut rt);
+}
+
+#[test]
+fn js_calls_cannot_start_programs_and_nothing_outlives_the_runtime() {
+    let mut rt = common::js_runtime(Duration::from_secs(10));
+    for how in [
+        "req('child_process').execSync('id').toString()",
+        "outer.binding('spawn_sync') && 'bound'",
+        "new (req('worker_threads').Worker)('1', { eval: true }) && 'thread'",
+    ] {
+        let said = js_text(
+            &mut rt,
+            &format!(
+                "try {{ return 'ran: ' + ({how}); }} catch (e) {{ return 'refused: ' + e.code; }}"
+            ),
+        );
+        assert!(said.starts_with("refused"), "{how}: {said}");
+    }
+    js_still_works(&mut rt);
+    // Each worker's command line names its own case folder.
+    let marker = rt.worker().unwrap().case_dir().display().to_string();
+    assert!(!processes_with(&marker).is_empty(), "the worker is running");
+    drop(rt);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_with(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn js_an_endless_loop_is_cut_at_the_limit_and_the_next_call_runs() {
+    let mut rt = common::js_runtime(Duration::from_secs(2));
+    // A plain loop: the worker's own limit ends it, the worker lives on.
+    let looped = rt
+        .call(&common::js_call("function f() { while (true) {} }", &[]))
+        .unwrap();
+    match looped {
+        gisclaw::js::CallOutcome::Answered(a) => {
+            assert!(!a.ok);
+            assert_eq!(a.error.unwrap().name, "Timeout");
+        }
+        other => panic!("{other:?}"),
+    }
+    js_still_works(&mut rt);
+    assert_eq!(rt.starts, 1, "the worker survived the loop");
+    // A loop of promises never yields to the worker's timer: the host's
+    // limit kills the worker, and the next call gets a new one.
+    let started = Instant::now();
+    let starved = rt
+        .call(&common::js_call(
+            "async function f() { while (true) { await null; } }",
+            &[],
+        ))
+        .unwrap();
+    assert!(
+        matches!(
+            starved,
+            gisclaw::js::CallOutcome::Lost(gisclaw::js::Lost::Timeout(_))
+        ),
+        "{starved:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    js_still_works(&mut rt);
+    assert_eq!(rt.starts, 2);
+}
+
+#[test]
+fn js_a_huge_allocation_is_contained_and_the_next_call_runs() {
+    let mut rt = common::js_runtime(Duration::from_secs(20));
+    // One buffer past the address-space limit: an error the call sees.
+    let said = js_text(
+        &mut rt,
+        "try { new ArrayBuffer(32 * 1024 ** 3); return 'allocated'; } catch (e) { return 'refused: ' + e.name; }",
+    );
+    assert_eq!(said, "refused: RangeError");
+    js_still_works(&mut rt);
+    // A heap that grows past V8's limit: the worker dies, the call is lost.
+    let grown = rt
+        .call(&common::js_call(
+            "function f() { const keep = []; while (true) keep.push(new Array(1e6).fill(1.5)); }",
+            &[],
+        ))
+        .unwrap();
+    assert!(
+        matches!(
+            grown,
+            gisclaw::js::CallOutcome::Lost(gisclaw::js::Lost::Died(_))
+        ),
+        "{grown:?}"
+    );
+    js_still_works(&mut rt);
+}

@@ -233,3 +233,35 @@ pub fn write_jsonl(path: &Path, messages: &[gisclaw::llm::Message]) {
         .collect();
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
+
+/// The installed JavaScript runtime with a short call limit and a small
+/// heap, so that a runaway call is cut quickly in tests. `GISCLAW_EXE`
+/// is the built binary (the runtime's launcher is `gisclaw __js`).
+pub fn js_runtime(call_limit: std::time::Duration) -> gisclaw::js::JsRuntime {
+    let mut config = gisclaw::js::JsConfig::installed()
+        .unwrap_or_else(|e| panic!("{e}: the JavaScript tests need `make setup`"));
+    config.call_limit = call_limit;
+    config.heap_mb = 256;
+    gisclaw::js::JsRuntime::new(config)
+}
+
+/// A call of `function f(...)` with JS-expression arguments.
+pub fn js_call(code: &str, args: &[&str]) -> gisclaw::js::JsCall {
+    gisclaw::js::JsCall {
+        code: code.into(),
+        name: "f".into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        eval_methods: Vec::new(),
+    }
+}
+
+/// The value a call returned, or a panic saying how it ended.
+pub fn js_value(
+    runtime: &mut gisclaw::js::JsRuntime,
+    call: &gisclaw::js::JsCall,
+) -> serde_json::Value {
+    match runtime.call(call).expect("the runtime starts") {
+        gisclaw::js::CallOutcome::Answered(a) if a.ok => a.value.unwrap_or_default(),
+        other => panic!("{} ended {other:?}", call.code),
+    }
+}
