@@ -37,6 +37,9 @@ pub enum DataType {
     Table,
     /// Figures (matplotlib).
     Figure,
+    /// Web maps and their parts: maps, views, layers, sources (Leaflet,
+    /// OpenLayers).
+    Map,
 }
 
 /// What an item does, in a small fixed taxonomy.

@@ -2,13 +2,16 @@
 //! them a command selects, their generated data, the proof that every gold
 //! solution runs through the real agent loop, the GeoAnalystBench importer,
 //! multi-step tasks with per-step checks (`steps`), function-level cases
-//! (`unit`), the answers both record (`answers`) and the typed judges that
+//! (`unit`), function-level JavaScript tasks (`geojs`, judged by
+//! `js_judge`), the answers both record (`answers`) and the typed judges that
 //! compare them (`judge`).
 
 pub mod answers;
 pub mod coverage;
 pub mod data;
+pub mod geojs;
 pub mod import;
+pub mod js_judge;
 pub mod judge;
 pub use crate::labels;
 pub mod select;
@@ -42,11 +45,16 @@ pub enum SuiteKind {
     Steps,
     /// `cases/*.yaml` function-level cases (unit).
     Unit,
+    /// `cases/*.yaml` function-level JavaScript tasks (GeoJSEval).
+    Geojs,
 }
 
 impl SuiteKind {
     /// The kind of the suite at `dir` (a task file counts as its suite).
     pub fn of(dir: &Path) -> SuiteKind {
+        if geojs::is_geojs_suite(dir) {
+            return SuiteKind::Geojs;
+        }
         if unit::is_unit_suite(dir) {
             return SuiteKind::Unit;
         }

@@ -110,6 +110,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
             .into()),
             SuiteKind::Steps => verify_steps(&suite, tasks.as_deref(), &out, false),
             SuiteKind::Unit => verify_unit(&suite, tasks.as_deref(), &out, false),
+            SuiteKind::Geojs => super::bench_js::verify(&suite, tasks.as_deref(), false),
         },
         BenchCommand::Expect { suite, tasks, out } => match SuiteKind::of(&suite) {
             SuiteKind::Tasks => Err(UsageError(format!(
@@ -119,6 +120,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
             .into()),
             SuiteKind::Steps => verify_steps(&suite, tasks.as_deref(), &out, true),
             SuiteKind::Unit => verify_unit(&suite, tasks.as_deref(), &out, true),
+            SuiteKind::Geojs => super::bench_js::verify(&suite, tasks.as_deref(), true),
         },
         BenchCommand::Generate { suite, tasks, force } => generate_suite(&suite, tasks.as_deref(), force),
         BenchCommand::Coverage { suites, list } => coverage(&suites, list.as_deref()),
@@ -145,6 +147,11 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
 /// unit case's reference (its library).
 fn gold_code(suite: &Path) -> anyhow::Result<Vec<Gold>> {
     match SuiteKind::of(suite) {
+        SuiteKind::Geojs => Err(UsageError(format!(
+            "{}: coverage counts the Python APIs gold code calls; a JavaScript suite's tasks per library are in `gisclaw bench verify`",
+            suite.display()
+        ))
+        .into()),
         SuiteKind::Unit => {
             let loaded = UnitSuite::load(suite).map_err(|e| UsageError(e.to_string()))?;
             Ok(loaded
@@ -318,7 +325,7 @@ pub(crate) fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Ve
     )
 }
 
-fn bar(len: usize) -> Option<indicatif::ProgressBar> {
+pub(crate) fn bar(len: usize) -> Option<indicatif::ProgressBar> {
     std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(len as u64);
         bar.set_style(super::common::bar_style(

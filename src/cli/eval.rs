@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use gisclaw::agent::run::Arch;
+use gisclaw::bench::geojs::JsSuite;
 use gisclaw::bench::steps::LoadedStepTask;
 use gisclaw::bench::unit::UnitSuite;
 use gisclaw::bench::SuiteKind;
@@ -18,7 +19,8 @@ use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions
 use gisclaw::eval::shard::{Shard, ShardPlan};
 use gisclaw::eval::status::{self, human_duration};
 use gisclaw::eval::step_eval;
-use gisclaw::eval::{step_report, unit_eval, unit_report};
+use gisclaw::eval::{geojs_eval, step_report, unit_eval, unit_report};
+use gisclaw::js::JsConfig;
 use gisclaw::sandbox::Zygote;
 
 use super::bench::load_suite;
@@ -275,23 +277,24 @@ fn render(
     let weights = Weights::parse(weights).map_err(|e| UsageError(e.to_string()))?;
     let no_html = |kind: &str| {
         UsageError(format!(
-            "eval report --html: {kind}-suite folders have report.md only; the HTML report covers task suites"
+            "eval report --html: {kind}-suite folders have report.md only; the HTML report covers task and function-level suites"
         ))
     };
+    let function_level = |kind: &str| kind == "unit" || kind == "geojs";
     // A unit or step eval folder has its own report; any other folder goes
     // to the task report (which says when it is not an eval folder).
     if let [dir] = dirs {
         if dir.join("eval.json").is_file() {
             let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
             let out = out.unwrap_or(dir);
-            if manifest.kind == "steps" || manifest.kind == "unit" {
+            if manifest.kind == "steps" || function_level(&manifest.kind) {
                 std::fs::create_dir_all(out)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
             }
             let written = |e: std::io::Error| {
                 anyhow::anyhow!("writing the report into {}: {e}", out.display())
             };
-            if html && (manifest.kind == "steps" || manifest.kind == "unit") {
+            if html && manifest.kind == "steps" {
                 return Err(no_html(&manifest.kind).into());
             }
             if manifest.kind == "steps" {
@@ -304,19 +307,22 @@ fn render(
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            if manifest.kind == "unit" {
+            if function_level(&manifest.kind) {
                 let records =
                     unit_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
-                print_unit_summary(
-                    &unit_report::write_report(
-                        &records,
-                        &manifest.backend,
-                        manifest.temperature,
-                        out,
-                    )
-                    .map_err(written)?,
+                let summary = unit_report::write_report(
+                    &records,
+                    &manifest.backend,
+                    manifest.temperature,
+                    &manifest.kind,
                     out,
-                );
+                )
+                .map_err(written)?;
+                if html {
+                    unit_report::write_html(out).map_err(written)?;
+                    say_err!("gisclaw: page in {}", out.join("report.html").display());
+                }
+                print_unit_summary(&summary, out);
                 return Ok(ExitCode::SUCCESS);
             }
         }
@@ -345,18 +351,16 @@ fn render(
         }
         Ok(n > 0)
     };
-    if html {
-        for kind in ["steps", "unit"] {
-            if of_kind(kind)? {
-                return Err(no_html(kind).into());
-            }
-        }
+    if html && of_kind("steps")? {
+        return Err(no_html("steps").into());
     }
     if of_kind("steps")? {
         return compare_steps(dirs, manifests.into_iter().flatten().collect(), out);
     }
-    if of_kind("unit")? {
-        return compare_units(dirs, manifests.into_iter().flatten().collect(), out);
+    for kind in ["unit", "geojs"] {
+        if of_kind(kind)? {
+            return compare_units(dirs, manifests.into_iter().flatten().collect(), out, html);
+        }
     }
     let evals: Vec<EvalData> = dirs
         .iter()
@@ -421,6 +425,7 @@ fn compare_units(
     dirs: &[PathBuf],
     manifests: Vec<Manifest>,
     out: Option<&Path>,
+    html: bool,
 ) -> anyhow::Result<ExitCode> {
     let models: Vec<unit_report::UnitModel> = dirs
         .iter()
@@ -437,6 +442,11 @@ fn compare_units(
     std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
     let ranked = unit_report::write_comparison(&models, out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    if html {
+        unit_report::write_html(out)
+            .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
+        say_err!("gisclaw: page in {}", out.join("report.html").display());
+    }
     for (m, (s, r)) in models.iter().zip(&ranked) {
         say_err!(
             "gisclaw: {}: pass@1 {}, Total_Rank {}",
@@ -570,28 +580,12 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let backend = unit_eval::describe(&source);
     let out = eval_folder(args, dir);
-    let manifest = Manifest {
-        suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
-        tasks: suite
-            .files
-            .iter()
-            .flat_map(|(_, f)| f.cases.iter().map(|c| format!("{}/{}", f.library, c.id)))
-            .collect(),
-        archs: Vec::new(),
-        runs: args.runs,
-        backend: backend.clone(),
-        workflow: false,
-        rag: false,
-        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
-        kind: "unit".into(),
-        output_checks: false,
-        vision_feedback: false,
-        temperature: source.temperature(),
-        gold_prefix: false,
-        shards: None,
-        mcts_rollout: false,
-        interventions: 0,
-    };
+    let tasks = suite
+        .files
+        .iter()
+        .flat_map(|(_, f)| f.cases.iter().map(|c| format!("{}/{}", f.library, c.id)))
+        .collect();
+    let manifest = function_manifest(args, dir, tasks, &backend, &source, "unit");
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("cases");
@@ -602,11 +596,113 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         })
         .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    let records = unit_report::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = unit_report::write_report(&records, &backend, source.temperature(), &out)
-        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-    print_unit_summary(&summary, &out);
+    function_report(&out, &backend, &source, args.html, "unit")?;
     Ok(eval_exit(failed, "case(s)"))
+}
+
+/// The manifest of a function-level suite's eval (unit or GeoJSEval).
+fn function_manifest(
+    args: &EvalRunArgs,
+    dir: &Path,
+    tasks: Vec<String>,
+    backend: &str,
+    source: &BackendSource,
+    kind: &str,
+) -> Manifest {
+    Manifest {
+        suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
+        tasks,
+        archs: Vec::new(),
+        runs: args.runs,
+        backend: backend.to_string(),
+        workflow: false,
+        rag: false,
+        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
+        kind: kind.into(),
+        output_checks: false,
+        vision_feedback: false,
+        temperature: source.temperature(),
+        gold_prefix: false,
+        shards: None,
+        mcts_rollout: false,
+        interventions: 0,
+    }
+}
+
+/// Writes a function-level eval's report (and its page with `html`) and
+/// prints its summary.
+fn function_report(
+    out: &Path,
+    backend: &str,
+    source: &BackendSource,
+    html: bool,
+    kind: &str,
+) -> anyhow::Result<()> {
+    let records = unit_report::load_records(out).map_err(|e| UsageError(e.to_string()))?;
+    let summary = unit_report::write_report(&records, backend, source.temperature(), kind, out)
+        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    if html {
+        unit_report::write_html(out)
+            .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
+        say_err!("gisclaw: page in {}", out.join("report.html").display());
+    }
+    print_unit_summary(&summary, out);
+    Ok(())
+}
+
+/// `gisclaw eval --suite <GeoJSEval suite>`: `--runs` samples per task,
+/// each run in the confined JavaScript runtime.
+fn run_geojs(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        return Err(UsageError("--runs (samples per task) must be at least 1".into()).into());
+    }
+    let mut suite = JsSuite::load(dir).map_err(|e| UsageError(e.to_string()))?;
+    let selection = gisclaw::bench::select::Selection::parse(args.tasks.as_deref().unwrap_or(""))
+        .map_err(|e| UsageError(format!("--tasks: {e}")))?;
+    if suite.retain(&selection) == 0 {
+        return Err(UsageError(format!(
+            "--tasks: no task of {} selected (by number, id, library or a label: library=NAME, data_type=, operation=, difficulty=)",
+            dir.display()
+        ))
+        .into());
+    }
+    let source = backend_source(args)?;
+    if let BackendSource::Recorded(rec) = &source {
+        for (library, task) in suite.tasks() {
+            let path = geojs_eval::recording(rec, library, &task.id);
+            if !path.is_file() {
+                return Err(UsageError(format!(
+                    "--replay {}: no recording {}",
+                    rec.display(),
+                    path.display()
+                ))
+                .into());
+            }
+        }
+    }
+    let backend = unit_eval::describe(&source);
+    let out = eval_folder(args, dir);
+    let tasks = suite
+        .tasks()
+        .map(|(l, t)| format!("{}/{}", l.name(), t.id))
+        .collect();
+    let manifest = function_manifest(args, dir, tasks, &backend, &source, "geojs");
+    prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
+    let config = JsConfig::installed()?;
+    let progress = Progress::new("tasks");
+    say_err!(
+        "gisclaw: {} samples per task, {} s per call (GeoJSEval's threshold)",
+        args.runs,
+        config.call_limit.as_secs()
+    );
+    let failed =
+        geojs_eval::run_geojs_eval(&config, &suite, &source, args.runs, &out, args.jobs, &|e| {
+            progress.event(e)
+        })
+        .map_err(|e| UsageError(e.to_string()))?;
+    progress.finish();
+    function_report(&out, &backend, &source, args.html, "geojs")?;
+    Ok(eval_exit(failed, "task(s)"))
 }
 
 /// `gisclaw eval --suite <step suite>`: `--runs` runs per task.
@@ -798,10 +894,9 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    if args.html && SuiteKind::of(&suite) != SuiteKind::Tasks {
+    if args.html && SuiteKind::of(&suite) == SuiteKind::Steps {
         return Err(UsageError(
-            "--html is for task suites (e.g. benchmarks/geoanalyst); a unit or step suite has report.md only"
-                .into(),
+            "--html is for task and function-level suites; a step suite has report.md only".into(),
         )
         .into());
     }
@@ -815,6 +910,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     match SuiteKind::of(&suite) {
         SuiteKind::Tasks => {}
         SuiteKind::Unit => return run_unit(&args, &suite),
+        SuiteKind::Geojs => return run_geojs(&args, &suite),
         SuiteKind::Steps => return run_steps(&args, &suite),
     }
     if args.runs == 0 {

@@ -1,6 +1,7 @@
 //! One module per subcommand; `main.rs` only dispatches.
 
 pub mod bench;
+pub mod bench_js;
 pub mod card;
 pub mod chat;
 pub mod common;

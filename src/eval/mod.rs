@@ -16,6 +16,7 @@ pub mod claim;
 pub mod code;
 pub mod codebleu;
 pub mod errors;
+pub mod geojs_eval;
 pub mod jobs;
 pub mod llm_judge;
 pub mod output_score;

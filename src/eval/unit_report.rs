@@ -66,11 +66,18 @@ pub struct UnitSummary {
     pub code_line_efficiency: f64,
 }
 
-/// Lines of code that are neither blank nor comments.
+/// Lines of code that are neither blank nor comments (Python's `#`,
+/// JavaScript's `//` and JSDoc blocks).
 fn code_lines(code: &str) -> usize {
     code.lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with('#')
+                && !l.starts_with("//")
+                && !l.starts_with("/*")
+                && !l.starts_with('*')
+        })
         .count()
 }
 
@@ -215,6 +222,7 @@ pub fn write_report(
     records: &[CaseRecord],
     backend: &str,
     temperature: Option<f32>,
+    kind: &str,
     out: &Path,
 ) -> std::io::Result<UnitSummary> {
     let summary = summarise(records);
@@ -224,8 +232,13 @@ pub fn write_report(
         &out.join("results.csv"),
         csv(&[(backend, records)]).as_bytes(),
     )?;
-    let mut md = format!("# Unit eval: {backend}\n\n{} cases × {} samples at temperature {}; a sample passes when the normal call and every boundary call agree with the reference.\n\n", summary.cases, summary.samples, temperature_text(temperature));
-    md.push_str("| pass@k | value |\n|---|---|\n");
+    let mut md = if kind == "geojs" {
+        format!("# GeoJSEval eval: {backend}\n\n{} tasks × {} samples at temperature {}; a sample passes when every one of the task's cases (its parameter sets, edge tests included) agrees with the reference, judged by type first.\n\n", summary.cases, summary.samples, temperature_text(temperature))
+    } else {
+        format!("# Unit eval: {backend}\n\n{} cases × {} samples at temperature {}; a sample passes when the normal call and every boundary call agree with the reference.\n\n", summary.cases, summary.samples, temperature_text(temperature))
+    };
+    md.push_str(&table_7(&[(backend, &summary)]));
+    md.push_str("\n| pass@k | value |\n|---|---|\n");
     for (k, v) in &summary.pass_at {
         let _ = writeln!(md, "| pass@{k} | {v:.3} |");
     }
@@ -259,6 +272,7 @@ pub fn write_report(
     if summary.errors.is_empty() {
         md.push_str("| (none: every sample passed) | 0 |\n");
     }
+    md.push_str(&figure_8(&[(backend, &summary)], out));
     md.push_str(&super::breakdown::markdown(
         &summary.by_label,
         "cases",
@@ -295,6 +309,147 @@ pub fn write_report(
     }
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summary)
+}
+
+/// GeoJSEval's Table 7 for these models: pass@1/3/5 in %, the papers'
+/// CV (Eq. 9, of pass@1/3/5) and SA (Eq. 10).
+fn table_7(models: &[(&str, &UnitSummary)]) -> String {
+    let mut md = String::from("## Accuracy (GeoJSEval Table 7)\n\n| model | pass@1 (%) | pass@3 (%) | pass@5 (%) | CV | SA |\n|---|---|---|---|---|---|\n");
+    for (model, s) in models {
+        let cell = |k: usize| {
+            s.pass_at
+                .get(&k)
+                .map_or("–".to_string(), |v| format!("{:.2}", 100.0 * v))
+        };
+        let _ = writeln!(
+            md,
+            "| {model} | {} | {} | {} | {} | {} |",
+            cell(1),
+            cell(3),
+            cell(5),
+            f3(s.cv_pass_at),
+            if s.stability_adjusted_pass_at.is_finite() {
+                format!("{:.2}", 100.0 * s.stability_adjusted_pass_at)
+            } else {
+                "–".into()
+            }
+        );
+    }
+    md
+}
+
+/// GeoJSEval's Fig. 8: pass@1, pass@3 and pass@5 per library and model,
+/// as a table and a heatmap (`charts/fig8_library_heatmap.png`).
+fn figure_8(models: &[(&str, &UnitSummary)], out: &Path) -> String {
+    let mut rows = Vec::new();
+    let mut values = Vec::new();
+    let mut md = String::from("\n## Accuracy by library (GeoJSEval Fig. 8)\n\n| model | library | cases | pass@1 | pass@3 | pass@5 |\n|---|---|---|---|---|---|\n");
+    for (model, s) in models {
+        let Some(libraries) = s.by_label.get("library") else {
+            continue;
+        };
+        for (library, c) in libraries {
+            let at = |k: usize| c.pass_at.get(&k).copied();
+            let text = |k: usize| at(k).map_or("–".to_string(), |v| format!("{v:.3}"));
+            let _ = writeln!(
+                md,
+                "| {model} | {library} | {} | {} | {} | {} |",
+                c.items,
+                text(1),
+                text(3),
+                text(5)
+            );
+            rows.push(if models.len() > 1 {
+                format!("{model} · {library}")
+            } else {
+                library.clone()
+            });
+            values.push(vec![at(1), at(3), at(5)]);
+        }
+    }
+    if rows.is_empty() {
+        return md;
+    }
+    let cols = vec!["pass@1".to_string(), "pass@3".into(), "pass@5".into()];
+    match super::report::charts::labels::draw_heatmap(
+        &out.join("charts"),
+        "fig8_library_heatmap.png",
+        "pass@k by library (0 purple → 1 yellow)",
+        &rows,
+        &cols,
+        &values,
+        &crate::paths::default_venv(),
+    ) {
+        Ok(name) => {
+            let _ = writeln!(
+                md,
+                "\n![pass@1/3/5 by library (GeoJSEval Fig. 8)](charts/{name})"
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(md, "\nHeatmap not drawn: {why}.");
+        }
+    }
+    md
+}
+
+/// `report.html` beside `report.md`: the same report as one page, its
+/// charts inlined, so it opens anywhere.
+pub fn write_html(out: &Path) -> std::io::Result<()> {
+    let md = std::fs::read_to_string(out.join("report.md"))?;
+    let mut body = String::new();
+    let parser =
+        pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::ENABLE_TABLES).map(|event| {
+            match event {
+                pulldown_cmark::Event::Start(pulldown_cmark::Tag::Image {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }) => {
+                    let inlined = inline_image(out, &dest_url).unwrap_or(dest_url.to_string());
+                    pulldown_cmark::Event::Start(pulldown_cmark::Tag::Image {
+                        link_type,
+                        dest_url: inlined.into(),
+                        title,
+                        id,
+                    })
+                }
+                other => other,
+            }
+        });
+    pulldown_cmark::html::push_html(&mut body, parser);
+    let title = md
+        .lines()
+        .next()
+        .unwrap_or("gisclaw eval")
+        .trim_start_matches('#')
+        .trim();
+    let page = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:left}}img{{max-width:100%}}</style></head>\n<body>\n{body}</body></html>\n",
+        html_escape(title)
+    );
+    write_atomic(&out.join("report.html"), page.as_bytes())
+}
+
+/// A chart of the report (a PNG under `out/charts/`) as a data URL.
+fn inline_image(out: &Path, url: &str) -> Option<String> {
+    use base64::Engine as _;
+    let name = url.strip_prefix("charts/")?;
+    if name.contains('/') || !name.ends_with(".png") {
+        return None;
+    }
+    let bytes = std::fs::read(out.join("charts").join(name)).ok()?;
+    Some(format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    ))
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// A small rate (per token) in scientific notation, `–` for NaN.
@@ -575,6 +730,12 @@ pub fn write_comparison(
     let mut libraries: Vec<&String> = summaries.iter().flat_map(|s| s.libraries.keys()).collect();
     libraries.sort();
     libraries.dedup();
+    let named: Vec<(&str, &UnitSummary)> = models
+        .iter()
+        .zip(&summaries)
+        .map(|(m, s)| (m.label.as_str(), s))
+        .collect();
+    md.push_str(&figure_8(&named, out));
     md.push_str("\n## pass@1 by library (cf. GeoJSEval Fig. 8)\n\n| library |");
     for m in models {
         let _ = write!(md, " {} |", m.label);

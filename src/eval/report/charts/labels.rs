@@ -97,6 +97,29 @@ pub(super) fn heatmap(
     Ok(())
 }
 
+/// Draws one heatmap (`rows` × `cols`, values in [0, 1]) as `dir/name`
+/// and returns its file name.
+pub fn draw_heatmap(
+    dir: &Path,
+    name: &str,
+    caption: &str,
+    rows: &[String],
+    cols: &[String],
+    values: &[Vec<Option<f64>>],
+    venv: &Path,
+) -> Result<String, ChartError> {
+    ensure_font(venv)?;
+    let failed = |path: &Path, e: &dyn std::fmt::Display| ChartError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| failed(dir, &e))?;
+    let (path, tmp) = (dir.join(name), dir.join(format!(".tmp-{name}")));
+    heatmap(&tmp, caption, rows, cols, values).map_err(|e| failed(&path, &e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| failed(&path, &e))?;
+    Ok(name.to_string())
+}
+
 /// One 100 % bar per label: the shares of its failing attempts by error
 /// type; a bar with no failure is left empty and said so.
 fn share_bars(path: &Path, caption: &str, bars: &[(String, BTreeMap<String, usize>)]) -> Drawn {
