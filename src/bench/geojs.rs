@@ -334,6 +334,8 @@ pub enum Ran {
     Threw {
         /// `compile`, `arguments`, `call`, `indirect`, `output`.
         phase: String,
+        /// The result's type tag when it was the eval methods that threw.
+        kind: Option<String>,
         /// `TypeError`, `Timeout`, ….
         name: String,
         /// The message.
@@ -351,6 +353,7 @@ impl std::fmt::Display for Ran {
                 phase,
                 name,
                 message,
+                ..
             } => write!(f, "{name} ({phase}): {message}"),
             Ran::Lost(lost) => write!(f, "{lost:?}"),
         }
@@ -769,6 +772,7 @@ pub fn run_instance(
             });
             Ran::Threw {
                 phase: a.phase.unwrap_or_default(),
+                kind: a.kind,
                 name: error.name,
                 message: error.message,
             }

@@ -688,7 +688,9 @@ fn run_geojs(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         .collect();
     let manifest = function_manifest(args, dir, tasks, &backend, &source, "geojs");
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
-    let config = JsConfig::installed()?;
+    let mut config = JsConfig::installed()?;
+    // GeoJSEval's threshold is 30 s; --cell-timeout may only lower it.
+    config.call_limit = config.call_limit.min(args.limits.cell_timeout());
     let progress = Progress::new("tasks");
     say_err!(
         "gisclaw: {} samples per task, {} s per call (GeoJSEval's threshold)",

@@ -151,6 +151,22 @@ pub fn judge_sample(
             )),
             (Ran::Returned(got), Some(want)) => js_judge::judge(instance.task, want, got)
                 .map_err(|m| (classify(&ran, Some(&m)), m.to_string())),
+            // A map, layer or source stood for by another object: its
+            // eval methods fail, but the fault is the type (§3.2.2).
+            (
+                Ran::Threw {
+                    phase,
+                    kind: Some(kind),
+                    ..
+                },
+                Some(_),
+            ) if phase == "indirect" && *kind != instance.task.output_type.name() => Err((
+                ErrorType::OutputType,
+                format!(
+                    "output type: {} expected, {kind} returned",
+                    instance.task.output_type.name()
+                ),
+            )),
             (other, Some(_)) => Err((classify(other, None), other.to_string())),
         };
         let (passed, problem) = match verdict {
@@ -312,6 +328,7 @@ mod tests {
     fn errors_take_the_papers_types() {
         let threw = |name: &str| Ran::Threw {
             phase: "call".into(),
+            kind: None,
             name: name.into(),
             message: String::new(),
         };

@@ -22,6 +22,7 @@ mod eval_steps;
 mod eval_unit;
 mod figures;
 mod formats;
+mod geojs_suite;
 mod host_boundary;
 mod html_report;
 mod knowledge;

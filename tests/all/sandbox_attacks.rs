@@ -945,3 +945,51 @@ fn js_a_huge_allocation_is_contained_and_the_next_call_runs() {
     );
     js_still_works(&mut rt);
 }
+
+#[test]
+fn the_runtime_hands_no_api_key_to_javascript_even_when_gisclaw_holds_one() {
+    // A "suite" whose reference dumps what the worker's process can see of
+    // environments, run by gisclaw with keys in its own environment.
+    let dir = common::workdir();
+    let suite = dir.path().join("suite");
+    std::fs::create_dir_all(suite.join("cases")).unwrap();
+    std::fs::write(
+        suite.join("cases/env.yaml"),
+        r#"library: turf
+tasks:
+  - id: env
+    data_type: geometry
+    operation: io
+    function_header: "function T_env() {}"
+    reference_code: |
+      function T_env() {
+        const outer = TextEncoder.constructor('return process')();
+        const fs = outer.mainModule.require('fs');
+        let proc = '';
+        for (const p of ['/proc/self/environ', '/proc/1/environ']) {
+          try { proc += fs.readFileSync(p, 'latin1'); } catch (e) { proc += e.code; }
+        }
+        return JSON.stringify(outer.env) + proc;
+      }
+    output_type: String
+    parameters_list: [{params: {}}]
+"#,
+    )
+    .unwrap();
+    let run = common::gisclaw(
+        &["bench", "expect", suite.to_str().unwrap()],
+        &[
+            ("OPENAI_API_KEY", "sk-js-secret-4242"),
+            ("ANTHROPIC_API_KEY", "sk-js-secret-4242"),
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let seen = std::fs::read_to_string(suite.join("expected.json")).unwrap();
+    assert!(seen.contains("PATH"), "the dump ran: {seen}");
+    assert!(!seen.contains("sk-js-secret-4242"), "{seen}");
+    assert!(!seen.contains("OPENAI_API_KEY"), "{seen}");
+}
