@@ -89,6 +89,7 @@ bench:
 	cargo bench --bench knowledge_search
 	cargo bench --bench context_window
 	cargo bench --bench local_actions
+	cargo bench --bench js_call
 
 ## Re-resolve sandbox/requirements.lock from sandbox/requirements.in.
 lock:

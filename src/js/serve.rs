@@ -174,6 +174,8 @@ pub fn node_argv(envelope: &Envelope, report: &str) -> Vec<String> {
     let mut argv = vec![
         envelope.node.display().to_string(),
         "--no-warnings".into(),
+        // The worker collects closed realms itself (worker.js, GC_ABOVE).
+        "--expose-gc".into(),
         format!("--max-old-space-size={}", envelope.heap_mb),
     ];
     if let Some(flag) = &envelope.permission_flag {

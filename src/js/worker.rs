@@ -364,6 +364,12 @@ impl JsWorker {
         self.case.path()
     }
 
+    /// The host PID of the launcher (`gisclaw __js`); Node is its one
+    /// child.
+    pub fn launcher_pid(&self) -> i32 {
+        self.pid
+    }
+
     /// What the worker said of itself when it started.
     pub fn info(&self) -> &WorkerInfo {
         &self.info
