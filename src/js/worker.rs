@@ -168,7 +168,7 @@ pub struct JsAnswer {
 #[serde(untagged)]
 pub enum CallOutcome {
     /// The worker answered.
-    Answered(JsAnswer),
+    Answered(Box<JsAnswer>),
     /// It did not.
     Lost(Lost),
 }
@@ -410,7 +410,9 @@ impl JsWorker {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(Ok(line)) => match serde_json::from_slice::<JsAnswer>(&line) {
-                    Ok(answer) if answer.id == id => return CallOutcome::Answered(answer),
+                    Ok(answer) if answer.id == id => {
+                        return CallOutcome::Answered(Box::new(answer))
+                    }
                     // A line of an earlier call's, or one a call forged:
                     // not this call's answer.
                     Ok(_) => continue,
