@@ -274,6 +274,43 @@ pub fn run(config: &SandboxConfig) -> Report {
     }
     report
         .lines
+        .push("JavaScript runtime (the GeoJSEval suite)".into());
+    match crate::js::JsConfig::installed()
+        .and_then(|config| Ok((crate::js::JsWorker::start(&config)?, config)))
+    {
+        Ok((worker, config)) => {
+            let info = worker.info();
+            report.ok(
+                "Node + libraries",
+                format!(
+                    "Node {} ({}) with {} (folder {}: {})",
+                    info.node,
+                    config.node.display(),
+                    info.libraries
+                        .iter()
+                        .map(|(k, v)| format!("{k} {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    config.js_dir.display(),
+                    crate::paths::js_found().how
+                ),
+            );
+            if let Some(confinement) = &info.confinement {
+                let warnings = confinement.warnings();
+                if warnings.is_empty() {
+                    report.ok("JS confinement", "every layer in force".to_string());
+                } else {
+                    report.warn("JS confinement", warnings.join("; "));
+                }
+            }
+        }
+        Err(e) => report.warn(
+            "Node + libraries",
+            format!("{e}; only `benchmarks/geojs` needs it"),
+        ),
+    }
+    report
+        .lines
         .push("local model (optional: `make setup-local-model`)".into());
     let local = crate::llm::local::LocalSpec::installed();
     match local.check() {
