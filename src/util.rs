@@ -23,6 +23,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Gives the owner full rights on every folder under `dir` (a folder a
+/// sandboxed process made 0000 cannot be emptied otherwise), never
+/// following a link; errors are ignored (what cannot be opened up stays).
+pub fn make_removable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return;
+    };
+    if !meta.is_dir() {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                make_removable(&entry.path());
+            }
+        }
+    }
+}
+
 /// The name of this host (for names of files that processes on several
 /// machines write into one shared folder).
 pub fn host_name() -> String {

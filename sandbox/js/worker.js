@@ -319,7 +319,16 @@ lines.on('line', (line) => {
       write({ id: null, ok: false, phase: 'request', error: describe(e) });
       return;
     }
-    write(await call(request));
+    const answer = await call(request);
+    let text = JSON.stringify(answer);
+    const limit = Math.max(1024, Number(request.max_bytes) || 8 * 1024 * 1024);
+    if (Buffer.byteLength(text) > limit) {
+      text = JSON.stringify({
+        id: request.id, ok: false, phase: 'output', log: '', ms: answer.ms,
+        error: { name: 'RangeError', message: `the answer is ${Buffer.byteLength(text)} bytes, more than the ${limit} allowed` },
+      });
+    }
+    fs.writeSync(1, text + '\n');
     // Let jsdom finish closing the call's window (its clean-up runs on
     // the event loop): without this turn, a burst of calls keeps every
     // realm alive.

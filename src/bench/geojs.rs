@@ -212,8 +212,13 @@ pub struct JsTolerance {
     pub rel: f64,
     /// Absolute tolerance of numbers and coordinates.
     pub abs: f64,
-    /// Arrays compare as sets (the paper's EqualSet), not in order.
+    /// The top-level array compares as a set (the paper's EqualSet), not
+    /// in order.
     pub unordered: bool,
+    /// Lines and rings compare in their direction (a task about winding
+    /// or line direction); otherwise either direction is the same
+    /// geometry.
+    pub oriented: bool,
 }
 
 impl Default for JsTolerance {
@@ -222,6 +227,7 @@ impl Default for JsTolerance {
             rel: 1e-9,
             abs: 1e-9,
             unordered: false,
+            oriented: false,
         }
     }
 }
@@ -458,7 +464,7 @@ pub fn called_functions(code: &str) -> std::collections::BTreeSet<String> {
 }
 
 /// `code` with comments and string contents blanked.
-fn without_comments_and_strings(code: &str) -> String {
+pub fn without_comments_and_strings(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
     let mut chars = code.chars().peekable();
     while let Some(c) = chars.next() {

@@ -179,10 +179,18 @@ fn structure(want: &Value, got: &Value, tol: &JsTolerance, at: &str) -> Result<(
                     a.len()
                 ));
             }
-            if tol.unordered {
+            if tol.unordered && at.is_empty() {
+                // A set of items (the paper's EqualSet), each item itself
+                // compared in order: a [lng, lat] pair is not a set.
+                let inner = JsTolerance {
+                    unordered: false,
+                    ..*tol
+                };
                 let mut left: Vec<&Value> = b.iter().collect();
                 for (i, w) in a.iter().enumerate() {
-                    let Some(pos) = left.iter().position(|g| structure(w, g, tol, "").is_ok())
+                    let Some(pos) = left
+                        .iter()
+                        .position(|g| structure(w, g, &inner, "[]").is_ok())
                     else {
                         return Err(format!("{here}[{i}]: no item matches {}", clip(w)));
                     };
@@ -312,13 +320,16 @@ fn same_sequence(a: &Ring, b: &Ring, tol: &JsTolerance) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_position(x, y, tol))
 }
 
-/// A line: the same positions, in either direction.
+/// A line: the same positions, in either direction (in the same one when
+/// the task says direction matters).
 fn same_line(a: &Ring, b: &Ring, tol: &JsTolerance) -> bool {
     let reversed: Ring = b.iter().rev().cloned().collect();
-    same_sequence(a, b, tol) || same_sequence(a, &reversed, tol)
+    same_sequence(a, b, tol) || (!tol.oriented && same_sequence(a, &reversed, tol))
 }
 
-/// A closed ring: the same positions from any start, in either direction.
+/// A closed ring: the same positions from any start, in either direction
+/// (in the same one when the task says winding matters). The answer's
+/// ring must be closed as the expected one is.
 fn same_ring(a: &Ring, b: &Ring, tol: &JsTolerance) -> bool {
     if a.len() != b.len() {
         return false;
@@ -326,12 +337,20 @@ fn same_ring(a: &Ring, b: &Ring, tol: &JsTolerance) -> bool {
     if a.len() < 4 || !same_position(&a[0], &a[a.len() - 1], tol) {
         return same_line(a, b, tol);
     }
+    if !same_position(&b[0], &b[b.len() - 1], tol) {
+        return false;
+    }
     let open_a = &a[..a.len() - 1];
     let open_b: Ring = b[..b.len() - 1].to_vec();
     let n = open_a.len();
     let reversed: Ring = open_b.iter().rev().cloned().collect();
+    let directions: &[&Ring] = if tol.oriented {
+        &[&open_b]
+    } else {
+        &[&open_b, &reversed]
+    };
     (0..n).any(|shift| {
-        [&open_b, &reversed]
+        directions
             .iter()
             .any(|seq| (0..n).all(|i| same_position(&open_a[i], &seq[(i + shift) % n], tol)))
     })
@@ -434,6 +453,16 @@ mod tests {
         let nudged =
             json!({"type": "Polygon", "coordinates": [[[0,0],[1.0000000001,0],[1,1],[0,1],[0,0]]]});
         assert!(geojson_match(&a, &nudged, &tol()).is_ok());
+        // The answer's ring must be closed too.
+        let open = json!({"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1],[0,1],[99,99]]]});
+        assert!(geojson_match(&a, &open, &tol()).is_err());
+        // Where winding matters, the reversed ring is another answer.
+        let oriented = JsTolerance {
+            oriented: true,
+            ..tol()
+        };
+        assert!(geojson_match(&a, &rotated, &oriented).is_ok());
+        assert!(geojson_match(&a, &reversed, &oriented).is_err());
     }
 
     #[test]
@@ -514,6 +543,16 @@ mod tests {
             ..t
         };
         assert!(structure(&json!([1.0, 2.0]), &json!([2.0, 1.0]), &sets, "").is_ok());
+        // A set of pairs, not of numbers: swapped coordinates stay wrong.
+        let pairs = |v: Value| v;
+        assert!(structure(
+            &pairs(json!([[1.0, 2.0], [3.0, 4.0]])),
+            &json!([[3.0, 4.0], [1.0, 2.0]]),
+            &sets,
+            ""
+        )
+        .is_ok());
+        assert!(structure(&pairs(json!([[1.0, 2.0]])), &json!([[2.0, 1.0]]), &sets, "").is_err());
         assert!(structure(
             &json!({"$nonfinite": "NaN"}),
             &json!({"$nonfinite": "NaN"}),

@@ -11,9 +11,10 @@
 //! a redundant `import` or `require` of a library already loaded — told
 //! apart.
 //!
-//! Each task gets a fresh worker (no earlier task's code ran in it); its
-//! samples' calls share it, each call in a fresh realm. With `Gold` the
-//! references are the samples. Results are also saved at each case's
+//! Each sample of a model gets a fresh worker (no other sample's code ran
+//! in it: code that leaves its realm could answer later calls); its calls
+//! share it, each in a fresh realm. With `Gold` the references are the
+//! samples, one worker per task. Results are also saved at each case's
 //! `output_path` under `outputs/sample-N/`, as the paper's harness does.
 
 use std::path::{Path, PathBuf};
@@ -23,7 +24,9 @@ use super::errors::ErrorType;
 use super::jobs::{self, ItemError, Plan, SuiteEvent};
 use super::runner::{records_dir, BackendSource};
 use super::unit_eval::{CallResult, CaseRecord, SampleRecord};
-use crate::bench::geojs::{run_instance, JsInstance, JsLibrary, JsSuite, JsTask, Ran};
+use crate::bench::geojs::{
+    run_instance, without_comments_and_strings, JsInstance, JsLibrary, JsSuite, JsTask, Ran,
+};
 use crate::bench::js_judge::{self, JsMismatch};
 use crate::js::{JsConfig, JsRuntime, Lost};
 use crate::llm::replay::ReplayBackend;
@@ -67,49 +70,43 @@ pub fn extract_code(reply: &str) -> String {
 }
 
 /// Whether code loads a module the runtime already holds: an `import`
-/// statement or a `require(…)` call (the paper's "Other" error). Comments
-/// and strings do not count.
+/// statement, a dynamic `import(…)` or a `require(…)` call (the paper's
+/// "Other" error). Comments and strings do not count.
 pub fn redundant_import(code: &str) -> bool {
-    let plain = strip_comments(code);
+    let plain = without_comments_and_strings(code);
+    let called = |word: &str| {
+        plain.match_indices(word).any(|(i, _)| {
+            let before = plain[..i].chars().next_back();
+            let after = plain[i + word.len()..].trim_start();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.')
+                && after.starts_with('(')
+        })
+    };
     plain.lines().any(|line| {
         let line = line.trim_start();
-        line.starts_with("import ") || line.starts_with("import{") || line.starts_with("import(")
-    }) || plain.match_indices("require").any(|(i, _)| {
-        let before = plain[..i].chars().next_back();
-        let after = plain[i + "require".len()..].trim_start();
-        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.')
-            && after.starts_with('(')
-    })
-}
-
-fn strip_comments(code: &str) -> String {
-    let mut out = String::with_capacity(code.len());
-    let mut rest = code;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix("//") {
-            rest = after.find('\n').map_or("", |i| &after[i..]);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.find("*/").map_or("", |i| &after[i + 2..]);
-        } else {
-            let c = rest.chars().next().unwrap_or(' ');
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    out
+        line.starts_with("import ") || line.starts_with("import{") || line.starts_with("import\"")
+    }) || called("import")
+        || called("require")
 }
 
 /// The error type of a call that did not pass (the paper's taxonomy).
+///
+/// The paper's runtime error is the 30 s threshold: gisclaw's `timeout`.
+/// Other exceptions (a `RangeError`, a `SyntaxError` thrown by
+/// `JSON.parse` while running) and a worker that died are `runtime`; a
+/// realm or library that failed to load is `infrastructure`, never the
+/// model's fault.
 pub fn classify(ran: &Ran, mismatch: Option<&JsMismatch>) -> ErrorType {
     match (ran, mismatch) {
         (Ran::Returned(_), Some(JsMismatch::Type(_))) => ErrorType::OutputType,
         (Ran::Returned(_), _) => ErrorType::InvalidAnswer,
         (Ran::Lost(Lost::Timeout(_)), _) => ErrorType::Timeout,
         (Ran::Lost(_), _) => ErrorType::Runtime,
-        (Ran::Threw { name, .. }, _) => match name.as_str() {
-            "SyntaxError" => ErrorType::Syntax,
-            "TypeError" | "ReferenceError" => ErrorType::AttributeParameter,
-            "Timeout" => ErrorType::Timeout,
+        (Ran::Threw { phase, name, .. }, _) => match (phase.as_str(), name.as_str()) {
+            ("realm", _) => ErrorType::Infrastructure,
+            (_, "Timeout") => ErrorType::Timeout,
+            ("compile", "SyntaxError") => ErrorType::Syntax,
+            (_, "TypeError" | "ReferenceError") => ErrorType::AttributeParameter,
             _ => ErrorType::Runtime,
         },
     }
@@ -143,7 +140,7 @@ pub fn judge_sample(
         }
         let verdict = match (&ran, suite.expected.get(&instance.key)) {
             (_, None) => Err((
-                ErrorType::Other,
+                ErrorType::Infrastructure,
                 format!(
                     "no reference answer for {} (run `gisclaw bench expect`)",
                     instance.key
@@ -246,6 +243,12 @@ fn run_task(
     let messages = prompt(task);
     let mut done = Vec::new();
     for sample in 1..=samples {
+        // A model's sample gets a worker no other sample ran in: code that
+        // leaves its realm could otherwise answer the next sample's calls.
+        // The references (gold) share one per task.
+        if sample > 1 && backend.is_some() {
+            runtime.restart();
+        }
         let (code, tokens_in, tokens_out, llm_seconds) = match backend.as_mut() {
             None => (task.reference_code.clone(), 0, 0, 0.0),
             Some(backend) => {
@@ -305,6 +308,10 @@ mod tests {
         assert!(!redundant_import(
             "function f() { const important = 1; return important; }"
         ));
+        assert!(redundant_import(
+            "async function f() { const t = await import('@turf/turf'); }"
+        ));
+        assert!(!redundant_import("function f() { return 'require(x)'; }"));
     }
 
     #[test]
@@ -332,7 +339,14 @@ mod tests {
             name: name.into(),
             message: String::new(),
         };
-        assert_eq!(classify(&threw("SyntaxError"), None), ErrorType::Syntax);
+        assert_eq!(classify(&threw("SyntaxError"), None), ErrorType::Runtime);
+        let compiling = Ran::Threw {
+            phase: "compile".into(),
+            kind: None,
+            name: "SyntaxError".into(),
+            message: String::new(),
+        };
+        assert_eq!(classify(&compiling, None), ErrorType::Syntax);
         assert_eq!(
             classify(&threw("TypeError"), None),
             ErrorType::AttributeParameter

@@ -92,18 +92,22 @@ fn start() -> Result<ExitCode, String> {
 }
 
 /// The folder holding `program` that the view must show: none when it is
-/// under the system directories the view always holds; else its install
-/// prefix (the folder above its `bin/`), or its own folder.
+/// under the system directories the view always holds; a Node install's
+/// own prefix (the folder above `bin/` that holds `include/node` or
+/// `lib/node_modules`, as nvm and the official tarballs lay it out);
+/// else the program's folder alone — never a home folder that happens to
+/// hold a `bin/`.
 pub fn program_root(program: &Path) -> Option<PathBuf> {
     const SYSTEM: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt"];
     if SYSTEM.iter().any(|dir| program.starts_with(dir)) {
         return None;
     }
     let dir = program.parent()?;
-    Some(match dir.file_name() {
-        Some(name) if name == "bin" => dir.parent().unwrap_or(dir).to_path_buf(),
-        _ => dir.to_path_buf(),
-    })
+    let prefix = dir
+        .parent()
+        .filter(|_| dir.file_name().is_some_and(|n| n == "bin"))
+        .filter(|p| p.join("include/node").is_dir() || p.join("lib/node_modules").is_dir());
+    Some(prefix.unwrap_or(dir).to_path_buf())
 }
 
 /// Applies every layer; the report, or why the runtime may not start.
@@ -258,13 +262,20 @@ mod tests {
     #[test]
     fn a_node_outside_the_system_folders_brings_its_prefix_into_view() {
         assert_eq!(program_root(Path::new("/usr/bin/node")), None);
+        // A Node install's prefix comes into view; a home with a `bin/`
+        // does not: only the program's own folder.
+        let home = tempfile::tempdir().unwrap();
+        let install = home.path().join(".nvm/versions/node/v20");
+        std::fs::create_dir_all(install.join("include/node")).unwrap();
+        std::fs::create_dir_all(install.join("bin")).unwrap();
+        std::fs::create_dir_all(home.path().join("bin")).unwrap();
         assert_eq!(
-            program_root(Path::new("/home/me/.nvm/versions/node/v20/bin/node")),
-            Some(PathBuf::from("/home/me/.nvm/versions/node/v20"))
+            program_root(&install.join("bin/node")),
+            Some(install.clone())
         );
         assert_eq!(
-            program_root(Path::new("/srv/node")),
-            Some(PathBuf::from("/srv"))
+            program_root(&home.path().join("bin/node")),
+            Some(home.path().join("bin"))
         );
     }
 }

@@ -11,7 +11,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -202,8 +202,14 @@ pub struct JsWorker {
     config: JsConfig,
     child: Child,
     pid: i32,
-    stdin: ChildStdin,
+    /// Requests go through a writer thread: a worker that stops reading
+    /// blocks that thread, never the caller (whose deadline then kills it).
+    requests: Option<mpsc::Sender<Vec<u8>>>,
+    /// At most one line waits here: a worker that writes more blocks on
+    /// its own stdout instead of filling gisclaw's memory.
     lines: Receiver<Result<Vec<u8>, String>>,
+    /// Whether the worker was killed and reaped (its PID may be reused).
+    reaped: bool,
     stderr: Arc<Mutex<Vec<u8>>>,
     info: WorkerInfo,
     next_id: u64,
@@ -305,7 +311,20 @@ impl JsWorker {
         else {
             return Err(JsError::Start("no pipes to the worker".into()));
         };
-        let _ = stdin.write_all(&line);
+        let (requests, to_write) = mpsc::channel::<Vec<u8>>();
+        // The envelope, then each call's request, in order.
+        let _ = requests.send(line);
+        std::thread::spawn(move || {
+            for request in to_write {
+                if stdin
+                    .write_all(&request)
+                    .and_then(|()| stdin.flush())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
         let handshake = std::thread::spawn(move || {
             let _ = ours.set_read_timeout(Some(Duration::from_secs(30)));
             let _ = ours.set_write_timeout(Some(Duration::from_secs(10)));
@@ -314,15 +333,16 @@ impl JsWorker {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&stderr);
         std::thread::spawn(move || keep_tail(stderr_pipe, &kept));
-        let (tx, lines) = mpsc::channel();
+        let (tx, lines) = mpsc::sync_channel(1);
         let max = config.max_answer;
         std::thread::spawn(move || read_lines(stdout, max, &tx));
         let mut worker = JsWorker {
             config: config.clone(),
             child,
             pid,
-            stdin,
+            requests: Some(requests),
             lines,
+            reaped: false,
             stderr,
             info: WorkerInfo {
                 node: String::new(),
@@ -392,30 +412,41 @@ impl JsWorker {
         });
         let mut line = request.to_string().into_bytes();
         line.push(b'\n');
-        if let Err(e) = self
-            .stdin
-            .write_all(&line)
-            .and_then(|()| self.stdin.flush())
-        {
+        // A line waiting before the call was written outside any call: the
+        // worker is no longer the one gisclaw started.
+        if let Ok(stray) = self.lines.try_recv() {
+            self.kill();
+            return CallOutcome::Lost(Lost::Garbled(match stray {
+                Ok(_) => "the worker wrote outside a call; it was stopped".into(),
+                Err(why) => why,
+            }));
+        }
+        let sent = self.requests.as_ref().is_some_and(|r| r.send(line).is_ok());
+        if !sent {
             self.kill();
             return CallOutcome::Lost(Lost::Died(format!(
-                "the worker took no call ({e}); {}",
+                "the worker took no call; {}",
                 self.last_words()
             )));
         }
         // The worker's own limit cuts synchronous loops; the host's grace
         // covers a worker that no longer runs its event loop.
         let deadline = Instant::now() + self.config.call_limit + Duration::from_secs(5);
-        loop {
+        {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(Ok(line)) => match serde_json::from_slice::<JsAnswer>(&line) {
                     Ok(answer) if answer.id == id => {
                         return CallOutcome::Answered(Box::new(answer))
                     }
-                    // A line of an earlier call's, or one a call forged:
-                    // not this call's answer.
-                    Ok(_) => continue,
+                    // Another call's number: a line the code forged.
+                    Ok(answer) => {
+                        self.kill();
+                        return CallOutcome::Lost(Lost::Garbled(format!(
+                            "an answer to call {} during call {id}; the worker was stopped",
+                            answer.id
+                        )));
+                    }
                     Err(e) => {
                         self.kill();
                         return CallOutcome::Lost(Lost::Garbled(format!("not an answer: {e}")));
@@ -448,10 +479,14 @@ impl JsWorker {
     /// Kills the worker's process group (Node is PID 1 of its namespace:
     /// everything it started ends with it) and reaps it.
     fn kill(&mut self) {
-        // SAFETY: the worker's own process group (its session: see
-        // `start`), not yet reaped.
-        unsafe { libc::kill(-self.pid, libc::SIGKILL) };
-        let _ = self.child.wait();
+        self.requests = None;
+        if !self.reaped {
+            // SAFETY: the worker's own process group (its session: see
+            // `start`), not yet reaped, so its PID is still its own.
+            unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+            let _ = self.child.wait();
+            self.reaped = true;
+        }
         if let Some(handshake) = self.handshake.take() {
             let _ = handshake.join();
         }
@@ -486,12 +521,16 @@ impl JsWorker {
 impl Drop for JsWorker {
     fn drop(&mut self) {
         self.kill();
+        // What a call left in its folder may be unreadable to gisclaw
+        // (a folder made 0000): opened up, never following a link, so
+        // that the folder can be removed.
+        crate::util::make_removable(self.case.path());
     }
 }
 
 /// Reads newline-ended lines of at most `max` bytes and sends each; a
 /// longer line, or the end of the stream, is the last thing sent.
-fn read_lines(stdout: impl Read, max: u64, tx: &mpsc::Sender<Result<Vec<u8>, String>>) {
+fn read_lines(stdout: impl Read, max: u64, tx: &mpsc::SyncSender<Result<Vec<u8>, String>>) {
     let mut input = BufReader::new(stdout);
     loop {
         let mut line = Vec::new();

@@ -917,6 +917,31 @@ fn js_an_endless_loop_is_cut_at_the_limit_and_the_next_call_runs() {
     assert!(started.elapsed() < Duration::from_secs(30));
     js_still_works(&mut rt);
     assert_eq!(rt.starts, 2);
+    // A call that answers, then leaves the worker spinning: the next
+    // request (large enough to fill the pipe) never blocks gisclaw; it is
+    // cut at the limit and the call after it gets a new worker.
+    let _ = rt
+        .call(&common::js_call(
+            "function f() { TextEncoder.constructor('setTimeout(() => { for (;;) {} }, 0)')(); return 1; }",
+            &[],
+        ))
+        .unwrap();
+    let padded = format!(
+        "function f() {{ return 2; }}\n/*{}*/",
+        "x".repeat(256 << 10)
+    );
+    let started = Instant::now();
+    let stuck = rt.call(&common::js_call(&padded, &[])).unwrap();
+    assert!(
+        matches!(
+            stuck,
+            gisclaw::js::CallOutcome::Lost(gisclaw::js::Lost::Timeout(_))
+        ),
+        "{stuck:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    js_still_works(&mut rt);
+    assert_eq!(rt.starts, 3);
 }
 
 #[test]
@@ -992,4 +1017,39 @@ tasks:
     assert!(seen.contains("PATH"), "the dump ran: {seen}");
     assert!(!seen.contains("sk-js-secret-4242"), "{seen}");
     assert!(!seen.contains("OPENAI_API_KEY"), "{seen}");
+}
+
+#[test]
+fn js_a_call_that_answers_for_later_calls_is_caught_and_never_reaches_another_solution() {
+    // The call leaves its realm and answers every later request itself,
+    // with the request's own number, before the worker can.
+    let forger = "outer.stdin.on('data', (d) => { for (const line of String(d).split('\\n')) { \
+                    if (!line.trim()) continue; const id = JSON.parse(line).id; \
+                    req('fs').writeSync(1, JSON.stringify({id, ok: true, kind: 'Number', value: 42}) + '\\n'); } }); \
+                  return 'armed';";
+    let mut rt = common::js_runtime(Duration::from_secs(10));
+    assert_eq!(js_text(&mut rt, forger), "armed");
+    // Its own solution's next call may get its forged answer; the worker's
+    // real answer then arrives outside any call, and the call after that
+    // finds it and stops the worker.
+    let area = common::js_call(
+        "function f(p) { return turf.area(turf.polygon(p)); }",
+        &["[[[0,0],[1,0],[1,1],[0,1],[0,0]]]"],
+    );
+    let _ = rt.call(&area).unwrap();
+    let caught = rt.call(&area).unwrap();
+    assert!(
+        matches!(
+            caught,
+            gisclaw::js::CallOutcome::Lost(gisclaw::js::Lost::Garbled(_))
+        ),
+        "{caught:?}"
+    );
+    js_still_works(&mut rt);
+    // Another solution never shares its worker (eval restarts between
+    // samples): the forger's answers cannot reach it.
+    assert_eq!(js_text(&mut rt, forger), "armed");
+    rt.restart();
+    js_still_works(&mut rt);
+    js_still_works(&mut rt);
 }
