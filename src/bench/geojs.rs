@@ -17,10 +17,11 @@ use serde_json::{Map, Value};
 
 use super::answers::{save_expected, HarnessError};
 use super::js_judge::{self, JsMismatch};
+pub use super::js_judge::{JsOutputType, JsTolerance, Recorded};
 use super::labels::{DataType, Difficulty, Labels, Operation};
 use super::select::Selection;
 use super::unit::Route;
-use crate::js::{CallOutcome, Indirect, JsCall, JsError, JsRuntime};
+use crate::js::{CallOutcome, JsCall, JsError, JsRuntime};
 use crate::task::{parse_yaml, read_yaml_text, TaskError};
 
 /// The file of recorded answers.
@@ -73,161 +74,6 @@ impl JsLibrary {
             JsLibrary::Geolib => "Geolib",
             JsLibrary::Leaflet => "Leaflet",
             JsLibrary::Ol => "OpenLayers",
-        }
-    }
-}
-
-/// GeoJSEval's 25 output types (Table 3).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-pub enum JsOutputType {
-    /// An ordered list.
-    Array,
-    /// True or false.
-    Boolean,
-    /// Text.
-    String,
-    /// A number.
-    Number,
-    /// A GeoJSON geometry.
-    Geometry,
-    /// A GeoJSON GeometryCollection.
-    GeometryCollection,
-    /// A GeoJSON Feature.
-    Feature,
-    /// A GeoJSON FeatureCollection.
-    FeatureCollection,
-    /// Geolib coordinates.
-    #[serde(rename = "geolib.coordinates")]
-    GeolibCoordinates,
-    /// A coordinate with its distance.
-    #[serde(rename = "geolib.distanceCoordinate")]
-    GeolibDistanceCoordinate,
-    /// A geographic bounding box.
-    #[serde(rename = "geolib.bounds")]
-    GeolibBounds,
-    /// A centre.
-    #[serde(rename = "geolib.center")]
-    GeolibCenter,
-    /// `L.Map`, judged through eval methods.
-    #[serde(rename = "leaflet.Map")]
-    LeafletMap,
-    /// `L.Layer`, judged through eval methods.
-    #[serde(rename = "leaflet.Layer")]
-    LeafletLayer,
-    /// `L.LatLng`.
-    #[serde(rename = "leaflet.LatLng")]
-    LeafletLatLng,
-    /// `L.LatLngBounds`.
-    #[serde(rename = "leaflet.LatLngBounds")]
-    LeafletLatLngBounds,
-    /// `L.Point`.
-    #[serde(rename = "leaflet.Point")]
-    LeafletPoint,
-    /// `L.Bounds`.
-    #[serde(rename = "leaflet.Bounds")]
-    LeafletBounds,
-    /// `ol.Map`, judged through eval methods.
-    #[serde(rename = "ol.Map")]
-    OlMap,
-    /// `ol.View`, judged through eval methods.
-    #[serde(rename = "ol.View")]
-    OlView,
-    /// An OpenLayers layer, judged through eval methods.
-    #[serde(rename = "ol.Layer")]
-    OlLayer,
-    /// An OpenLayers source, judged through eval methods.
-    #[serde(rename = "ol.Source")]
-    OlSource,
-    /// `[x, y]`.
-    #[serde(rename = "ol.Coordinate")]
-    OlCoordinate,
-    /// `[minX, minY, maxX, maxY]`.
-    #[serde(rename = "ol.Extent")]
-    OlExtent,
-    /// `[width, height]`.
-    #[serde(rename = "ol.Size")]
-    OlSize,
-}
-
-impl JsOutputType {
-    /// Every type, in Table 3's order.
-    pub const ALL: [JsOutputType; 25] = [
-        JsOutputType::Array,
-        JsOutputType::Boolean,
-        JsOutputType::String,
-        JsOutputType::Number,
-        JsOutputType::Geometry,
-        JsOutputType::GeometryCollection,
-        JsOutputType::Feature,
-        JsOutputType::FeatureCollection,
-        JsOutputType::GeolibCoordinates,
-        JsOutputType::GeolibDistanceCoordinate,
-        JsOutputType::GeolibBounds,
-        JsOutputType::GeolibCenter,
-        JsOutputType::LeafletMap,
-        JsOutputType::LeafletLayer,
-        JsOutputType::LeafletLatLng,
-        JsOutputType::LeafletLatLngBounds,
-        JsOutputType::LeafletPoint,
-        JsOutputType::LeafletBounds,
-        JsOutputType::OlMap,
-        JsOutputType::OlView,
-        JsOutputType::OlLayer,
-        JsOutputType::OlSource,
-        JsOutputType::OlCoordinate,
-        JsOutputType::OlExtent,
-        JsOutputType::OlSize,
-    ];
-
-    /// Its name as the paper writes it (`leaflet.LatLng`).
-    pub fn name(self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
-    }
-
-    /// Whether it is judged only through eval methods (Table 1's complex
-    /// objects).
-    pub fn indirect(self) -> bool {
-        matches!(
-            self,
-            JsOutputType::LeafletMap
-                | JsOutputType::LeafletLayer
-                | JsOutputType::OlMap
-                | JsOutputType::OlView
-                | JsOutputType::OlLayer
-                | JsOutputType::OlSource
-        )
-    }
-}
-
-/// Tolerances of a task's comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct JsTolerance {
-    /// Relative tolerance of numbers and coordinates.
-    pub rel: f64,
-    /// Absolute tolerance of numbers and coordinates.
-    pub abs: f64,
-    /// The top-level array compares as a set (the paper's EqualSet), not
-    /// in order.
-    pub unordered: bool,
-    /// Lines and rings compare in their direction (a task about winding
-    /// or line direction); otherwise either direction is the same
-    /// geometry.
-    pub oriented: bool,
-}
-
-impl Default for JsTolerance {
-    fn default() -> Self {
-        JsTolerance {
-            rel: 1e-9,
-            abs: 1e-9,
-            unordered: false,
-            oriented: false,
         }
     }
 }
@@ -317,18 +163,6 @@ pub struct JsInstance<'a> {
     pub args: Vec<String>,
     /// Whether it is an edge test.
     pub edge: bool,
-}
-
-/// An answer as recorded (`expected_answer`) or as a solution gave it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Recorded {
-    /// The result's type tag.
-    pub kind: String,
-    /// The result as JSON.
-    pub value: Value,
-    /// The eval methods' values, for indirect evaluation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub indirect: Option<Vec<Indirect>>,
 }
 
 /// How one call of a solution ended.
@@ -846,9 +680,14 @@ pub fn verify(suite: &JsSuite, ran: &[(String, Ran)], routes: bool) -> Vec<Verdi
                     Some(format!("it did not return: {ran}"))
                 }
                 (Some(instance), Some(want), Ran::Returned(got)) if routes => {
-                    js_judge::judge_route(instance.task, want, got)
-                        .err()
-                        .map(|m| m.to_string())
+                    js_judge::judge_route(
+                        instance.task.output_type,
+                        &instance.task.tolerance,
+                        want,
+                        got,
+                    )
+                    .err()
+                    .map(|m| m.to_string())
                 }
                 (Some(instance), Some(want), Ran::Returned(got)) => {
                     let typed = if instance.edge {
@@ -859,9 +698,14 @@ pub fn verify(suite: &JsSuite, ran: &[(String, Ran)], routes: bool) -> Vec<Verdi
                             .map(|m| m.to_string())
                     };
                     typed.or_else(|| {
-                        js_judge::judge(instance.task, want, got)
-                            .err()
-                            .map(|m: JsMismatch| m.to_string())
+                        js_judge::judge(
+                            instance.task.output_type,
+                            &instance.task.tolerance,
+                            want,
+                            got,
+                        )
+                        .err()
+                        .map(|m: JsMismatch| m.to_string())
                     })
                 }
             };

@@ -10,9 +10,11 @@
 //!
 //! Pure Rust on plain JSON: the worker's answer is never given to GDAL.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::geojs::{JsOutputType, JsTask, JsTolerance, Recorded};
+use crate::js::Indirect;
 
 /// Why an answer does not pass.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,6 +25,173 @@ pub enum JsMismatch {
     /// A result of the right type with the wrong value.
     #[error("answer: {0}")]
     Value(String),
+}
+
+/// GeoJSEval's 25 output types (Table 3).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum JsOutputType {
+    /// An ordered list.
+    Array,
+    /// True or false.
+    Boolean,
+    /// Text.
+    String,
+    /// A number.
+    Number,
+    /// A GeoJSON geometry.
+    Geometry,
+    /// A GeoJSON GeometryCollection.
+    GeometryCollection,
+    /// A GeoJSON Feature.
+    Feature,
+    /// A GeoJSON FeatureCollection.
+    FeatureCollection,
+    /// Geolib coordinates.
+    #[serde(rename = "geolib.coordinates")]
+    GeolibCoordinates,
+    /// A coordinate with its distance.
+    #[serde(rename = "geolib.distanceCoordinate")]
+    GeolibDistanceCoordinate,
+    /// A geographic bounding box.
+    #[serde(rename = "geolib.bounds")]
+    GeolibBounds,
+    /// A centre.
+    #[serde(rename = "geolib.center")]
+    GeolibCenter,
+    /// `L.Map`, judged through eval methods.
+    #[serde(rename = "leaflet.Map")]
+    LeafletMap,
+    /// `L.Layer`, judged through eval methods.
+    #[serde(rename = "leaflet.Layer")]
+    LeafletLayer,
+    /// `L.LatLng`.
+    #[serde(rename = "leaflet.LatLng")]
+    LeafletLatLng,
+    /// `L.LatLngBounds`.
+    #[serde(rename = "leaflet.LatLngBounds")]
+    LeafletLatLngBounds,
+    /// `L.Point`.
+    #[serde(rename = "leaflet.Point")]
+    LeafletPoint,
+    /// `L.Bounds`.
+    #[serde(rename = "leaflet.Bounds")]
+    LeafletBounds,
+    /// `ol.Map`, judged through eval methods.
+    #[serde(rename = "ol.Map")]
+    OlMap,
+    /// `ol.View`, judged through eval methods.
+    #[serde(rename = "ol.View")]
+    OlView,
+    /// An OpenLayers layer, judged through eval methods.
+    #[serde(rename = "ol.Layer")]
+    OlLayer,
+    /// An OpenLayers source, judged through eval methods.
+    #[serde(rename = "ol.Source")]
+    OlSource,
+    /// `[x, y]`.
+    #[serde(rename = "ol.Coordinate")]
+    OlCoordinate,
+    /// `[minX, minY, maxX, maxY]`.
+    #[serde(rename = "ol.Extent")]
+    OlExtent,
+    /// `[width, height]`.
+    #[serde(rename = "ol.Size")]
+    OlSize,
+}
+
+impl JsOutputType {
+    /// Every type, in Table 3's order.
+    pub const ALL: [JsOutputType; 25] = [
+        JsOutputType::Array,
+        JsOutputType::Boolean,
+        JsOutputType::String,
+        JsOutputType::Number,
+        JsOutputType::Geometry,
+        JsOutputType::GeometryCollection,
+        JsOutputType::Feature,
+        JsOutputType::FeatureCollection,
+        JsOutputType::GeolibCoordinates,
+        JsOutputType::GeolibDistanceCoordinate,
+        JsOutputType::GeolibBounds,
+        JsOutputType::GeolibCenter,
+        JsOutputType::LeafletMap,
+        JsOutputType::LeafletLayer,
+        JsOutputType::LeafletLatLng,
+        JsOutputType::LeafletLatLngBounds,
+        JsOutputType::LeafletPoint,
+        JsOutputType::LeafletBounds,
+        JsOutputType::OlMap,
+        JsOutputType::OlView,
+        JsOutputType::OlLayer,
+        JsOutputType::OlSource,
+        JsOutputType::OlCoordinate,
+        JsOutputType::OlExtent,
+        JsOutputType::OlSize,
+    ];
+
+    /// Its name as the paper writes it (`leaflet.LatLng`).
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    /// Whether it is judged only through eval methods (Table 1's complex
+    /// objects).
+    pub fn indirect(self) -> bool {
+        matches!(
+            self,
+            JsOutputType::LeafletMap
+                | JsOutputType::LeafletLayer
+                | JsOutputType::OlMap
+                | JsOutputType::OlView
+                | JsOutputType::OlLayer
+                | JsOutputType::OlSource
+        )
+    }
+}
+
+/// Tolerances of a task's comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct JsTolerance {
+    /// Relative tolerance of numbers and coordinates.
+    pub rel: f64,
+    /// Absolute tolerance of numbers and coordinates.
+    pub abs: f64,
+    /// The top-level array compares as a set (the paper's EqualSet), not
+    /// in order.
+    pub unordered: bool,
+    /// Lines and rings compare in their direction (a task about winding
+    /// or line direction); otherwise either direction is the same
+    /// geometry.
+    pub oriented: bool,
+}
+
+impl Default for JsTolerance {
+    fn default() -> Self {
+        JsTolerance {
+            rel: 1e-9,
+            abs: 1e-9,
+            unordered: false,
+            oriented: false,
+        }
+    }
+}
+
+/// An answer as recorded (`expected_answer`) or as a solution gave it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    /// The result's type tag.
+    pub kind: String,
+    /// The result as JSON.
+    pub value: Value,
+    /// The eval methods' values, for indirect evaluation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indirect: Option<Vec<Indirect>>,
 }
 
 const GEOMETRY_TYPES: [&str; 7] = [
@@ -91,24 +260,40 @@ fn describe(got: &Recorded) -> String {
 }
 
 /// Judges `got` against the recorded answer `want` of `task`.
-pub fn judge(task: &JsTask, want: &Recorded, got: &Recorded) -> Result<(), JsMismatch> {
-    judge_as(task, want, got, true)
+pub fn judge(
+    output: JsOutputType,
+    tol: &JsTolerance,
+    want: &Recorded,
+    got: &Recorded,
+) -> Result<(), JsMismatch> {
+    judge_as(output, tol, want, got, true)
 }
 
 /// Judges a second route's answer: a map, layer or source may be stood
 /// for by a plain object with the same eval methods, so only their values
 /// are compared.
-pub fn judge_route(task: &JsTask, want: &Recorded, got: &Recorded) -> Result<(), JsMismatch> {
-    judge_as(task, want, got, !task.output_type.indirect())
+pub fn judge_route(
+    output: JsOutputType,
+    tol: &JsTolerance,
+    want: &Recorded,
+    got: &Recorded,
+) -> Result<(), JsMismatch> {
+    judge_as(output, tol, want, got, !output.indirect())
 }
 
-fn judge_as(task: &JsTask, want: &Recorded, got: &Recorded, typed: bool) -> Result<(), JsMismatch> {
+fn judge_as(
+    output: JsOutputType,
+    tol: &JsTolerance,
+    want: &Recorded,
+    got: &Recorded,
+    typed: bool,
+) -> Result<(), JsMismatch> {
     // The type first: when the reference's own answer has the declared
     // type, so must the solution's; an edge test whose documented answer
     // is of another type (null, false) needs that very type.
     if typed {
-        if fits(task.output_type, want).is_ok() {
-            fits(task.output_type, got)?;
+        if fits(output, want).is_ok() {
+            fits(output, got)?;
         } else if want.kind != got.kind {
             return Err(JsMismatch::Type(format!(
                 "{} expected (the documented answer for this input), {} returned",
@@ -117,13 +302,12 @@ fn judge_as(task: &JsTask, want: &Recorded, got: &Recorded, typed: bool) -> Resu
             )));
         }
     }
-    let tol = &task.tolerance;
-    if task.output_type.indirect() && fits(task.output_type, want).is_ok() {
+    if output.indirect() && fits(output, want).is_ok() {
         let (Some(want_all), Some(got_all)) = (&want.indirect, &got.indirect) else {
             return Err(JsMismatch::Value("no eval-method values to compare".into()));
         };
         for (w, g) in want_all.iter().zip(got_all) {
-            same(&w.value, &g.value, tol, task.output_type)
+            same(&w.value, &g.value, tol, output)
                 .map_err(|why| JsMismatch::Value(format!("{}: {why}", w.method)))?;
         }
         if want_all.len() != got_all.len() {
@@ -133,7 +317,7 @@ fn judge_as(task: &JsTask, want: &Recorded, got: &Recorded, typed: bool) -> Resu
         }
         return Ok(());
     }
-    same(&want.value, &got.value, tol, task.output_type).map_err(JsMismatch::Value)
+    same(&want.value, &got.value, tol, output).map_err(JsMismatch::Value)
 }
 
 /// Compares by the mapped representation.

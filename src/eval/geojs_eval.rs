@@ -146,8 +146,13 @@ pub fn judge_sample(
                     instance.key
                 ),
             )),
-            (Ran::Returned(got), Some(want)) => js_judge::judge(instance.task, want, got)
-                .map_err(|m| (classify(&ran, Some(&m)), m.to_string())),
+            (Ran::Returned(got), Some(want)) => js_judge::judge(
+                instance.task.output_type,
+                &instance.task.tolerance,
+                want,
+                got,
+            )
+            .map_err(|m| (classify(&ran, Some(&m)), m.to_string())),
             // A map, layer or source stood for by another object: its
             // eval methods fail, but the fault is the type (§3.2.2).
             (
