@@ -298,7 +298,7 @@ pub fn run(config: &SandboxConfig) -> Report {
             if let Some(confinement) = &info.confinement {
                 let warnings = confinement.warnings();
                 if warnings.is_empty() {
-                    report.ok("JS confinement", "every layer in force".to_string());
+                    report.ok("JS confinement", "every layer in force");
                 } else {
                     report.warn("JS confinement", warnings.join("; "));
                 }

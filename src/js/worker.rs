@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -431,49 +431,30 @@ impl JsWorker {
         }
         // The worker's own limit cuts synchronous loops; the host's grace
         // covers a worker that no longer runs its event loop.
-        let deadline = Instant::now() + self.config.call_limit + Duration::from_secs(5);
-        {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(Ok(line)) => match serde_json::from_slice::<JsAnswer>(&line) {
-                    Ok(answer) if answer.id == id => {
-                        return CallOutcome::Answered(Box::new(answer))
-                    }
-                    // Another call's number: a line the code forged.
-                    Ok(answer) => {
-                        self.kill();
-                        return CallOutcome::Lost(Lost::Garbled(format!(
-                            "an answer to call {} during call {id}; the worker was stopped",
-                            answer.id
-                        )));
-                    }
-                    Err(e) => {
-                        self.kill();
-                        return CallOutcome::Lost(Lost::Garbled(format!("not an answer: {e}")));
-                    }
-                },
-                Ok(Err(why)) => {
-                    self.kill();
-                    let lost = if why == "ended" {
-                        Lost::Died(self.last_words())
-                    } else {
-                        Lost::Garbled(why)
-                    };
-                    return CallOutcome::Lost(lost);
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    self.kill();
-                    return CallOutcome::Lost(Lost::Timeout(format!(
-                        "no answer within {} s; the worker was stopped",
-                        self.config.call_limit.as_secs() + 5
-                    )));
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.kill();
-                    return CallOutcome::Lost(Lost::Died(self.last_words()));
-                }
-            }
-        }
+        let limit = self.config.call_limit + Duration::from_secs(5);
+        let lost = match self.lines.recv_timeout(limit) {
+            Ok(Ok(line)) => match serde_json::from_slice::<JsAnswer>(&line) {
+                Ok(answer) if answer.id == id => return CallOutcome::Answered(Box::new(answer)),
+                // Another call's number: a line the code forged.
+                Ok(answer) => Lost::Garbled(format!(
+                    "an answer to call {} during call {id}; the worker was stopped",
+                    answer.id
+                )),
+                Err(e) => Lost::Garbled(format!("not an answer: {e}")),
+            },
+            Ok(Err(why)) if why == "ended" => Lost::Died(String::new()),
+            Ok(Err(why)) => Lost::Garbled(why),
+            Err(RecvTimeoutError::Timeout) => Lost::Timeout(format!(
+                "no answer within {} s; the worker was stopped",
+                limit.as_secs()
+            )),
+            Err(RecvTimeoutError::Disconnected) => Lost::Died(String::new()),
+        };
+        self.kill();
+        CallOutcome::Lost(match lost {
+            Lost::Died(_) => Lost::Died(self.last_words()),
+            other => other,
+        })
     }
 
     /// Kills the worker's process group (Node is PID 1 of its namespace:
