@@ -904,7 +904,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     }
     if args.shard.is_some() && SuiteKind::of(&suite) != SuiteKind::Tasks {
         return Err(UsageError(
-            "--shard is for task suites (e.g. benchmarks/geoanalyst); a unit or step suite runs in one process"
+            "--shard is for task suites (e.g. benchmarks/geoanalyst); a unit, GeoJSEval or step suite runs in one process (-j N runs its items in parallel)"
                 .into(),
         )
         .into());
