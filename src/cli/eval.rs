@@ -322,7 +322,7 @@ fn render(
                     unit_report::write_html(out).map_err(written)?;
                     say_err!("gisclaw: page in {}", out.join("report.html").display());
                 }
-                print_unit_summary(&summary, out);
+                print_unit_summary(&summary, out, &manifest.kind);
                 return Ok(ExitCode::SUCCESS);
             }
         }
@@ -646,7 +646,7 @@ fn function_report(
             .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
-    print_unit_summary(&summary, out);
+    print_unit_summary(&summary, out, kind);
     Ok(())
 }
 
@@ -821,15 +821,16 @@ fn print_step_summary(summary: &step_report::StepSummary, out: &Path) {
     say_err!("gisclaw: report in {}", out.join("report.md").display());
 }
 
-fn print_unit_summary(summary: &unit_report::UnitSummary, out: &Path) {
+fn print_unit_summary(summary: &unit_report::UnitSummary, out: &Path, kind: &str) {
     let pass: Vec<String> = summary
         .pass_at
         .iter()
         .map(|(k, v)| format!("pass@{k} {v:.3}"))
         .collect();
     say_err!(
-        "gisclaw: {} cases × {} samples: {}",
+        "gisclaw: {} {} × {} samples: {}",
         summary.cases,
+        if kind == "geojs" { "tasks" } else { "cases" },
         summary.samples,
         pass.join(", ")
     );
