@@ -54,18 +54,23 @@ pub fn venv_found() -> Found {
             how: "GISCLAW_VENV".into(),
         };
     }
-    if let Some((record, file)) = install_record() {
-        if let Some(venv) = record.venv.filter(|v| v.join("pyvenv.cfg").is_file()) {
-            return Found {
-                path: venv,
-                how: format!("recorded in {}", file.display()),
-            };
-        }
+    if let Some(found) = recorded(|r| r.venv.filter(|v| v.join("pyvenv.cfg").is_file())) {
+        return found;
     }
     Found {
         path: data_dir().join("venv"),
         how: "default".into(),
     }
+}
+
+/// The part of the install the record names (`pick` takes it out of the
+/// record, and only when it is really there), with the record's file.
+fn recorded(pick: impl FnOnce(InstallRecord) -> Option<PathBuf>) -> Option<Found> {
+    let (record, file) = install_record()?;
+    pick(record).map(|path| Found {
+        path,
+        how: format!("recorded in {}", file.display()),
+    })
 }
 
 /// Where `make setup-local-model` installed the local model server and
@@ -78,13 +83,8 @@ pub fn local_found() -> Found {
             how: "GISCLAW_LOCAL_DIR".into(),
         };
     }
-    if let Some((record, file)) = install_record() {
-        if let Some(local) = record.local_dir.filter(|d| d.is_dir()) {
-            return Found {
-                path: local,
-                how: format!("recorded in {}", file.display()),
-            };
-        }
+    if let Some(found) = recorded(|r| r.local_dir.filter(|d| d.is_dir())) {
+        return found;
     }
     Found {
         path: data_dir().join("local"),
@@ -103,13 +103,8 @@ pub fn js_found() -> Found {
             how: "GISCLAW_JS_DIR".into(),
         };
     }
-    if let Some((record, file)) = install_record() {
-        if let Some(dir) = record.js_dir.filter(|d| d.join("node_modules").is_dir()) {
-            return Found {
-                path: dir,
-                how: format!("recorded in {}", file.display()),
-            };
-        }
+    if let Some(found) = recorded(|r| r.js_dir.filter(|d| d.join("node_modules").is_dir())) {
+        return found;
     }
     Found {
         path: Path::new(env!("CARGO_MANIFEST_DIR")).join("sandbox/js"),

@@ -154,6 +154,25 @@ pub fn save_expected(
     write_atomic(path, text.as_bytes()).map_err(HarnessError::io(path))
 }
 
+/// [`save_expected`] of a map of answers by key, one `"key": answer`
+/// line each, in key order.
+pub fn save_expected_map<T: serde::Serialize>(
+    path: &Path,
+    answers: &std::collections::BTreeMap<String, T>,
+) -> Result<(), HarnessError> {
+    let entries: Vec<String> = answers
+        .iter()
+        .map(|(key, answer)| {
+            format!(
+                "{}: {}",
+                serde_json::Value::String(key.clone()),
+                serde_json::to_string(answer).unwrap_or_default()
+            )
+        })
+        .collect();
+    save_expected(path, &entries, ('{', '}'))
+}
+
 /// One answer as compact JSON.
 pub fn answer_json(answer: &Answer) -> String {
     serde_json::to_string(answer).unwrap_or_default()

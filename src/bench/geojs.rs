@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::answers::{save_expected, HarnessError};
+use super::answers::{save_expected_map, HarnessError};
 use super::js_judge::{self, JsMismatch};
 pub use super::js_judge::{JsOutputType, JsTolerance, Recorded};
 use super::labels::{DataType, Difficulty, Labels, Operation};
@@ -737,17 +737,7 @@ pub fn record(suite: &JsSuite, ran: &[(String, Ran)]) -> Result<usize, HarnessEr
             failed.join("\n  ")
         )));
     }
-    let lines: Vec<String> = entries
-        .iter()
-        .map(|(k, v)| {
-            format!(
-                "{}: {}",
-                serde_json::to_string(k).unwrap_or_default(),
-                serde_json::to_string(v).unwrap_or_default()
-            )
-        })
-        .collect();
-    save_expected(&suite.dir.join(EXPECTED), &lines, ('{', '}'))?;
+    save_expected_map(&suite.dir.join(EXPECTED), &entries)?;
     Ok(ran.len())
 }
 

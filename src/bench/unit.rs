@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::answers::{
-    answer_from_runtime, answer_json, py_str, save_expected, Answer, HarnessError, EXPECTED,
+    answer_from_runtime, py_str, save_expected_map, Answer, HarnessError, EXPECTED,
 };
 use super::judge::{self, Mismatch, OutputType, Tolerance};
 use super::labels::{DataType, Difficulty, Labels, Operation};
@@ -537,11 +537,7 @@ pub fn record(suite: &UnitSuite, answers: &Answers) -> Result<usize, HarnessErro
             }
         }
     }
-    let entries: Vec<String> = expected
-        .iter()
-        .map(|(k, a)| format!("{}: {}", Value::String(k.clone()), answer_json(a)))
-        .collect();
-    save_expected(&suite.dir.join(EXPECTED), &entries, ('{', '}'))?;
+    save_expected_map(&suite.dir.join(EXPECTED), &expected)?;
     Ok(answers.len())
 }
 

@@ -564,19 +564,14 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let source = backend_source(args)?;
     if let BackendSource::Recorded(rec) = &source {
-        for (_, file) in &suite.files {
-            for case in &file.cases {
-                let path = unit_eval::recording(rec, &file.library, &case.id);
-                if !path.is_file() {
-                    return Err(UsageError(format!(
-                        "--replay {}: no recording {}",
-                        rec.display(),
-                        path.display()
-                    ))
-                    .into());
-                }
-            }
-        }
+        require_recordings(
+            rec,
+            suite.files.iter().flat_map(|(_, file)| {
+                file.cases
+                    .iter()
+                    .map(|case| unit_eval::recording(rec, &file.library, &case.id))
+            }),
+        )?;
     }
     let backend = unit_eval::describe(&source);
     let out = eval_folder(args, dir);
@@ -598,6 +593,22 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     progress.finish();
     function_report(&out, &backend, &source, args.html, "unit")?;
     Ok(eval_exit(failed, "case(s)"))
+}
+
+/// Refuses a `--replay DIR` that lacks one of `recordings` (a
+/// function-level suite's, one file per case or task), naming it.
+fn require_recordings(
+    dir: &Path,
+    mut recordings: impl Iterator<Item = PathBuf>,
+) -> Result<(), UsageError> {
+    match recordings.find(|path| !path.is_file()) {
+        Some(path) => Err(UsageError(format!(
+            "--replay {}: no recording {}",
+            dir.display(),
+            path.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The manifest of a function-level suite's eval (unit or GeoJSEval).
@@ -668,17 +679,12 @@ fn run_geojs(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let source = backend_source(args)?;
     if let BackendSource::Recorded(rec) = &source {
-        for (library, task) in suite.tasks() {
-            let path = geojs_eval::recording(rec, library, &task.id);
-            if !path.is_file() {
-                return Err(UsageError(format!(
-                    "--replay {}: no recording {}",
-                    rec.display(),
-                    path.display()
-                ))
-                .into());
-            }
-        }
+        require_recordings(
+            rec,
+            suite
+                .tasks()
+                .map(|(library, task)| geojs_eval::recording(rec, library, &task.id)),
+        )?;
     }
     let backend = unit_eval::describe(&source);
     let out = eval_folder(args, dir);

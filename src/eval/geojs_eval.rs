@@ -23,7 +23,7 @@ use std::time::Instant;
 use super::errors::ErrorType;
 use super::jobs::{self, ItemError, Plan, SuiteEvent};
 use super::runner::{records_dir, BackendSource};
-use super::unit_eval::{CallResult, CaseRecord, SampleRecord};
+use super::unit_eval::{fenced_code, CallResult, CaseRecord, SampleRecord};
 use crate::bench::geojs::{
     run_instance, without_comments_and_strings, JsInstance, JsLibrary, JsSuite, JsTask, Ran,
 };
@@ -58,15 +58,7 @@ pub fn prompt(task: &JsTask) -> Vec<Message> {
 /// The code in a model's answer: its first ```javascript (or ```js) block,
 /// else its first fenced block, else the whole text.
 pub fn extract_code(reply: &str) -> String {
-    for opener in ["```javascript", "```js", "```"] {
-        if let Some(start) = reply.find(opener) {
-            let body = &reply[start + opener.len()..];
-            let body = body.split_once('\n').map_or("", |(_, rest)| rest);
-            let end = body.find("```").unwrap_or(body.len());
-            return body[..end].trim_end().to_string() + "\n";
-        }
-    }
-    reply.trim().to_string() + "\n"
+    fenced_code(reply, &["```javascript", "```js", "```"])
 }
 
 /// Whether code loads a module the runtime already holds: an `import`
@@ -171,18 +163,7 @@ pub fn judge_sample(
             )),
             (other, Some(_)) => Err((classify(other, None), other.to_string())),
         };
-        let (passed, problem) = match verdict {
-            Ok(()) => (true, None),
-            Err((kind, why)) => {
-                error.get_or_insert(kind);
-                (false, Some(why))
-            }
-        };
-        calls.push(CallResult {
-            key: instance.key.clone(),
-            passed,
-            problem,
-        });
+        calls.push(CallResult::judged(&instance.key, verdict, &mut error));
     }
     if error.is_some() && redundant_import(code) {
         error = Some(ErrorType::Other);

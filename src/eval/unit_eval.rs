@@ -64,6 +64,29 @@ pub struct CallResult {
     pub problem: Option<String>,
 }
 
+impl CallResult {
+    /// The result of the call `key` from its verdict; a failure's type is
+    /// kept in `error` when it is the sample's first.
+    pub fn judged(
+        key: &str,
+        verdict: Result<(), (ErrorType, String)>,
+        error: &mut Option<ErrorType>,
+    ) -> CallResult {
+        let (passed, problem) = match verdict {
+            Ok(()) => (true, None),
+            Err((kind, why)) => {
+                error.get_or_insert(kind);
+                (false, Some(why))
+            }
+        };
+        CallResult {
+            key: key.to_string(),
+            passed,
+            problem,
+        }
+    }
+}
+
 /// One sample of one case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SampleRecord {
@@ -145,7 +168,13 @@ pub fn prompt(library: &str, case: &Case) -> Vec<Message> {
 /// The code in a model's answer: its first ```python block, else its first
 /// fenced block, else the whole text.
 pub fn extract_code(reply: &str) -> String {
-    for opener in ["```python", "```py", "```"] {
+    fenced_code(reply, &["```python", "```py", "```"])
+}
+
+/// The body of the first block of `reply` opened by one of `openers`, tried
+/// in order (the language's fences, then a bare one), else the whole text.
+pub fn fenced_code(reply: &str, openers: &[&str]) -> String {
+    for opener in openers {
         if let Some(start) = reply.find(opener) {
             let body = &reply[start + opener.len()..];
             let body = body.split_once('\n').map_or("", |(_, rest)| rest);
@@ -183,18 +212,7 @@ pub fn judge_sample(
                     .map_err(|m| (errors::classify_mismatch(&m), m.to_string()))
             }
         };
-        let (passed, problem) = match verdict {
-            Ok(()) => (true, None),
-            Err((kind, why)) => {
-                error.get_or_insert(kind);
-                (false, Some(why))
-            }
-        };
-        calls.push(CallResult {
-            key: instance.key.clone(),
-            passed,
-            problem,
-        });
+        calls.push(CallResult::judged(&instance.key, verdict, &mut error));
     }
     (calls, error)
 }

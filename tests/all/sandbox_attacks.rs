@@ -736,6 +736,15 @@ fn js_still_works(runtime: &mut gisclaw::js::JsRuntime) {
     assert!((area - 12_363_718_145.18).abs() < 1.0, "{area}");
 }
 
+/// How a call that must lose the worker ended (it panics when the call
+/// was answered).
+fn js_lost(runtime: &mut gisclaw::js::JsRuntime, code: &str) -> gisclaw::js::Lost {
+    match runtime.call(&common::js_call(code, &[])).unwrap() {
+        gisclaw::js::CallOutcome::Lost(lost) => lost,
+        answered => panic!("{code}: answered {answered:?}"),
+    }
+}
+
 /// What an escaped call returned, as text.
 fn js_text(runtime: &mut gisclaw::js::JsRuntime, body: &str) -> String {
     let call = common::js_call(&format!("async function f() {{\n{ESCAPE}{body}\n}}"), &[]);
@@ -926,17 +935,12 @@ fn js_an_endless_loop_is_cut_at_the_limit_and_the_next_call_runs() {
     // A loop of promises never yields to the worker's timer: the host's
     // limit kills the worker, and the next call gets a new one.
     let started = Instant::now();
-    let starved = rt
-        .call(&common::js_call(
-            "async function f() { while (true) { await null; } }",
-            &[],
-        ))
-        .unwrap();
+    let starved = js_lost(
+        &mut rt,
+        "async function f() { while (true) { await null; } }",
+    );
     assert!(
-        matches!(
-            starved,
-            gisclaw::js::CallOutcome::Lost(gisclaw::js::Lost::Timeout(_))
-        ),
+        matches!(starved, gisclaw::js::Lost::Timeout(_)),
         "{starved:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(30));
@@ -956,14 +960,8 @@ fn js_an_endless_loop_is_cut_at_the_limit_and_the_next_call_runs() {
         "x".repeat(256 << 10)
     );
     let started = Instant::now();
-    let stuck = rt.call(&common::js_call(&padded, &[])).unwrap();
-    assert!(
-        matches!(
-            stuck,
-            gisclaw::js::CallOutcome::Lost(gisclaw::js::Lost::Timeout(_))
-        ),
-        "{stuck:?}"
-    );
+    let stuck = js_lost(&mut rt, &padded);
+    assert!(matches!(stuck, gisclaw::js::Lost::Timeout(_)), "{stuck:?}");
     assert!(started.elapsed() < Duration::from_secs(30));
     js_still_works(&mut rt);
     assert_eq!(rt.starts, 3);
@@ -980,19 +978,11 @@ fn js_a_huge_allocation_is_contained_and_the_next_call_runs() {
     assert_eq!(said, "refused: RangeError");
     js_still_works(&mut rt);
     // A heap that grows past V8's limit: the worker dies, the call is lost.
-    let grown = rt
-        .call(&common::js_call(
-            "function f() { const keep = []; while (true) keep.push(new Array(1e6).fill(1.5)); }",
-            &[],
-        ))
-        .unwrap();
-    assert!(
-        matches!(
-            grown,
-            gisclaw::js::CallOutcome::Lost(gisclaw::js::Lost::Died(_))
-        ),
-        "{grown:?}"
+    let grown = js_lost(
+        &mut rt,
+        "function f() { const keep = []; while (true) keep.push(new Array(1e6).fill(1.5)); }",
     );
+    assert!(matches!(grown, gisclaw::js::Lost::Died(_)), "{grown:?}");
     js_still_works(&mut rt);
 }
 
