@@ -37,6 +37,7 @@ pub mod notebook;
 pub mod observation;
 pub mod outputs;
 pub mod paths;
+pub mod provenance;
 pub mod pysource;
 pub mod reader;
 pub mod reads;

@@ -687,6 +687,18 @@ class Session:
         self.namespace["gisclaw_tools"] = gisclaw_tools
 
 
+def _gdal_versions():
+    """The GDAL each pre-imported library carries (wheels bundle their own)."""
+    found = {}
+    for name, attribute in (("rasterio", "__gdal_version__"), ("pyogrio", "__gdal_version__"),
+                            ("fiona", "__gdal_version__"), ("osgeo.gdal", "__version__")):
+        module = sys.modules.get(name)
+        version = getattr(module, attribute, None) if module is not None else None
+        if isinstance(version, str):
+            found[name.split(".")[0]] = version
+    return found
+
+
 def worker_info():
     """JSON: interpreter, pre-imported modules, failures, packages."""
     return json.dumps({
@@ -697,6 +709,7 @@ def worker_info():
         "import_failures": _failures,
         "import_seconds": round(_import_seconds, 3),
         "packages": _package_list(),
+        "gdal": _gdal_versions(),
         "landlock_abi": None,
         "seccomp": False,
     })

@@ -236,8 +236,10 @@ pub fn run_task(
     // the tokenizer's first load: ~140 ms) and the output checks' reference
     // (a second reader) are made while the sandbox forks and confines the
     // session: none needs the others.
-    let (session, card, checks) = std::thread::scope(|scope| {
+    let (session, card, checks, task_files) = std::thread::scope(|scope| {
         let session = scope.spawn(|| Session::open_in(zygote, &dirs, options.sandbox.clone()));
+        // The task's and data's hashes for the provenance.
+        let task_files = scope.spawn(|| crate::provenance::TaskFiles::of(loaded));
         // The instruction only: domain knowledge names the inputs' CRS.
         let checks = scope.spawn(|| {
             options
@@ -254,7 +256,10 @@ pub fn run_task(
         let session = session
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (session, card, checks)
+        let task_files = task_files
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (session, card, checks, task_files)
     });
     let mut session = session?;
     // The card amended by what the session's own libraries read of it.
@@ -456,6 +461,11 @@ pub fn run_task(
         image_tokens: outcome.image_tokens,
         compactions: outcome.compactions,
         reproduced,
+        provenance: crate::provenance::Provenance {
+            task: task_files,
+            model: backend.provenance(),
+            software: crate::provenance::Software::here(&zygote.config().venv, zygote.info()),
+        },
     };
     summary
         .write(&out.join("run.json"))

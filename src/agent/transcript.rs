@@ -201,6 +201,9 @@ pub struct RunSummary {
     /// run did not finish).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduced: Option<Reproduction>,
+    /// What the run was made from: task and data hashes, the model, the
+    /// software (see [`crate::provenance`]).
+    pub provenance: crate::provenance::Provenance,
 }
 
 impl RunSummary {

@@ -78,6 +78,10 @@ pub enum EvalCommand {
         /// task's runs side by side). Task suites only.
         #[arg(long)]
         html: bool,
+        /// Pool runs whose provenance differs in the task, its data or
+        /// the model (refused otherwise, naming what differs).
+        #[arg(long)]
+        mixed_provenance: bool,
     },
     /// How far a task-suite eval has come, sharded or not: per shard, the
     /// runs recorded, running, failed and missing, and the time left, read
@@ -240,7 +244,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             out,
             weights,
             html,
-        }) => render(&dirs, out.as_deref(), &weights, html),
+            mixed_provenance,
+        }) => render(&dirs, out.as_deref(), &weights, html, mixed_provenance),
         Some(EvalCommand::Status { dir }) => print_status(&dir),
         None => {
             gisclaw::interrupt::install();
@@ -273,6 +278,7 @@ fn render(
     out: Option<&Path>,
     weights: &str,
     html: bool,
+    mixed_provenance: bool,
 ) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(weights).map_err(|e| UsageError(e.to_string()))?;
     let no_html = |kind: &str| {
@@ -366,6 +372,9 @@ fn render(
         .iter()
         .map(|d| EvalData::load(d).map_err(|e| UsageError(e.to_string())))
         .collect::<Result<_, _>>()?;
+    if !mixed_provenance {
+        refuse_mixed_provenance(&evals)?;
+    }
     let out = out.unwrap_or(&dirs[0]);
     let report = report::build(&evals, weights);
     report::write(&report, out, html.then_some(evals.as_slice()))
@@ -611,6 +620,23 @@ fn require_recordings(
     }
 }
 
+/// The provenance of a task or step suite's eval: the model, the
+/// software (with the sandbox the zygote reports) and every task's hashes.
+fn eval_provenance(
+    zygote: &Zygote,
+    tasks: &[gisclaw::task::LoadedTask],
+    source: &BackendSource,
+) -> gisclaw::provenance::EvalProvenance {
+    gisclaw::provenance::EvalProvenance {
+        model: source.provenance(),
+        software: gisclaw::provenance::Software::here(&zygote.config().venv, zygote.info()),
+        tasks: tasks
+            .iter()
+            .map(|t| (t.task.id.clone(), gisclaw::provenance::TaskFiles::of(t)))
+            .collect(),
+    }
+}
+
 /// The manifest of a function-level suite's eval (unit or GeoJSEval).
 fn function_manifest(
     args: &EvalRunArgs,
@@ -620,6 +646,19 @@ fn function_manifest(
     source: &BackendSource,
     kind: &str,
 ) -> Manifest {
+    // Function-level suites: the model and the software (the venv's lock
+    // for the unit suite); the cases are the suite's files.
+    let mut software = gisclaw::provenance::Software::build();
+    if kind == "unit" {
+        if let Ok(config) = args.sandbox.config() {
+            software.venv_lock = gisclaw::provenance::venv_lock(&config.venv);
+        }
+    }
+    let provenance = gisclaw::provenance::EvalProvenance {
+        model: source.provenance(),
+        software,
+        tasks: Default::default(),
+    };
     Manifest {
         suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
         tasks,
@@ -637,6 +676,7 @@ fn function_manifest(
         shards: None,
         mcts_rollout: false,
         interventions: 0,
+        provenance: Some(provenance),
     }
 }
 
@@ -764,6 +804,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     };
     let backend = source.describe();
     let out = eval_folder(args, dir);
+    let zygote = Zygote::start(args.sandbox.config()?)?;
     let manifest = Manifest {
         suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
         tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
@@ -786,9 +827,13 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         shards: None,
         mcts_rollout: false,
         interventions: mode.interventions,
+        provenance: Some(eval_provenance(
+            &zygote,
+            &tasks.iter().map(|t| t.as_loaded_task()).collect::<Vec<_>>(),
+            &source,
+        )),
     };
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
-    let zygote = Zygote::start(args.sandbox.config()?)?;
     let limits = step_eval::StepLimits {
         max_rounds: args.limits.max_rounds,
         step_rounds: 12,
@@ -995,6 +1040,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let out = eval_folder(&args, &suite);
+    let zygote = Zygote::start(args.sandbox.config()?)?;
     let manifest = Manifest {
         suite: std::fs::canonicalize(&suite).unwrap_or(suite.clone()),
         tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
@@ -1012,6 +1058,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         shards,
         mcts_rollout: args.mcts.mcts_rollout && archs.contains(&Arch::Mcts),
         interventions: 0,
+        provenance: Some(eval_provenance(&zygote, &tasks, &source)),
     };
     let options = EvalOptions {
         out: out.clone(),
@@ -1033,7 +1080,6 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         reproduce: args.reproduce,
         shard,
     };
-    let zygote = Zygote::start(args.sandbox.config()?)?;
     let mut progress = Progress::new("runs");
     if let Some(shard) = shard {
         progress.scope = format!("shard {shard} of {}: ", out.display());
@@ -1067,6 +1113,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let data = EvalData::load(&out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    refuse_mixed_provenance(std::slice::from_ref(&data))?;
     let report = report::build(std::slice::from_ref(&data), weights);
     report::write(
         &report,
@@ -1079,6 +1126,19 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
     Ok(eval_exit(failed, "run(s)"))
+}
+
+/// Refuses a report that would pool runs made from different tasks, data
+/// or models, saying what differs.
+fn refuse_mixed_provenance(evals: &[EvalData]) -> Result<(), UsageError> {
+    let conflicts = report::pooling::conflicts(evals);
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "eval report: the runs were not made from the same task, data or model, so they cannot be pooled (`gisclaw eval report … --mixed-provenance` pools them anyway):\n  {}",
+        conflicts.join("\n  ")
+    )))
 }
 
 /// The progress display shared by the three suites: a bar with ETA,

@@ -117,6 +117,10 @@ pub struct RunRecord {
     /// The task's labels (empty for unlabelled tasks and older records).
     #[serde(default, skip_serializing_if = "Labels::is_empty")]
     pub labels: Labels,
+    /// What the run was made from (run.json's `provenance`; `None` in
+    /// records written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 /// What an `--arch mcts` run's tree holds.
@@ -353,6 +357,7 @@ pub fn score_run(
         compactions: summary.compactions,
         reproduced: summary.reproduced.as_ref().map(|r| r.ok),
         labels: Labels::default(),
+        provenance: Some(summary.provenance.clone()),
     }
 }
 

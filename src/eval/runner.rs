@@ -75,6 +75,18 @@ impl BackendSource {
 }
 
 impl BackendSource {
+    /// What the provenance records of this source's model.
+    pub fn provenance(&self) -> crate::provenance::ModelProvenance {
+        match self {
+            BackendSource::Live(live) => live.provenance(self.describe()),
+            _ => crate::provenance::ModelProvenance {
+                backend: self.describe(),
+                replay: true,
+                ..Default::default()
+            },
+        }
+    }
+
     /// A description for the manifest and the report (never a secret).
     pub fn describe(&self) -> String {
         match self {
@@ -185,6 +197,11 @@ pub struct Manifest {
     /// or a wrong answer (`--interventions K`; 0: never).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub interventions: usize,
+    /// What the eval was made from: the model, the software, every task's
+    /// and its data's hashes (`None` in folders written before it; each
+    /// run's own bundle is in its record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::EvalProvenance>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -477,6 +494,15 @@ pub fn prepare_folder(
     };
     if let Some((field, _)) = differs.iter().find(|(_, d)| *d) {
         return Err(refuse(format!("{flag}: field `{field}` differs from this eval's; run with the same options or choose another --out")));
+    }
+    if let (Some(then), Some(now)) = (&old.provenance, &manifest.provenance) {
+        let differences = then.differences(now);
+        if !differences.is_empty() {
+            return Err(refuse(format!(
+                "{flag}: this eval's runs were made from other inputs ({}); their records would be pooled with these: choose another --out",
+                differences.join("; ")
+            )));
+        }
     }
     match (shard, &old.shards) {
         (Some(s), Some(plan)) if plan.count != s.count => Err(refuse(format!(

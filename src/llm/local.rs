@@ -224,6 +224,8 @@ pub struct LocalServer {
     port: u16,
     model: String,
     gguf: PathBuf,
+    /// The context size it was started with (`--ctx-size`).
+    ctx_size: u32,
     log: PathBuf,
     /// Holds the log file's folder while the server lives; taken (and kept
     /// on disk) when the server fails to start, so its log can be read.
@@ -302,6 +304,7 @@ impl LocalServer {
             port,
             model,
             gguf: spec.gguf.clone(),
+            ctx_size: spec.ctx_size,
             log,
             log_dir: Some(log_dir),
         };
@@ -448,6 +451,15 @@ impl ChatBackend for LocalBackend {
 
     fn model(&self) -> Option<String> {
         self.inner.model()
+    }
+
+    fn provenance(&self) -> crate::provenance::ModelProvenance {
+        crate::provenance::ModelProvenance {
+            backend: self.describe(),
+            gguf: Some(crate::provenance::gguf(&self.server.gguf)),
+            context_size: Some(u64::from(self.server.ctx_size)),
+            ..self.inner.provenance()
+        }
     }
 
     fn want_logprobs(&mut self, on: bool) -> bool {

@@ -336,6 +336,17 @@ pub trait ChatBackend: Send {
     fn price(&self) -> Option<tokens::Price> {
         None
     }
+    /// What a run's provenance records of this model: name, server, local
+    /// model file, context size, sampler (never a secret). Only what is
+    /// known already: it asks no server.
+    fn provenance(&self) -> crate::provenance::ModelProvenance {
+        crate::provenance::ModelProvenance {
+            name: self.model(),
+            backend: self.describe(),
+            replay: self.is_replay(),
+            ..Default::default()
+        }
+    }
     /// Asks for the answers' token log-probabilities from now on (`on`) or
     /// not; false when this backend cannot give them.
     fn want_logprobs(&mut self, on: bool) -> bool {

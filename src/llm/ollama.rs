@@ -172,6 +172,10 @@ impl ChatBackend for OllamaBackend {
         Some(self.core.config.model.clone())
     }
 
+    fn provenance(&self) -> crate::provenance::ModelProvenance {
+        self.core.config.provenance(self.describe())
+    }
+
     fn price(&self) -> Option<tokens::Price> {
         self.core.config.price
     }

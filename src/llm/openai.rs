@@ -305,6 +305,14 @@ impl ChatBackend for OpenAiBackend {
         Some(self.core.config.model.clone())
     }
 
+    fn provenance(&self) -> crate::provenance::ModelProvenance {
+        let mut p = self.core.config.provenance(self.describe());
+        if let Some(window) = self.window.clone().flatten() {
+            p.context_size = Some(window.tokens);
+        }
+        p
+    }
+
     fn price(&self) -> Option<tokens::Price> {
         self.core.config.price
     }

@@ -159,6 +159,14 @@ impl ChatBackend for WindowedReplay {
         ))
     }
 
+    fn provenance(&self) -> crate::provenance::ModelProvenance {
+        crate::provenance::ModelProvenance {
+            backend: self.describe(),
+            context_size: Some(self.window),
+            ..self.inner.provenance()
+        }
+    }
+
     fn chat(&mut self, messages: &[Message], tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
         let prompt_tokens = tokens::count_prompt(messages, tools);
         if prompt_tokens > self.window {

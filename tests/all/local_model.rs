@@ -727,6 +727,21 @@ fn a_small_window_is_read_from_the_server_and_the_run_compacts_to_a_clean_end() 
         "the run did not end on a full window: {run:#}\n{stderr}"
     );
     assert!(run["compactions"].as_u64().unwrap() >= 1, "{run:#}");
+    // The provenance names the model file by its bytes (`sha256sum` of the
+    // real GGUF), its quantisation and the window it was served with.
+    let model = &run["provenance"]["model"];
+    let real = std::fs::canonicalize(&gguf).unwrap();
+    let sum = Command::new("sha256sum").arg(&real).output().unwrap();
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    assert_eq!(
+        model["gguf"]["sha256"],
+        format!("sha256:{}", sum.split_whitespace().next().unwrap()).as_str(),
+        "{model:#}"
+    );
+    assert_eq!(model["gguf"]["path"], real.to_str().unwrap());
+    assert_eq!(model["gguf"]["quantisation"], "Q4_1", "{model:#}");
+    assert_eq!(model["context_size"], window, "{model:#}");
+    assert_eq!(model["replay"], false);
     let events = transcript(&out_dir);
     for e in &events {
         if e["event"] == "compaction" {

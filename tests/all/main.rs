@@ -32,6 +32,7 @@ mod mcp;
 mod mcts;
 mod notebook;
 mod output_checks;
+mod provenance;
 mod real_data;
 mod relocated;
 mod sandbox;

@@ -453,6 +453,10 @@ pub struct WorkerInfo {
     pub import_seconds: f64,
     /// Importable distributions.
     pub packages: Vec<PackageInfo>,
+    /// The GDAL versions the pre-imported libraries carry, by library
+    /// (`rasterio`, `pyogrio`, `fiona`, `osgeo`).
+    #[serde(default)]
+    pub gdal: std::collections::BTreeMap<String, String>,
     /// Landlock ABI version the kernel offers, when any.
     pub landlock_abi: Option<i32>,
     /// Whether seccomp filters can be installed.

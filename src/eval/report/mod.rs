@@ -37,6 +37,7 @@ pub mod json;
 pub mod load;
 pub mod markdown;
 pub mod model;
+pub mod pooling;
 
 use std::fmt::Write as _;
 use std::path::Path;
