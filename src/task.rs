@@ -64,6 +64,55 @@ pub struct Task {
     /// shown to the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// `false` for a task the data cannot answer: the right answer is a
+    /// `decline` with the reason, and inventing outputs scores nothing
+    /// (GeoBenchX's unsolvable tasks).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub solvable: bool,
+    /// Why the task cannot be done (required with `solvable: false`): what
+    /// a correct decline says, and what the gold's scripted decline says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsolvable_reason: Option<String>,
+    /// What kind of unsolvable task it is (`absent_data`, `unknown_crs`,
+    /// `time_span`, `contradiction`), for the report's breakdown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsolvable_class: Option<UnsolvableClass>,
+}
+
+/// Why a task cannot be done, in kind.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum UnsolvableClass {
+    /// A layer, file, column or attribute the task needs is absent.
+    AbsentData,
+    /// The data's coordinate reference system cannot be known.
+    UnknownCrs,
+    /// The data do not cover the time span the task asks about.
+    TimeSpan,
+    /// The request contradicts itself.
+    Contradiction,
+}
+
+impl UnsolvableClass {
+    /// The name used in task files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnsolvableClass::AbsentData => "absent_data",
+            UnsolvableClass::UnknownCrs => "unknown_crs",
+            UnsolvableClass::TimeSpan => "time_span",
+            UnsolvableClass::Contradiction => "contradiction",
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -493,6 +542,23 @@ impl Task {
                 ));
             }
         }
+        match (task.solvable, &task.unsolvable_reason) {
+            (false, None) => {
+                return Err(error(
+                    at("solvable"),
+                    Some("unsolvable_reason"),
+                    "a task with `solvable: false` says why in `unsolvable_reason` (what a correct decline says)".into(),
+                ))
+            }
+            (true, Some(_)) => {
+                return Err(error(
+                    at("unsolvable_reason"),
+                    Some("unsolvable_reason"),
+                    "`unsolvable_reason` belongs to a task with `solvable: false`".into(),
+                ))
+            }
+            _ => {}
+        }
         if task.data.is_some() && !task.generator.is_empty() {
             return Err(error(
                 at("generator"),
@@ -771,6 +837,44 @@ mod tests {
         let unlabelled =
             Task::parse("id: T\ntitle: t\ninstruction: i\n", Path::new("t.yaml")).unwrap();
         assert!(unlabelled.labels(gold).is_empty());
+    }
+
+    #[test]
+    fn an_unsolvable_task_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yaml");
+        std::fs::write(&path, "id: U\ntitle: t\ninstruction: i\nsolvable: false\n").unwrap();
+        let e = Task::load(&path).unwrap_err();
+        assert_eq!(
+            (e.field.as_deref(), e.line),
+            (Some("unsolvable_reason"), Some(4)),
+            "{e}"
+        );
+        std::fs::write(
+            &path,
+            "id: U\ntitle: t\ninstruction: i\nunsolvable_reason: no 2020 layer\n",
+        )
+        .unwrap();
+        let e = Task::load(&path).unwrap_err();
+        assert_eq!(
+            (e.field.as_deref(), e.line),
+            (Some("unsolvable_reason"), Some(4))
+        );
+        std::fs::write(
+            &path,
+            "id: U\ntitle: t\ninstruction: i\nsolvable: false\nunsolvable_reason: no 2020 layer\nunsolvable_class: time_span\n",
+        )
+        .unwrap();
+        let t = Task::load(&path).unwrap().task;
+        assert!(!t.solvable);
+        assert_eq!(t.unsolvable_class, Some(UnsolvableClass::TimeSpan));
+        std::fs::write(
+            &path,
+            "id: U\ntitle: t\ninstruction: i\nsolvable: false\nunsolvable_reason: r\nunsolvable_class: vague\n",
+        )
+        .unwrap();
+        let e = Task::load(&path).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("unsolvable_class"), "{e}");
     }
 
     #[test]

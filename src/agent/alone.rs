@@ -18,7 +18,19 @@ use crate::llm::{ChatBackend, Message, Role};
 use crate::sandbox::{CellStatus, SandboxError};
 
 /// What the LLM alone is told after the task, in place of the tools.
-pub const NO_TOOLS: &str = "You have no tools in this run: answer with one complete Python script in a single ```python block. It runs once, as written, in the sandbox described above (the data in data/, outputs to pred_results/); you will not see its output, so write it to run to the end without help.";
+pub const NO_TOOLS: &str = "You have no tools in this run: answer with one complete Python script in a single ```python block. It runs once, as written, in the sandbox described above (the data in data/, outputs to pred_results/); you will not see its output, so write it to run to the end without help. If the data cannot answer the task (a layer, column or period it needs is absent, the CRS cannot be known, or the request contradicts itself), answer instead with one line `DECLINE: <the reason>` and no code: inventing values is worse than declining.";
+
+/// The reason of an answer that declines the task: a line starting with
+/// `DECLINE:` in an answer without fenced code.
+pub fn declined(reply: &str) -> Option<String> {
+    if fenced_code(reply).is_some() {
+        return None;
+    }
+    reply.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("DECLINE:")?.trim();
+        (!rest.is_empty()).then(|| rest.to_string())
+    })
+}
 
 /// Asks once, runs the answer's code once, and says how it went.
 pub fn run(
@@ -48,6 +60,9 @@ pub fn run(
         json!({ "round": state.rounds, "message": response.message, "usage": response.usage, "llm_ms": took.as_millis() as u64, "retries": response.retries }),
     );
     let reply = response.message.content.unwrap_or_default();
+    if let Some(reason) = declined(&reply) {
+        return state.outcome(Ending::Declined(reason), None);
+    }
     let code = fenced_code(&reply).unwrap_or_else(|| reply.trim().to_string());
     if code.trim().is_empty() {
         return state.outcome(Ending::Failed("the answer has no code".into()), None);
@@ -113,4 +128,21 @@ pub fn run(
     let summary = matches!(ending, Ending::Finished)
         .then(|| "the script ran once and wrote every declared output".to_string());
     state.outcome(ending, summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declined;
+
+    #[test]
+    fn a_decline_line_without_code_declines() {
+        assert_eq!(
+            declined("The data hold 2015 only.\nDECLINE: no 2020 layer in data/\n").as_deref(),
+            Some("no 2020 layer in data/")
+        );
+        // Code wins: the script runs.
+        assert_eq!(declined("DECLINE: maybe\n```python\nprint(1)\n```\n"), None);
+        assert_eq!(declined("DECLINE:   \n"), None);
+        assert_eq!(declined("print(1)"), None);
+    }
 }

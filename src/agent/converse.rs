@@ -131,6 +131,9 @@ pub enum Ending {
     Error(String),
     /// gisclaw was asked to stop (SIGTERM, SIGINT, SIGHUP).
     Interrupted(String),
+    /// The model declined the task, with this reason: the data cannot
+    /// answer it (right for a task marked `solvable: false`).
+    Declined(String),
 }
 
 /// The ending of a run whose process was signalled (SIGTERM, SIGINT,
@@ -386,6 +389,8 @@ pub struct ConverseLimits {
 pub enum Stop {
     /// An accepted `finish`, with its summary.
     Finished(String),
+    /// A `decline`, with its reason.
+    Declined(String),
     /// `step_done`, with its summary (Dual Agent).
     StepDone(String),
     /// A message without a tool call, where that ends the conversation
@@ -452,6 +457,8 @@ pub struct ToolRun {
     pub cell: Option<CellOutcome>,
     /// The summary of an accepted `finish`.
     pub finished: Option<String>,
+    /// The reason of a `decline`.
+    pub declined: Option<String>,
     /// Image files the call wrote under `pred_results/`.
     pub images: Vec<std::path::PathBuf>,
     /// Files the call created or changed under `pred_results/`.
@@ -491,6 +498,7 @@ pub fn run_tool(
             (format!("{:?}", cell.status), cell.status.to_string())
         }
         None if result.finished => ("finished".to_string(), "finished".to_string()),
+        None if result.declined.is_some() => ("declined".to_string(), "declined".to_string()),
         None if result.refused => ("ok".to_string(), "refused".to_string()),
         None => ("ok".to_string(), "ok".to_string()),
     };
@@ -500,6 +508,7 @@ pub fn run_tool(
         shown,
         cell: result.cell,
         finished: result.finished.then(|| result.summary.unwrap_or_default()),
+        declined: result.declined,
         images: result.images,
         written: result.written,
     })
@@ -819,6 +828,9 @@ pub fn converse(
                             }
                             if let Some(summary) = run.finished {
                                 stop = Some(Stop::Finished(summary));
+                            }
+                            if let Some(reason) = run.declined {
+                                stop = Some(Stop::Declined(reason));
                             }
                             if turn.toolbox.vision {
                                 figures.extend(run.images);

@@ -88,6 +88,10 @@ impl PlannerHost for TaskHost<'_, '_> {
     fn no_plan(&mut self, why: String) -> Ending {
         Ending::Failed(why)
     }
+
+    fn declined(&mut self, reason: String) -> Ending {
+        Ending::Declined(reason)
+    }
 }
 
 impl PlanHost for TaskHost<'_, '_> {
@@ -135,6 +139,8 @@ impl PlanHost for TaskHost<'_, '_> {
             &mut self.state,
         ) {
             Stop::Finished(summary) => Ok(StepEnd::Finished(summary)),
+            // A Worker that finds the data cannot answer the task ends the run.
+            Stop::Declined(reason) => Err(Ending::Declined(reason)),
             Stop::StepDone(summary) | Stop::Answered(summary) => Ok(StepEnd::Done(summary)),
             Stop::GaveUp {
                 reason,

@@ -51,6 +51,33 @@ pub trait PlannerHost {
     fn event(&mut self, event: AgentEvent<'_>);
     /// The stop for a Planner that gave no valid plan in [`PLAN_TRIES`].
     fn no_plan(&mut self, why: String) -> Self::Stop;
+    /// Whether the Planner is offered `decline` (a task run or tree
+    /// search: yes; a chat turn answers in text instead).
+    fn decline_offered(&self) -> bool {
+        true
+    }
+    /// The stop for a Planner that declined the task, with its reason.
+    fn declined(&mut self, reason: String) -> Self::Stop;
+}
+
+/// The reason of a Planner's answer that declines the task: a `decline`
+/// call, or (a model without tool calls) a JSON object `{"decline": "…"}`.
+pub fn plan_decline(message: &Message) -> Option<String> {
+    if let Some(call) = message
+        .tool_calls
+        .iter()
+        .find(|c| c.function.name == "decline")
+    {
+        return crate::agent::tools::decline_reason(&call.function.arguments);
+    }
+    if message.tool_calls.is_empty() {
+        let text = message.content.as_deref()?;
+        let object = &text[text.find('{')?..=text.rfind('}')?];
+        let value: serde_json::Value = serde_json::from_str(object).ok()?;
+        let reason = value.get("decline")?.as_str()?.trim();
+        return (!reason.is_empty()).then(|| reason.to_string());
+    }
+    None
 }
 
 /// Where a Plan → Execute → Replan run happens: a task run or a chat turn.
@@ -106,16 +133,33 @@ pub fn ask_for_plan<H: PlannerHost>(
     min: usize,
     replan: usize,
 ) -> Result<Plan, H::Stop> {
-    let specs = [plan_spec()];
+    let mut specs = vec![plan_spec()];
+    if host.decline_offered() {
+        specs.push(crate::agent::tools::decline_spec());
+    }
     let mut last = String::new();
     for _ in 0..PLAN_TRIES {
         let (response, took) = host.ask_planner(planner, &specs)?;
         let round = host.round();
-        let review = review_plan(
-            adapt::adapt(response.message, round).message,
-            min,
-            PLAN_STEPS.1,
-        );
+        let answer = adapt::adapt(response.message, round).message;
+        if let Some(reason) = plan_decline(&answer).filter(|_| host.decline_offered()) {
+            host.record(
+                "message",
+                json!({
+                    "round": round,
+                    "agent": "planner",
+                    "message": answer,
+                    "usage": response.usage,
+                    "llm_ms": took.as_millis() as u64,
+                    "retries": response.retries,
+                    "backend_notes": response.notes,
+                    "declined": reason,
+                }),
+            );
+            planner.push(answer);
+            return Err(host.declined(reason));
+        }
+        let review = review_plan(answer, min, PLAN_STEPS.1);
         host.record(
             "message",
             json!({
@@ -268,5 +312,39 @@ pub fn plan_execute_replan<H: PlanHost>(
             json!({ "cycle": replans, "failed_step": goal, "reason": reason, "failed_operations": failed_json, "request": request }),
         );
         planner.push(Message::text(Role::User, request));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_decline;
+    use crate::llm::{Message, ToolCall};
+
+    #[test]
+    fn a_planner_declines_by_a_call_or_by_json_text() {
+        let call = Message {
+            tool_calls: vec![ToolCall::function(
+                "d",
+                "decline",
+                r#"{"reason": "no CRS anywhere"}"#,
+            )],
+            ..Message::default()
+        };
+        assert_eq!(plan_decline(&call).as_deref(), Some("no CRS anywhere"));
+        let text = Message {
+            content: Some("Here: {\"decline\": \"the data end in 2015\"}".into()),
+            ..Message::default()
+        };
+        assert_eq!(plan_decline(&text).as_deref(), Some("the data end in 2015"));
+        let plan = Message {
+            content: Some(r#"{"steps": [{"goal": "g", "details": "d"}]}"#.into()),
+            ..Message::default()
+        };
+        assert_eq!(plan_decline(&plan), None);
+        let empty = Message {
+            tool_calls: vec![ToolCall::function("d", "decline", r#"{"reason": " "}"#)],
+            ..Message::default()
+        };
+        assert_eq!(plan_decline(&empty), None);
     }
 }

@@ -426,6 +426,7 @@ pub fn run_task(
         Ending::Failed(why) => ("failed", why.clone()),
         Ending::Error(why) => ("error", why.clone()),
         Ending::Interrupted(why) => ("interrupted", why.clone()),
+        Ending::Declined(why) => ("declined", why.clone()),
     };
     let summary = RunSummary {
         task: task.id.clone(),

@@ -50,6 +50,7 @@ pub fn run(
     };
     match converse(&mut turn, &mut messages, &specs, &bounds, &mut state) {
         Stop::Finished(summary) => state.outcome(Ending::Finished, Some(summary)),
+        Stop::Declined(reason) => state.outcome(Ending::Declined(reason), None),
         Stop::End(ending) => state.outcome(ending, None),
         Stop::GaveUp { .. } | Stop::StepDone(_) | Stop::Answered(_) => state.outcome(
             Ending::Failed(format!("no finish within {} rounds", limits.max_rounds)),

@@ -30,6 +30,33 @@ pub struct FinishArgs {
     pub summary: String,
 }
 
+/// Arguments of `decline`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeclineArgs {
+    /// Why the data cannot answer the task: what is missing (a layer,
+    /// column, period) or cannot be known (a CRS), or what the request
+    /// contradicts, naming the files.
+    pub reason: String,
+}
+
+/// The `decline` tool: ends the run without outputs, with the reason.
+pub fn decline_spec() -> ToolSpec {
+    ToolSpec {
+        name: "decline".into(),
+        description: "Decline the task when the data cannot answer it (a layer, column or period it needs is absent, the CRS cannot be known, or the request contradicts itself): ends the run with your reason and no outputs. Inventing values is worse than declining; declining a task the data can answer is wrong too.".into(),
+        parameters: schema::<DeclineArgs>(),
+    }
+}
+
+/// The reason of a `decline` call, when its arguments hold one.
+pub fn decline_reason(arguments: &str) -> Option<String> {
+    serde_json::from_str::<DeclineArgs>(arguments)
+        .ok()
+        .map(|a| a.reason.trim().to_string())
+        .filter(|r| !r.is_empty())
+}
+
 /// Arguments of `inspect_data` (the agent's and MCP's alike).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -143,6 +170,7 @@ pub fn specs() -> Vec<ToolSpec> {
             description: "End the task once every required output exists under pred_results/.".into(),
             parameters: schema::<FinishArgs>(),
         },
+        decline_spec(),
     ]
 }
 
@@ -157,6 +185,8 @@ pub struct ToolResult {
     pub finished: bool,
     /// The summary given to an accepted `finish`.
     pub summary: Option<String>,
+    /// The reason of a `decline`: the run ends without outputs.
+    pub declined: Option<String>,
     /// Image files the cell wrote under `pred_results/`: shown in the
     /// terminal, to an MCP client, and to the model with [`Toolbox::vision`].
     pub images: Vec<PathBuf>,
@@ -175,6 +205,7 @@ impl ToolResult {
             cell: None,
             finished: false,
             summary: None,
+            declined: None,
             images: Vec::new(),
             written: Vec::new(),
             refused: false,
@@ -295,6 +326,7 @@ impl Toolbox<'_> {
                         cell: Some(outcome),
                         finished: false,
                         summary: None,
+                        declined: None,
                         images,
                         written,
                         refused: false,
@@ -345,8 +377,17 @@ impl Toolbox<'_> {
                     )))
                 }
             }
+            "decline" => Ok(match decline_reason(arguments) {
+                Some(reason) => ToolResult {
+                    declined: Some(reason),
+                    ..ToolResult::text("Declined.")
+                },
+                None => ToolResult::refusal(
+                    "decline needs {\"reason\": \"...\"}: say what the data lack or what the request contradicts, naming the files.",
+                ),
+            }),
             other => Ok(ToolResult::refusal(format!(
-                "There is no tool named `{other}`. The tools are list_files, inspect_data, execute_python and finish."
+                "There is no tool named `{other}`. The tools are list_files, inspect_data, execute_python, finish and decline."
             ))),
         }
     }

@@ -367,6 +367,9 @@ pub fn import(
                 csv.file_name().unwrap_or_default().to_string_lossy(),
                 if open_source { "open-source Python" } else { "ArcPy (needs ArcGIS Pro)" }
             )),
+            solvable: true,
+            unsolvable_reason: None,
+            unsolvable_class: None,
         };
         let yaml = serde_yaml::to_string(&task)
             .map_err(|e| error(row.line, format!("serialising the task: {e}")))?;

@@ -60,6 +60,41 @@ pub fn gold_alone_messages(source: &str) -> Vec<Message> {
     }]
 }
 
+/// The gold of a task the data cannot answer (`solvable: false`), played
+/// by architecture `arch` from the gold messages it would get otherwise:
+/// the gold's cells (the exploration that shows why), then `decline` with
+/// the task's reason in place of the closing `finish` or `step_done`. The
+/// tree search's Planner and the LLM alone decline at once (the Planner
+/// with a `decline` call, the LLM alone with a `DECLINE:` line).
+pub fn gold_declining(
+    arch: crate::agent::run::Arch,
+    mut messages: Vec<Message>,
+    reason: &str,
+) -> Vec<Message> {
+    use crate::agent::run::Arch;
+    let decline = |id: &str| Message {
+        content: Some("The data cannot answer this task.".into()),
+        tool_calls: vec![ToolCall::function(
+            id,
+            "decline",
+            json!({ "reason": reason }).to_string(),
+        )],
+        ..Message::default()
+    };
+    match arch {
+        Arch::Single | Arch::Dual => {
+            messages.pop();
+            messages.push(decline("gold_decline"));
+            messages
+        }
+        Arch::Mcts => vec![decline("gold_decline")],
+        Arch::None => vec![Message {
+            content: Some(format!("DECLINE: {reason}")),
+            ..Message::default()
+        }],
+    }
+}
+
 /// The assistant messages that play a gold script: one `execute_python` per
 /// cell, then `finish`.
 pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
@@ -267,7 +302,10 @@ pub fn verify_task_within(
             return verdict;
         }
     };
-    let messages = gold_messages(&id, &source);
+    let mut messages = gold_messages(&id, &source);
+    if let Some(reason) = loaded.task.unsolvable_reason.as_deref() {
+        messages = gold_declining(Arch::Single, messages, reason);
+    }
     verdict.cells = messages.len() - 1;
     let replay = ReplayBackend::from_messages(&format!("gold {}", gold.display()), messages);
     let mut backend: Box<dyn crate::llm::ChatBackend> = match window {
@@ -316,7 +354,12 @@ pub fn verify_task_within(
             for failure in failed_cells(&out.join("transcript.jsonl")) {
                 verdict.problems.push(format!("{id}: {failure}"));
             }
-            if summary.status != "finished" && verdict.problems.is_empty() {
+            let wanted = if loaded.task.solvable {
+                "finished"
+            } else {
+                "declined"
+            };
+            if summary.status != wanted && verdict.problems.is_empty() {
                 verdict.problems.push(format!(
                     "{id}: the run ended {}: {}",
                     summary.status, summary.reason
@@ -326,6 +369,17 @@ pub fn verify_task_within(
     }
     for output in &loaded.task.outputs {
         let check = outputs::check_declared(out, output);
+        if !loaded.task.solvable {
+            // The gold of a task the data cannot answer declines, and
+            // writes none of the outputs the request asks for.
+            if !matches!(&check, OutputCheck::Unreadable(why) if why == "missing") {
+                verdict.problems.push(format!(
+                    "{id}: the task is unsolvable, yet its gold wrote {output}"
+                ));
+            }
+            verdict.outputs.push((output.clone(), check));
+            continue;
+        }
         match &check {
             OutputCheck::Content(..) => {}
             OutputCheck::Unreadable(why) if why == "missing" => verdict.problems.push(format!(

@@ -334,12 +334,13 @@ impl ChatEngine {
         end
     }
 
-    /// The chat's tools (no `finish`: a text answer ends a turn;
-    /// `search_docs` with `--rag`).
+    /// The chat's tools (no `finish` or `decline`: a text answer ends a
+    /// turn, and says so when the data cannot answer; `search_docs` with
+    /// `--rag`).
     pub(super) fn chat_tools(&self) -> Vec<ToolSpec> {
         tools::offered(self.options.docs.is_some())
             .into_iter()
-            .filter(|s| s.name != "finish")
+            .filter(|s| s.name != "finish" && s.name != "decline")
             .collect()
     }
 
@@ -409,7 +410,7 @@ impl ChatEngine {
     pub(super) fn turn_end(&self, stop: Stop, ev: &mut dyn FnMut(AgentEvent<'_>)) -> TurnEnd {
         match stop {
             Stop::Answered(_) => TurnEnd::Answered,
-            Stop::Finished(summary) | Stop::StepDone(summary) => {
+            Stop::Finished(summary) | Stop::StepDone(summary) | Stop::Declined(summary) => {
                 ev(AgentEvent::Text(&summary));
                 ev(AgentEvent::MessageDone { round: 0 });
                 TurnEnd::Answered
@@ -417,7 +418,7 @@ impl ChatEngine {
             Stop::GaveUp { .. } => TurnEnd::RoundLimit(self.options.max_rounds),
             Stop::End(Ending::Interrupted(_)) => TurnEnd::Interrupted,
             Stop::End(Ending::Failed(why) | Ending::Error(why)) => TurnEnd::Failed(why),
-            Stop::End(Ending::Finished) => TurnEnd::Answered,
+            Stop::End(Ending::Finished | Ending::Declined(_)) => TurnEnd::Answered,
         }
     }
 

@@ -62,6 +62,14 @@ impl PlannerHost for ChatHost<'_> {
     fn no_plan(&mut self, why: String) -> TurnEnd {
         TurnEnd::Failed(why)
     }
+
+    fn decline_offered(&self) -> bool {
+        false
+    }
+
+    fn declined(&mut self, reason: String) -> TurnEnd {
+        TurnEnd::Failed(reason)
+    }
 }
 
 impl PlanHost for ChatHost<'_> {
@@ -194,9 +202,10 @@ impl ChatEngine {
             Some("worker"),
             ev,
         ) {
-            Stop::Answered(text) | Stop::StepDone(text) | Stop::Finished(text) => {
-                Ok(StepEnd::Done(text))
-            }
+            Stop::Answered(text)
+            | Stop::StepDone(text)
+            | Stop::Finished(text)
+            | Stop::Declined(text) => Ok(StepEnd::Done(text)),
             Stop::GaveUp {
                 reason,
                 last_error,

@@ -319,9 +319,22 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     if let Some(reproduced) = &summary.reproduced {
         say_err!("gisclaw: {}", reproduced.line());
     }
+    // A decline is the right answer to a task marked `solvable: false`,
+    // and a failure on any other.
+    if summary.status == "declined" {
+        say_err!(
+            "gisclaw: {}",
+            if loaded.task.solvable {
+                "the model declined a task that its data can answer"
+            } else {
+                "declined, as the task (solvable: false) expects"
+            }
+        );
+    }
     Ok(
         match (summary.status.as_str(), gisclaw::interrupt::requested()) {
             ("finished", _) => ExitCode::SUCCESS,
+            ("declined", _) if !loaded.task.solvable => ExitCode::SUCCESS,
             ("interrupted", Some(signal)) => gisclaw::interrupt::exit_code(signal),
             _ => ExitCode::from(1),
         },

@@ -117,10 +117,25 @@ pub struct RunRecord {
     /// The task's labels (empty for unlabelled tasks and older records).
     #[serde(default, skip_serializing_if = "Labels::is_empty")]
     pub labels: Labels,
+    /// Whether the task can be done (`false`: the right answer is a
+    /// decline; see [`RunRecord::judge_refusal`]).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub solvable: bool,
+    /// The reason of the run's `decline`, when it declined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declined: Option<String>,
     /// What the run was made from (run.json's `provenance`; `None` in
     /// records written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<crate::provenance::Provenance>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// What an `--arch mcts` run's tree holds.
@@ -194,6 +209,27 @@ impl ItemRecord for RunRecord {
 }
 
 impl RunRecord {
+    /// Scores the run against whether its task can be done. An unsolvable
+    /// task (`solvable: false`) succeeds only by a decline: then Q_out is
+    /// 1 (no output is the right output); any other ending is an invalid
+    /// answer with Q_out 0, whatever it wrote. A solvable task's decline is
+    /// a failure (its composite is 0, see
+    /// [`crate::eval::report::Weights::composite`]).
+    pub fn judge_refusal(&mut self, solvable: bool) {
+        self.solvable = solvable;
+        if solvable {
+            if self.declined.is_some() {
+                self.success = false;
+                self.run_error = Some(ErrorType::Other);
+            }
+            return;
+        }
+        let declined = self.declined.is_some();
+        self.success = declined;
+        self.q_out = f64::from(u8::from(declined));
+        self.run_error = (!declined).then_some(ErrorType::InvalidAnswer);
+    }
+
     /// The record's file name.
     pub fn file_name(task: &str, arch: &str, run: usize) -> String {
         format!("{task}.{arch}.{run}.json")
@@ -357,6 +393,8 @@ pub fn score_run(
         compactions: summary.compactions,
         reproduced: summary.reproduced.as_ref().map(|r| r.ok),
         labels: Labels::default(),
+        solvable: true,
+        declined: (summary.status == "declined").then(|| summary.reason.clone()),
         provenance: Some(summary.provenance.clone()),
     }
 }

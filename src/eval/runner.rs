@@ -113,22 +113,28 @@ impl BackendSource {
         .find(|p| p.is_file())
     }
 
+    /// The model of one run: `decline` is the reason of a task the data
+    /// cannot answer (its gold declines with it).
     fn open(
         &self,
         task: &str,
         gold: &str,
+        decline: Option<&str>,
         arch: Arch,
         run: usize,
         mcts: &MctsLimits,
     ) -> Result<Box<dyn ChatBackend>, ItemError> {
         match self {
             BackendSource::Gold => {
-                let messages = match arch {
+                let mut messages = match arch {
                     Arch::Single => gold_messages(task, gold),
                     Arch::Dual => gold_dual_messages(task, gold),
                     Arch::Mcts => gold_mcts_messages(task, gold, mcts.width, mcts.rollout),
                     Arch::None => verify::gold_alone_messages(gold),
                 };
+                if let Some(reason) = decline {
+                    messages = verify::gold_declining(arch, messages, reason);
+                }
                 Ok(Box::new(ReplayBackend::from_messages(
                     &format!("gold of {task}"),
                     messages,
@@ -853,7 +859,14 @@ fn run_one(
             .join("runs")
             .join(id)
             .join(format!("{}-{}", item.arch.name(), item.run));
-    let mut backend = source.open(id, &gold.code, item.arch, item.run, &options.mcts)?;
+    let mut backend = source.open(
+        id,
+        &gold.code,
+        loaded.task.unsolvable_reason.as_deref(),
+        item.arch,
+        item.run,
+        &options.mcts,
+    )?;
     if let (Some(window), true) = (options.context_window, backend.is_replay()) {
         backend = Box::new(crate::llm::replay::WindowedReplay::new(backend, window));
     }
@@ -908,6 +921,7 @@ fn run_one(
         options.embedder.as_deref(),
     );
     record.labels = loaded.task.labels(&gold.code);
+    record.judge_refusal(loaded.task.solvable);
     if let Some(vision) = &options.vision_judge {
         judge_images(vision, loaded, gold, &workdir, &mut record);
     }

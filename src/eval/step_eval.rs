@@ -369,7 +369,7 @@ pub fn run_one(
     let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "mode": mode.label(), "backend": backend.describe(), "replay": backend.is_replay() }));
     let mut specs: Vec<_> = tools::offered(docs.is_some())
         .into_iter()
-        .filter(|s| s.name != "finish")
+        .filter(|s| s.name != "finish" && s.name != "decline")
         .collect();
     specs.push(step_done_spec());
     let run_limits = AgentLimits {
@@ -553,7 +553,8 @@ pub fn run_one(
         let ending = match &stop {
             Stop::StepDone(_) if mode.alone => "answered",
             Stop::StepDone(_) | Stop::Finished(_) | Stop::Answered(_) => "step_done",
-            Stop::GaveUp { .. } => "gave_up",
+            // Not offered on step suites; a recording may still call it.
+            Stop::GaveUp { .. } | Stop::Declined(_) => "gave_up",
             Stop::End(e) => {
                 ended = Some(format!("{e:?}"));
                 "ended"

@@ -119,6 +119,8 @@ struct Search<'r> {
     priors_from_logprobs: bool,
     /// Candidates per expansion.
     width: usize,
+    /// A chat request (the Planner is not offered `decline`).
+    chat: bool,
 }
 
 impl PlannerHost for Search<'_> {
@@ -146,6 +148,14 @@ impl PlannerHost for Search<'_> {
 
     fn no_plan(&mut self, why: String) -> Ending {
         Ending::Failed(why)
+    }
+
+    fn decline_offered(&self) -> bool {
+        !self.chat
+    }
+
+    fn declined(&mut self, reason: String) -> Ending {
+        Ending::Declined(reason)
     }
 }
 
@@ -271,6 +281,7 @@ pub fn run(
         state: RunState::new(),
         priors_from_logprobs: true,
         width: mcts.width.max(1),
+        chat: inputs.chat,
     };
     let asked_logprobs = search.model.want_logprobs(true);
     search.priors_from_logprobs = asked_logprobs;
@@ -1062,6 +1073,7 @@ fn why(ending: &Ending) -> String {
     match ending {
         Ending::Finished => "finished".to_string(),
         Ending::Failed(s) | Ending::Error(s) | Ending::Interrupted(s) => s.clone(),
+        Ending::Declined(s) => format!("declined: {s}"),
     }
 }
 

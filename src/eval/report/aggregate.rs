@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::load::EvalData;
 use super::model::{
-    Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, Report, RunVariance,
-    SearchSummary, Sweep, TaskCell, TaskLine, Weights, WIDE_SPAN,
+    Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, RefusalSummary, Report,
+    RunVariance, SearchSummary, Sweep, TaskCell, TaskLine, Weights, WIDE_SPAN,
 };
 use crate::eval::errors::ErrorType;
 use crate::eval::record::RunRecord;
@@ -229,7 +229,25 @@ fn summarise(
         images_shown: mean_of(records, |r| r.images_shown as f64),
         image_tokens: mean_of(records, |r| r.image_tokens as f64),
         cell_errors,
+        refusal: refusal_summary(records),
     }
+}
+
+/// Declines of a cell's runs, when any task is unsolvable or any run declined.
+fn refusal_summary(records: &[&RunRecord]) -> Option<RefusalSummary> {
+    let count = |solvable: bool, declined: bool| {
+        records
+            .iter()
+            .filter(|r| r.solvable == solvable && (!declined || r.declined.is_some()))
+            .count()
+    };
+    let summary = RefusalSummary {
+        unsolvable_runs: count(false, false),
+        correct_declines: count(false, true),
+        solvable_runs: count(true, false),
+        false_declines: count(true, true),
+    };
+    (summary.unsolvable_runs + summary.false_declines > 0).then_some(summary)
 }
 
 /// One task's runs in one folder and architecture.
@@ -521,5 +539,49 @@ mod tests {
         );
         let sd = |a: f64, b: f64| (a - b).abs() / 2f64.sqrt();
         assert!((v.mean_sd - (0.0 + sd(0.7, 0.0) + sd(0.55, 0.7)) / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn declines_score_all_or_nothing_and_the_cell_counts_both_rates() {
+        let weights = Weights::default();
+        // An unsolvable task: declined (right), answered anyway (wrong,
+        // whatever its outputs scored).
+        let mut right = record("U1", 1, false, 0.0);
+        right.declined = Some("no 2020 layer".into());
+        right.judge_refusal(false);
+        let mut wrong = record("U1", 2, true, 0.9);
+        wrong.code.api.f1 = 1.0;
+        wrong.judge_refusal(false);
+        // A solvable task: declined (wrong), finished (scored as ever).
+        let mut false_decline = record("T1", 1, false, 0.0);
+        false_decline.declined = Some("I cannot".into());
+        false_decline.code.api.f1 = 1.0;
+        false_decline.judge_refusal(true);
+        let mut done = record("T1", 2, true, 1.0);
+        done.judge_refusal(true);
+        assert!(right.success && right.q_out == 1.0 && right.run_error.is_none());
+        assert!(!wrong.success && wrong.q_out == 0.0);
+        assert_eq!(wrong.run_error, Some(ErrorType::InvalidAnswer));
+        assert!(!false_decline.success);
+        assert_eq!(false_decline.run_error, Some(ErrorType::Other));
+        assert_eq!(weights.composite(&right), 1.0);
+        assert_eq!(weights.composite(&wrong), 0.0);
+        assert_eq!(weights.composite(&false_decline), 0.0);
+        // 0.4 + 0.3 + 0.15 · 0 + 0.15 · 0 (the helper's C_emb is 0).
+        assert!((weights.composite(&done) - 0.7).abs() < 1e-9);
+        let records = [&right, &wrong, &false_decline, &done];
+        let r = refusal_summary(&records).unwrap();
+        assert_eq!(
+            (
+                r.unsolvable_runs,
+                r.correct_declines,
+                r.solvable_runs,
+                r.false_declines
+            ),
+            (2, 1, 2, 1)
+        );
+        assert_eq!((r.correct_rate(), r.false_rate()), (Some(0.5), Some(0.5)));
+        // Neither an unsolvable task nor a decline: no refusal figures.
+        assert_eq!(refusal_summary(&[&done]), None);
     }
 }

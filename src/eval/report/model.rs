@@ -88,8 +88,14 @@ impl From<[f64; 4]> for Weights {
 }
 
 impl Weights {
-    /// A run's composite; without C_emb the other three weights are renormalised.
+    /// A run's composite; without C_emb the other three weights are
+    /// renormalised. Refusals are all or nothing: a task the data cannot
+    /// answer scores 1 for a decline and 0 for anything else (its code and
+    /// log earn nothing), and a decline of a task that can be done scores 0.
     pub fn composite(&self, r: &RunRecord) -> f64 {
+        if !r.solvable || r.declined.is_some() {
+            return f64::from(u8::from(!r.solvable && r.declined.is_some()));
+        }
         let base = self.success * f64::from(u8::from(r.success))
             + self.output * r.q_out
             + self.api * r.code.api.f1;
@@ -191,6 +197,35 @@ pub struct CellSummary {
     pub judge: Option<JudgeSummary>,
     /// The tree search's means (None for cells of other architectures).
     pub search: Option<SearchSummary>,
+    /// Declines, right and wrong (None when the cell has no unsolvable
+    /// task and no decline).
+    pub refusal: Option<RefusalSummary>,
+}
+
+/// How a cell's runs declined (GeoBenchX's unsolvable tasks).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RefusalSummary {
+    /// Runs of tasks marked `solvable: false`.
+    pub unsolvable_runs: usize,
+    /// Of them, those that declined (correct declines).
+    pub correct_declines: usize,
+    /// Runs of tasks that can be done.
+    pub solvable_runs: usize,
+    /// Of them, those that declined (false declines).
+    pub false_declines: usize,
+}
+
+impl RefusalSummary {
+    /// Correct declines per unsolvable run (`None` without such runs).
+    pub fn correct_rate(&self) -> Option<f64> {
+        (self.unsolvable_runs > 0)
+            .then(|| self.correct_declines as f64 / self.unsolvable_runs as f64)
+    }
+
+    /// False declines per solvable run (`None` without such runs).
+    pub fn false_rate(&self) -> Option<f64> {
+        (self.solvable_runs > 0).then(|| self.false_declines as f64 / self.solvable_runs as f64)
+    }
 }
 
 /// The tree search's figures of one cell: means per run.
