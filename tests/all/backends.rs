@@ -106,7 +106,13 @@ fn openai_rate_limits_are_waited_out_and_the_request_is_well_formed() {
         .collect();
     assert_eq!(
         names,
-        ["list_files", "inspect_data", "execute_python", "finish"]
+        [
+            "list_files",
+            "inspect_data",
+            "execute_python",
+            "finish",
+            "decline"
+        ]
     );
     assert!(!b.describe().contains(KEY));
 }

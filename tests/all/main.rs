@@ -14,6 +14,7 @@ mod chat;
 mod cli;
 mod codebleu_parity;
 mod context;
+mod decline;
 mod embed_parity;
 mod eval;
 mod eval_scoring;
