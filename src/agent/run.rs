@@ -232,6 +232,7 @@ pub fn run_task(
     let task = &loaded.task;
     let dirs = prepare_out(out, loaded.data_dir.as_deref())?;
     let started = Instant::now();
+    let cpu_at_start = backend.cpu_seconds();
     // The data card (GDAL reads of every input in a confined reader, and
     // the tokenizer's first load: ~140 ms) and the output checks' reference
     // (a second reader) are made while the sandbox forks and confines the
@@ -442,6 +443,9 @@ pub fn run_task(
         llm_seconds: outcome.llm_time.as_secs_f64(),
         sandbox_seconds: outcome.tool_time.as_secs_f64(),
         wall_seconds: started.elapsed().as_secs_f64(),
+        model_cpu_seconds: cpu_at_start
+            .zip(backend.cpu_seconds())
+            .map(|(start, end)| (end - start).max(0.0)),
         cost_usd: backend
             .price()
             .map(|p| p.cost(outcome.usage.prompt_tokens, outcome.usage.completion_tokens)),

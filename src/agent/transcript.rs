@@ -161,6 +161,11 @@ pub struct RunSummary {
     pub sandbox_seconds: f64,
     /// Seconds in all.
     pub wall_seconds: f64,
+    /// CPU seconds the local model's server spent during the run (a
+    /// llama-server gisclaw started; `None` otherwise). Runs sharing one
+    /// server at once (`eval --jobs N`) count each other's work too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_cpu_seconds: Option<f64>,
     /// Cost estimate in USD, when the model's price is known.
     pub cost_usd: Option<f64>,
     /// Prompt tokens that repeated the start of an earlier request

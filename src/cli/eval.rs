@@ -165,6 +165,11 @@ pub struct EvalRunArgs {
     /// Continue the eval in --out: runs already recorded are kept.
     #[arg(long)]
     pub resume: bool,
+    /// Stop at a budget: no run starts once the folder's recorded runs cost
+    /// this many USD (runs already going finish; the rest stay for
+    /// `--resume` with a higher budget). Task suites, priced models.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
     /// Run one shard of a task-suite eval: `K/N` (1 ≤ K ≤ N), or `auto` in
     /// a Slurm array job (or a Kubernetes Indexed Job with GISCLAW_SHARDS
     /// set to its completions). Every shard writes into the same --out
@@ -954,6 +959,19 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if let Some(usd) = args.max_cost {
+        if !(usd.is_finite() && usd > 0.0) {
+            return Err(
+                UsageError(format!("--max-cost {usd}: give a positive number of USD")).into(),
+            );
+        }
+        if SuiteKind::of(&suite) != SuiteKind::Tasks {
+            return Err(UsageError(
+                "--max-cost is for task suites (e.g. benchmarks/geoanalyst)".into(),
+            )
+            .into());
+        }
+    }
     if args.shard.is_some() && SuiteKind::of(&suite) != SuiteKind::Tasks {
         return Err(UsageError(
             "--shard is for task suites (e.g. benchmarks/geoanalyst); a unit, GeoJSEval or step suite runs in one process (-j N runs its items in parallel)"
@@ -976,6 +994,15 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         None => OpTable::built_in()?,
     };
     let source = backend_source(&args)?;
+    if let (Some(_), BackendSource::Live(live)) = (args.max_cost, &source) {
+        if live.price.is_none() {
+            return Err(UsageError(format!(
+                "--max-cost: the model `{}` has no known price: set one under [prices.\"{}\"] in the config (USD per million tokens), or leave --max-cost out",
+                live.model, live.model
+            ))
+            .into());
+        }
+    }
     let judge = judge_backend(
         "--judge",
         &args.judge,
@@ -1079,6 +1106,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         vision_feedback: !args.no_vision_feedback,
         reproduce: args.reproduce,
         shard,
+        max_cost: args.max_cost,
     };
     let mut progress = Progress::new("runs");
     if let Some(shard) = shard {
@@ -1089,6 +1117,9 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     })
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
+    let budget_spent = args
+        .max_cost
+        .filter(|limit| gisclaw::eval::runner::spent(&out) >= *limit);
     if let Some(shard) = shard {
         // The merged report needs every shard: rendered by whichever
         // finishes last (or by `gisclaw eval report` later).
@@ -1124,6 +1155,14 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     print_summary(&report, &out);
     if args.html {
         say_err!("gisclaw: page in {}", out.join("report.html").display());
+    }
+    let missing = data.missing();
+    if let (Some(limit), true) = (budget_spent, missing > 0) {
+        say_err!(
+            "gisclaw: the --max-cost budget of ${limit} is spent (${:.4} recorded): {missing} run(s) not started; the report covers what ran; `gisclaw eval … --resume --max-cost USD` with a higher budget runs the rest",
+            gisclaw::eval::runner::spent(&out)
+        );
+        return Ok(ExitCode::from(1));
     }
     Ok(eval_exit(failed, "run(s)"))
 }

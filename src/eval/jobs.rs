@@ -157,6 +157,24 @@ pub fn run_all<T, S, R>(
 where
     T: Send,
 {
+    run_all_until(plan, jobs, init, work, name, events, &|| false)
+}
+
+/// [`run_all`] that starts no further item once `halt` says so (a spent
+/// budget): items already running finish and keep their records, the rest
+/// stay unrecorded for `--resume`.
+pub fn run_all_until<T, S, R>(
+    plan: Plan<T>,
+    jobs: usize,
+    init: impl Fn(usize) -> S + Sync,
+    work: impl Fn(&mut S, &T) -> Result<R, ItemError> + Sync,
+    name: impl Fn(&T) -> String + Sync,
+    events: &(dyn Fn(SuiteEvent<R>) + Sync),
+    halt: &(dyn Fn() -> bool + Sync),
+) -> usize
+where
+    T: Send,
+{
     events(SuiteEvent::Planned {
         total: plan.total(),
         done: plan.done,
@@ -169,7 +187,7 @@ where
             scope.spawn(move || {
                 let mut state = init(worker);
                 loop {
-                    if crate::interrupt::requested().is_some() {
+                    if crate::interrupt::requested().is_some() || halt() {
                         break;
                     }
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();

@@ -68,6 +68,10 @@ pub struct RunRecord {
     pub wall_seconds: f64,
     /// USD, when the model's price is known.
     pub cost_usd: Option<f64>,
+    /// CPU seconds of the local model's server during the run (local
+    /// models gisclaw started only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_cpu_seconds: Option<f64>,
     /// `execute_python` calls.
     pub cells: usize,
     /// Cells that did not end Ok.
@@ -375,6 +379,7 @@ pub fn score_run(
         sandbox_seconds: summary.sandbox_seconds,
         wall_seconds: summary.wall_seconds,
         cost_usd: summary.cost_usd,
+        model_cpu_seconds: summary.model_cpu_seconds,
         cells: cells.len(),
         failed_cells: cells.iter().filter(|c| c.status != "Ok").count(),
         code_lines,

@@ -349,6 +349,18 @@ pub struct EvalOptions {
     pub reproduce: bool,
     /// The shard this process runs (`None`: every cell).
     pub shard: Option<Shard>,
+    /// `--max-cost`: no run starts once the folder's recorded runs cost
+    /// this many USD (see [`spent`]).
+    pub max_cost: Option<f64>,
+}
+
+/// USD the recorded runs of the eval in `out` cost (unpriced runs count 0).
+pub fn spent(out: &Path) -> f64 {
+    crate::eval::report::load::read_records::<RunRecord>(out)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r.cost_usd)
+        .sum()
 }
 
 /// Problems that stop an eval before it runs.
@@ -813,7 +825,14 @@ pub fn run_eval(
         }
     }
     let tasks: &[LoadedTask] = tasks;
-    let failed = jobs::run_all(
+    // The budget covers every recorded run of the folder, earlier ones too.
+    let spent_so_far = std::sync::Mutex::new(spent(&options.out));
+    let over_budget = || {
+        options
+            .max_cost
+            .is_some_and(|limit| *spent_so_far.lock().unwrap_or_else(|e| e.into_inner()) >= limit)
+    };
+    let failed = jobs::run_all_until(
         plan,
         options.jobs,
         |_| (),
@@ -826,6 +845,10 @@ pub fn run_eval(
                 options,
                 item,
             );
+            if let Ok(record) = &result {
+                *spent_so_far.lock().unwrap_or_else(|e| e.into_inner()) +=
+                    record.cost_usd.unwrap_or(0.0);
+            }
             let id = &tasks[item.task].task.id;
             FailureNote::keep(&options.out, id, item.arch.name(), item.run, &result);
             result
@@ -839,6 +862,7 @@ pub fn run_eval(
             )
         },
         events,
+        &over_budget,
     );
     Ok(failed)
 }

@@ -362,6 +362,14 @@ impl LocalServer {
         &self.model
     }
 
+    /// CPU seconds the server has used so far (user + system, all its
+    /// threads, from `/proc/PID/stat`); `None` once it is gone.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let pid = self.child.lock().unwrap_or_else(|e| e.into_inner()).id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        cpu_seconds_of(&stat)
+    }
+
     /// The exit status, once it has exited.
     pub fn exit_status(&self) -> Option<ExitStatus> {
         self.child
@@ -453,6 +461,10 @@ impl ChatBackend for LocalBackend {
         self.inner.model()
     }
 
+    fn cpu_seconds(&self) -> Option<f64> {
+        self.server.cpu_seconds()
+    }
+
     fn provenance(&self) -> crate::provenance::ModelProvenance {
         crate::provenance::ModelProvenance {
             backend: self.describe(),
@@ -501,6 +513,20 @@ impl ChatBackend for LocalBackend {
             .chat_streaming(messages, tools, on_text)
             .map_err(|e| self.explain(e))
     }
+}
+
+/// User + system CPU seconds of a `/proc/PID/stat` line (fields 14 and 15,
+/// counted after the command name, which may hold spaces and parentheses).
+fn cpu_seconds_of(stat: &str) -> Option<f64> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // After the name: state is field 3, so utime (14) and stime (15) are
+    // at 11 and 12 here.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf reads a constant of the system; no memory is passed.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (ticks > 0).then(|| (utime + stime) as f64 / ticks as f64)
 }
 
 fn describe_status(status: ExitStatus) -> String {
@@ -578,6 +604,19 @@ fn health(port: u16) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cpu_seconds_are_read_after_a_name_with_spaces_and_parentheses() {
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let line =
+            "4242 (llama (x) server) S 1 4242 4242 0 -1 4194560 1 0 0 0 250 50 0 0 20 0 9 0 1 1 1";
+        assert_eq!(cpu_seconds_of(line), Some(300.0 / ticks));
+        assert_eq!(cpu_seconds_of("4242 (x) S 1"), None);
+        // This process's own line parses.
+        let own = std::fs::read_to_string("/proc/self/stat").unwrap();
+        assert!(cpu_seconds_of(&own).is_some());
+    }
+
     use super::*;
 
     #[test]

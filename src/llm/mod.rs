@@ -336,6 +336,12 @@ pub trait ChatBackend: Send {
     fn price(&self) -> Option<tokens::Price> {
         None
     }
+    /// CPU seconds the model's own server has used so far, for a local
+    /// server gisclaw started (`None` for remote models and replays): a
+    /// run's local compute is the difference between its end and start.
+    fn cpu_seconds(&self) -> Option<f64> {
+        None
+    }
     /// What a run's provenance records of this model: name, server, local
     /// model file, context size, sampler (never a secret). Only what is
     /// known already: it asks no server.

@@ -17,6 +17,7 @@ mod context;
 mod decline;
 mod embed_parity;
 mod eval;
+mod eval_cost;
 mod eval_scoring;
 mod eval_shards;
 mod eval_steps;

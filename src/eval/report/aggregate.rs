@@ -205,6 +205,12 @@ fn summarise(
         tokens_out: mean_of(records, |r| r.tokens_out as f64),
         llm_seconds: llm,
         sandbox_seconds: mean_of(records, |r| r.sandbox_seconds),
+        wall_seconds: mean_of(records, |r| r.wall_seconds),
+        model_cpu_seconds: records
+            .iter()
+            .map(|r| r.model_cpu_seconds)
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| stats::mean(&v)),
         rounds: mean_of(records, |r| r.rounds as f64),
         code_lines: lines,
         cost_usd: records.iter().map(|r| r.cost_usd).sum(),
@@ -463,6 +469,7 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
         .collect();
     let ablations = ablations(evals, &weights);
     Report {
+        cost: super::cost::cost_accuracy(&cells),
         ablations,
         evals: evals.iter().map(|e| e.dir.clone()).collect(),
         weights,

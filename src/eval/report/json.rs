@@ -20,6 +20,7 @@ pub fn json(report: &Report) -> serde_json::Value {
         "missing_runs": report.missing_runs,
         "missing_by_shard": report.missing_by_shard.iter().map(|(dir, shard, n)| serde_json::json!({ "folder": dir, "shard": shard, "missing": n })).collect::<Vec<_>>(),
         "infrastructure_failures": report.infrastructure_failures,
+        "cost_accuracy": report.cost,
         "runs": report.runs.iter().map(|(backend, r, s)| {
             let mut v = serde_json::to_value(r).unwrap_or_default();
             v["backend"] = json!(backend);

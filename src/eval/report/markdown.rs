@@ -181,6 +181,34 @@ fn rag_function_calls(md: &mut String, report: &Report, a: &super::model::Ablati
     }
 }
 
+/// The cost–accuracy table: per cell, what a run costs against pass@1 and
+/// the composite, ◆ marking the cells on each Pareto front.
+fn cost_accuracy(md: &mut String, cost: &super::cost::CostAccuracy) {
+    let _ = write!(
+        md,
+        "\n## Cost and accuracy\n\nPer run: prompt + completion tokens, USD where the model is priced, wall seconds and the local model server's CPU seconds (local models gisclaw started), against pass@1 and S_comp. ◆ marks a cell on the Pareto front for that score: no other cell costs no more and scores higher (cost: {}).\n\n| cell | runs | tokens | USD | wall s | local CPU s | pass@1 | front | S_comp | front |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        cost.axis.describe()
+    );
+    let mark = |on: bool| if on { "◆" } else { "" };
+    for p in &cost.points {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.0} | {} | {:.1} | {} | {} | {} | {} | {} |",
+            p.label,
+            p.runs,
+            p.tokens,
+            p.usd.map_or("–".to_string(), |u| format!("{u:.4}")),
+            p.wall_seconds,
+            p.model_cpu_seconds
+                .map_or("–".to_string(), |s| format!("{s:.1}")),
+            f3(p.pass_at_1),
+            mark(p.front_pass_at_1),
+            f3(p.composite),
+            mark(p.front_composite)
+        );
+    }
+}
+
 /// `report.md`.
 pub fn markdown(report: &Report) -> String {
     let mut md = String::from("# gisclaw eval report\n\n");
@@ -402,6 +430,7 @@ pub fn markdown(report: &Report) -> String {
             f3(c.code_line_efficiency * 100.0)
         );
     }
+    cost_accuracy(&mut md, &report.cost);
     if let Some(s) = report.sweep.as_ref().filter(|s| s.defined == 0) {
         let _ = writeln!(
             md,

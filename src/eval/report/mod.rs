@@ -31,6 +31,7 @@
 pub mod aggregate;
 pub mod by_label;
 pub mod charts;
+pub mod cost;
 pub mod csv;
 pub mod html;
 pub mod json;

@@ -162,6 +162,11 @@ pub struct CellSummary {
     pub llm_seconds: f64,
     /// Mean sandbox seconds per run.
     pub sandbox_seconds: f64,
+    /// Mean wall seconds per run.
+    pub wall_seconds: f64,
+    /// Mean CPU seconds of the local model's server per run (when every
+    /// run of the cell has it).
+    pub model_cpu_seconds: Option<f64>,
     /// Mean rounds per run.
     pub rounds: f64,
     /// Mean code lines per run.
@@ -422,6 +427,8 @@ pub struct Report {
     pub infrastructure_failures: usize,
     /// Every run with its composite.
     pub runs: Vec<(String, RunRecord, f64)>,
+    /// Cost against accuracy per cell, with the Pareto fronts.
+    pub cost: super::cost::CostAccuracy,
 }
 
 #[cfg(test)]

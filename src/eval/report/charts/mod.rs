@@ -18,6 +18,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 mod ablation;
+mod cost;
 pub mod labels;
 mod per_task;
 mod profiles;
@@ -27,7 +28,7 @@ use crate::eval::errors::ErrorType;
 
 /// The charts every report has, in the order it shows them, with what
 /// each is (the paper figure it follows).
-pub const FILES: [(&str, &str); 7] = [
+pub const FILES: [(&str, &str); 8] = [
     ("success.png", "success rate per cell (cf. GISclaw Fig. 4)"),
     ("composite.png", "composite with 95 % CI (cf. Fig. 5)"),
     ("api_f1_heatmap.png", "per-task API F1 (cf. Fig. 6)"),
@@ -41,6 +42,10 @@ pub const FILES: [(&str, &str); 7] = [
         "four-score profiles per architecture (cf. Fig. 9)",
     ),
     ("error_types.png", "failed runs by error type"),
+    (
+        "cost_accuracy.png",
+        "cost per run against the composite, with the Pareto front",
+    ),
 ];
 
 /// The file of the chart of ablation `i` of the report (cf. Fig. 10).
@@ -161,6 +166,7 @@ pub fn draw(report: &Report, dir: &Path, venv: &Path) -> Result<(), ChartError> 
             "l3_heatmap.png" => per_task::l3_heatmap(report, &tmp),
             "profiles.png" => profiles::profiles(report, &tmp),
             "error_types.png" => error_types(report, &tmp),
+            "cost_accuracy.png" => cost::cost_accuracy(report, &tmp),
             _ => ablation::ablation(&report.ablations[i - FILES.len()], &tmp),
         };
         drawn.map_err(|e| failed(&path, &e))?;
