@@ -40,6 +40,7 @@ corpus:
 test: corpus
 	cargo build --workspace
 	bash tests/mcp/client-venv.sh
+	bash tests/inspect/venv.sh
 	bash tests/browser/chromium.sh
 	cargo test --workspace
 	@if [ -x "$(LOCAL_SERVER)" ]; then $(MAKE) --no-print-directory e2e; \
