@@ -15,6 +15,7 @@ mod cli;
 mod codebleu_parity;
 mod context;
 mod decline;
+mod declines_suite;
 mod embed_parity;
 mod eval;
 mod eval_cost;
