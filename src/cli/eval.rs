@@ -83,6 +83,18 @@ pub enum EvalCommand {
         #[arg(long)]
         mixed_provenance: bool,
     },
+    /// Write a task-suite eval folder as inspect_ai eval logs (JSON, log
+    /// format version 2), one per architecture, for `inspect view`.
+    ExportInspect {
+        /// The eval folder.
+        dir: PathBuf,
+        /// Where to write the logs (default: DIR/inspect).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Composite weights of the `composite` score: success, output, api, embedding.
+        #[arg(long, value_name = "W,W,W,W", default_value = "0.4,0.3,0.15,0.15")]
+        weights: String,
+    },
     /// How far a task-suite eval has come, sharded or not: per shard, the
     /// runs recorded, running, failed and missing, and the time left, read
     /// from the folder alone (while its shards run, from any machine that
@@ -165,6 +177,10 @@ pub struct EvalRunArgs {
     /// Continue the eval in --out: runs already recorded are kept.
     #[arg(long)]
     pub resume: bool,
+    /// Also write the eval as inspect_ai eval logs into DIR/inspect (as
+    /// `gisclaw eval export-inspect DIR`). Task suites only.
+    #[arg(long)]
+    pub inspect_log: bool,
     /// Stop at a budget: no run starts once the folder's recorded runs cost
     /// this many USD (runs already going finish; the rest stay for
     /// `--resume` with a higher budget). Task suites, priced models.
@@ -252,6 +268,12 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             mixed_provenance,
         }) => render(&dirs, out.as_deref(), &weights, html, mixed_provenance),
         Some(EvalCommand::Status { dir }) => print_status(&dir),
+        Some(EvalCommand::ExportInspect { dir, out, weights }) => {
+            let weights = Weights::parse(&weights).map_err(|e| UsageError(e.to_string()))?;
+            let data = EvalData::load(&dir).map_err(|e| UsageError(e.to_string()))?;
+            export_inspect(&data, &weights, out.as_deref())?;
+            Ok(ExitCode::SUCCESS)
+        }
         None => {
             gisclaw::interrupt::install();
             run_suite(args.run)
@@ -959,6 +981,12 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if args.inspect_log && SuiteKind::of(&suite) != SuiteKind::Tasks {
+        return Err(UsageError(
+            "--inspect-log is for task suites (e.g. benchmarks/geoanalyst)".into(),
+        )
+        .into());
+    }
     if let Some(usd) = args.max_cost {
         if !(usd.is_finite() && usd > 0.0) {
             return Err(
@@ -1156,6 +1184,9 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     if args.html {
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
+    if args.inspect_log {
+        export_inspect(&data, &weights, None)?;
+    }
     let missing = data.missing();
     if let (Some(limit), true) = (budget_spent, missing > 0) {
         say_err!(
@@ -1165,6 +1196,28 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(eval_exit(failed, "run(s)"))
+}
+
+/// Writes `data` as inspect_ai eval logs (into `out`, default DIR/inspect)
+/// and says where.
+fn export_inspect(data: &EvalData, weights: &Weights, out: Option<&Path>) -> anyhow::Result<()> {
+    let folder = out.map_or_else(
+        || gisclaw::eval::inspect_log::default_dir(&data.dir),
+        Path::to_path_buf,
+    );
+    let written = gisclaw::eval::inspect_log::export(data, weights, &folder)
+        .map_err(|e| UsageError(e.to_string()))?;
+    for (name, samples) in gisclaw::eval::inspect_log::describe(&written) {
+        say_err!(
+            "gisclaw: inspect log {} ({samples} samples)",
+            folder.join(name).display()
+        );
+    }
+    say_err!(
+        "gisclaw: `inspect view --log-dir {}` opens them",
+        folder.display()
+    );
+    Ok(())
 }
 
 /// Refuses a report that would pool runs made from different tasks, data

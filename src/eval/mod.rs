@@ -17,6 +17,7 @@ pub mod code;
 pub mod codebleu;
 pub mod errors;
 pub mod geojs_eval;
+pub mod inspect_log;
 pub mod jobs;
 pub mod llm_judge;
 pub mod output_score;

@@ -28,6 +28,7 @@ mod formats;
 mod geojs_suite;
 mod host_boundary;
 mod html_report;
+mod inspect_log;
 mod knowledge;
 mod layout;
 mod local_model;
