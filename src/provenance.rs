@@ -6,13 +6,17 @@
 //! to pool runs whose task, data or model differ ([`differences`]).
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::llm::provenance::short;
+pub use crate::llm::provenance::{
+    gguf, model_differences, quantisation, GgufFile, ModelProvenance, Sampler,
+};
 use crate::task::LoadedTask;
+pub use crate::util::{sha256_bytes, sha256_file};
 
 /// The whole bundle of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,87 +73,6 @@ pub struct TaskFiles {
     pub data_files: usize,
     /// Their bytes.
     pub data_bytes: u64,
-}
-
-/// Who answered, and how they were asked.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ModelProvenance {
-    /// The model's name, when the backend has one.
-    pub name: Option<String>,
-    /// The backend's description (never a secret).
-    pub backend: String,
-    /// The server's address, for live backends.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-    /// True when the answers were a recording.
-    pub replay: bool,
-    /// The local model file, for a llama-server gisclaw started.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gguf: Option<GgufFile>,
-    /// The context window, when known.
-    pub context_size: Option<u64>,
-    /// Sampler settings sent with each request.
-    pub sampler: Sampler,
-}
-
-/// A GGUF model file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GgufFile {
-    /// Its real path.
-    pub path: String,
-    /// SHA-256 of its bytes (`None` when it could not be read).
-    pub sha256: Option<String>,
-    /// Its size.
-    pub bytes: u64,
-    /// The quantisation its name states (`Q4_K_M`, `F16`, …), if any.
-    pub quantisation: Option<String>,
-}
-
-/// Sampler settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sampler {
-    /// Temperature (`None`: the server's default).
-    pub temperature: Option<f32>,
-    /// Most completion tokens per call.
-    pub max_tokens: Option<u32>,
-    /// Other sampler fields the profile sends (`top_p`, `seed`, …).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
-}
-
-/// Request fields that are sampler settings (the rest of a profile's
-/// `extra_body` is not recorded: it may be anything).
-const SAMPLER_FIELDS: &[&str] = &[
-    "top_p",
-    "top_k",
-    "min_p",
-    "typical_p",
-    "seed",
-    "presence_penalty",
-    "frequency_penalty",
-    "repeat_penalty",
-    "repetition_penalty",
-    "mirostat",
-    "num_predict",
-];
-
-impl Sampler {
-    /// The settings among a request's extra fields.
-    pub fn from_extra(
-        temperature: Option<f32>,
-        max_tokens: Option<u32>,
-        extra: &serde_json::Map<String, serde_json::Value>,
-    ) -> Sampler {
-        Sampler {
-            temperature,
-            max_tokens,
-            other: extra
-                .iter()
-                .filter(|(k, _)| SAMPLER_FIELDS.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        }
-    }
 }
 
 /// The software a run used.
@@ -242,30 +165,6 @@ fn unreadable(e: std::io::Error) -> String {
     format!("unreadable: {e}")
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// `sha256:` and the hex digest of `bytes`.
-pub fn sha256_bytes(bytes: &[u8]) -> String {
-    format!("sha256:{}", hex(&Sha256::digest(bytes)))
-}
-
-/// `sha256:` and the hex digest of a file's bytes, read in pieces.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(format!("sha256:{}", hex(&hasher.finalize())))
-}
-
 /// One digest over a data folder as the run sees it ([`crate::card::files_under`]:
 /// regular files, links the sandbox could follow too, each folder once):
 /// every file's relative name and bytes, length-prefixed, in name order;
@@ -285,93 +184,10 @@ pub fn sha256_dir(dir: &Path) -> (String, usize, u64) {
         bytes += size;
     }
     (
-        format!("sha256:{}", hex(&hasher.finalize())),
+        format!("sha256:{}", crate::util::hex(&hasher.finalize())),
         files.len(),
         bytes,
     )
-}
-
-/// A GGUF file's provenance. Its SHA-256 is computed once per file version
-/// (real path, size, modification time, inode) and kept in gisclaw's cache:
-/// hashing gigabytes at every run would cost seconds.
-pub fn gguf(path: &Path) -> GgufFile {
-    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let meta = std::fs::metadata(&real);
-    let bytes = meta.as_ref().map(|m| m.len()).unwrap_or(0);
-    let name = real
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let sha256 = meta.ok().and_then(|m| cached_sha256(&real, &m));
-    GgufFile {
-        path: real.display().to_string(),
-        sha256,
-        bytes,
-        quantisation: quantisation(&name),
-    }
-}
-
-fn cached_sha256(real: &Path, meta: &std::fs::Metadata) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let key = sha256_bytes(
-        format!(
-            "{}\0{}\0{}.{}\0{}",
-            real.display(),
-            meta.len(),
-            meta.mtime(),
-            meta.mtime_nsec(),
-            meta.ino()
-        )
-        .as_bytes(),
-    );
-    let dir = cache_dir();
-    let file = dir.join(key.trim_start_matches("sha256:"));
-    if let Ok(text) = std::fs::read_to_string(&file) {
-        if text.starts_with("sha256:") && text.len() == 71 {
-            return Some(text);
-        }
-    }
-    let digest = sha256_file(real).ok()?;
-    let kept = std::fs::create_dir_all(&dir)
-        .and_then(|()| crate::util::write_atomic(&file, digest.as_bytes()));
-    if let Err(why) = kept {
-        tracing::debug!("{}: hash not cached: {why}", file.display());
-    }
-    Some(digest)
-}
-
-fn cache_dir() -> PathBuf {
-    crate::paths::cache_dir().join("gguf-sha256")
-}
-
-/// The quantisation a GGUF's file name states: the last name part that
-/// reads like one (`Q4_K_M`, `q4_1`, `IQ3_XXS`, `F16`, `BF16`, `F32`),
-/// upper-cased.
-pub fn quantisation(file_name: &str) -> Option<String> {
-    let stem = file_name.strip_suffix(".gguf").unwrap_or(file_name);
-    stem.split(['-', '.'])
-        .rev()
-        .find(|part| is_quantisation(part))
-        .map(str::to_uppercase)
-}
-
-fn is_quantisation(part: &str) -> bool {
-    let p = part.to_ascii_uppercase();
-    if matches!(p.as_str(), "F16" | "BF16" | "F32" | "FP16") {
-        return true;
-    }
-    let rest = p
-        .strip_prefix("IQ")
-        .or_else(|| p.strip_prefix("Q"))
-        .or_else(|| p.strip_prefix("TQ"));
-    match rest {
-        Some(r) => {
-            let mut chars = r.chars();
-            chars.next().is_some_and(|c| c.is_ascii_digit())
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        }
-        None => false,
-    }
 }
 
 /// What must agree for two runs to be pooled: the task, its data and the
@@ -423,62 +239,9 @@ pub fn task_differences(a: &TaskFiles, b: &TaskFiles) -> Vec<String> {
     out
 }
 
-/// How two models differ.
-pub fn model_differences(a: &ModelProvenance, b: &ModelProvenance) -> Vec<String> {
-    let mut out = Vec::new();
-    if a.name != b.name {
-        out.push(format!(
-            "model: {} ≠ {}",
-            a.name.as_deref().unwrap_or("unnamed"),
-            b.name.as_deref().unwrap_or("unnamed")
-        ));
-    }
-    if a.replay != b.replay {
-        out.push(format!(
-            "model: {} ≠ {}",
-            if a.replay { "a recording" } else { "live" },
-            if b.replay { "a recording" } else { "live" }
-        ));
-    }
-    let file = |g: &Option<GgufFile>| {
-        g.as_ref()
-            .map(|g| (g.sha256.clone(), g.quantisation.clone()))
-    };
-    if file(&a.gguf) != file(&b.gguf) {
-        let say = |g: &Option<GgufFile>| match g {
-            Some(g) => format!(
-                "GGUF {} ({})",
-                g.sha256.as_deref().map_or("unhashed".into(), short),
-                g.quantisation.as_deref().unwrap_or("quantisation unknown")
-            ),
-            None => "no GGUF".into(),
-        };
-        out.push(format!("model: {} ≠ {}", say(&a.gguf), say(&b.gguf)));
-    }
-    out
-}
-
-/// A digest shortened for messages (`sha256:` and 12 hex digits).
-fn short(digest: &str) -> String {
-    digest.chars().take(19).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sha256_matches_the_published_test_vector() {
-        // FIPS 180-2, appendix B.1.
-        assert_eq!(
-            sha256_bytes(b"abc"),
-            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("f");
-        std::fs::write(&f, b"abc").unwrap();
-        assert_eq!(sha256_file(&f).unwrap(), sha256_bytes(b"abc"));
-    }
 
     #[test]
     fn a_data_folder_digest_changes_with_a_name_or_a_byte() {
@@ -494,31 +257,6 @@ mod tests {
         assert_ne!(second, third);
         std::fs::rename(dir.path().join("b.csv"), dir.path().join("a.csv")).unwrap();
         assert_eq!(sha256_dir(dir.path()).0, second);
-    }
-
-    #[test]
-    fn quantisation_is_read_from_common_gguf_names() {
-        for (name, q) in [
-            ("smollm2-135m-instruct-q4_1.gguf", Some("Q4_1")),
-            ("Qwen2.5-7B-Instruct-Q4_K_M.gguf", Some("Q4_K_M")),
-            ("gemma-3-270m-it-F16.gguf", Some("F16")),
-            ("model.IQ3_XXS.gguf", Some("IQ3_XXS")),
-            ("Meta-Llama-3-8B.BF16.gguf", Some("BF16")),
-            ("default.gguf", None),
-            ("qwen2-7b.gguf", None),
-        ] {
-            assert_eq!(quantisation(name).as_deref(), q, "{name}");
-        }
-    }
-
-    #[test]
-    fn sampler_keeps_sampler_fields_only() {
-        let extra: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
-            r#"{"top_p": 0.9, "seed": 7, "chat_template_kwargs": {"x": 1}, "user": "me"}"#,
-        )
-        .unwrap();
-        let s = Sampler::from_extra(Some(0.2), Some(512), &extra);
-        assert_eq!(s.other.keys().collect::<Vec<_>>(), ["seed", "top_p"]);
     }
 
     #[test]

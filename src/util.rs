@@ -98,6 +98,34 @@ pub fn levenshtein<T: PartialEq>(a: &[T], b: &[T]) -> usize {
     prev[b.len()]
 }
 
+/// Lower-case hex digits of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `sha256:` and the hex digest of `bytes`.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    format!(
+        "sha256:{}",
+        hex(&<sha2::Sha256 as sha2::Digest>::digest(bytes))
+    )
+}
+
+/// `sha256:` and the hex digest of a file's bytes, read in pieces.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        sha2::Digest::update(&mut hasher, &buf[..n]);
+    }
+    Ok(format!("sha256:{}", hex(&sha2::Digest::finalize(hasher))))
+}
+
 #[cfg(test)]
 mod py_str_tests {
     use super::py_str;
@@ -119,6 +147,19 @@ mod py_str_tests {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sha256_matches_the_published_test_vector() {
+        // FIPS 180-2, appendix B.1.
+        assert_eq!(
+            super::sha256_bytes(b"abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"abc").unwrap();
+        assert_eq!(super::sha256_file(&f).unwrap(), super::sha256_bytes(b"abc"));
+    }
+
     use super::*;
 
     #[test]

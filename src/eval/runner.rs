@@ -356,9 +356,12 @@ pub struct EvalOptions {
 
 /// USD the recorded runs of the eval in `out` cost (unpriced runs count 0).
 pub fn spent(out: &Path) -> f64 {
-    crate::eval::report::load::read_records::<RunRecord>(out)
-        .unwrap_or_default()
-        .iter()
+    std::fs::read_dir(records_dir(out))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| RunRecord::read(&e.path()))
         .filter_map(|r| r.cost_usd)
         .sum()
 }

@@ -280,6 +280,29 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
             s.tokens
         );
     }
+    md.push_str("\n## Cost and accuracy\n\nTokens per run against step pass@1 and complete@1; ◆ marks a folder on the Pareto front for that score (no other folder spends fewer tokens per run and scores higher). Step runs record no price, so the front is drawn against tokens.\n\n| folder | tokens per run | step pass@1 | front | complete@1 | front |\n|---|---|---|---|---|---|\n");
+    let fronts = |score: &dyn Fn(&StepSummary) -> f64| {
+        super::report::cost::non_dominated(
+            &summaries
+                .iter()
+                .map(|s| (s.tokens, score(s)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (by_step, by_complete) = (fronts(&|s| s.step_pass_rate), fronts(&|s| s.complete_at_1));
+    let mark = |on: bool| if on { "◆" } else { "" };
+    for (i, (f, s)) in folders.iter().zip(&summaries).enumerate() {
+        let _ = writeln!(
+            md,
+            "| {} | {:.0} | {:.3} | {} | {:.3} | {} |",
+            f.label,
+            s.tokens,
+            s.step_pass_rate,
+            mark(by_step[i]),
+            s.complete_at_1,
+            mark(by_complete[i])
+        );
+    }
     // Table 4: per suite (rows) and backend, the LLM alone beside the agent.
     let mut backends: Vec<(&str, bool)> = Vec::new();
     for f in folders {

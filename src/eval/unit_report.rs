@@ -703,6 +703,28 @@ pub fn write_comparison(
             f3(s.code_line_efficiency)
         );
     }
+    md.push_str("\n## Cost and accuracy\n\nPer sample, tokens and seconds waiting for the model against pass@1; ◆ marks a model on the Pareto front (no other model spends fewer tokens per sample and passes more often). Function-level samples record no price, so the front is drawn against tokens.\n\n| model | tokens | LLM s | pass@1 | front |\n|---|---|---|---|---|\n");
+    let points: Vec<(f64, f64)> = summaries
+        .iter()
+        .map(|s| {
+            (
+                s.tokens_per_sample,
+                s.pass_at.get(&1).copied().unwrap_or(f64::NAN),
+            )
+        })
+        .collect();
+    let front = super::report::cost::non_dominated(&points);
+    for (i, m) in models.iter().enumerate() {
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {:.3} | {} | {} |",
+            m.label,
+            summaries[i].tokens_per_sample,
+            summaries[i].seconds_per_sample,
+            f3(points[i].1),
+            if front[i] { "◆" } else { "" }
+        );
+    }
     md.push_str("\n## Ranks (cf. AutoGEEval Table 9)\n\nT_Rank, I_Rank, Co_Rank: by Tok.-E, In.T-E, Co.L-E (a missing value ranks last); E_Rank: by the mean of those three; Total_Rank: by the mean of P_Rank, S_Rank and E_Rank.\n\n| model | P_Rank | S_Rank | T_Rank | I_Rank | Co_Rank | E_Rank | Total_Rank |\n|---|---|---|---|---|---|---|---|\n");
     for (m, r) in models.iter().zip(&ranked) {
         let _ = writeln!(

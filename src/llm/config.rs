@@ -294,21 +294,21 @@ impl LiveConfig {
     /// What a run's provenance records of this backend, `backend` being its
     /// description: model, server, the local model's file and context
     /// size, the sampler (never the key).
-    pub fn provenance(&self, backend: String) -> crate::provenance::ModelProvenance {
+    pub fn provenance(&self, backend: String) -> crate::llm::provenance::ModelProvenance {
         let local = self.local.as_ref();
-        crate::provenance::ModelProvenance {
+        crate::llm::provenance::ModelProvenance {
             name: Some(self.model.clone()),
             backend,
             server: (self.kind != BackendKind::Local).then(|| self.base_url.clone()),
             replay: false,
-            gguf: local.map(|spec| crate::provenance::gguf(&spec.gguf)),
+            gguf: local.map(|spec| crate::llm::provenance::gguf(&spec.gguf)),
             context_size: match self.kind {
                 BackendKind::Ollama => Some(self.num_ctx),
                 _ => local
                     .map(|spec| u64::from(spec.ctx_size))
                     .or(self.context_window),
             },
-            sampler: crate::provenance::Sampler::from_extra(
+            sampler: crate::llm::provenance::Sampler::from_extra(
                 self.temperature,
                 self.max_tokens,
                 &self.extra_body,

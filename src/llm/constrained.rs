@@ -48,9 +48,12 @@ pub const ANSWER: &str = "answer";
 /// Whether a conversation over `tools` may end with a plain answer.
 fn answers(tools: &[ToolSpec]) -> bool {
     tools.iter().any(|t| t.name == "list_files")
-        && !tools
-            .iter()
-            .any(|t| matches!(t.name.as_str(), "finish" | "step_done" | "submit_plan"))
+        && !tools.iter().any(|t| {
+            matches!(
+                t.name.as_str(),
+                "finish" | "step_done" | "submit_plan" | "decline"
+            )
+        })
 }
 
 /// The answer pseudo-tool.
@@ -90,7 +93,9 @@ pub fn action_schema(tools: &[ToolSpec], max_chars: u64) -> Value {
 /// `finish` right after a refused one: a small model that ends a step or a
 /// task before doing anything, or keeps calling a refused `finish`, must
 /// act first. Measured with SmolLM2 on geocode steps: without this, 12 of
-/// 12 answers were `step_done` and no cell ran.
+/// 12 answers were `step_done` and no cell ran. `decline` likewise waits
+/// for an action in a conversation that can look at the data (a Planner,
+/// which cannot, may decline at once).
 pub fn next_action_schema(messages: &[Message], tools: &[ToolSpec], max_chars: u64) -> Value {
     let mut skip: Vec<&str> = Vec::new();
     let acted = acted_since_the_user(messages);
@@ -99,6 +104,9 @@ pub fn next_action_schema(messages: &[Message], tools: &[ToolSpec], max_chars: u
     }
     if !acted {
         skip.push("step_done");
+        if tools.iter().any(|t| t.name == "execute_python") {
+            skip.push("decline");
+        }
     }
     // Never leave nothing to choose.
     if actions(tools)
@@ -122,7 +130,7 @@ fn acted_since_the_user(messages: &[Message]) -> bool {
             && m.tool_calls.iter().any(|c| {
                 !matches!(
                     c.function.name.as_str(),
-                    "finish" | "step_done" | "submit_plan"
+                    "finish" | "step_done" | "submit_plan" | "decline"
                 )
             })
     })
@@ -487,10 +495,21 @@ mod tests {
             "a task has no answer"
         );
         assert!(offered(&messages).contains(r#""const":"execute_python""#));
-        // Another action, and finish is offered again.
+        // Nor a decline before the data were looked at.
+        assert!(!offered(&messages[..2]).contains(r#""const":"decline""#));
+        // Another action, and finish (and decline) is offered again.
         messages.push(call("c1", "execute_python", r#"{"code": "x = 1"}"#));
         messages.push(Message::tool_result("c1", "(no output)"));
         assert!(offered(&messages).contains(r#""const":"finish""#));
+        assert!(offered(&messages).contains(r#""const":"decline""#));
+        // A Planner (no execute_python) may decline at once.
+        let planner = [
+            crate::agent::plan::plan_spec(),
+            crate::agent::tools::decline_spec(),
+        ];
+        assert!(next_action_schema(&messages[..2], &planner, 704)
+            .to_string()
+            .contains(r#""const":"decline""#));
         // A step's brief (a user message) asks for an action again before
         // step_done.
         let mut step_tools = tools.clone();
@@ -511,9 +530,10 @@ mod tests {
 
     #[test]
     fn a_chat_may_answer_in_words_and_a_task_may_not() {
+        // Chat's tools (engine::chat_tools): no finish, no decline.
         let chat: Vec<ToolSpec> = crate::agent::tools::specs()
             .into_iter()
-            .filter(|t| t.name != "finish")
+            .filter(|t| t.name != "finish" && t.name != "decline")
             .collect();
         let text = action_schema(&chat, STRING_CHARS).to_string();
         assert!(text.contains(r#""const":"answer""#), "{text}");

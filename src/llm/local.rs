@@ -465,10 +465,10 @@ impl ChatBackend for LocalBackend {
         self.server.cpu_seconds()
     }
 
-    fn provenance(&self) -> crate::provenance::ModelProvenance {
-        crate::provenance::ModelProvenance {
+    fn provenance(&self) -> crate::llm::provenance::ModelProvenance {
+        crate::llm::provenance::ModelProvenance {
             backend: self.describe(),
-            gguf: Some(crate::provenance::gguf(&self.server.gguf)),
+            gguf: Some(crate::llm::provenance::gguf(&self.server.gguf)),
             context_size: Some(u64::from(self.server.ctx_size)),
             ..self.inner.provenance()
         }

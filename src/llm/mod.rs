@@ -13,6 +13,7 @@ pub mod local;
 pub mod ollama;
 pub mod openai;
 pub mod probe;
+pub mod provenance;
 pub mod replay;
 pub mod retry;
 pub mod textmode;
@@ -345,8 +346,8 @@ pub trait ChatBackend: Send {
     /// What a run's provenance records of this model: name, server, local
     /// model file, context size, sampler (never a secret). Only what is
     /// known already: it asks no server.
-    fn provenance(&self) -> crate::provenance::ModelProvenance {
-        crate::provenance::ModelProvenance {
+    fn provenance(&self) -> crate::llm::provenance::ModelProvenance {
+        crate::llm::provenance::ModelProvenance {
             name: self.model(),
             backend: self.describe(),
             replay: self.is_replay(),

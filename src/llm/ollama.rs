@@ -172,7 +172,7 @@ impl ChatBackend for OllamaBackend {
         Some(self.core.config.model.clone())
     }
 
-    fn provenance(&self) -> crate::provenance::ModelProvenance {
+    fn provenance(&self) -> crate::llm::provenance::ModelProvenance {
         self.core.config.provenance(self.describe())
     }
 

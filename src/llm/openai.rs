@@ -305,7 +305,7 @@ impl ChatBackend for OpenAiBackend {
         Some(self.core.config.model.clone())
     }
 
-    fn provenance(&self) -> crate::provenance::ModelProvenance {
+    fn provenance(&self) -> crate::llm::provenance::ModelProvenance {
         let mut p = self.core.config.provenance(self.describe());
         if let Some(window) = self.window.clone().flatten() {
             p.context_size = Some(window.tokens);

@@ -159,8 +159,8 @@ impl ChatBackend for WindowedReplay {
         ))
     }
 
-    fn provenance(&self) -> crate::provenance::ModelProvenance {
-        crate::provenance::ModelProvenance {
+    fn provenance(&self) -> crate::llm::provenance::ModelProvenance {
+        crate::llm::provenance::ModelProvenance {
             backend: self.describe(),
             context_size: Some(self.window),
             ..self.inner.provenance()

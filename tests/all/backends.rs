@@ -258,7 +258,7 @@ fn ollama_native_tools_with_context_window_and_usage() {
     assert_eq!(reqs[1].line, "POST /api/chat HTTP/1.1");
     assert_eq!(reqs[1].body["options"]["num_ctx"], 8192);
     assert_eq!(reqs[1].body["stream"], false);
-    assert_eq!(reqs[1].body["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(reqs[1].body["tools"].as_array().unwrap().len(), 5);
     // A tool call sent back to Ollama carries its arguments as an object.
     let mut conv = conversation();
     let adapted = adapt::adapt(r.message, 1).message;
