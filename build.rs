@@ -13,12 +13,17 @@ fn main() {
         .or_else(git_head)
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=GISCLAW_GIT_REVISION={revision}");
-    if let Some(git_dir) = git(&["rev-parse", "--git-dir"]) {
-        let git_dir = Path::new(&git_dir);
+    // HEAD is the worktree's; branches and packed refs are in the common
+    // folder (the same one outside a linked worktree).
+    if let (Some(git_dir), Some(common)) = (
+        git(&["rev-parse", "--git-dir"]),
+        git(&["rev-parse", "--git-common-dir"]),
+    ) {
+        let (git_dir, common) = (Path::new(&git_dir), Path::new(&common));
         for file in [
             git_dir.join("HEAD"),
-            git_dir.join("packed-refs"),
-            git_dir.join(git(&["symbolic-ref", "-q", "HEAD"]).unwrap_or_default()),
+            common.join("packed-refs"),
+            common.join(git(&["symbolic-ref", "-q", "HEAD"]).unwrap_or_default()),
         ] {
             // A path that does not exist would rerun the build every time.
             if file.is_file() {

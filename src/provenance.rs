@@ -67,7 +67,9 @@ pub struct TaskFiles {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub files: BTreeMap<String, String>,
     /// SHA-256 over the data folder (every file's relative name and bytes,
-    /// in name order); `None` for a task without data.
+    /// in name order); for generated data, `generated:` and a digest of
+    /// what makes them (the seed and the generator scripts' hashes); `None`
+    /// for a task without data.
     pub data: Option<String>,
     /// Files in the data folder.
     pub data_files: usize,
@@ -143,13 +145,27 @@ impl TaskFiles {
                 .to_string();
             files.insert(name, sha256_file(path).unwrap_or_else(unreadable));
         }
-        let (data, data_files, data_bytes) = match loaded.data_dir.as_deref() {
+        let (mut data, data_files, data_bytes) = match loaded.data_dir.as_deref() {
             Some(dir) => {
                 let (hash, n, bytes) = sha256_dir(dir);
                 (Some(hash), n, bytes)
             }
             None => (None, 0, 0),
         };
+        // Generated data are named by what makes them (the seed and the
+        // generator's scripts), not by their bytes: GDAL stamps the day into a new .dbf's header, so the same
+        // generator makes other bytes on another day or machine.
+        if !loaded.generator.is_empty() {
+            let mut maker = format!("seed {}", loaded.task.seed);
+            for script in &loaded.generator {
+                maker.push('\0');
+                maker.push_str(&sha256_file(script).unwrap_or_else(unreadable));
+            }
+            data = Some(format!(
+                "generated:{}",
+                sha256_bytes(maker.as_bytes()).trim_start_matches("sha256:")
+            ));
+        }
         TaskFiles {
             id: loaded.task.id.clone(),
             task_file: sha256_file(&loaded.path).unwrap_or_else(unreadable),
@@ -159,6 +175,21 @@ impl TaskFiles {
             data_bytes,
         }
     }
+}
+
+/// [`sha256_file`] of a regular file only: opened without blocking and
+/// checked on the open descriptor, so that a FIFO or device put in place
+/// of a listed file is refused, never waited on.
+fn sha256_regular_file(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    crate::util::sha256_reader(file)
 }
 
 fn unreadable(e: std::io::Error) -> String {
@@ -177,7 +208,7 @@ pub fn sha256_dir(dir: &Path) -> (String, usize, u64) {
     for (name, size) in &files {
         hasher.update((name.len() as u64).to_le_bytes());
         hasher.update(name.as_bytes());
-        match sha256_file(&dir.join(name)) {
+        match sha256_regular_file(&dir.join(name)) {
             Ok(digest) => hasher.update(digest.as_bytes()),
             Err(e) => hasher.update(unreadable(e).as_bytes()),
         }
@@ -225,8 +256,7 @@ pub fn task_differences(a: &TaskFiles, b: &TaskFiles) -> Vec<String> {
     if let Some(name) = b.files.keys().find(|n| !a.files.contains_key(*n)) {
         out.push(format!("task {id}: {name} in one, not the other"));
     }
-    // A run's data are hashed as generated; an eval's manifest, written
-    // before generation, has no data hash for a generated task.
+    // A task's data that one side could not name are not compared.
     if a.data.is_some() && b.data.is_some() && a.data != b.data {
         out.push(format!(
             "task {id}: data {} ({} files) ≠ {} ({} files)",

@@ -559,6 +559,13 @@ impl Task {
             }
             _ => {}
         }
+        if task.solvable && task.unsolvable_class.is_some() {
+            return Err(error(
+                at("unsolvable_class"),
+                Some("unsolvable_class"),
+                "`unsolvable_class` belongs to a task with `solvable: false`".into(),
+            ));
+        }
         if task.data.is_some() && !task.generator.is_empty() {
             return Err(error(
                 at("generator"),

@@ -113,11 +113,15 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
 
 /// `sha256:` and the hex digest of a file's bytes, read in pieces.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
+    sha256_reader(std::fs::File::open(path)?)
+}
+
+/// `sha256:` and the hex digest of everything `reader` gives, in pieces.
+pub fn sha256_reader(mut reader: impl std::io::Read) -> std::io::Result<String> {
     let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = std::io::Read::read(&mut file, &mut buf)?;
+        let n = reader.read(&mut buf)?;
         if n == 0 {
             break;
         }

@@ -1168,6 +1168,13 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
                 "gisclaw: `gisclaw eval status {0}` follows the other shards; `gisclaw eval report {0}` renders the merged report",
                 out.display()
             );
+            if let (Some(limit), true) = (budget_spent, own > 0) {
+                say_err!(
+                    "gisclaw: the --max-cost budget of ${limit} is spent (${:.4} recorded by every shard): {own} of this shard's run(s) not started; `--resume --max-cost USD` with a higher budget runs the rest",
+                    gisclaw::eval::runner::spent(&out)
+                );
+                return Ok(ExitCode::from(1));
+            }
             return Ok(eval_exit(failed, "run(s)"));
         }
     }

@@ -56,20 +56,39 @@ pub fn export(eval: &EvalData, weights: &Weights, out: &Path) -> Result<Vec<Path
     for arch in &eval.manifest.archs {
         let log = log_of(eval, arch, weights);
         let created = log["eval"]["created"].as_str().unwrap_or_default();
+        // inspect lists a log only under a name that starts with its
+        // timestamp, and reads the task from the name's second `_` part.
+        let part = |s: &str| s.replace(['_', '/', ':', '+'], "-");
         let name = format!(
             "{}_{}_{}.json",
-            created.replace(':', "-"),
-            log["eval"]["task"]
-                .as_str()
-                .unwrap_or_default()
-                .replace('/', "-"),
-            log["eval"]["task_id"].as_str().unwrap_or_default()
+            part(created),
+            part(log["eval"]["task"].as_str().unwrap_or_default()),
+            part(log["eval"]["task_id"].as_str().unwrap_or_default())
         );
         let path = out.join(name);
-        crate::util::write_json(&path, &log).map_err(|e| write_error(&path, e))?;
+        crate::util::write_atomic(&path, ordered(&log).as_bytes())
+            .map_err(|e| write_error(&path, e))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// The log's JSON with its top-level keys in inspect's order, whatever
+/// order serde_json keeps: the header (`version`, `status`, `eval`,
+/// `plan`, `results`, `stats`) before `samples`, where inspect's
+/// header-only reader (the one `inspect view` lists logs with) stops.
+fn ordered(log: &Value) -> String {
+    let keys = [
+        "version", "status", "eval", "plan", "results", "stats", "samples",
+    ];
+    let fields: Vec<String> = keys
+        .iter()
+        .filter_map(|k| {
+            let value = serde_json::to_string_pretty(log.get(*k)?).ok()?;
+            Some(format!("{}: {value}", Value::from(*k)))
+        })
+        .collect();
+    format!("{{\n{}\n}}\n", fields.join(",\n"))
 }
 
 /// The suite's name: its folder's.
@@ -112,7 +131,13 @@ fn short_id(text: &str) -> String {
 /// One architecture's log.
 fn log_of(eval: &EvalData, arch: &str, weights: &Weights) -> Value {
     let manifest = &eval.manifest;
-    let records: Vec<&RunRecord> = eval.records.iter().filter(|r| r.arch == arch).collect();
+    // A record whose task is not a plain id (a folder name) names no run
+    // folder of this eval: it is left out rather than followed.
+    let records: Vec<&RunRecord> = eval
+        .records
+        .iter()
+        .filter(|r| r.arch == arch && crate::task::check_id(&r.task).is_ok())
+        .collect();
     let model = model_name(manifest);
     let suite = suite_name(manifest);
     let task = format!("gisclaw/{suite}");
@@ -371,7 +396,9 @@ fn sample(eval: &EvalData, r: &RunRecord, model: &str, weights: &Weights) -> Val
 /// to its call), in order. The Dual Agent's planner and worker keep their
 /// role in `metadata.agent`.
 fn messages_of(transcript: &Path, model: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(transcript).unwrap_or_default();
+    // Lossy: one bad byte costs its line, not the sample's conversation.
+    let bytes = std::fs::read(transcript).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     let mut out = Vec::new();
     for line in text.lines() {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
@@ -380,7 +407,13 @@ fn messages_of(transcript: &Path, model: &str) -> Vec<Value> {
         match event["event"].as_str() {
             Some("message") => {
                 let m = &event["message"];
-                let role = m["role"].as_str().unwrap_or("assistant");
+                // inspect_ai knows these four roles; another would void the log.
+                let Some(role) = m["role"]
+                    .as_str()
+                    .filter(|r| matches!(*r, "system" | "user" | "assistant" | "tool"))
+                else {
+                    continue;
+                };
                 let mut message = json!({
                     "role": role,
                     "content": m["content"].as_str().unwrap_or_default(),

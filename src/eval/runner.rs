@@ -93,7 +93,12 @@ impl BackendSource {
             BackendSource::Gold => "gold replay".into(),
             BackendSource::Recorded(dir) => format!("recorded sessions in {}", dir.display()),
             BackendSource::Live(live) => {
-                format!("{}: {} at {}", live.name, live.model, live.base_url)
+                format!(
+                    "{}: {} at {}",
+                    live.name,
+                    live.model,
+                    crate::llm::provenance::public_url(&live.base_url)
+                )
             }
         }
     }
@@ -828,12 +833,13 @@ pub fn run_eval(
         }
     }
     let tasks: &[LoadedTask] = tasks;
-    // The budget covers every recorded run of the folder, earlier ones too.
-    let spent_so_far = std::sync::Mutex::new(spent(&options.out));
+    // The budget covers every recorded run of the folder, earlier ones and
+    // other shards' too: the spend is read from the records before each run
+    // starts.
     let over_budget = || {
         options
             .max_cost
-            .is_some_and(|limit| *spent_so_far.lock().unwrap_or_else(|e| e.into_inner()) >= limit)
+            .is_some_and(|limit| spent(&options.out) >= limit)
     };
     let failed = jobs::run_all_until(
         plan,
@@ -848,10 +854,6 @@ pub fn run_eval(
                 options,
                 item,
             );
-            if let Ok(record) = &result {
-                *spent_so_far.lock().unwrap_or_else(|e| e.into_inner()) +=
-                    record.cost_usd.unwrap_or(0.0);
-            }
             let id = &tasks[item.task].task.id;
             FailureNote::keep(&options.out, id, item.arch.name(), item.run, &result);
             result
@@ -948,10 +950,12 @@ fn run_one(
         options.embedder.as_deref(),
     );
     record.labels = loaded.task.labels(&gold.code);
-    record.judge_refusal(loaded.task.solvable);
-    if let Some(vision) = &options.vision_judge {
+    // A task the data cannot answer has no output worth judging: its
+    // score is the decline's (set last, over any output scoring).
+    if let (Some(vision), true) = (&options.vision_judge, loaded.task.solvable) {
         judge_images(vision, loaded, gold, &workdir, &mut record);
     }
+    record.judge_refusal(loaded.task.solvable);
     if let Some(judge) = &options.judge {
         match judge_run(judge, loaded, gold, &workdir) {
             Ok(verdict) => record.judge = Some(verdict),

@@ -299,7 +299,8 @@ impl LiveConfig {
         crate::llm::provenance::ModelProvenance {
             name: Some(self.model.clone()),
             backend,
-            server: (self.kind != BackendKind::Local).then(|| self.base_url.clone()),
+            server: (self.kind != BackendKind::Local)
+                .then(|| super::provenance::public_url(&self.base_url)),
             replay: false,
             gguf: local.map(|spec| crate::llm::provenance::gguf(&spec.gguf)),
             context_size: match self.kind {

@@ -157,7 +157,12 @@ impl ChatBackend for OllamaBackend {
 
     fn describe(&self) -> String {
         let c = &self.core.config;
-        format!("ollama `{}` at {} ({})", c.model, c.base_url, c.name)
+        format!(
+            "ollama `{}` at {} ({})",
+            c.model,
+            super::provenance::public_url(&c.base_url),
+            c.name
+        )
     }
 
     fn context_window(&mut self) -> Option<super::window::ContextWindow> {

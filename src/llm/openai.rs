@@ -297,7 +297,9 @@ impl ChatBackend for OpenAiBackend {
         let c = &self.core.config;
         format!(
             "openai-compatible `{}` at {} ({})",
-            c.model, c.base_url, c.name
+            c.model,
+            super::provenance::public_url(&c.base_url),
+            c.name
         )
     }
 

@@ -206,6 +206,33 @@ pub fn model_differences(a: &ModelProvenance, b: &ModelProvenance) -> Vec<String
     out
 }
 
+/// A server's address as gisclaw writes it anywhere (descriptions, run.json,
+/// reports, exported logs): without a user, password, query or fragment,
+/// which may carry a key (`https://user:key@host/v1?api-key=…`).
+pub fn public_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            parsed.to_string().trim_end_matches('/').to_string()
+        }
+        // Not a URL: only what comes before any `@`, `?` or `#` is kept.
+        Err(_) => {
+            let cut = url.find(['?', '#']).unwrap_or(url.len());
+            let url = &url[..cut];
+            match url.rsplit_once('@') {
+                Some((before, host)) => match before.split_once("://") {
+                    Some((scheme, _)) => format!("{scheme}://{host}"),
+                    None => host.to_string(),
+                },
+                None => url.to_string(),
+            }
+        }
+    }
+}
+
 /// A digest shortened for messages (`sha256:` and 12 hex digits).
 pub fn short(digest: &str) -> String {
     digest.chars().take(19).collect()
@@ -214,6 +241,20 @@ pub fn short(digest: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_lose_what_may_carry_a_key() {
+        assert_eq!(
+            public_url("http://127.0.0.1:8080/v1"),
+            "http://127.0.0.1:8080/v1"
+        );
+        assert_eq!(
+            public_url("https://user:sk-secret@api.example.com/v1?api-key=sk-2#x"),
+            "https://api.example.com/v1"
+        );
+        assert_eq!(public_url("https://sk-secret@host"), "https://host");
+        assert_eq!(public_url("not a url@host?key=1"), "host");
+    }
 
     #[test]
     fn quantisation_is_read_from_common_gguf_names() {

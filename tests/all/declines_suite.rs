@@ -77,6 +77,8 @@ fn every_unsolvable_gold_explores_and_declines_and_replay_gold_scores_them_one()
             "--suite",
             suite.to_str().unwrap(),
             "--replay-gold",
+            "--arch",
+            "all",
             "--runs",
             "1",
             "-j",
@@ -87,17 +89,31 @@ fn every_unsolvable_gold_explores_and_declines_and_replay_gold_scores_them_one()
         &[],
     );
     assert!(o.status.success(), "{}", text(&o));
+    // The Single Agent, the Dual Agent (its Worker, after the gold's cells)
+    // and the tree search (its Planner) all decline.
     let results = read_json(&out.join("results.json"));
-    let cell = &results["cells"][0];
-    assert_eq!(cell["success_rate"], 1.0, "{cell:#}");
-    assert_eq!(cell["composite"], 1.0);
-    assert_eq!(
-        cell["refusal"],
-        json!({"unsolvable_runs": tasks.len(), "correct_declines": tasks.len(), "solvable_runs": 0, "false_declines": 0})
-    );
+    let cells = results["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 3);
+    for cell in cells {
+        assert_eq!(cell["success_rate"], 1.0, "{cell:#}");
+        assert_eq!(cell["composite"], 1.0);
+        assert_eq!(
+            cell["refusal"],
+            json!({"unsolvable_runs": tasks.len(), "correct_declines": tasks.len(), "solvable_runs": 0, "false_declines": 0})
+        );
+    }
     for run in results["runs"].as_array().unwrap() {
         assert_eq!(run["status"], "declined", "{run:#}");
         assert!(!run["declined"].as_str().unwrap().is_empty());
+        // Generated data are named by what makes them, not their bytes
+        // (GDAL stamps the day into a new .dbf).
+        assert!(
+            run["provenance"]["task"]["data"]
+                .as_str()
+                .unwrap()
+                .starts_with("generated:"),
+            "{run:#}"
+        );
     }
 }
 

@@ -15,6 +15,10 @@ def main(log_dir):
     out = {"listed": listed, "logs": []}
     for path in sorted(glob.glob(log_dir + "/*.json")):
         log = read_eval_log(path)
+        # The header alone, as `inspect view` lists logs: it stops at "samples".
+        header = read_eval_log(path, header_only=True)
+        assert header.samples is None and header.results is not None, path
+        assert header.stats.model_usage == log.stats.model_usage, path
         samples = []
         for s in log.samples:
             samples.append({
