@@ -6,18 +6,8 @@
 use crate::common;
 
 use common::fake_llm::{openai_answer, FakeServer, Reply};
-use common::{call, events, gisclaw, repo, run_json, solve_replay};
+use common::{call, events, example_messages, gisclaw, repo, run_json, solve_replay};
 use serde_json::{json, Value};
-
-/// The example's recorded assistant messages.
-fn example_messages() -> Vec<Value> {
-    std::fs::read_to_string(repo().join("examples/heat_island/replay.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 #[test]
 fn a_live_protocol_solve_survives_faults_and_keeps_the_key_secret() {

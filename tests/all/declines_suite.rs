@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::common::{gisclaw, read_json, text, write_jsonl};
+use crate::common::{example_suite, gisclaw, read_json, text, write_jsonl};
 use gisclaw::llm::{Message, ToolCall};
 
 fn repo() -> PathBuf {
@@ -115,18 +115,6 @@ fn every_unsolvable_gold_explores_and_declines_and_replay_gold_scores_them_one()
             "{run:#}"
         );
     }
-}
-
-/// The heat-island example as a one-task (solvable) suite.
-fn example_suite(root: &Path) -> PathBuf {
-    let task = root.join("suite/heat");
-    std::fs::create_dir_all(task.join("data")).unwrap();
-    let example = repo().join("examples/heat_island");
-    std::fs::copy(example.join("task.yaml"), task.join("task.yaml")).unwrap();
-    for f in ["stations.csv", "city_boundary.geojson"] {
-        std::fs::copy(example.join("data").join(f), task.join("data").join(f)).unwrap();
-    }
-    root.join("suite")
 }
 
 #[test]

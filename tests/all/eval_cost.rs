@@ -8,23 +8,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::fake_llm::{openai_answer, FakeServer, Reply};
-use crate::common::{gisclaw, read_json, text, write_jsonl};
+use crate::common::{example_messages, example_suite, gisclaw, read_json, text, write_jsonl};
 use gisclaw::llm::{Message, ToolCall};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A one-task suite: a copy of the heat-island example.
-fn suite(root: &Path) -> PathBuf {
-    let task = root.join("suite/heat");
-    std::fs::create_dir_all(task.join("data")).unwrap();
-    let example = repo().join("examples/heat_island");
-    std::fs::copy(example.join("task.yaml"), task.join("task.yaml")).unwrap();
-    for f in ["stations.csv", "city_boundary.geojson"] {
-        std::fs::copy(example.join("data").join(f), task.join("data").join(f)).unwrap();
-    }
-    root.join("suite")
 }
 
 fn eval(args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
@@ -58,7 +46,7 @@ fn point<'a>(results: &'a Value, folder: &str) -> &'a Value {
 #[test]
 fn the_pareto_table_marks_the_cells_nothing_beats_on_cost_and_accuracy() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path());
+    let suite = example_suite(dir.path());
     let s = suite.to_str().unwrap();
     // A: the example's full replay (succeeds). B: two listings, then the
     // round limit (fails, fewer tokens).
@@ -168,12 +156,7 @@ fn the_pareto_table_marks_the_cells_nothing_beats_on_cost_and_accuracy() {
 
 /// The example's recorded answers as a scripted server's replies.
 fn example_replies(times: usize) -> Vec<Reply> {
-    let text = std::fs::read_to_string(repo().join("examples/heat_island/replay.jsonl")).unwrap();
-    let messages: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let messages = example_messages();
     (0..times)
         .flat_map(|_| {
             messages
@@ -186,7 +169,7 @@ fn example_replies(times: usize) -> Vec<Reply> {
 #[test]
 fn max_cost_stops_a_live_eval_at_its_budget_and_resume_runs_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path());
+    let suite = example_suite(dir.path());
     let server = FakeServer::start(example_replies(3));
     let base = format!("{}/v1", server.url);
     let out = dir.path().join("eval");

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::fake_llm::{openai_answer, FakeServer, Reply};
-use crate::common::{gisclaw, read_json, text};
+use crate::common::{example_messages, example_suite, gisclaw, read_json, text};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -266,18 +266,10 @@ fn http_get(port: u16, path: &str) -> Result<String, String> {
 #[test]
 fn a_priced_live_models_usage_and_cost_round_trip() {
     let dir = tempfile::tempdir().unwrap();
-    let task = dir.path().join("suite/heat");
-    std::fs::create_dir_all(task.join("data")).unwrap();
-    let example = repo().join("examples/heat_island");
-    std::fs::copy(example.join("task.yaml"), task.join("task.yaml")).unwrap();
-    for f in ["stations.csv", "city_boundary.geojson"] {
-        std::fs::copy(example.join("data").join(f), task.join("data").join(f)).unwrap();
-    }
-    let replies: Vec<Reply> = std::fs::read_to_string(example.join("replay.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
-        .map(|l| Reply::Json(200, openai_answer(serde_json::from_str(l).unwrap())))
+    let suite = example_suite(dir.path());
+    let replies: Vec<Reply> = example_messages()
+        .into_iter()
+        .map(|m| Reply::Json(200, openai_answer(m)))
         .collect();
     let server = FakeServer::start(replies);
     let base = format!("{}/v1", server.url);
@@ -286,7 +278,7 @@ fn a_priced_live_models_usage_and_cost_round_trip() {
         &[
             "eval",
             "--suite",
-            dir.path().join("suite").to_str().unwrap(),
+            suite.to_str().unwrap(),
             "--backend",
             "openai",
             "--model",

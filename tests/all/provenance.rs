@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{gisclaw, read_json, text, venv_python};
+use crate::common::{example_suite, gisclaw, read_json, text, venv_python};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -20,22 +20,10 @@ fn sha256sum(path: &Path) -> String {
     format!("sha256:{}", text.split_whitespace().next().unwrap())
 }
 
-/// A one-task suite: a copy of the heat-island example.
-fn suite(root: &Path) -> PathBuf {
-    let task = root.join("suite/heat");
-    std::fs::create_dir_all(task.join("data")).unwrap();
-    let example = repo().join("examples/heat_island");
-    std::fs::copy(example.join("task.yaml"), task.join("task.yaml")).unwrap();
-    for f in ["stations.csv", "city_boundary.geojson"] {
-        std::fs::copy(example.join("data").join(f), task.join("data").join(f)).unwrap();
-    }
-    root.join("suite")
-}
-
 #[test]
 fn run_json_names_the_task_data_model_and_software_it_was_made_from() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path());
+    let suite = example_suite(dir.path());
     let task = suite.join("heat/task.yaml");
     let out = dir.path().join("run");
     let replay = repo().join("examples/heat_island/replay.jsonl");
@@ -121,7 +109,7 @@ fn eval(suite: &Path, rec: &Path, out: &Path, extra: &[&str]) -> std::process::O
 #[test]
 fn runs_made_from_different_data_are_not_pooled_and_the_report_says_what_differs() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path());
+    let suite = example_suite(dir.path());
     let rec = dir.path().join("rec");
     std::fs::create_dir(&rec).unwrap();
     std::fs::copy(

@@ -265,3 +265,26 @@ pub fn js_value(
         other => panic!("{} ended {other:?}", call.code),
     }
 }
+
+/// The heat-island example as a one-task suite in `root/suite` (its task
+/// file and data copied, so a test may change them); returns the suite.
+pub fn example_suite(root: &Path) -> PathBuf {
+    let task = root.join("suite/heat");
+    std::fs::create_dir_all(task.join("data")).unwrap();
+    let example = repo().join("examples/heat_island");
+    std::fs::copy(example.join("task.yaml"), task.join("task.yaml")).unwrap();
+    for f in ["stations.csv", "city_boundary.geojson"] {
+        std::fs::copy(example.join("data").join(f), task.join("data").join(f)).unwrap();
+    }
+    root.join("suite")
+}
+
+/// The example's recorded assistant messages (examples/heat_island/replay.jsonl).
+pub fn example_messages() -> Vec<serde_json::Value> {
+    std::fs::read_to_string(repo().join("examples/heat_island/replay.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
