@@ -27,6 +27,7 @@ pub mod doctor;
 pub mod embed;
 pub mod environ;
 pub mod eval;
+pub mod gdal_io;
 pub mod interrupt;
 pub mod js;
 pub mod knowledge;

@@ -161,7 +161,7 @@ fn main() -> ExitCode {
         return gisclaw::js::serve();
     }
     gisclaw::environ::scrub_initial_block();
-    gisclaw::reader::harden_gdal();
+    gisclaw::gdal_io::harden_gdal();
     gisclaw::embed::pin_thread_count();
     let cli = Cli::parse();
     init_logging(cli.verbose);

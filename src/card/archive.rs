@@ -173,7 +173,7 @@ fn pandas_hint(lower: &str, shown: &str, member: &str) -> String {
 
 /// The card entry for an archive at `path`, shown as `shown` (`data/a.zip`).
 pub(super) fn entry(path: &Path, shown: &str) -> Result<Dataset, SchemaError> {
-    super::gdal_entry::quiet();
+    crate::gdal_io::quiet();
     let lower = shown.to_ascii_lowercase();
     let vsi = prefix(&lower);
     let abs = path.to_string_lossy();
@@ -277,7 +277,7 @@ pub(super) fn entry(path: &Path, shown: &str) -> Result<Dataset, SchemaError> {
 /// The entry for one member (`member` inside the archive at `path`, shown
 /// as `shown`), for `inspect_data`.
 pub(super) fn member_entry(path: &Path, shown: &str, member: &str) -> Result<Dataset, SchemaError> {
-    super::gdal_entry::quiet();
+    crate::gdal_io::quiet();
     let lower = shown.to_ascii_lowercase();
     let vsi = prefix(&lower);
     let kind = match kind_of(Path::new(member)) {

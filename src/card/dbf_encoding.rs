@@ -77,7 +77,7 @@ pub(super) fn unlabelled(shp: &Path, name: &str) -> Option<DbfText> {
 fn sibling(path: &Path, extension: &str, limit: usize) -> Option<Vec<u8>> {
     [extension.to_string(), extension.to_ascii_uppercase()]
         .iter()
-        .find_map(|e| super::gdal_entry::file_head(&path.with_extension(e), limit))
+        .find_map(|e| crate::gdal_io::file_head(&path.with_extension(e), limit))
 }
 
 /// The text of a `.dbf`'s character fields in its first records, one value

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::gdal_entry::fmt_num;
+use super::facts::fmt_num;
 use super::{SAMPLE_ROWS, VALUE_CHARS};
 
 /// GeoJSON files larger than this are described from samples.

@@ -57,8 +57,6 @@ use std::path::{Path, PathBuf};
 
 // What opens or parses a file: for the readers of this crate (the card,
 // the output checks, scoring), which run inside the confined reader only.
-pub use gdal_entry::{crs_text, gdal_reason};
-pub(crate) use gdal_entry::{first_features, open_readonly};
 pub(crate) use geojson::stated_crs as big_geojson_crs;
 pub(crate) use parquet::row_count as parquet_rows;
 pub(crate) use parquet::{
@@ -90,6 +88,9 @@ const SAMPLE_ROWS: usize = 3;
 
 /// Longest sample value shown, in characters.
 const VALUE_CHARS: usize = 40;
+
+/// Values shown per sample row (a wide table's rows are cut after them).
+const ROW_VALUES: usize = 12;
 
 /// What kind of file an extension names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -741,5 +741,5 @@ fn plain_text(field: &Field) -> String {
 
 /// A number without float noise.
 fn num(x: f64) -> String {
-    super::gdal_entry::fmt_num(x)
+    super::facts::fmt_num(x)
 }

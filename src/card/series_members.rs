@@ -11,8 +11,9 @@ use std::path::Path;
 use gdal::vector::LayerAccess;
 use gdal::{Dataset, GdalOpenFlags};
 
-use super::gdal_entry::{crs_text, fmt_num, gdal_reason, open_beside};
+use super::facts::fmt_num;
 use super::{csv_text, parquet, Kind};
+use crate::gdal_io::{crs_text, gdal_reason, open_beside};
 
 /// Most members opened with GDAL (evenly spread, the first and last among
 /// them): ~0.3 ms each for a small GeoTIFF here.

@@ -7,8 +7,8 @@
 use gdal::vector::{Layer, LayerAccess};
 
 use super::codes::{self, CodeColumn};
-use super::gdal_entry::first_features;
-use super::SAMPLE_ROWS;
+use super::{ROW_VALUES, SAMPLE_ROWS};
+use crate::gdal_io::first_features;
 
 /// Rows looked at for the header.
 const SCANNED: usize = 20;
@@ -145,7 +145,7 @@ impl Header {
                 .columns
                 .iter()
                 .zip(row)
-                .take(super::gdal_entry::ROW_VALUES)
+                .take(ROW_VALUES)
                 .map(|((name, kind), value)| match kind.as_str() {
                     "String" => format!(
                         "{name}={}",

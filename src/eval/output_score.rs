@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use super::code::rouge_l;
 use crate::bench::judge::{image_metrics, Grid};
 use crate::card;
+use crate::gdal_io;
 use crate::outputs::{self, OutputCheck, OutputKind};
 
 /// One output's L3 score.
@@ -409,7 +410,7 @@ fn is_csv(path: &str) -> bool {
 #[derive(Debug, thiserror::Error)]
 enum ScoreError {
     /// GDAL cannot open the file as what it should be.
-    #[error("not a readable {what}: {}", card::gdal_reason(source))]
+    #[error("not a readable {what}: {}", gdal_io::gdal_reason(source))]
     Unreadable {
         /// `raster`, `vector file`, `image`.
         what: &'static str,
@@ -420,10 +421,10 @@ enum ScoreError {
     #[error("a raster file with no band")]
     NoBand,
     /// GDAL failed while reading.
-    #[error("{}", card::gdal_reason(.0))]
+    #[error("{}", gdal_io::gdal_reason(.0))]
     Gdal(#[from] GdalError),
     /// The candidate could not be brought into the gold's CRS.
-    #[error("reprojecting to the gold CRS: {}", card::gdal_reason(.0))]
+    #[error("reprojecting to the gold CRS: {}", gdal_io::gdal_reason(.0))]
     Reproject(GdalError),
     /// The file cannot be read.
     #[error("cannot read: {0}")]
@@ -480,7 +481,7 @@ struct RasterData {
 }
 
 fn open_raster(path: &Path) -> Result<Dataset, ScoreError> {
-    let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
+    let ds = gdal_io::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
         .map_err(ScoreError::unreadable("raster"))?;
     if ds.raster_count() > 0 {
         return Ok(ds);
@@ -748,7 +749,7 @@ fn read_vector(path: &Path) -> Result<VectorData, ScoreError> {
     if card::is_parquet(path) {
         return read_parquet(path);
     }
-    let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])
+    let ds = gdal_io::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &[])
         .map_err(ScoreError::unreadable("vector file"))?;
     let mut data = VectorData::empty();
     for mut layer in ds.layers() {
@@ -1181,7 +1182,7 @@ const IMAGE_SIDE: usize = 256;
 
 /// The image in grey (mean of the colour bands), resampled to 256×256.
 fn grey(path: &Path) -> Result<Grid, ScoreError> {
-    let ds = card::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
+    let ds = gdal_io::open_readonly(path, GdalOpenFlags::GDAL_OF_RASTER, &[])
         .map_err(ScoreError::unreadable("image"))?;
     let size = ds.raster_size();
     let bands = ds.raster_count().min(3);

@@ -16,6 +16,7 @@ use gdal::{Dataset, GdalOpenFlags};
 
 use crate::beneath;
 use crate::card;
+use crate::gdal_io;
 
 /// The largest image decoded whole for its checks (pixels): a cell's
 /// 30000×30000 PNG of 855 KB would otherwise cost gigabytes and a minute.
@@ -253,7 +254,7 @@ pub(crate) enum Unreadable {
     #[error(transparent)]
     Png(#[from] png::DecodingError),
     /// GDAL cannot open or read it.
-    #[error("{}", card::gdal_reason(.0))]
+    #[error("{}", gdal_io::gdal_reason(.0))]
     Gdal(#[from] gdal::errors::GdalError),
     /// The file system refused.
     #[error(transparent)]
@@ -297,7 +298,7 @@ fn image_bytes(path: &Path) -> Result<Vec<u8>, Unreadable> {
 }
 
 fn open(path: &Path, flags: GdalOpenFlags, options: &[&str]) -> Result<Dataset, Unreadable> {
-    Ok(card::open_readonly(path, flags, options)?)
+    Ok(gdal_io::open_readonly(path, flags, options)?)
 }
 
 /// An image's pixels as decoded: `channels` 8-bit channels per pixel,

@@ -30,6 +30,7 @@ use gdal::{Dataset, GdalOpenFlags};
 use super::{kind_of, OutputKind};
 use crate::beneath;
 use crate::card;
+use crate::gdal_io;
 use crate::sandbox::FigureFacts;
 
 /// Images narrower or lower than this many pixels are called tiny.
@@ -402,7 +403,7 @@ fn file_warnings(path: &Path, reference: &Reference) -> Vec<String> {
 }
 
 fn open(path: &Path, flags: GdalOpenFlags) -> Option<Dataset> {
-    card::open_readonly(path, flags, &[]).ok()
+    gdal_io::open_readonly(path, flags, &[]).ok()
 }
 
 fn image(path: &Path) -> Vec<String> {
@@ -555,7 +556,7 @@ fn vector(path: &Path, reference: &Reference) -> Vec<String> {
         warnings.extend(crs_warning(srs.as_ref(), reference).map(|w| format!("{name}{w}")));
         let mut geometries = GeometryTally::default();
         layer.reset_feature_reading();
-        for feature in card::first_features(&layer, SCAN_FEATURES) {
+        for feature in gdal_io::first_features(&layer, SCAN_FEATURES) {
             geometries.add(feature.geometry());
         }
         warnings.extend(
@@ -594,7 +595,7 @@ fn crs_warning(srs: Option<&SpatialRef>, reference: &Reference) -> Option<String
     let Some(s) = srs else {
         return Some("no CRS".into());
     };
-    let crs = card::crs_text(Some(s.clone()));
+    let crs = gdal_io::crs_text(Some(s.clone()));
     // Lon/lat WGS 84 is GeoJSON's own CRS, and projecting degrees to
     // metres is what distances and areas need: neither is a surprise.
     // Another CRS than the inputs' is.
@@ -689,7 +690,8 @@ fn table(path: &Path) -> Vec<String> {
     if !is_csv {
         return Vec::new();
     }
-    let Ok(ds) = card::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &["AUTODETECT_TYPE=NO"])
+    let Ok(ds) =
+        gdal_io::open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &["AUTODETECT_TYPE=NO"])
     else {
         return Vec::new();
     };
@@ -699,7 +701,7 @@ fn table(path: &Path) -> Vec<String> {
     let names: Vec<String> = layer.defn().fields().map(|f| f.name()).collect();
     let mut filled = vec![false; names.len()];
     let mut rows = 0usize;
-    for feature in card::first_features(&layer, SCAN_ROWS) {
+    for feature in gdal_io::first_features(&layer, SCAN_ROWS) {
         rows += 1;
         for (i, seen) in filled.iter_mut().enumerate() {
             if let Ok(Some(v)) = feature.field_as_string(i) {
@@ -793,7 +795,7 @@ fn raster_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
         )
     });
     let geographic = srs.is_geographic();
-    vec![(card::crs_text(Some(srs)), geographic, extent)]
+    vec![(gdal_io::crs_text(Some(srs)), geographic, extent)]
 }
 
 fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
@@ -804,7 +806,13 @@ fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
         // GDAL reads a big GeoJSON whole to open it (18 s for 1 GB): its
         // CRS is stated before its features, its extent is left unknown.
         return SpatialRef::from_definition(&crs)
-            .map(|srs| vec![(card::crs_text(Some(srs.clone())), srs.is_geographic(), None)])
+            .map(|srs| {
+                vec![(
+                    gdal_io::crs_text(Some(srs.clone())),
+                    srs.is_geographic(),
+                    None,
+                )]
+            })
             .unwrap_or_default();
     }
     let Some(ds) = open(path, GdalOpenFlags::GDAL_OF_VECTOR) else {
@@ -823,7 +831,7 @@ fn vector_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
                 .or_else(|| small.then(|| layer.get_extent().ok()).flatten())
                 .and_then(|e| to_degrees(&srs, [e.MinX, e.MinY, e.MaxX, e.MaxY]));
             let geographic = srs.is_geographic();
-            Some((card::crs_text(Some(srs)), geographic, extent))
+            Some((gdal_io::crs_text(Some(srs)), geographic, extent))
         })
         .collect()
 }
@@ -838,7 +846,7 @@ fn geoparquet_geo(path: &Path) -> Vec<(String, bool, Option<[f64; 4]>)> {
             let srs = stated.spatial_ref().ok()??;
             let extent = bbox.and_then(|b| to_degrees(&srs, b));
             Some((
-                card::crs_text(Some(srs.clone())),
+                gdal_io::crs_text(Some(srs.clone())),
                 srs.is_geographic(),
                 extent,
             ))

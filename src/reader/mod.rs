@@ -16,12 +16,10 @@
 //! in `benches/card_large.rs` and `benches/agent_step.rs`); no state of
 //! one hostile file carries over to the next.
 
-mod harden;
 mod request;
 pub(crate) mod serve;
 mod spawn;
 
-pub use harden::{driver_registered, harden_gdal, GDAL_OPTIONS};
 pub use request::{Envelope, Reply, Request};
 pub use serve::{serve, Handler};
 pub use spawn::{ask, read, ReadError, Root, Standby};

@@ -236,7 +236,7 @@ fn work(
         }
     };
     let (confinement, folder, _held) = confined;
-    super::harden::harden_gdal();
+    crate::gdal_io::harden_gdal();
     // Confined and ready: now the request.
     let request = match read_request() {
         Ok(request) => request,

@@ -55,7 +55,7 @@ const INHERITED_GIS_ENV: &[&str] = &[
 
 /// GDAL options set for every session, whatever gisclaw inherited: what a
 /// file's contents may make the wheels' GDALs do (see
-/// `crate::reader::GDAL_OPTIONS` for the reader's, which also drops the
+/// `crate::gdal_io::GDAL_OPTIONS` for the reader's, which also drops the
 /// VRT drivers; a cell needs VRTs: rasterio's `WarpedVRT` is one). No
 /// `/vsistdin/`, no raw-band VRTs (GDAL ≥ 3.12), no Python pixel functions,
 /// no `MEM:::` names (GDAL ≥ 3.10), no PROJ grids fetched, no `.properties`
