@@ -42,6 +42,7 @@ pub mod provenance;
 pub mod pysource;
 pub mod reader;
 pub mod reads;
+pub mod record;
 pub mod sandbox;
 pub mod task;
 pub mod terminal;

@@ -116,11 +116,12 @@ enum Command {
     /// `clear`.
     #[command(subcommand)]
     Memory(cli::memory::MemoryCommand),
-    /// Print a JSON Schema: of a task file (`task`) or of `gisclaw card
-    /// --json` (`card`).
+    /// Print a JSON Schema: of a task file (`task`), of `gisclaw card
+    /// --json` (`card`), or of one line of a run's `transcript.jsonl`
+    /// (`transcript`).
     Schema {
         /// Which schema.
-        #[arg(value_parser = ["task", "card"])]
+        #[arg(value_parser = ["task", "card", "transcript"])]
         which: String,
     },
 }
@@ -208,6 +209,7 @@ fn main() -> ExitCode {
             let schema = match which.as_str() {
                 "card" => serde_json::to_value(schemars::schema_for!(gisclaw::card::FolderCard))
                     .unwrap_or_default(),
+                "transcript" => gisclaw::record::schema(),
                 _ => gisclaw::task::Task::json_schema(),
             };
             serde_json::to_string_pretty(&schema)

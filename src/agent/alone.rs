@@ -7,14 +7,12 @@
 
 use std::time::Instant;
 
-use serde_json::json;
-
 use super::converse::{AgentLimits, AgentOutcome, Ending, Plain, RunState};
 use super::events::{AgentEvent, Events};
 use super::tools::{missing_outputs, Toolbox};
-use super::transcript::{self, Transcript};
 use crate::llm::adapt::fenced_code;
 use crate::llm::{ChatBackend, Message, Role};
+use crate::record::{CellRecord, MessageEvent, ToolEvent, Transcript};
 use crate::sandbox::{CellStatus, SandboxError};
 
 /// What the LLM alone is told after the task, in place of the tools.
@@ -48,17 +46,19 @@ pub fn run(
         Message::text(Role::User, format!("{task_prompt}\n\n{NO_TOOLS}")),
     ];
     for m in &messages {
-        let _ = transcript.record("message", json!({ "round": 0, "message": m }));
+        transcript.record(MessageEvent::of(Some(0), None, m.clone()));
     }
     let (response, took) = match state.ask(&mut Plain(backend), &messages, &[], limits, &mut |_| {})
     {
         Ok(answer) => answer,
         Err(ending) => return state.outcome(ending, None),
     };
-    let _ = transcript.record(
-        "message",
-        json!({ "round": state.rounds, "message": response.message, "usage": response.usage, "llm_ms": took.as_millis() as u64, "retries": response.retries }),
-    );
+    transcript.record(MessageEvent {
+        usage: Some(response.usage),
+        llm_ms: Some(took.as_millis() as u64),
+        retries: Some(response.retries),
+        ..MessageEvent::of(Some(state.rounds), None, response.message.clone())
+    });
     let reply = response.message.content.unwrap_or_default();
     if let Some(reason) = declined(&reply) {
         return state.outcome(Ending::Declined(reason), None);
@@ -96,21 +96,18 @@ pub fn run(
         status: &outcome.status.to_string(),
         seconds: seconds.as_secs_f64(),
     });
-    let _ = transcript.record(
-        "tool",
-        json!({
-            "round": round,
-            "agent": null,
-            "call_id": "alone",
-            "name": "execute_python",
-            "arguments": json!({ "code": code }).to_string(),
-            "status": status,
-            "tool_ms": seconds.as_millis() as u64,
-            "cell_us": outcome.result.duration_us,
-            "observation": text,
-            "cell": transcript::cell_record(&outcome, &written),
-        }),
-    );
+    transcript.record(ToolEvent {
+        round: Some(round),
+        call_id: Some("alone".into()),
+        name: "execute_python".into(),
+        arguments: serde_json::json!({ "code": code }).to_string(),
+        status: Some(status.clone()),
+        tool_ms: Some(seconds.as_millis() as u64),
+        cell_us: Some(outcome.result.duration_us),
+        observation: Some(text.clone()),
+        cell: Some(CellRecord::of(&outcome, &written)),
+        ..ToolEvent::default()
+    });
     let missing = missing_outputs(&toolbox.out_dir, &toolbox.outputs);
     let ending = if !ok {
         Ending::Failed(format!(

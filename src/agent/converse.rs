@@ -7,19 +7,17 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::context::{self, Compaction, ContextKeeper, FoldRequest};
 use super::dedup::AmnesiaGuard;
 use super::events::{AgentEvent, Events};
 use super::memory::ErrorMemory;
 use super::plan::FailedOperation;
 use super::tools::{self, Toolbox};
-use super::transcript::{self, Transcript};
 use crate::llm::window::ContextWindow;
 use crate::llm::{
     adapt, tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage,
 };
+use crate::record::{CellRecord, CompactionEvent, Event, MessageEvent, ToolEvent, Transcript};
 use crate::sandbox::{CellOutcome, CellStatus, SandboxError};
 
 /// How the loop asks the model: plainly, as any backend does (solve,
@@ -466,11 +464,11 @@ pub struct ToolRun {
 }
 
 impl ToolRun {
-    /// The cell as the transcript keeps it (see [`transcript::cell_record`]).
-    pub fn cell_record(&self) -> Option<serde_json::Value> {
+    /// The cell as the record keeps it.
+    pub fn cell_record(&self) -> Option<CellRecord> {
         self.cell
             .as_ref()
-            .map(|cell| transcript::cell_record(cell, &self.written))
+            .map(|cell| CellRecord::of(cell, &self.written))
     }
 }
 
@@ -548,10 +546,10 @@ fn show_figures(
         "The figure(s) just written, as they look: {}. Check each against the task (data shown, extent, legend, labels) and fix what is wrong before you finish.",
         names.join(", ")
     );
-    let _ = turn.transcript.record(
-        "message",
-        json!({ "round": round, "message": Message::text(Role::User, text.clone()), "images": names }),
-    );
+    turn.transcript.record(MessageEvent {
+        images: Some(names.iter().map(|n| n.to_string()).collect()),
+        ..MessageEvent::of(Some(round), None, Message::text(Role::User, text.clone()))
+    });
     messages.push(Message {
         images: shown,
         ..Message::text(Role::User, text)
@@ -625,16 +623,13 @@ pub fn fit_history(
     let done = context::compact(messages, &request, &keeper, summariser)?;
     state.compactions += 1;
     let pinned_at = pinned_message.and_then(|m| messages.iter().position(|x| *x == m));
-    let _ = turn.transcript.record(
-        "compaction",
-        json!({
-            "round": state.rounds,
-            "agent": turn.agent,
-            "window_source": keeper.window().map(|w| w.source.clone()),
-            "took_ms": started.elapsed().as_secs_f64() * 1000.0,
-            "compaction": done,
-        }),
-    );
+    turn.transcript.record(Event::Compaction(CompactionEvent {
+        round: state.rounds,
+        agent: turn.agent.map(str::to_string),
+        window_source: keeper.window().map(|w| w.source.clone()),
+        took_ms: started.elapsed().as_secs_f64() * 1000.0,
+        compaction: serde_json::to_value(&done).unwrap_or_default(),
+    }));
     (turn.events)(AgentEvent::Compacted {
         compaction: &done,
         pinned_at,
@@ -709,20 +704,15 @@ pub fn converse(
         let round = state.rounds;
         let adapted = adapt::adapt(response.message, round);
         (turn.events)(AgentEvent::MessageDone { round });
-        let _ = turn.transcript.record(
-            "message",
-            json!({
-                "round": round,
-                "agent": turn.agent,
-                "message": adapted.message,
-                "usage": response.usage,
-                "llm_ms": llm_time.as_millis() as u64,
-                "finish_reason": response.finish_reason,
-                "retries": response.retries,
-                "backend_notes": response.notes,
-                "repairs": adapted.repairs,
-            }),
-        );
+        turn.transcript.record(MessageEvent {
+            usage: Some(response.usage),
+            llm_ms: Some(llm_time.as_millis() as u64),
+            finish_reason: response.finish_reason.clone(),
+            retries: Some(response.retries),
+            backend_notes: Some(response.notes.clone()),
+            repairs: Some(adapted.repairs.clone()),
+            ..MessageEvent::of(Some(round), turn.agent, adapted.message.clone())
+        });
         for note in &response.notes {
             (turn.events)(AgentEvent::BackendNote { round, note });
         }
@@ -746,9 +736,8 @@ pub fn converse(
                     names.join(", ")
                 ),
             );
-            let _ = turn
-                .transcript
-                .record("message", json!({ "round": round, "message": nudge }));
+            turn.transcript
+                .record(MessageEvent::of(Some(round), None, nudge.clone()));
             messages.push(nudge);
             continue;
         }
@@ -864,21 +853,19 @@ pub fn converse(
             if !shown.is_empty() {
                 (turn.events)(AgentEvent::Figures { paths: &shown });
             }
-            let _ = turn.transcript.record(
-                "tool",
-                json!({
-                    "round": round,
-                    "agent": turn.agent,
-                    "call_id": call.id,
-                    "name": name,
-                    "arguments": arguments,
-                    "status": status,
-                    "tool_ms": took.as_millis() as u64,
-                    "cell_us": cell_us,
-                    "observation": text,
-                    "cell": cell_record,
-                }),
-            );
+            turn.transcript.record(ToolEvent {
+                round: Some(round),
+                agent: turn.agent.map(str::to_string),
+                call_id: Some(call.id.clone()),
+                name: name.to_string(),
+                arguments: arguments.to_string(),
+                status: Some(status),
+                tool_ms: Some(took.as_millis() as u64),
+                cell_us,
+                observation: Some(text.clone()),
+                cell: cell_record,
+                ..ToolEvent::default()
+            });
             messages.push(Message::tool_result(&call.id, text));
             if let Some(stop) = stop {
                 not_run(

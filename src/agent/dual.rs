@@ -15,8 +15,6 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::converse::{
     converse, signalled, AgentLimits, AgentOutcome, ConverseLimits, Ending, OnText, Plain,
     RunState, Stop, Turn,
@@ -26,8 +24,8 @@ use super::memory::ErrorMemory;
 use super::plan::{planner_prompt, step_brief, step_done_spec, DualLimits, Plan, PLAN_STEPS};
 use super::plan_run::{plan_execute_replan, PlanEnd, PlanHost, PlannerHost, StepEnd};
 use super::tools::{missing_outputs, Toolbox};
-use super::transcript::Transcript;
 use crate::llm::{ChatBackend, ChatResponse, Message, Role, ToolSpec};
+use crate::record::{Event, MessageEvent, Transcript};
 
 /// What the Dual Agent starts from.
 pub struct DualInputs {
@@ -77,8 +75,8 @@ impl PlannerHost for TaskHost<'_, '_> {
         self.state.rounds
     }
 
-    fn record(&mut self, kind: &str, value: serde_json::Value) {
-        let _ = self.transcript.record(kind, value);
+    fn record(&mut self, event: Event) {
+        self.transcript.record(event);
     }
 
     fn event(&mut self, event: AgentEvent<'_>) {
@@ -111,10 +109,11 @@ impl PlanHost for TaskHost<'_, '_> {
                 format!("{}\n\n{brief}", self.inputs.task_prompt),
             ),
         ];
-        let _ = self.transcript.record(
-            "message",
-            json!({ "round": self.state.rounds, "agent": "worker", "message": messages[1] }),
-        );
+        self.transcript.record(MessageEvent::of(
+            Some(self.state.rounds),
+            Some("worker"),
+            messages[1].clone(),
+        ));
         let bounds = ConverseLimits {
             run: self.limits.clone(),
             max_rounds: self.dual.step_rounds,
@@ -184,10 +183,7 @@ pub fn run(
         Message::text(Role::User, inputs.task_prompt.clone()),
     ];
     for m in &planner {
-        let _ = transcript.record(
-            "message",
-            json!({ "round": 0, "agent": "planner", "message": m }),
-        );
+        transcript.record(MessageEvent::of(Some(0), Some("planner"), m.clone()));
     }
     let mut worker_specs = toolbox.offered();
     worker_specs.push(step_done_spec());

@@ -17,5 +17,5 @@ pub mod prompt;
 pub mod run;
 pub mod single;
 pub mod solution;
+pub mod summary;
 pub mod tools;
-pub mod transcript;

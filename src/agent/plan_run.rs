@@ -12,6 +12,7 @@ use super::plan::{
     PLAN_TRIES,
 };
 use crate::llm::{adapt, ChatResponse, Message, Role, ToolSpec};
+use crate::record::{Event, MessageEvent, Replan, StepStart};
 
 /// How one step of a plan ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +47,7 @@ pub trait PlannerHost {
     /// Model calls made so far (the round of the next event).
     fn round(&self) -> usize;
     /// Writes one transcript event.
-    fn record(&mut self, kind: &str, value: serde_json::Value);
+    fn record(&mut self, event: Event);
     /// Tells the front end.
     fn event(&mut self, event: AgentEvent<'_>);
     /// The stop for a Planner that gave no valid plan in [`PLAN_TRIES`].
@@ -143,37 +144,31 @@ pub fn ask_for_plan<H: PlannerHost>(
         let round = host.round();
         let answer = adapt::adapt(response.message, round).message;
         if let Some(reason) = plan_decline(&answer).filter(|_| host.decline_offered()) {
-            host.record(
-                "message",
-                json!({
-                    "round": round,
-                    "agent": "planner",
-                    "message": answer,
-                    "usage": response.usage,
-                    "llm_ms": took.as_millis() as u64,
-                    "retries": response.retries,
-                    "backend_notes": response.notes,
-                    "declined": reason,
-                }),
-            );
+            host.record(Event::Message(MessageEvent {
+                usage: Some(response.usage),
+                llm_ms: Some(took.as_millis() as u64),
+                retries: Some(response.retries),
+                backend_notes: Some(response.notes.clone()),
+                declined: Some(reason.clone()),
+                ..MessageEvent::of(Some(round), Some("planner"), answer.clone())
+            }));
             planner.push(answer);
             return Err(host.declined(reason));
         }
         let review = review_plan(answer, min, PLAN_STEPS.1);
-        host.record(
-            "message",
-            json!({
-                "round": round,
-                "agent": "planner",
-                "message": review.message,
-                "usage": response.usage,
-                "llm_ms": took.as_millis() as u64,
-                "retries": response.retries,
-                "backend_notes": response.notes,
-                "plan": review.plan.as_ref().ok(),
-                "plan_error": review.plan.as_ref().err().map(ToString::to_string),
-            }),
-        );
+        host.record(Event::Message(MessageEvent {
+            usage: Some(response.usage),
+            llm_ms: Some(took.as_millis() as u64),
+            retries: Some(response.retries),
+            backend_notes: Some(response.notes.clone()),
+            plan: review
+                .plan
+                .as_ref()
+                .ok()
+                .and_then(|p| serde_json::to_value(p).ok()),
+            plan_error: review.plan.as_ref().err().map(ToString::to_string),
+            ..MessageEvent::of(Some(round), Some("planner"), review.message.clone())
+        }));
         planner.push(review.message);
         planner.push(review.reply);
         match review.plan {
@@ -226,10 +221,12 @@ pub fn plan_execute_replan<H: PlanHost>(
         };
         let mut failure = None;
         for (i, step) in plan.steps.iter().enumerate() {
-            host.record(
-                "step",
-                json!({ "step": i + 1, "of": plan.steps.len(), "goal": step.goal, "replan": replans }),
-            );
+            host.record(Event::Step(StepStart {
+                step: i + 1,
+                of: plan.steps.len(),
+                goal: Some(step.goal.clone()),
+                replan: Some(replans),
+            }));
             host.event(AgentEvent::Step {
                 index: i + 1,
                 of: plan.steps.len(),
@@ -307,10 +304,13 @@ pub fn plan_execute_replan<H: PlanHost>(
             .iter()
             .map(|f| json!({ "operation": f.operation, "error": f.error }))
             .collect();
-        host.record(
-            "replan",
-            json!({ "cycle": replans, "failed_step": goal, "reason": reason, "failed_operations": failed_json, "request": request }),
-        );
+        host.record(Event::Replan(Replan {
+            cycle: replans,
+            failed_step: goal.clone(),
+            reason: reason.clone(),
+            failed_operations: serde_json::Value::Array(failed_json),
+            request: request.clone(),
+        }));
         planner.push(Message::text(Role::User, request));
     }
 }

@@ -233,19 +233,16 @@ pub fn brief_with_docs(
     brief: String,
     query: &str,
     for_what: &str,
-    transcript: &mut crate::agent::transcript::Transcript,
+    transcript: &mut crate::record::Transcript,
 ) -> String {
     let Some(docs) = docs else { return brief };
     let retrieved = docs.retrieve(query);
-    let _ = transcript.record(
-        "retrieval",
-        serde_json::json!({
-            "for": for_what,
-            "query": retrieved.query,
-            "libraries": retrieved.libraries,
-            "hits": retrieved.names(),
-        }),
-    );
+    transcript.record(crate::record::Event::Retrieval(crate::record::Retrieval {
+        for_what: for_what.to_string(),
+        query: retrieved.query.clone(),
+        libraries: retrieved.libraries.iter().map(|l| l.to_string()).collect(),
+        hits: retrieved.names().into_iter().map(str::to_string).collect(),
+    }));
     match retrieved.render(for_what) {
         Some(section) => format!("{brief}\n\n{section}"),
         None => brief,

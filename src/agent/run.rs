@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use serde_json::json;
 
 use super::alone;
 use super::converse::{signalled, Plain};
@@ -20,12 +19,13 @@ use super::plan::{DualLimits, PLAN_STEPS};
 use super::prompt::{self, PromptInputs};
 use super::single::{self, AgentLimits, AgentOutcome, Ending};
 use super::solution;
+use super::summary::{output_status, RunSummary};
 use super::tools::Toolbox;
-use super::transcript::{output_status, RunSummary, Transcript};
 use crate::card;
 use crate::interrupt::CellStopper;
 use crate::llm::ChatBackend;
 use crate::outputs::sanity::OutputChecks;
+use crate::record::{End, Event, Start, Transcript};
 use crate::sandbox::{SandboxConfig, Session, SessionDirs, Zygote};
 use crate::task::LoadedTask;
 use crate::util::write_atomic;
@@ -118,7 +118,7 @@ pub type Reproducer = fn(
     Option<&Path>,
     &Path,
     &[String],
-) -> anyhow::Result<super::transcript::Reproduction>;
+) -> anyhow::Result<crate::record::Reproduction>;
 
 /// Prepares the output folder of a run and returns the session's folders:
 ///
@@ -285,19 +285,17 @@ pub fn run_task(
     let task_prompt = prompt::task_prompt(&inputs);
     let mut transcript =
         Transcript::create(&out.join("transcript.jsonl")).context("creating the transcript")?;
-    transcript.record(
-        "start",
-        json!({
-            "task": task.id,
-            "arch": options.arch.name(),
-            "backend": backend.describe(),
-            "replay": backend.is_replay(),
-            "workflow": options.include_workflow,
-            "rag": options.docs.is_some(),
-            "gisclaw": env!("CARGO_PKG_VERSION"),
-            "sandbox": session.confinement(),
-        }),
-    )?;
+    transcript.record(Start {
+        task: Some(task.id.clone()),
+        arch: Some(options.arch.name().to_string()),
+        backend: Some(backend.describe()),
+        replay: Some(backend.is_replay()),
+        workflow: Some(options.include_workflow),
+        rag: Some(options.docs.is_some()),
+        gisclaw: Some(env!("CARGO_PKG_VERSION").to_string()),
+        sandbox: Some(session.confinement().clone()),
+        ..Start::default()
+    });
     let _stopper = crate::interrupt::CellStopper::start(session.canceller());
     let mut toolbox = Toolbox {
         session: &mut session,
@@ -403,7 +401,7 @@ pub fn run_task(
         .transpose()
         .context("reproducing the run from solution.py")?;
     if let Some(r) = &reproduced {
-        transcript.record("reproduce", serde_json::to_value(r)?)?;
+        transcript.record(Event::Reproduce(r.clone()));
     }
     // A stop asked for while the reproduction ran ends the run as stopped.
     let stopped_late = signalled().and_then(|ending| match ending {
@@ -475,10 +473,14 @@ pub fn run_task(
     summary
         .write(&out.join("run.json"))
         .context("writing run.json")?;
-    transcript.record(
-        "end",
-        json!({ "status": status, "reason": reason, "rounds": outcome.rounds }),
-    )?;
+    transcript.record(End {
+        status: Some(status.to_string()),
+        reason: Some(reason.to_string()),
+        rounds: Some(outcome.rounds),
+        ..End::default()
+    });
+    // A record that lost a line is the run's error, not a silent hole.
+    transcript.failure()?;
     if options.notebook != crate::notebook::NotebookMode::Off {
         crate::notebook::write_for_run(out, options.notebook, None)
             .context("writing solution.ipynb")?;

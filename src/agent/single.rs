@@ -7,9 +7,8 @@ pub use super::converse::{AgentLimits, AgentOutcome, Ending};
 use super::events::Events;
 use super::memory::ErrorMemory;
 use super::tools::Toolbox;
-use super::transcript::Transcript;
 use crate::llm::{ChatBackend, Message, Role};
-use serde_json::json;
+use crate::record::{MessageEvent, Transcript};
 
 /// Runs the loop. The transcript receives every message and observation.
 #[allow(clippy::too_many_arguments)]
@@ -29,7 +28,7 @@ pub fn run(
         Message::text(Role::User, task_prompt),
     ];
     for m in &messages {
-        let _ = transcript.record("message", json!({ "round": 0, "message": m }));
+        transcript.record(MessageEvent::of(Some(0), None, m.clone()));
     }
     let bounds = ConverseLimits {
         run: limits.clone(),

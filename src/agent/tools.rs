@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::transcript::output_status;
+use super::summary::output_status;
 use crate::knowledge::search::WrongApi;
 use crate::llm::ToolSpec;
 use crate::observation;

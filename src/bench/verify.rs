@@ -15,7 +15,7 @@ use crate::agent::plan::DualLimits;
 use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::agent::solution::split_cells;
-use crate::agent::transcript::read_cells;
+
 use crate::card;
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{Message, ToolCall};
@@ -401,7 +401,7 @@ pub fn verify_task_within(
 
 /// Gold cells that did not run cleanly, from the run's transcript.
 fn failed_cells(transcript: &Path) -> Vec<String> {
-    let Ok(cells) = read_cells(transcript) else {
+    let Ok(cells) = crate::record::cells(transcript) else {
         return vec!["no transcript was written".into()];
     };
     cells

@@ -22,13 +22,13 @@ use crate::agent::converse::{
 pub use crate::agent::events::AgentEvent;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::tools::{self, Toolbox};
-use crate::agent::transcript::Transcript;
 use crate::agent::{prompt, solution};
 use crate::interrupt::CellStopper;
 use crate::llm::config::LiveConfig;
 use crate::llm::tokens::Price;
 use crate::llm::{ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
 use crate::outputs::sanity::OutputChecks;
+use crate::record::{Event, MessageEvent, Start, Transcript, UserCell};
 use crate::sandbox::{CellStatus, SandboxConfig, Session, SessionDirs, Zygote};
 
 /// How a turn ended.
@@ -193,7 +193,13 @@ impl ChatEngine {
         let transcript_path = dir.join("transcript.jsonl");
         let mut transcript = Transcript::append(&transcript_path).map_err(io(&transcript_path))?;
         let describe = backend.describe();
-        let _ = transcript.record("start", json!({ "chat": saved.id, "backend": describe, "replay": backend.is_replay(), "resumed_cells": rebuilt.replayed }));
+        transcript.record(Start {
+            chat: Some(saved.id.clone()),
+            backend: Some(describe.clone()),
+            replay: Some(backend.is_replay()),
+            resumed_cells: Some(rebuilt.replayed),
+            ..Start::default()
+        });
         let price = backend.price();
         let card = saved
             .data_dir
@@ -302,15 +308,17 @@ impl ChatEngine {
             .collect()
     }
 
-    pub(super) fn record(&mut self, kind: &str, fields: serde_json::Value) {
-        let _ = self.transcript.record(kind, fields);
+    /// Writes one event to the chat's record (a failed write is warned
+    /// about once, and the record says no more).
+    pub(super) fn record(&mut self, event: impl Into<Event>) {
+        self.transcript.record(event);
     }
 
     /// One user turn, with the session's architecture.
     pub fn turn(&mut self, text: &str, ev: &mut dyn FnMut(AgentEvent<'_>)) -> TurnEnd {
         self.interrupt.store(false, Ordering::SeqCst);
         let user = Message::text(Role::User, text);
-        self.record("message", json!({ "message": user }));
+        self.record(MessageEvent::of(None, None, user.clone()));
         match self.saved.messages.last_mut() {
             // The last turn was stopped before any reply: one user message
             // of both (strict chat templates refuse two in a row), one turn
@@ -329,7 +337,9 @@ impl ChatEngine {
             ChatArch::Dual => self.plan_and_execute(text, ev),
             ChatArch::Mcts => self.search_turn(text, ev),
         };
-        self.record("turn_end", json!({ "end": format!("{end:?}") }));
+        self.record(Event::TurnEnd {
+            end: format!("{end:?}"),
+        });
         self.save();
         end
     }
@@ -586,10 +596,12 @@ impl ChatEngine {
             Role::User,
             format!("I ran this code in the sandbox myself:\n```python\n{code}\n```\nObservation:\n{text}"),
         ));
-        self.record(
-            "user_cell",
-            json!({ "code": code, "ok": ok, "observation": text, "cell": cell }),
-        );
+        self.record(Event::UserCell(UserCell {
+            code: code.to_string(),
+            ok,
+            observation: text.clone(),
+            cell,
+        }));
         self.save();
         Ok((text, ok))
     }
@@ -737,7 +749,7 @@ impl ChatEngine {
             Role::User,
             "(The sandbox was reset: every variable and import is gone.)",
         ));
-        self.record("reset", json!({}));
+        self.record(Event::Reset {});
         self.save();
         Ok(())
     }
@@ -749,7 +761,7 @@ impl ChatEngine {
             return false;
         };
         self.saved.messages.truncate(start);
-        self.record("undo", json!({ "to": start }));
+        self.record(Event::Undo { to: start });
         self.save();
         true
     }

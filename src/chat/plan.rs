@@ -51,8 +51,8 @@ impl PlannerHost for ChatHost<'_> {
         0
     }
 
-    fn record(&mut self, kind: &str, value: serde_json::Value) {
-        self.engine.record(kind, value);
+    fn record(&mut self, event: crate::record::Event) {
+        self.engine.record(event);
     }
 
     fn event(&mut self, event: AgentEvent<'_>) {

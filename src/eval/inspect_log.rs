@@ -17,6 +17,8 @@ use serde_json::{json, Map, Value};
 use super::record::RunRecord;
 use super::report::{EvalData, Weights};
 use super::runner::Manifest;
+use crate::llm::{Role, ToolCall};
+use crate::record::Event;
 
 /// The inspect_ai version whose log format this follows (pinned in
 /// `tests/inspect/requirements.lock`, where a test reads our logs back).
@@ -397,48 +399,38 @@ fn sample(eval: &EvalData, r: &RunRecord, model: &str, weights: &Weights) -> Val
 /// role in `metadata.agent`.
 fn messages_of(transcript: &Path, model: &str) -> Vec<Value> {
     // Lossy: one bad byte costs its line, not the sample's conversation.
-    let bytes = std::fs::read(transcript).unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
     let mut out = Vec::new();
-    for line in text.lines() {
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        match event["event"].as_str() {
-            Some("message") => {
-                let m = &event["message"];
-                // inspect_ai knows these four roles; another would void the log.
-                let Some(role) = m["role"]
-                    .as_str()
-                    .filter(|r| matches!(*r, "system" | "user" | "assistant" | "tool"))
-                else {
-                    continue;
+    for event in crate::record::read_lossy(transcript) {
+        match event {
+            Event::Message(m) => {
+                let role = match m.message.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                    Role::Tool => "tool",
                 };
                 let mut message = json!({
                     "role": role,
-                    "content": m["content"].as_str().unwrap_or_default(),
+                    "content": m.message.content.as_deref().unwrap_or_default(),
                     "source": if role == "assistant" { "generate" } else { "input" },
                 });
-                if let Some(agent) = event["agent"].as_str() {
+                if let Some(agent) = &m.agent {
                     message["metadata"] = json!({ "agent": agent });
                 }
                 if role == "assistant" {
                     message["model"] = json!(model);
-                    let calls: Vec<Value> = m["tool_calls"]
-                        .as_array()
-                        .map(|calls| calls.iter().map(tool_call).collect())
-                        .unwrap_or_default();
-                    if !calls.is_empty() {
-                        message["tool_calls"] = Value::Array(calls);
+                    if !m.message.tool_calls.is_empty() {
+                        message["tool_calls"] =
+                            m.message.tool_calls.iter().map(tool_call).collect();
                     }
                 }
                 out.push(message);
             }
-            Some("tool") => out.push(json!({
+            Event::Tool(tool) => out.push(json!({
                 "role": "tool",
-                "content": event["observation"].as_str().unwrap_or_default(),
-                "tool_call_id": event["call_id"].as_str().unwrap_or_default(),
-                "function": event["name"].as_str().unwrap_or_default(),
+                "content": tool.observation.unwrap_or_default(),
+                "tool_call_id": tool.call_id.unwrap_or_default(),
+                "function": tool.name,
             })),
             _ => {}
         }
@@ -448,11 +440,11 @@ fn messages_of(transcript: &Path, model: &str) -> Vec<Value> {
 
 /// One tool call: its arguments as an object (a call whose arguments are
 /// not a JSON object keeps them as text, with the parse error).
-fn tool_call(call: &Value) -> Value {
-    let raw = call["function"]["arguments"].as_str().unwrap_or("{}");
+fn tool_call(call: &ToolCall) -> Value {
+    let raw = call.function.arguments.as_str();
     let mut out = json!({
-        "id": call["id"].as_str().unwrap_or_default(),
-        "function": call["function"]["name"].as_str().unwrap_or_default(),
+        "id": call.id,
+        "function": call.function.name,
         "type": "function",
     });
     match serde_json::from_str::<Map<String, Value>>(raw) {
@@ -542,11 +534,11 @@ mod tests {
 
     #[test]
     fn tool_calls_keep_their_arguments_as_an_object() {
-        let call = json!({"id": "c1", "function": {"name": "execute_python", "arguments": "{\"code\": \"x = 1\"}"}});
+        let call = ToolCall::function("c1", "execute_python", "{\"code\": \"x = 1\"}");
         let t = tool_call(&call);
         assert_eq!(t["arguments"]["code"], "x = 1");
         assert_eq!(t["function"], "execute_python");
-        let broken = json!({"id": "c2", "function": {"name": "finish", "arguments": "{oops"}});
+        let broken = ToolCall::function("c2", "finish", "{oops");
         let t = tool_call(&broken);
         assert_eq!(t["arguments"]["text"], "{oops");
         assert!(t["parse_error"].is_string());

@@ -141,6 +141,9 @@ pub enum JudgeError {
     /// The judge answered with invalid grades twice.
     #[error("the judge's answer was invalid twice: {0}")]
     Invalid(GradeError),
+    /// The run's record cannot be read.
+    #[error(transparent)]
+    Record(#[from] crate::record::RecordError),
     /// An input of the judging cannot be read.
     #[error("{}: {source}", path.display())]
     Io {

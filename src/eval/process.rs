@@ -17,38 +17,32 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::embed::{cosine, EmbedError, Embedder};
+use crate::llm::Role;
+use crate::record::{self, Event, RecordError};
 
 /// Characters of each observation kept in a cleaned log.
 pub const OBSERVATION_CHARS: usize = 500;
 
 /// The cleaned log of the transcript at `path`; with `reasoning` false the
 /// model's own text is left out.
-pub fn cleaned_log(path: &Path, reasoning: bool) -> std::io::Result<String> {
-    let text = std::fs::read_to_string(path)?;
+pub fn cleaned_log(path: &Path, reasoning: bool) -> Result<String, RecordError> {
     let mut log = String::new();
-    for event in text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-    {
-        match event["event"].as_str() {
-            Some("message") if reasoning && event["message"]["role"] == "assistant" => {
-                push_block(&mut log, event["message"]["content"].as_str().unwrap_or(""));
+    for event in record::read_events(path)? {
+        match event {
+            Event::Message(m) if reasoning && m.message.role == Role::Assistant => {
+                push_block(&mut log, m.message.content.as_deref().unwrap_or(""));
             }
-            Some("tool") => {
-                let name = event["name"].as_str().unwrap_or("?");
-                let arguments = event["arguments"].as_str().unwrap_or("");
-                if name == "execute_python" {
-                    let args: Value = serde_json::from_str(arguments).unwrap_or_default();
-                    push_block(&mut log, args["code"].as_str().unwrap_or(arguments));
+            Event::Tool(tool) => {
+                if tool.name == "execute_python" {
+                    let code = tool.code().unwrap_or_else(|| tool.arguments.clone());
+                    push_block(&mut log, &code);
                 } else {
-                    push_block(&mut log, &format!("{name} {arguments}"));
+                    push_block(&mut log, &format!("{} {}", tool.name, tool.arguments));
                 }
                 push_block(
                     &mut log,
-                    &clean_observation(event["observation"].as_str().unwrap_or("")),
+                    &clean_observation(tool.observation.as_deref().unwrap_or("")),
                 );
             }
             _ => {}
@@ -58,7 +52,10 @@ pub fn cleaned_log(path: &Path, reasoning: bool) -> std::io::Result<String> {
 }
 
 /// The gold reference of a task: its workflow, then its gold run's log.
-pub fn gold_reference(workflow: Option<&str>, gold_transcript: &Path) -> std::io::Result<String> {
+pub fn gold_reference(
+    workflow: Option<&str>,
+    gold_transcript: &Path,
+) -> Result<String, RecordError> {
     let mut text = String::new();
     push_block(&mut text, workflow.unwrap_or(""));
     push_block(&mut text, &cleaned_log(gold_transcript, false)?);
@@ -107,6 +104,7 @@ pub fn c_emb(embedder: &Embedder, log: &str, reference: &[f32]) -> Result<f64, E
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn transcript(lines: &[Value]) -> tempfile::NamedTempFile {
         let file = tempfile::NamedTempFile::new().unwrap();

@@ -14,7 +14,7 @@ use super::errors::{self, ErrorType};
 use super::llm_judge::Verdict;
 use super::output_score::{self, OutputScore};
 use super::process;
-use crate::agent::transcript::{read_cells, RunSummary};
+use crate::agent::summary::RunSummary;
 use crate::bench::labels::Labels;
 use crate::embed::Embedder;
 use crate::outputs::{self, OutputCheck};
@@ -315,7 +315,7 @@ pub fn score_run(
     table: &OpTable,
     embedder: Option<&Embedder>,
 ) -> RunRecord {
-    let cells = read_cells(&workdir.join("transcript.jsonl")).unwrap_or_default();
+    let cells = crate::record::cells(&workdir.join("transcript.jsonl")).unwrap_or_default();
     let mut cell_errors: BTreeMap<ErrorType, usize> = BTreeMap::new();
     let mut last_error = None;
     for cell in cells.iter().filter(|c| c.status != "Ok") {

@@ -14,8 +14,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::agent::transcript::Reproduction;
 use crate::beneath;
+use crate::record::Reproduction;
 use crate::sandbox::{CellStatus, SandboxConfig, Session, Zygote};
 
 /// The scratch run folder's name in the run's folder.

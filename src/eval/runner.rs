@@ -719,10 +719,7 @@ fn judge_run(
 ) -> Result<llm_judge::Verdict, JudgeError> {
     let mut backend = crate::llm::open_live(judge.clone())?;
     let transcript = workdir.join("transcript.jsonl");
-    let log = process::cleaned_log(&transcript, true).map_err(|source| JudgeError::Io {
-        path: transcript.clone(),
-        source,
-    })?;
+    let log = process::cleaned_log(&transcript, true)?;
     llm_judge::judge(backend.as_mut(), &loaded.task.instruction, &gold.code, &log)
 }
 

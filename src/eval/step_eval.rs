@@ -41,7 +41,6 @@ use crate::agent::memory::ErrorMemory;
 use crate::agent::plan::step_done_spec;
 use crate::agent::run::{prepare_out, sandbox_limits};
 use crate::agent::tools::{self, Toolbox};
-use crate::agent::transcript::Transcript;
 use crate::bench::data;
 use crate::bench::judge;
 use crate::bench::labels::Labels;
@@ -49,6 +48,7 @@ use crate::bench::steps::{complete_at_1, run_check, LoadedStepTask};
 use crate::eval::api::called_functions;
 use crate::llm::replay::ReplayBackend;
 use crate::llm::{ChatBackend, Message, Role, ToolCall};
+use crate::record::{Check, End, Event, MessageEvent, Start, StepStart, ToolEvent, Transcript};
 use crate::sandbox::{Session, Zygote};
 use crate::util::write_json;
 
@@ -316,10 +316,11 @@ fn answer_alone(
     let (response, took) = state
         .ask(&mut Plain(backend), messages, &[], limits, &mut |_| {})
         .map_err(|e| format!("{e:?}"))?;
-    let _ = transcript.record(
-        "message",
-        json!({ "round": state.rounds, "message": response.message, "usage": response.usage, "llm_ms": took.as_millis() as u64 }),
-    );
+    transcript.record(MessageEvent {
+        usage: Some(response.usage),
+        llm_ms: Some(took.as_millis() as u64),
+        ..MessageEvent::of(Some(state.rounds), None, response.message.clone())
+    });
     let reply = response.message.content.clone().unwrap_or_default();
     // Its own answers stay in the conversation; their outputs do not.
     messages.push(Message::text(Role::Assistant, reply.clone()));
@@ -331,10 +332,14 @@ fn answer_alone(
     state.tool_time += ran.elapsed();
     let observation = crate::observation::render(&outcome);
     let status = format!("{:?}", outcome.status);
-    let _ = transcript.record(
-        "tool",
-        json!({ "round": state.rounds, "name": "execute_python", "arguments": json!({ "code": code }).to_string(), "status": status, "observation": observation }),
-    );
+    transcript.record(ToolEvent {
+        round: Some(state.rounds),
+        name: "execute_python".into(),
+        arguments: json!({ "code": code }).to_string(),
+        status: Some(status.clone()),
+        observation: Some(observation.clone()),
+        ..ToolEvent::default()
+    });
     Ok((outcome.status != crate::sandbox::CellStatus::Ok)
         .then(|| errors::classify_cell(&status, &observation)))
 }
@@ -366,7 +371,15 @@ pub fn run_one(
     let transcript_path = workdir.join("transcript.jsonl");
     let mut transcript =
         Transcript::create(&transcript_path).map_err(ItemError::io(&transcript_path))?;
-    let _ = transcript.record("start", json!({ "task": id, "suite": "steps", "run": run, "mode": mode.label(), "backend": backend.describe(), "replay": backend.is_replay() }));
+    transcript.record(Start {
+        task: Some(id.clone()),
+        suite: Some("steps".into()),
+        run: Some(run),
+        mode: Some(mode.label()),
+        backend: Some(backend.describe()),
+        replay: Some(backend.is_replay()),
+        ..Start::default()
+    });
     let mut specs: Vec<_> = tools::offered(docs.is_some())
         .into_iter()
         .filter(|s| s.name != "finish" && s.name != "decline")
@@ -393,7 +406,7 @@ pub fn run_one(
     let context = format!("# {}\n\n{}", task.task.title, task.task.context);
     let mut messages = vec![system.clone(), Message::text(Role::User, context.clone())];
     for m in &messages {
-        let _ = transcript.record("message", json!({ "round": 0, "message": m }));
+        transcript.record(MessageEvent::of(Some(0), None, m.clone()));
     }
     let mut state = RunState::new();
     let mut memory = ErrorMemory::in_memory();
@@ -434,7 +447,10 @@ pub fn run_one(
                     )));
                 }
             }
-            let _ = transcript.record("gold_prefix", json!({ "step": number, "gold_cells": i }));
+            transcript.record(Event::GoldPrefix {
+                step: number,
+                gold_cells: i,
+            });
             messages = vec![
                 system.clone(),
                 Message::text(
@@ -451,7 +467,12 @@ pub fn run_one(
         } else {
             "Call step_done when this step is done."
         };
-        let _ = transcript.record("step", json!({ "step": number, "of": n }));
+        transcript.record(Event::Step(StepStart {
+            step: number,
+            of: n,
+            goal: None,
+            replan: None,
+        }));
         let brief = Message::text(
             Role::User,
             crate::agent::prompt::brief_with_docs(
@@ -462,10 +483,7 @@ pub fn run_one(
                 &mut transcript,
             ),
         );
-        let _ = transcript.record(
-            "message",
-            json!({ "round": state.rounds, "message": brief }),
-        );
+        transcript.record(MessageEvent::of(Some(state.rounds), None, brief.clone()));
         messages.push(brief);
         let first = messages.len();
         let mut hints = 0usize;
@@ -539,7 +557,14 @@ pub fn run_one(
                 break (stop, cell_error, checked);
             }
             hints += 1;
-            let _ = transcript.record("intervention", json!({ "step": number, "after": format!("{stop:?}").split(['(', ' ', '{']).next().unwrap_or_default() }));
+            transcript.record(Event::Intervention {
+                step: number,
+                after: format!("{stop:?}")
+                    .split(['(', ' ', '{'])
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            });
             let hint = Message::text(
                 Role::User,
                 format!(
@@ -547,7 +572,7 @@ pub fn run_one(
                     task.gold_cells[i].trim_end()
                 ),
             );
-            let _ = transcript.record("message", json!({ "round": state.rounds, "message": hint }));
+            transcript.record(MessageEvent::of(Some(state.rounds), None, hint.clone()));
             messages.push(hint);
         };
         let ending = match &stop {
@@ -571,7 +596,12 @@ pub fn run_one(
             (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance)
                 .map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
         };
-        let _ = transcript.record("check", json!({ "step": number, "check": step.check, "passed": verdict.is_ok(), "problem": verdict.as_ref().err().map(|e| &e.1) }));
+        transcript.record(Event::Check(Check {
+            step: number,
+            check: serde_json::to_value(&step.check).unwrap_or_default(),
+            passed: verdict.is_ok(),
+            problem: verdict.as_ref().err().map(|e| e.1.clone()),
+        }));
         // A failing cell of the LLM alone says more than the check it left
         // undefined.
         let (passed, problem, error) = match verdict {
@@ -594,10 +624,11 @@ pub fn run_one(
     drop(stopper);
     let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
     let executed: Vec<bool> = results.iter().map(|r| r.executed).collect();
-    let _ = transcript.record(
-        "end",
-        json!({ "steps_passed": passed.iter().filter(|p| **p).count(), "of": n }),
-    );
+    transcript.record(End {
+        steps_passed: Some(passed.iter().filter(|p| **p).count()),
+        of: Some(n),
+        ..End::default()
+    });
     Ok(StepRunRecord {
         task: id.clone(),
         run,

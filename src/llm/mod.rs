@@ -21,10 +21,11 @@ pub mod tokens;
 pub mod vision;
 pub mod window;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Instructions from gisclaw.
@@ -38,7 +39,7 @@ pub enum Role {
 }
 
 /// One chat message (OpenAI format).
-#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
@@ -107,7 +108,7 @@ impl Message {
 }
 
 /// One tool call (OpenAI format; `arguments` is a JSON string).
-#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     /// The call's id (assigned by gisclaw when the model gave none).
     #[serde(default)]
@@ -142,7 +143,7 @@ fn function_kind() -> String {
 }
 
 /// The function part of a tool call.
-#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct FunctionCall {
     /// Tool name, e.g. `execute_python`.
     pub name: String,
@@ -221,7 +222,7 @@ fn hash_value(v: &serde_json::Value, h: &mut impl std::hash::Hasher) {
 }
 
 /// Token counts of one call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     /// Prompt tokens.
     pub prompt_tokens: u64,

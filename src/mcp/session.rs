@@ -12,9 +12,9 @@ use crate::agent::converse::run_tool;
 use crate::agent::memory::ErrorMemory;
 use crate::agent::run::session_folders;
 use crate::agent::tools::Toolbox;
-use crate::agent::transcript::Transcript;
 use crate::knowledge::Library;
 use crate::outputs::sanity::OutputChecks;
+use crate::record::{Start, ToolEvent, Transcript};
 use crate::sandbox::{
     Canceller, CellStatus, SandboxConfig, SandboxError, Session, SessionDirs, Zygote,
 };
@@ -137,10 +137,12 @@ impl ClientSession {
         let session = Session::open_in(&shared.zygote, &dirs, shared.sandbox.clone())?;
         let transcript_path = out.join("transcript.jsonl");
         let mut transcript = Transcript::append(&transcript_path)?;
-        let _ = transcript.record(
-            "start",
-            json!({ "mcp": true, "data": shared.data, "rag": shared.docs.is_some() }),
-        );
+        transcript.record(Start {
+            mcp: Some(true),
+            data: shared.data.as_ref().map(|d| d.display().to_string()),
+            rag: Some(shared.docs.is_some()),
+            ..Start::default()
+        });
         let checks = shared
             .output_checks
             .then(|| OutputChecks::new(shared.data.as_deref(), ""));
@@ -205,10 +207,14 @@ impl ClientSession {
             .cell
             .as_ref()
             .is_some_and(|c| c.status == CellStatus::Ok);
-        self.record(
-            "execute_python",
-            json!({ "code": code, "ok": ok, "status": run.status, "observation": run.text, "cell": run.cell_record() }),
-        );
+        self.record(ToolEvent {
+            arguments: arguments.clone(),
+            status: Some(run.status.clone()),
+            ok: Some(ok),
+            observation: Some(run.text.clone()),
+            cell: run.cell_record(),
+            ..ToolEvent::named("execute_python")
+        });
         Ok(Executed {
             text: run.text,
             ok,
@@ -231,7 +237,7 @@ impl ClientSession {
         for listed in outputs {
             text.push_str(&format!("- {} ({} bytes)\n", listed.name, listed.size));
         }
-        self.record("list_files", json!({}));
+        self.record(ToolEvent::named("list_files"));
         text
     }
 
@@ -249,7 +255,11 @@ impl ClientSession {
                     .map_err(|e| format!("{e}. Call list_files for the exact names."))
             }
         };
-        self.record("inspect_data", json!({ "path": path, "ok": text.is_ok() }));
+        self.record(ToolEvent {
+            arguments: json!({ "path": path }).to_string(),
+            ok: Some(text.is_ok()),
+            ..ToolEvent::named("inspect_data")
+        });
         text
     }
 
@@ -259,14 +269,20 @@ impl ClientSession {
             Some(docs) => docs.render(query, crate::agent::tools::DOC_HITS),
             None => "search_docs needs the library-docs index: start the server with --rag.".into(),
         };
-        self.record("search_docs", json!({ "query": query }));
+        self.record(ToolEvent {
+            arguments: json!({ "query": query }).to_string(),
+            ..ToolEvent::named("search_docs")
+        });
         text
     }
 
     /// One line per variable of the namespace.
     pub fn variables(&mut self) -> Result<String, SandboxError> {
         let vars = self.session.variables()?;
-        self.record("list_variables", json!({ "count": vars.len() }));
+        self.record(ToolEvent {
+            observation: Some(format!("{} variable(s)", vars.len())),
+            ..ToolEvent::named("list_variables")
+        });
         if vars.is_empty() {
             return Ok("The namespace holds no variables yet.".into());
         }
@@ -283,7 +299,7 @@ impl ClientSession {
         self.session.end();
         self.session =
             Session::open_in(&self.shared.zygote, &self.dirs, self.shared.sandbox.clone())?;
-        self.record("reset_session", json!({}));
+        self.record(ToolEvent::named("reset_session"));
         Ok(())
     }
 
@@ -295,17 +311,16 @@ impl ClientSession {
             crate::agent::solution::consolidate("gisclaw mcp session", self.session.journal());
         let path = self.out.join("solution.py");
         crate::util::write_atomic(&path, script.as_bytes())?;
-        self.record("save_script", json!({ "path": path }));
+        self.record(ToolEvent {
+            observation: Some(path.display().to_string()),
+            ..ToolEvent::named("save_script")
+        });
         Ok((path, script))
     }
 
-    fn record(&mut self, tool: &str, fields: serde_json::Value) {
-        let mut fields = fields;
-        if let Some(obj) = fields.as_object_mut() {
-            obj.insert("tool".into(), json!(tool));
-        }
-        if let Err(e) = self.transcript.record("tool", fields) {
-            tracing::warn!("cannot write {}: {e}", self.transcript.path().display());
-        }
+    /// Writes a client's tool call to the session's record (a failed
+    /// write is warned about, and the record says no more).
+    fn record(&mut self, event: ToolEvent) {
+        self.transcript.record(event);
     }
 }

@@ -12,7 +12,8 @@ mod render;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use crate::llm::Role;
+use crate::record::{self, CellRecord, Event, RecordError, ToolEvent};
 
 use crate::util::write_atomic;
 
@@ -40,16 +41,9 @@ pub enum NotebookError {
         /// Why.
         source: std::io::Error,
     },
-    /// A transcript line is not JSON.
-    #[error("{path}, line {line}: not a JSON event ({source})")]
-    BadEvent {
-        /// The transcript.
-        path: PathBuf,
-        /// 1-based line number.
-        line: usize,
-        /// The parse error.
-        source: serde_json::Error,
-    },
+    /// The record cannot be read, or a line of it is not an event.
+    #[error(transparent)]
+    Record(#[from] RecordError),
     /// The notebook could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
@@ -115,49 +109,24 @@ const SANDBOX_NOTES: &[&str] = &["gisclaw: plt.show() displays nothing in the sa
 
 /// Reads the transcript at `path` into notebook items.
 pub fn read_items(path: &Path) -> Result<Vec<Item>, NotebookError> {
-    let text = std::fs::read_to_string(path).map_err(|source| NotebookError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut events = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(v) => events.push(v),
-            // A run killed mid-write leaves a partial last line: the rest stands.
-            Err(_) if i + 1 == text.lines().count() => break,
-            Err(source) => {
-                return Err(NotebookError::BadEvent {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    source,
-                })
-            }
-        }
-    }
+    let events: Vec<Event> = record::read(path)?.into_iter().map(|l| l.event).collect();
     Ok(items_of(&events))
 }
 
 /// Turns transcript events into items: user messages (the task prompt
 /// first; a chat's turns), the model's text, the cells, plan steps and the
 /// closing summary.
-pub fn items_of(events: &[Value]) -> Vec<Item> {
-    let chat = events
-        .first()
-        .is_some_and(|e| e["event"] == "start" && e.get("chat").is_some());
+pub fn items_of(events: &[Event]) -> Vec<Item> {
+    let chat = matches!(events.first(), Some(Event::Start(s)) if s.chat.is_some());
     let mut items = Vec::new();
     let mut reasoning: Vec<String> = Vec::new();
     let mut seen_task = false;
     for e in events {
-        let kind = e["event"].as_str().unwrap_or("");
-        match kind {
-            "message" => {
-                let m = &e["message"];
-                let content = m["content"].as_str().unwrap_or("").trim();
-                match m["role"].as_str() {
-                    Some("user") if chat && e.get("round").is_none() => {
+        match e {
+            Event::Message(m) => {
+                let content = m.message.content.as_deref().unwrap_or("").trim();
+                match m.message.role {
+                    Role::User if chat && m.round.is_none() => {
                         // The model's answer that ended the previous turn.
                         flush_model_text(&mut items, &mut reasoning);
                         items.push(Item::Markdown(
@@ -167,16 +136,15 @@ pub fn items_of(events: &[Value]) -> Vec<Item> {
                     }
                     // The first user message is the task prompt: the task,
                     // its knowledge, the data listing and the schema card.
-                    Some("user") if !seen_task && !chat && !content.is_empty() => {
+                    Role::User if !seen_task && !chat && !content.is_empty() => {
                         seen_task = true;
                         items.push(Item::Markdown(TextKind::Task, content.to_string()));
                     }
-                    Some("assistant") => {
-                        let has_calls = m["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
-                        let text = if has_calls {
-                            without_code(content)
-                        } else {
+                    Role::Assistant => {
+                        let text = if m.message.tool_calls.is_empty() {
                             content.to_string()
+                        } else {
+                            without_code(content)
                         };
                         if !text.trim().is_empty() {
                             reasoning.push(text.trim().to_string());
@@ -185,43 +153,48 @@ pub fn items_of(events: &[Value]) -> Vec<Item> {
                     _ => {}
                 }
             }
-            "step" if e["goal"].is_string() => {
-                items.push(Item::Markdown(
-                    TextKind::Step,
-                    format!(
-                        "### Step {}/{}: {}",
-                        e["step"].as_u64().unwrap_or(0),
-                        e["of"].as_u64().unwrap_or(0),
-                        e["goal"].as_str().unwrap_or("")
-                    ),
-                ));
+            Event::Step(step) => {
+                if let Some(goal) = &step.goal {
+                    items.push(Item::Markdown(
+                        TextKind::Step,
+                        format!("### Step {}/{}: {goal}", step.step, step.of),
+                    ));
+                }
             }
-            "tool" | "user_cell" | "execute_python" => {
-                let name = e["name"].as_str().unwrap_or("execute_python");
-                if kind == "tool" && name == "finish" && e["status"] == "finished" {
-                    let args: Value = serde_json::from_str(e["arguments"].as_str().unwrap_or("{}"))
-                        .unwrap_or_default();
-                    let summary = args["summary"].as_str().unwrap_or("").trim();
+            Event::Tool(tool) => {
+                if tool.name == "finish" && tool.status.as_deref() == Some("finished") {
+                    let summary = tool.argument("summary").unwrap_or_default();
                     flush_model_text(&mut items, &mut reasoning);
-                    if !summary.is_empty() {
+                    if !summary.trim().is_empty() {
                         items.push(Item::Markdown(
                             TextKind::Summary,
-                            format!("**Summary:** {summary}"),
+                            format!("**Summary:** {}", summary.trim()),
                         ));
                     }
                     continue;
                 }
-                if name != "execute_python" {
+                if tool.name != "execute_python" {
                     continue;
                 }
-                if kind == "user_cell" {
-                    // The user's own cell: the model's text before it was
-                    // an answer to the user, not this cell's reasoning.
-                    flush_model_text(&mut items, &mut reasoning);
-                }
-                if let Some(cell) = cell_of(e, kind, std::mem::take(&mut reasoning)) {
+                if let Some(cell) = tool_cell(tool, std::mem::take(&mut reasoning)) {
                     items.push(Item::Cell(Box::new(cell)));
                 }
+            }
+            Event::UserCell(user) => {
+                // The user's own cell: the model's text before it was an
+                // answer to the user, not this cell's reasoning.
+                flush_model_text(&mut items, &mut reasoning);
+                let cell = recorded_cell(
+                    user.code.clone(),
+                    user.ok,
+                    user.cell.as_ref(),
+                    &user.observation,
+                    Vec::new(),
+                );
+                items.push(Item::Cell(Box::new(RecordedCell {
+                    by_user: true,
+                    ..cell
+                })));
             }
             _ => {}
         }
@@ -243,63 +216,64 @@ fn flush_model_text(items: &mut Vec<Item>, pending: &mut Vec<String>) {
     }
 }
 
-/// The cell of a `tool` (agent), `user_cell` (chat) or `execute_python`
-/// (MCP) event.
-fn cell_of(e: &Value, kind: &str, reasoning: Vec<String>) -> Option<RecordedCell> {
-    let code = if kind == "tool" {
-        let args: Value = serde_json::from_str(e["arguments"].as_str()?).ok()?;
-        args["code"].as_str()?.to_string()
-    } else {
-        e["code"].as_str()?.to_string()
-    };
-    // A call refused before it ran (malformed, not run) has no cell.
-    let status = e["status"].as_str();
-    if kind == "tool" && e.get("cell").is_none() && e.get("cell_us").is_none_or(Value::is_null) {
+/// The cell of an `execute_python` call (the agent's, or an MCP
+/// client's); `None` for a call refused before it ran (malformed, not run).
+fn tool_cell(tool: &ToolEvent, reasoning: Vec<String>) -> Option<RecordedCell> {
+    let code = tool.code()?;
+    if tool.cell.is_none() && tool.cell_us.is_none() && tool.ok.is_none() {
         return None;
     }
-    let ok = match kind {
-        "tool" => status == Some("Ok"),
-        _ => e["ok"].as_bool().unwrap_or(false),
-    };
-    let c = &e["cell"];
-    let text = |name: &str| c[name].as_str().unwrap_or("").to_string();
-    let recorded = c.is_object();
-    let display = c["display"].as_str().map(str::to_string);
-    let mut stdout = text("stdout");
+    let ok = tool.ok.unwrap_or(tool.status.as_deref() == Some("Ok"));
+    let observation = tool.observation.as_deref().unwrap_or("");
+    Some(recorded_cell(
+        code,
+        ok,
+        tool.cell.as_ref(),
+        observation,
+        reasoning,
+    ))
+}
+
+/// A cell as the notebook shows it: its own output when the record kept
+/// it, else the observation the model read.
+fn recorded_cell(
+    code: String,
+    ok: bool,
+    cell: Option<&CellRecord>,
+    observation: &str,
+    reasoning: Vec<String>,
+) -> RecordedCell {
+    let empty = CellRecord::default();
+    let c = cell.unwrap_or(&empty);
+    let display = c.display.clone();
+    let mut stdout = c.stdout.clone();
     if let Some(d) = &display {
         let shown = format!("{d}\n");
         if stdout.ends_with(&shown) {
             stdout.truncate(stdout.len() - shown.len());
         }
     }
-    let stderr = text("stderr")
+    let stderr = c
+        .stderr
         .lines()
         .filter(|l| !SANDBOX_NOTES.iter().any(|n| l.starts_with(n)))
         .map(|l| format!("{l}\n"))
         .collect();
-    let error = c["error"].as_object().map(|err| {
-        let field = |n: &str| err.get(n).and_then(Value::as_str).unwrap_or("").to_string();
-        (field("ename"), field("evalue"), field("traceback"))
-    });
-    Some(RecordedCell {
+    RecordedCell {
         code,
         ok,
         stdout,
         stderr,
         display,
-        error,
-        wrote: c["wrote"]
-            .as_array()
-            .map(|w| {
-                w.iter()
-                    .filter_map(|p| p.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        observation: (!recorded).then(|| e["observation"].as_str().unwrap_or("").to_string()),
+        error: c
+            .error
+            .as_ref()
+            .map(|e| (e.ename.clone(), e.evalue.clone(), e.traceback.clone())),
+        wrote: c.wrote.clone(),
+        observation: cell.is_none().then(|| observation.to_string()),
         reasoning,
-        by_user: kind == "user_cell",
-    })
+        by_user: false,
+    }
 }
 
 /// `text` without fenced code blocks and `Action:` lines (text-mode ReAct
@@ -461,7 +435,15 @@ pub fn write_for_run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// The events of a record written as JSON lines.
+    fn typed(events: Vec<Value>) -> Vec<Event> {
+        events
+            .into_iter()
+            .map(|e| serde_json::from_value(e).unwrap())
+            .collect()
+    }
 
     fn tool(code: &str, status: &str, cell: Value) -> Value {
         json!({"event": "tool", "name": "execute_python", "status": status,
@@ -471,7 +453,7 @@ mod tests {
 
     fn assistant(text: &str) -> Value {
         json!({"event": "message", "round": 1, "message": {"role": "assistant", "content": text,
-               "tool_calls": [{"id": "1"}]}})
+               "tool_calls": [{"id": "1", "function": {"name": "execute_python", "arguments": "{}"}}]}})
     }
 
     #[test]
@@ -487,7 +469,7 @@ mod tests {
                 json!({"stdout": "hi\n1\n", "display": "1", "stderr": "gisclaw: plt.show() displays nothing in the sandbox; saved x\nUserWarning: w\n", "wrote": []}),
             ),
         ];
-        let items = items_of(&events);
+        let items = items_of(&typed(events));
         assert_eq!(
             items[0],
             Item::Markdown(TextKind::Task, "# Task T1\nDo it.".into())
@@ -513,7 +495,7 @@ mod tests {
             tool("b = 2", "Ok", json!({})),
             tool("c = 3", "Ok", json!({})),
         ];
-        let items = items_of(&events);
+        let items = items_of(&typed(events));
         let kept = vec!["a = 1\n".to_string(), "c = 3\n".to_string()];
         let codes = |items: &[Item]| -> Vec<String> {
             items

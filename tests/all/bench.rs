@@ -91,7 +91,7 @@ fn every_gold_solution_runs_through_the_agent_loop() {
         "{report}"
     );
     // The runs are real agent runs: a transcript with one tool call per gold cell.
-    let transcript = std::fs::read_to_string(out_dir.path().join("T01/transcript.jsonl")).unwrap();
+    let transcript = common::records::checked(&out_dir.path().join("T01/transcript.jsonl"));
     assert!(
         transcript.contains("\"name\":\"execute_python\""),
         "{transcript}"

@@ -591,8 +591,7 @@ fn a_failed_dual_step_is_replanned() {
     pty.send("\x04");
     assert_eq!(pty.wait(WAIT), Some(0), "{}", pty.seen);
     let transcript =
-        std::fs::read_to_string(dir.path().join("chats").join(&id).join("transcript.jsonl"))
-            .unwrap();
+        common::records::checked(&dir.path().join("chats").join(&id).join("transcript.jsonl"));
     // The replanner was told the failed step and its last error.
     let replan = transcript
         .lines()
@@ -937,8 +936,7 @@ fn compact_folds_the_earlier_rounds_into_a_note_with_the_namespace() {
     );
     // The transcript records the cut as asked for.
     let transcript =
-        std::fs::read_to_string(dir.path().join("chats").join(&id).join("transcript.jsonl"))
-            .unwrap();
+        common::records::checked(&dir.path().join("chats").join(&id).join("transcript.jsonl"));
     let cut: serde_json::Value = transcript
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())

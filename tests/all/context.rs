@@ -200,7 +200,7 @@ fn a_200_turn_chat_stays_under_a_12k_window_and_remembers_round_2() {
         .map(|e| e.path().join("transcript.jsonl"))
         .find(|p| p.exists())
         .expect("the chat's transcript");
-    let text = std::fs::read_to_string(transcript).unwrap();
+    let text = common::records::checked(&transcript);
     let folds: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())

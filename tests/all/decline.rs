@@ -142,7 +142,7 @@ fn every_architecture_can_decline_and_only_an_unsolvable_task_counts_it_a_succes
         &out,
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let transcript = std::fs::read_to_string(out.join("transcript.jsonl")).unwrap();
+    let transcript = crate::common::records::checked(&out.join("transcript.jsonl"));
     assert!(
         transcript.contains("decline needs {\\\"reason\\\""),
         "{transcript}"

@@ -200,11 +200,9 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
             .unwrap()
             .task
             .workflow;
-        let reference = process::gold_reference(
-            workflow.as_deref(),
-            &out.join("gold").join(task).join("transcript.jsonl"),
-        )
-        .unwrap();
+        let gold_record = out.join("gold").join(task).join("transcript.jsonl");
+        common::records::checked(&gold_record);
+        let reference = process::gold_reference(workflow.as_deref(), &gold_record).unwrap();
         let log = process::cleaned_log(
             &out.join("runs")
                 .join(task)

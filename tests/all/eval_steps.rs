@@ -106,7 +106,7 @@ fn a_step_eval_checks_each_step_and_scores_complete_at_1() {
     assert_eq!(record["passed"], false);
     // The transcript shows the check of every step that was reached (the
     // run ended during step 5; steps 6 to 10 were never given).
-    let transcript = std::fs::read_to_string(out.join("runs/G01/run-1/transcript.jsonl")).unwrap();
+    let transcript = common::records::checked(&out.join("runs/G01/run-1/transcript.jsonl"));
     assert_eq!(
         transcript
             .lines()
@@ -411,7 +411,7 @@ fn interventions_show_the_gold_cell_after_k_failures_and_are_counted() {
         .collect();
     assert_eq!(hints, [1, 1, 0, 0, 0, 0, 0, 0, 0, 0], "{record:#}");
     assert_eq!(record["passed"], true, "{record:#}");
-    let transcript = std::fs::read_to_string(hum.join("runs/G01/run-1/transcript.jsonl")).unwrap();
+    let transcript = common::records::checked(&hum.join("runs/G01/run-1/transcript.jsonl"));
     let shown: Vec<&str> = transcript
         .lines()
         .filter(|l| l.contains("A person steps in"))

@@ -48,7 +48,7 @@ fn read_logs(dir: &Path) -> Value {
 fn transcript_calls(path: &Path) -> (Vec<String>, Vec<String>) {
     let mut calls = Vec::new();
     let mut results = Vec::new();
-    for line in std::fs::read_to_string(path).unwrap().lines() {
+    for line in crate::common::records::checked(path).lines() {
         let e: Value = serde_json::from_str(line).unwrap();
         if e["event"] == "message" && e["message"]["role"] == "assistant" {
             for c in e["message"]["tool_calls"].as_array().into_iter().flatten() {

@@ -106,8 +106,7 @@ fn run(args: &[&str], server: &Path) -> Output {
 }
 
 fn transcript(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("transcript.jsonl"))
-        .unwrap()
+    common::records::checked(&dir.join("transcript.jsonl"))
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
@@ -913,7 +912,7 @@ fn chat_on_a_terminal_answers_one_turn_with_the_local_model() {
         .flatten()
         .find(|e| e.path().join("transcript.jsonl").is_file())
         .expect("a saved session");
-    let transcript = std::fs::read_to_string(session.path().join("transcript.jsonl")).unwrap();
+    let transcript = common::records::checked(&session.path().join("transcript.jsonl"));
     assert!(
         transcript.contains("\"role\":\"assistant\""),
         "{transcript}"

@@ -38,6 +38,7 @@ mod notebook;
 mod output_checks;
 mod provenance;
 mod real_data;
+mod record_schema;
 mod relocated;
 mod sandbox;
 mod sandbox_attacks;

@@ -445,10 +445,9 @@ fn over_http_each_mcp_session_gets_its_own_sandbox_and_ctrl_c_ends_them_all() {
     assert!(seen["progress"].as_u64().unwrap() >= 1, "{seen}");
     assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
     for folder in ["client-001", "client-002"] {
-        assert!(
-            root.join(folder).join("transcript.jsonl").exists(),
-            "{folder}"
-        );
+        let record = root.join(folder).join("transcript.jsonl");
+        assert!(record.exists(), "{folder}");
+        crate::common::records::checked(&record);
     }
     // The clients ended their MCP sessions on leaving: their sandboxes are
     // gone, the zygote alone stays for the next client.

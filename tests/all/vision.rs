@@ -121,7 +121,7 @@ fn a_vision_model_sees_its_figure_and_a_text_model_or_the_ablation_does_not() {
             assert_eq!(summary["images_shown"], 1);
             assert_eq!(summary["image_tokens"], 85 + 170 * 4);
             // The transcript names the figure, without its pixels.
-            let transcript = std::fs::read_to_string(out.join("transcript.jsonl")).unwrap();
+            let transcript = common::records::checked(&out.join("transcript.jsonl"));
             assert!(!transcript.contains("base64,"), "pixels in the transcript");
             assert!(transcript
                 .contains("\"images\":[\"pred_results/temperature_map.png (768×576 px)\"]"));

@@ -38,11 +38,11 @@ use crate::agent::events::{AgentEvent, Events};
 use crate::agent::plan::{planner_prompt, step_brief, Plan, PLAN_STEPS};
 use crate::agent::plan_run::{ask_for_plan, PlannerHost};
 use crate::agent::tools::{self, missing_outputs, Toolbox};
-use crate::agent::transcript::Transcript;
 use crate::interrupt::CellStopper;
 use crate::llm::{adapt, ChatResponse, Message, Role, ToolSpec};
 use crate::observation;
 use crate::outputs::sanity::Snapshot;
+use crate::record::{Event, MctsEnd, MctsNode, MessageEvent, ToolEvent, Transcript};
 use crate::sandbox::{Canceller, CellStatus, Finding, SandboxError, Session};
 use crate::util::{clip, write_json};
 
@@ -138,8 +138,8 @@ impl PlannerHost for Search<'_> {
         self.state.rounds
     }
 
-    fn record(&mut self, kind: &str, value: serde_json::Value) {
-        let _ = self.transcript.record(kind, value);
+    fn record(&mut self, event: Event) {
+        self.transcript.record(event);
     }
 
     fn event(&mut self, event: AgentEvent<'_>) {
@@ -186,19 +186,18 @@ impl Search<'_> {
                 .tool_calls
                 .iter()
                 .find_map(|c| tools::code_of(&c.function.name, &c.function.arguments));
-            self.record(
-                "message",
-                json!({
-                    "round": self.state.rounds,
-                    "agent": "mcts",
-                    "choice": i,
-                    "message": adapted.message,
-                    "usage": if i == 0 { json!(response.usage) } else { json!(null) },
-                    "llm_ms": took.as_millis() as u64,
-                    "repairs": adapted.repairs,
-                    "logprob": logprob,
-                }),
-            );
+            self.record(Event::Message(MessageEvent {
+                choice: Some(i),
+                usage: (i == 0).then_some(response.usage),
+                llm_ms: Some(took.as_millis() as u64),
+                repairs: Some(adapted.repairs.clone()),
+                logprob,
+                ..MessageEvent::of(
+                    Some(self.state.rounds),
+                    Some("mcts"),
+                    adapted.message.clone(),
+                )
+            }));
             if let Some(code) = code.filter(|c| !c.trim().is_empty()) {
                 found.push((code, logprob));
             }
@@ -336,10 +335,20 @@ pub fn run(
     } else {
         "uniform"
     };
-    search.record(
-        "mcts_end",
-        json!({ "best": best, "reward": tree.nodes[best].reward, "nodes": tree.nodes.len() - 1, "ran": ran, "failed": failed, "pruned": pruned, "repairs": repairs, "repairs_ran": repairs_ran, "rollouts": tree.rollouts(), "expansions": tree.expansions(), "prior": prior_kind, "stopped": stopped.as_ref().map(why) }),
-    );
+    search.record(Event::MctsEnd(MctsEnd {
+        best,
+        reward: tree.nodes[best].reward,
+        nodes: tree.nodes.len() - 1,
+        ran,
+        failed,
+        pruned,
+        repairs,
+        repairs_ran,
+        rollouts: tree.rollouts(),
+        expansions: tree.expansions(),
+        prior: prior_kind.into(),
+        stopped: stopped.as_ref().map(why),
+    }));
     if let Err(e) = write_json(&toolbox.out_dir.join("tree.json"), &tree) {
         tracing::warn!("tree.json not written: {e}");
     }
@@ -846,8 +855,10 @@ impl Grower<'_, '_, '_> {
             reward,
             took_ms: started.elapsed().as_millis() as u64,
         };
-        self.search
-            .record("mcts_rollout", json!({ "node": id, "rollout": record }));
+        self.search.record(Event::MctsRollout {
+            node: id,
+            rollout: serde_json::to_value(&record).unwrap_or_default(),
+        });
         self.tree.nodes[id].rollout = Some(record);
         if reward < 1.0 {
             return Ok(Some(reward));
@@ -915,10 +926,23 @@ impl Grower<'_, '_, '_> {
     /// Writes node `id` to the transcript (`reward` `None`: not run).
     fn record_node(&mut self, id: usize, reward: Option<f64>) {
         let node = &self.tree.nodes[id];
-        self.search.record(
-            "mcts_node",
-            json!({ "id": id, "parent": node.parent, "step": node.step, "origin": node.origin, "code": node.code, "state": node.state, "findings": node.findings, "observation": node.observation, "warnings": node.warnings, "told": node.told, "reward": reward, "visits": node.visits, "q": node.q, "prior": node.prior }),
-        );
+        let event = Event::MctsNode(MctsNode {
+            id,
+            parent: node.parent,
+            step: node.step,
+            origin: serde_json::to_value(&node.origin).unwrap_or_default(),
+            code: node.code.clone(),
+            state: serde_json::to_value(&node.state).unwrap_or_default(),
+            findings: serde_json::to_value(&node.findings).unwrap_or_default(),
+            observation: node.observation.clone(),
+            warnings: node.warnings.clone(),
+            told: node.told.clone(),
+            reward,
+            visits: node.visits,
+            q: node.q,
+            prior: node.prior,
+        });
+        self.search.record(event);
     }
 }
 
@@ -1115,20 +1139,18 @@ fn replay(
         // The chosen path's cells are the run's cells, recorded as the
         // other architectures record theirs (the code and process scores
         // read them).
-        search.record(
-            "tool",
-            json!({
-                "round": search.state.rounds,
-                "agent": "mcts",
-                "call_id": format!("node-{id}"),
-                "name": "execute_python",
-                "arguments": json!({ "code": code }).to_string(),
-                "status": format!("{:?}", outcome.status),
-                "tool_ms": took.as_millis() as u64,
-                "cell_us": outcome.result.duration_us,
-                "observation": observation::render(&outcome),
-            }),
-        );
+        search.record(Event::Tool(ToolEvent {
+            round: Some(search.state.rounds),
+            agent: Some("mcts".into()),
+            call_id: Some(format!("node-{id}")),
+            name: "execute_python".into(),
+            arguments: json!({ "code": code }).to_string(),
+            status: Some(format!("{:?}", outcome.status)),
+            tool_ms: Some(took.as_millis() as u64),
+            cell_us: Some(outcome.result.duration_us),
+            observation: Some(observation::render(&outcome)),
+            ..ToolEvent::default()
+        }));
         if outcome.status != CellStatus::Ok {
             return Err(format!(
                 "replaying the chosen path: node {id} failed this time: {}",

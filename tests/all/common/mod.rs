@@ -6,6 +6,7 @@
 pub mod browser;
 pub mod fake_llm;
 pub mod pty;
+pub mod records;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -203,10 +204,9 @@ pub fn call(name: &str, args: serde_json::Value) -> String {
     .to_string()
 }
 
-/// The events of a run's transcript.
+/// The events of a run's transcript (checked against its schema first).
 pub fn events(out: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(out.join("transcript.jsonl"))
-        .unwrap()
+    records::checked(&out.join("transcript.jsonl"))
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
