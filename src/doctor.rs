@@ -332,7 +332,7 @@ pub fn run(config: &SandboxConfig) -> Report {
     report
         .lines
         .push("model profiles (how each offers tools to its model)".into());
-    match crate::llm::config::ConfigFile::load(&crate::llm::config::config_path()) {
+    match crate::config::ConfigFile::load(&crate::config::config_path()) {
         Ok(file) => {
             report.ok(
                 "local",
@@ -341,7 +341,7 @@ pub fn run(config: &SandboxConfig) -> Report {
                     crate::llm::config::LOCAL_TOOL_MODE.name()
                 ),
             );
-            for (name, profile) in &file.profiles {
+            for (name, profile) in &file.backends.profiles {
                 report.ok(name, crate::llm::config::tool_mode_line(profile));
             }
         }

@@ -23,6 +23,7 @@ pub mod bench;
 pub mod beneath;
 pub mod card;
 pub mod chat;
+pub mod config;
 pub mod doctor;
 pub mod embed;
 pub mod environ;

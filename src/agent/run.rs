@@ -31,7 +31,7 @@ use crate::task::LoadedTask;
 use crate::util::write_atomic;
 
 /// The agent architecture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arch {
     /// Single-Agent ReAct.
     Single,
@@ -60,6 +60,15 @@ impl Arch {
         [Arch::Single, Arch::Dual, Arch::Mcts, Arch::None]
             .into_iter()
             .find(|a| a.name() == name)
+    }
+}
+
+impl std::str::FromStr for Arch {
+    type Err = String;
+
+    /// `single`, `dual`, `mcts` or `none` (the command line's `--arch`).
+    fn from_str(s: &str) -> Result<Arch, String> {
+        Arch::from_name(s).ok_or_else(|| format!("{s:?}: say single, dual, mcts or none"))
     }
 }
 

@@ -12,7 +12,7 @@ use crate::llm::Message;
 use crate::util::write_atomic;
 
 /// The agent architecture of a chat's turns.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatArch {
     /// ReAct: the model reasons, runs a cell, observes, until it answers.
@@ -33,6 +33,18 @@ impl ChatArch {
             ChatArch::Dual => "dual",
             ChatArch::Mcts => "mcts",
         }
+    }
+}
+
+impl std::str::FromStr for ChatArch {
+    type Err = String;
+
+    /// `single`, `dual` or `mcts`, in any case (`--arch`, `/arch`).
+    fn from_str(s: &str) -> Result<ChatArch, String> {
+        [ChatArch::Single, ChatArch::Dual, ChatArch::Mcts]
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("{s:?}: say single, dual or mcts"))
     }
 }
 

@@ -6,7 +6,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gisclaw::llm::config::{self, BackendChoice, ConfigFile};
+use gisclaw::config::{config_path, ConfigFile};
+use gisclaw::llm::config::{self, BackendChoice};
 use gisclaw::sandbox::{Layer, SandboxConfig, ServiceSettings};
 
 /// The live-model options of `solve` and `eval`.
@@ -93,11 +94,20 @@ impl LimitArgs {
     }
 }
 
+/// The config file, read once per command: every option group that needs
+/// it shares the one read (and its one error).
+pub fn config_file() -> Result<&'static ConfigFile, UsageError> {
+    static FILE: std::sync::OnceLock<Result<ConfigFile, String>> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| ConfigFile::load(&config_path()).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| UsageError(e.clone()))
+}
+
 /// What to set when no model is configured (`alternatives` ends the line).
 pub fn no_backend(alternatives: &str) -> UsageError {
     UsageError(format!(
         "no model backend: set OPENAI_API_KEY (and OPENAI_MODEL), or OPENAI_BASE_URL for a local OpenAI-compatible server, or OLLAMA_HOST (and OLLAMA_MODEL); or pass --backend/--model, a profile in {}, or {alternatives}",
-        config::config_path().display()
+        config_path().display()
     ))
 }
 
@@ -107,8 +117,8 @@ impl BackendArgs {
     /// (a local server is started here and lives as long as the returned
     /// config); `None` when none is configured.
     pub fn resolve_live(&self) -> Result<Option<config::LiveConfig>, UsageError> {
-        let path = config::config_path();
-        let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
+        let path = config_path();
+        let file = config_file()?;
         let choice = BackendChoice {
             // A GGUF file alone means the local backend.
             backend: self
@@ -119,7 +129,8 @@ impl BackendArgs {
             base_url: self.base_url.clone(),
             gguf: self.gguf.clone(),
         };
-        let live = config::resolve(&choice, &file, &path).map_err(|e| UsageError(e.to_string()))?;
+        let live = config::resolve(&choice, &file.backends, &path)
+            .map_err(|e| UsageError(e.to_string()))?;
         let Some(live) = live else { return Ok(None) };
         live.check_reachable()
             .map_err(|e| UsageError(e.to_string()))?;
@@ -229,8 +240,7 @@ impl SandboxArgs {
     /// The default sandbox settings with the layers the config file and
     /// these flags require.
     pub fn config(&self) -> Result<SandboxConfig, UsageError> {
-        let path = config::config_path();
-        let file = ConfigFile::load(&path).map_err(|e| UsageError(e.to_string()))?;
+        let file = config_file()?;
         let mut require = file.sandbox.require.clone();
         if let Some(names) = &self.require_confinement {
             let more = Layer::parse_list(names)
@@ -257,7 +267,7 @@ impl SandboxArgs {
                     if !(minutes.is_finite() && minutes > 0.0) {
                         return Err(UsageError(format!(
                             "{}: [sandbox] daemon_idle_minutes must be a positive number",
-                            path.display()
+                            config_path().display()
                         )));
                     }
                     Duration::from_secs_f64(minutes * 60.0)

@@ -32,7 +32,7 @@ pub struct SolveArgs {
     /// Agent architecture: single (ReAct), dual (plan/execute/replan),
     /// mcts (tree search over candidate codes per plan step) or none (the
     /// LLM alone: one generation, its code run once).
-    #[arg(long, value_enum, default_value = "single")]
+    #[arg(long, default_value = "single")]
     pub arch: Arch,
     /// Bounds of the tree search.
     #[command(flatten)]
@@ -84,7 +84,7 @@ pub struct SolveArgs {
     /// What `OUT/solution.ipynb` holds: the kept cells with their outputs
     /// (`cells`), every cell tried with the failed ones marked (`full`), or
     /// no notebook (`off`).
-    #[arg(long, value_enum, default_value_t = gisclaw::notebook::NotebookMode::Cells)]
+    #[arg(long, default_value = "cells")]
     pub notebook: gisclaw::notebook::NotebookMode,
     /// Do not re-run `solution.py`'s cells in a fresh session after a
     /// finished run to check that they remake the outputs (`reproduced`

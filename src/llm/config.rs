@@ -1,8 +1,8 @@
-//! Which live model to talk to: the config file's profiles, the standard
-//! environment variables, and command-line overrides, resolved into one
-//! [`LiveConfig`].
+//! Which live model to talk to: the config file's profiles
+//! ([`crate::config`] reads the file), the standard environment variables,
+//! and command-line overrides, resolved into one [`LiveConfig`].
 //!
-//! Config file: `$XDG_CONFIG_HOME/gisclaw/config.toml` (or `GISCLAW_CONFIG`):
+//! The file's backend part:
 //!
 //! ```toml
 //! default = "deepseek"            # profile used when --backend is not given
@@ -129,98 +129,24 @@ pub struct Profile {
     pub vision: Option<super::vision::Vision>,
 }
 
-/// The config file.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+/// The config file's model backends: its profiles, the default one and
+/// price overrides (the file itself is [`crate::config::ConfigFile`]).
+#[derive(Debug, Clone, Default)]
+pub struct Backends {
     /// Profile used when `--backend` is not given.
     pub default: Option<String>,
     /// Named backends.
-    #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
     /// Price overrides, USD per 1M tokens, by model name.
-    #[serde(default)]
     pub prices: BTreeMap<String, Price>,
-    /// Sandbox settings.
-    #[serde(default)]
-    pub sandbox: SandboxSection,
-}
-
-/// The config file's `[sandbox]` section.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SandboxSection {
-    /// Confinement layers every session must have in force (`all`, or
-    /// names such as `namespaces`, `landlock`, `seccomp`); a session that
-    /// cannot get one is refused.
-    #[serde(default, deserialize_with = "layers")]
-    pub require: Vec<crate::sandbox::Layer>,
-    /// Whether commands share the per-user sandbox service (a warm zygote
-    /// that outlives them; default true). `--no-daemon` turns it off for
-    /// one command.
-    pub daemon: Option<bool>,
-    /// Minutes the service stays without clients before it exits (default 10).
-    pub daemon_idle_minutes: Option<f64>,
-}
-
-/// Reads `require = [...]`, naming an unknown layer.
-fn layers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<crate::sandbox::Layer>, D::Error> {
-    let names = Vec::<String>::deserialize(d)?;
-    crate::sandbox::Layer::parse_list(&names).map_err(serde::de::Error::custom)
 }
 
 /// A configuration problem, said in one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The config file does not parse.
-    #[error("{file}:{line}: {message}")]
-    BadFile {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// What is wrong.
-        message: String,
-    },
     /// Something needed is not set.
     #[error("{0}")]
     Missing(String),
-}
-
-/// The config file's location.
-pub fn config_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("GISCLAW_CONFIG") {
-        return PathBuf::from(p);
-    }
-    crate::paths::config_dir().join("config.toml")
-}
-
-impl ConfigFile {
-    /// Reads `path`; a missing file is an empty config.
-    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
-            Err(e) => {
-                return Err(ConfigError::BadFile {
-                    file: path.display().to_string(),
-                    line: 0,
-                    message: format!("cannot read: {e}"),
-                })
-            }
-        };
-        toml::from_str(&text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-                .unwrap_or(0);
-            ConfigError::BadFile {
-                file: path.display().to_string(),
-                line,
-                message: e.message().trim().to_string(),
-            }
-        })
-    }
 }
 
 /// What the command line asked for.
@@ -408,7 +334,7 @@ pub fn environment_names_a_backend() -> Option<BackendKind> {
 /// `Ok(None)`: nothing names a live backend.
 pub fn resolve(
     choice: &BackendChoice,
-    file: &ConfigFile,
+    file: &Backends,
     file_path: &Path,
 ) -> Result<Option<LiveConfig>, ConfigError> {
     let (name, profile) = match choice.backend.as_deref().or(file.default.as_deref()) {
@@ -676,11 +602,11 @@ pub fn normalise_ollama_host(host: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
+    fn parse(text: &str) -> Result<Backends, crate::config::ConfigFileError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("config.toml");
         std::fs::write(&p, text).unwrap();
-        ConfigFile::load(&p)
+        crate::config::ConfigFile::load(&p).map(|f| f.backends)
     }
 
     #[test]
@@ -775,7 +701,7 @@ mod tests {
             gguf: Some("/m/other.gguf".into()),
             ..BackendChoice::default()
         };
-        let live = resolve(&choice, &ConfigFile::default(), path)
+        let live = resolve(&choice, &Backends::default(), path)
             .unwrap()
             .unwrap();
         assert_eq!(

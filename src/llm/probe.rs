@@ -232,7 +232,7 @@ fn fetch(url: &str, key: Option<&str>, timeout: Duration) -> Option<(u16, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::config::{resolve, BackendChoice, ConfigFile};
+    use crate::llm::config::{resolve, BackendChoice, Backends};
 
     fn config(kind: &str, model: &str) -> LiveConfig {
         let choice = BackendChoice {
@@ -243,7 +243,7 @@ mod tests {
         };
         resolve(
             &choice,
-            &ConfigFile::default(),
+            &Backends::default(),
             std::path::Path::new("none.toml"),
         )
         .unwrap()

@@ -18,7 +18,7 @@ use crate::record::{self, CellRecord, Event, RecordError, ToolEvent};
 use crate::util::write_atomic;
 
 /// Which cells a notebook keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NotebookMode {
     /// The cells the session kept (those of `solution.py`), in order.
     #[default]
@@ -28,6 +28,20 @@ pub enum NotebookMode {
     Full,
     /// No notebook.
     Off,
+}
+
+impl std::str::FromStr for NotebookMode {
+    type Err = String;
+
+    /// `cells`, `full` or `off` (the command line's `--notebook`).
+    fn from_str(s: &str) -> Result<NotebookMode, String> {
+        match s {
+            "cells" => Ok(NotebookMode::Cells),
+            "full" => Ok(NotebookMode::Full),
+            "off" => Ok(NotebookMode::Off),
+            other => Err(format!("{other:?}: say cells, full or off")),
+        }
+    }
 }
 
 /// Why a notebook could not be written.

@@ -16,6 +16,7 @@ mod codebleu_parity;
 mod context;
 mod decline;
 mod declines_suite;
+mod docs;
 mod embed_parity;
 mod eval;
 mod eval_cost;

@@ -213,7 +213,9 @@ async def scenario_cancel(session, ctx):
     assert waited < 30, f"the interrupted cell held the session for {waited:.1f} s"
     with open(os.path.join(ctx["workdir"], "transcript.jsonl"), encoding="utf-8") as fh:
         events = [json.loads(line) for line in fh]
-    endless = next(e for e in events if e.get("code", "").startswith("while True"))
+    # Each client call is a `tool` event, its code in the call's arguments.
+    code = lambda e: json.loads(e.get("arguments") or "{}").get("code", "")
+    endless = next(e for e in events if e.get("name") == "execute_python" and code(e).startswith("while True"))
     assert "KeyboardInterrupt" in endless["observation"], endless
     return {"after_cancel": "before 42", "seconds": round(waited, 1)}
 

@@ -261,7 +261,7 @@ fn arch(engine: &mut ChatEngine, rest: &str, style: &Style) -> Flow {
         );
         return Flow::Continue;
     }
-    match <ChatArch as clap::ValueEnum>::from_str(rest, true) {
+    match rest.parse::<ChatArch>() {
         Ok(arch) => {
             engine.saved.arch = arch;
             engine.save();

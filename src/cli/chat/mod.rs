@@ -41,7 +41,7 @@ pub struct ChatArgs {
     /// Agent architecture of the turns: single (ReAct), dual (plan, then
     /// a worker per step) or mcts (plan, then a tree search per step);
     /// `/arch` switches later. Default: single, or the resumed session's.
-    #[arg(long, value_enum)]
+    #[arg(long)]
     pub arch: Option<ChatArch>,
     /// The model backend.
     #[command(flatten)]
