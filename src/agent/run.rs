@@ -31,7 +31,8 @@ use crate::task::LoadedTask;
 use crate::util::write_atomic;
 
 /// The agent architecture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Arch {
     /// Single-Agent ReAct.
     Single,
@@ -60,6 +61,12 @@ impl Arch {
         [Arch::Single, Arch::Dual, Arch::Mcts, Arch::None]
             .into_iter()
             .find(|a| a.name() == name)
+    }
+}
+
+impl std::fmt::Display for Arch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

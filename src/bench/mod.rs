@@ -36,10 +36,13 @@ pub fn suite_tasks(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(tasks)
 }
 
-/// What kind of suite a folder holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What kind of suite a folder holds (as `eval.json`'s `kind` writes it:
+/// `tasks`, `steps`, `unit`, `geojs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SuiteKind {
     /// `*/task.yaml` tasks judged by their outputs (geoanalyst).
+    #[default]
     Tasks,
     /// `*/task.yaml` multi-step tasks with per-step checks (geocode).
     Steps,
@@ -50,6 +53,22 @@ pub enum SuiteKind {
 }
 
 impl SuiteKind {
+    /// Its name in `eval.json` and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            SuiteKind::Tasks => "tasks",
+            SuiteKind::Steps => "steps",
+            SuiteKind::Unit => "unit",
+            SuiteKind::Geojs => "geojs",
+        }
+    }
+
+    /// Whether its items are functions judged by their answers (a unit or
+    /// GeoJSEval suite).
+    pub fn function_level(self) -> bool {
+        matches!(self, SuiteKind::Unit | SuiteKind::Geojs)
+    }
+
     /// The kind of the suite at `dir` (a task file counts as its suite).
     pub fn of(dir: &Path) -> SuiteKind {
         if geojs::is_geojs_suite(dir) {

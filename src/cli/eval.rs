@@ -308,29 +308,29 @@ fn render(
     mixed_provenance: bool,
 ) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(weights).map_err(|e| UsageError(e.to_string()))?;
-    let no_html = |kind: &str| {
+    let no_html = |kind: SuiteKind| {
         UsageError(format!(
-            "eval report --html: {kind}-suite folders have report.md only; the HTML report covers task and function-level suites"
+            "eval report --html: {}-suite folders have report.md only; the HTML report covers task and function-level suites",
+            kind.name()
         ))
     };
-    let function_level = |kind: &str| kind == "unit" || kind == "geojs";
     // A unit or step eval folder has its own report; any other folder goes
     // to the task report (which says when it is not an eval folder).
     if let [dir] = dirs {
         if dir.join("eval.json").is_file() {
             let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
             let out = out.unwrap_or(dir);
-            if manifest.kind == "steps" || function_level(&manifest.kind) {
+            if manifest.kind != SuiteKind::Tasks {
                 std::fs::create_dir_all(out)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
             }
             let written = |e: std::io::Error| {
                 anyhow::anyhow!("writing the report into {}: {e}", out.display())
             };
-            if html && manifest.kind == "steps" {
-                return Err(no_html(&manifest.kind).into());
+            if html && manifest.kind == SuiteKind::Steps {
+                return Err(no_html(manifest.kind).into());
             }
-            if manifest.kind == "steps" {
+            if manifest.kind == SuiteKind::Steps {
                 let records =
                     step_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 print_step_summary(
@@ -340,14 +340,14 @@ fn render(
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            if function_level(&manifest.kind) {
+            if manifest.kind.function_level() {
                 let records =
                     unit_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 let summary = unit_report::write_report(
                     &records,
                     &manifest.backend,
                     manifest.temperature,
-                    &manifest.kind,
+                    manifest.kind.name(),
                     out,
                 )
                 .map_err(written)?;
@@ -355,7 +355,7 @@ fn render(
                     unit_report::write_html(out).map_err(written)?;
                     say_err!("gisclaw: page in {}", out.join("report.html").display());
                 }
-                print_unit_summary(&summary, out, &manifest.kind);
+                print_unit_summary(&summary, out, manifest.kind.name());
                 return Ok(ExitCode::SUCCESS);
             }
         }
@@ -372,25 +372,26 @@ fn render(
         })
         .collect::<Result<_, _>>()
         .map_err(|e| UsageError(e.to_string()))?;
-    let of_kind = |kind: &str| {
+    let of_kind = |kind: SuiteKind| {
         let n = manifests
             .iter()
             .filter(|m| m.as_ref().is_some_and(|m| m.kind == kind))
             .count();
         if n > 0 && n < dirs.len() {
+            let kind = kind.name();
             return Err(UsageError(format!(
                 "eval report: {kind}-suite folders can only be compared with other {kind}-suite folders"
             )));
         }
         Ok(n > 0)
     };
-    if html && of_kind("steps")? {
-        return Err(no_html("steps").into());
+    if html && of_kind(SuiteKind::Steps)? {
+        return Err(no_html(SuiteKind::Steps).into());
     }
-    if of_kind("steps")? {
+    if of_kind(SuiteKind::Steps)? {
         return compare_steps(dirs, manifests.into_iter().flatten().collect(), out);
     }
-    for kind in ["unit", "geojs"] {
+    for kind in [SuiteKind::Unit, SuiteKind::Geojs] {
         if of_kind(kind)? {
             return compare_units(dirs, manifests.into_iter().flatten().collect(), out, html);
         }
@@ -431,7 +432,7 @@ fn compare_steps(
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                alone: m.archs.iter().any(|a| a == "none"),
+                alone: m.archs.contains(&Arch::None),
                 gold_prefix: m.gold_prefix,
                 interventions: m.interventions,
                 backend: m.backend,
@@ -512,7 +513,11 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
         "{}: {cells} runs ({} task(s) × {} × {} run(s)){split}",
         dir.display(),
         m.tasks.len(),
-        m.archs.join("+"),
+        m.archs
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join("+"),
         m.runs
     );
     let left = |s: Option<f64>| s.map_or_else(|| "–".to_string(), human_duration);
@@ -616,7 +621,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         .iter()
         .flat_map(|(_, f)| f.cases.iter().map(|c| format!("{}/{}", f.library, c.id)))
         .collect();
-    let manifest = function_manifest(args, dir, tasks, &backend, &source, "unit");
+    let manifest = function_manifest(args, dir, tasks, &backend, &source, SuiteKind::Unit);
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let progress = Progress::new("cases");
@@ -627,7 +632,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         })
         .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    function_report(&out, &backend, &source, args.html, "unit")?;
+    function_report(&out, &backend, &source, args.html, SuiteKind::Unit)?;
     Ok(eval_exit(failed, "case(s)"))
 }
 
@@ -671,12 +676,12 @@ fn function_manifest(
     tasks: Vec<String>,
     backend: &str,
     source: &BackendSource,
-    kind: &str,
+    kind: SuiteKind,
 ) -> Manifest {
     // Function-level suites: the model and the software (the venv's lock
     // for the unit suite); the cases are the suite's files.
     let mut software = gisclaw::provenance::Software::build();
-    if kind == "unit" {
+    if kind == SuiteKind::Unit {
         if let Ok(config) = args.sandbox.config() {
             software.venv_lock = gisclaw::provenance::venv_lock(&config.venv);
         }
@@ -695,7 +700,7 @@ fn function_manifest(
         workflow: false,
         rag: false,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
-        kind: kind.into(),
+        kind,
         output_checks: false,
         vision_feedback: false,
         temperature: source.temperature(),
@@ -714,17 +719,18 @@ fn function_report(
     backend: &str,
     source: &BackendSource,
     html: bool,
-    kind: &str,
+    kind: SuiteKind,
 ) -> anyhow::Result<()> {
     let records = unit_report::load_records(out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = unit_report::write_report(&records, backend, source.temperature(), kind, out)
-        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    let summary =
+        unit_report::write_report(&records, backend, source.temperature(), kind.name(), out)
+            .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     if html {
         unit_report::write_html(out)
             .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
-    print_unit_summary(&summary, out, kind);
+    print_unit_summary(&summary, out, kind.name());
     Ok(())
 }
 
@@ -759,7 +765,7 @@ fn run_geojs(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         .tasks()
         .map(|(l, t)| format!("{}/{}", l.name(), t.id))
         .collect();
-    let manifest = function_manifest(args, dir, tasks, &backend, &source, "geojs");
+    let manifest = function_manifest(args, dir, tasks, &backend, &source, SuiteKind::Geojs);
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let mut config = JsConfig::installed()?;
     // GeoJSEval's threshold is 30 s; --cell-timeout may only lower it.
@@ -776,7 +782,7 @@ fn run_geojs(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         })
         .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    function_report(&out, &backend, &source, args.html, "geojs")?;
+    function_report(&out, &backend, &source, args.html, SuiteKind::Geojs)?;
     Ok(eval_exit(failed, "task(s)"))
 }
 
@@ -837,7 +843,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
         // The agent is the default (no arch recorded, as before modes).
         archs: if mode.alone {
-            vec!["none".into()]
+            vec![Arch::None]
         } else {
             Vec::new()
         },
@@ -846,7 +852,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         workflow: false,
         rag: args.rag,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
-        kind: "steps".into(),
+        kind: SuiteKind::Steps,
         output_checks: false,
         vision_feedback: false,
         temperature: source.temperature(),
@@ -1099,13 +1105,13 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let manifest = Manifest {
         suite: std::fs::canonicalize(&suite).unwrap_or(suite.clone()),
         tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
-        archs: archs.iter().map(|a| a.name().to_string()).collect(),
+        archs: archs.clone(),
         runs: args.runs,
         backend: source.describe(),
         workflow: !args.no_workflow,
         rag: args.rag,
         gisclaw: env!("CARGO_PKG_VERSION").to_string(),
-        kind: "tasks".into(),
+        kind: SuiteKind::Tasks,
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         temperature: source.temperature(),

@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 use super::record::RunRecord;
 use super::report::{EvalData, Weights};
 use super::runner::Manifest;
+use crate::bench::SuiteKind;
 use crate::llm::{Role, ToolCall};
 use crate::record::Event;
 
@@ -43,10 +44,10 @@ pub enum ExportError {
 /// Writes one log per architecture of `eval` into `out` (created), named
 /// `<created>_<task>_<id>.json` as inspect names its own; returns their paths.
 pub fn export(eval: &EvalData, weights: &Weights, out: &Path) -> Result<Vec<PathBuf>, ExportError> {
-    if eval.manifest.kind != "tasks" {
+    if eval.manifest.kind != SuiteKind::Tasks {
         return Err(ExportError::Kind(
             eval.dir.display().to_string(),
-            eval.manifest.kind.clone(),
+            eval.manifest.kind.name().to_string(),
         ));
     }
     let write_error = |path: &Path, source| ExportError::Write {
@@ -56,7 +57,7 @@ pub fn export(eval: &EvalData, weights: &Weights, out: &Path) -> Result<Vec<Path
     std::fs::create_dir_all(out).map_err(|e| write_error(out, e))?;
     let mut written = Vec::new();
     for arch in &eval.manifest.archs {
-        let log = log_of(eval, arch, weights);
+        let log = log_of(eval, arch.name(), weights);
         let created = log["eval"]["created"].as_str().unwrap_or_default();
         // inspect lists a log only under a name that starts with its
         // timestamp, and reads the task from the name's second `_` part.

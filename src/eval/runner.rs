@@ -39,6 +39,7 @@ use crate::agent::run::{run_task, sandbox_limits, Arch, RunOptions};
 use crate::agent::single::AgentLimits;
 use crate::bench::data;
 use crate::bench::verify::{self, gold_dual_messages, gold_mcts_messages, gold_messages};
+use crate::bench::SuiteKind;
 use crate::embed::Embedder;
 use crate::llm::config::LiveConfig;
 use crate::llm::replay::ReplayBackend;
@@ -167,8 +168,8 @@ pub struct Manifest {
     pub suite: PathBuf,
     /// Task ids, in order.
     pub tasks: Vec<String>,
-    /// `single` and/or `dual`.
-    pub archs: Vec<String>,
+    /// The architectures, in order.
+    pub archs: Vec<Arch>,
     /// Runs per task and arch.
     pub runs: usize,
     /// The backend's description.
@@ -180,9 +181,9 @@ pub struct Manifest {
     pub rag: bool,
     /// The gisclaw version that started it.
     pub gisclaw: String,
-    /// `tasks` (default), `unit` or `steps`: which report the folder gets.
-    #[serde(default = "tasks_kind")]
-    pub kind: String,
+    /// The suite's kind (`tasks` by default): which report the folder gets.
+    #[serde(default)]
+    pub kind: SuiteKind,
     /// Whether the runs had output checks (`--no-output-checks` clears it).
     #[serde(default = "yes")]
     pub output_checks: bool,
@@ -219,10 +220,6 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-fn tasks_kind() -> String {
-    "tasks".into()
-}
-
 fn yes() -> bool {
     true
 }
@@ -255,8 +252,8 @@ impl Manifest {
     pub fn condition(&self) -> String {
         let defaults = [true, false, true, true, false];
         let mut label = self.backend.clone();
-        if self.kind == "steps" {
-            if self.archs.iter().any(|a| a == "none") {
+        if self.kind == SuiteKind::Steps {
+            if self.archs.contains(&Arch::None) {
                 label.push_str(" · LLM alone");
             }
             if self.rag {
@@ -270,7 +267,7 @@ impl Manifest {
             }
             return label;
         }
-        if self.kind != "tasks" {
+        if self.kind != SuiteKind::Tasks {
             return label;
         }
         for ((name, on), default) in ABLATIONS.iter().zip(self.ablations()).zip(defaults) {
@@ -283,7 +280,8 @@ impl Manifest {
 
     /// Every (task, arch, run) of the eval, in order.
     pub fn cells(&self) -> Vec<shard::Cell> {
-        shard::cells(&self.tasks, &self.archs, self.runs)
+        let archs: Vec<String> = self.archs.iter().map(|a| a.name().to_string()).collect();
+        shard::cells(&self.tasks, &archs, self.runs)
     }
 
     /// The cells `shard` owns per the folder's plan (every cell when the
@@ -766,11 +764,7 @@ pub fn run_eval(
     // the shard that made it), so each cell has exactly one owner.
     let stored = Manifest::read(&options.out)?;
     let mine: BTreeSet<shard::Cell> = stored.cells_of(options.shard).into_iter().collect();
-    let archs: Vec<Arch> = manifest
-        .archs
-        .iter()
-        .map(|a| Arch::from_name(a).unwrap_or(Arch::Single))
-        .collect();
+    let archs: Vec<Arch> = manifest.archs.clone();
     let records = records_dir(&options.out);
     let items = (0..tasks.len()).flat_map(|t| {
         archs

@@ -72,12 +72,12 @@ pub struct EvalStatus {
 /// Reads the progress of the eval in `out` as of `now`.
 pub fn status(out: &Path, now: SystemTime) -> Result<EvalStatus, EvalError> {
     let manifest = Manifest::read(out)?;
-    if manifest.kind != "tasks" {
+    if manifest.kind != crate::bench::SuiteKind::Tasks {
         return Err(EvalError::Folder {
             path: out.join("eval.json").display().to_string(),
             message: format!(
                 "a {} suite's eval: `eval status` follows task-suite evals",
-                manifest.kind
+                manifest.kind.name()
             ),
         });
     }

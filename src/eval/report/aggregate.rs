@@ -9,6 +9,7 @@ use super::model::{
     Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, RefusalSummary, Report,
     RunVariance, SearchSummary, Sweep, TaskCell, TaskLine, Weights, WIDE_SPAN,
 };
+use crate::bench::SuiteKind;
 use crate::eval::errors::ErrorType;
 use crate::eval::record::RunRecord;
 use crate::eval::runner::ABLATIONS;
@@ -291,7 +292,10 @@ fn ablations(evals: &[EvalData], weights: &Weights) -> Vec<Ablation> {
     for (i, a) in evals.iter().enumerate() {
         for b in &evals[i + 1..] {
             let (ma, mb) = (&a.manifest, &b.manifest);
-            if ma.kind != "tasks" || mb.kind != "tasks" || ma.backend != mb.backend {
+            if ma.kind != SuiteKind::Tasks
+                || mb.kind != SuiteKind::Tasks
+                || ma.backend != mb.backend
+            {
                 continue;
             }
             let differing: Vec<usize> = (0..ABLATIONS.len())
@@ -299,7 +303,12 @@ fn ablations(evals: &[EvalData], weights: &Weights) -> Vec<Ablation> {
                 .collect();
             let [flag] = differing[..] else { continue };
             let (with, without) = if ma.ablations()[flag] { (a, b) } else { (b, a) };
-            for arch in ma.archs.iter().filter(|x| mb.archs.contains(x)) {
+            for arch in ma
+                .archs
+                .iter()
+                .filter(|x| mb.archs.contains(x))
+                .map(|a| a.name())
+            {
                 let (w, wo) = (
                     task_scores(with, arch, weights),
                     task_scores(without, arch, weights),
@@ -326,7 +335,7 @@ fn ablations(evals: &[EvalData], weights: &Weights) -> Vec<Ablation> {
                 };
                 out.push(Ablation {
                     flag: ABLATIONS[flag].to_string(),
-                    arch: arch.clone(),
+                    arch: arch.to_string(),
                     with: side(with, paired.iter().map(|p| p.0).collect()),
                     without: side(without, paired.iter().map(|p| p.1).collect()),
                     n: paired.len(),
@@ -368,14 +377,13 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
             }
         }
         let backend = &eval.manifest.condition();
-        for arch in &eval.manifest.archs {
-            let records: Vec<&RunRecord> =
-                eval.records.iter().filter(|r| &r.arch == arch).collect();
+        for arch in eval.manifest.archs.iter().map(|a| a.name()) {
+            let records: Vec<&RunRecord> = eval.records.iter().filter(|r| r.arch == arch).collect();
             if records.is_empty() {
                 continue;
             }
             let mut cell = summarise(backend, arch, &records, &eval.gold_calls, &weights);
-            let failed = eval.failures.iter().filter(|f| &f.arch == arch).count();
+            let failed = eval.failures.iter().filter(|f| f.arch == arch).count();
             if failed > 0 {
                 cell.run_errors
                     .insert(ErrorType::Infrastructure.name().to_string(), failed);

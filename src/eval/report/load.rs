@@ -62,7 +62,7 @@ impl EvalData {
             gold_problems.insert(task.clone(), problems);
             for arch in &manifest.archs {
                 for run in 1..=manifest.runs {
-                    let name = RunRecord::file_name(task, arch, run);
+                    let name = RunRecord::file_name(task, arch.name(), run);
                     let path = records_dir(dir).join(&name);
                     let failure = runner::failures_dir(dir).join(&name);
                     if path.is_file() {

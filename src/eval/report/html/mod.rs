@@ -121,7 +121,7 @@ fn runs_of<'a>(report: &Report, evals: &'a [EvalData]) -> Vec<Run<'a>> {
     let mut runs = Vec::new();
     for (i, eval) in evals.iter().enumerate() {
         for arch in &eval.manifest.archs {
-            for r in eval.records.iter().filter(|r| &r.arch == arch) {
+            for r in eval.records.iter().filter(|r| r.arch == arch.name()) {
                 runs.push(Run {
                     key: format!("{i}.{}.{}.{}", key(&r.task), key(&r.arch), r.run),
                     task_key: key(&r.task),
