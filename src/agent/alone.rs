@@ -11,6 +11,7 @@ use super::converse::{AgentLimits, AgentOutcome, Ending, Plain, RunState};
 use super::events::{AgentEvent, Events};
 use super::tools::{missing_outputs, Toolbox};
 use crate::llm::adapt::fenced_code;
+use crate::llm::EXECUTE_PYTHON;
 use crate::llm::{ChatBackend, Message, Role};
 use crate::record::{CellRecord, MessageEvent, ToolEvent, Transcript};
 use crate::sandbox::{CellStatus, SandboxError};
@@ -89,7 +90,7 @@ pub fn run(
     let ok = outcome.status == CellStatus::Ok;
     (events)(AgentEvent::Observation {
         round,
-        name: "execute_python",
+        name: EXECUTE_PYTHON,
         code: Some(&code),
         text: &text,
         ok,
@@ -99,7 +100,7 @@ pub fn run(
     transcript.record(ToolEvent {
         round: Some(round),
         call_id: Some("alone".into()),
-        name: "execute_python".into(),
+        name: EXECUTE_PYTHON.into(),
         arguments: serde_json::json!({ "code": code }).to_string(),
         status: Some(status.clone()),
         tool_ms: Some(seconds.as_millis() as u64),

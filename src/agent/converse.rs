@@ -14,6 +14,7 @@ use super::memory::ErrorMemory;
 use super::plan::FailedOperation;
 use super::tools::{self, Toolbox};
 use crate::llm::window::ContextWindow;
+use crate::llm::EXECUTE_PYTHON;
 use crate::llm::{
     adapt, tokens, ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage,
 };
@@ -783,7 +784,7 @@ pub fn converse(
                         code: code.as_deref(),
                         arguments,
                     });
-                    if name == "execute_python" {
+                    if name == EXECUTE_PYTHON {
                         (turn.events)(AgentEvent::CellRunning);
                     }
                     let warning = code.as_deref().and_then(|c| state.guard.warning(c));

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::summary::output_status;
 use crate::knowledge::search::WrongApi;
 use crate::llm::ToolSpec;
+use crate::llm::EXECUTE_PYTHON;
 use crate::observation;
 use crate::outputs::sanity::{OutputChecks, Snapshot};
 use crate::sandbox::{CellOutcome, CellStatus, SandboxError, Session};
@@ -107,7 +108,7 @@ pub struct ListFilesArgs {}
 /// The code of an `execute_python` call (`None` for other tools, or
 /// arguments that do not parse).
 pub fn code_of(name: &str, arguments: &str) -> Option<String> {
-    (name == "execute_python")
+    (name == EXECUTE_PYTHON)
         .then(|| serde_json::from_str::<ExecuteArgs>(arguments).ok())
         .flatten()
         .map(|a| a.code)
@@ -161,7 +162,7 @@ pub fn specs() -> Vec<ToolSpec> {
             parameters: schema::<InspectArgs>(),
         },
         ToolSpec {
-            name: "execute_python".into(),
+            name: EXECUTE_PYTHON.into(),
             description: "Run Python in the persistent GIS sandbox; returns stdout, errors and new variables.".into(),
             parameters: schema::<ExecuteArgs>(),
         },
@@ -279,7 +280,7 @@ impl Toolbox<'_> {
     /// only a failing sandbox is an `Err`.
     pub fn call(&mut self, name: &str, arguments: &str) -> Result<ToolResult, SandboxError> {
         match name {
-            "execute_python" => match serde_json::from_str::<ExecuteArgs>(arguments) {
+            EXECUTE_PYTHON => match serde_json::from_str::<ExecuteArgs>(arguments) {
                 Ok(args) => {
                     let pred = self.out_dir.join("pred_results");
                     let (outcome, written) = self.execute_watching(&args.code)?;

@@ -18,6 +18,7 @@ use crate::agent::solution::split_cells;
 
 use crate::card;
 use crate::llm::replay::ReplayBackend;
+use crate::llm::EXECUTE_PYTHON;
 use crate::llm::{Message, ToolCall};
 use crate::observation;
 use crate::outputs::{self, OutputCheck};
@@ -111,7 +112,7 @@ pub fn gold_messages(task_id: &str, source: &str) -> Vec<Message> {
                 "Gold solution of {task_id}, cell {} of {n}.",
                 i + 1
             )),
-            tool_calls: vec![call(i + 1, "execute_python", json!({ "code": code }))],
+            tool_calls: vec![call(i + 1, EXECUTE_PYTHON, json!({ "code": code }))],
             ..Message::default()
         })
         .collect();
@@ -173,7 +174,7 @@ pub fn gold_dual_messages(task_id: &str, source: &str) -> Vec<Message> {
                 content: Some(format!("Gold step {}, cell {}.", s + 1, c + 1)),
                 tool_calls: vec![call(
                     format!("gold_{}_{}", s + 1, c + 1),
-                    "execute_python",
+                    EXECUTE_PYTHON,
                     json!({ "code": code }),
                 )],
                 ..Message::default()
@@ -220,7 +221,7 @@ pub fn gold_mcts_messages(
                 content: Some(format!("Gold step {}.", s + 1)),
                 tool_calls: vec![ToolCall::function(
                     format!("gold_{}_{k}", s + 1),
-                    "execute_python",
+                    EXECUTE_PYTHON,
                     json!({ "code": code }).to_string(),
                 )],
                 ..Message::default()
@@ -239,7 +240,7 @@ pub fn gold_mcts_messages(
                 content: Some("Gold rollout.".to_string()),
                 tool_calls: vec![ToolCall::function(
                     "gold_rollout",
-                    "execute_python",
+                    EXECUTE_PYTHON,
                     json!({ "code": rest.join("\n") }).to_string(),
                 )],
                 ..Message::default()

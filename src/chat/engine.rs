@@ -26,6 +26,7 @@ use crate::agent::{prompt, solution};
 use crate::interrupt::CellStopper;
 use crate::llm::config::LiveConfig;
 use crate::llm::tokens::Price;
+use crate::llm::EXECUTE_PYTHON;
 use crate::llm::{ChatBackend, ChatResponse, LlmError, Message, Role, ToolSpec, Usage};
 use crate::outputs::sanity::OutputChecks;
 use crate::record::{Event, MessageEvent, Start, Transcript, UserCell};
@@ -569,7 +570,7 @@ impl ChatEngine {
                 false,
                 self.interrupt,
             );
-            run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)?
+            run_tool(&mut toolbox, &mut self.memory, EXECUTE_PYTHON, &arguments)?
         };
         let ok = run
             .cell
@@ -579,7 +580,7 @@ impl ChatEngine {
         let text = run.text;
         ev(AgentEvent::Observation {
             round: 0,
-            name: "execute_python",
+            name: EXECUTE_PYTHON,
             code: Some(code),
             text: &text,
             ok,

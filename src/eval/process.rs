@@ -19,6 +19,7 @@ use std::path::Path;
 
 use crate::embed::{cosine, EmbedError, Embedder};
 use crate::llm::Role;
+use crate::llm::EXECUTE_PYTHON;
 use crate::record::{self, Event, RecordError};
 
 /// Characters of each observation kept in a cleaned log.
@@ -34,7 +35,7 @@ pub fn cleaned_log(path: &Path, reasoning: bool) -> Result<String, RecordError> 
                 push_block(&mut log, m.message.content.as_deref().unwrap_or(""));
             }
             Event::Tool(tool) => {
-                if tool.name == "execute_python" {
+                if tool.name == EXECUTE_PYTHON {
                     let code = tool.code().unwrap_or_else(|| tool.arguments.clone());
                     push_block(&mut log, &code);
                 } else {

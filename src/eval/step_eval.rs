@@ -47,6 +47,7 @@ use crate::bench::labels::Labels;
 use crate::bench::steps::{complete_at_1, run_check, LoadedStepTask};
 use crate::eval::api::called_functions;
 use crate::llm::replay::ReplayBackend;
+use crate::llm::EXECUTE_PYTHON;
 use crate::llm::{ChatBackend, Message, Role, ToolCall};
 use crate::record::{Check, End, Event, MessageEvent, Start, StepStart, ToolEvent, Transcript};
 use crate::sandbox::{Session, Zygote};
@@ -76,7 +77,7 @@ pub fn gold_step_messages(task: &LoadedStepTask) -> Vec<Message> {
                     content: Some(format!("Gold cell of step {}.", i + 1)),
                     tool_calls: vec![call(
                         format!("gold_{}", i + 1),
-                        "execute_python",
+                        EXECUTE_PYTHON,
                         json!({ "code": cell }),
                     )],
                     ..Message::default()
@@ -210,7 +211,7 @@ fn step_code(messages: &[Message], alone: bool) -> String {
         for call in m
             .tool_calls
             .iter()
-            .filter(|c| c.function.name == "execute_python")
+            .filter(|c| c.function.name == EXECUTE_PYTHON)
         {
             if let Some(cell) = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
                 .ok()
@@ -334,7 +335,7 @@ fn answer_alone(
     let status = format!("{:?}", outcome.status);
     transcript.record(ToolEvent {
         round: Some(state.rounds),
-        name: "execute_python".into(),
+        name: EXECUTE_PYTHON.into(),
         arguments: json!({ "code": code }).to_string(),
         status: Some(status.clone()),
         observation: Some(observation.clone()),

@@ -11,6 +11,7 @@
 
 use serde_json::{json, Value};
 
+use super::EXECUTE_PYTHON;
 use super::{Message, ToolCall};
 
 /// A tool call whose arguments could not be made into a JSON object.
@@ -146,7 +147,7 @@ pub fn adapt(message: Message, round: usize) -> Adapted {
             .or_else(|| {
                 fenced_code(&text).map(|code| {
                     (
-                        "execute_python".into(),
+                        EXECUTE_PYTHON.into(),
                         json!({ "code": code }),
                         "ran fenced code as execute_python",
                     )
@@ -185,7 +186,7 @@ pub fn adapt(message: Message, round: usize) -> Adapted {
             Some(Value::Object(_)) => {}
             _ => {
                 let repaired = repair_json(args).filter(Value::is_object).or_else(|| {
-                    (call.function.name == "execute_python" && !args.starts_with('{')).then(
+                    (call.function.name == EXECUTE_PYTHON && !args.starts_with('{')).then(
                         || json!({ "code": fenced_code(args).unwrap_or_else(|| args.to_string()) }),
                     )
                 });

@@ -15,6 +15,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::EXECUTE_PYTHON;
 use super::{Message, Role, ToolCall, ToolSpec};
 
 /// Most characters of the thought before the action.
@@ -74,7 +75,7 @@ fn answer_spec() -> ToolSpec {
 /// not), and [`ANSWER`] where a conversation ends with an answer.
 fn actions(tools: &[ToolSpec]) -> Vec<ToolSpec> {
     let mut all = tools.to_vec();
-    all.sort_by_key(|t| t.name != "execute_python");
+    all.sort_by_key(|t| t.name != EXECUTE_PYTHON);
     if answers(tools) {
         all.push(answer_spec());
     }
@@ -104,7 +105,7 @@ pub fn next_action_schema(messages: &[Message], tools: &[ToolSpec], max_chars: u
     }
     if !acted {
         skip.push("step_done");
-        if tools.iter().any(|t| t.name == "execute_python") {
+        if tools.iter().any(|t| t.name == EXECUTE_PYTHON) {
             skip.push("decline");
         }
     }

@@ -24,6 +24,10 @@ pub mod window;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The name of gisclaw's main tool, the one that runs a cell of Python in
+/// the sandbox (every other module names it through this).
+pub const EXECUTE_PYTHON: &str = "execute_python";
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

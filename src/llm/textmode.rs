@@ -4,6 +4,7 @@
 //! results come back as `Observation:` user messages. The model's replies
 //! are read back into tool calls by [`super::adapt`].
 
+use super::EXECUTE_PYTHON;
 use super::{Message, Role, ToolSpec};
 
 /// The protocol note appended to the system message.
@@ -27,7 +28,7 @@ fn protocol(tools: &[ToolSpec]) -> String {
 
 /// Renders one earlier tool call as text-protocol lines.
 fn action_text(name: &str, arguments: &str) -> String {
-    if name == "execute_python" {
+    if name == EXECUTE_PYTHON {
         let code = serde_json::from_str::<serde_json::Value>(arguments)
             .ok()
             .and_then(|v| v.get("code").and_then(|c| c.as_str()).map(str::to_string))

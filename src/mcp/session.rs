@@ -13,6 +13,7 @@ use crate::agent::memory::ErrorMemory;
 use crate::agent::run::session_folders;
 use crate::agent::tools::Toolbox;
 use crate::knowledge::Library;
+use crate::llm::EXECUTE_PYTHON;
 use crate::outputs::sanity::OutputChecks;
 use crate::record::{Start, ToolEvent, Transcript};
 use crate::sandbox::{
@@ -202,7 +203,7 @@ impl ClientSession {
             checks: self.checks.clone(),
             vision: true,
         };
-        let run = run_tool(&mut toolbox, &mut self.memory, "execute_python", &arguments)?;
+        let run = run_tool(&mut toolbox, &mut self.memory, EXECUTE_PYTHON, &arguments)?;
         let ok = run
             .cell
             .as_ref()
@@ -213,7 +214,7 @@ impl ClientSession {
             ok: Some(ok),
             observation: Some(run.text.clone()),
             cell: run.cell_record(),
-            ..ToolEvent::named("execute_python")
+            ..ToolEvent::named(EXECUTE_PYTHON)
         });
         Ok(Executed {
             text: run.text,

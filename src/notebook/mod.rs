@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::llm::Role;
 use crate::record::{self, CellRecord, Event, RecordError, ToolEvent};
 
+use crate::llm::EXECUTE_PYTHON;
 use crate::util::write_atomic;
 
 /// Which cells a notebook keeps.
@@ -187,7 +188,7 @@ pub fn items_of(events: &[Event]) -> Vec<Item> {
                     }
                     continue;
                 }
-                if tool.name != "execute_python" {
+                if tool.name != EXECUTE_PYTHON {
                     continue;
                 }
                 if let Some(cell) = tool_cell(tool, std::mem::take(&mut reasoning)) {

@@ -16,6 +16,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::llm::EXECUTE_PYTHON;
 pub use event::{
     CellError, CellRecord, Check, CompactionEvent, End, Event, MctsEnd, MctsNode, MessageEvent,
     Replan, Reproduction, Retrieval, Start, StepStart, ToolEvent, UserCell,
@@ -234,7 +235,7 @@ pub fn cells(path: &Path) -> Result<Vec<CellEvent>, RecordError> {
     Ok(read_events(path)?
         .into_iter()
         .filter_map(|event| match event {
-            Event::Tool(tool) if tool.name == "execute_python" => Some(CellEvent {
+            Event::Tool(tool) if tool.name == EXECUTE_PYTHON => Some(CellEvent {
                 code: tool.code().unwrap_or_default(),
                 call_id: tool.call_id.unwrap_or_else(|| "?".into()),
                 status: tool.status.unwrap_or_else(|| "?".into()),

@@ -39,6 +39,7 @@ use crate::agent::plan::{planner_prompt, step_brief, Plan, PLAN_STEPS};
 use crate::agent::plan_run::{ask_for_plan, PlannerHost};
 use crate::agent::tools::{self, missing_outputs, Toolbox};
 use crate::interrupt::CellStopper;
+use crate::llm::EXECUTE_PYTHON;
 use crate::llm::{adapt, ChatResponse, Message, Role, ToolSpec};
 use crate::observation;
 use crate::outputs::sanity::Snapshot;
@@ -218,9 +219,9 @@ impl Search<'_> {
 fn execute_spec() -> ToolSpec {
     tools::specs()
         .into_iter()
-        .find(|s| s.name == "execute_python")
+        .find(|s| s.name == EXECUTE_PYTHON)
         .unwrap_or_else(|| ToolSpec {
-            name: "execute_python".into(),
+            name: EXECUTE_PYTHON.into(),
             description: "Run Python code in the persistent sandbox.".into(),
             parameters: json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}),
         })
@@ -692,7 +693,7 @@ impl Grower<'_, '_, '_> {
         }
         self.search.event(AgentEvent::Observation {
             round: self.search.state.rounds,
-            name: "execute_python",
+            name: EXECUTE_PYTHON,
             code: Some(&code),
             text: &text,
             ok,
@@ -1143,7 +1144,7 @@ fn replay(
             round: Some(search.state.rounds),
             agent: Some("mcts".into()),
             call_id: Some(format!("node-{id}")),
-            name: "execute_python".into(),
+            name: EXECUTE_PYTHON.into(),
             arguments: json!({ "code": code }).to_string(),
             status: Some(format!("{:?}", outcome.status)),
             tool_ms: Some(took.as_millis() as u64),
