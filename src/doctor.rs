@@ -133,6 +133,42 @@ pub fn run(config: &SandboxConfig) -> Report {
         .lines
         .push(format!("gisclaw {}", env!("CARGO_PKG_VERSION")));
     report.lines.push("sandbox".into());
+    check_install(&mut report, config);
+    let info = if report.problems == 0 {
+        match probe(config) {
+            Ok(info) => Some(info),
+            Err(err) => {
+                report.missing("python stack", format!("{err} (fix: `{FIX}`)"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(info) = &info {
+        check_stack(&mut report, config, info);
+        check_confinement(&mut report, config, info);
+    }
+    check_gdal_and_eval(&mut report);
+    check_js(&mut report);
+    check_local_model(&mut report);
+    check_profiles(&mut report);
+    let mut summary = String::new();
+    if report.problems == 0 {
+        let _ = write!(summary, "all good");
+    } else {
+        let _ = write!(
+            summary,
+            "{} problem(s); `{FIX}` fixes them",
+            report.problems
+        );
+    }
+    report.lines.push(summary);
+    report
+}
+
+/// The worker binary and the Python environment.
+fn check_install(report: &mut Report, config: &SandboxConfig) {
     if config.worker.is_file() {
         let how = if std::env::var_os("GISCLAW_WORKER").is_some() {
             "GISCLAW_WORKER"
@@ -163,94 +199,93 @@ pub fn run(config: &SandboxConfig) -> Report {
             ),
         );
     }
-    let info = if report.problems == 0 {
-        match probe(config) {
-            Ok(info) => Some(info),
-            Err(err) => {
-                report.missing("python stack", format!("{err} (fix: `{FIX}`)"));
-                None
-            }
-        }
-    } else {
-        None
-    };
-    if let Some(info) = &info {
-        report.ok(
-            "python",
-            format!("{} ({})", info.python_version, info.executable),
-        );
-        report.ok(
-            "stack import",
-            format!(
-                "{:.1} s for {} modules",
-                info.import_seconds,
-                info.preloaded.len()
-            ),
-        );
-        report.ok("sandbox service", service_state(config));
-        report.lines.push("libraries".into());
-        for name in REQUIRED_PACKAGES {
-            match info
-                .packages
-                .iter()
-                .find(|p| p.name.eq_ignore_ascii_case(name))
-            {
-                Some(p) => report.ok(name, &p.version),
-                None => report.missing(name, format!("not installed: run `{FIX}`")),
-            }
-        }
-        for failure in &info.import_failures {
-            report.missing(
-                &failure.module,
-                format!(
-                    "installed but fails to import: {} (fix: `{FIX}`)",
-                    failure.error
-                ),
-            );
-        }
-        report.lines.push("confinement".into());
-        match &info.namespace_error {
-            None => report.ok(
-                "namespaces",
-                "user, mount, PID and IPC namespaces per session: a minimal filesystem view, no other process visible, all of a session's processes end with it",
-            ),
-            Some(why) => report.warn(
-                "namespaces",
-                format!("unavailable ({why}): sessions fall back to Landlock, seccomp and a process group; other processes of this user stay visible where Landlock is missing"),
-            ),
-        }
-        match info.landlock_abi {
-            Some(abi) => report.ok(
-                "filesystem",
-                format!("Landlock ABI {abi}: reads limited to the system, the Python environment, the data and the session's folders; writes to the work dir, outputs and a private tmp"),
-            ),
-            None => report.warn(
-                "filesystem",
-                "no Landlock in this kernel: without namespaces, sessions can read and write anywhere the user can (needs Linux ≥ 5.13 with Landlock enabled)",
-            ),
-        }
-        if info.seccomp {
-            report.ok(
-                "system calls",
-                "seccomp: no sockets, ptrace, new namespaces, mounts or new sessions",
-            );
-        } else {
-            report.warn(
-                "system calls",
-                "no seccomp in this kernel: sessions can open network sockets",
-            );
-        }
-        if !config.require.is_empty() {
-            let names: Vec<&str> = config.require.iter().map(|l| l.name()).collect();
-            report.ok(
-                "required",
-                format!(
-                    "{} (`[sandbox] require`): a session without them is refused",
-                    names.join(", ")
-                ),
-            );
+}
+
+/// The sandbox's Python, its import time, the service and each library.
+fn check_stack(report: &mut Report, config: &SandboxConfig, info: &WorkerInfo) {
+    report.ok(
+        "python",
+        format!("{} ({})", info.python_version, info.executable),
+    );
+    report.ok(
+        "stack import",
+        format!(
+            "{:.1} s for {} modules",
+            info.import_seconds,
+            info.preloaded.len()
+        ),
+    );
+    report.ok("sandbox service", service_state(config));
+    report.lines.push("libraries".into());
+    for name in REQUIRED_PACKAGES {
+        match info
+            .packages
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+        {
+            Some(p) => report.ok(name, &p.version),
+            None => report.missing(name, format!("not installed: run `{FIX}`")),
         }
     }
+    for failure in &info.import_failures {
+        report.missing(
+            &failure.module,
+            format!(
+                "installed but fails to import: {} (fix: `{FIX}`)",
+                failure.error
+            ),
+        );
+    }
+}
+
+/// The confinement layers the worker found.
+fn check_confinement(report: &mut Report, config: &SandboxConfig, info: &WorkerInfo) {
+    report.lines.push("confinement".into());
+    match &info.namespace_error {
+        None => report.ok(
+            "namespaces",
+            "user, mount, PID and IPC namespaces per session: a minimal filesystem view, no other process visible, all of a session's processes end with it",
+        ),
+        Some(why) => report.warn(
+            "namespaces",
+            format!("unavailable ({why}): sessions fall back to Landlock, seccomp and a process group; other processes of this user stay visible where Landlock is missing"),
+        ),
+    }
+    match info.landlock_abi {
+        Some(abi) => report.ok(
+            "filesystem",
+            format!("Landlock ABI {abi}: reads limited to the system, the Python environment, the data and the session's folders; writes to the work dir, outputs and a private tmp"),
+        ),
+        None => report.warn(
+            "filesystem",
+            "no Landlock in this kernel: without namespaces, sessions can read and write anywhere the user can (needs Linux ≥ 5.13 with Landlock enabled)",
+        ),
+    }
+    if info.seccomp {
+        report.ok(
+            "system calls",
+            "seccomp: no sockets, ptrace, new namespaces, mounts or new sessions",
+        );
+    } else {
+        report.warn(
+            "system calls",
+            "no seccomp in this kernel: sessions can open network sockets",
+        );
+    }
+    if !config.require.is_empty() {
+        let names: Vec<&str> = config.require.iter().map(|l| l.name()).collect();
+        report.ok(
+            "required",
+            format!(
+                "{} (`[sandbox] require`): a session without them is refused",
+                names.join(", ")
+            ),
+        );
+    }
+}
+
+/// The host's GDAL (for the card) and the embedding model (for eval).
+fn check_gdal_and_eval(report: &mut Report) {
     report.lines.push("native GIS (for the schema card)".into());
     match Command::new("gdal-config").arg("--version").output() {
         Ok(out) if out.status.success() => {
@@ -272,6 +307,10 @@ pub fn run(config: &SandboxConfig) -> Report {
             format!("{e}; without it eval leaves C_emb out"),
         ),
     }
+}
+
+/// Node and the GeoJSEval libraries, started as the suite starts them.
+fn check_js(report: &mut Report) {
     report
         .lines
         .push("JavaScript runtime (the GeoJSEval suite)".into());
@@ -309,6 +348,10 @@ pub fn run(config: &SandboxConfig) -> Report {
             format!("{e}; only `benchmarks/geojs` needs it"),
         ),
     }
+}
+
+/// The optional local model server and weights.
+fn check_local_model(report: &mut Report) {
     report
         .lines
         .push("local model (optional: `make setup-local-model`)".into());
@@ -329,6 +372,10 @@ pub fn run(config: &SandboxConfig) -> Report {
             format!("not ready ({e}); cloud, Ollama and replay backends work without it"),
         ),
     }
+}
+
+/// How each profile of the config file offers tools to its model.
+fn check_profiles(report: &mut Report) {
     report
         .lines
         .push("model profiles (how each offers tools to its model)".into());
@@ -347,16 +394,4 @@ pub fn run(config: &SandboxConfig) -> Report {
         }
         Err(e) => report.warn("config file", e.to_string()),
     }
-    let mut summary = String::new();
-    if report.problems == 0 {
-        let _ = write!(summary, "all good");
-    } else {
-        let _ = write!(
-            summary,
-            "{} problem(s); `{FIX}` fixes them",
-            report.problems
-        );
-    }
-    report.lines.push(summary);
-    report
 }
