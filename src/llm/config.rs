@@ -337,7 +337,86 @@ pub fn resolve(
     file: &Backends,
     file_path: &Path,
 ) -> Result<Option<LiveConfig>, ConfigError> {
-    let (name, profile) = match choice.backend.as_deref().or(file.default.as_deref()) {
+    let Some((name, profile)) = chosen_profile(choice, file, file_path)? else {
+        return Ok(None);
+    };
+    let kind = profile.kind.ok_or_else(|| {
+        ConfigError::Missing(format!(
+            "{}: profile `{name}` has no `kind` (openai, ollama or local)",
+            file_path.display()
+        ))
+    })?;
+    if choice.gguf.is_some() && kind != BackendKind::Local {
+        return Err(ConfigError::Missing(format!(
+            "--gguf needs the local backend (--backend local), not `{name}`"
+        )));
+    }
+    let mut local = None;
+    let (base_url, model, api_key) = match kind {
+        BackendKind::Local => {
+            let (spec, model) = local_endpoint(choice, &profile, &name, file_path)?;
+            local = Some(spec);
+            (String::new(), model, None)
+        }
+        BackendKind::Openai => openai_endpoint(choice, &profile, &name, file, file_path)?,
+        BackendKind::Ollama => {
+            let (host, model) = ollama_endpoint(choice, &profile, &name, file, file_path)?;
+            (host, model, None)
+        }
+    };
+    let extra_body = match &profile.extra_body {
+        Some(t) => serde_json::to_value(t)
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default(),
+        None => serde_json::Map::new(),
+    };
+    let attempts = profile.attempts.unwrap_or(5).max(1);
+    let price = match kind {
+        BackendKind::Ollama | BackendKind::Local => {
+            tokens::price_of(&model, &file.prices).or(Some(Price::new(0.0, 0.0)))
+        }
+        BackendKind::Openai => tokens::price_of(&model, &file.prices),
+    };
+    Ok(Some(LiveConfig {
+        name,
+        kind,
+        base_url: base_url.trim_end_matches('/').to_string(),
+        model,
+        api_key,
+        tool_mode: profile.tool_mode.unwrap_or(if kind == BackendKind::Local {
+            LOCAL_TOOL_MODE
+        } else {
+            ToolMode::Auto
+        }),
+        temperature: profile.temperature,
+        max_tokens: profile
+            .max_tokens
+            .or((kind == BackendKind::Local).then_some(LOCAL_MAX_TOKENS)),
+        timeout: Duration::from_secs(profile.timeout_secs.unwrap_or(300).max(1)),
+        retry: RetryPolicy {
+            attempts,
+            ..RetryPolicy::default()
+        },
+        num_ctx: profile.num_ctx.unwrap_or(16_384),
+        context_window: profile.context_window,
+        think: profile.think,
+        extra_body,
+        vision: profile.vision.unwrap_or_default(),
+        price,
+        local,
+        server: None,
+    }))
+}
+
+/// The profile `--backend` (or the file's default, or the environment)
+/// names, with its name; `None` when nothing names a backend.
+fn chosen_profile(
+    choice: &BackendChoice,
+    file: &Backends,
+    file_path: &Path,
+) -> Result<Option<(String, Profile)>, ConfigError> {
+    let chosen = match choice.backend.as_deref().or(file.default.as_deref()) {
         Some(name) => match file.profiles.get(name) {
             Some(p) => (name.to_string(), p.clone()),
             None => match name {
@@ -390,152 +469,121 @@ pub fn resolve(
             Some(BackendKind::Local) | None => return Ok(None),
         },
     };
-    let kind = profile.kind.ok_or_else(|| {
-        ConfigError::Missing(format!(
-            "{}: profile `{name}` has no `kind` (openai, ollama or local)",
+    Ok(Some(chosen))
+}
+
+/// `" or `field` in [profiles.NAME] of FILE"` when the profile is the
+/// file's, for messages that say where a missing value can be set.
+fn where_set(file: &Backends, file_path: &Path, name: &str, field: &str) -> String {
+    if file.profiles.contains_key(name) {
+        format!(
+            " or `{field}` in [profiles.{name}] of {}",
             file_path.display()
-        ))
-    })?;
-    let where_set = |field: &str| {
-        if file.profiles.contains_key(&name) {
-            format!(
-                " or `{field}` in [profiles.{name}] of {}",
-                file_path.display()
-            )
-        } else {
-            String::new()
-        }
-    };
-    if choice.gguf.is_some() && kind != BackendKind::Local {
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The local backend's server and model: what gisclaw starts.
+fn local_endpoint(
+    choice: &BackendChoice,
+    profile: &Profile,
+    name: &str,
+    file_path: &Path,
+) -> Result<(LocalSpec, String), ConfigError> {
+    let server_args = profile.server_args.clone().unwrap_or_default();
+    if let Some((arg, why)) = server_args
+        .iter()
+        .find_map(|a| super::local::refused_server_arg(a).map(|why| (a, why)))
+    {
         return Err(ConfigError::Missing(format!(
-            "--gguf needs the local backend (--backend local), not `{name}`"
+            "`server_args` in [profiles.{name}] of {}: `{arg}` is refused: {why}",
+            file_path.display()
         )));
     }
-    let mut local = None;
-    let (base_url, model, api_key) = match kind {
-        BackendKind::Local => {
-            let server_args = profile.server_args.clone().unwrap_or_default();
-            if let Some((arg, why)) = server_args
-                .iter()
-                .find_map(|a| super::local::refused_server_arg(a).map(|why| (a, why)))
-            {
-                return Err(ConfigError::Missing(format!(
-                    "`server_args` in [profiles.{name}] of {}: `{arg}` is refused: {why}",
-                    file_path.display()
-                )));
-            }
-            let spec = LocalSpec {
-                server: profile
-                    .server
-                    .clone()
-                    .unwrap_or_else(super::local::default_server),
-                gguf: choice
-                    .gguf
-                    .clone()
-                    .or(profile.gguf.clone())
-                    .unwrap_or_else(super::local::default_gguf),
-                threads: profile.threads,
-                ctx_size: profile.ctx_size.unwrap_or(super::local::DEFAULT_CTX),
-                port: profile.port,
-                jinja: matches!(
-                    profile.tool_mode.unwrap_or(LOCAL_TOOL_MODE),
-                    ToolMode::Auto | ToolMode::Native
-                ),
-                server_args,
-            };
-            let model = choice
-                .model
-                .clone()
-                .or(profile.model.clone())
-                .unwrap_or_else(|| spec.model_name());
-            local = Some(spec);
-            (String::new(), model, None)
-        }
-        BackendKind::Openai => {
-            let base_url = choice
-                .base_url
-                .clone()
-                .or(profile.base_url.clone())
-                .or_else(|| env("OPENAI_BASE_URL"))
-                .unwrap_or_else(|| OPENAI_DEFAULT_URL.to_string());
-            let model = choice.model.clone().or(profile.model.clone()).or_else(|| env("OPENAI_MODEL")).ok_or_else(|| {
-                ConfigError::Missing(format!("no model for the OpenAI-compatible backend: pass --model NAME or set OPENAI_MODEL{}", where_set("model")))
-            })?;
-            let key = match &profile.api_key_env {
-                Some(var) => Some(env(var).ok_or_else(|| {
-                    ConfigError::Missing(format!(
-                        "{var} is not set (profile `{name}` reads its API key from it)"
-                    ))
-                })?),
-                None => profile.api_key.clone().or_else(|| env("OPENAI_API_KEY")),
-            };
-            if key.is_none() && base_url.starts_with(OPENAI_DEFAULT_URL) {
-                return Err(ConfigError::Missing(format!(
-                    "OPENAI_API_KEY is not set: set it for {OPENAI_DEFAULT_URL}, or set OPENAI_BASE_URL (or --base-url) to another OpenAI-compatible server{}",
-                    where_set("api_key_env")
-                )));
-            }
-            (base_url, model, key)
-        }
-        BackendKind::Ollama => {
-            let host = choice
-                .base_url
-                .clone()
-                .or(profile.base_url.clone())
-                .or_else(|| env("OLLAMA_HOST"))
-                .unwrap_or_else(|| OLLAMA_DEFAULT_URL.to_string());
-            let model = choice.model.clone().or(profile.model.clone()).or_else(|| env("OLLAMA_MODEL")).ok_or_else(|| {
-                ConfigError::Missing(format!(
-                    "no model for the Ollama backend: pass --model NAME or set OLLAMA_MODEL{} (for example `ollama pull qwen2.5-coder:14b`, then --model qwen2.5-coder:14b)",
-                    where_set("model")
-                ))
-            })?;
-            (normalise_ollama_host(&host), model, None)
-        }
+    let spec = LocalSpec {
+        server: profile
+            .server
+            .clone()
+            .unwrap_or_else(super::local::default_server),
+        gguf: choice
+            .gguf
+            .clone()
+            .or(profile.gguf.clone())
+            .unwrap_or_else(super::local::default_gguf),
+        threads: profile.threads,
+        ctx_size: profile.ctx_size.unwrap_or(super::local::DEFAULT_CTX),
+        port: profile.port,
+        jinja: matches!(
+            profile.tool_mode.unwrap_or(LOCAL_TOOL_MODE),
+            ToolMode::Auto | ToolMode::Native
+        ),
+        server_args,
     };
-    let extra_body = match &profile.extra_body {
-        Some(t) => serde_json::to_value(t)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .unwrap_or_default(),
-        None => serde_json::Map::new(),
+    let model = choice
+        .model
+        .clone()
+        .or(profile.model.clone())
+        .unwrap_or_else(|| spec.model_name());
+    Ok((spec, model))
+}
+
+/// An OpenAI-compatible server's address, model and key.
+fn openai_endpoint(
+    choice: &BackendChoice,
+    profile: &Profile,
+    name: &str,
+    file: &Backends,
+    file_path: &Path,
+) -> Result<(String, String, Option<String>), ConfigError> {
+    let base_url = choice
+        .base_url
+        .clone()
+        .or(profile.base_url.clone())
+        .or_else(|| env("OPENAI_BASE_URL"))
+        .unwrap_or_else(|| OPENAI_DEFAULT_URL.to_string());
+    let model = choice.model.clone().or(profile.model.clone()).or_else(|| env("OPENAI_MODEL")).ok_or_else(|| {
+        ConfigError::Missing(format!("no model for the OpenAI-compatible backend: pass --model NAME or set OPENAI_MODEL{}", where_set(file, file_path, name, "model")))
+    })?;
+    let key = match &profile.api_key_env {
+        Some(var) => Some(env(var).ok_or_else(|| {
+            ConfigError::Missing(format!(
+                "{var} is not set (profile `{name}` reads its API key from it)"
+            ))
+        })?),
+        None => profile.api_key.clone().or_else(|| env("OPENAI_API_KEY")),
     };
-    let attempts = profile.attempts.unwrap_or(5).max(1);
-    let price = match kind {
-        BackendKind::Ollama | BackendKind::Local => {
-            tokens::price_of(&model, &file.prices).or(Some(Price::new(0.0, 0.0)))
-        }
-        BackendKind::Openai => tokens::price_of(&model, &file.prices),
-    };
-    Ok(Some(LiveConfig {
-        name,
-        kind,
-        base_url: base_url.trim_end_matches('/').to_string(),
-        model,
-        api_key,
-        tool_mode: profile.tool_mode.unwrap_or(if kind == BackendKind::Local {
-            LOCAL_TOOL_MODE
-        } else {
-            ToolMode::Auto
-        }),
-        temperature: profile.temperature,
-        max_tokens: profile
-            .max_tokens
-            .or((kind == BackendKind::Local).then_some(LOCAL_MAX_TOKENS)),
-        timeout: Duration::from_secs(profile.timeout_secs.unwrap_or(300).max(1)),
-        retry: RetryPolicy {
-            attempts,
-            ..RetryPolicy::default()
-        },
-        num_ctx: profile.num_ctx.unwrap_or(16_384),
-        context_window: profile.context_window,
-        think: profile.think,
-        extra_body,
-        vision: profile.vision.unwrap_or_default(),
-        price,
-        local,
-        server: None,
-    }))
+    if key.is_none() && base_url.starts_with(OPENAI_DEFAULT_URL) {
+        return Err(ConfigError::Missing(format!(
+            "OPENAI_API_KEY is not set: set it for {OPENAI_DEFAULT_URL}, or set OPENAI_BASE_URL (or --base-url) to another OpenAI-compatible server{}",
+            where_set(file, file_path, name, "api_key_env")
+        )));
+    }
+    Ok((base_url, model, key))
+}
+
+/// An Ollama server's address and model.
+fn ollama_endpoint(
+    choice: &BackendChoice,
+    profile: &Profile,
+    name: &str,
+    file: &Backends,
+    file_path: &Path,
+) -> Result<(String, String), ConfigError> {
+    let host = choice
+        .base_url
+        .clone()
+        .or(profile.base_url.clone())
+        .or_else(|| env("OLLAMA_HOST"))
+        .unwrap_or_else(|| OLLAMA_DEFAULT_URL.to_string());
+    let model = choice.model.clone().or(profile.model.clone()).or_else(|| env("OLLAMA_MODEL")).ok_or_else(|| {
+        ConfigError::Missing(format!(
+            "no model for the Ollama backend: pass --model NAME or set OLLAMA_MODEL{} (for example `ollama pull qwen2.5-coder:14b`, then --model qwen2.5-coder:14b)",
+            where_set(file, file_path, name, "model")
+        ))
+    })?;
+    Ok((normalise_ollama_host(&host), model))
 }
 
 /// The tool mode a profile will use, in words (for `gisclaw doctor`): its
