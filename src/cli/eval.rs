@@ -14,6 +14,7 @@ use gisclaw::bench::SuiteKind;
 use gisclaw::embed::Embedder;
 use gisclaw::eval::api::OpTable;
 use gisclaw::eval::jobs::{ItemRecord, SuiteEvent};
+use gisclaw::eval::plan;
 use gisclaw::eval::report::{self, EvalData, Weights};
 use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions, Manifest};
 use gisclaw::eval::shard::{Shard, ShardPlan};
@@ -969,58 +970,13 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     };
-    if args.gold_prefix && SuiteKind::of(&suite) != SuiteKind::Steps {
-        return Err(UsageError(
-            "--gold-prefix is for step suites (e.g. benchmarks/geocode)".into(),
-        )
-        .into());
-    }
-    if args.interventions > 0 && SuiteKind::of(&suite) != SuiteKind::Steps {
-        return Err(UsageError(
-            "--interventions is for step suites (e.g. benchmarks/geocode)".into(),
-        )
-        .into());
-    }
-    if args.html && SuiteKind::of(&suite) == SuiteKind::Steps {
-        return Err(UsageError(
-            "--html is for task and function-level suites; a step suite has report.md only".into(),
-        )
-        .into());
-    }
-    if args.inspect_log && SuiteKind::of(&suite) != SuiteKind::Tasks {
-        return Err(UsageError(
-            "--inspect-log is for task suites (e.g. benchmarks/geoanalyst)".into(),
-        )
-        .into());
-    }
-    if let Some(usd) = args.max_cost {
-        if !(usd.is_finite() && usd > 0.0) {
-            return Err(
-                UsageError(format!("--max-cost {usd}: give a positive number of USD")).into(),
-            );
-        }
-        if SuiteKind::of(&suite) != SuiteKind::Tasks {
-            return Err(UsageError(
-                "--max-cost is for task suites (e.g. benchmarks/geoanalyst)".into(),
-            )
-            .into());
-        }
-    }
-    if args.shard.is_some() && SuiteKind::of(&suite) != SuiteKind::Tasks {
-        return Err(UsageError(
-            "--shard is for task suites (e.g. benchmarks/geoanalyst); a unit, GeoJSEval or step suite runs in one process (-j N runs its items in parallel)"
-                .into(),
-        )
-        .into());
-    }
-    match SuiteKind::of(&suite) {
+    let kind = SuiteKind::of(&suite);
+    plan::check(kind, &asked(&args)).map_err(|e| UsageError(e.to_string()))?;
+    match kind {
         SuiteKind::Tasks => {}
         SuiteKind::Unit => return run_unit(&args, &suite),
         SuiteKind::Geojs => return run_geojs(&args, &suite),
         SuiteKind::Steps => return run_steps(&args, &suite),
-    }
-    if args.runs == 0 {
-        return Err(UsageError("--runs must be at least 1".into()).into());
     }
     let weights = Weights::parse(&args.weights).map_err(|e| UsageError(e.to_string()))?;
     let ops = match &args.api_ops {
@@ -1028,15 +984,6 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         None => OpTable::built_in()?,
     };
     let source = backend_source(&args)?;
-    if let (Some(_), BackendSource::Live(live)) = (args.max_cost, &source) {
-        if live.price.is_none() {
-            return Err(UsageError(format!(
-                "--max-cost: the model `{}` has no known price: set one under [prices.\"{}\"] in the config (USD per million tokens), or leave --max-cost out",
-                live.model, live.model
-            ))
-            .into());
-        }
-    }
     let judge = judge_backend(
         "--judge",
         &args.judge,
@@ -1050,43 +997,9 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         &args.vision_base_url,
     )?;
     let mut tasks = load_suite(&suite, args.tasks.as_deref())?;
-    let archs: Vec<Arch> = match args.arch {
-        ArchChoice::Single => vec![Arch::Single],
-        ArchChoice::Dual => vec![Arch::Dual],
-        ArchChoice::Mcts => vec![Arch::Mcts],
-        ArchChoice::Both => vec![Arch::Single, Arch::Dual],
-        ArchChoice::All => vec![Arch::Single, Arch::Dual, Arch::Mcts],
-        ArchChoice::None => vec![Arch::None],
-    };
-    for loaded in &tasks {
-        if matches!(source, BackendSource::Gold) && loaded.gold.is_none() {
-            return Err(UsageError(format!(
-                "{}: --replay-gold: the task has no gold solution",
-                loaded.path.display()
-            ))
-            .into());
-        }
-        for &arch in &archs {
-            for run in 1..=args.runs {
-                if let (BackendSource::Recorded(dir), None) =
-                    (&source, source.recording(&loaded.task.id, arch, run))
-                {
-                    return Err(UsageError(format!(
-                        "--replay {}: no recording for {} {} run {run} ({}.{}.{run}.jsonl, {}.{}.jsonl or {}.jsonl)",
-                        dir.display(),
-                        loaded.task.id,
-                        arch.name(),
-                        loaded.task.id,
-                        arch.name(),
-                        loaded.task.id,
-                        arch.name(),
-                        loaded.task.id
-                    ))
-                    .into());
-                }
-            }
-        }
-    }
+    let archs = archs_of(args.arch);
+    plan::check_source(&tasks, &archs, args.runs, &source, args.max_cost)
+        .map_err(|e| UsageError(e.to_string()))?;
     let shard = args
         .shard
         .as_deref()
@@ -1151,14 +1064,27 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     })
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
+    finish_task_eval(&args, &out, shard, failed, weights)
+}
+
+/// After a task suite's runs: a shard says where the eval stands (the
+/// last one renders the merged report); otherwise the report is written
+/// (and the inspect logs), and a spent budget exits 1.
+fn finish_task_eval(
+    args: &EvalRunArgs,
+    out: &Path,
+    shard: Option<Shard>,
+    failed: usize,
+    weights: Weights,
+) -> anyhow::Result<ExitCode> {
     let budget_spent = args
         .max_cost
-        .filter(|limit| gisclaw::eval::runner::spent(&out) >= *limit);
+        .filter(|limit| gisclaw::eval::runner::spent(out) >= *limit);
     if let Some(shard) = shard {
         // The merged report needs every shard: rendered by whichever
         // finishes last (or by `gisclaw eval report` later).
-        let stored = Manifest::read(&out).map_err(|e| UsageError(e.to_string()))?;
-        let missing = status::missing_by_shard(&out, &stored);
+        let stored = Manifest::read(out).map_err(|e| UsageError(e.to_string()))?;
+        let missing = status::missing_by_shard(out, &stored);
         let own = missing
             .iter()
             .find(|(s, _)| *s == Some(shard))
@@ -1177,23 +1103,23 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
             if let (Some(limit), true) = (budget_spent, own > 0) {
                 say_err!(
                     "gisclaw: the --max-cost budget of ${limit} is spent (${:.4} recorded by every shard): {own} of this shard's run(s) not started; `--resume --max-cost USD` with a higher budget runs the rest",
-                    gisclaw::eval::runner::spent(&out)
+                    gisclaw::eval::runner::spent(out)
                 );
                 return Ok(ExitCode::from(1));
             }
             return Ok(eval_exit(failed, "run(s)"));
         }
     }
-    let data = EvalData::load(&out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let data = EvalData::load(out).map_err(|e| anyhow::anyhow!("{e}"))?;
     refuse_mixed_provenance(std::slice::from_ref(&data))?;
     let report = report::build(std::slice::from_ref(&data), weights);
     report::write(
         &report,
-        &out,
+        out,
         args.html.then_some(std::slice::from_ref(&data)),
     )
     .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-    print_summary(&report, &out);
+    print_summary(&report, out);
     if args.html {
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
@@ -1204,11 +1130,36 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     if let (Some(limit), true) = (budget_spent, missing > 0) {
         say_err!(
             "gisclaw: the --max-cost budget of ${limit} is spent (${:.4} recorded): {missing} run(s) not started; the report covers what ran; `gisclaw eval … --resume --max-cost USD` with a higher budget runs the rest",
-            gisclaw::eval::runner::spent(&out)
+            gisclaw::eval::runner::spent(out)
         );
         return Ok(ExitCode::from(1));
     }
     Ok(eval_exit(failed, "run(s)"))
+}
+
+/// The options only some suite kinds take, as [`plan::check`] reads them.
+fn asked(args: &EvalRunArgs) -> plan::Asked {
+    plan::Asked {
+        gold_prefix: args.gold_prefix,
+        interventions: args.interventions,
+        html: args.html,
+        inspect_log: args.inspect_log,
+        max_cost: args.max_cost,
+        shard: args.shard.is_some(),
+        runs: args.runs,
+    }
+}
+
+/// The architectures an `--arch` choice names, in order.
+fn archs_of(choice: ArchChoice) -> Vec<Arch> {
+    match choice {
+        ArchChoice::Single => vec![Arch::Single],
+        ArchChoice::Dual => vec![Arch::Dual],
+        ArchChoice::Mcts => vec![Arch::Mcts],
+        ArchChoice::Both => vec![Arch::Single, Arch::Dual],
+        ArchChoice::All => vec![Arch::Single, Arch::Dual, Arch::Mcts],
+        ArchChoice::None => vec![Arch::None],
+    }
 }
 
 /// Writes `data` as inspect_ai eval logs (into `out`, default DIR/inspect)

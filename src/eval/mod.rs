@@ -21,6 +21,7 @@ pub mod inspect_log;
 pub mod jobs;
 pub mod llm_judge;
 pub mod output_score;
+pub mod plan;
 pub mod process;
 pub mod record;
 pub mod report;
