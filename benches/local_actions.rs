@@ -30,7 +30,7 @@ use gisclaw::agent::memory::ErrorMemory;
 use gisclaw::agent::plan::DualLimits;
 use gisclaw::agent::run::{run_task, Arch, RunOptions};
 use gisclaw::agent::single::AgentLimits;
-use gisclaw::llm::config::{self, BackendChoice, ConfigFile, LiveConfig, ToolMode};
+use gisclaw::llm::config::{self, BackendChoice, Backends, LiveConfig, ToolMode};
 use gisclaw::sandbox::{SandboxConfig, Zygote};
 use gisclaw::task::Task;
 use serde_json::Value;
@@ -127,7 +127,7 @@ fn local_config(gguf: &Path, mode: ToolMode) -> LiveConfig {
         base_url: None,
         gguf: Some(gguf.to_path_buf()),
     };
-    let mut live = config::resolve(&choice, &ConfigFile::default(), Path::new("none.toml"))
+    let mut live = config::resolve(&choice, &Backends::default(), Path::new("none.toml"))
         .expect("a local config")
         .expect("a local config");
     live.tool_mode = mode;

@@ -253,31 +253,7 @@ pub fn run_task(
     // the tokenizer's first load: ~140 ms) and the output checks' reference
     // (a second reader) are made while the sandbox forks and confines the
     // session: none needs the others.
-    let (session, card, checks, task_files) = std::thread::scope(|scope| {
-        let session = scope.spawn(|| Session::open_in(zygote, &dirs, options.sandbox.clone()));
-        // The task's and data's hashes for the provenance.
-        let task_files = scope.spawn(|| crate::provenance::TaskFiles::of(loaded));
-        // The instruction only: domain knowledge names the inputs' CRS.
-        let checks = scope.spawn(|| {
-            options
-                .output_checks
-                .then(|| OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction))
-        });
-        let card = loaded
-            .data_dir
-            .as_deref()
-            .map(|d| card::card_pieces(d, "data/", card::CARD_TOKEN_BUDGET));
-        let checks = checks
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let session = session
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let task_files = task_files
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (session, card, checks, task_files)
-    });
+    let (session, card, checks, task_files) = open_run(zygote, loaded, &dirs, options);
     let mut session = session?;
     // The card amended by what the session's own libraries read of it.
     let card = card.map(|pieces| {
@@ -329,67 +305,16 @@ pub fn run_task(
         packages,
         blocked: zygote.config().blocked_imports.clone(),
     };
-    let outcome: AgentOutcome = match options.arch {
-        Arch::Single => {
-            // The Dual Agent and the tree search retrieve per step instead.
-            let task_prompt = prompt::brief_with_docs(
-                options.docs.as_deref(),
-                task_prompt,
-                &task.instruction,
-                "the task",
-                &mut transcript,
-            );
-            single::run(
-                backend,
-                &mut toolbox,
-                memory,
-                &mut transcript,
-                system,
-                task_prompt,
-                &options.limits,
-                events,
-            )
-        }
-        Arch::Dual => dual::run(
-            backend,
-            &mut toolbox,
-            memory,
-            &mut transcript,
-            &dual_inputs,
-            &options.limits,
-            &options.dual,
-            events,
-        ),
-        Arch::None => alone::run(
-            backend,
-            &mut toolbox,
-            &mut transcript,
-            system,
-            task_prompt,
-            &options.limits,
-            events,
-        ),
-        Arch::Mcts => {
-            mcts::run(
-                &mut Plain(backend),
-                &mut toolbox,
-                &mut transcript,
-                &mcts::SearchInputs {
-                    task: &dual_inputs,
-                    min_steps: PLAN_STEPS.0,
-                    chat: false,
-                },
-                &options.limits,
-                &options.mcts,
-                &mcts::SearchHooks {
-                    stop: &signalled,
-                    watch: &CellStopper::start,
-                },
-                events,
-            )
-            .outcome
-        }
-    };
+    let outcome = run_arch(
+        backend,
+        &mut toolbox,
+        memory,
+        &mut transcript,
+        (system, task_prompt, &dual_inputs),
+        &task.instruction,
+        options,
+        events,
+    );
     let finished_with_warnings = toolbox
         .checks
         .take()
@@ -424,68 +349,25 @@ pub fn run_task(
         Ending::Interrupted(why) if matches!(outcome.ending, Ending::Finished) => Some(why),
         _ => None,
     });
-    let (status, reason) = match &outcome.ending {
-        _ if stopped_late.is_some() => (
-            "interrupted",
-            stopped_late.clone().unwrap_or_default(),
-        ),
-        Ending::Finished if options.arch == Arch::Mcts => (
-            "finished",
-            "the tree search found a complete path: every step ran and every declared output exists"
-                .to_string(),
-        ),
-        Ending::Finished => (
-            "finished",
-            "finish accepted: every declared output exists".to_string(),
-        ),
-        Ending::Failed(why) => ("failed", why.clone()),
-        Ending::Error(why) => ("error", why.clone()),
-        Ending::Interrupted(why) => ("interrupted", why.clone()),
-        Ending::Declined(why) => ("declined", why.clone()),
-    };
-    let summary = RunSummary {
-        task: task.id.clone(),
-        status: status.into(),
-        reason: reason.clone(),
-        arch: options.arch.name().into(),
-        backend: backend.describe(),
-        replay: backend.is_replay(),
-        rounds: outcome.rounds,
-        tokens_in: outcome.usage.prompt_tokens,
-        tokens_out: outcome.usage.completion_tokens,
-        tokens_estimated: outcome.usage.estimated,
-        llm_seconds: outcome.llm_time.as_secs_f64(),
-        sandbox_seconds: outcome.tool_time.as_secs_f64(),
-        wall_seconds: started.elapsed().as_secs_f64(),
-        model_cpu_seconds: cpu_at_start
-            .zip(backend.cpu_seconds())
-            .map(|(start, end)| (end - start).max(0.0)),
-        cost_usd: backend
-            .price()
-            .map(|p| p.cost(outcome.usage.prompt_tokens, outcome.usage.completion_tokens)),
-        tokens_in_prefix: outcome.usage.prefix_tokens,
-        cost_usd_cached_prefix: backend.price().and_then(|p| {
-            p.cost_with_cached_prefix(
-                outcome.usage.prompt_tokens,
-                outcome.usage.prefix_tokens,
-                outcome.usage.completion_tokens,
-            )
-        }),
-        outputs: output_status(out, &task.outputs),
-        summary: outcome.summary.clone(),
-        sandbox: confinement,
-        output_checks: options.output_checks,
+    let (status, reason) = status_of(&outcome.ending, stopped_late, options.arch);
+    let facts = RunFacts {
+        started,
+        cpu_at_start,
+        confinement,
         finished_with_warnings,
-        images_shown: outcome.images_shown,
-        image_tokens: outcome.image_tokens,
-        compactions: outcome.compactions,
         reproduced,
-        provenance: crate::provenance::Provenance {
-            task: task_files,
-            model: backend.provenance(),
-            software: crate::provenance::Software::here(&zygote.config().venv, zygote.info()),
-        },
+        task_files,
     };
+    let summary = summary_of(
+        task,
+        options,
+        backend,
+        &outcome,
+        (status, &reason),
+        facts,
+        out,
+        zygote,
+    );
     summary
         .write(&out.join("run.json"))
         .context("writing run.json")?;
@@ -502,6 +384,215 @@ pub fn run_task(
             .context("writing solution.ipynb")?;
     }
     Ok(summary)
+}
+
+/// What a run leaves beside its loop's outcome, for its `run.json`.
+struct RunFacts {
+    started: Instant,
+    cpu_at_start: Option<f64>,
+    confinement: gisclaw_protocol::ConfinementReport,
+    finished_with_warnings: Vec<String>,
+    reproduced: Option<crate::record::Reproduction>,
+    task_files: crate::provenance::TaskFiles,
+}
+
+/// The run's `run.json`.
+#[allow(clippy::too_many_arguments)]
+fn summary_of(
+    task: &crate::task::Task,
+    options: &RunOptions,
+    backend: &dyn ChatBackend,
+    outcome: &AgentOutcome,
+    (status, reason): (&str, &str),
+    facts: RunFacts,
+    out: &Path,
+    zygote: &Zygote,
+) -> RunSummary {
+    RunSummary {
+        task: task.id.clone(),
+        status: status.into(),
+        reason: reason.to_string(),
+        arch: options.arch.name().into(),
+        backend: backend.describe(),
+        replay: backend.is_replay(),
+        rounds: outcome.rounds,
+        tokens_in: outcome.usage.prompt_tokens,
+        tokens_out: outcome.usage.completion_tokens,
+        tokens_estimated: outcome.usage.estimated,
+        llm_seconds: outcome.llm_time.as_secs_f64(),
+        sandbox_seconds: outcome.tool_time.as_secs_f64(),
+        wall_seconds: facts.started.elapsed().as_secs_f64(),
+        model_cpu_seconds: facts
+            .cpu_at_start
+            .zip(backend.cpu_seconds())
+            .map(|(start, end)| (end - start).max(0.0)),
+        cost_usd: backend
+            .price()
+            .map(|p| p.cost(outcome.usage.prompt_tokens, outcome.usage.completion_tokens)),
+        tokens_in_prefix: outcome.usage.prefix_tokens,
+        cost_usd_cached_prefix: backend.price().and_then(|p| {
+            p.cost_with_cached_prefix(
+                outcome.usage.prompt_tokens,
+                outcome.usage.prefix_tokens,
+                outcome.usage.completion_tokens,
+            )
+        }),
+        outputs: output_status(out, &task.outputs),
+        summary: outcome.summary.clone(),
+        sandbox: facts.confinement,
+        output_checks: options.output_checks,
+        finished_with_warnings: facts.finished_with_warnings,
+        images_shown: outcome.images_shown,
+        image_tokens: outcome.image_tokens,
+        compactions: outcome.compactions,
+        reproduced: facts.reproduced,
+        provenance: crate::provenance::Provenance {
+            task: facts.task_files,
+            model: backend.provenance(),
+            software: crate::provenance::Software::here(&zygote.config().venv, zygote.info()),
+        },
+    }
+}
+
+/// The run's session, its data card (the confined reader's pieces), the
+/// output checks' reference and the task files' hashes, made at once: the
+/// card (GDAL reads of every input in a confined reader, and the
+/// tokenizer's first load: ~140 ms) and the checks' reference (a second
+/// reader) are made while the sandbox forks and confines the session.
+#[allow(clippy::type_complexity)]
+fn open_run(
+    zygote: &Arc<Zygote>,
+    loaded: &LoadedTask,
+    dirs: &SessionDirs,
+    options: &RunOptions,
+) -> (
+    Result<Session, crate::sandbox::SandboxError>,
+    Option<Result<Vec<card::Piece>, crate::reader::ReadError>>,
+    Option<OutputChecks>,
+    crate::provenance::TaskFiles,
+) {
+    let task = &loaded.task;
+    std::thread::scope(|scope| {
+        let session = scope.spawn(|| Session::open_in(zygote, dirs, options.sandbox.clone()));
+        // The task's and data's hashes for the provenance.
+        let task_files = scope.spawn(|| crate::provenance::TaskFiles::of(loaded));
+        // The instruction only: domain knowledge names the inputs' CRS.
+        let checks = scope.spawn(|| {
+            options
+                .output_checks
+                .then(|| OutputChecks::new(loaded.data_dir.as_deref(), &task.instruction))
+        });
+        let card = loaded
+            .data_dir
+            .as_deref()
+            .map(|d| card::card_pieces(d, "data/", card::CARD_TOKEN_BUDGET));
+        let checks = checks
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let session = session
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let task_files = task_files
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (session, card, checks, task_files)
+    })
+}
+
+/// Runs the task with the chosen architecture.
+#[allow(clippy::too_many_arguments)]
+fn run_arch(
+    backend: &mut dyn ChatBackend,
+    toolbox: &mut Toolbox<'_>,
+    memory: &mut ErrorMemory,
+    transcript: &mut Transcript,
+    (system, task_prompt, dual_inputs): (String, String, &dual::DualInputs),
+    instruction: &str,
+    options: &RunOptions,
+    events: Events<'_>,
+) -> AgentOutcome {
+    match options.arch {
+        Arch::Single => {
+            // The Dual Agent and the tree search retrieve per step instead.
+            let task_prompt = prompt::brief_with_docs(
+                options.docs.as_deref(),
+                task_prompt,
+                instruction,
+                "the task",
+                transcript,
+            );
+            single::run(
+                backend,
+                toolbox,
+                memory,
+                transcript,
+                system,
+                task_prompt,
+                &options.limits,
+                events,
+            )
+        }
+        Arch::Dual => dual::run(
+            backend,
+            toolbox,
+            memory,
+            transcript,
+            dual_inputs,
+            &options.limits,
+            &options.dual,
+            events,
+        ),
+        Arch::None => alone::run(
+            backend,
+            toolbox,
+            transcript,
+            system,
+            task_prompt,
+            &options.limits,
+            events,
+        ),
+        Arch::Mcts => {
+            mcts::run(
+                &mut Plain(backend),
+                toolbox,
+                transcript,
+                &mcts::SearchInputs {
+                    task: dual_inputs,
+                    min_steps: PLAN_STEPS.0,
+                    chat: false,
+                },
+                &options.limits,
+                &options.mcts,
+                &mcts::SearchHooks {
+                    stop: &signalled,
+                    watch: &CellStopper::start,
+                },
+                events,
+            )
+            .outcome
+        }
+    }
+}
+
+/// The run's status and reason: how its loop ended, or `interrupted` when
+/// a stop came while a finished run was being reproduced.
+fn status_of(ending: &Ending, stopped_late: Option<String>, arch: Arch) -> (&'static str, String) {
+    match ending {
+        _ if stopped_late.is_some() => ("interrupted", stopped_late.unwrap_or_default()),
+        Ending::Finished if arch == Arch::Mcts => (
+            "finished",
+            "the tree search found a complete path: every step ran and every declared output exists"
+                .to_string(),
+        ),
+        Ending::Finished => (
+            "finished",
+            "finish accepted: every declared output exists".to_string(),
+        ),
+        Ending::Failed(why) => ("failed", why.clone()),
+        Ending::Error(why) => ("error", why.clone()),
+        Ending::Interrupted(why) => ("interrupted", why.clone()),
+        Ending::Declined(why) => ("declined", why.clone()),
+    }
 }
 
 /// The default sandbox limits for a task: the zygote's, with this task's

@@ -931,7 +931,7 @@ impl Grower<'_, '_, '_> {
             id,
             parent: node.parent,
             step: node.step,
-            origin: serde_json::to_value(&node.origin).unwrap_or_default(),
+            origin: serde_json::to_value(node.origin).unwrap_or_default(),
             code: node.code.clone(),
             state: serde_json::to_value(&node.state).unwrap_or_default(),
             findings: serde_json::to_value(&node.findings).unwrap_or_default(),
