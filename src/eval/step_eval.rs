@@ -369,41 +369,10 @@ pub fn run_one(
     };
     let mut session = open(workdir)?;
     let mut stopper = crate::interrupt::CellStopper::start(session.canceller());
-    let transcript_path = workdir.join("transcript.jsonl");
-    let mut transcript =
-        Transcript::create(&transcript_path).map_err(ItemError::io(&transcript_path))?;
-    transcript.record(Start {
-        task: Some(id.clone()),
-        suite: Some("steps".into()),
-        run: Some(run),
-        mode: Some(mode.label()),
-        backend: Some(backend.describe()),
-        replay: Some(backend.is_replay()),
-        ..Start::default()
-    });
-    let mut specs: Vec<_> = tools::offered(docs.is_some())
-        .into_iter()
-        .filter(|s| s.name != "finish" && s.name != "decline")
-        .collect();
-    specs.push(step_done_spec());
-    let run_limits = AgentLimits {
-        max_rounds: limits.max_rounds,
-        budget: limits.budget,
-        ..AgentLimits::default()
-    };
-    let bounds = ConverseLimits {
-        run: run_limits.clone(),
-        max_rounds: limits.step_rounds,
-        max_failures: Some(limits.step_failures),
-    };
-    let system = Message::text(
-        Role::System,
-        match (mode.alone, docs.is_some()) {
-            (true, _) => SYSTEM_ALONE.to_string(),
-            (false, false) => SYSTEM.to_string(),
-            (false, true) => format!("{SYSTEM} {SEARCH_DOCS}"),
-        },
-    );
+    let mut transcript = start_record(workdir, id, run, mode, backend)?;
+    let specs = step_tools(docs.is_some());
+    let (run_limits, bounds) = step_bounds(limits);
+    let system = system_message(mode, docs.is_some());
     let context = format!("# {}\n\n{}", task.task.title, task.task.context);
     let mut messages = vec![system.clone(), Message::text(Role::User, context.clone())];
     for m in &messages {
@@ -418,18 +387,7 @@ pub fn run_one(
     for (i, step) in task.task.steps.iter().enumerate() {
         let number = i + 1;
         if let Some(why) = &ended {
-            results.push(StepResult {
-                step: number,
-                passed: false,
-                problem: Some(format!("not attempted: {why}")),
-                error: Some(ErrorType::Other),
-                ending: "ended".into(),
-                executed: false,
-                labels: labels[i].clone(),
-                calls: Vec::new(),
-                gold_calls: session_calls(&task.gold_cells[i]),
-                hints: 0,
-            });
+            results.push(not_attempted(task, i, why, &labels[i]));
             continue;
         }
         if mode.gold_prefix && i > 0 {
@@ -438,16 +396,7 @@ pub fn run_one(
             drop(stopper);
             session = open(&workdir.join(format!("step-{number}")))?;
             stopper = crate::interrupt::CellStopper::start(session.canceller());
-            for (j, cell) in task.gold_cells[..i].iter().enumerate() {
-                let outcome = session.execute(cell)?;
-                if outcome.status != crate::sandbox::CellStatus::Ok {
-                    return Err(ItemError::Run(format!(
-                        "{id}: the gold cell of step {} failed as a prefix (run `gisclaw bench verify`): {}",
-                        j + 1,
-                        crate::observation::error_line(&crate::observation::render(&outcome))
-                    )));
-                }
-            }
+            run_gold_prefix(&mut session, task, i)?;
             transcript.record(Event::GoldPrefix {
                 step: number,
                 gold_cells: i,
@@ -456,10 +405,7 @@ pub fn run_one(
                 system.clone(),
                 Message::text(
                     Role::User,
-                    format!(
-                        "{context}\n\nThe steps before this one are done: this code ran, and its variables are in the session.\n```python\n{}\n```",
-                        task.gold_cells[..i].join("\n\n")
-                    ),
+                    prefixed_context(&context, &task.gold_cells[..i]),
                 ),
             ];
         }
@@ -492,7 +438,6 @@ pub fn run_one(
         // gold cell is shown when the first left the step unsolved (K
         // failing cells, or a wrong answer).
         let (stop, cell_error, checked) = loop {
-            let mut cell_error = None;
             let attempt_bounds = match mode.interventions {
                 // `max_failures` counts self-corrections: K failing cells
                 // end the attempt.
@@ -502,52 +447,17 @@ pub fn run_one(
                 },
                 _ => bounds.clone(),
             };
-            let stop = if mode.alone {
-                match answer_alone(
-                    backend,
-                    &mut session,
-                    &mut messages,
-                    &mut state,
-                    &run_limits,
-                    &mut transcript,
-                ) {
-                    Ok(error) => {
-                        cell_error = error;
-                        Stop::StepDone(String::new())
-                    }
-                    Err(why) => Stop::End(crate::agent::converse::Ending::Failed(why)),
-                }
-            } else {
-                let mut toolbox = Toolbox {
-                    session: &mut session,
-                    out_dir: workdir.to_path_buf(),
-                    data_dir: loaded.data_dir.clone(),
-                    data_path: "data/".into(),
-                    outputs: Vec::new(),
-                    docs,
-                    // Step suites judge each step's answer, not output files.
-                    checks: None,
-                    vision: false,
-                };
-                let mut model = Plain(&mut *backend);
-                let mut turn = Turn {
-                    model: &mut model,
-                    toolbox: &mut toolbox,
-                    memory: &mut memory,
-                    transcript: &mut transcript,
-                    events: &mut |_| {},
-                    agent: None,
-                    on_text: OnText::Nudge,
-                    stop: &signalled,
-                };
-                converse(
-                    &mut turn,
-                    &mut messages,
-                    &specs,
-                    &attempt_bounds,
-                    &mut state,
-                )
-            };
+            let (stop, cell_error) = attempt(
+                backend,
+                &mut session,
+                &mut messages,
+                &mut state,
+                &mut transcript,
+                &mut memory,
+                (workdir, loaded.data_dir.clone(), docs),
+                (&specs, &attempt_bounds, &run_limits),
+                mode.alone,
+            );
             // The check runs whatever happened: the variable may be there.
             let checked = run_check(&mut session, &step.check);
             let solved = matches!(
@@ -558,84 +468,308 @@ pub fn run_one(
                 break (stop, cell_error, checked);
             }
             hints += 1;
-            transcript.record(Event::Intervention {
-                step: number,
-                after: format!("{stop:?}")
-                    .split(['(', ' ', '{'])
-                    .next()
-                    .unwrap_or_default()
-                    .to_string(),
-            });
-            let hint = Message::text(
-                Role::User,
-                format!(
-                    "A person steps in: step {number} is not done yet. This code does it:\n```python\n{}\n```\n{ask}",
-                    task.gold_cells[i].trim_end()
-                ),
-            );
+            let hint = intervention(&mut transcript, &stop, number, &task.gold_cells[i], ask);
             transcript.record(MessageEvent::of(Some(state.rounds), None, hint.clone()));
             messages.push(hint);
         };
-        let ending = match &stop {
-            Stop::StepDone(_) if mode.alone => "answered",
-            Stop::StepDone(_) | Stop::Finished(_) | Stop::Answered(_) => "step_done",
-            // Not offered on step suites; a recording may still call it.
-            Stop::GaveUp { .. } | Stop::Declined(_) => "gave_up",
-            Stop::End(e) => {
-                ended = Some(format!("{e:?}"));
-                "ended"
-            }
-        };
+        let ending = ending_of(&stop, mode.alone);
+        if let Stop::End(e) = &stop {
+            ended = Some(format!("{e:?}"));
+        }
         let called = step_code(&messages[first.min(messages.len())..], mode.alone);
-        let executed = checked.is_ok() && cell_error.is_none() && ending != "ended";
-        let verdict = match (checked, task.expected.get(i)) {
-            (_, None) => Err((
-                ErrorType::Other,
-                format!("no gold answer recorded for step {number} (run `gisclaw bench expect`)"),
-            )),
-            (Err(e), _) => Err((errors::classify_harness(&e), e.to_string())),
-            (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance)
-                .map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
-        };
-        transcript.record(Event::Check(Check {
-            step: number,
-            check: serde_json::to_value(&step.check).unwrap_or_default(),
-            passed: verdict.is_ok(),
-            problem: verdict.as_ref().err().map(|e| e.1.clone()),
-        }));
-        // A failing cell of the LLM alone says more than the check it left
-        // undefined.
-        let (passed, problem, error) = match verdict {
-            Ok(()) => (true, None, None),
-            Err((kind, why)) => (false, Some(why), Some(cell_error.unwrap_or(kind))),
-        };
-        results.push(StepResult {
-            step: number,
-            passed,
-            problem,
-            error,
-            ending: ending.into(),
-            executed,
-            labels: labels[i].clone(),
-            calls: session_calls(&called),
-            gold_calls: session_calls(&task.gold_cells[i]),
+        results.push(judged_step(
+            &mut transcript,
+            task,
+            i,
+            &labels[i],
+            (ending, cell_error, checked),
+            &called,
             hints,
-        });
+        ));
     }
     drop(stopper);
-    let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
-    let executed: Vec<bool> = results.iter().map(|r| r.executed).collect();
     transcript.record(End {
-        steps_passed: Some(passed.iter().filter(|p| **p).count()),
+        steps_passed: Some(results.iter().filter(|r| r.passed).count()),
         of: Some(n),
         ..End::default()
     });
-    Ok(StepRunRecord {
-        task: id.clone(),
+    Ok(run_record(id, run, results, &state, ended))
+}
+
+/// Step `i` + 1 judged after its attempt(s): its check against the
+/// recorded answer (recorded in the transcript), what it called and how it
+/// ended.
+fn judged_step(
+    transcript: &mut Transcript,
+    task: &LoadedStepTask,
+    i: usize,
+    labels: &Labels,
+    (ending, cell_error, checked): (
+        &str,
+        Option<ErrorType>,
+        Result<crate::bench::answers::Answer, crate::bench::answers::HarnessError>,
+    ),
+    called: &str,
+    hints: usize,
+) -> StepResult {
+    let step = &task.task.steps[i];
+    let executed = checked.is_ok() && cell_error.is_none() && ending != "ended";
+    let verdict = verdict_of(task, i, checked);
+    transcript.record(Event::Check(Check {
+        step: i + 1,
+        check: serde_json::to_value(&step.check).unwrap_or_default(),
+        passed: verdict.is_ok(),
+        problem: verdict.as_ref().err().map(|e| e.1.clone()),
+    }));
+    // A failing cell of the LLM alone says more than the check it left
+    // undefined.
+    let (passed, problem, error) = match verdict {
+        Ok(()) => (true, None, None),
+        Err((kind, why)) => (false, Some(why), Some(cell_error.unwrap_or(kind))),
+    };
+    StepResult {
+        step: i + 1,
+        passed,
+        problem,
+        error,
+        ending: ending.into(),
+        executed,
+        labels: labels.clone(),
+        calls: session_calls(called),
+        gold_calls: session_calls(&task.gold_cells[i]),
+        hints,
+    }
+}
+
+/// The run's record in `workdir`, opened with its start.
+fn start_record(
+    workdir: &Path,
+    id: &str,
+    run: usize,
+    mode: StepMode,
+    backend: &dyn ChatBackend,
+) -> Result<Transcript, ItemError> {
+    let path = workdir.join("transcript.jsonl");
+    let mut transcript = Transcript::create(&path).map_err(ItemError::io(&path))?;
+    transcript.record(Start {
+        task: Some(id.to_string()),
+        suite: Some("steps".into()),
+        run: Some(run),
+        mode: Some(mode.label()),
+        backend: Some(backend.describe()),
+        replay: Some(backend.is_replay()),
+        ..Start::default()
+    });
+    Ok(transcript)
+}
+
+/// The tools of a step run: the agent's, without `finish` and `decline`,
+/// with `step_done`.
+fn step_tools(docs: bool) -> Vec<crate::llm::ToolSpec> {
+    let mut specs: Vec<_> = tools::offered(docs)
+        .into_iter()
+        .filter(|s| s.name != "finish" && s.name != "decline")
+        .collect();
+    specs.push(step_done_spec());
+    specs
+}
+
+/// The run's limits and each step's.
+fn step_bounds(limits: &StepLimits) -> (AgentLimits, ConverseLimits) {
+    let run_limits = AgentLimits {
+        max_rounds: limits.max_rounds,
+        budget: limits.budget,
+        ..AgentLimits::default()
+    };
+    let bounds = ConverseLimits {
+        run: run_limits.clone(),
+        max_rounds: limits.step_rounds,
+        max_failures: Some(limits.step_failures),
+    };
+    (run_limits, bounds)
+}
+
+/// The task's context with the gold code of the steps before (`--gold-prefix`).
+fn prefixed_context(context: &str, gold: &[String]) -> String {
+    format!(
+        "{context}\n\nThe steps before this one are done: this code ran, and its variables are in the session.\n```python\n{}\n```",
+        gold.join("\n\n")
+    )
+}
+
+/// A person steps in after `stop` with step `number`'s gold code
+/// (`--interventions`): recorded, and the message that shows it.
+fn intervention(
+    transcript: &mut Transcript,
+    stop: &Stop,
+    number: usize,
+    gold: &str,
+    ask: &str,
+) -> Message {
+    transcript.record(Event::Intervention {
+        step: number,
+        after: format!("{stop:?}")
+            .split(['(', ' ', '{'])
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    });
+    Message::text(
+        Role::User,
+        format!(
+            "A person steps in: step {number} is not done yet. This code does it:\n```python\n{}\n```\n{ask}",
+            gold.trim_end()
+        ),
+    )
+}
+
+/// One attempt at a step: the LLM alone's answer run once, or the agent's
+/// conversation until it calls `step_done` (or stops); with the error type
+/// of the LLM alone's failing cell.
+#[allow(clippy::too_many_arguments)]
+fn attempt(
+    backend: &mut dyn ChatBackend,
+    session: &mut Session,
+    messages: &mut Vec<Message>,
+    state: &mut RunState,
+    transcript: &mut Transcript,
+    memory: &mut ErrorMemory,
+    (workdir, data_dir, docs): (&Path, Option<PathBuf>, Option<&crate::knowledge::Library>),
+    (specs, bounds, run_limits): (&[crate::llm::ToolSpec], &ConverseLimits, &AgentLimits),
+    alone: bool,
+) -> (Stop, Option<ErrorType>) {
+    if alone {
+        match answer_alone(backend, session, messages, state, run_limits, transcript) {
+            Ok(error) => (Stop::StepDone(String::new()), error),
+            Err(why) => (Stop::End(crate::agent::converse::Ending::Failed(why)), None),
+        }
+    } else {
+        let mut toolbox = Toolbox {
+            session,
+            out_dir: workdir.to_path_buf(),
+            data_dir,
+            data_path: "data/".into(),
+            outputs: Vec::new(),
+            docs,
+            // Step suites judge each step's answer, not output files.
+            checks: None,
+            vision: false,
+        };
+        let mut model = Plain(&mut *backend);
+        let mut turn = Turn {
+            model: &mut model,
+            toolbox: &mut toolbox,
+            memory,
+            transcript,
+            events: &mut |_| {},
+            agent: None,
+            on_text: OnText::Nudge,
+            stop: &signalled,
+        };
+        let stop = converse(&mut turn, messages, specs, bounds, state);
+        (stop, None)
+    }
+}
+
+/// A step left unattempted because the run ended before it (`why`).
+fn not_attempted(task: &LoadedStepTask, i: usize, why: &str, labels: &Labels) -> StepResult {
+    StepResult {
+        step: i + 1,
+        passed: false,
+        problem: Some(format!("not attempted: {why}")),
+        error: Some(ErrorType::Other),
+        ending: "ended".into(),
+        executed: false,
+        labels: labels.clone(),
+        calls: Vec::new(),
+        gold_calls: session_calls(&task.gold_cells[i]),
+        hints: 0,
+    }
+}
+
+/// Runs the gold cells of the steps before step `i` + 1 in `session`; a
+/// gold cell that fails is the suite's error, not the model's.
+fn run_gold_prefix(
+    session: &mut Session,
+    task: &LoadedStepTask,
+    i: usize,
+) -> Result<(), ItemError> {
+    for (j, cell) in task.gold_cells[..i].iter().enumerate() {
+        let outcome = session.execute(cell)?;
+        if outcome.status != crate::sandbox::CellStatus::Ok {
+            return Err(ItemError::Run(format!(
+                "{}: the gold cell of step {} failed as a prefix (run `gisclaw bench verify`): {}",
+                task.task.id,
+                j + 1,
+                crate::observation::error_line(&crate::observation::render(&outcome))
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The system message of a step run in `mode` (with `search_docs` when
+/// the run has the docs).
+fn system_message(mode: StepMode, docs: bool) -> Message {
+    Message::text(
+        Role::System,
+        match (mode.alone, docs) {
+            (true, _) => SYSTEM_ALONE.to_string(),
+            (false, false) => SYSTEM.to_string(),
+            (false, true) => format!("{SYSTEM} {SEARCH_DOCS}"),
+        },
+    )
+}
+
+/// How a step's attempt ended, as its record says.
+fn ending_of(stop: &Stop, alone: bool) -> &'static str {
+    match stop {
+        Stop::StepDone(_) if alone => "answered",
+        Stop::StepDone(_) | Stop::Finished(_) | Stop::Answered(_) => "step_done",
+        // Not offered on step suites; a recording may still call it.
+        Stop::GaveUp { .. } | Stop::Declined(_) => "gave_up",
+        Stop::End(_) => "ended",
+    }
+}
+
+/// Step `i` + 1's check judged against its recorded answer: `Err` with the
+/// error type and why when it fails.
+fn verdict_of(
+    task: &LoadedStepTask,
+    i: usize,
+    checked: Result<crate::bench::answers::Answer, crate::bench::answers::HarnessError>,
+) -> Result<(), (ErrorType, String)> {
+    let step = &task.task.steps[i];
+    match (checked, task.expected.get(i)) {
+        (_, None) => Err((
+            ErrorType::Other,
+            format!(
+                "no gold answer recorded for step {} (run `gisclaw bench expect`)",
+                i + 1
+            ),
+        )),
+        (Err(e), _) => Err((errors::classify_harness(&e), e.to_string())),
+        (Ok(got), Some(want)) => judge::judge(step.output, want, &got, &step.tolerance)
+            .map_err(|m| (errors::classify_mismatch(&m), m.to_string())),
+    }
+}
+
+/// The run's record from its steps' results and the loop's counts.
+fn run_record(
+    id: &str,
+    run: usize,
+    results: Vec<StepResult>,
+    state: &RunState,
+    ended: Option<String>,
+) -> StepRunRecord {
+    let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
+    let executed: Vec<bool> = results.iter().map(|r| r.executed).collect();
+    StepRunRecord {
+        task: id.to_string(),
         run,
         complete_at_1: complete_at_1(&passed),
         complete_at_1_executed: complete_at_1(&executed),
-        step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / n.max(1) as f64,
+        step_pass_rate: passed.iter().filter(|p| **p).count() as f64 / passed.len().max(1) as f64,
         passed: passed.iter().all(|p| *p),
         steps: results,
         rounds: state.rounds,
@@ -644,7 +778,7 @@ pub fn run_one(
         llm_seconds: state.llm_time.as_secs_f64(),
         sandbox_seconds: state.tool_time.as_secs_f64(),
         ended,
-    })
+    }
 }
 
 /// What the step suite tells its front end.
