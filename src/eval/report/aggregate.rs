@@ -394,87 +394,10 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
             }
             cell_records.push(records);
         }
-        let single: BTreeMap<(&str, usize), f64> = eval
-            .records
-            .iter()
-            .filter(|r| r.arch == "single")
-            .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
-            .collect();
-        let dual: BTreeMap<(&str, usize), f64> = eval
-            .records
-            .iter()
-            .filter(|r| r.arch == "dual")
-            .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
-            .collect();
-        let pairs: Vec<(f64, f64)> = single
-            .iter()
-            .filter_map(|(k, s)| dual.get(k).map(|d| (*s, *d)))
-            .collect();
-        if !pairs.is_empty() {
-            let (x, y): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-            let diffs: Vec<f64> = pairs.iter().map(|(a, b)| a - b).collect();
-            comparisons.push(Comparison {
-                backend: backend.clone(),
-                n: pairs.len(),
-                median_difference: stats::quantile(&diffs, 0.5),
-                mean_difference: stats::mean(&diffs),
-                cohens_d: stats::cohens_d_paired(&diffs),
-                wilcoxon: stats::wilcoxon(&x, &y),
-                cliffs_delta: stats::cliffs_delta(&x, &y),
-            });
-        }
+        comparisons.extend(single_vs_dual(eval, backend, &weights));
     }
-    let sweep = (cells.len() >= 2).then(|| {
-        let default: Vec<f64> = cells.iter().map(|c| c.composite).collect();
-        let taus: Vec<f64> = stats::weight_grid()
-            .into_iter()
-            .map(|w| {
-                let w = Weights::from(w);
-                let scores: Vec<f64> = cell_records
-                    .iter()
-                    .map(|rs| mean_of(rs, |r| w.composite(r)))
-                    .collect();
-                stats::kendall_tau_b(&default, &scores)
-            })
-            .collect();
-        let tuples = taus.len();
-        // τ is undefined (NaN) when all cells tie under a weighting.
-        let taus: Vec<f64> = taus.into_iter().filter(|t| !t.is_nan()).collect();
-        Sweep {
-            tuples,
-            defined: taus.len(),
-            tau_median: stats::quantile(&taus, 0.5),
-            tau_min: taus.iter().copied().fold(f64::INFINITY, f64::min),
-            tau_max: taus.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            at_least_0_9: taus.iter().filter(|t| **t >= 0.9).count(),
-        }
-    });
-    let tasks = task_ids
-        .iter()
-        .map(|task| TaskLine {
-            task: task.clone(),
-            cells: cell_records
-                .iter()
-                .map(|rs| {
-                    let mine: Vec<&RunRecord> =
-                        rs.iter().copied().filter(|r| &r.task == task).collect();
-                    TaskCell {
-                        successes: mine.iter().filter(|r| r.success).count(),
-                        runs: mine.len(),
-                        q_out: mean_of(&mine, |r| r.q_out),
-                        composite: mean_of(&mine, |r| weights.composite(r)),
-                        f_api: mean_of(&mine, |r| r.code.api.f1),
-                        c_emb: mine
-                            .iter()
-                            .map(|r| r.c_emb)
-                            .collect::<Option<Vec<f64>>>()
-                            .filter(|v| !v.is_empty())
-                            .map(|v| stats::mean(&v)),
-                    }
-                })
-                .collect(),
-        })
-        .collect();
+    let sweep = (cells.len() >= 2).then(|| sweep_of(&cells, &cell_records));
+    let tasks = task_lines(&task_ids, &cell_records, &weights);
     let ablations = ablations(evals, &weights);
     Report {
         cost: super::cost::cost_accuracy(&cells),
@@ -507,6 +430,103 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
         infrastructure_failures: evals.iter().map(|e| e.failures.len()).sum(),
         runs,
     }
+}
+
+/// Single against dual over the runs of one folder both ran (paired by
+/// task and run): differences, effect sizes and tests.
+fn single_vs_dual(eval: &EvalData, backend: &str, weights: &Weights) -> Option<Comparison> {
+    let single: BTreeMap<(&str, usize), f64> = eval
+        .records
+        .iter()
+        .filter(|r| r.arch == "single")
+        .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
+        .collect();
+    let dual: BTreeMap<(&str, usize), f64> = eval
+        .records
+        .iter()
+        .filter(|r| r.arch == "dual")
+        .map(|r| ((r.task.as_str(), r.run), weights.composite(r)))
+        .collect();
+    let pairs: Vec<(f64, f64)> = single
+        .iter()
+        .filter_map(|(k, s)| dual.get(k).map(|d| (*s, *d)))
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let (x, y): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+    let diffs: Vec<f64> = pairs.iter().map(|(a, b)| a - b).collect();
+    Some(Comparison {
+        backend: backend.to_string(),
+        n: pairs.len(),
+        median_difference: stats::quantile(&diffs, 0.5),
+        mean_difference: stats::mean(&diffs),
+        cohens_d: stats::cohens_d_paired(&diffs),
+        wilcoxon: stats::wilcoxon(&x, &y),
+        cliffs_delta: stats::cliffs_delta(&x, &y),
+    })
+}
+
+/// How stable the cells' ranking is over the weight grid (Kendall's τ-b
+/// of each weighting's ranking against the default's).
+fn sweep_of(cells: &[CellSummary], cell_records: &[Vec<&RunRecord>]) -> Sweep {
+    let default: Vec<f64> = cells.iter().map(|c| c.composite).collect();
+    let taus: Vec<f64> = stats::weight_grid()
+        .into_iter()
+        .map(|w| {
+            let w = Weights::from(w);
+            let scores: Vec<f64> = cell_records
+                .iter()
+                .map(|rs| mean_of(rs, |r| w.composite(r)))
+                .collect();
+            stats::kendall_tau_b(&default, &scores)
+        })
+        .collect();
+    let tuples = taus.len();
+    // τ is undefined (NaN) when all cells tie under a weighting.
+    let taus: Vec<f64> = taus.into_iter().filter(|t| !t.is_nan()).collect();
+    Sweep {
+        tuples,
+        defined: taus.len(),
+        tau_median: stats::quantile(&taus, 0.5),
+        tau_min: taus.iter().copied().fold(f64::INFINITY, f64::min),
+        tau_max: taus.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        at_least_0_9: taus.iter().filter(|t| **t >= 0.9).count(),
+    }
+}
+
+/// Per task, each cell's successes and mean scores.
+fn task_lines(
+    task_ids: &[String],
+    cell_records: &[Vec<&RunRecord>],
+    weights: &Weights,
+) -> Vec<TaskLine> {
+    task_ids
+        .iter()
+        .map(|task| TaskLine {
+            task: task.clone(),
+            cells: cell_records
+                .iter()
+                .map(|rs| {
+                    let mine: Vec<&RunRecord> =
+                        rs.iter().copied().filter(|r| &r.task == task).collect();
+                    TaskCell {
+                        successes: mine.iter().filter(|r| r.success).count(),
+                        runs: mine.len(),
+                        q_out: mean_of(&mine, |r| r.q_out),
+                        composite: mean_of(&mine, |r| weights.composite(r)),
+                        f_api: mean_of(&mine, |r| r.code.api.f1),
+                        c_emb: mine
+                            .iter()
+                            .map(|r| r.c_emb)
+                            .collect::<Option<Vec<f64>>>()
+                            .filter(|v| !v.is_empty())
+                            .map(|v| stats::mean(&v)),
+                    }
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
