@@ -720,35 +720,41 @@ pub(crate) fn card_pieces_here(dir: &Path, shown_as: &str, budget: u64) -> Vec<P
         }
     }
     if !rest.is_empty() {
-        let mut by_ext: BTreeMap<String, usize> = BTreeMap::new();
-        let mut count = 0;
-        for item in &rest {
-            let (first, n) = match item {
-                Listed::File((rel, _)) => (rel, 1),
-                Listed::Series(s) => (&s.members[0], s.len()),
-            };
-            let ext = Path::new(first)
-                .extension()
-                .map(|e| e.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "(none)".into());
-            *by_ext.entry(ext).or_default() += n;
-            count += n;
-        }
-        let mut groups: Vec<String> = by_ext
-            .iter()
-            .take(8)
-            .map(|(ext, n)| format!("{n} .{ext}"))
-            .collect();
-        if by_ext.len() > 8 {
-            groups.push("…".into());
-        }
-        card.push_str(&format!(
-            "- … and {count} more: {}; call list_files or inspect_data for details\n",
-            groups.join(", ")
-        ));
+        card.push_str(&rest_line(&rest));
     }
     pieces.push(Piece::Text(card));
     pieces
+}
+
+/// The card's last line for the files past the budget: how many, by
+/// extension.
+fn rest_line(rest: &[Listed]) -> String {
+    let mut by_ext: BTreeMap<String, usize> = BTreeMap::new();
+    let mut count = 0;
+    for item in rest {
+        let (first, n) = match item {
+            Listed::File((rel, _)) => (rel, 1),
+            Listed::Series(s) => (&s.members[0], s.len()),
+        };
+        let ext = Path::new(first)
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "(none)".into());
+        *by_ext.entry(ext).or_default() += n;
+        count += n;
+    }
+    let mut groups: Vec<String> = by_ext
+        .iter()
+        .take(8)
+        .map(|(ext, n)| format!("{n} .{ext}"))
+        .collect();
+    if by_ext.len() > 8 {
+        groups.push("…".into());
+    }
+    format!(
+        "- … and {count} more: {}; call list_files or inspect_data for details\n",
+        groups.join(", ")
+    )
 }
 
 /// The card of a data folder as data, without a token budget: every
