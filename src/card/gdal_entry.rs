@@ -68,131 +68,144 @@ pub(super) fn entry(path: &Path, name: &str, kind: Kind) -> Result<facts::Datase
                 Ok(raster_facts(&ds, name, DatasetKind::Multidim))
             }
         },
-        Kind::Table => {
-            let lower = name.to_ascii_lowercase();
-            if lower.ends_with(".xlsx") || lower.ends_with(".ods") {
-                let opts = ["FIELD_TYPES=AUTO", "HEADERS=AUTO"];
-                let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts)
-                    .map_err(unreadable)?;
-                let mut dataset = vector_facts(&ds, name, Some(&Table::default()));
-                dataset.read_call = Some(format!("pd.read_excel({})", crate::util::py_str(name)));
-                dataset
-                    .notes
-                    .extend(note_lines(&other_layers_line(&ds, name, Reader::Excel)));
-                return Ok(dataset);
-            }
-            // The probe GDAL detects types from, read once more for how
-            // pandas must read the file (separator, decimal comma,
-            // encoding, code columns: the latter shown as the text they
-            // are, as GDAL 3.6 reads them as numbers and has no open
-            // option to say otherwise).
-            let head = csv_head(path);
-            let reading = csv_read::reading(&head, &csv_read::source(name));
-            let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
-            // pandas' header, not GDAL's guess (which takes a header with
-            // numbers in it, `Name,1929,1930`, for data).
-            let headers = if reading.header {
-                "HEADERS=YES"
-            } else {
-                "HEADERS=NO"
-            };
-            let opts = ["AUTODETECT_TYPE=YES", &probe, headers];
-            // Past a preamble, GDAL reads the file from its header on.
-            let from_header = match reading.skip_bytes {
-                0 => path.to_path_buf(),
-                skip => format!("/vsisubfile/{skip}_0,{}", path.to_string_lossy()).into(),
-            };
-            let mut dataset =
-                match open_readonly(&from_header, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
-                    Ok(ds) => {
-                        let table = Table {
-                            estimate: estimated_csv_rows(path),
-                            codes: &reading.codes,
-                            decoded: &reading.decoded,
-                            names: &reading.names,
-                        };
-                        vector_facts(&ds, name, Some(&table))
-                    }
-                    Err(e) => {
-                        let decoded = text_encoding::read_as(&head, reading.decoder);
-                        if !one_column::is_one_column(&decoded) {
-                            return Err(unreadable(e));
-                        }
-                        let rows = csv_rows_beyond(path, head.len());
-                        let text = one_column::entry(name, &decoded, rows, &reading.codes);
-                        facts::Dataset::from_lines(name, DatasetKind::Table, &text)
-                    }
-                };
-            dataset.header = Some(reading.header);
-            dataset.read_call = Some(reading.call.clone());
-            dataset.notes.extend(note_lines(&reading.lines));
-            Ok(dataset)
-        }
+        Kind::Table => table_entry(path, name, &unreadable),
         Kind::Vector | Kind::Sidecar | Kind::Other | Kind::Parquet | Kind::Archive => {
-            // A shapefile whose text nothing labels is opened in the
-            // encoding it is written in, not GDAL's ISO-8859-1.
-            let unlabelled = name
-                .to_ascii_lowercase()
-                .ends_with(".shp")
-                .then(|| dbf_encoding::unlabelled(path, name))
-                .flatten();
-            let option = unlabelled
-                .as_ref()
-                .map(|u| format!("ENCODING={}", u.codec.to_ascii_uppercase()));
-            let mut options: Vec<&str> = option.iter().map(String::as_str).collect();
-            // OpenStreetMap extracts whose node ids do not increase fail
-            // with GDAL's own index (GDAL ≥ 3.9 says so; older ones read on).
-            let osm = is_osm(name);
-            if osm {
-                options.push(OSM_OPTION);
-            }
-            let ds =
-                open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &options).map_err(unreadable)?;
-            let mut dataset = vector_facts(&ds, name, None);
-            let unreadable_geometry = dataset
-                .layers
-                .first()
-                .and_then(|l| l.geometry.as_ref())
-                .is_some_and(|g| g.unreadable);
-            dataset.read_call = Some(match (&unlabelled, unreadable_geometry) {
-                (_, true) => format!(
-                    "pyogrio.read_dataframe({}, read_geometry=False)",
-                    crate::util::py_str(name)
-                ),
-                (Some(u), false) => {
-                    format!(
-                        "gpd.read_file({}, encoding='{}')",
-                        crate::util::py_str(name),
-                        u.codec
-                    )
-                }
-                (None, false) if osm => {
-                    let layer = dataset.layers.first().map_or("points", |l| l.name.as_str());
-                    format!(
-                        "gpd.read_file({}, layer={}, USE_CUSTOM_INDEXING='NO')",
-                        crate::util::py_str(name),
-                        crate::util::py_str(layer)
-                    )
-                }
-                (None, false) => format!("gpd.read_file({})", crate::util::py_str(name)),
-            });
-            if let Some(unlabelled) = unlabelled {
-                dataset.notes.extend(note_lines(&unlabelled.lines));
-            }
-            if dataset.driver.as_deref() == Some("LIBKML") {
-                // The sandbox's pyogrio bundles a newer GDAL, whose KML
-                // reader adds the placemarks' ids as a first column.
-                dataset.notes.push(KML_ID_NOTE.to_string());
-            }
-            dataset
-                .notes
-                .extend(note_lines(&other_layers_line(&ds, name, Reader::Geopandas)));
-            if dataset.driver.as_deref() == Some("GPKG") {
-                dataset.notes.extend(tile_tables_line(path, name));
-            }
-            Ok(dataset)
+            vector_entry(path, name, &unreadable)
         }
     }
+}
+
+/// A table's facts (CSV and text tables read as pandas would; XLSX/ODS).
+fn table_entry(
+    path: &Path,
+    name: &str,
+    unreadable: &dyn Fn(gdal::errors::GdalError) -> SchemaError,
+) -> Result<facts::Dataset, SchemaError> {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".xlsx") || lower.ends_with(".ods") {
+        let opts = ["FIELD_TYPES=AUTO", "HEADERS=AUTO"];
+        let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &opts).map_err(unreadable)?;
+        let mut dataset = vector_facts(&ds, name, Some(&Table::default()));
+        dataset.read_call = Some(format!("pd.read_excel({})", crate::util::py_str(name)));
+        dataset
+            .notes
+            .extend(note_lines(&other_layers_line(&ds, name, Reader::Excel)));
+        return Ok(dataset);
+    }
+    // The probe GDAL detects types from, read once more for how
+    // pandas must read the file (separator, decimal comma,
+    // encoding, code columns: the latter shown as the text they
+    // are, as GDAL 3.6 reads them as numbers and has no open
+    // option to say otherwise).
+    let head = csv_head(path);
+    let reading = csv_read::reading(&head, &csv_read::source(name));
+    let probe = format!("AUTODETECT_SIZE_LIMIT={CSV_PROBE_BYTES}");
+    // pandas' header, not GDAL's guess (which takes a header with
+    // numbers in it, `Name,1929,1930`, for data).
+    let headers = if reading.header {
+        "HEADERS=YES"
+    } else {
+        "HEADERS=NO"
+    };
+    let opts = ["AUTODETECT_TYPE=YES", &probe, headers];
+    // Past a preamble, GDAL reads the file from its header on.
+    let from_header = match reading.skip_bytes {
+        0 => path.to_path_buf(),
+        skip => format!("/vsisubfile/{skip}_0,{}", path.to_string_lossy()).into(),
+    };
+    let mut dataset = match open_readonly(&from_header, GdalOpenFlags::GDAL_OF_VECTOR, &opts) {
+        Ok(ds) => {
+            let table = Table {
+                estimate: estimated_csv_rows(path),
+                codes: &reading.codes,
+                decoded: &reading.decoded,
+                names: &reading.names,
+            };
+            vector_facts(&ds, name, Some(&table))
+        }
+        Err(e) => {
+            let decoded = text_encoding::read_as(&head, reading.decoder);
+            if !one_column::is_one_column(&decoded) {
+                return Err(unreadable(e));
+            }
+            let rows = csv_rows_beyond(path, head.len());
+            let text = one_column::entry(name, &decoded, rows, &reading.codes);
+            facts::Dataset::from_lines(name, DatasetKind::Table, &text)
+        }
+    };
+    dataset.header = Some(reading.header);
+    dataset.read_call = Some(reading.call.clone());
+    dataset.notes.extend(note_lines(&reading.lines));
+    Ok(dataset)
+}
+
+/// A vector file's facts, with the read call that opens it in the sandbox.
+fn vector_entry(
+    path: &Path,
+    name: &str,
+    unreadable: &dyn Fn(gdal::errors::GdalError) -> SchemaError,
+) -> Result<facts::Dataset, SchemaError> {
+    // A shapefile whose text nothing labels is opened in the
+    // encoding it is written in, not GDAL's ISO-8859-1.
+    let unlabelled = name
+        .to_ascii_lowercase()
+        .ends_with(".shp")
+        .then(|| dbf_encoding::unlabelled(path, name))
+        .flatten();
+    let option = unlabelled
+        .as_ref()
+        .map(|u| format!("ENCODING={}", u.codec.to_ascii_uppercase()));
+    let mut options: Vec<&str> = option.iter().map(String::as_str).collect();
+    // OpenStreetMap extracts whose node ids do not increase fail
+    // with GDAL's own index (GDAL ≥ 3.9 says so; older ones read on).
+    let osm = is_osm(name);
+    if osm {
+        options.push(OSM_OPTION);
+    }
+    let ds = open_readonly(path, GdalOpenFlags::GDAL_OF_VECTOR, &options).map_err(unreadable)?;
+    let mut dataset = vector_facts(&ds, name, None);
+    let unreadable_geometry = dataset
+        .layers
+        .first()
+        .and_then(|l| l.geometry.as_ref())
+        .is_some_and(|g| g.unreadable);
+    dataset.read_call = Some(match (&unlabelled, unreadable_geometry) {
+        (_, true) => format!(
+            "pyogrio.read_dataframe({}, read_geometry=False)",
+            crate::util::py_str(name)
+        ),
+        (Some(u), false) => {
+            format!(
+                "gpd.read_file({}, encoding='{}')",
+                crate::util::py_str(name),
+                u.codec
+            )
+        }
+        (None, false) if osm => {
+            let layer = dataset.layers.first().map_or("points", |l| l.name.as_str());
+            format!(
+                "gpd.read_file({}, layer={}, USE_CUSTOM_INDEXING='NO')",
+                crate::util::py_str(name),
+                crate::util::py_str(layer)
+            )
+        }
+        (None, false) => format!("gpd.read_file({})", crate::util::py_str(name)),
+    });
+    if let Some(unlabelled) = unlabelled {
+        dataset.notes.extend(note_lines(&unlabelled.lines));
+    }
+    if dataset.driver.as_deref() == Some("LIBKML") {
+        // The sandbox's pyogrio bundles a newer GDAL, whose KML
+        // reader adds the placemarks' ids as a first column.
+        dataset.notes.push(KML_ID_NOTE.to_string());
+    }
+    dataset
+        .notes
+        .extend(note_lines(&other_layers_line(&ds, name, Reader::Geopandas)));
+    if dataset.driver.as_deref() == Some("GPKG") {
+        dataset.notes.extend(tile_tables_line(path, name));
+    }
+    Ok(dataset)
 }
 
 /// A GeoPackage's tile tables (rasters, which geopandas does not list):
@@ -617,35 +630,7 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
         layer.reset_feature_reading();
         // A layer of geometries alone has no values to show.
         let rows = if fields.is_empty() { 0 } else { SAMPLE_ROWS };
-        for (row, feature) in first_features(&layer, rows).enumerate() {
-            let mut values: Vec<String> = fields
-                .iter()
-                .take(ROW_VALUES)
-                .enumerate()
-                .map(|(i, (n, kind))| {
-                    let text = decoded
-                        .filter(|_| {
-                            matches!(kind.as_str(), "String" | "Date" | "DateTime" | "Time")
-                        })
-                        .and_then(|d| d.get(row + 1)?.get(i));
-                    match code(n).and_then(|c| c.first.get(row)).or(text) {
-                        // pandas reads an empty field as missing.
-                        Some(written) if written.is_empty() => format!("{n}=None"),
-                        Some(written) => {
-                            format!(
-                                "{n}={}",
-                                crate::util::clip(&format!("{written:?}"), VALUE_CHARS)
-                            )
-                        }
-                        None => format!("{n}={}", sample_text(&feature, i)),
-                    }
-                })
-                .collect();
-            if fields.len() > ROW_VALUES {
-                values.push(format!("… ({} more)", fields.len() - ROW_VALUES));
-            }
-            facts.sample_rows.push(values.join(", "));
-        }
+        facts.sample_rows = sample_rows(&layer, rows, &fields, decoded, codes);
         if spaced {
             let names: Vec<String> = fields
                 .iter()
@@ -667,6 +652,48 @@ fn vector_facts(ds: &Dataset, name: &str, table: Option<&Table>) -> facts::Datas
     }
     dataset.more_layers = layers.saturating_sub(10);
     dataset
+}
+
+/// The first `rows` rows of `layer` as the card shows them: `name=value`,
+/// a code column's and a decoded file's own text where known, pandas'
+/// missing value for an empty field.
+fn sample_rows(
+    layer: &gdal::vector::Layer<'_>,
+    rows: usize,
+    fields: &[(String, String)],
+    decoded: Option<&[Vec<String>]>,
+    codes: &[codes::CodeColumn],
+) -> Vec<String> {
+    let code = |field: &str| codes.iter().find(|c| c.name == field);
+    let mut out = Vec::new();
+    for (row, feature) in first_features(layer, rows).enumerate() {
+        let mut values: Vec<String> = fields
+            .iter()
+            .take(ROW_VALUES)
+            .enumerate()
+            .map(|(i, (n, kind))| {
+                let text = decoded
+                    .filter(|_| matches!(kind.as_str(), "String" | "Date" | "DateTime" | "Time"))
+                    .and_then(|d| d.get(row + 1)?.get(i));
+                match code(n).and_then(|c| c.first.get(row)).or(text) {
+                    // pandas reads an empty field as missing.
+                    Some(written) if written.is_empty() => format!("{n}=None"),
+                    Some(written) => {
+                        format!(
+                            "{n}={}",
+                            crate::util::clip(&format!("{written:?}"), VALUE_CHARS)
+                        )
+                    }
+                    None => format!("{n}={}", sample_text(&feature, i)),
+                }
+            })
+            .collect();
+        if fields.len() > ROW_VALUES {
+            values.push(format!("… ({} more)", fields.len() - ROW_VALUES));
+        }
+        out.push(values.join(", "));
+    }
+    out
 }
 
 /// Column names as pandas' C parser makes them unique: a name's second
