@@ -643,47 +643,8 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
         if !view.frame.sample.is_empty() || view.frame.rows == Some(0) {
             layer.sample_rows = view.frame.sample_rows();
         }
-        let Some(geometry) = &view.geometry else {
-            continue;
-        };
-        if view.frame.rows == Some(0) {
-            // Nothing read: the declared type stands, and no extent.
-            layer.extent = None;
-            continue;
-        }
-        let types: Vec<GeometryCount> = geometry
-            .types
-            .iter()
-            .map(|(n, c)| GeometryCount {
-                name: n.clone(),
-                features: *c,
-            })
-            .collect();
-        let part = view.frame.rows.unwrap_or(0) > super::geometry_names::SCANNED_FEATURES as u64;
-        let text = types_text(&types, geometry.has_z, part);
-        layer.geometry = Some(Geometry {
-            text,
-            types,
-            has_z: geometry.has_z,
-            scanned_part: part,
-            unreadable: false,
-        });
-        if let Some(crs) = &geometry.crs {
-            if layer.crs.as_ref().map(|c| c.epsg) != Some(crs.epsg) || layer.crs.is_none() {
-                layer.crs = Some(crs.to_card());
-            }
-        }
-        layer.extent = geometry.bounds;
-        layer.extent_declared = false;
-        if geometry.bounds.is_none() {
-            // No geometry to judge units by.
-            layer.crs_note = None;
-        }
-        if geometry.empty > 0 {
-            layer.notes.push(format!(
-                "{} of its features have a missing or empty geometry",
-                geometry.empty
-            ));
+        if let Some(geometry) = &view.geometry {
+            amend_geometry(layer, geometry, view.frame.rows);
         }
     }
     if dataset
@@ -696,6 +657,60 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
             .notes
             .retain(|n| n != super::gdal_entry::KML_ID_NOTE);
     }
+    amend_failing_layers(dataset, file, &failures);
+}
+
+/// A layer's geometry as geopandas read it: its types, CRS, extent and
+/// missing geometries (`rows`: the features read).
+fn amend_geometry(layer: &mut Layer, geometry: &GeometryView, rows: Option<u64>) {
+    if rows == Some(0) {
+        // Nothing read: the declared type stands, and no extent.
+        layer.extent = None;
+        return;
+    }
+    let types: Vec<GeometryCount> = geometry
+        .types
+        .iter()
+        .map(|(n, c)| GeometryCount {
+            name: n.clone(),
+            features: *c,
+        })
+        .collect();
+    let part = rows.unwrap_or(0) > super::geometry_names::SCANNED_FEATURES as u64;
+    let text = types_text(&types, geometry.has_z, part);
+    layer.geometry = Some(Geometry {
+        text,
+        types,
+        has_z: geometry.has_z,
+        scanned_part: part,
+        unreadable: false,
+    });
+    if let Some(crs) = &geometry.crs {
+        if layer.crs.as_ref().map(|c| c.epsg) != Some(crs.epsg) || layer.crs.is_none() {
+            layer.crs = Some(crs.to_card());
+        }
+    }
+    layer.extent = geometry.bounds;
+    layer.extent_declared = false;
+    if geometry.bounds.is_none() {
+        // No geometry to judge units by.
+        layer.crs_note = None;
+    }
+    if geometry.empty > 0 {
+        layer.notes.push(format!(
+            "{} of its features have a missing or empty geometry",
+            geometry.empty
+        ));
+    }
+}
+
+/// Layers geopandas cannot read: each one's error and a read that works,
+/// in the warnings, the notes and the read call.
+fn amend_failing_layers(
+    dataset: &mut Dataset,
+    file: &FileView,
+    failures: &[(String, String, Option<Works>)],
+) {
     if failures.is_empty() {
         return;
     }
@@ -714,7 +729,7 @@ fn amend_vector(dataset: &mut Dataset, file: &FileView) {
         .extra
         .as_deref()
         .map_or(String::new(), |e| format!(", {e}"));
-    for (layer_name, error, works) in &failures {
+    for (layer_name, error, works) in failures {
         let layer = crate::util::py_str(layer_name);
         let line = match works {
             Some(w) if w.call == "read_geometry=False" => format!(
