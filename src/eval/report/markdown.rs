@@ -263,6 +263,17 @@ pub fn markdown(report: &Report) -> String {
         md.push_str("\nImage outputs are scored by SSIM against the gold image — a weak signal (a correct map drawn differently scores low); `--vision-judge NAME` grades them with a vision model instead.\n");
     }
 
+    section_overall(&mut md, report);
+    section_paired(&mut md, report);
+    section_code(&mut md, report);
+    section_stability(&mut md, report);
+    section_errors(&mut md, report);
+    section_per_task(&mut md, report);
+    md
+}
+
+/// The overall table (cf. GISclaw Table 6): one row per cell.
+fn section_overall(md: &mut String, report: &Report) {
     md.push_str("\n## Overall (cf. GISclaw Table 6)\n\n| cell | runs | R_succ | Q_out (succ.) | F_api | C_emb | S_comp [95 % CI] | tokens in / out per run | cost |\n|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
         let _ = writeln!(
@@ -284,8 +295,12 @@ pub fn markdown(report: &Report) -> String {
                 .unwrap_or_else(|| "unknown".into())
         );
     }
-    side_by_side(&mut md, report);
-    alone_vs_agent(&mut md, report);
+    side_by_side(md, report);
+    alone_vs_agent(md, report);
+}
+
+/// Single against dual (cf. Table 7) and the ablations (cf. Table 10).
+fn section_paired(md: &mut String, report: &Report) {
     if !report.comparisons.is_empty() {
         md.push_str("\n## Single vs Dual Agent (cf. Table 7: paired Wilcoxon signed-rank on run composites; Cohen's d = mean Δ / SD(Δ), as in Table 10)\n\n| backend | pairs | mean Δ (SA − DA) | median Δ | W | p | method | Cliff's δ | Cohen's d |\n|---|---|---|---|---|---|---|---|---|\n");
         for c in &report.comparisons {
@@ -340,9 +355,13 @@ pub fn markdown(report: &Report) -> String {
             a.cohens_d.map_or("–".to_string(), f3)
         );
         if a.flag == "rag" {
-            rag_function_calls(&mut md, report, a);
+            rag_function_calls(md, report, a);
         }
     }
+}
+
+/// Code (L1, cf. Table 8), the LLM judge (cf. Table 9) and the tree search.
+fn section_code(md: &mut String, report: &Report) {
     md.push_str("\n## Code (L1, cf. Table 8)\n\n| cell | BLEU-4 | ROUGE-L | edit sim. | CodeBLEU | API P | API R | API F1 | call acc. | call P | call R | call F1 | Hamming loss |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
         let _ = writeln!(
@@ -407,6 +426,10 @@ pub fn markdown(report: &Report) -> String {
             );
         }
     }
+}
+
+/// Stability, efficiency, weight sensitivity, reproduction and honest refusal.
+fn section_stability(md: &mut String, report: &Report) {
     md.push_str("\n## Stability and efficiency\n\n| cell | pass@k | CV | SA = pass@k_max/(1+CV) | rounds | LLM s | sandbox s | code lines | inference eff. (/s) | token eff. (/1k tok) | code-line eff. (/100 lines) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &report.cells {
         let pass: Vec<String> = c
@@ -430,7 +453,7 @@ pub fn markdown(report: &Report) -> String {
             f3(c.code_line_efficiency * 100.0)
         );
     }
-    cost_accuracy(&mut md, &report.cost);
+    cost_accuracy(md, &report.cost);
     if let Some(s) = report.sweep.as_ref().filter(|s| s.defined == 0) {
         let _ = writeln!(
             md,
@@ -490,6 +513,10 @@ pub fn markdown(report: &Report) -> String {
             }
         }
     }
+}
+
+/// Error types (ours and GeoAgent\'s four), vision feedback and run-to-run variance.
+fn section_errors(md: &mut String, report: &Report) {
     md.push_str("\n## Error types\n\nFailed runs (and failed cells) by type: `runtime` is an exception or a worker crash, `timeout` a cell stopped at its time limit or a run out of its budget, `infrastructure` a run that could not be carried out (no record, not scored); the last column counts runs that finished although their output checks still failed (after one refused `finish`).\n\n| cell |");
     for e in ErrorType::ALL {
         let _ = write!(md, " {} |", e.name());
@@ -561,6 +588,10 @@ pub fn markdown(report: &Report) -> String {
             );
         }
     }
+}
+
+/// Per task, and the gold runs with problems.
+fn section_per_task(md: &mut String, report: &Report) {
     md.push_str("\n## Per task (successes/runs, mean Q_out, mean S)\n\n| task |");
     for c in &report.cells {
         let _ = write!(md, " {} |", c.label);
@@ -597,5 +628,4 @@ pub fn markdown(report: &Report) -> String {
             let _ = writeln!(md, "- {task}: {}", problems.join("; "));
         }
     }
-    md
 }
