@@ -53,17 +53,26 @@ fn slug(heading: &str) -> String {
         .collect()
 }
 
-/// The text outside fenced code blocks, and the blocks' text.
+/// The text outside fenced code blocks, and the text of the blocks that
+/// hold shell commands (```sh, ```bash, ```shell, ```console: other blocks
+/// are diagrams, configuration or output).
 fn split_fences(text: &str) -> (String, String) {
     let (mut prose, mut code) = (String::new(), String::new());
-    let mut fenced = false;
+    let mut fence: Option<bool> = None;
     for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
+        if let Some(lang) = line.trim_start().strip_prefix("```") {
+            fence = match fence {
+                Some(_) => None,
+                None => Some(matches!(lang.trim(), "sh" | "bash" | "shell" | "console")),
+            };
             continue;
         }
-        let to = if fenced { &mut code } else { &mut prose };
-        to.push_str(line);
+        match fence {
+            None => prose.push_str(line),
+            Some(true) => code.push_str(line),
+            Some(false) => continue,
+        }
+        let to = if fence.is_some() { &mut code } else { &mut prose };
         to.push('\n');
     }
     (prose, code)
@@ -279,7 +288,9 @@ fn every_command_and_flag_the_docs_name_exists() {
                     h = help(&path);
                     continue;
                 }
-                if path.is_empty() && flag_of(word).is_none() && !word.starts_with('-') {
+                // `<command>`, `…`: a placeholder, not a command.
+                let placeholder = bare.starts_with('<') || bare.starts_with('…');
+                if path.is_empty() && flag_of(word).is_none() && !word.starts_with('-') && !placeholder {
                     wrong.push(format!(
                         "{name}: `gisclaw {}`: no command {bare:?}",
                         words.join(" ")
@@ -351,7 +362,7 @@ fn the_link_and_command_readers_see_what_they_must() {
         link_targets("see [a](docs/x.md#y) and [b](#z)."),
         ["docs/x.md#y", "#z"]
     );
-    let lines = command_lines("run `gisclaw eval --suite S [--runs 3] | tee x` then\n```sh\n$ gisclaw solve t.yaml --out o # note\n```\n");
+    let lines = command_lines("run `gisclaw eval --suite S [--runs 3] | tee x` then\n```sh\n$ gisclaw solve t.yaml --out o # note\n```\n```\ngisclaw ──socket──▶ worker\n```\n");
     assert_eq!(
         lines,
         [
