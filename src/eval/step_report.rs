@@ -303,105 +303,9 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
             mark(by_complete[i])
         );
     }
-    // Table 4: per suite (rows) and backend, the LLM alone beside the agent.
-    let mut backends: Vec<(&str, bool)> = Vec::new();
-    for f in folders {
-        if !backends.contains(&(f.backend.as_str(), f.gold_prefix)) {
-            backends.push((&f.backend, f.gold_prefix));
-        }
-    }
-    let mut suites: Vec<&str> = folders.iter().map(|f| f.suite.as_str()).collect();
-    suites.dedup();
-    md.push_str("\n## LLM alone vs agent (cf. GeoAgent Table 4: step pass@1)\n\n| suite |");
-    for (b, prefix) in &backends {
-        let from = if *prefix { " (gold prefix)" } else { "" };
-        let _ = write!(md, " {b}{from}: LLM | {b}{from}: agent |");
-    }
-    md.push_str("\n|---|");
-    md.push_str(&"---|---|".repeat(backends.len()));
-    md.push('\n');
-    for suite in &suites {
-        let _ = write!(md, "| {suite} |");
-        for (b, prefix) in &backends {
-            for alone in [true, false] {
-                let found = folders.iter().zip(&summaries).find(|(f, _)| {
-                    f.suite == *suite
-                        && f.backend == *b
-                        && f.gold_prefix == *prefix
-                        && f.alone == alone
-                });
-                match found {
-                    Some((_, s)) => {
-                        let _ = write!(md, " {:.3} |", s.step_pass_rate);
-                    }
-                    None => md.push_str(" – |"),
-                }
-            }
-        }
-        md.push('\n');
-    }
-    // Table 6: complete@1 per task (mean over runs), with its steps.
-    let mut tasks: Vec<(String, usize)> = Vec::new();
-    for f in folders {
-        for r in &f.records {
-            if !tasks.iter().any(|(t, _)| t == &r.task) {
-                tasks.push((r.task.clone(), r.steps.len()));
-            }
-        }
-    }
-    tasks.sort();
-    md.push_str("\n## complete@1 per task (cf. GeoAgent Table 6: self-debugging \"Aut.\" folders, and \"Hum.\" folders run with `--interventions K`, where the step's gold cell is shown once after K failing cells or a wrong answer; in parentheses their interventions per run)\n\n| task | steps |");
-    for f in folders {
-        let mode = if f.interventions > 0 { "Hum." } else { "Aut." };
-        let _ = write!(md, " {mode} {} |", f.label);
-    }
-    md.push_str("\n|---|---|");
-    md.push_str(&"---|".repeat(folders.len()));
-    md.push('\n');
-    for (task, steps) in &tasks {
-        let _ = write!(md, "| {task} | {steps} |");
-        for (f, s) in folders.iter().zip(&summaries) {
-            match s.per_task.get(task) {
-                Some((_, c, _, _)) if f.interventions > 0 => {
-                    let h = s.hints.get(task).copied().unwrap_or(0.0);
-                    let _ = write!(md, " {c:.2} ({h:.1}) |");
-                }
-                Some((_, c, _, _)) => {
-                    let _ = write!(md, " {c:.2} |");
-                }
-                None => md.push_str(" – |"),
-            }
-        }
-        md.push('\n');
-    }
-    md.push_str("\n## Failing steps by GeoAgent's error types\n\nFrom gisclaw's types: instruction following = `invalid_answer`, `output_type` (the code ran, the answer is wrong); hallucination = `attribute_parameter` (a function, attribute, keyword or name that does not exist); general code = `syntax`, `runtime`, `timeout`, `blocked_import`, `other`. Lack of information (the prompt did not say enough) was judged by hand in GeoAgent and is not told apart here (–); `infrastructure` failures are not the model's and are left out. Each cell: failing steps, and their share of the folder's (as GeoAgent reports them).\n\n| folder |");
-    for t in GEOAGENT_TYPES {
-        let _ = write!(md, " {t} |");
-    }
-    md.push_str("\n|---|---|---|---|---|\n");
-    for (f, s) in folders.iter().zip(&summaries) {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for (name, n) in &s.errors {
-            if let Some(t) = ErrorType::ALL
-                .iter()
-                .find(|e| e.name() == name)
-                .and_then(|e| geoagent_type(*e))
-            {
-                *counts.entry(t).or_default() += n;
-            }
-        }
-        let _ = write!(md, "| {} |", f.label);
-        let total: usize = counts.values().sum();
-        for t in GEOAGENT_TYPES {
-            if t == "lack of information" {
-                md.push_str(" – |");
-            } else {
-                let n = counts.get(t).copied().unwrap_or(0);
-                let _ = write!(md, " {} |", super::breakdown::count_and_share(n, total));
-            }
-        }
-        md.push('\n');
-    }
+    table_4(&mut md, folders, &summaries);
+    table_6(&mut md, folders, &summaries);
+    geoagent_errors(&mut md, folders, &summaries);
     let rows: Vec<(&str, &StepSummary)> = folders
         .iter()
         .zip(&summaries)
@@ -437,6 +341,117 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
     ));
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summaries)
+}
+
+/// GeoAgent Table 4: step pass@1 per suite (rows) and backend, the LLM alone beside the agent.
+fn table_4(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
+    // Table 4: per suite (rows) and backend, the LLM alone beside the agent.
+    let mut backends: Vec<(&str, bool)> = Vec::new();
+    for f in folders {
+        if !backends.contains(&(f.backend.as_str(), f.gold_prefix)) {
+            backends.push((&f.backend, f.gold_prefix));
+        }
+    }
+    let mut suites: Vec<&str> = folders.iter().map(|f| f.suite.as_str()).collect();
+    suites.dedup();
+    md.push_str("\n## LLM alone vs agent (cf. GeoAgent Table 4: step pass@1)\n\n| suite |");
+    for (b, prefix) in &backends {
+        let from = if *prefix { " (gold prefix)" } else { "" };
+        let _ = write!(md, " {b}{from}: LLM | {b}{from}: agent |");
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|---|".repeat(backends.len()));
+    md.push('\n');
+    for suite in &suites {
+        let _ = write!(md, "| {suite} |");
+        for (b, prefix) in &backends {
+            for alone in [true, false] {
+                let found = folders.iter().zip(summaries).find(|(f, _)| {
+                    f.suite == *suite
+                        && f.backend == *b
+                        && f.gold_prefix == *prefix
+                        && f.alone == alone
+                });
+                match found {
+                    Some((_, s)) => {
+                        let _ = write!(md, " {:.3} |", s.step_pass_rate);
+                    }
+                    None => md.push_str(" – |"),
+                }
+            }
+        }
+        md.push('\n');
+    }
+}
+
+/// GeoAgent Table 6: complete@1 per task (mean over runs), with its steps.
+fn table_6(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
+    // Table 6: complete@1 per task (mean over runs), with its steps.
+    let mut tasks: Vec<(String, usize)> = Vec::new();
+    for f in folders {
+        for r in &f.records {
+            if !tasks.iter().any(|(t, _)| t == &r.task) {
+                tasks.push((r.task.clone(), r.steps.len()));
+            }
+        }
+    }
+    tasks.sort();
+    md.push_str("\n## complete@1 per task (cf. GeoAgent Table 6: self-debugging \"Aut.\" folders, and \"Hum.\" folders run with `--interventions K`, where the step's gold cell is shown once after K failing cells or a wrong answer; in parentheses their interventions per run)\n\n| task | steps |");
+    for f in folders {
+        let mode = if f.interventions > 0 { "Hum." } else { "Aut." };
+        let _ = write!(md, " {mode} {} |", f.label);
+    }
+    md.push_str("\n|---|---|");
+    md.push_str(&"---|".repeat(folders.len()));
+    md.push('\n');
+    for (task, steps) in &tasks {
+        let _ = write!(md, "| {task} | {steps} |");
+        for (f, s) in folders.iter().zip(summaries) {
+            match s.per_task.get(task) {
+                Some((_, c, _, _)) if f.interventions > 0 => {
+                    let h = s.hints.get(task).copied().unwrap_or(0.0);
+                    let _ = write!(md, " {c:.2} ({h:.1}) |");
+                }
+                Some((_, c, _, _)) => {
+                    let _ = write!(md, " {c:.2} |");
+                }
+                None => md.push_str(" – |"),
+            }
+        }
+        md.push('\n');
+    }
+}
+
+/// Failing steps by GeoAgent's four error types, per folder.
+fn geoagent_errors(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
+    md.push_str("\n## Failing steps by GeoAgent's error types\n\nFrom gisclaw's types: instruction following = `invalid_answer`, `output_type` (the code ran, the answer is wrong); hallucination = `attribute_parameter` (a function, attribute, keyword or name that does not exist); general code = `syntax`, `runtime`, `timeout`, `blocked_import`, `other`. Lack of information (the prompt did not say enough) was judged by hand in GeoAgent and is not told apart here (–); `infrastructure` failures are not the model's and are left out. Each cell: failing steps, and their share of the folder's (as GeoAgent reports them).\n\n| folder |");
+    for t in GEOAGENT_TYPES {
+        let _ = write!(md, " {t} |");
+    }
+    md.push_str("\n|---|---|---|---|---|\n");
+    for (f, s) in folders.iter().zip(summaries) {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for (name, n) in &s.errors {
+            if let Some(t) = ErrorType::ALL
+                .iter()
+                .find(|e| e.name() == name)
+                .and_then(|e| geoagent_type(*e))
+            {
+                *counts.entry(t).or_default() += n;
+            }
+        }
+        let _ = write!(md, "| {} |", f.label);
+        let total: usize = counts.values().sum();
+        for t in GEOAGENT_TYPES {
+            if t == "lack of information" {
+                md.push_str(" – |");
+            } else {
+                let n = counts.get(t).copied().unwrap_or(0);
+                let _ = write!(md, " {} |", super::breakdown::count_and_share(n, total));
+            }
+        }
+        md.push('\n');
+    }
 }
 
 /// A step summary's step pass@1 as the one pass@k it has.

@@ -653,102 +653,14 @@ pub fn write_comparison(
     if summaries.windows(2).any(|w| w[0].cases != w[1].cases) {
         md.push_str("\n**The models were not run on the same cases**: their numbers are not directly comparable.\n");
     }
-    let delta = |s: &UnitSummary, k: usize, before: usize| match (
-        s.pass_at.get(&k),
-        s.pass_at.get(&before),
-    ) {
-        (Some(v), Some(b)) => format!("{} ({:+.3})", f3(*v), v - b),
-        (Some(v), None) => f3(*v),
-        _ => "–".into(),
-    };
-    md.push_str("\n## Accuracy (cf. AutoGEEval Table 5, GeoJSEval Table 7; in parentheses the gain over the previous pass@k)\n\n| model | pass@1 | pass@3 | pass@5 | CV (per-sample rates) | SA | CV (Eq. 8) | SA (Eq. 8) |\n|---|---|---|---|---|---|---|---|\n");
-    for (m, s) in models.iter().zip(&summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            m.label,
-            s.pass_at
-                .get(&1)
-                .map(|v| f3(*v))
-                .unwrap_or_else(|| "–".into()),
-            delta(s, 3, 1),
-            delta(s, 5, 3),
-            f3(s.cv),
-            f3(s.stability_adjusted),
-            f3(s.cv_pass_at),
-            f3(s.stability_adjusted_pass_at)
-        );
-    }
+    accuracy(&mut md, models, &summaries);
     let _ = writeln!(md, "\n{DEFINITIONS}");
     md.push_str("\n## Stability ranks (cf. AutoGEEval Table 6)\n\nP_Rank: by pass@5; C_Rank: by CV (Eq. 8), lower first; S_Rank: by SA (Eq. 8). Ties share the best rank.\n\n| model | P_Rank | C_Rank | S_Rank |\n|---|---|---|---|\n");
     for (m, r) in models.iter().zip(&ranked) {
         let _ = writeln!(md, "| {} | {} | {} | {} |", m.label, r.p, r.c, r.s);
     }
-    md.push_str("\n## Resources (cf. AutoGEEval Table 7)\n\nPer sample (one generation): prompt + completion tokens as the server counted them (estimated with tiktoken when it did not), seconds waiting for the model, and the lines of the extracted code that are neither blank nor comments.\n\n| model | Tok. | In.T (s) | Co.L |\n|---|---|---|---|\n");
-    for (m, s) in models.iter().zip(&summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {:.1} | {:.3} | {:.2} |",
-            m.label, s.tokens_per_sample, s.seconds_per_sample, s.code_lines_per_sample
-        );
-    }
-    md.push_str("\n## Efficiency (cf. AutoGEEval Table 8)\n\npass@k_max per token, per second and per code line (`–`: nothing to divide by, e.g. reference implementations, which spend no tokens).\n\n| model | Tok.-E | In.T-E | Co.L-E |\n|---|---|---|---|\n");
-    for (m, s) in models.iter().zip(&summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} |",
-            m.label,
-            sci(s.token_efficiency),
-            f3(s.inference_efficiency),
-            f3(s.code_line_efficiency)
-        );
-    }
-    md.push_str("\n## Cost and accuracy\n\nPer sample, tokens and seconds waiting for the model against pass@1; ◆ marks a model on the Pareto front (no other model spends fewer tokens per sample and passes more often). Function-level samples record no price, so the front is drawn against tokens.\n\n| model | tokens | LLM s | pass@1 | front |\n|---|---|---|---|---|\n");
-    let points: Vec<(f64, f64)> = summaries
-        .iter()
-        .map(|s| {
-            (
-                s.tokens_per_sample,
-                s.pass_at.get(&1).copied().unwrap_or(f64::NAN),
-            )
-        })
-        .collect();
-    let front = super::report::cost::non_dominated(&points);
-    for (i, m) in models.iter().enumerate() {
-        let _ = writeln!(
-            md,
-            "| {} | {:.1} | {:.3} | {} | {} |",
-            m.label,
-            summaries[i].tokens_per_sample,
-            summaries[i].seconds_per_sample,
-            f3(points[i].1),
-            if front[i] { "◆" } else { "" }
-        );
-    }
-    md.push_str("\n## Ranks (cf. AutoGEEval Table 9)\n\nT_Rank, I_Rank, Co_Rank: by Tok.-E, In.T-E, Co.L-E (a missing value ranks last); E_Rank: by the mean of those three; Total_Rank: by the mean of P_Rank, S_Rank and E_Rank.\n\n| model | P_Rank | S_Rank | T_Rank | I_Rank | Co_Rank | E_Rank | Total_Rank |\n|---|---|---|---|---|---|---|---|\n");
-    for (m, r) in models.iter().zip(&ranked) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            m.label, r.p, r.s, r.t, r.i, r.co, r.e, r.total
-        );
-    }
-    md.push_str("\n## Failing samples by error type (cf. AutoGEEval Table 10)\n\nAutoGEEval's parameter errors are `attribute_parameter`, its invalid answers `invalid_answer` and `output_type`, its runtime errors `timeout` (gisclaw keeps other exceptions apart as `runtime`), its network errors `infrastructure`. Each cell: failing samples, and their share of the model's failing samples (AutoGEEval reports the shares).\n\n| model |");
-    for e in ErrorType::ALL {
-        let _ = write!(md, " {} |", e.name());
-    }
-    md.push_str("\n|---|");
-    md.push_str(&"---|".repeat(ErrorType::ALL.len()));
-    md.push('\n');
-    for (m, s) in models.iter().zip(&summaries) {
-        let _ = write!(md, "| {} |", m.label);
-        let total: usize = s.errors.values().sum();
-        for e in ErrorType::ALL {
-            let n = s.errors.get(e.name()).copied().unwrap_or(0);
-            let _ = write!(md, " {} |", count_and_share(n, total));
-        }
-        md.push('\n');
-    }
+    resources_and_efficiency(&mut md, models, &summaries);
+    ranks_and_errors(&mut md, models, &summaries, &ranked);
     let mut libraries: Vec<&String> = summaries.iter().flat_map(|s| s.libraries.keys()).collect();
     libraries.sort();
     libraries.dedup();
@@ -812,6 +724,117 @@ pub fn write_comparison(
     ));
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(summaries.into_iter().zip(ranked).collect())
+}
+
+/// Accuracy (cf. AutoGEEval Table 5, GeoJSEval Table 7): pass@1/3/5 with
+/// the gains, both CVs and SAs.
+fn accuracy(md: &mut String, models: &[UnitModel], summaries: &[UnitSummary]) {
+    let delta = |s: &UnitSummary, k: usize, before: usize| match (
+        s.pass_at.get(&k),
+        s.pass_at.get(&before),
+    ) {
+        (Some(v), Some(b)) => format!("{} ({:+.3})", f3(*v), v - b),
+        (Some(v), None) => f3(*v),
+        _ => "–".into(),
+    };
+    md.push_str("\n## Accuracy (cf. AutoGEEval Table 5, GeoJSEval Table 7; in parentheses the gain over the previous pass@k)\n\n| model | pass@1 | pass@3 | pass@5 | CV (per-sample rates) | SA | CV (Eq. 8) | SA (Eq. 8) |\n|---|---|---|---|---|---|---|---|\n");
+    for (m, s) in models.iter().zip(summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            m.label,
+            s.pass_at
+                .get(&1)
+                .map(|v| f3(*v))
+                .unwrap_or_else(|| "–".into()),
+            delta(s, 3, 1),
+            delta(s, 5, 3),
+            f3(s.cv),
+            f3(s.stability_adjusted),
+            f3(s.cv_pass_at),
+            f3(s.stability_adjusted_pass_at)
+        );
+    }
+}
+
+/// Resources, efficiency (cf. AutoGEEval Tables 7 and 8) and cost against
+/// accuracy.
+fn resources_and_efficiency(md: &mut String, models: &[UnitModel], summaries: &[UnitSummary]) {
+    md.push_str("\n## Resources (cf. AutoGEEval Table 7)\n\nPer sample (one generation): prompt + completion tokens as the server counted them (estimated with tiktoken when it did not), seconds waiting for the model, and the lines of the extracted code that are neither blank nor comments.\n\n| model | Tok. | In.T (s) | Co.L |\n|---|---|---|---|\n");
+    for (m, s) in models.iter().zip(summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {:.3} | {:.2} |",
+            m.label, s.tokens_per_sample, s.seconds_per_sample, s.code_lines_per_sample
+        );
+    }
+    md.push_str("\n## Efficiency (cf. AutoGEEval Table 8)\n\npass@k_max per token, per second and per code line (`–`: nothing to divide by, e.g. reference implementations, which spend no tokens).\n\n| model | Tok.-E | In.T-E | Co.L-E |\n|---|---|---|---|\n");
+    for (m, s) in models.iter().zip(summaries) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            m.label,
+            sci(s.token_efficiency),
+            f3(s.inference_efficiency),
+            f3(s.code_line_efficiency)
+        );
+    }
+    md.push_str("\n## Cost and accuracy\n\nPer sample, tokens and seconds waiting for the model against pass@1; ◆ marks a model on the Pareto front (no other model spends fewer tokens per sample and passes more often). Function-level samples record no price, so the front is drawn against tokens.\n\n| model | tokens | LLM s | pass@1 | front |\n|---|---|---|---|---|\n");
+    let points: Vec<(f64, f64)> = summaries
+        .iter()
+        .map(|s| {
+            (
+                s.tokens_per_sample,
+                s.pass_at.get(&1).copied().unwrap_or(f64::NAN),
+            )
+        })
+        .collect();
+    let front = super::report::cost::non_dominated(&points);
+    for (i, m) in models.iter().enumerate() {
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {:.3} | {} | {} |",
+            m.label,
+            summaries[i].tokens_per_sample,
+            summaries[i].seconds_per_sample,
+            f3(points[i].1),
+            if front[i] { "◆" } else { "" }
+        );
+    }
+}
+
+/// Ranks (cf. AutoGEEval Table 9) and failing samples by error type (cf.
+/// Table 10).
+fn ranks_and_errors(
+    md: &mut String,
+    models: &[UnitModel],
+    summaries: &[UnitSummary],
+    ranked: &[UnitRanks],
+) {
+    md.push_str("\n## Ranks (cf. AutoGEEval Table 9)\n\nT_Rank, I_Rank, Co_Rank: by Tok.-E, In.T-E, Co.L-E (a missing value ranks last); E_Rank: by the mean of those three; Total_Rank: by the mean of P_Rank, S_Rank and E_Rank.\n\n| model | P_Rank | S_Rank | T_Rank | I_Rank | Co_Rank | E_Rank | Total_Rank |\n|---|---|---|---|---|---|---|---|\n");
+    for (m, r) in models.iter().zip(ranked) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            m.label, r.p, r.s, r.t, r.i, r.co, r.e, r.total
+        );
+    }
+    md.push_str("\n## Failing samples by error type (cf. AutoGEEval Table 10)\n\nAutoGEEval's parameter errors are `attribute_parameter`, its invalid answers `invalid_answer` and `output_type`, its runtime errors `timeout` (gisclaw keeps other exceptions apart as `runtime`), its network errors `infrastructure`. Each cell: failing samples, and their share of the model's failing samples (AutoGEEval reports the shares).\n\n| model |");
+    for e in ErrorType::ALL {
+        let _ = write!(md, " {} |", e.name());
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(ErrorType::ALL.len()));
+    md.push('\n');
+    for (m, s) in models.iter().zip(summaries) {
+        let _ = write!(md, "| {} |", m.label);
+        let total: usize = s.errors.values().sum();
+        for e in ErrorType::ALL {
+            let n = s.errors.get(e.name()).copied().unwrap_or(0);
+            let _ = write!(md, " {} |", count_and_share(n, total));
+        }
+        md.push('\n');
+    }
 }
 
 #[cfg(test)]
