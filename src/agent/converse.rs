@@ -658,62 +658,38 @@ pub fn converse(
         if let Some(ending) = (turn.stop)() {
             return Stop::End(ending);
         }
-        fit_history(
-            turn,
-            messages,
-            specs,
-            state,
-            limits.run.context_window,
-            pinned,
-            false,
-        );
-        let asked = {
-            let events = &mut *turn.events;
-            state.ask(
-                &mut *turn.model,
-                messages,
-                specs,
-                &limits.run,
-                &mut |text| events(AgentEvent::Text(text)),
-            )
-        };
-        let (response, llm_time) = match asked {
-            Ok(answer) => answer,
-            // Refused as too long: compact with what the refusal taught
-            // (the window, the server's token count) and ask again; a
-            // request with nothing left to fold is asked once more, cut to
-            // the learnt size. Two refusals in a row end the run.
-            Err(ending) if state.context.take_refused() => {
-                refusals += 1;
-                let compacted = fit_history(
-                    turn,
-                    messages,
-                    specs,
-                    state,
-                    limits.run.context_window,
-                    pinned,
-                    false,
-                );
-                if compacted.is_some() || refusals < 2 {
-                    continue;
+        let (mut response, llm_time) =
+            match ask_fitted(turn, messages, specs, state, limits, pinned) {
+                Ok(answer) => answer,
+                // Refused as too long: compact with what the refusal taught
+                // (the window, the server's token count) and ask again; a
+                // request with nothing left to fold is asked once more, cut
+                // to the learnt size. Two refusals in a row end the run.
+                Err((ending, true)) => {
+                    refusals += 1;
+                    let compacted = fit_history(
+                        turn,
+                        messages,
+                        specs,
+                        state,
+                        limits.run.context_window,
+                        pinned,
+                        false,
+                    );
+                    if compacted.is_some() || refusals < 2 {
+                        continue;
+                    }
+                    return Stop::End(ending);
                 }
-                return Stop::End(ending);
-            }
-            Err(ending) => return Stop::End(ending),
-        };
+                Err((ending, false)) => return Stop::End(ending),
+            };
         refusals = 0;
         let round = state.rounds;
-        let adapted = adapt::adapt(response.message, round);
+        let adapted = adapt::adapt(std::mem::take(&mut response.message), round);
         (turn.events)(AgentEvent::MessageDone { round });
-        turn.transcript.record(MessageEvent {
-            usage: Some(response.usage),
-            llm_ms: Some(llm_time.as_millis() as u64),
-            finish_reason: response.finish_reason.clone(),
-            retries: Some(response.retries),
-            backend_notes: Some(response.notes.clone()),
-            repairs: Some(adapted.repairs.clone()),
-            ..MessageEvent::of(Some(round), turn.agent, adapted.message.clone())
-        });
+        turn.transcript.record(answer_event(
+            &response, llm_time, &adapted, round, turn.agent,
+        ));
         for note in &response.notes {
             (turn.events)(AgentEvent::BackendNote { round, note });
         }
@@ -729,14 +705,7 @@ pub fn converse(
                     "the model stopped calling tools ({idle} messages in a row)"
                 )));
             }
-            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            let nudge = Message::text(
-                Role::User,
-                format!(
-                    "Continue with a tool call ({}). Call finish only when every required output exists.",
-                    names.join(", ")
-                ),
-            );
+            let nudge = nudge(specs);
             turn.transcript
                 .record(MessageEvent::of(Some(round), None, nudge.clone()));
             messages.push(nudge);
@@ -746,128 +715,30 @@ pub fn converse(
         let mut figures: Vec<std::path::PathBuf> = Vec::new();
         let calls = &adapted.message.tool_calls;
         for (i, call) in calls.iter().enumerate() {
-            let name = call.function.name.as_str();
-            let arguments = call.function.arguments.as_str();
             let ran = Instant::now();
-            let mut cell_us = None;
-            let mut cell_record = None;
-            let mut shown = Vec::new();
-            let mut stop = None;
-            let mut code = None;
-            let (text, status, words, ok) =
-                if let Some(bad) = adapted.malformed.iter().find(|m| m.call_id == call.id) {
-                    (turn.events)(AgentEvent::Tool {
-                        name,
-                        code: None,
-                        arguments,
-                    });
-                    (
-                        tools::malformed_reply(&bad.reason),
-                        "malformed".to_string(),
-                        "malformed call".to_string(),
-                        false,
-                    )
-                } else if name == "step_done" && has_step_done {
-                    let summary = tools::summary_of(arguments);
-                    (turn.events)(AgentEvent::StepDone { summary: &summary });
-                    stop = Some(Stop::StepDone(summary));
-                    (
-                        "Step recorded.".to_string(),
-                        "step_done".to_string(),
-                        "step recorded".to_string(),
-                        true,
-                    )
-                } else {
-                    code = tools::code_of(name, arguments);
-                    (turn.events)(AgentEvent::Tool {
-                        name,
-                        code: code.as_deref(),
-                        arguments,
-                    });
-                    if name == EXECUTE_PYTHON {
-                        (turn.events)(AgentEvent::CellRunning);
-                    }
-                    let warning = code.as_deref().and_then(|c| state.guard.warning(c));
-                    match run_tool(turn.toolbox, turn.memory, name, arguments) {
-                        Ok(run) => {
-                            cell_record = run.cell_record();
-                            shown = run.images.clone();
-                            let ok = run.cell.as_ref().is_none_or(|c| c.status == CellStatus::Ok);
-                            if let Some(cell) = &run.cell {
-                                cell_us = Some(cell.result.duration_us);
-                                if let Some(c) = &code {
-                                    state.guard.record(c, cell);
-                                }
-                            }
-                            let text = match warning {
-                                Some(w) => format!("{w}\n{}", run.text),
-                                None => run.text,
-                            };
-                            if !ok {
-                                failures += 1;
-                                if let Some(c) = code.as_deref().filter(|_| run.cell.is_some()) {
-                                    FailedOperation::remember(
-                                        &mut failed,
-                                        [FailedOperation::of_cell(c, &text)],
-                                    );
-                                }
-                                last_error = Some(text.clone());
-                            }
-                            if run.cell.is_none() {
-                                code = None;
-                            }
-                            if let Some(summary) = run.finished {
-                                stop = Some(Stop::Finished(summary));
-                            }
-                            if let Some(reason) = run.declined {
-                                stop = Some(Stop::Declined(reason));
-                            }
-                            if turn.toolbox.vision {
-                                figures.extend(run.images);
-                            }
-                            (text, run.status, run.shown, ok)
-                        }
-                        Err(err) => {
-                            let ending = match err {
-                                SandboxError::BudgetExhausted(b) => Ending::Failed(format!(
-                                    "the sandbox's {} s budget is spent",
-                                    b.as_secs()
-                                )),
-                                err => Ending::Error(format!("sandbox failure: {err}")),
-                            };
-                            not_run(messages, &calls[i..], "the run ended");
-                            return Stop::End(ending);
-                        }
-                    }
-                };
+            let done = match answer_call(turn, state, &adapted.malformed, call, has_step_done) {
+                Ok(done) => done,
+                Err(err) => {
+                    not_run(messages, &calls[i..], "the run ended");
+                    return Stop::End(sandbox_ending(err));
+                }
+            };
+            if done.ran_tool && !done.ok {
+                failures += 1;
+                if let Some(c) = done.code.as_deref() {
+                    FailedOperation::remember(
+                        &mut failed,
+                        [FailedOperation::of_cell(c, &done.text)],
+                    );
+                }
+                last_error = Some(done.text.clone());
+            }
+            if turn.toolbox.vision {
+                figures.extend(done.shown.iter().cloned());
+            }
             let took = ran.elapsed();
             state.tool_time += took;
-            (turn.events)(AgentEvent::Observation {
-                round,
-                name,
-                code: code.as_deref(),
-                text: &text,
-                ok,
-                status: &words,
-                seconds: took.as_secs_f64(),
-            });
-            if !shown.is_empty() {
-                (turn.events)(AgentEvent::Figures { paths: &shown });
-            }
-            turn.transcript.record(ToolEvent {
-                round: Some(round),
-                agent: turn.agent.map(str::to_string),
-                call_id: Some(call.id.clone()),
-                name: name.to_string(),
-                arguments: arguments.to_string(),
-                status: Some(status),
-                tool_ms: Some(took.as_millis() as u64),
-                cell_us,
-                observation: Some(text.clone()),
-                cell: cell_record,
-                ..ToolEvent::default()
-            });
-            messages.push(Message::tool_result(&call.id, text));
+            let stop = report_call(turn, messages, round, call, done, took);
             if let Some(stop) = stop {
                 not_run(
                     messages,
@@ -902,6 +773,221 @@ pub fn converse(
         last_error,
         failed,
     }
+}
+
+/// Shows and records what a call did, and hands its result to the model;
+/// the stop it asks for.
+fn report_call(
+    turn: &mut Turn<'_, '_>,
+    messages: &mut Vec<Message>,
+    round: usize,
+    call: &crate::llm::ToolCall,
+    done: CallDone,
+    took: Duration,
+) -> Option<Stop> {
+    (turn.events)(AgentEvent::Observation {
+        round,
+        name: &call.function.name,
+        code: done.code.as_deref(),
+        text: &done.text,
+        ok: done.ok,
+        status: &done.words,
+        seconds: took.as_secs_f64(),
+    });
+    if !done.shown.is_empty() {
+        (turn.events)(AgentEvent::Figures { paths: &done.shown });
+    }
+    turn.transcript.record(ToolEvent {
+        round: Some(round),
+        agent: turn.agent.map(str::to_string),
+        call_id: Some(call.id.clone()),
+        name: call.function.name.clone(),
+        arguments: call.function.arguments.clone(),
+        status: Some(done.status),
+        tool_ms: Some(took.as_millis() as u64),
+        cell_us: done.cell_us,
+        observation: Some(done.text.clone()),
+        cell: done.cell_record,
+        ..ToolEvent::default()
+    });
+    messages.push(Message::tool_result(&call.id, done.text));
+    done.stop
+}
+
+/// The conversation fitted to the model's window, then one request: the
+/// answer and its time, or how the request ended and whether the server
+/// refused it as too long.
+fn ask_fitted(
+    turn: &mut Turn<'_, '_>,
+    messages: &mut Vec<Message>,
+    specs: &[ToolSpec],
+    state: &mut RunState,
+    limits: &ConverseLimits,
+    pinned: Option<usize>,
+) -> Result<(ChatResponse, Duration), (Ending, bool)> {
+    fit_history(
+        turn,
+        messages,
+        specs,
+        state,
+        limits.run.context_window,
+        pinned,
+        false,
+    );
+    let events = &mut *turn.events;
+    state
+        .ask(
+            &mut *turn.model,
+            messages,
+            specs,
+            &limits.run,
+            &mut |text| events(AgentEvent::Text(text)),
+        )
+        .map_err(|ending| (ending, state.context.take_refused()))
+}
+
+/// The message that asks a model that answered without a tool call for one.
+fn nudge(specs: &[ToolSpec]) -> Message {
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    Message::text(
+        Role::User,
+        format!(
+            "Continue with a tool call ({}). Call finish only when every required output exists.",
+            names.join(", ")
+        ),
+    )
+}
+
+/// How a sandbox failure during a call ends the run: a spent budget is the
+/// run's failure, anything else an error.
+fn sandbox_ending(err: SandboxError) -> Ending {
+    match err {
+        SandboxError::BudgetExhausted(b) => {
+            Ending::Failed(format!("the sandbox's {} s budget is spent", b.as_secs()))
+        }
+        err => Ending::Error(format!("sandbox failure: {err}")),
+    }
+}
+
+/// The record of a model's answer: the message as adapted, what it cost
+/// and what the backend and the adapter said of it.
+fn answer_event(
+    response: &ChatResponse,
+    llm_time: Duration,
+    adapted: &adapt::Adapted,
+    round: usize,
+    agent: Option<&'static str>,
+) -> MessageEvent {
+    MessageEvent {
+        usage: Some(response.usage),
+        llm_ms: Some(llm_time.as_millis() as u64),
+        finish_reason: response.finish_reason.clone(),
+        retries: Some(response.retries),
+        backend_notes: Some(response.notes.clone()),
+        repairs: Some(adapted.repairs.clone()),
+        ..MessageEvent::of(Some(round), agent, adapted.message.clone())
+    }
+}
+
+/// What one tool call did: its observation and status, the cell it ran
+/// (with its code, time and record), the figures it wrote and the stop it
+/// asks for.
+struct CallDone {
+    text: String,
+    status: String,
+    words: String,
+    ok: bool,
+    code: Option<String>,
+    cell_us: Option<u64>,
+    cell_record: Option<CellRecord>,
+    shown: Vec<std::path::PathBuf>,
+    stop: Option<Stop>,
+    /// A tool ran (not a malformed call, not `step_done`): its failure
+    /// counts against the self-corrections.
+    ran_tool: bool,
+}
+
+/// Answers one call of the model's message: a malformed call gets the
+/// reason, `step_done` records the step, any other tool runs (a sandbox
+/// failure is the caller's to end the run with).
+fn answer_call(
+    turn: &mut Turn<'_, '_>,
+    state: &mut RunState,
+    malformed: &[adapt::Malformed],
+    call: &crate::llm::ToolCall,
+    has_step_done: bool,
+) -> Result<CallDone, SandboxError> {
+    let name = call.function.name.as_str();
+    let arguments = call.function.arguments.as_str();
+    let plain = |text: String, status: &str, words: &str, ok: bool, stop: Option<Stop>| CallDone {
+        text,
+        status: status.to_string(),
+        words: words.to_string(),
+        ok,
+        code: None,
+        cell_us: None,
+        cell_record: None,
+        shown: Vec::new(),
+        stop,
+        ran_tool: false,
+    };
+    if let Some(bad) = malformed.iter().find(|m| m.call_id == call.id) {
+        (turn.events)(AgentEvent::Tool {
+            name,
+            code: None,
+            arguments,
+        });
+        let reply = tools::malformed_reply(&bad.reason);
+        return Ok(plain(reply, "malformed", "malformed call", false, None));
+    }
+    if name == "step_done" && has_step_done {
+        let summary = tools::summary_of(arguments);
+        (turn.events)(AgentEvent::StepDone { summary: &summary });
+        let stop = Some(Stop::StepDone(summary));
+        return Ok(plain(
+            "Step recorded.".into(),
+            "step_done",
+            "step recorded",
+            true,
+            stop,
+        ));
+    }
+    let code = tools::code_of(name, arguments);
+    (turn.events)(AgentEvent::Tool {
+        name,
+        code: code.as_deref(),
+        arguments,
+    });
+    if name == EXECUTE_PYTHON {
+        (turn.events)(AgentEvent::CellRunning);
+    }
+    let warning = code.as_deref().and_then(|c| state.guard.warning(c));
+    let run = run_tool(turn.toolbox, turn.memory, name, arguments)?;
+    let ok = run.cell.as_ref().is_none_or(|c| c.status == CellStatus::Ok);
+    if let (Some(cell), Some(c)) = (&run.cell, &code) {
+        state.guard.record(c, cell);
+    }
+    let text = match warning {
+        Some(w) => format!("{w}\n{}", run.text),
+        None => run.text.clone(),
+    };
+    let stop = match (&run.finished, &run.declined) {
+        (_, Some(reason)) => Some(Stop::Declined(reason.clone())),
+        (Some(summary), None) => Some(Stop::Finished(summary.clone())),
+        (None, None) => None,
+    };
+    Ok(CallDone {
+        text,
+        ok,
+        code: code.filter(|_| run.cell.is_some()),
+        cell_us: run.cell.as_ref().map(|c| c.result.duration_us),
+        cell_record: run.cell_record(),
+        shown: run.images.clone(),
+        status: run.status,
+        words: run.shown,
+        stop,
+        ran_tool: true,
+    })
 }
 
 #[cfg(test)]
