@@ -188,61 +188,10 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                 continue;
             }
         } else if paren == 0 && !continued {
-            let mut column = 0;
-            while pos < max {
-                match line[pos] {
-                    ' ' => column += 1,
-                    '\t' => column = (column / 8 + 1) * 8,
-                    '\x0c' => column = 0,
-                    _ => break,
-                }
-                pos += 1;
-            }
-            if pos == max {
-                break;
-            }
-            if matches!(line[pos], '#' | '\r' | '\n') {
-                if line[pos] == '#' {
-                    let comment = text(&line[pos..])
-                        .trim_end_matches(['\r', '\n'])
-                        .to_string();
-                    let len = comment.chars().count();
-                    toks.push(Tok {
-                        kind: Kind::Comment,
-                        text: comment,
-                        start: (lnum, pos),
-                        end: (lnum, pos + len),
-                    });
-                    pos += len;
-                }
-                toks.push(Tok {
-                    kind: Kind::Nl,
-                    text: text(&line[pos..]),
-                    start: (lnum, pos),
-                    end: (lnum, max),
-                });
-                continue;
-            }
-            if column > *indents.last().unwrap_or(&0) {
-                indents.push(column);
-                toks.push(Tok {
-                    kind: Kind::Indent,
-                    text: text(&line[..pos]),
-                    start: (lnum, 0),
-                    end: (lnum, pos),
-                });
-            }
-            while column < *indents.last().unwrap_or(&0) {
-                if !indents.contains(&column) {
-                    return Err(Rejected);
-                }
-                indents.pop();
-                toks.push(Tok {
-                    kind: Kind::Dedent,
-                    text: String::new(),
-                    start: (lnum, pos),
-                    end: (lnum, pos),
-                });
+            match line_start(line, lnum, &mut indents, &mut toks)? {
+                LineStart::Blank => continue,
+                LineStart::End => break,
+                LineStart::At(at) => pos = at,
             }
         } else {
             continued = false;
@@ -268,12 +217,7 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                     .iter()
                     .position(|&ch| ch == '\r' || ch == '\n')
                     .map_or(max, |i| pos + i);
-                toks.push(Tok {
-                    kind: Kind::Comment,
-                    text: text(&line[pos..end]),
-                    start: (lnum, pos),
-                    end: (lnum, end),
-                });
+                toks.push(token(Kind::Comment, line, lnum, pos, end));
                 pos = end;
                 continue;
             }
@@ -289,70 +233,18 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                 pos = end;
                 continue;
             }
-            if let Some((plen, quote)) = string_start(line, pos) {
-                let body = pos + plen + quote.chars().count();
-                if quote.len() == 3 {
-                    if let Some(end) = find_close(line, body, &quote) {
-                        toks.push(Tok {
-                            kind: Kind::String,
-                            text: text(&line[start..end]),
-                            start: (lnum, start),
-                            end: (lnum, end),
-                        });
+            if let Some(found) = string_start(line, pos) {
+                match scan_string(line, pos, lnum, found) {
+                    StringScan::Token(tok, end) => {
+                        toks.push(tok);
                         pos = end;
-                    } else {
-                        open = Some((quote, (lnum, start), text(&line[start..]), false));
+                        continue;
+                    }
+                    StringScan::Open(state) => {
+                        open = Some(state);
                         break;
                     }
-                    continue;
                 }
-                let q = quote.chars().next().unwrap_or('"');
-                // A single-quoted string closes on this line or continues
-                // with a backslash-newline; anything else is an error token.
-                let mut i = body;
-                let mut closed = None;
-                while i < max {
-                    match line[i] {
-                        '\\' if i + 1 < max
-                            && line[i + 1] != '\n'
-                            && !(line[i + 1] == '\r' && line.get(i + 2) == Some(&'\n')) =>
-                        {
-                            i += 2
-                        }
-                        '\\' => break,
-                        '\n' => break,
-                        ch if ch == q => {
-                            closed = Some(i + 1);
-                            break;
-                        }
-                        _ => i += 1,
-                    }
-                }
-                if let Some(end) = closed {
-                    toks.push(Tok {
-                        kind: Kind::String,
-                        text: text(&line[start..end]),
-                        start: (lnum, start),
-                        end: (lnum, end),
-                    });
-                    pos = end;
-                    continue;
-                }
-                if i < max && line[i] == '\\' {
-                    open = Some((q.to_string(), (lnum, start), text(&line[start..]), true));
-                    break;
-                }
-                // Rejected on its line: the prefix is a name, the quote
-                // an error token; tokenizing goes on after it.
-                let end = if plen > 0 { pos + plen } else { pos + 1 };
-                toks.push(Tok {
-                    kind: Kind::Other,
-                    text: text(&line[start..end]),
-                    start: (lnum, start),
-                    end: (lnum, end),
-                });
-                pos = end;
-                continue;
             }
             let end = if is_ident_start(c) {
                 line[pos..]
@@ -367,12 +259,7 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
                 }
                 pos + 1
             };
-            toks.push(Tok {
-                kind: Kind::Other,
-                text: text(&line[start..end]),
-                start: (lnum, start),
-                end: (lnum, end),
-            });
+            toks.push(token(Kind::Other, line, lnum, start, end));
             pos = end;
         }
     }
@@ -400,6 +287,158 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, Rejected> {
         });
     }
     Ok(toks)
+}
+
+/// Where a logical line's tokens start, after its indentation.
+enum LineStart {
+    /// A blank or comment-only line (its tokens pushed).
+    Blank,
+    /// The end of the input (a line of spaces only).
+    End,
+    /// The first token's index (INDENT/DEDENT tokens pushed).
+    At(usize),
+}
+
+/// A new logical line's indentation as CPython's `tokenize` reads it:
+/// INDENT and DEDENT tokens, a blank or comment-only line's tokens, or a
+/// dedent to no enclosing level ([`Rejected`]).
+fn line_start(
+    line: &[char],
+    lnum: usize,
+    indents: &mut Vec<usize>,
+    toks: &mut Vec<Tok>,
+) -> Result<LineStart, Rejected> {
+    let max = line.len();
+    let mut pos = 0;
+    let mut column = 0;
+    while pos < max {
+        match line[pos] {
+            ' ' => column += 1,
+            '\t' => column = (column / 8 + 1) * 8,
+            '\x0c' => column = 0,
+            _ => break,
+        }
+        pos += 1;
+    }
+    if pos == max {
+        return Ok(LineStart::End);
+    }
+    if matches!(line[pos], '#' | '\r' | '\n') {
+        if line[pos] == '#' {
+            let comment = text(&line[pos..])
+                .trim_end_matches(['\r', '\n'])
+                .to_string();
+            let len = comment.chars().count();
+            toks.push(Tok {
+                kind: Kind::Comment,
+                text: comment,
+                start: (lnum, pos),
+                end: (lnum, pos + len),
+            });
+            pos += len;
+        }
+        toks.push(Tok {
+            kind: Kind::Nl,
+            text: text(&line[pos..]),
+            start: (lnum, pos),
+            end: (lnum, max),
+        });
+        return Ok(LineStart::Blank);
+    }
+    if column > *indents.last().unwrap_or(&0) {
+        indents.push(column);
+        toks.push(Tok {
+            kind: Kind::Indent,
+            text: text(&line[..pos]),
+            start: (lnum, 0),
+            end: (lnum, pos),
+        });
+    }
+    while column < *indents.last().unwrap_or(&0) {
+        if !indents.contains(&column) {
+            return Err(Rejected);
+        }
+        indents.pop();
+        toks.push(Tok {
+            kind: Kind::Dedent,
+            text: String::new(),
+            start: (lnum, pos),
+            end: (lnum, pos),
+        });
+    }
+    Ok(LineStart::At(pos))
+}
+
+/// What a string starting at `start` of a line is.
+enum StringScan {
+    /// A token (the whole string, or an error token) ending at the index.
+    Token(Tok, usize),
+    /// A string that goes on past the line: its quote, start, text so far
+    /// and whether a single-quoted one needs a backslash at each line end.
+    Open(OpenString),
+}
+
+/// A string spanning lines (see [`StringScan::Open`]).
+type OpenString = (String, (usize, usize), String, bool);
+
+/// The token of `line[start..end]`.
+fn token(kind: Kind, line: &[char], lnum: usize, start: usize, end: usize) -> Tok {
+    Tok {
+        kind,
+        text: text(&line[start..end]),
+        start: (lnum, start),
+        end: (lnum, end),
+    }
+}
+
+/// The string that starts at `start` (its prefix `plen` characters long,
+/// then `quote`), as CPython's `tokenize` reads it on line `lnum`.
+fn scan_string(
+    line: &[char],
+    start: usize,
+    lnum: usize,
+    (plen, quote): (usize, String),
+) -> StringScan {
+    let (pos, max) = (start, line.len());
+    let body = pos + plen + quote.chars().count();
+    if quote.len() == 3 {
+        return match find_close(line, body, &quote) {
+            Some(end) => StringScan::Token(token(Kind::String, line, lnum, start, end), end),
+            None => StringScan::Open((quote, (lnum, start), text(&line[start..]), false)),
+        };
+    }
+    let q = quote.chars().next().unwrap_or('"');
+    // A single-quoted string closes on this line or continues
+    // with a backslash-newline; anything else is an error token.
+    let mut i = body;
+    let mut closed = None;
+    while i < max {
+        match line[i] {
+            '\\' if i + 1 < max
+                && line[i + 1] != '\n'
+                && !(line[i + 1] == '\r' && line.get(i + 2) == Some(&'\n')) =>
+            {
+                i += 2
+            }
+            '\\' => break,
+            '\n' => break,
+            ch if ch == q => {
+                closed = Some(i + 1);
+                break;
+            }
+            _ => i += 1,
+        }
+    }
+    if let Some(end) = closed {
+        return StringScan::Token(token(Kind::String, line, lnum, start, end), end);
+    }
+    if i < max && line[i] == '\\' {
+        return StringScan::Open((q.to_string(), (lnum, start), text(&line[start..]), true));
+    }
+    // Rejected on its line: the prefix is a name, the quote
+    // an error token; tokenizing goes on after it.
+    let end = if plen > 0 { pos + plen } else { pos + 1 };
+    StringScan::Token(token(Kind::Other, line, lnum, start, end), end)
 }
 
 #[cfg(test)]
