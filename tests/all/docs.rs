@@ -72,7 +72,11 @@ fn split_fences(text: &str) -> (String, String) {
             Some(true) => code.push_str(line),
             Some(false) => continue,
         }
-        let to = if fence.is_some() { &mut code } else { &mut prose };
+        let to = if fence.is_some() {
+            &mut code
+        } else {
+            &mut prose
+        };
         to.push('\n');
     }
     (prose, code)
@@ -290,7 +294,11 @@ fn every_command_and_flag_the_docs_name_exists() {
                 }
                 // `<command>`, `…`: a placeholder, not a command.
                 let placeholder = bare.starts_with('<') || bare.starts_with('…');
-                if path.is_empty() && flag_of(word).is_none() && !word.starts_with('-') && !placeholder {
+                if path.is_empty()
+                    && flag_of(word).is_none()
+                    && !word.starts_with('-')
+                    && !placeholder
+                {
                     wrong.push(format!(
                         "{name}: `gisclaw {}`: no command {bare:?}",
                         words.join(" ")

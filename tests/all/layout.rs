@@ -408,3 +408,75 @@ fn the_cycle_finder_finds_a_loop_of_three_and_ignores_a_chain() {
         Some(vec!["eval".to_string(), "stats".into()])
     );
 }
+
+/// The functions of `text` (its part before `#[cfg(test)]`) longer than
+/// `limit` lines, as `name (lines)`: a function runs from its `fn` line to
+/// the first closing brace at its own indentation.
+fn long_functions(text: &str, limit: usize) -> Vec<String> {
+    let code = match text.find("#[cfg(test)]") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let signature = [
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "pub fn ",
+            "fn ",
+            "async fn ",
+            "pub async fn ",
+        ]
+        .iter()
+        .find_map(|p| trimmed.strip_prefix(p));
+        let Some(rest) = signature else { continue };
+        if line.trim_end().ends_with(';') {
+            continue;
+        }
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let Some(end) = lines[i + 1..].iter().position(|l| {
+            l.len() - l.trim_start().len() == indent && l.trim_start().starts_with('}')
+        }) else {
+            continue;
+        };
+        let length = end + 2;
+        if length > limit {
+            found.push(format!("{name} ({length} lines)"));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_function_of_the_library_or_cli_is_over_150_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut long = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for f in long_functions(&text, 150) {
+            long.push(format!(
+                "{}: {f}",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over 150 lines (split them where the pieces have names):\n{}",
+        long.join("\n")
+    );
+    // The counter sees a long one.
+    let planted = format!(
+        "fn big() {{\n{}}}\n\nfn small() {{\n}}\n",
+        "    x();\n".repeat(160)
+    );
+    assert_eq!(long_functions(&planted, 150), ["big (162 lines)"]);
+}

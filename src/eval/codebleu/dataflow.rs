@@ -257,30 +257,7 @@ fn sides<'t>(node: &Node<'t>) -> Result<(Vec<Node<'t>>, Vec<Node<'t>>), Broken> 
 fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, Broken> {
     let kind = node.kind();
     if is_leaf(node) {
-        let (idx, code) = tokens.get(&span(node))?;
-        if kind == code {
-            return Ok(Vec::new());
-        }
-        if let Some(from) = states.get(code) {
-            let flow = Flow {
-                code: code.clone(),
-                idx: *idx,
-                relation: Relation::ComesFrom,
-                names: vec![code.clone()],
-                idxs: from.clone(),
-            };
-            return Ok(vec![flow]);
-        }
-        if kind == "identifier" {
-            states.insert(code.clone(), vec![*idx]);
-        }
-        return Ok(vec![Flow {
-            code: code.clone(),
-            idx: *idx,
-            relation: Relation::ComesFrom,
-            names: vec![],
-            idxs: vec![],
-        }]);
+        return leaf_flows(node, kind, tokens, states);
     }
     match kind {
         "default_parameter" => {
@@ -414,6 +391,40 @@ fn dfg(node: &Node, tokens: &Tokens, states: &mut States) -> Result<Vec<Flow>, B
             Ok(sorted(flows))
         }
     }
+}
+
+/// The flow of a leaf: a name that comes from where it was last set, a
+/// name set here for the first time, or a literal.
+fn leaf_flows(
+    node: &Node,
+    kind: &str,
+    tokens: &Tokens,
+    states: &mut States,
+) -> Result<Vec<Flow>, Broken> {
+    let (idx, code) = tokens.get(&span(node))?;
+    if kind == code {
+        return Ok(Vec::new());
+    }
+    if let Some(from) = states.get(code) {
+        let flow = Flow {
+            code: code.clone(),
+            idx: *idx,
+            relation: Relation::ComesFrom,
+            names: vec![code.clone()],
+            idxs: from.clone(),
+        };
+        return Ok(vec![flow]);
+    }
+    if kind == "identifier" {
+        states.insert(code.clone(), vec![*idx]);
+    }
+    Ok(vec![Flow {
+        code: code.clone(),
+        idx: *idx,
+        relation: Relation::ComesFrom,
+        names: vec![],
+        idxs: vec![],
+    }])
 }
 
 /// The data-flow graph of `code` parsed into `root` (`get_data_flow`): the
