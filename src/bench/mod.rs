@@ -13,6 +13,7 @@ pub mod geojs;
 pub mod import;
 pub mod js_judge;
 pub mod judge;
+pub mod load;
 pub use crate::labels;
 pub mod select;
 pub mod steps;

@@ -13,10 +13,10 @@ use gisclaw::bench::labels::Labels;
 use gisclaw::bench::select::Selection;
 use gisclaw::bench::steps::{self, LoadedStepTask};
 use gisclaw::bench::unit::{self, UnitSuite};
-use gisclaw::bench::{suite_tasks, verify, SuiteKind};
+use gisclaw::bench::{load, suite_tasks, verify, SuiteKind};
 use gisclaw::card;
 use gisclaw::sandbox::{SandboxConfig, Zygote};
-use gisclaw::task::{LoadedTask, Task, TaskError};
+use gisclaw::task::LoadedTask;
 
 use super::common::UsageError;
 
@@ -262,67 +262,10 @@ fn coverage(suites: &[PathBuf], list: Option<&str>) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// The selected tasks of a suite, each read by `load` (a bad task file is a
-/// usage error); `id` and `labels` name a loaded task for `--tasks`.
-fn select<T>(
-    suite: &Path,
-    tasks: Option<&str>,
-    load: impl Fn(&Path) -> Result<T, TaskError>,
-    id: impl Fn(&T) -> &str,
-    labels: impl Fn(&T) -> Labels,
-) -> anyhow::Result<Vec<T>> {
-    let selection =
-        Selection::parse(tasks.unwrap_or("")).map_err(|e| UsageError(format!("--tasks {e}")))?;
-    let files = suite_tasks(suite).map_err(|e| UsageError(format!("{}: {e}", suite.display())))?;
-    let mut loaded = Vec::new();
-    let mut ids = Vec::new();
-    for file in files {
-        let task = load(&file).map_err(|e| UsageError(e.to_string()))?;
-        if selection.matches_task(id(&task), &labels(&task)) {
-            loaded.push(task);
-        } else {
-            ids.push(id(&task).to_string());
-        }
-    }
-    if loaded.is_empty() {
-        let have = match ids.as_slice() {
-            [] => "it has no task.yaml".to_string(),
-            [one] => format!("its task is {one}"),
-            [first, .., last] => format!("its {} tasks are {first} … {last}", ids.len()),
-        };
-        return Err(UsageError(format!(
-            "{}: --tasks {} selects no task ({have})",
-            suite.display(),
-            tasks.unwrap_or("")
-        ))
-        .into());
-    }
-    Ok(loaded)
-}
-
-/// The selected tasks of a suite as plain tasks; step tasks are loaded as
-/// plain tasks too (for their data).
+/// The selected tasks of a suite as plain tasks (see
+/// [`gisclaw::bench::load::load_suite`]); a problem is a usage error.
 pub(crate) fn load_suite(suite: &Path, tasks: Option<&str>) -> anyhow::Result<Vec<LoadedTask>> {
-    let load = |file: &Path| {
-        if steps::is_step_task(file) {
-            LoadedStepTask::load(file).map(|t| t.as_loaded_task())
-        } else {
-            Task::load(file)
-        }
-    };
-    select(
-        suite,
-        tasks,
-        load,
-        |t| &t.task.id,
-        |t| {
-            let gold = t
-                .gold
-                .as_ref()
-                .and_then(|g| std::fs::read_to_string(g).ok());
-            t.task.labels(gold.as_deref().unwrap_or_default())
-        },
-    )
+    Ok(load::load_suite(suite, tasks).map_err(|e| UsageError(e.0))?)
 }
 
 pub(crate) fn bar(len: usize) -> Option<indicatif::ProgressBar> {
@@ -487,13 +430,14 @@ fn verify_steps(
     out: &Path,
     record: bool,
 ) -> anyhow::Result<ExitCode> {
-    let loaded = select(
+    let loaded = load::select(
         suite,
         tasks,
         LoadedStepTask::load,
         |t| &t.task.id,
         |_| Labels::default(),
-    )?;
+    )
+    .map_err(|e| UsageError(e.0))?;
     let zygote = Zygote::start(SandboxConfig::default())?;
     let bar = bar(loaded.len());
     say!("{:<8} {:>5}  {:<7} steps", "task", "steps", "result");
