@@ -6,7 +6,7 @@
 //!
 //! Used by eval's L2 (C_emb, the cosine of a run's cleaned log and the gold
 //! reference) and by the library-docs index (`knowledge`). Why not a tensor
-//! library or ONNX Runtime: see README "Embeddings".
+//! library or ONNX Runtime: see docs/knowledge.md, "Embeddings".
 //!
 //! - [`Embedder::embed`] embeds short texts as sentence-transformers does:
 //!   truncated to `max_seq_length` (256) tokens, `[CLS] … [SEP]`, mean of

@@ -6,7 +6,7 @@
 //! `Σ wᵢ / (k + rankᵢ)`, and each entry's fused score is multiplied by its
 //! library's weight (plotting internals weigh less unless the query is
 //! about plotting). The weights and `k` were tuned on
-//! `knowledge/queries/dev.json` (README "Library docs").
+//! `knowledge/queries/dev.json` (docs/knowledge.md).
 
 use std::collections::HashMap;
 use std::path::Path;

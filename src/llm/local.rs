@@ -9,7 +9,7 @@
 //! llama-cpp-python's server needs the same compile plus a Python process
 //! and broke on tool-result follow-ups; linking llama.cpp in-process
 //! (`llama-cpp-2`) would put a C++ inference engine in the gisclaw process
-//! and leave chat templates and tool parsing to us. See the README.
+//! and leave chat templates and tool parsing to us. See docs/local-models.md.
 //!
 //! No orphans: the server runs in its own process group (a Ctrl-C at the
 //! terminal interrupts gisclaw's step, not the model server), is stopped on

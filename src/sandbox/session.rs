@@ -277,7 +277,7 @@ impl Drop for Worker {
 }
 
 /// Where a session works and what else it may touch. Everything else of
-/// the host is out of its reach (see the README's sandbox section).
+/// the host is out of its reach (see docs/sandbox.md).
 #[derive(Debug, Clone, Default)]
 pub struct SessionDirs {
     /// Its cwd, writable (created with `pred_results/` inside if missing).

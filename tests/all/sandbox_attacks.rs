@@ -226,7 +226,7 @@ fn files_outside_cannot_be_remoded_retimed_or_tagged_and_data_stays_intact() {
                 "{mode}"
             );
         } else {
-            // Landlock cannot refuse chmod/chown/utime/setxattr (see README).
+            // Landlock cannot refuse chmod/chown/utime/setxattr (see docs/sandbox.md).
             assert!(
                 refused.contains("'write'") || !s.confinement().filesystem.is_active(),
                 "{mode}: {refused}"
