@@ -7,19 +7,19 @@
 /// (`gisclaw::terminal::clean`): what gisclaw prints never drives the
 /// terminal, whatever a cell, a data file or a model put in it.
 macro_rules! say {
-    () => { println!() };
-    ($($arg:tt)*) => { println!("{}", gisclaw::terminal::clean(&format!($($arg)*))) };
+    () => { crate::cli::say("", true) };
+    ($($arg:tt)*) => { crate::cli::say(&format!($($arg)*), true) };
 }
 
 /// [`say`] on standard error.
 macro_rules! say_err {
-    () => { eprintln!() };
-    ($($arg:tt)*) => { eprintln!("{}", gisclaw::terminal::clean(&format!($($arg)*))) };
+    () => { crate::cli::say_err("") };
+    ($($arg:tt)*) => { crate::cli::say_err(&format!($($arg)*)) };
 }
 
 /// `print!` through the terminal sanitiser.
 macro_rules! say_part {
-    ($($arg:tt)*) => { print!("{}", gisclaw::terminal::clean(&format!($($arg)*))) };
+    ($($arg:tt)*) => { crate::cli::say(&format!($($arg)*), false) };
 }
 
 mod cli;

@@ -15,3 +15,30 @@ pub mod sandbox;
 pub mod solve;
 pub mod transcript;
 pub mod tree;
+
+/// Writes `text` (cleaned) to standard output, with a newline when
+/// `line`. A reader that has gone (`gisclaw schema task | head`) makes the
+/// rest of the output go nowhere: the command goes on and ends as it
+/// would, never with a panic.
+pub fn say(text: &str, line: bool) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let text = gisclaw::terminal::clean(text);
+    let written = if line {
+        writeln!(out, "{text}")
+    } else {
+        write!(out, "{text}").and_then(|()| out.flush())
+    };
+    // Nothing to do on failure: the reader has gone, or stdout is closed.
+    let _ = written;
+}
+
+/// [`say`] on standard error.
+pub fn say_err(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        gisclaw::terminal::clean(text)
+    );
+}

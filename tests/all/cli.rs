@@ -214,3 +214,25 @@ fn commands_with_actions_take_them_as_subcommands() {
     let shown = gisclaw(&["tree", "show", "/nonexistent-run"], &[]);
     assert_eq!(shown.status.code(), Some(2), "{}", common::text(&shown));
 }
+
+#[test]
+fn output_to_a_reader_that_has_gone_ends_quietly_not_with_a_panic() {
+    // `gisclaw schema transcript | head -1`, made certain: the reading end
+    // is closed before gisclaw writes its first byte.
+    for args in [["schema", "transcript"], ["schema", "card"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = common::gisclaw_command(&args, &[])
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+    // And the output is whole when someone reads it.
+    let out = gisclaw(&["schema", "transcript"], &[]);
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema["title"], "Line");
+}
