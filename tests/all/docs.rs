@@ -67,16 +67,12 @@ fn split_fences(text: &str) -> (String, String) {
             };
             continue;
         }
-        match fence {
-            None => prose.push_str(line),
-            Some(true) => code.push_str(line),
+        let to = match fence {
+            None => &mut prose,
+            Some(true) => &mut code,
             Some(false) => continue,
-        }
-        let to = if fence.is_some() {
-            &mut code
-        } else {
-            &mut prose
         };
+        to.push_str(line);
         to.push('\n');
     }
     (prose, code)
@@ -284,17 +280,19 @@ fn every_command_and_flag_the_docs_name_exists() {
             }
             let mut path: Vec<String> = Vec::new();
             let mut h = help(&path);
-            let mut rest = words.iter();
-            for word in rest.by_ref() {
+            // Subcommands lead; the first other word ends them.
+            let mut leading = true;
+            for word in &words {
                 let bare = word.trim_end_matches([',', '.', ')', ':']);
-                if h.subcommands.contains(bare) && bare != "help" {
+                if leading && h.subcommands.contains(bare) && bare != "help" {
                     path.push(bare.to_string());
                     h = help(&path);
                     continue;
                 }
                 // `<command>`, `…`: a placeholder, not a command.
                 let placeholder = bare.starts_with('<') || bare.starts_with('…');
-                if path.is_empty()
+                if leading
+                    && path.is_empty()
                     && flag_of(word).is_none()
                     && !word.starts_with('-')
                     && !placeholder
@@ -304,26 +302,13 @@ fn every_command_and_flag_the_docs_name_exists() {
                         words.join(" ")
                     ));
                 }
-                if let Some(flag) = flag_of(word) {
-                    if !h.flags.contains(&flag) {
-                        wrong.push(format!(
-                            "{name}: `gisclaw {}`: gisclaw {} has no {flag}",
-                            words.join(" "),
-                            path.join(" ")
-                        ));
-                    }
-                }
-                break;
-            }
-            for word in rest {
-                if let Some(flag) = flag_of(word) {
-                    if !h.flags.contains(&flag) {
-                        wrong.push(format!(
-                            "{name}: `gisclaw {}`: gisclaw {} has no {flag}",
-                            words.join(" "),
-                            path.join(" ")
-                        ));
-                    }
+                leading = false;
+                if let Some(flag) = flag_of(word).filter(|f| !h.flags.contains(f)) {
+                    wrong.push(format!(
+                        "{name}: `gisclaw {}`: gisclaw {} has no {flag}",
+                        words.join(" "),
+                        path.join(" ")
+                    ));
                 }
             }
         }
