@@ -547,18 +547,9 @@ impl Layout {
                     .map(|(_, l)| l.lines().next().unwrap_or("").to_string())
                     .filter(|l| !l.is_empty())
                     .unwrap_or_else(|| first_line(m.content.as_deref().unwrap_or(""), 100));
-                format!("#{i} {}: {what}", role_name(m.role))
+                format!("#{i} {}: {what}", m.role.name())
             })
             .collect()
-    }
-}
-
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
     }
 }
 

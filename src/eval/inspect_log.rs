@@ -18,7 +18,7 @@ use super::record::RunRecord;
 use super::report::{EvalData, Weights};
 use super::runner::Manifest;
 use crate::bench::SuiteKind;
-use crate::llm::{Role, ToolCall};
+use crate::llm::ToolCall;
 use crate::record::Event;
 
 /// The inspect_ai version whose log format this follows (pinned in
@@ -404,12 +404,7 @@ fn messages_of(transcript: &Path, model: &str) -> Vec<Value> {
     for event in crate::record::read_lossy(transcript) {
         match event {
             Event::Message(m) => {
-                let role = match m.message.role {
-                    Role::System => "system",
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                    Role::Tool => "tool",
-                };
+                let role = m.message.role.name();
                 let mut message = json!({
                     "role": role,
                     "content": m.message.content.as_deref().unwrap_or_default(),

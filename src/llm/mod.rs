@@ -42,6 +42,19 @@ pub enum Role {
     Tool,
 }
 
+impl Role {
+    /// Its name on the wire (`system`, `user`, `assistant`, `tool`), as it
+    /// serialises.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
 /// One chat message (OpenAI format).
 #[derive(Debug, Clone, PartialEq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Message {
@@ -414,8 +427,15 @@ pub fn chat_then_text<B: ChatBackend + ?Sized>(
 
 #[cfg(test)]
 mod tests {
-    use super::ToolSpec;
+    use super::{Role, ToolSpec};
     use serde_json::json;
+
+    #[test]
+    fn a_roles_name_is_its_wire_name() {
+        for role in [Role::System, Role::User, Role::Assistant, Role::Tool] {
+            assert_eq!(json!(role), json!(role.name()));
+        }
+    }
 
     #[test]
     fn a_tool_fingerprint_follows_every_part_of_the_spec() {
