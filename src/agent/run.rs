@@ -285,7 +285,7 @@ pub fn run_task(
         workflow: Some(options.include_workflow),
         rag: Some(options.docs.is_some()),
         gisclaw: Some(env!("CARGO_PKG_VERSION").to_string()),
-        sandbox: Some(session.confinement().clone()),
+        sandbox: serde_json::to_value(session.confinement()).ok(),
         ..Start::default()
     });
     let _stopper = crate::interrupt::CellStopper::start(session.canceller());

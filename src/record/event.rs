@@ -8,7 +8,6 @@
 //! tree node's findings) are kept as JSON values here; what readers use is
 //! typed.
 
-use gisclaw_protocol::ConfinementReport;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -131,10 +130,11 @@ pub struct Start {
     /// gisclaw's version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gisclaw: Option<String>,
-    /// The confinement layers in force for the session.
+    /// The confinement layers in force for the session, as the worker
+    /// reported them (kept as written: the report has gained layers over
+    /// time, and an older record must still read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Value>")]
-    pub sandbox: Option<ConfinementReport>,
+    pub sandbox: Option<Value>,
     /// A chat's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat: Option<String>,

@@ -310,7 +310,9 @@ mod tests {
         std::fs::write(
             &path,
             concat!(
-                r#"{"t":0.0,"event":"start","task":"T1","arch":"single","backend":"replay","replay":true}"#,
+                // A start of 2026-11-22: its confinement report predates the
+                // namespaces and capabilities layers.
+                r#"{"t":0.0,"event":"start","task":"T1","arch":"single","backend":"replay","replay":true,"sandbox":{"filesystem":{"status":"enforced"},"network":{"status":"enforced"}}}"#,
                 "\n",
                 r#"{"t":0.1,"event":"tool","round":1,"agent":null,"call_id":"c1","name":"execute_python","arguments":"{\"code\":\"x = 1\"}","status":"Ok","tool_ms":3,"cell_us":null,"observation":"ok","cell":null}"#,
                 "\n",
