@@ -24,13 +24,12 @@ pub fn say(text: &str, line: bool) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let text = gisclaw::terminal::clean(text);
-    let written = if line {
+    // A failure means the reader has gone or stdout is closed: nothing to do.
+    let _ = if line {
         writeln!(out, "{text}")
     } else {
         write!(out, "{text}").and_then(|()| out.flush())
     };
-    // Nothing to do on failure: the reader has gone, or stdout is closed.
-    let _ = written;
 }
 
 /// [`say`] on standard error.
