@@ -449,7 +449,7 @@ fn main() {
             .collect();
         let data = example.join("data");
         let started = Instant::now();
-        let reproduced = gisclaw::eval::reproduce::reproduce(
+        let reproduced = gisclaw::eval::running::reproduce::reproduce(
             &zygote,
             zygote.config(),
             Some(&data),

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gisclaw::eval::api::OpTable;
-use gisclaw::eval::output_score::score_files as score_output;
-use gisclaw::eval::record::code_scores;
+use gisclaw::eval::metrics::api::OpTable;
+use gisclaw::eval::metrics::output_score::score_files as score_output;
+use gisclaw::eval::running::record::code_scores;
 use gisclaw::task::Task;
 use serde_json::{json, Value};
 
@@ -159,7 +159,7 @@ fn main() {
     let out = Command::new(&python)
         .arg(root().join("benches/eval_scoring_baseline.py"))
         .arg(&file)
-        .arg(root().join("src/eval/api_ops.toml"))
+        .arg(root().join("src/eval/metrics/api_ops.toml"))
         .env("PYTHONHASHSEED", "0")
         .output()
         .expect("the venv's python runs");

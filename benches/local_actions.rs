@@ -299,19 +299,21 @@ fn run_geocode(
     out: &Path,
 ) {
     let task = gisclaw::bench::steps::LoadedStepTask::load(&dir.join("task.yaml")).expect("task");
-    let limits = gisclaw::eval::step_eval::StepLimits {
+    let limits = gisclaw::eval::running::step_eval::StepLimits {
         max_rounds: STEP_ROUNDS.0,
         step_rounds: STEP_ROUNDS.1,
         step_failures: STEP_ROUNDS.1,
         budget: Duration::from_secs(900),
         cell_timeout: Duration::from_secs(60),
     };
-    let mode = gisclaw::eval::step_eval::StepMode {
+    let mode = gisclaw::eval::running::step_eval::StepMode {
         alone: false,
         gold_prefix: false,
         interventions: 0,
     };
-    let _ = gisclaw::eval::step_eval::run_one(zygote, &task, backend, out, 1, &limits, mode, None);
+    let _ = gisclaw::eval::running::step_eval::run_one(
+        zygote, &task, backend, out, 1, &limits, mode, None,
+    );
 }
 
 /// Prints one row of figures over `runs`; the share of rounds whose cell

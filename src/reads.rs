@@ -71,8 +71,12 @@ pub fn answer_here(folder: &Path, request: &Request) -> (serde_json::Value, Vec<
             declared,
             kind,
         } => {
-            let (summary, binary) =
-                eval::output_score::summarise_here(folder, file, declared, kind.as_deref());
+            let (summary, binary) = eval::metrics::output_score::summarise_here(
+                folder,
+                file,
+                declared,
+                kind.as_deref(),
+            );
             (json(serde_json::to_value(summary)), binary)
         }
         Request::Shown { file } => (

@@ -118,7 +118,7 @@ pub struct RunOptions {
     pub notebook: crate::notebook::NotebookMode,
     /// After a finished run, what re-runs `solution.py`'s cells in a fresh
     /// session and compares the outputs (`solve` gives
-    /// `eval::reproduce::reproduce`; `--no-reproduce`, eval and `bench
+    /// `eval::running::reproduce::reproduce`; `--no-reproduce`, eval and `bench
     /// verify` none).
     pub reproduce: Option<Reproducer>,
     /// A live view of what the cells print (`None`: only their results).

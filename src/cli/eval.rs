@@ -12,15 +12,18 @@ use gisclaw::bench::steps::LoadedStepTask;
 use gisclaw::bench::unit::UnitSuite;
 use gisclaw::bench::SuiteKind;
 use gisclaw::embed::Embedder;
-use gisclaw::eval::api::OpTable;
-use gisclaw::eval::jobs::{ItemRecord, SuiteEvent};
-use gisclaw::eval::plan;
-use gisclaw::eval::report::{self, EvalData, Weights};
-use gisclaw::eval::runner::{prepare_folder, run_eval, BackendSource, EvalOptions, Manifest};
-use gisclaw::eval::shard::{Shard, ShardPlan};
-use gisclaw::eval::status::{self, human_duration};
-use gisclaw::eval::step_eval;
-use gisclaw::eval::{geojs_eval, step_report, unit_eval, unit_report};
+use gisclaw::eval::metrics::api::OpTable;
+use gisclaw::eval::reports;
+use gisclaw::eval::reports::task::{EvalData, Weights};
+use gisclaw::eval::running::jobs::{ItemRecord, SuiteEvent};
+use gisclaw::eval::running::plan;
+use gisclaw::eval::running::runner::{
+    prepare_folder, run_eval, BackendSource, EvalOptions, Manifest,
+};
+use gisclaw::eval::running::shard::{Shard, ShardPlan};
+use gisclaw::eval::running::status::{self, human_duration};
+use gisclaw::eval::running::step_eval;
+use gisclaw::eval::running::{geojs_eval, unit_eval};
 use gisclaw::js::JsConfig;
 use gisclaw::sandbox::Zygote;
 
@@ -333,9 +336,9 @@ fn render(
             }
             if manifest.kind == SuiteKind::Steps {
                 let records =
-                    step_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
+                    reports::step::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
                 print_step_summary(
-                    &step_report::write_report(&records, &manifest.condition(), out)
+                    &reports::step::write_report(&records, &manifest.condition(), out)
                         .map_err(written)?,
                     out,
                 );
@@ -343,8 +346,8 @@ fn render(
             }
             if manifest.kind.function_level() {
                 let records =
-                    unit_report::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
-                let summary = unit_report::write_report(
+                    reports::unit::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
+                let summary = reports::unit::write_report(
                     &records,
                     &manifest.backend,
                     manifest.temperature,
@@ -353,7 +356,7 @@ fn render(
                 )
                 .map_err(written)?;
                 if html {
-                    unit_report::write_html(out).map_err(written)?;
+                    reports::unit::write_html(out).map_err(written)?;
                     say_err!("gisclaw: page in {}", out.join("report.html").display());
                 }
                 print_unit_summary(&summary, out, manifest.kind.name());
@@ -405,8 +408,8 @@ fn render(
         refuse_mixed_provenance(&evals)?;
     }
     let out = out.unwrap_or(&dirs[0]);
-    let report = report::build(&evals, weights);
-    report::write(&report, out, html.then_some(evals.as_slice()))
+    let report = reports::task::build(&evals, weights);
+    reports::task::write(&report, out, html.then_some(evals.as_slice()))
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_summary(&report, out);
     if html {
@@ -422,11 +425,11 @@ fn compare_steps(
     manifests: Vec<Manifest>,
     out: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
-    let folders: Vec<step_report::StepFolder> = dirs
+    let folders: Vec<reports::step::StepFolder> = dirs
         .iter()
         .zip(manifests)
         .map(|(d, m)| {
-            Ok(step_report::StepFolder {
+            Ok(reports::step::StepFolder {
                 label: m.condition(),
                 suite: m
                     .suite
@@ -437,13 +440,13 @@ fn compare_steps(
                 gold_prefix: m.gold_prefix,
                 interventions: m.interventions,
                 backend: m.backend,
-                records: step_report::load_records(d).map_err(|e| UsageError(e.to_string()))?,
+                records: reports::step::load_records(d).map_err(|e| UsageError(e.to_string()))?,
             })
         })
         .collect::<Result<_, UsageError>>()?;
     let out = out.unwrap_or(&dirs[0]);
     std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-    let summaries = step_report::write_comparison(&folders, out)
+    let summaries = reports::step::write_comparison(&folders, out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     for (f, s) in folders.iter().zip(&summaries) {
         say_err!(
@@ -465,23 +468,23 @@ fn compare_units(
     out: Option<&Path>,
     html: bool,
 ) -> anyhow::Result<ExitCode> {
-    let models: Vec<unit_report::UnitModel> = dirs
+    let models: Vec<reports::unit::UnitModel> = dirs
         .iter()
         .zip(manifests)
         .map(|(d, m)| {
-            Ok(unit_report::UnitModel {
+            Ok(reports::unit::UnitModel {
                 label: m.backend,
                 temperature: m.temperature,
-                records: unit_report::load_records(d).map_err(|e| UsageError(e.to_string()))?,
+                records: reports::unit::load_records(d).map_err(|e| UsageError(e.to_string()))?,
             })
         })
         .collect::<Result<_, UsageError>>()?;
     let out = out.unwrap_or(&dirs[0]);
     std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-    let ranked = unit_report::write_comparison(&models, out)
+    let ranked = reports::unit::write_comparison(&models, out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     if html {
-        unit_report::write_html(out)
+        reports::unit::write_html(out)
             .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
@@ -560,7 +563,7 @@ fn print_status(dir: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_summary(report: &report::Report, out: &Path) {
+fn print_summary(report: &reports::task::Report, out: &Path) {
     for c in &report.cells {
         say_err!(
             "gisclaw: {}: {} runs, success {:.3}, Q_out {}, F_api {:.3}, C_emb {}, S {:.3} [{:.3}, {:.3}]",
@@ -722,12 +725,12 @@ fn function_report(
     html: bool,
     kind: SuiteKind,
 ) -> anyhow::Result<()> {
-    let records = unit_report::load_records(out).map_err(|e| UsageError(e.to_string()))?;
+    let records = reports::unit::load_records(out).map_err(|e| UsageError(e.to_string()))?;
     let summary =
-        unit_report::write_report(&records, backend, source.temperature(), kind.name(), out)
+        reports::unit::write_report(&records, backend, source.temperature(), kind.name(), out)
             .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     if html {
-        unit_report::write_html(out)
+        reports::unit::write_html(out)
             .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
@@ -891,14 +894,14 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     )
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    let records = step_report::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = step_report::write_report(&records, &manifest.condition(), &out)
+    let records = reports::step::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
+    let summary = reports::step::write_report(&records, &manifest.condition(), &out)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
     Ok(eval_exit(failed, "run(s)"))
 }
 
-fn print_step_summary(summary: &step_report::StepSummary, out: &Path) {
+fn print_step_summary(summary: &reports::step::StepSummary, out: &Path) {
     say_err!(
         "gisclaw: {} runs of {} tasks: complete@1 {:.3}, step pass rate {:.3}, task pass rate {:.3}",
         summary.runs, summary.tasks, summary.complete_at_1, summary.step_pass_rate, summary.task_pass_rate
@@ -906,7 +909,7 @@ fn print_step_summary(summary: &step_report::StepSummary, out: &Path) {
     say_err!("gisclaw: report in {}", out.join("report.md").display());
 }
 
-fn print_unit_summary(summary: &unit_report::UnitSummary, out: &Path, kind: &str) {
+fn print_unit_summary(summary: &reports::unit::UnitSummary, out: &Path, kind: &str) {
     let pass: Vec<String> = summary
         .pass_at
         .iter()
@@ -1079,7 +1082,7 @@ fn finish_task_eval(
 ) -> anyhow::Result<ExitCode> {
     let budget_spent = args
         .max_cost
-        .filter(|limit| gisclaw::eval::runner::spent(out) >= *limit);
+        .filter(|limit| gisclaw::eval::running::runner::spent(out) >= *limit);
     if let Some(shard) = shard {
         // The merged report needs every shard: rendered by whichever
         // finishes last (or by `gisclaw eval report` later).
@@ -1103,7 +1106,7 @@ fn finish_task_eval(
             if let (Some(limit), true) = (budget_spent, own > 0) {
                 say_err!(
                     "gisclaw: the --max-cost budget of ${limit} is spent (${:.4} recorded by every shard): {own} of this shard's run(s) not started; `--resume --max-cost USD` with a higher budget runs the rest",
-                    gisclaw::eval::runner::spent(out)
+                    gisclaw::eval::running::runner::spent(out)
                 );
                 return Ok(ExitCode::from(1));
             }
@@ -1112,8 +1115,8 @@ fn finish_task_eval(
     }
     let data = EvalData::load(out).map_err(|e| anyhow::anyhow!("{e}"))?;
     refuse_mixed_provenance(std::slice::from_ref(&data))?;
-    let report = report::build(std::slice::from_ref(&data), weights);
-    report::write(
+    let report = reports::task::build(std::slice::from_ref(&data), weights);
+    reports::task::write(
         &report,
         out,
         args.html.then_some(std::slice::from_ref(&data)),
@@ -1130,7 +1133,7 @@ fn finish_task_eval(
     if let (Some(limit), true) = (budget_spent, missing > 0) {
         say_err!(
             "gisclaw: the --max-cost budget of ${limit} is spent (${:.4} recorded): {missing} run(s) not started; the report covers what ran; `gisclaw eval … --resume --max-cost USD` with a higher budget runs the rest",
-            gisclaw::eval::runner::spent(out)
+            gisclaw::eval::running::runner::spent(out)
         );
         return Ok(ExitCode::from(1));
     }
@@ -1166,12 +1169,12 @@ fn archs_of(choice: ArchChoice) -> Vec<Arch> {
 /// and says where.
 fn export_inspect(data: &EvalData, weights: &Weights, out: Option<&Path>) -> anyhow::Result<()> {
     let folder = out.map_or_else(
-        || gisclaw::eval::inspect_log::default_dir(&data.dir),
+        || gisclaw::eval::reports::inspect_log::default_dir(&data.dir),
         Path::to_path_buf,
     );
-    let written = gisclaw::eval::inspect_log::export(data, weights, &folder)
+    let written = gisclaw::eval::reports::inspect_log::export(data, weights, &folder)
         .map_err(|e| UsageError(e.to_string()))?;
-    for (name, samples) in gisclaw::eval::inspect_log::describe(&written) {
+    for (name, samples) in gisclaw::eval::reports::inspect_log::describe(&written) {
         say_err!(
             "gisclaw: inspect log {} ({samples} samples)",
             folder.join(name).display()
@@ -1187,7 +1190,7 @@ fn export_inspect(data: &EvalData, weights: &Weights, out: Option<&Path>) -> any
 /// Refuses a report that would pool runs made from different tasks, data
 /// or models, saying what differs.
 fn refuse_mixed_provenance(evals: &[EvalData]) -> Result<(), UsageError> {
-    let conflicts = report::pooling::conflicts(evals);
+    let conflicts = reports::task::pooling::conflicts(evals);
     if conflicts.is_empty() {
         return Ok(());
     }

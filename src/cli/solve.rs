@@ -272,8 +272,9 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         notebook: args.notebook,
-        reproduce: (!args.no_reproduce)
-            .then_some(gisclaw::eval::reproduce::reproduce as gisclaw::agent::run::Reproducer),
+        reproduce: (!args.no_reproduce).then_some(
+            gisclaw::eval::running::reproduce::reproduce as gisclaw::agent::run::Reproducer,
+        ),
         live_output: display.live_output(),
     };
     let mut memory = if args.no_memory || (backend.is_replay() && !args.memory) {

@@ -1,37 +1,25 @@
-//! Evaluation: `gisclaw eval` runs a task suite repeatedly ([`runner`]),
-//! scores every run ([`record`]: L1 [`code`], [`codebleu`] and [`api`], L2
-//! [`process`] and the optional [`llm_judge`], L3 [`output_score`], the
-//! [`errors`] taxonomy) and writes the [`report`] (with its charts) and its [`stats`].
+//! Evaluation, in three layers that import only downwards:
 //!
-//! Unit suites (pass@k over samples) are run and reported by [`unit_eval`],
-//! step suites (complete@1) by [`step_eval`]; all three suites run their
-//! items through [`jobs`]. A task-suite eval can be split over many
-//! processes and machines sharing its folder ([`shard`], with [`claim`]s
-//! on the work only one of them must do). Image outputs can be graded by
-//! a [`vision_judge`].
+//! - [`metrics`]: pure scoring — L1 [`metrics::code`], [`metrics::codebleu`]
+//!   and [`metrics::api`], L2 [`metrics::process`] and the optional
+//!   [`metrics::llm_judge`], L3 [`metrics::output_score`] (with the
+//!   [`metrics::vision_judge`] for images), the [`metrics::errors`]
+//!   taxonomy, the [`metrics::stats`] and the figures per label
+//!   ([`metrics::breakdown`]).
+//! - [`running`]: `gisclaw eval` itself — which options go with which suite
+//!   ([`running::plan`]), the task suite's runs ([`running::runner`]) and
+//!   their scored [`running::record`], the unit and step suites
+//!   ([`running::unit_eval`], [`running::step_eval`], GeoJSEval's
+//!   [`running::geojs_eval`]), the one job runner ([`running::jobs`]), and
+//!   sharded evals over a shared folder ([`running::shard`],
+//!   [`running::claim`], [`running::status`]).
+//! - [`reports`]: what a finished eval folder says — every report is a
+//!   [`reports::document::Document`] of tables, text and charts rendered to
+//!   markdown, CSV and HTML in one place; the task suite's
+//!   ([`reports::task`]), the unit suite's ([`reports::unit`]), the step
+//!   suite's ([`reports::step`]) and inspect_ai logs
+//!   ([`reports::inspect_log`]).
 
-pub mod api;
-pub mod breakdown;
-pub mod claim;
-pub mod code;
-pub mod codebleu;
-pub mod errors;
-pub mod geojs_eval;
-pub mod inspect_log;
-pub mod jobs;
-pub mod llm_judge;
-pub mod output_score;
-pub mod plan;
-pub mod process;
-pub mod record;
-pub mod report;
-pub mod reproduce;
-pub mod runner;
-pub mod shard;
-pub mod stats;
-pub mod status;
-pub mod step_eval;
-pub mod step_report;
-pub mod unit_eval;
-pub mod unit_report;
-pub mod vision_judge;
+pub mod metrics;
+pub mod reports;
+pub mod running;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gisclaw::eval::codebleu::codebleu;
+use gisclaw::eval::metrics::codebleu::codebleu;
 
 /// The reference, run on a JSON list of [gold, candidate] pairs; prints a
 /// JSON list of its score dicts. Python's string hashing is pinned so that
@@ -101,7 +101,7 @@ fn codebleu_agrees_with_the_reference_package_within_a_hundredth() {
     );
     // The n-gram and AST parts are the same arithmetic on the same trees and
     // agree to rounding; the data-flow part differs where the reference orders
-    // names by string hash (see `eval::codebleu::dataflow`).
+    // names by string hash (see `eval::metrics::codebleu::dataflow`).
     assert!(
         worst[1] < 1e-9 && worst[2] < 1e-9 && worst[3] < 1e-9,
         "{worst:?}"

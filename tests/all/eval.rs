@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::{geoanalyst, gisclaw, gold, read_json, write_jsonl};
 use gisclaw::bench::verify::{gold_dual_messages, gold_messages};
-use gisclaw::eval::api::{self, OpTable};
-use gisclaw::eval::process;
+use gisclaw::eval::metrics::api::{self, OpTable};
+use gisclaw::eval::metrics::process;
 use gisclaw::llm::{Message, ToolCall};
 use serde_json::{json, Value};
 
@@ -179,7 +179,7 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
         .filter(|l| !l.trim_start().starts_with("# %%"))
         .map(|l| format!("{l}\n"))
         .collect();
-    let expected_cb = gisclaw::eval::codebleu::codebleu(&reference, &ran).codebleu;
+    let expected_cb = gisclaw::eval::metrics::codebleu::codebleu(&reference, &ran).codebleu;
     assert!(
         close(
             t03d["code"]["codebleu"]["codebleu"].as_f64().unwrap(),
@@ -392,7 +392,7 @@ fn an_eval_over_three_tasks_reports_numbers_that_follow_from_its_runs() {
     ));
     // The charts: seven real images (more than five colours), linked from the
     // report; without the font they are skipped with the reason in the report.
-    for (name, _) in gisclaw::eval::report::charts::FILES {
+    for (name, _) in gisclaw::eval::reports::task::charts::FILES {
         let chart = out.join("charts").join(name);
         assert!(
             matches!(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use gdal::raster::Buffer;
 use gdal::spatial_ref::SpatialRef;
 use gdal::DriverManager;
-use gisclaw::eval::output_score::score_files as score_output;
+use gisclaw::eval::metrics::output_score::score_files as score_output;
 
 fn raster(path: &Path, w: usize, h: usize, epsg: u32, values: Vec<f64>) {
     let driver = DriverManager::get_driver_by_name("GTiff").unwrap();

@@ -88,7 +88,7 @@ fn records(out: &Path) -> Vec<String> {
 
 /// The shard of each cell, as eval.json's plan assigns it.
 fn owners(out: &Path) -> Vec<(String, usize)> {
-    let manifest = gisclaw::eval::runner::Manifest::read(out).unwrap();
+    let manifest = gisclaw::eval::running::runner::Manifest::read(out).unwrap();
     let cells = manifest.cells();
     let plan = manifest.shards.expect("a sharded eval has a plan");
     cells

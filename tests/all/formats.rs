@@ -145,7 +145,7 @@ zones = gpd.GeoDataFrame(
 
 #[test]
 fn parquet_outputs_are_scored_against_the_gold_as_vectors_or_tables() {
-    use gisclaw::eval::output_score::score_files as score_output;
+    use gisclaw::eval::metrics::output_score::score_files as score_output;
     let (mut session, dir) = common::session();
     make(
         &mut session,

@@ -555,7 +555,7 @@ fn eval_scores_no_output_reached_through_a_link_out() {
     let fifo = std::ffi::CString::new(pred.join("y.csv").to_str().unwrap()).unwrap();
     // SAFETY: mkfifo with a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-    use gisclaw::eval::output_score::score_output;
+    use gisclaw::eval::metrics::output_score::score_output;
     let linked = score_output("pred_results/x.csv", &gold, &run);
     assert_eq!(linked.score, 0.0, "{linked:?}");
     assert_eq!(linked.note, "a link out of its folder, not read");
@@ -819,8 +819,11 @@ fn output_checks_and_scoring_never_follow_a_files_contents() {
             simple_source(gold_map.to_str().unwrap(), false)
         ),
     );
-    let score =
-        gisclaw::eval::output_score::score_output("pred_results/map.tif", gold.path(), work.path());
+    let score = gisclaw::eval::metrics::output_score::score_output(
+        "pred_results/map.tif",
+        gold.path(),
+        work.path(),
+    );
     assert!(score.score < 0.5, "the candidate read the gold: {score:?}");
     assert_eq!(listener.hits(), 0, "a reader reached the network");
     assert_eq!(run(&mut s, "print('alive')").result.stdout.trim(), "alive");

@@ -2,7 +2,7 @@
 //! venv's Python) to 1e-6 on fixtures that cover every code path: exact,
 //! permutation and asymptotic Wilcoxon; ties in Kendall's τ-b; quantiles.
 
-use gisclaw::eval::stats::{self, WilcoxonMethod};
+use gisclaw::eval::metrics::stats::{self, WilcoxonMethod};
 
 /// Deterministic pseudo-random values in [0, 1) for fixtures.
 fn values(n: usize, seed: u64, levels: Option<u32>) -> Vec<f64> {
