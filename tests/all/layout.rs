@@ -322,6 +322,55 @@ fn no_module_imports_a_module_that_imports_it() {
     assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
 }
 
+/// The layers of `eval` an import may go down to: `metrics` imports no
+/// other layer, `running` only `metrics`, `reports` both.
+const EVAL_LAYERS: [(&str, &[&str]); 3] = [
+    ("metrics", &[]),
+    ("running", &["metrics"]),
+    ("reports", &["metrics", "running"]),
+];
+
+/// Imports between `eval`'s layers that go up, one line each.
+fn eval_layer_breaches(src: &Path) -> Vec<String> {
+    let (_, inner) = import_graphs(src);
+    let Some(graph) = inner.get("eval") else {
+        return vec!["no eval module".into()];
+    };
+    let mut found = Vec::new();
+    for (part, deps) in graph {
+        let Some((_, allowed)) = EVAL_LAYERS.iter().find(|(name, _)| name == part) else {
+            found.push(format!("eval::{part} is in no layer"));
+            continue;
+        };
+        for dep in deps.iter().filter(|d| !allowed.contains(&d.as_str())) {
+            found.push(format!("eval::{part} imports eval::{dep}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn eval_layers_import_only_downwards() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = eval_layer_breaches(&src);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    // A planted upward import, in a grouped tree, is named.
+    let dir = planted(&[
+        (
+            "eval/metrics/stats.rs",
+            "use crate::eval::{running::record::RunRecord};",
+        ),
+        (
+            "eval/running/record.rs",
+            "use super::super::metrics::stats;",
+        ),
+        ("eval/reports/task.rs", "use crate::eval::running::record;"),
+    ]);
+    assert_eq!(
+        eval_layer_breaches(dir.path()),
+        ["eval::metrics imports eval::running"]
+    );
+}
 /// Writes `files` (path under `src/`, text) into a fresh folder.
 fn planted(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -53,7 +53,7 @@ pub struct OpTable {
 const BUILT_IN: &str = include_str!("api_ops.toml");
 
 impl OpTable {
-    /// The built-in table (`src/eval/api_ops.toml`; its tests parse it).
+    /// The built-in table (`src/eval/metrics/api_ops.toml`; its tests parse it).
     pub fn built_in() -> Result<OpTable, OpTableError> {
         OpTable::parse(BUILT_IN, "api_ops.toml (built in)")
     }
