@@ -14,6 +14,7 @@ use gisclaw::bench::SuiteKind;
 use gisclaw::embed::Embedder;
 use gisclaw::eval::metrics::api::OpTable;
 use gisclaw::eval::reports;
+use gisclaw::eval::reports::render::{RenderError, RenderRequest, Rendered};
 use gisclaw::eval::reports::task::{EvalData, Weights};
 use gisclaw::eval::running::jobs::{ItemRecord, SuiteEvent};
 use gisclaw::eval::running::plan;
@@ -78,8 +79,8 @@ pub enum EvalCommand {
         #[arg(long, value_name = "W,W,W,W", default_value = "0.4,0.3,0.15,0.15")]
         weights: String,
         /// Also write `report.html`: one self-contained page (sortable
-        /// tables, charts, every run's transcript as a conversation, a
-        /// task's runs side by side). Task suites only.
+        /// tables and charts; for task suites also every run's transcript
+        /// as a conversation and a task's runs side by side).
         #[arg(long)]
         html: bool,
         /// Pool runs whose provenance differs in the task, its data or
@@ -175,7 +176,7 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Also write `report.html` at the end (as `gisclaw eval report DIR
-    /// --html`). Task suites only.
+    /// --html`).
     #[arg(long)]
     pub html: bool,
     /// Continue the eval in --out: runs already recorded are kept.
@@ -304,6 +305,8 @@ fn eval_exit(failed: usize, what: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `gisclaw eval report DIR…`: the library writes the report; this prints
+/// its figures and where it is.
 fn render(
     dirs: &[PathBuf],
     out: Option<&Path>,
@@ -312,194 +315,48 @@ fn render(
     mixed_provenance: bool,
 ) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(weights).map_err(|e| UsageError(e.to_string()))?;
-    let no_html = |kind: SuiteKind| {
-        UsageError(format!(
-            "eval report --html: {}-suite folders have report.md only; the HTML report covers task and function-level suites",
-            kind.name()
-        ))
+    let request = RenderRequest {
+        dirs,
+        out,
+        weights,
+        html,
+        mixed_provenance,
     };
-    // A unit or step eval folder has its own report; any other folder goes
-    // to the task report (which says when it is not an eval folder).
-    if let [dir] = dirs {
-        if dir.join("eval.json").is_file() {
-            let manifest = Manifest::read(dir).map_err(|e| UsageError(e.to_string()))?;
-            let out = out.unwrap_or(dir);
-            if manifest.kind != SuiteKind::Tasks {
-                std::fs::create_dir_all(out)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-            }
-            let written = |e: std::io::Error| {
-                anyhow::anyhow!("writing the report into {}: {e}", out.display())
-            };
-            if html && manifest.kind == SuiteKind::Steps {
-                return Err(no_html(manifest.kind).into());
-            }
-            if manifest.kind == SuiteKind::Steps {
-                let records =
-                    reports::step::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
-                print_step_summary(
-                    &reports::step::write_report(&records, &manifest.condition(), out)
-                        .map_err(written)?,
-                    out,
+    let rendered = reports::render::render(&request).map_err(|e| match e {
+        RenderError::Folders(why) => anyhow::Error::from(UsageError(why)),
+        other => anyhow::Error::from(other),
+    })?;
+    let out = out.unwrap_or(&dirs[0]);
+    match &rendered {
+        Rendered::Tasks(report) => print_summary(report, out),
+        Rendered::Unit { summary, kind } => print_unit_summary(summary, out, kind.name()),
+        Rendered::Steps(summary) => print_step_summary(summary, out),
+        Rendered::Units(models) => {
+            for (label, s, r) in models {
+                say_err!(
+                    "gisclaw: {label}: pass@1 {}, Total_Rank {}",
+                    s.pass_at
+                        .get(&1)
+                        .map_or_else(|| "–".into(), |v| format!("{v:.3}")),
+                    r.total
                 );
-                return Ok(ExitCode::SUCCESS);
             }
-            if manifest.kind.function_level() {
-                let records =
-                    reports::unit::load_records(dir).map_err(|e| UsageError(e.to_string()))?;
-                let summary = reports::unit::write_report(
-                    &records,
-                    &manifest.backend,
-                    manifest.temperature,
-                    manifest.kind.name(),
-                    out,
-                )
-                .map_err(written)?;
-                if html {
-                    reports::unit::write_html(out).map_err(written)?;
-                    say_err!("gisclaw: page in {}", out.join("report.html").display());
-                }
-                print_unit_summary(&summary, out, manifest.kind.name());
-                return Ok(ExitCode::SUCCESS);
+            say_err!("gisclaw: report in {}", out.join("report.md").display());
+        }
+        Rendered::StepsCompared(folders) => {
+            for (label, s) in folders {
+                say_err!(
+                    "gisclaw: {label}: complete@1 {:.3}, step pass@1 {:.3}",
+                    s.complete_at_1,
+                    s.step_pass_rate
+                );
             }
+            say_err!("gisclaw: report in {}", out.join("report.md").display());
         }
     }
-    // Several folders of unit or step suites: side by side, each kind with
-    // its own kind only.
-    let manifests: Vec<Option<Manifest>> = dirs
-        .iter()
-        .map(|d| {
-            d.join("eval.json")
-                .is_file()
-                .then(|| Manifest::read(d))
-                .transpose()
-        })
-        .collect::<Result<_, _>>()
-        .map_err(|e| UsageError(e.to_string()))?;
-    let of_kind = |kind: SuiteKind| {
-        let n = manifests
-            .iter()
-            .filter(|m| m.as_ref().is_some_and(|m| m.kind == kind))
-            .count();
-        if n > 0 && n < dirs.len() {
-            let kind = kind.name();
-            return Err(UsageError(format!(
-                "eval report: {kind}-suite folders can only be compared with other {kind}-suite folders"
-            )));
-        }
-        Ok(n > 0)
-    };
-    if html && of_kind(SuiteKind::Steps)? {
-        return Err(no_html(SuiteKind::Steps).into());
-    }
-    if of_kind(SuiteKind::Steps)? {
-        return compare_steps(dirs, manifests.into_iter().flatten().collect(), out);
-    }
-    for kind in [SuiteKind::Unit, SuiteKind::Geojs] {
-        if of_kind(kind)? {
-            return compare_units(dirs, manifests.into_iter().flatten().collect(), out, html);
-        }
-    }
-    let evals: Vec<EvalData> = dirs
-        .iter()
-        .map(|d| EvalData::load(d).map_err(|e| UsageError(e.to_string())))
-        .collect::<Result<_, _>>()?;
-    if !mixed_provenance {
-        refuse_mixed_provenance(&evals)?;
-    }
-    let out = out.unwrap_or(&dirs[0]);
-    let report = reports::task::build(&evals, weights);
-    reports::task::write(&report, out, html.then_some(evals.as_slice()))
-        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-    print_summary(&report, out);
     if html {
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `eval report` over several step-suite folders: models and modes side by
-/// side (GeoAgent's layouts).
-fn compare_steps(
-    dirs: &[PathBuf],
-    manifests: Vec<Manifest>,
-    out: Option<&Path>,
-) -> anyhow::Result<ExitCode> {
-    let folders: Vec<reports::step::StepFolder> = dirs
-        .iter()
-        .zip(manifests)
-        .map(|(d, m)| {
-            Ok(reports::step::StepFolder {
-                label: m.condition(),
-                suite: m
-                    .suite
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                alone: m.archs.contains(&Arch::None),
-                gold_prefix: m.gold_prefix,
-                interventions: m.interventions,
-                backend: m.backend,
-                records: reports::step::load_records(d).map_err(|e| UsageError(e.to_string()))?,
-            })
-        })
-        .collect::<Result<_, UsageError>>()?;
-    let out = out.unwrap_or(&dirs[0]);
-    std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-    let summaries = reports::step::write_comparison(&folders, out)
-        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-    for (f, s) in folders.iter().zip(&summaries) {
-        say_err!(
-            "gisclaw: {}: complete@1 {:.3}, step pass@1 {:.3}",
-            f.label,
-            s.complete_at_1,
-            s.step_pass_rate
-        );
-    }
-    say_err!("gisclaw: report in {}", out.join("report.md").display());
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `eval report` over several unit-suite folders: the models side by side
-/// (AutoGEEval's and GeoJSEval's layouts).
-fn compare_units(
-    dirs: &[PathBuf],
-    manifests: Vec<Manifest>,
-    out: Option<&Path>,
-    html: bool,
-) -> anyhow::Result<ExitCode> {
-    let models: Vec<reports::unit::UnitModel> = dirs
-        .iter()
-        .zip(manifests)
-        .map(|(d, m)| {
-            Ok(reports::unit::UnitModel {
-                label: m.backend,
-                temperature: m.temperature,
-                records: reports::unit::load_records(d).map_err(|e| UsageError(e.to_string()))?,
-            })
-        })
-        .collect::<Result<_, UsageError>>()?;
-    let out = out.unwrap_or(&dirs[0]);
-    std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-    let ranked = reports::unit::write_comparison(&models, out)
-        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
-    if html {
-        reports::unit::write_html(out)
-            .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
-        say_err!("gisclaw: page in {}", out.join("report.html").display());
-    }
-    for (m, (s, r)) in models.iter().zip(&ranked) {
-        say_err!(
-            "gisclaw: {}: pass@1 {}, Total_Rank {}",
-            m.label,
-            s.pass_at
-                .get(&1)
-                .map(|v| format!("{v:.3}"))
-                .unwrap_or_else(|| "–".into()),
-            r.total
-        );
-    }
-    say_err!("gisclaw: report in {}", out.join("report.md").display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -696,23 +553,15 @@ fn function_manifest(
         tasks: Default::default(),
     };
     Manifest {
-        suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
-        tasks,
-        archs: Vec::new(),
-        runs: args.runs,
-        backend: backend.to_string(),
-        workflow: false,
-        rag: false,
-        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
-        kind,
-        output_checks: false,
-        vision_feedback: false,
-        temperature: source.temperature(),
-        gold_prefix: false,
-        shards: None,
-        mcts_rollout: false,
-        interventions: 0,
         provenance: Some(provenance),
+        ..Manifest::new(
+            kind,
+            dir,
+            tasks,
+            args.runs,
+            backend.to_string(),
+            source.temperature(),
+        )
     }
 }
 
@@ -726,12 +575,16 @@ fn function_report(
     kind: SuiteKind,
 ) -> anyhow::Result<()> {
     let records = reports::unit::load_records(out).map_err(|e| UsageError(e.to_string()))?;
-    let summary =
-        reports::unit::write_report(&records, backend, source.temperature(), kind.name(), out)
-            .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    let summary = reports::unit::write_report(
+        &records,
+        backend,
+        source.temperature(),
+        kind.name(),
+        out,
+        html,
+    )
+    .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     if html {
-        reports::unit::write_html(out)
-            .map_err(|e| anyhow::anyhow!("writing the page into {}: {e}", out.display()))?;
         say_err!("gisclaw: page in {}", out.join("report.html").display());
     }
     print_unit_summary(&summary, out, kind.name());
@@ -843,32 +696,28 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     let out = eval_folder(args, dir);
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let manifest = Manifest {
-        suite: std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
-        tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
         // The agent is the default (no arch recorded, as before modes).
         archs: if mode.alone {
             vec![Arch::None]
         } else {
             Vec::new()
         },
-        runs: args.runs,
-        backend: backend.clone(),
-        workflow: false,
         rag: args.rag,
-        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
-        kind: SuiteKind::Steps,
-        output_checks: false,
-        vision_feedback: false,
-        temperature: source.temperature(),
         gold_prefix: mode.gold_prefix,
-        shards: None,
-        mcts_rollout: false,
         interventions: mode.interventions,
         provenance: Some(eval_provenance(
             &zygote,
             &tasks.iter().map(|t| t.as_loaded_task()).collect::<Vec<_>>(),
             &source,
         )),
+        ..Manifest::new(
+            SuiteKind::Steps,
+            dir,
+            tasks.iter().map(|t| t.task.id.clone()).collect(),
+            args.runs,
+            backend.clone(),
+            source.temperature(),
+        )
     };
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
     let limits = step_eval::StepLimits {
@@ -895,9 +744,12 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
     let records = reports::step::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = reports::step::write_report(&records, &manifest.condition(), &out)
+    let summary = reports::step::write_report(&records, &manifest.condition(), &out, args.html)
         .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
+    if args.html {
+        say_err!("gisclaw: page in {}", out.join("report.html").display());
+    }
     Ok(eval_exit(failed, "run(s)"))
 }
 
@@ -1019,28 +871,26 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let out = eval_folder(&args, &suite);
     let zygote = Zygote::start(args.sandbox.config()?)?;
     let manifest = Manifest {
-        suite: std::fs::canonicalize(&suite).unwrap_or(suite.clone()),
-        tasks: tasks.iter().map(|t| t.task.id.clone()).collect(),
         archs: archs.clone(),
-        runs: args.runs,
-        backend: source.describe(),
         workflow: !args.no_workflow,
         rag: args.rag,
-        gisclaw: env!("CARGO_PKG_VERSION").to_string(),
-        kind: SuiteKind::Tasks,
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
-        temperature: source.temperature(),
-        gold_prefix: false,
         shards,
         mcts_rollout: args.mcts.mcts_rollout && archs.contains(&Arch::Mcts),
-        interventions: 0,
         provenance: Some(eval_provenance(&zygote, &tasks, &source)),
+        ..Manifest::new(
+            SuiteKind::Tasks,
+            &suite,
+            tasks.iter().map(|t| t.task.id.clone()).collect(),
+            args.runs,
+            source.describe(),
+            source.temperature(),
+        )
     };
     let options = EvalOptions {
         out: out.clone(),
         jobs: args.jobs.max(1),
-        workflow: !args.no_workflow,
         resume: args.resume,
         max_rounds: args.limits.max_rounds,
         budget: args.limits.budget(),
@@ -1052,8 +902,6 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         judge,
         vision_judge,
         mcts: args.mcts.limits(),
-        output_checks: !args.no_output_checks,
-        vision_feedback: !args.no_vision_feedback,
         reproduce: args.reproduce,
         shard,
         max_cost: args.max_cost,
@@ -1114,7 +962,7 @@ fn finish_task_eval(
         }
     }
     let data = EvalData::load(out).map_err(|e| anyhow::anyhow!("{e}"))?;
-    refuse_mixed_provenance(std::slice::from_ref(&data))?;
+    reports::task::pooling::check_poolable(std::slice::from_ref(&data)).map_err(UsageError)?;
     let report = reports::task::build(std::slice::from_ref(&data), weights);
     reports::task::write(
         &report,
@@ -1185,19 +1033,6 @@ fn export_inspect(data: &EvalData, weights: &Weights, out: Option<&Path>) -> any
         folder.display()
     );
     Ok(())
-}
-
-/// Refuses a report that would pool runs made from different tasks, data
-/// or models, saying what differs.
-fn refuse_mixed_provenance(evals: &[EvalData]) -> Result<(), UsageError> {
-    let conflicts = reports::task::pooling::conflicts(evals);
-    if conflicts.is_empty() {
-        return Ok(());
-    }
-    Err(UsageError(format!(
-        "eval report: the runs were not made from the same task, data or model, so they cannot be pooled (`gisclaw eval report … --mixed-provenance` pools them anyway):\n  {}",
-        conflicts.join("\n  ")
-    )))
 }
 
 /// The progress display shared by the three suites: a bar with ETA,

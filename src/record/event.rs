@@ -491,6 +491,32 @@ pub struct MctsNode {
     pub prior: f64,
 }
 
+/// What a tree search made of its nodes: the counts of the record's
+/// `mcts_end` and of an eval run's record (`RunRecord.search`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchCounts {
+    /// Candidate nodes (the root not counted).
+    pub nodes: usize,
+    /// Nodes that were expanded (asked for children).
+    #[serde(default)]
+    pub expansions: usize,
+    /// Candidates that ran cleanly.
+    pub ran: usize,
+    /// Candidates that ran and failed.
+    pub failed: usize,
+    /// Candidates pruned by the static analysis without running.
+    pub pruned: usize,
+    /// Repair nodes (fixes of failed candidates).
+    #[serde(default)]
+    pub repairs: usize,
+    /// Of them, those that ran cleanly.
+    #[serde(default)]
+    pub repairs_ran: usize,
+    /// Nodes rewarded by a rollout (`--mcts-rollout`).
+    #[serde(default)]
+    pub rollouts: usize,
+}
+
 /// `mcts_end`: what the tree search did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MctsEnd {
@@ -499,24 +525,9 @@ pub struct MctsEnd {
     /// Its reward.
     #[serde(default)]
     pub reward: Option<f64>,
-    /// Nodes made.
-    pub nodes: usize,
-    /// Nodes that ran.
-    pub ran: usize,
-    /// Nodes that failed.
-    pub failed: usize,
-    /// Nodes pruned.
-    pub pruned: usize,
-    /// Repairs asked.
-    pub repairs: usize,
-    /// Repairs that ran.
-    pub repairs_ran: usize,
-    /// Rollouts.
-    #[serde(default)]
-    pub rollouts: usize,
-    /// Expansions.
-    #[serde(default)]
-    pub expansions: usize,
+    /// What the search made of its nodes.
+    #[serde(flatten)]
+    pub counts: SearchCounts,
     /// Where priors came from.
     #[serde(default)]
     pub prior: String,

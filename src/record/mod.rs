@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::llm::EXECUTE_PYTHON;
 pub use event::{
     CellError, CellRecord, Check, CompactionEvent, End, Event, MctsEnd, MctsNode, MessageEvent,
-    Replan, Reproduction, Retrieval, Start, StepStart, ToolEvent, UserCell,
+    Replan, Reproduction, Retrieval, SearchCounts, Start, StepStart, ToolEvent, UserCell,
 };
 
 /// One line of the record: the event and the seconds since the record

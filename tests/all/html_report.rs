@@ -3,7 +3,8 @@
 //! (a screenshot that is not blank), a run's transcript opens from the runs
 //! table with a click, its failing cell in red, the Single and Dual Agent's
 //! runs of a task side by side — and markup a model wrote into its answer
-//! or a cell printed stays text (no script of it runs).
+//! or a cell printed stays text (no script of it runs). A step suite's
+//! page shows the same tables as its report.md and tables/*.csv.
 
 use crate::common;
 
@@ -257,25 +258,94 @@ fn the_html_report_opens_in_chromium_with_sortable_tables_charts_and_transcripts
 }
 
 #[test]
-fn html_is_refused_for_step_suites_in_one_line() {
-    // Task and function-level suites (unit, GeoJSEval) have report.html;
-    // a step suite has report.md only (the GeoJSEval page is tested in
-    // geojs_suite.rs).
-    let out = gisclaw(
+fn a_step_suite_has_its_page_too_with_sortable_tables_and_charts() {
+    // Every suite kind's report is one document rendered in one place: a
+    // step eval (GeoCode's first task, the gold replayed twice) writes the
+    // same tables to report.md, tables/*.csv and report.html.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("steps");
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/geocode");
+    let run = gisclaw(
         &[
             "eval",
             "--suite",
-            "benchmarks/geocode",
-            "--html",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--runs",
+            "2",
             "--replay-gold",
+            "--html",
+            "--out",
+            out.to_str().unwrap(),
         ],
         &[],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--html is for task and function-level suites"),
-        "{stderr}"
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("report.html"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let grids = md.matches("\n|---|").count();
+    let mut csvs: Vec<String> = std::fs::read_dir(out.join("tables"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    csvs.sort();
+    assert_eq!(
+        csvs.len(),
+        grids,
+        "one CSV per table of report.md: {csvs:?}"
     );
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    let per_task = csvs.iter().find(|n| n.ends_with("-per-task.csv")).unwrap();
+    let per_task = std::fs::read_to_string(out.join("tables").join(per_task)).unwrap();
+    assert_eq!(
+        per_task,
+        "task,runs,complete@1,step pass rate,runs passing every step\nG01,2,1.000,1.000,2\n"
+    );
+
+    let mut browser = Browser::start(1280, 900);
+    browser.open(&format!("file://{}", out.join("report.html").display()));
+    assert_eq!(
+        browser.eval("document.querySelector('h1').textContent"),
+        browser_title(&md)
+    );
+    assert_eq!(
+        browser
+            .eval("document.querySelectorAll('#view-report table.sortable').length")
+            .as_u64(),
+        Some(grids as u64),
+        "every table of report.md is on the page"
+    );
+    let charts = browser.eval(
+        "Array.from(document.querySelectorAll('#view-report img')).map(i => i.complete && i.naturalWidth > 0)",
+    );
+    let charts = charts.as_array().unwrap();
+    assert!(
+        !charts.is_empty() && charts.iter().all(|c| c == true),
+        "{charts:?}"
+    );
+    // The per-task table sorts by a click on its header.
+    let table = "Array.from(document.querySelectorAll('#view-report table')).find(t => t.tHead.rows[0].cells[0].textContent === 'error type')";
+    browser.click("#view-report h2#s-failing-steps-by-error-type + table thead th:nth-child(1)");
+    assert_eq!(
+        browser.eval(&format!(
+            "{table}.tHead.rows[0].cells[0].getAttribute('aria-sort')"
+        )),
+        "ascending"
+    );
+    browser.settle();
+    assert!(
+        browser.errors.is_empty(),
+        "console errors: {:#?}",
+        browser.errors
+    );
+}
+
+/// The markdown report's title, as the page's heading shows it.
+fn browser_title(md: &str) -> String {
+    md.lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("# ")
+        .to_string()
 }

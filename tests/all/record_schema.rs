@@ -9,7 +9,8 @@ use crate::common::records;
 use gisclaw::llm::{Message, Role, ToolCall, Usage};
 use gisclaw::record::{
     CellError, CellRecord, Check, CompactionEvent, End, Event, MctsEnd, MctsNode, MessageEvent,
-    Replan, Reproduction, Retrieval, Start, StepStart, ToolEvent, Transcript, UserCell,
+    Replan, Reproduction, Retrieval, SearchCounts, Start, StepStart, ToolEvent, Transcript,
+    UserCell,
 };
 use serde_json::json;
 
@@ -159,14 +160,16 @@ fn every_kind() -> Vec<Event> {
         Event::MctsEnd(MctsEnd {
             best: 1,
             reward: Some(0.5),
-            nodes: 3,
-            ran: 2,
-            failed: 1,
-            pruned: 0,
-            repairs: 1,
-            repairs_ran: 1,
-            rollouts: 0,
-            expansions: 2,
+            counts: SearchCounts {
+                nodes: 3,
+                ran: 2,
+                failed: 1,
+                pruned: 0,
+                repairs: 1,
+                repairs_ran: 1,
+                rollouts: 0,
+                expansions: 2,
+            },
             prior: "uniform".into(),
             stopped: Some("budget".into()),
         }),

@@ -339,14 +339,7 @@ pub fn run(
     search.record(Event::MctsEnd(MctsEnd {
         best,
         reward: tree.nodes[best].reward,
-        nodes: tree.nodes.len() - 1,
-        ran,
-        failed,
-        pruned,
-        repairs,
-        repairs_ran,
-        rollouts: tree.rollouts(),
-        expansions: tree.expansions(),
+        counts: tree.search_counts(),
         prior: prior_kind.into(),
         stopped: stopped.as_ref().map(why),
     }));

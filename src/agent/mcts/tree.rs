@@ -402,6 +402,23 @@ impl Tree {
         self.nodes.iter().filter(|n| n.rollout.is_some()).count()
     }
 
+    /// Every count of the search: nodes (the root not counted), expansions,
+    /// ran, failed, pruned, repairs and rollouts.
+    pub fn search_counts(&self) -> crate::record::SearchCounts {
+        let (ran, failed, pruned) = self.counts();
+        let (repairs, repairs_ran) = self.repairs();
+        crate::record::SearchCounts {
+            nodes: self.nodes.len().saturating_sub(1),
+            expansions: self.expansions(),
+            ran,
+            failed,
+            pruned,
+            repairs,
+            repairs_ran,
+            rollouts: self.rollouts(),
+        }
+    }
+
     /// The tree as indented lines (`gisclaw tree show`): each node's step,
     /// state, reward, visits and Q, its first code line, the chosen path
     /// marked with `*`.

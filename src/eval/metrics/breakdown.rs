@@ -1,10 +1,9 @@
 //! Figures per label (library, data type, operation, difficulty) for the
 //! unit and step suites: pass@k per category and the failing items' error
-//! types as counts and shares, for one model ([`markdown`]) or side by
-//! side ([`comparison_markdown`]).
+//! types as counts and shares. Their tables are drawn by
+//! [`crate::eval::reports::labels`].
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::Serialize;
 
@@ -128,114 +127,6 @@ pub const TASK_DIFFICULTY_RULE: &str = "A task's difficulty is its number of ana
 /// What the difficulty label means, for the reports.
 pub const DIFFICULTY_RULE: &str = "Difficulty is derived from the gold code, not written by hand: the distinct functions it calls (GeoAgent's labels) — at most 2 easy, 3 to 5 medium, 6 or more hard.";
 
-/// One model's tables: per label key, one row per value with its items,
-/// pass@k and failing attempts by error type (count and share of the
-/// category's failures). `what` names the items (`cases`, `steps`,
-/// `tasks`); `rule` says how their difficulty was derived.
-pub fn markdown(breakdown: &Breakdown, what: &str, rule: &str) -> String {
-    let mut md = String::new();
-    if breakdown.values().all(|c| c.is_empty()) {
-        return md;
-    }
-    let _ = writeln!(md, "\n## By label (cf. AutoGEEval §4.3, GeoJSEval Fig. 8)\n\n{rule} Error types (those that occur): failing attempts, and their share of the category's failing attempts.");
-    // The error types that occur anywhere, in the taxonomy's order.
-    let kinds: Vec<&str> = ErrorType::ALL
-        .iter()
-        .map(|e| e.name())
-        .filter(|name| {
-            breakdown
-                .values()
-                .flat_map(|c| c.values())
-                .any(|c| c.errors.contains_key(*name))
-        })
-        .collect();
-    for key in KEYS {
-        let Some(categories) = breakdown.get(key) else {
-            continue;
-        };
-        let ks: Vec<usize> = {
-            let mut ks: Vec<usize> = categories
-                .values()
-                .flat_map(|c| c.pass_at.keys().copied())
-                .collect();
-            ks.sort_unstable();
-            ks.dedup();
-            ks
-        };
-        let _ = write!(md, "\n### By {key}\n\n| {key} | {what} |");
-        for k in &ks {
-            let _ = write!(md, " pass@{k} |");
-        }
-        for e in &kinds {
-            let _ = write!(md, " {e} |");
-        }
-        md.push_str("\n|---|---|");
-        md.push_str(&"---|".repeat(ks.len() + kinds.len()));
-        md.push('\n');
-        let mut values: Vec<&String> = categories.keys().collect();
-        order_values(key, &mut values);
-        for (value, c) in values.into_iter().map(|v| (v, &categories[v])) {
-            let _ = write!(md, "| {value} | {} |", c.items);
-            for k in &ks {
-                match c.pass_at.get(k) {
-                    Some(v) => {
-                        let _ = write!(md, " {v:.3} |");
-                    }
-                    None => md.push_str(" – |"),
-                }
-            }
-            let total = c.failures();
-            for e in &kinds {
-                let n = c.errors.get(*e).copied().unwrap_or(0);
-                let _ = write!(md, " {} |", count_and_share(n, total));
-            }
-            md.push('\n');
-        }
-    }
-    md
-}
-
-/// Several models' pass@1 per label value, one table per key (the
-/// heatmap's numbers); `rule` says how difficulty was derived.
-pub fn comparison_markdown(models: &[(&str, &Breakdown)], rule: &str) -> String {
-    let mut md = String::new();
-    if models.iter().all(|(_, b)| b.values().all(|c| c.is_empty())) {
-        return md;
-    }
-    let _ = writeln!(
-        md,
-        "\n## pass@1 by label (cf. GeoJSEval Fig. 8, AutoGEEval Figs. 7–9)\n\n{rule}"
-    );
-    for key in KEYS {
-        let mut values: Vec<&String> = models
-            .iter()
-            .filter_map(|(_, b)| b.get(key))
-            .flat_map(|c| c.keys())
-            .collect();
-        order_values(key, &mut values);
-        let _ = write!(md, "\n### By {key}\n\n| {key} |");
-        for (label, _) in models {
-            let _ = write!(md, " {label} |");
-        }
-        md.push_str("\n|---|");
-        md.push_str(&"---|".repeat(models.len()));
-        md.push('\n');
-        for value in values {
-            let _ = write!(md, "| {value} |");
-            for (_, b) in models {
-                match b.get(key).and_then(|c| c.get(value)) {
-                    Some(c) if c.pass_at_1().is_finite() => {
-                        let _ = write!(md, " {:.3} ({}) |", c.pass_at_1(), c.items);
-                    }
-                    _ => md.push_str(" – |"),
-                }
-            }
-            md.push('\n');
-        }
-    }
-    md
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,17 +190,5 @@ mod tests {
         let easy = &b["difficulty"]["easy"];
         assert_eq!(easy.items, 2);
         assert_eq!(easy.errors["runtime"], 3);
-        let md = markdown(&b, "cases", DIFFICULTY_RULE);
-        assert!(
-            md.contains("| pyproj | 1 | 0.000 | 0.000 | 0.000 |"),
-            "{md}"
-        );
-        assert!(md.contains("2 (40.0 %)"), "{md}");
-        assert!(md.contains("3 (60.0 %)"), "{md}");
-        let both = comparison_markdown(&[("m1", &b), ("m2", &b)], DIFFICULTY_RULE);
-        assert!(
-            both.contains("| shapely | 0.600 (2) | 0.600 (2) |"),
-            "{both}"
-        );
     }
 }

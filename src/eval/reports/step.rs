@@ -5,16 +5,19 @@
 //! four error types.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::json;
 
 use crate::eval::metrics::api::{label_metrics, LabelMetrics};
-use crate::eval::metrics::breakdown::{breakdown, Breakdown, Item};
+use crate::eval::metrics::breakdown::{
+    breakdown, count_and_share, Breakdown, Item, DIFFICULTY_RULE,
+};
 use crate::eval::metrics::errors::{geoagent_type, ErrorType, GEOAGENT_TYPES};
 use crate::eval::metrics::stats;
+use crate::eval::reports::document::{f3, Document, Table};
+use crate::eval::reports::labels;
 use crate::eval::reports::task::charts::labels::LabelCharts;
 use crate::eval::reports::task::load::{read_records, ReportError};
 use crate::eval::running::step_eval::StepRunRecord;
@@ -135,65 +138,101 @@ pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, ReportError> {
     read_records(out)
 }
 
-/// Writes `report.md`, `results.json` and `results.csv` into `out`.
+/// Writes `report.md`, `results.json`, `results.csv` and every table as
+/// CSV under `tables/` into `out`; with `html`, also `report.html`.
 pub fn write_report(
     records: &[StepRunRecord],
     backend: &str,
     out: &Path,
+    html: bool,
 ) -> std::io::Result<StepSummary> {
     let summary = summarise(records);
     let json = json!({ "backend": backend, "summary": summary, "runs": records });
     write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
-    let mut csv = String::from("task,run,step,passed,ending,error,problem\n");
+    let mut csv = Table::new(
+        "",
+        [
+            "task", "run", "step", "passed", "ending", "error", "problem",
+        ],
+    );
     for r in records {
         for s in &r.steps {
-            let problem = s
-                .problem
-                .clone()
-                .unwrap_or_default()
-                .replace('"', "\"\"")
-                .replace('\n', " ");
-            let _ = writeln!(
-                csv,
-                "{},{},{},{},{},{},\"{problem}\"",
-                r.task,
-                r.run,
-                s.step,
-                s.passed,
-                s.ending,
-                s.error.map(|e| e.name()).unwrap_or("")
-            );
+            csv.row([
+                r.task.clone(),
+                r.run.to_string(),
+                s.step.to_string(),
+                s.passed.to_string(),
+                s.ending.clone(),
+                s.error.map(|e| e.name()).unwrap_or("").to_string(),
+                s.problem.clone().unwrap_or_default().replace('\n', " "),
+            ]);
         }
     }
-    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
-    let mut md = format!(
-        "# Step eval: {backend}\n\n{} tasks, {} runs. complete@1: consecutive passed steps (answer matched) from the first over all steps; executed: the same counting steps whose code ran and gave an answer, right or not (GeoAgent's complete rate); step pass rate: steps passed, each on its own; task pass: every step passed.\n\n",
+    write_atomic(&out.join("results.csv"), csv.csv().as_bytes())?;
+    let doc = one_folder(&summary, backend, out);
+    write_document(&doc, out, html)?;
+    Ok(summary)
+}
+
+/// The report of one folder.
+fn one_folder(summary: &StepSummary, backend: &str, out: &Path) -> Document {
+    let mut doc = Document::titled(format!("Step eval: {backend}"));
+    doc.text(format!(
+        "{} tasks, {} runs. complete@1: consecutive passed steps (answer matched) from the first over all steps; executed: the same counting steps whose code ran and gave an answer, right or not (GeoAgent's complete rate); step pass rate: steps passed, each on its own; task pass: every step passed.",
         summary.tasks, summary.runs
+    ));
+    let mut overall = Table::new(
+        "",
+        [
+            "complete@1",
+            "complete@1 (executed)",
+            "step pass rate",
+            "task pass rate",
+            "rounds per run",
+            "tokens per run",
+        ],
     );
-    let _ = writeln!(
-        md,
-        "| complete@1 | complete@1 (executed) | step pass rate | task pass rate | rounds per run | tokens per run |\n|---|---|---|---|---|---|\n| {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
-        summary.complete_at_1, summary.complete_at_1_executed, summary.step_pass_rate, summary.task_pass_rate, summary.rounds, summary.tokens
+    overall.row([
+        format!("{:.3}", summary.complete_at_1),
+        format!("{:.3}", summary.complete_at_1_executed),
+        format!("{:.3}", summary.step_pass_rate),
+        format!("{:.3}", summary.task_pass_rate),
+        format!("{:.1}", summary.rounds),
+        format!("{:.0}", summary.tokens),
+    ]);
+    doc.table(overall);
+    let mut per_task = Table::new(
+        "Per task",
+        [
+            "task",
+            "runs",
+            "complete@1",
+            "step pass rate",
+            "runs passing every step",
+        ],
     );
-    md.push_str("\n## Per task\n\n| task | runs | complete@1 | step pass rate | runs passing every step |\n|---|---|---|---|---|\n");
     for (t, (n, c, p, all)) in &summary.per_task {
-        let _ = writeln!(md, "| {t} | {n} | {c:.3} | {p:.3} | {all} |");
+        per_task.row([
+            t.clone(),
+            n.to_string(),
+            format!("{c:.3}"),
+            format!("{p:.3}"),
+            all.to_string(),
+        ]);
     }
-    md.push_str("\n## Failing steps by error type\n\n| error type | steps |\n|---|---|\n");
+    doc.table(per_task);
+    let mut errors = Table::new("Failing steps by error type", ["error type", "steps"]);
     for (e, n) in &summary.errors {
-        let _ = writeln!(md, "| {e} | {n} |");
+        errors.row([e.clone(), n.to_string()]);
     }
     if summary.errors.is_empty() {
-        md.push_str("| (none: every step passed) | 0 |\n");
+        errors.row(["(none: every step passed)", "0"]);
     }
-    md.push_str(&function_calls_table(&[(backend, &summary)]));
-    md.push_str(&crate::eval::metrics::breakdown::markdown(
-        &summary.by_label,
-        "steps",
-        crate::eval::metrics::breakdown::DIFFICULTY_RULE,
-    ));
-    let pass = pass_at_1(&summary);
-    md.push_str(&crate::eval::reports::unit::draw_charts(
+    doc.table(errors);
+    function_calls_table(&[(backend, summary)], &mut doc);
+    labels::one(&summary.by_label, "steps", DIFFICULTY_RULE, &mut doc);
+    let pass = pass_at_1(summary);
+    crate::eval::reports::unit::draw_charts(
         &LabelCharts {
             models: vec![(backend, &summary.by_label)],
             errors: vec![(backend, &summary.errors)],
@@ -201,15 +240,30 @@ pub fn write_report(
             efficiency: Vec::new(),
         },
         out,
-    ));
+        &mut doc,
+    );
     if summary.hints.values().any(|h| *h > 0.0) {
-        md.push_str("\n## Interventions per task (mean per run; the gold cell shown, `--interventions`)\n\n| task | interventions |\n|---|---|\n");
+        let mut hints = Table::new(
+            "Interventions per task (mean per run; the gold cell shown, `--interventions`)",
+            ["task", "interventions"],
+        );
         for (t, h) in &summary.hints {
-            let _ = writeln!(md, "| {t} | {h:.2} |");
+            hints.row([t.clone(), format!("{h:.2}")]);
         }
+        doc.table(hints);
     }
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
-    Ok(summary)
+    doc
+}
+
+/// Writes `doc` as `report.md` and `tables/`, and with `html` as
+/// `report.html`.
+fn write_document(doc: &Document, out: &Path, html: bool) -> std::io::Result<()> {
+    write_atomic(&out.join("report.md"), doc.markdown().as_bytes())?;
+    doc.write_tables(&out.join("tables"))?;
+    if html {
+        crate::eval::reports::html::write_document(doc, out, &out.display().to_string())?;
+    }
+    Ok(())
 }
 
 /// One folder of a comparison: its label (backend and mode), its suite's
@@ -235,8 +289,13 @@ pub struct StepFolder {
 /// Writes the comparison of several step folders into `out`: `report.md`
 /// (every folder's figures; GeoAgent Table 4: step pass@1 per suite with
 /// the LLM alone beside the agent per backend; Table 6: complete@1 per task
-/// with its steps; the four error types), `results.json` and `results.csv`.
-pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<Vec<StepSummary>> {
+/// with its steps; the four error types), `results.json`, `results.csv`,
+/// `tables/`, and with `html`, `report.html`.
+pub fn write_comparison(
+    folders: &[StepFolder],
+    out: &Path,
+    html: bool,
+) -> std::io::Result<Vec<StepSummary>> {
     let summaries: Vec<StepSummary> = folders.iter().map(|f| summarise(&f.records)).collect();
     let json = json!({
         "folders": folders.iter().zip(&summaries).map(|(f, s)| json!({
@@ -245,90 +304,86 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
         })).collect::<Vec<_>>(),
     });
     write_atomic(&out.join("results.json"), format!("{json:#}\n").as_bytes())?;
-    let mut csv = String::from("folder,task,run,step,passed,ending,error\n");
+    let mut csv = Table::new(
+        "",
+        ["folder", "task", "run", "step", "passed", "ending", "error"],
+    );
     for f in folders {
         for r in &f.records {
             for s in &r.steps {
-                let _ = writeln!(
-                    csv,
-                    "\"{}\",{},{},{},{},{},{}",
-                    f.label.replace('"', "\"\""),
-                    r.task,
-                    r.run,
-                    s.step,
-                    s.passed,
-                    s.ending,
-                    s.error.map(|e| e.name()).unwrap_or("")
-                );
+                csv.row([
+                    f.label.clone(),
+                    r.task.clone(),
+                    r.run.to_string(),
+                    s.step.to_string(),
+                    s.passed.to_string(),
+                    s.ending.clone(),
+                    s.error.map(|e| e.name()).unwrap_or("").to_string(),
+                ]);
             }
         }
     }
-    write_atomic(&out.join("results.csv"), csv.as_bytes())?;
+    write_atomic(&out.join("results.csv"), csv.csv().as_bytes())?;
+    let doc = compared(folders, &summaries, out);
+    write_document(&doc, out, html)?;
+    Ok(summaries)
+}
 
-    let mut md = String::from("# Step eval: folders compared\n\ncomplete@1: consecutive passed steps from the first over all steps; step pass@1: steps passed, each judged on its own (on the gold prefix: single-turn pass@1, GeoAgent's conversion of multi-turn tasks); task pass: every step passed; complete@1 (executed): counting steps whose code ran and gave an answer, right or not (GeoAgent's complete rate).\n\n| folder | suite | runs | complete@1 | complete@1 (executed) | step pass@1 | task pass | rounds per run | tokens per run |\n|---|---|---|---|---|---|---|---|---|\n");
-    for (f, s) in folders.iter().zip(&summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0} |",
-            f.label,
-            f.suite,
-            s.runs,
-            s.complete_at_1,
-            s.complete_at_1_executed,
-            s.step_pass_rate,
-            s.task_pass_rate,
-            s.rounds,
-            s.tokens
-        );
+/// The report of several folders side by side.
+fn compared(folders: &[StepFolder], summaries: &[StepSummary], out: &Path) -> Document {
+    let mut doc = Document::titled("Step eval: folders compared");
+    doc.text("complete@1: consecutive passed steps from the first over all steps; step pass@1: steps passed, each judged on its own (on the gold prefix: single-turn pass@1, GeoAgent's conversion of multi-turn tasks); task pass: every step passed; complete@1 (executed): counting steps whose code ran and gave an answer, right or not (GeoAgent's complete rate).");
+    let mut overall = Table::new(
+        "",
+        [
+            "folder",
+            "suite",
+            "runs",
+            "complete@1",
+            "complete@1 (executed)",
+            "step pass@1",
+            "task pass",
+            "rounds per run",
+            "tokens per run",
+        ],
+    );
+    for (f, s) in folders.iter().zip(summaries) {
+        overall.row([
+            f.label.clone(),
+            f.suite.clone(),
+            s.runs.to_string(),
+            format!("{:.3}", s.complete_at_1),
+            format!("{:.3}", s.complete_at_1_executed),
+            format!("{:.3}", s.step_pass_rate),
+            format!("{:.3}", s.task_pass_rate),
+            format!("{:.1}", s.rounds),
+            format!("{:.0}", s.tokens),
+        ]);
     }
-    md.push_str("\n## Cost and accuracy\n\nTokens per run against step pass@1 and complete@1; ◆ marks a folder on the Pareto front for that score (no other folder spends fewer tokens per run and scores higher). Step runs record no price, so the front is drawn against tokens.\n\n| folder | tokens per run | step pass@1 | front | complete@1 | front |\n|---|---|---|---|---|---|\n");
-    let fronts = |score: &dyn Fn(&StepSummary) -> f64| {
-        crate::eval::reports::task::cost::non_dominated(
-            &summaries
-                .iter()
-                .map(|s| (s.tokens, score(s)))
-                .collect::<Vec<_>>(),
-        )
-    };
-    let (by_step, by_complete) = (fronts(&|s| s.step_pass_rate), fronts(&|s| s.complete_at_1));
-    let mark = |on: bool| if on { "◆" } else { "" };
-    for (i, (f, s)) in folders.iter().zip(&summaries).enumerate() {
-        let _ = writeln!(
-            md,
-            "| {} | {:.0} | {:.3} | {} | {:.3} | {} |",
-            f.label,
-            s.tokens,
-            s.step_pass_rate,
-            mark(by_step[i]),
-            s.complete_at_1,
-            mark(by_complete[i])
-        );
-    }
-    table_4(&mut md, folders, &summaries);
-    table_6(&mut md, folders, &summaries);
-    geoagent_errors(&mut md, folders, &summaries);
+    doc.table(overall);
+    cost_and_accuracy(&mut doc, folders, summaries);
+    table_4(&mut doc, folders, summaries);
+    table_6(&mut doc, folders, summaries);
+    geoagent_errors(&mut doc, folders, summaries);
     let rows: Vec<(&str, &StepSummary)> = folders
         .iter()
-        .zip(&summaries)
+        .zip(summaries)
         .map(|(f, s)| (f.label.as_str(), s))
         .collect();
-    md.push_str(&function_calls_table(&rows));
+    function_calls_table(&rows, &mut doc);
     let by_label: Vec<(&str, &Breakdown)> = folders
         .iter()
-        .zip(&summaries)
+        .zip(summaries)
         .map(|(f, s)| (f.label.as_str(), &s.by_label))
         .collect();
-    md.push_str(&crate::eval::metrics::breakdown::comparison_markdown(
-        &by_label,
-        crate::eval::metrics::breakdown::DIFFICULTY_RULE,
-    ));
+    labels::compared(&by_label, DIFFICULTY_RULE, &mut doc);
     let pass: Vec<BTreeMap<usize, f64>> = summaries.iter().map(pass_at_1).collect();
-    md.push_str(&crate::eval::reports::unit::draw_charts(
+    crate::eval::reports::unit::draw_charts(
         &LabelCharts {
             models: by_label,
             errors: folders
                 .iter()
-                .zip(&summaries)
+                .zip(summaries)
                 .map(|(f, s)| (f.label.as_str(), &s.errors))
                 .collect(),
             pass_at: folders
@@ -339,14 +394,44 @@ pub fn write_comparison(folders: &[StepFolder], out: &Path) -> std::io::Result<V
             efficiency: Vec::new(),
         },
         out,
-    ));
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
-    Ok(summaries)
+        &mut doc,
+    );
+    doc
+}
+
+/// Tokens per run against step pass@1 and complete@1, with their Pareto
+/// fronts.
+fn cost_and_accuracy(doc: &mut Document, folders: &[StepFolder], summaries: &[StepSummary]) {
+    let mut table = Table::new(
+        "Cost and accuracy",
+        ["folder", "tokens per run", "step pass@1", "front", "complete@1", "front"],
+    )
+    .with_note("Tokens per run against step pass@1 and complete@1; ◆ marks a folder on the Pareto front for that score (no other folder spends fewer tokens per run and scores higher). Step runs record no price, so the front is drawn against tokens.");
+    let fronts = |score: &dyn Fn(&StepSummary) -> f64| {
+        crate::eval::reports::task::cost::non_dominated(
+            &summaries
+                .iter()
+                .map(|s| (s.tokens, score(s)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (by_step, by_complete) = (fronts(&|s| s.step_pass_rate), fronts(&|s| s.complete_at_1));
+    let mark = |on: bool| if on { "◆" } else { "" }.to_string();
+    for (i, (f, s)) in folders.iter().zip(summaries).enumerate() {
+        table.row([
+            f.label.clone(),
+            format!("{:.0}", s.tokens),
+            format!("{:.3}", s.step_pass_rate),
+            mark(by_step[i]),
+            format!("{:.3}", s.complete_at_1),
+            mark(by_complete[i]),
+        ]);
+    }
+    doc.table(table);
 }
 
 /// GeoAgent Table 4: step pass@1 per suite (rows) and backend, the LLM alone beside the agent.
-fn table_4(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
-    // Table 4: per suite (rows) and backend, the LLM alone beside the agent.
+fn table_4(doc: &mut Document, folders: &[StepFolder], summaries: &[StepSummary]) {
     let mut backends: Vec<(&str, bool)> = Vec::new();
     for f in folders {
         if !backends.contains(&(f.backend.as_str(), f.gold_prefix)) {
@@ -355,16 +440,18 @@ fn table_4(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
     }
     let mut suites: Vec<&str> = folders.iter().map(|f| f.suite.as_str()).collect();
     suites.dedup();
-    md.push_str("\n## LLM alone vs agent (cf. GeoAgent Table 4: step pass@1)\n\n| suite |");
+    let mut columns = vec!["suite".to_string()];
     for (b, prefix) in &backends {
         let from = if *prefix { " (gold prefix)" } else { "" };
-        let _ = write!(md, " {b}{from}: LLM | {b}{from}: agent |");
+        columns.push(format!("{b}{from}: LLM"));
+        columns.push(format!("{b}{from}: agent"));
     }
-    md.push_str("\n|---|");
-    md.push_str(&"---|---|".repeat(backends.len()));
-    md.push('\n');
+    let mut table = Table::new(
+        "LLM alone vs agent (cf. GeoAgent Table 4: step pass@1)",
+        columns,
+    );
     for suite in &suites {
-        let _ = write!(md, "| {suite} |");
+        let mut row = vec![suite.to_string()];
         for (b, prefix) in &backends {
             for alone in [true, false] {
                 let found = folders.iter().zip(summaries).find(|(f, _)| {
@@ -373,21 +460,16 @@ fn table_4(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
                         && f.gold_prefix == *prefix
                         && f.alone == alone
                 });
-                match found {
-                    Some((_, s)) => {
-                        let _ = write!(md, " {:.3} |", s.step_pass_rate);
-                    }
-                    None => md.push_str(" – |"),
-                }
+                row.push(found.map_or("–".into(), |(_, s)| format!("{:.3}", s.step_pass_rate)));
             }
         }
-        md.push('\n');
+        table.row(row);
     }
+    doc.table(table);
 }
 
 /// GeoAgent Table 6: complete@1 per task (mean over runs), with its steps.
-fn table_6(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
-    // Table 6: complete@1 per task (mean over runs), with its steps.
+fn table_6(doc: &mut Document, folders: &[StepFolder], summaries: &[StepSummary]) {
     let mut tasks: Vec<(String, usize)> = Vec::new();
     for f in folders {
         for r in &f.records {
@@ -397,39 +479,35 @@ fn table_6(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
         }
     }
     tasks.sort();
-    md.push_str("\n## complete@1 per task (cf. GeoAgent Table 6: self-debugging \"Aut.\" folders, and \"Hum.\" folders run with `--interventions K`, where the step's gold cell is shown once after K failing cells or a wrong answer; in parentheses their interventions per run)\n\n| task | steps |");
+    let mut columns = vec!["task".to_string(), "steps".into()];
     for f in folders {
         let mode = if f.interventions > 0 { "Hum." } else { "Aut." };
-        let _ = write!(md, " {mode} {} |", f.label);
+        columns.push(format!("{mode} {}", f.label));
     }
-    md.push_str("\n|---|---|");
-    md.push_str(&"---|".repeat(folders.len()));
-    md.push('\n');
+    let mut table = Table::new("complete@1 per task (cf. GeoAgent Table 6: self-debugging \"Aut.\" folders, and \"Hum.\" folders run with `--interventions K`, where the step's gold cell is shown once after K failing cells or a wrong answer; in parentheses their interventions per run)", columns);
     for (task, steps) in &tasks {
-        let _ = write!(md, "| {task} | {steps} |");
+        let mut row = vec![task.clone(), steps.to_string()];
         for (f, s) in folders.iter().zip(summaries) {
-            match s.per_task.get(task) {
+            row.push(match s.per_task.get(task) {
                 Some((_, c, _, _)) if f.interventions > 0 => {
                     let h = s.hints.get(task).copied().unwrap_or(0.0);
-                    let _ = write!(md, " {c:.2} ({h:.1}) |");
+                    format!("{c:.2} ({h:.1})")
                 }
-                Some((_, c, _, _)) => {
-                    let _ = write!(md, " {c:.2} |");
-                }
-                None => md.push_str(" – |"),
-            }
+                Some((_, c, _, _)) => format!("{c:.2}"),
+                None => "–".into(),
+            });
         }
-        md.push('\n');
+        table.row(row);
     }
+    doc.table(table);
 }
 
 /// Failing steps by GeoAgent's four error types, per folder.
-fn geoagent_errors(md: &mut String, folders: &[StepFolder], summaries: &[StepSummary]) {
-    md.push_str("\n## Failing steps by GeoAgent's error types\n\nFrom gisclaw's types: instruction following = `invalid_answer`, `output_type` (the code ran, the answer is wrong); hallucination = `attribute_parameter` (a function, attribute, keyword or name that does not exist); general code = `syntax`, `runtime`, `timeout`, `blocked_import`, `other`. Lack of information (the prompt did not say enough) was judged by hand in GeoAgent and is not told apart here (–); `infrastructure` failures are not the model's and are left out. Each cell: failing steps, and their share of the folder's (as GeoAgent reports them).\n\n| folder |");
-    for t in GEOAGENT_TYPES {
-        let _ = write!(md, " {t} |");
-    }
-    md.push_str("\n|---|---|---|---|---|\n");
+fn geoagent_errors(doc: &mut Document, folders: &[StepFolder], summaries: &[StepSummary]) {
+    let mut columns = vec!["folder".to_string()];
+    columns.extend(GEOAGENT_TYPES.iter().map(|t| t.to_string()));
+    let mut table = Table::new("Failing steps by GeoAgent's error types", columns)
+        .with_note("From gisclaw's types: instruction following = `invalid_answer`, `output_type` (the code ran, the answer is wrong); hallucination = `attribute_parameter` (a function, attribute, keyword or name that does not exist); general code = `syntax`, `runtime`, `timeout`, `blocked_import`, `other`. Lack of information (the prompt did not say enough) was judged by hand in GeoAgent and is not told apart here (–); `infrastructure` failures are not the model's and are left out. Each cell: failing steps, and their share of the folder's (as GeoAgent reports them).");
     for (f, s) in folders.iter().zip(summaries) {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for (name, n) in &s.errors {
@@ -441,22 +519,18 @@ fn geoagent_errors(md: &mut String, folders: &[StepFolder], summaries: &[StepSum
                 *counts.entry(t).or_default() += n;
             }
         }
-        let _ = write!(md, "| {} |", f.label);
         let total: usize = counts.values().sum();
-        for t in GEOAGENT_TYPES {
-            if t == "lack of information" {
-                md.push_str(" – |");
+        let mut row = vec![f.label.clone()];
+        row.extend(GEOAGENT_TYPES.iter().map(|t| {
+            if *t == "lack of information" {
+                "–".to_string()
             } else {
-                let n = counts.get(t).copied().unwrap_or(0);
-                let _ = write!(
-                    md,
-                    " {} |",
-                    crate::eval::metrics::breakdown::count_and_share(n, total)
-                );
+                count_and_share(counts.get(t).copied().unwrap_or(0), total)
             }
-        }
-        md.push('\n');
+        }));
+        table.row(row);
     }
+    doc.table(table);
 }
 
 /// A step summary's step pass@1 as the one pass@k it has.
@@ -466,29 +540,25 @@ fn pass_at_1(summary: &StepSummary) -> BTreeMap<usize, f64> {
 
 /// GeoAgent Table 5's layout: the functions each step's code calls against
 /// its gold cell's, one row per folder.
-fn function_calls_table(rows: &[(&str, &StepSummary)]) -> String {
-    let mut md = String::from("\n## Function calls (cf. GeoAgent Table 5)\n\nPer attempted step, the distinct functions the code the model ran calls against those its gold cell calls (example-based, averaged over steps).\n\n| folder | steps | accuracy | precision | recall | F1 | Hamming loss |\n|---|---|---|---|---|---|---|\n");
-    let f3 = |x: f64| {
-        if x.is_finite() {
-            format!("{x:.3}")
-        } else {
-            "–".into()
-        }
-    };
+fn function_calls_table(rows: &[(&str, &StepSummary)], doc: &mut Document) {
+    let mut table = Table::new(
+        "Function calls (cf. GeoAgent Table 5)",
+        ["folder", "steps", "accuracy", "precision", "recall", "F1", "Hamming loss"],
+    )
+    .with_note("Per attempted step, the distinct functions the code the model ran calls against those its gold cell calls (example-based, averaged over steps).");
     for (label, s) in rows {
         let m = &s.calls;
-        let _ = writeln!(
-            md,
-            "| {label} | {} | {} | {} | {} | {} | {} |",
-            m.n,
+        table.row([
+            label.to_string(),
+            m.n.to_string(),
             f3(m.accuracy),
             f3(m.precision),
             f3(m.recall),
             f3(m.f1),
-            f3(m.hamming_loss)
-        );
+            f3(m.hamming_loss),
+        ]);
     }
-    md
+    doc.table(table);
 }
 
 #[cfg(test)]

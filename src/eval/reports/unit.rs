@@ -13,14 +13,17 @@
 //! pass@5). SA is pass@k_max/(1 + CV) with each.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::eval::metrics::breakdown::{breakdown, count_and_share, Breakdown, Item};
+use crate::eval::metrics::breakdown::{
+    breakdown, count_and_share, Breakdown, Item, DIFFICULTY_RULE,
+};
 use crate::eval::metrics::errors::ErrorType;
 use crate::eval::metrics::stats;
+use crate::eval::reports::document::{f2, f3, Document, Table};
+use crate::eval::reports::labels;
 use crate::eval::reports::task::charts::labels::LabelCharts;
 use crate::eval::reports::task::load::{read_records, ReportError};
 use crate::eval::running::unit_eval::CaseRecord;
@@ -192,23 +195,16 @@ pub fn load_records(out: &Path) -> Result<Vec<CaseRecord>, ReportError> {
     read_records(out)
 }
 
-/// Draws a report's label charts into `out/charts/` and returns the
-/// markdown that shows them.
-pub(crate) fn draw_charts(charts: &LabelCharts, out: &Path) -> String {
+/// Draws a report's label charts into `out/charts/` and adds them to
+/// `doc`.
+pub(crate) fn draw_charts(charts: &LabelCharts, out: &Path, doc: &mut Document) {
     crate::eval::reports::task::charts::labels::draw(
         charts,
         &out.join("charts"),
         &crate::paths::default_venv(),
-    )
-}
-
-/// A number for tables: 3 decimals, `–` for NaN.
-fn f3(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.3}")
-    } else {
-        "–".into()
-    }
+        "Charts",
+        doc,
+    );
 }
 
 /// The temperature as recorded (`server default` when the profile set none).
@@ -220,14 +216,16 @@ fn temperature_text(t: Option<f32>) -> String {
 /// The definitions the reports state under their tables.
 const DEFINITIONS: &str = "CV (per-sample rates) is gisclaw's: the population σ/μ of the pass rates of sample 1, sample 2, … over all cases. CV (Eq. 8) is AutoGEEval's Eq. 8 (GeoJSEval's Eq. 9): σ/μ of pass@1, pass@3 and pass@5. SA = pass@k_max / (1 + CV) with each (AutoGEEval Eq. 9).";
 
-/// Writes `report.md`, `results.json` and `results.csv` of one folder into
-/// `out`.
+/// Writes `report.md`, `results.json`, `results.csv` and every table as
+/// CSV under `tables/` of one folder into `out`; with `html`, also
+/// `report.html`.
 pub fn write_report(
     records: &[CaseRecord],
     backend: &str,
     temperature: Option<f32>,
     kind: &str,
     out: &Path,
+    html: bool,
 ) -> std::io::Result<UnitSummary> {
     let summary = summarise(records);
     let json = serde_json::json!({ "backend": backend, "temperature": temperature, "summary": summary, "cases": records });
@@ -236,53 +234,71 @@ pub fn write_report(
         &out.join("results.csv"),
         csv(&[(backend, records)]).as_bytes(),
     )?;
-    let mut md = if kind == "geojs" {
-        format!("# GeoJSEval eval: {backend}\n\n{} tasks × {} samples at temperature {}; a sample passes when every one of the task's cases (its parameter sets, edge tests included) agrees with the reference, judged by type first.\n\n", summary.cases, summary.samples, temperature_text(temperature))
+    let mut doc = if kind == "geojs" {
+        let mut doc = Document::titled(format!("GeoJSEval eval: {backend}"));
+        doc.text(format!("{} tasks × {} samples at temperature {}; a sample passes when every one of the task's cases (its parameter sets, edge tests included) agrees with the reference, judged by type first.", summary.cases, summary.samples, temperature_text(temperature)));
+        doc
     } else {
-        format!("# Unit eval: {backend}\n\n{} cases × {} samples at temperature {}; a sample passes when the normal call and every boundary call agree with the reference.\n\n", summary.cases, summary.samples, temperature_text(temperature))
+        let mut doc = Document::titled(format!("Unit eval: {backend}"));
+        doc.text(format!("{} cases × {} samples at temperature {}; a sample passes when the normal call and every boundary call agree with the reference.", summary.cases, summary.samples, temperature_text(temperature)));
+        doc
     };
-    md.push_str(&table_7(&[(backend, &summary)]));
-    md.push_str("\n| pass@k | value |\n|---|---|\n");
+    table_7(&[(backend, &summary)], &mut doc);
+    let mut pass = Table::new("", ["pass@k", "value"]);
     for (k, v) in &summary.pass_at {
-        let _ = writeln!(md, "| pass@{k} | {v:.3} |");
+        pass.row([format!("pass@{k}"), format!("{v:.3}")]);
     }
-    let _ = writeln!(
-        md,
-        "| CV (per-sample rates) | {} |\n| SA = pass@k_max/(1+CV) | {} |\n| CV (Eq. 8, of pass@1/3/5) | {} |\n| SA with CV (Eq. 8) | {} |",
-        f3(summary.cv),
+    pass.row(["CV (per-sample rates)".to_string(), f3(summary.cv)]);
+    pass.row([
+        "SA = pass@k_max/(1+CV)".to_string(),
         f3(summary.stability_adjusted),
+    ]);
+    pass.row([
+        "CV (Eq. 8, of pass@1/3/5)".to_string(),
         f3(summary.cv_pass_at),
-        f3(summary.stability_adjusted_pass_at)
+    ]);
+    pass.row([
+        "SA with CV (Eq. 8)".to_string(),
+        f3(summary.stability_adjusted_pass_at),
+    ]);
+    doc.table(pass);
+    doc.text(DEFINITIONS);
+    let mut resources = Table::new(
+        "Resources and efficiency (cf. AutoGEEval Tables 7–8)",
+        [
+            "tokens per sample",
+            "inference s per sample",
+            "code lines per sample",
+            "Tok.-E",
+            "In.T-E",
+            "Co.L-E",
+        ],
     );
-    let _ = writeln!(md, "\n{DEFINITIONS}");
-    let _ = writeln!(
-        md,
-        "\n## Resources and efficiency (cf. AutoGEEval Tables 7–8)\n\n| tokens per sample | inference s per sample | code lines per sample | Tok.-E | In.T-E | Co.L-E |\n|---|---|---|---|---|---|\n| {:.1} | {:.3} | {:.2} | {} | {} | {} |",
-        summary.tokens_per_sample,
-        summary.seconds_per_sample,
-        summary.code_lines_per_sample,
+    resources.row([
+        format!("{:.1}", summary.tokens_per_sample),
+        format!("{:.3}", summary.seconds_per_sample),
+        format!("{:.2}", summary.code_lines_per_sample),
         sci(summary.token_efficiency),
         f3(summary.inference_efficiency),
-        f3(summary.code_line_efficiency)
-    );
-    md.push_str("\n## By library (pass@1)\n\n| library | cases | pass@1 |\n|---|---|---|\n");
+        f3(summary.code_line_efficiency),
+    ]);
+    doc.table(resources);
+    let mut libraries = Table::new("By library (pass@1)", ["library", "cases", "pass@1"]);
     for (lib, (n, p)) in &summary.libraries {
-        let _ = writeln!(md, "| {lib} | {n} | {p:.3} |");
+        libraries.row([lib.clone(), n.to_string(), format!("{p:.3}")]);
     }
-    md.push_str("\n## Failing samples by error type\n\n| error type | samples |\n|---|---|\n");
+    doc.table(libraries);
+    let mut errors = Table::new("Failing samples by error type", ["error type", "samples"]);
     for (e, n) in &summary.errors {
-        let _ = writeln!(md, "| {e} | {n} |");
+        errors.row([e.clone(), n.to_string()]);
     }
     if summary.errors.is_empty() {
-        md.push_str("| (none: every sample passed) | 0 |\n");
+        errors.row(["(none: every sample passed)", "0"]);
     }
-    md.push_str(&figure_8(&[(backend, &summary)], out));
-    md.push_str(&crate::eval::metrics::breakdown::markdown(
-        &summary.by_label,
-        "cases",
-        crate::eval::metrics::breakdown::DIFFICULTY_RULE,
-    ));
-    md.push_str(&draw_charts(
+    doc.table(errors);
+    figure_8(&[(backend, &summary)], out, &mut doc);
+    labels::one(&summary.by_label, "cases", DIFFICULTY_RULE, &mut doc);
+    draw_charts(
         &LabelCharts {
             models: vec![(backend, &summary.by_label)],
             errors: vec![(backend, &summary.errors)],
@@ -290,8 +306,19 @@ pub fn write_report(
             efficiency: Vec::new(),
         },
         out,
-    ));
-    md.push_str("\n## Per case (passing samples / samples)\n\n| case | passed | first problem |\n|---|---|---|\n");
+        &mut doc,
+    );
+    per_case(records, &mut doc);
+    write_document(&doc, out, html)?;
+    Ok(summary)
+}
+
+/// Per case: passing samples and the first problem of a failing call.
+fn per_case(records: &[CaseRecord], doc: &mut Document) {
+    let mut table = Table::new(
+        "Per case (passing samples / samples)",
+        ["case", "passed", "first problem"],
+    );
     for r in records {
         let passed = r.samples.iter().filter(|s| s.passed).count();
         let problem = r
@@ -299,55 +326,67 @@ pub fn write_report(
             .iter()
             .flat_map(|s| &s.calls)
             .find_map(|c| c.problem.as_ref().map(|p| format!("{}: {}", c.key, p)));
-        let _ = writeln!(
-            md,
-            "| {}/{} | {passed}/{} | {} |",
-            r.library,
-            r.case,
-            r.samples.len(),
-            problem
-                .unwrap_or_default()
-                .replace('|', "\\|")
-                .replace('\n', " ")
-        );
+        table.row([
+            format!("{}/{}", r.library, r.case),
+            format!("{passed}/{}", r.samples.len()),
+            problem.unwrap_or_default(),
+        ]);
     }
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
-    Ok(summary)
+    doc.table(table);
+}
+
+/// Writes `doc` as `report.md` and `tables/`, and with `html` as
+/// `report.html`.
+fn write_document(doc: &Document, out: &Path, html: bool) -> std::io::Result<()> {
+    write_atomic(&out.join("report.md"), doc.markdown().as_bytes())?;
+    doc.write_tables(&out.join("tables"))?;
+    if html {
+        crate::eval::reports::html::write_document(doc, out, &out.display().to_string())?;
+    }
+    Ok(())
 }
 
 /// GeoJSEval's Table 7 for these models: pass@1/3/5 in %, the papers'
 /// CV (Eq. 9, of pass@1/3/5) and SA (Eq. 10).
-fn table_7(models: &[(&str, &UnitSummary)]) -> String {
-    let mut md = String::from("## Accuracy (GeoJSEval Table 7)\n\n| model | pass@1 (%) | pass@3 (%) | pass@5 (%) | CV | SA |\n|---|---|---|---|---|---|\n");
+fn table_7(models: &[(&str, &UnitSummary)], doc: &mut Document) {
+    let mut table = Table::new(
+        "Accuracy (GeoJSEval Table 7)",
+        [
+            "model",
+            "pass@1 (%)",
+            "pass@3 (%)",
+            "pass@5 (%)",
+            "CV",
+            "SA",
+        ],
+    );
     for (model, s) in models {
         let cell = |k: usize| {
             s.pass_at
                 .get(&k)
                 .map_or("–".to_string(), |v| format!("{:.2}", 100.0 * v))
         };
-        let _ = writeln!(
-            md,
-            "| {model} | {} | {} | {} | {} | {} |",
+        table.row([
+            model.to_string(),
             cell(1),
             cell(3),
             cell(5),
             f3(s.cv_pass_at),
-            if s.stability_adjusted_pass_at.is_finite() {
-                format!("{:.2}", 100.0 * s.stability_adjusted_pass_at)
-            } else {
-                "–".into()
-            }
-        );
+            f2(100.0 * s.stability_adjusted_pass_at),
+        ]);
     }
-    md
+    doc.table(table);
 }
 
 /// GeoJSEval's Fig. 8: pass@1, pass@3 and pass@5 per library and model,
 /// as a table and a heatmap (`charts/fig8_library_heatmap.png`).
-fn figure_8(models: &[(&str, &UnitSummary)], out: &Path) -> String {
+fn figure_8(models: &[(&str, &UnitSummary)], out: &Path, doc: &mut Document) {
     let mut rows = Vec::new();
     let mut values = Vec::new();
-    let mut md = String::from("\n## Accuracy by library (GeoJSEval Fig. 8)\n\n| model | library | cases | pass@1 | pass@3 | pass@5 |\n|---|---|---|---|---|---|\n");
+    let mut table = Table::new(
+        "Accuracy by library (GeoJSEval Fig. 8)",
+        ["model", "library", "cases", "pass@1", "pass@3", "pass@5"],
+    );
     for (model, s) in models {
         let Some(libraries) = s.by_label.get("library") else {
             continue;
@@ -355,14 +394,14 @@ fn figure_8(models: &[(&str, &UnitSummary)], out: &Path) -> String {
         for (library, c) in libraries {
             let at = |k: usize| c.pass_at.get(&k).copied();
             let text = |k: usize| at(k).map_or("–".to_string(), |v| format!("{v:.3}"));
-            let _ = writeln!(
-                md,
-                "| {model} | {library} | {} | {} | {} | {} |",
-                c.items,
+            table.row([
+                model.to_string(),
+                library.clone(),
+                c.items.to_string(),
                 text(1),
                 text(3),
-                text(5)
-            );
+                text(5),
+            ]);
             rows.push(if models.len() > 1 {
                 format!("{model} · {library}")
             } else {
@@ -371,8 +410,9 @@ fn figure_8(models: &[(&str, &UnitSummary)], out: &Path) -> String {
             values.push(vec![at(1), at(3), at(5)]);
         }
     }
+    doc.table(table);
     if rows.is_empty() {
-        return md;
+        return;
     }
     let cols = vec!["pass@1".to_string(), "pass@3".into(), "pass@5".into()];
     match crate::eval::reports::task::charts::labels::draw_heatmap(
@@ -384,76 +424,12 @@ fn figure_8(models: &[(&str, &UnitSummary)], out: &Path) -> String {
         &values,
         &crate::paths::default_venv(),
     ) {
-        Ok(name) => {
-            let _ = writeln!(
-                md,
-                "\n![pass@1/3/5 by library (GeoJSEval Fig. 8)](charts/{name})"
-            );
-        }
-        Err(why) => {
-            let _ = writeln!(md, "\nHeatmap not drawn: {why}.");
-        }
+        Ok(name) => doc.chart(
+            format!("charts/{name}"),
+            "pass@1/3/5 by library (GeoJSEval Fig. 8)",
+        ),
+        Err(why) => doc.text(format!("Heatmap not drawn: {why}.")),
     }
-    md
-}
-
-/// `report.html` beside `report.md`: the same report as one page, its
-/// charts inlined, so it opens anywhere.
-pub fn write_html(out: &Path) -> std::io::Result<()> {
-    let md = std::fs::read_to_string(out.join("report.md"))?;
-    let mut body = String::new();
-    let parser =
-        pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::ENABLE_TABLES).map(|event| {
-            match event {
-                pulldown_cmark::Event::Start(pulldown_cmark::Tag::Image {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                }) => {
-                    let inlined = inline_image(out, &dest_url).unwrap_or(dest_url.to_string());
-                    pulldown_cmark::Event::Start(pulldown_cmark::Tag::Image {
-                        link_type,
-                        dest_url: inlined.into(),
-                        title,
-                        id,
-                    })
-                }
-                other => other,
-            }
-        });
-    pulldown_cmark::html::push_html(&mut body, parser);
-    let title = md
-        .lines()
-        .next()
-        .unwrap_or("gisclaw eval")
-        .trim_start_matches('#')
-        .trim();
-    let page = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:left}}img{{max-width:100%}}</style></head>\n<body>\n{body}</body></html>\n",
-        html_escape(title)
-    );
-    write_atomic(&out.join("report.html"), page.as_bytes())
-}
-
-/// A chart of the report (a PNG under `out/charts/`) as a data URL.
-fn inline_image(out: &Path, url: &str) -> Option<String> {
-    use base64::Engine as _;
-    let name = url.strip_prefix("charts/")?;
-    if name.contains('/') || !name.ends_with(".png") {
-        return None;
-    }
-    let bytes = std::fs::read(out.join("charts").join(name)).ok()?;
-    Some(format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    ))
-}
-
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// A small rate (per token) in scientific notation, `–` for NaN.
@@ -467,36 +443,44 @@ fn sci(x: f64) -> String {
 
 /// One row per sample of every model's cases.
 fn csv(models: &[(&str, &[CaseRecord])]) -> String {
-    let mut csv = String::from(
-        "model,library,case,sample,passed,calls,failed_calls,error,tokens_in,tokens_out,llm_seconds,code_lines\n",
+    let mut table = Table::new(
+        "",
+        [
+            "model",
+            "library",
+            "case",
+            "sample",
+            "passed",
+            "calls",
+            "failed_calls",
+            "error",
+            "tokens_in",
+            "tokens_out",
+            "llm_seconds",
+            "code_lines",
+        ],
     );
     for (model, records) in models {
-        let model = if model.contains([',', '"']) {
-            format!("\"{}\"", model.replace('"', "\"\""))
-        } else {
-            model.to_string()
-        };
         for r in *records {
             for s in &r.samples {
-                let _ = writeln!(
-                    csv,
-                    "{model},{},{},{},{},{},{},{},{},{},{},{}",
-                    r.library,
-                    r.case,
-                    s.sample,
-                    s.passed,
-                    s.calls.len(),
-                    s.calls.iter().filter(|c| !c.passed).count(),
-                    s.error.map(|e| e.name()).unwrap_or(""),
-                    s.tokens_in,
-                    s.tokens_out,
-                    s.llm_seconds,
-                    code_lines(&s.code)
-                );
+                table.row([
+                    model.to_string(),
+                    r.library.clone(),
+                    r.case.clone(),
+                    s.sample.to_string(),
+                    s.passed.to_string(),
+                    s.calls.len().to_string(),
+                    s.calls.iter().filter(|c| !c.passed).count().to_string(),
+                    s.error.map(|e| e.name()).unwrap_or("").to_string(),
+                    s.tokens_in.to_string(),
+                    s.tokens_out.to_string(),
+                    s.llm_seconds.to_string(),
+                    code_lines(&s.code).to_string(),
+                ]);
             }
         }
     }
-    csv
+    table.csv()
 }
 
 /// One model of a comparison: its label (the folder's backend), the
@@ -622,11 +606,13 @@ pub fn rank_models(summaries: &[UnitSummary]) -> Vec<UnitRanks> {
 
 /// Writes the comparison of several models' unit evals into `out`:
 /// `report.md` (AutoGEEval Tables 5–10, GeoJSEval Table 7, pass@1 per
-/// library per model), `results.json` (each model's summary and ranks) and
-/// `results.csv` (model × case × sample).
+/// library per model), `results.json` (each model's summary and ranks),
+/// `results.csv` (model × case × sample), `tables/`, and with `html`,
+/// `report.html`.
 pub fn write_comparison(
     models: &[UnitModel],
     out: &Path,
+    html: bool,
 ) -> std::io::Result<Vec<(UnitSummary, UnitRanks)>> {
     let summaries: Vec<UnitSummary> = models.iter().map(|m| summarise(&m.records)).collect();
     let ranked = rank_models(&summaries);
@@ -641,83 +627,75 @@ pub fn write_comparison(
         .map(|m| (m.label.as_str(), m.records.as_slice()))
         .collect();
     write_atomic(&out.join("results.csv"), csv(&rows).as_bytes())?;
+    let doc = compared(models, &summaries, &ranked, out);
+    write_document(&doc, out, html)?;
+    Ok(summaries.into_iter().zip(ranked).collect())
+}
 
-    let mut md = String::from("# Unit eval: models compared\n\n");
-    md.push_str("| model | cases × samples | temperature |\n|---|---|---|\n");
-    for (m, s) in models.iter().zip(&summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {} × {} | {} |",
-            m.label,
-            s.cases,
-            s.samples,
-            temperature_text(m.temperature)
-        );
+/// The report of several models side by side.
+fn compared(
+    models: &[UnitModel],
+    summaries: &[UnitSummary],
+    ranked: &[UnitRanks],
+    out: &Path,
+) -> Document {
+    let mut doc = Document::titled("Unit eval: models compared");
+    let mut runs = Table::new("", ["model", "cases × samples", "temperature"]);
+    for (m, s) in models.iter().zip(summaries) {
+        runs.row([
+            m.label.clone(),
+            format!("{} × {}", s.cases, s.samples),
+            temperature_text(m.temperature),
+        ]);
     }
+    doc.table(runs);
     if summaries.windows(2).any(|w| w[0].cases != w[1].cases) {
-        md.push_str("\n**The models were not run on the same cases**: their numbers are not directly comparable.\n");
+        doc.text("**The models were not run on the same cases**: their numbers are not directly comparable.");
     }
-    accuracy(&mut md, models, &summaries);
-    let _ = writeln!(md, "\n{DEFINITIONS}");
-    md.push_str("\n## Stability ranks (cf. AutoGEEval Table 6)\n\nP_Rank: by pass@5; C_Rank: by CV (Eq. 8), lower first; S_Rank: by SA (Eq. 8). Ties share the best rank.\n\n| model | P_Rank | C_Rank | S_Rank |\n|---|---|---|---|\n");
-    for (m, r) in models.iter().zip(&ranked) {
-        let _ = writeln!(md, "| {} | {} | {} | {} |", m.label, r.p, r.c, r.s);
+    accuracy(&mut doc, models, summaries);
+    doc.text(DEFINITIONS);
+    let mut stability = Table::new("Stability ranks (cf. AutoGEEval Table 6)", ["model", "P_Rank", "C_Rank", "S_Rank"])
+        .with_note("P_Rank: by pass@5; C_Rank: by CV (Eq. 8), lower first; S_Rank: by SA (Eq. 8). Ties share the best rank.");
+    for (m, r) in models.iter().zip(ranked) {
+        stability.row([
+            m.label.clone(),
+            r.p.to_string(),
+            r.c.to_string(),
+            r.s.to_string(),
+        ]);
     }
-    resources_and_efficiency(&mut md, models, &summaries);
-    ranks_and_errors(&mut md, models, &summaries, &ranked);
-    let mut libraries: Vec<&String> = summaries.iter().flat_map(|s| s.libraries.keys()).collect();
-    libraries.sort();
-    libraries.dedup();
+    doc.table(stability);
+    resources_and_efficiency(&mut doc, models, summaries);
+    ranks_and_errors(&mut doc, models, summaries, ranked);
     let named: Vec<(&str, &UnitSummary)> = models
         .iter()
-        .zip(&summaries)
+        .zip(summaries)
         .map(|(m, s)| (m.label.as_str(), s))
         .collect();
-    md.push_str(&figure_8(&named, out));
-    md.push_str("\n## pass@1 by library (cf. GeoJSEval Fig. 8)\n\n| library |");
-    for m in models {
-        let _ = write!(md, " {} |", m.label);
-    }
-    md.push_str("\n|---|");
-    md.push_str(&"---|".repeat(models.len()));
-    md.push('\n');
-    for lib in libraries {
-        let _ = write!(md, "| {lib} |");
-        for s in &summaries {
-            match s.libraries.get(lib) {
-                Some((_, p)) => {
-                    let _ = write!(md, " {p:.3} |");
-                }
-                None => md.push_str(" – |"),
-            }
-        }
-        md.push('\n');
-    }
+    figure_8(&named, out, &mut doc);
+    libraries_compared(&mut doc, models, summaries);
     let by_label: Vec<(&str, &Breakdown)> = models
         .iter()
-        .zip(&summaries)
+        .zip(summaries)
         .map(|(m, s)| (m.label.as_str(), &s.by_label))
         .collect();
-    md.push_str(&crate::eval::metrics::breakdown::comparison_markdown(
-        &by_label,
-        crate::eval::metrics::breakdown::DIFFICULTY_RULE,
-    ));
-    md.push_str(&draw_charts(
+    labels::compared(&by_label, DIFFICULTY_RULE, &mut doc);
+    draw_charts(
         &LabelCharts {
             models: by_label,
             errors: models
                 .iter()
-                .zip(&summaries)
+                .zip(summaries)
                 .map(|(m, s)| (m.label.as_str(), &s.errors))
                 .collect(),
             pass_at: models
                 .iter()
-                .zip(&summaries)
+                .zip(summaries)
                 .map(|(m, s)| (m.label.as_str(), &s.pass_at))
                 .collect(),
             efficiency: models
                 .iter()
-                .zip(&summaries)
+                .zip(summaries)
                 .map(|(m, s)| {
                     let top = s.pass_at.values().last().copied().unwrap_or(f64::NAN);
                     (m.label.clone(), s.tokens_per_sample, top)
@@ -725,14 +703,34 @@ pub fn write_comparison(
                 .collect(),
         },
         out,
-    ));
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
-    Ok(summaries.into_iter().zip(ranked).collect())
+        &mut doc,
+    );
+    doc
+}
+
+/// pass@1 per library, one column per model.
+fn libraries_compared(doc: &mut Document, models: &[UnitModel], summaries: &[UnitSummary]) {
+    let mut libraries: Vec<&String> = summaries.iter().flat_map(|s| s.libraries.keys()).collect();
+    libraries.sort();
+    libraries.dedup();
+    let mut columns = vec!["library".to_string()];
+    columns.extend(models.iter().map(|m| m.label.clone()));
+    let mut table = Table::new("pass@1 by library (cf. GeoJSEval Fig. 8)", columns);
+    for lib in libraries {
+        let mut row = vec![lib.clone()];
+        row.extend(summaries.iter().map(|s| {
+            s.libraries
+                .get(lib)
+                .map_or("–".into(), |(_, p)| format!("{p:.3}"))
+        }));
+        table.row(row);
+    }
+    doc.table(table);
 }
 
 /// Accuracy (cf. AutoGEEval Table 5, GeoJSEval Table 7): pass@1/3/5 with
 /// the gains, both CVs and SAs.
-fn accuracy(md: &mut String, models: &[UnitModel], summaries: &[UnitSummary]) {
+fn accuracy(doc: &mut Document, models: &[UnitModel], summaries: &[UnitSummary]) {
     let delta = |s: &UnitSummary, k: usize, before: usize| match (
         s.pass_at.get(&k),
         s.pass_at.get(&before),
@@ -741,49 +739,52 @@ fn accuracy(md: &mut String, models: &[UnitModel], summaries: &[UnitSummary]) {
         (Some(v), None) => f3(*v),
         _ => "–".into(),
     };
-    md.push_str("\n## Accuracy (cf. AutoGEEval Table 5, GeoJSEval Table 7; in parentheses the gain over the previous pass@k)\n\n| model | pass@1 | pass@3 | pass@5 | CV (per-sample rates) | SA | CV (Eq. 8) | SA (Eq. 8) |\n|---|---|---|---|---|---|---|---|\n");
+    let mut table = Table::new(
+        "Accuracy (cf. AutoGEEval Table 5, GeoJSEval Table 7; in parentheses the gain over the previous pass@k)",
+        ["model", "pass@1", "pass@3", "pass@5", "CV (per-sample rates)", "SA", "CV (Eq. 8)", "SA (Eq. 8)"],
+    );
     for (m, s) in models.iter().zip(summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            m.label,
-            s.pass_at
-                .get(&1)
-                .map(|v| f3(*v))
-                .unwrap_or_else(|| "–".into()),
+        table.row([
+            m.label.clone(),
+            s.pass_at.get(&1).map_or("–".into(), |v| f3(*v)),
             delta(s, 3, 1),
             delta(s, 5, 3),
             f3(s.cv),
             f3(s.stability_adjusted),
             f3(s.cv_pass_at),
-            f3(s.stability_adjusted_pass_at)
-        );
+            f3(s.stability_adjusted_pass_at),
+        ]);
     }
+    doc.table(table);
 }
 
 /// Resources, efficiency (cf. AutoGEEval Tables 7 and 8) and cost against
 /// accuracy.
-fn resources_and_efficiency(md: &mut String, models: &[UnitModel], summaries: &[UnitSummary]) {
-    md.push_str("\n## Resources (cf. AutoGEEval Table 7)\n\nPer sample (one generation): prompt + completion tokens as the server counted them (estimated with tiktoken when it did not), seconds waiting for the model, and the lines of the extracted code that are neither blank nor comments.\n\n| model | Tok. | In.T (s) | Co.L |\n|---|---|---|---|\n");
+fn resources_and_efficiency(doc: &mut Document, models: &[UnitModel], summaries: &[UnitSummary]) {
+    let mut resources = Table::new("Resources (cf. AutoGEEval Table 7)", ["model", "Tok.", "In.T (s)", "Co.L"])
+        .with_note("Per sample (one generation): prompt + completion tokens as the server counted them (estimated with tiktoken when it did not), seconds waiting for the model, and the lines of the extracted code that are neither blank nor comments.");
     for (m, s) in models.iter().zip(summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {:.1} | {:.3} | {:.2} |",
-            m.label, s.tokens_per_sample, s.seconds_per_sample, s.code_lines_per_sample
-        );
+        resources.row([
+            m.label.clone(),
+            format!("{:.1}", s.tokens_per_sample),
+            format!("{:.3}", s.seconds_per_sample),
+            format!("{:.2}", s.code_lines_per_sample),
+        ]);
     }
-    md.push_str("\n## Efficiency (cf. AutoGEEval Table 8)\n\npass@k_max per token, per second and per code line (`–`: nothing to divide by, e.g. reference implementations, which spend no tokens).\n\n| model | Tok.-E | In.T-E | Co.L-E |\n|---|---|---|---|\n");
+    doc.table(resources);
+    let mut efficiency = Table::new("Efficiency (cf. AutoGEEval Table 8)", ["model", "Tok.-E", "In.T-E", "Co.L-E"])
+        .with_note("pass@k_max per token, per second and per code line (`–`: nothing to divide by, e.g. reference implementations, which spend no tokens).");
     for (m, s) in models.iter().zip(summaries) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} |",
-            m.label,
+        efficiency.row([
+            m.label.clone(),
             sci(s.token_efficiency),
             f3(s.inference_efficiency),
-            f3(s.code_line_efficiency)
-        );
+            f3(s.code_line_efficiency),
+        ]);
     }
-    md.push_str("\n## Cost and accuracy\n\nPer sample, tokens and seconds waiting for the model against pass@1; ◆ marks a model on the Pareto front (no other model spends fewer tokens per sample and passes more often). Function-level samples record no price, so the front is drawn against tokens.\n\n| model | tokens | LLM s | pass@1 | front |\n|---|---|---|---|---|\n");
+    doc.table(efficiency);
+    let mut cost = Table::new("Cost and accuracy", ["model", "tokens", "LLM s", "pass@1", "front"])
+        .with_note("Per sample, tokens and seconds waiting for the model against pass@1; ◆ marks a model on the Pareto front (no other model spends fewer tokens per sample and passes more often). Function-level samples record no price, so the front is drawn against tokens.");
     let points: Vec<(f64, f64)> = summaries
         .iter()
         .map(|s| {
@@ -795,50 +796,51 @@ fn resources_and_efficiency(md: &mut String, models: &[UnitModel], summaries: &[
         .collect();
     let front = crate::eval::reports::task::cost::non_dominated(&points);
     for (i, m) in models.iter().enumerate() {
-        let _ = writeln!(
-            md,
-            "| {} | {:.1} | {:.3} | {} | {} |",
-            m.label,
-            summaries[i].tokens_per_sample,
-            summaries[i].seconds_per_sample,
+        cost.row([
+            m.label.clone(),
+            format!("{:.1}", summaries[i].tokens_per_sample),
+            format!("{:.3}", summaries[i].seconds_per_sample),
             f3(points[i].1),
-            if front[i] { "◆" } else { "" }
-        );
+            if front[i] { "◆" } else { "" }.to_string(),
+        ]);
     }
+    doc.table(cost);
 }
 
 /// Ranks (cf. AutoGEEval Table 9) and failing samples by error type (cf.
 /// Table 10).
 fn ranks_and_errors(
-    md: &mut String,
+    doc: &mut Document,
     models: &[UnitModel],
     summaries: &[UnitSummary],
     ranked: &[UnitRanks],
 ) {
-    md.push_str("\n## Ranks (cf. AutoGEEval Table 9)\n\nT_Rank, I_Rank, Co_Rank: by Tok.-E, In.T-E, Co.L-E (a missing value ranks last); E_Rank: by the mean of those three; Total_Rank: by the mean of P_Rank, S_Rank and E_Rank.\n\n| model | P_Rank | S_Rank | T_Rank | I_Rank | Co_Rank | E_Rank | Total_Rank |\n|---|---|---|---|---|---|---|---|\n");
+    let mut ranks = Table::new(
+        "Ranks (cf. AutoGEEval Table 9)",
+        ["model", "P_Rank", "S_Rank", "T_Rank", "I_Rank", "Co_Rank", "E_Rank", "Total_Rank"],
+    )
+    .with_note("T_Rank, I_Rank, Co_Rank: by Tok.-E, In.T-E, Co.L-E (a missing value ranks last); E_Rank: by the mean of those three; Total_Rank: by the mean of P_Rank, S_Rank and E_Rank.");
     for (m, r) in models.iter().zip(ranked) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            m.label, r.p, r.s, r.t, r.i, r.co, r.e, r.total
-        );
+        let mut row = vec![m.label.clone()];
+        row.extend([r.p, r.s, r.t, r.i, r.co, r.e, r.total].map(|x| x.to_string()));
+        ranks.row(row);
     }
-    md.push_str("\n## Failing samples by error type (cf. AutoGEEval Table 10)\n\nAutoGEEval's parameter errors are `attribute_parameter`, its invalid answers `invalid_answer` and `output_type`, its runtime errors `timeout` (gisclaw keeps other exceptions apart as `runtime`), its network errors `infrastructure`. Each cell: failing samples, and their share of the model's failing samples (AutoGEEval reports the shares).\n\n| model |");
-    for e in ErrorType::ALL {
-        let _ = write!(md, " {} |", e.name());
-    }
-    md.push_str("\n|---|");
-    md.push_str(&"---|".repeat(ErrorType::ALL.len()));
-    md.push('\n');
+    doc.table(ranks);
+    let mut columns = vec!["model".to_string()];
+    columns.extend(ErrorType::ALL.iter().map(|e| e.name().to_string()));
+    let mut errors = Table::new("Failing samples by error type (cf. AutoGEEval Table 10)", columns)
+        .with_note("AutoGEEval's parameter errors are `attribute_parameter`, its invalid answers `invalid_answer` and `output_type`, its runtime errors `timeout` (gisclaw keeps other exceptions apart as `runtime`), its network errors `infrastructure`. Each cell: failing samples, and their share of the model's failing samples (AutoGEEval reports the shares).");
     for (m, s) in models.iter().zip(summaries) {
-        let _ = write!(md, "| {} |", m.label);
         let total: usize = s.errors.values().sum();
-        for e in ErrorType::ALL {
-            let n = s.errors.get(e.name()).copied().unwrap_or(0);
-            let _ = write!(md, " {} |", count_and_share(n, total));
-        }
-        md.push('\n');
+        let mut row = vec![m.label.clone()];
+        row.extend(
+            ErrorType::ALL
+                .iter()
+                .map(|e| count_and_share(s.errors.get(e.name()).copied().unwrap_or(0), total)),
+        );
+        errors.row(row);
     }
+    doc.table(errors);
 }
 
 #[cfg(test)]

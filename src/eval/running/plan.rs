@@ -51,11 +51,6 @@ pub fn check(kind: SuiteKind, asked: &Asked) -> Result<(), PlanError> {
             "--interventions is for step suites (e.g. benchmarks/geocode)",
         ));
     }
-    if asked.html && steps {
-        return Err(refuse(
-            "--html is for task and function-level suites; a step suite has report.md only",
-        ));
-    }
     if asked.inspect_log && !tasks {
         return Err(refuse(
             "--inspect-log is for task suites (e.g. benchmarks/geoanalyst)",
@@ -152,10 +147,8 @@ mod tests {
         assert_eq!(takes(&asked(&|_| {})), all);
         assert_eq!(takes(&asked(&|a| a.gold_prefix = true)), [SuiteKind::Steps]);
         assert_eq!(takes(&asked(&|a| a.interventions = 2)), [SuiteKind::Steps]);
-        assert_eq!(
-            takes(&asked(&|a| a.html = true)),
-            [SuiteKind::Tasks, SuiteKind::Unit, SuiteKind::Geojs]
-        );
+        // Every suite kind's report has its page.
+        assert_eq!(takes(&asked(&|a| a.html = true)), all);
         for only_tasks in [
             asked(&|a| a.inspect_log = true),
             asked(&|a| a.max_cost = Some(1.0)),

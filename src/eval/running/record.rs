@@ -142,48 +142,14 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
-/// What an `--arch mcts` run's tree holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SearchCounts {
-    /// Candidate nodes (the root not counted).
-    pub nodes: usize,
-    /// Nodes that were expanded (asked for children).
-    pub expansions: usize,
-    /// Candidates that ran cleanly.
-    pub ran: usize,
-    /// Candidates that ran and failed.
-    pub failed: usize,
-    /// Candidates pruned by the static analysis without running.
-    pub pruned: usize,
-    /// Repair nodes (fixes of failed candidates).
-    #[serde(default)]
-    pub repairs: usize,
-    /// Of them, those that ran cleanly.
-    #[serde(default)]
-    pub repairs_ran: usize,
-    /// Nodes rewarded by a rollout (`--mcts-rollout`).
-    #[serde(default)]
-    pub rollouts: usize,
-}
+pub use crate::record::SearchCounts;
 
-impl SearchCounts {
-    /// The figures of the `tree.json` in `workdir`, when there is one.
-    pub fn read(workdir: &Path) -> Option<SearchCounts> {
-        let bytes = std::fs::read(workdir.join("tree.json")).ok()?;
-        let tree: crate::agent::mcts::tree::Tree = serde_json::from_slice(&bytes).ok()?;
-        let (ran, failed, pruned) = tree.counts();
-        let (repairs, repairs_ran) = tree.repairs();
-        Some(SearchCounts {
-            nodes: tree.nodes.len().saturating_sub(1),
-            expansions: tree.expansions(),
-            ran,
-            failed,
-            pruned,
-            repairs,
-            repairs_ran,
-            rollouts: tree.rollouts(),
-        })
-    }
+/// The counts of the `tree.json` an `--arch mcts` run left in `workdir`,
+/// when there is one.
+pub fn search_counts(workdir: &Path) -> Option<SearchCounts> {
+    let bytes = std::fs::read(workdir.join("tree.json")).ok()?;
+    let tree: crate::agent::mcts::tree::Tree = serde_json::from_slice(&bytes).ok()?;
+    Some(tree.search_counts())
 }
 
 impl ItemRecord for RunRecord {
@@ -391,7 +357,7 @@ pub fn score_run(
         c_emb: process_score(workdir, gold, embedder),
         judge: None,
         judge_error: None,
-        search: SearchCounts::read(workdir),
+        search: search_counts(workdir),
         finished_with_warnings: summary.finished_with_warnings.len(),
         images_shown: summary.images_shown,
         image_tokens: summary.image_tokens,

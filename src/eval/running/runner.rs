@@ -216,6 +216,42 @@ pub struct Manifest {
     pub provenance: Option<crate::provenance::EvalProvenance>,
 }
 
+impl Manifest {
+    /// The manifest of an eval of `kind` over `suite`'s `tasks` (ids, in
+    /// order), `runs` each, answered by `backend` (its description) at
+    /// `temperature`: the suite's path made absolute, this gisclaw's
+    /// version, no architecture, every run option off and no provenance —
+    /// each suite's eval sets what it has on top.
+    pub fn new(
+        kind: SuiteKind,
+        suite: &Path,
+        tasks: Vec<String>,
+        runs: usize,
+        backend: String,
+        temperature: Option<f32>,
+    ) -> Manifest {
+        Manifest {
+            suite: std::fs::canonicalize(suite).unwrap_or_else(|_| suite.to_path_buf()),
+            tasks,
+            archs: Vec::new(),
+            runs,
+            backend,
+            workflow: false,
+            rag: false,
+            gisclaw: env!("CARGO_PKG_VERSION").to_string(),
+            kind,
+            output_checks: false,
+            vision_feedback: false,
+            temperature,
+            gold_prefix: false,
+            shards: None,
+            mcts_rollout: false,
+            interventions: 0,
+            provenance: None,
+        }
+    }
+}
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -311,14 +347,14 @@ impl Manifest {
     }
 }
 
-/// How to run.
+/// How to run: what this process uses to carry out the eval. What the
+/// runs are (the workflow in the prompt, output checks, vision feedback…)
+/// is the [`Manifest`]'s, recorded in `eval.json`.
 pub struct EvalOptions {
     /// The eval folder.
     pub out: PathBuf,
     /// Runs in parallel.
     pub jobs: usize,
-    /// Put the expert workflow in the prompt.
-    pub workflow: bool,
     /// Continue an existing eval folder.
     pub resume: bool,
     /// Most model rounds per run.
@@ -343,10 +379,6 @@ pub struct EvalOptions {
     pub vision_judge: Option<LiveConfig>,
     /// Bounds of the tree search (`--arch mcts`).
     pub mcts: MctsLimits,
-    /// Output checks in the agent's runs (`--no-output-checks` clears it).
-    pub output_checks: bool,
-    /// Vision feedback in the agent's runs (`--no-vision-feedback` clears it).
-    pub vision_feedback: bool,
     /// Re-run each finished run's solution.py and compare its outputs
     /// (`--reproduce`).
     pub reproduce: bool,
@@ -842,6 +874,7 @@ pub fn run_eval(
                 &tasks[item.task],
                 &golds[item.task],
                 source,
+                manifest,
                 options,
                 item,
             );
@@ -869,6 +902,7 @@ fn run_one(
     loaded: &LoadedTask,
     gold: &GoldReference,
     source: &BackendSource,
+    manifest: &Manifest,
     options: &EvalOptions,
     item: &Item,
 ) -> Result<RunRecord, ItemError> {
@@ -892,7 +926,7 @@ fn run_one(
     }
     let run_options = RunOptions {
         arch: item.arch,
-        include_workflow: options.workflow,
+        include_workflow: manifest.workflow,
         hints: Vec::new(),
         limits: AgentLimits {
             max_rounds: options.max_rounds,
@@ -905,8 +939,8 @@ fn run_one(
         sandbox: sandbox_limits(zygote.config(), options.cell_timeout, options.budget),
         docs: options.docs.clone(),
         // A gold replay is the reference itself: it is not told about its outputs.
-        output_checks: options.output_checks && !matches!(source, BackendSource::Gold),
-        vision_feedback: options.vision_feedback,
+        output_checks: manifest.output_checks && !matches!(source, BackendSource::Gold),
+        vision_feedback: manifest.vision_feedback,
         notebook: crate::notebook::NotebookMode::Off,
         reproduce: options
             .reproduce

@@ -10,6 +10,8 @@ use super::model::Report;
 use crate::bench::labels::Labels;
 use crate::eval::metrics::breakdown::{self, Breakdown, Item, TASK_DIFFICULTY_RULE};
 use crate::eval::metrics::errors::ErrorType;
+use crate::eval::reports::document::Document;
+use crate::eval::reports::labels;
 use crate::eval::reports::task::charts::labels::{self as label_charts, LabelCharts};
 
 /// One task's runs in one cell.
@@ -60,12 +62,12 @@ fn runs_by_cell(report: &Report) -> Vec<(String, BTreeMap<String, TaskRuns>)> {
     cells
 }
 
-/// The "By label" tables of the report and the label charts drawn into
-/// `charts_dir` (nothing when no run carries labels).
-pub fn section(report: &Report, charts_dir: &Path, venv: &Path) -> String {
+/// Adds the "By label" tables of the report to `doc`, and the label charts
+/// drawn into `charts_dir` (nothing when no run carries labels).
+pub fn section(report: &Report, charts_dir: &Path, venv: &Path, doc: &mut Document) {
     let cells = runs_by_cell(report);
     if cells.is_empty() {
-        return String::new();
+        return;
     }
     let figures: Vec<CellFigures> = cells
         .iter()
@@ -92,10 +94,10 @@ pub fn section(report: &Report, charts_dir: &Path, venv: &Path) -> String {
         .iter()
         .map(|f| (f.cell.as_str(), &f.breakdown))
         .collect();
-    let mut md = match models.as_slice() {
-        [(_, only)] => breakdown::markdown(only, "tasks", TASK_DIFFICULTY_RULE),
-        _ => breakdown::comparison_markdown(&models, TASK_DIFFICULTY_RULE),
-    };
+    match models.as_slice() {
+        [(_, only)] => labels::one(only, "tasks", TASK_DIFFICULTY_RULE, doc),
+        _ => labels::compared(&models, TASK_DIFFICULTY_RULE, doc),
+    }
     let charts = LabelCharts {
         models: models.clone(),
         errors: figures
@@ -108,11 +110,5 @@ pub fn section(report: &Report, charts_dir: &Path, venv: &Path) -> String {
             .collect(),
         efficiency: Vec::new(),
     };
-    md.push_str(&label_charts::draw_titled(
-        &charts,
-        charts_dir,
-        venv,
-        "Charts by label",
-    ));
-    md
+    label_charts::draw(&charts, charts_dir, venv, "Charts by label", doc);
 }

@@ -23,10 +23,11 @@
 //!   ranking (with fewer than three cells τ is ±1 and says little).
 
 //!
-//! Layout: [`load`] reads folders, [`aggregate`] builds the [`model`], and
-//! the renderers ([`markdown`], [`csv`], [`json`], [`charts`]) depend on the
-//! model only; [`html`] (`report.html`, on request) also reads the runs'
-//! transcripts and figures.
+//! Layout: [`load`] reads folders, [`aggregate`] builds the [`model`];
+//! [`sections`] and [`by_label`] make the report's [`Document`] from the
+//! model, [`charts`] draws its charts, [`csv`] and [`json`] write the runs
+//! and figures as data; [`html`] (`report.html`, on request) also reads the
+//! runs' transcripts and figures.
 
 pub mod aggregate;
 pub mod by_label;
@@ -36,11 +37,10 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod load;
-pub mod markdown;
 pub mod model;
 pub mod pooling;
+pub mod sections;
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 pub use aggregate::build;
@@ -50,36 +50,42 @@ pub use model::{
     WeightsError,
 };
 
+use crate::eval::reports::document::Document;
 use crate::util::write_atomic;
 
-/// Writes `report.md`, `results.json`, `results.csv` and the `charts/` into
-/// `out`; with `html` (the folders the report was built from), also the
-/// self-contained `report.html`.
+/// Writes `report.md`, `results.json`, `results.csv`, every table as CSV
+/// under `tables/` and the `charts/` into `out`; with `html` (the folders
+/// the report was built from), also the self-contained `report.html`.
 pub fn write(report: &Report, out: &Path, html: Option<&[EvalData]>) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
-    let mut md = markdown::markdown(report);
-    md.push_str(&by_label::section(
-        report,
-        &out.join("charts"),
-        &crate::paths::default_venv(),
-    ));
-    md.push_str("\n## Charts\n\n");
-    match charts::draw(report, &out.join("charts"), &crate::paths::default_venv()) {
+    let doc = document(report, out);
+    write_atomic(&out.join("report.md"), doc.markdown().as_bytes())?;
+    doc.write_tables(&out.join("tables"))?;
+    crate::util::write_json(&out.join("results.json"), &json::json(report))?;
+    write_atomic(&out.join("results.csv"), csv::csv(report).as_bytes())?;
+    if let Some(evals) = html {
+        html::write(report, evals, &doc, out)?;
+    }
+    Ok(())
+}
+
+/// The whole report: its sections, its figures by label and its charts,
+/// drawn into `out/charts/`.
+fn document(report: &Report, out: &Path) -> Document {
+    let venv = crate::paths::default_venv();
+    let mut doc = sections::document(report);
+    by_label::section(report, &out.join("charts"), &venv, &mut doc);
+    doc.heading("Charts");
+    match charts::draw(report, &out.join("charts"), &venv) {
         Ok(()) => {
             for (name, what) in charts::files(report) {
-                let _ = writeln!(md, "![{what}](charts/{name})\n");
+                doc.chart(format!("charts/{name}"), what);
             }
         }
         Err(why) => {
             tracing::warn!("charts not drawn: {why}");
-            let _ = writeln!(md, "Charts not drawn: {why}.");
+            doc.text(format!("Charts not drawn: {why}."));
         }
     }
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
-    crate::util::write_json(&out.join("results.json"), &json::json(report))?;
-    write_atomic(&out.join("results.csv"), csv::csv(report).as_bytes())?;
-    if let Some(evals) = html {
-        html::write(report, evals, &md, out)?;
-    }
-    Ok(())
+    doc
 }

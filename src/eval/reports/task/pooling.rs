@@ -68,3 +68,16 @@ fn locate(eval: &EvalData, record: &RunRecord) -> String {
         record.run
     )
 }
+/// `Err` with one message naming every conflict when the runs of `evals`
+/// cannot be pooled into one report (`--mixed-provenance` pools them
+/// anyway).
+pub fn check_poolable(evals: &[EvalData]) -> Result<(), String> {
+    let conflicts = conflicts(evals);
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "eval report: the runs were not made from the same task, data or model, so they cannot be pooled (`gisclaw eval report … --mixed-provenance` pools them anyway):\n  {}",
+        conflicts.join("\n  ")
+    ))
+}

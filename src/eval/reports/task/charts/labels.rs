@@ -7,7 +7,6 @@
 //! Table 8 and Figs. 10–12 in one picture).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use plotters::prelude::*;
@@ -20,6 +19,7 @@ use super::{
 use crate::bench::labels::KEYS;
 use crate::eval::metrics::breakdown::Breakdown;
 use crate::eval::metrics::errors::ErrorType;
+use crate::eval::reports::document::Document;
 
 /// Grey for a value a model has no figure for.
 const EMPTY: RGBColor = RGBColor(230, 230, 230);
@@ -268,27 +268,21 @@ pub struct LabelCharts<'a> {
     pub efficiency: Vec<(String, f64, f64)>,
 }
 
-/// Draws the charts into `dir` and returns the markdown that shows them
-/// (or says why they are missing).
-pub fn draw(charts: &LabelCharts, dir: &Path, venv: &Path) -> String {
-    draw_titled(charts, dir, venv, "Charts")
-}
-
-/// [`draw`] under a section titled `title`.
-pub fn draw_titled(charts: &LabelCharts, dir: &Path, venv: &Path, title: &str) -> String {
-    let mut md = format!("\n## {title}\n\n");
+/// Draws the charts into `dir` and adds them to `doc` under a section
+/// titled `title` (or says there why they are missing).
+pub fn draw(charts: &LabelCharts, dir: &Path, venv: &Path, title: &str, doc: &mut Document) {
+    doc.heading(title);
     match draw_files(charts, dir, venv) {
         Ok(files) => {
             for (name, what) in files {
-                let _ = writeln!(md, "![{what}](charts/{name})\n");
+                doc.chart(format!("charts/{name}"), what);
             }
         }
         Err(why) => {
             tracing::warn!("charts not drawn: {why}");
-            let _ = writeln!(md, "Charts not drawn: {why}.");
+            doc.text(format!("Charts not drawn: {why}."));
         }
     }
-    md
 }
 
 fn draw_files(

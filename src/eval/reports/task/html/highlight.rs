@@ -6,7 +6,7 @@
 
 use tree_sitter::{Node, Parser};
 
-use super::escape;
+use crate::eval::reports::html::escape;
 
 /// `code` as escaped HTML with `<span class="…">` around the tokens that
 /// get a colour.

@@ -1,93 +1,54 @@
-//! `report.html`: the task-suite report as one self-contained page for a
-//! browser — the report's tables (every one sortable by a click on its
-//! header) and charts, a table of every run linking to its transcript
-//! rendered as a conversation ([`transcript`]) with its L1/L2/L3 scores,
-//! and the runs of one task by every cell (SA, DA, MCTS, other models)
-//! side by side.
+//! The task suite's `report.html`: the report's [`Document`] (through the
+//! shared page, [`crate::eval::reports::html`]), a table of every run
+//! linking to its transcript rendered as a conversation ([`transcript`])
+//! with its L1/L2/L3 scores, and the runs of one task by every cell (SA,
+//! DA, MCTS, other models) side by side.
 //!
-//! Self-contained: charts and figures are embedded as `data:` URIs, the
-//! style and the script are inline, and a Content-Security-Policy allows
-//! nothing else — no request leaves the page when it is viewed, and no
-//! script but its own (nonce) runs, whatever a model or a data file wrote
-//! into a transcript (raw HTML in it is shown as text, see [`md`]).
-//!
-//! Unlike the other renderers this one reads the run folders too (their
+//! Unlike the other reports this one reads the run folders too (their
 //! transcripts and figures), through the loaded [`EvalData`].
 
 mod highlight;
-mod md;
 mod transcript;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 
-use base64::Engine;
-
 use super::load::EvalData;
-use super::markdown::f3;
 use super::model::Report;
+use crate::eval::reports::document::{f3, Document};
+use crate::eval::reports::html::{self as page, escape, Shell};
 use crate::util::write_atomic;
 
-/// The page's style.
-const STYLE: &str = include_str!("page.css");
-/// The page's script: views by URL fragment, sortable tables, side by side.
-const SCRIPT: &str = include_str!("page.js");
-
-/// Writes `out/report.html` from the report, its markdown (`report.md`'s
-/// text, whose `charts/…` images are read from `out`) and the run folders
-/// of `evals`. Returns the page's path.
+/// Writes `out/report.html` from the report, its document (whose
+/// `charts/…` are read from `out`) and the run folders of `evals`.
+/// Returns the page's path.
 pub fn write(
     report: &Report,
     evals: &[EvalData],
-    markdown: &str,
+    doc: &Document,
     out: &Path,
 ) -> std::io::Result<PathBuf> {
-    let page = page(report, evals, markdown, out);
-    let path = out.join("report.html");
-    write_atomic(&path, page.as_bytes())?;
-    Ok(path)
-}
-
-/// The whole page.
-fn page(report: &Report, evals: &[EvalData], markdown: &str, out: &Path) -> String {
-    let nonce = nonce();
-    let mut html = String::with_capacity(1 << 20);
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'\">\
-         <link rel=\"icon\" href=\"data:,\">\
-         <title>gisclaw eval report</title><style nonce=\"{nonce}\">{STYLE}</style></head><body>\
-         <nav><strong>gisclaw eval</strong> <a href=\"#report\">Report</a> <a href=\"#runs\">Runs</a> <a href=\"#tasks\">Tasks side by side</a>\
-         <span class=\"folders\">{}</span></nav><main>",
-        escape(
-            &report
-                .evals
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" · ")
-        )
-    );
-    let resolve = |url: &str| chart_uri(out, url);
-    let _ = write!(
-        html,
+    let folders = report
+        .evals
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let mut views = format!(
         "<section id=\"view-report\" class=\"view\">{}</section>",
-        md::to_html(markdown, md::Images::Resolve(&resolve))
+        page::document(doc, out)
     );
     let runs = runs_of(report, evals);
-    runs_table(&mut html, &runs);
-    tasks_table(&mut html, &runs);
-    html.push_str(
+    runs_table(&mut views, &runs);
+    tasks_table(&mut views, &runs);
+    views.push_str(
         "<section id=\"view-run\" class=\"view\" hidden><div id=\"run-view\"></div></section>\
          <section id=\"view-compare\" class=\"view\" hidden><h1 id=\"compare-title\"></h1><p id=\"compare-runs\"></p><div id=\"compare-grid\"></div></section>",
     );
     for run in &runs {
         let _ = write!(
-            html,
+            views,
             "<template id=\"t:{}\" data-task=\"{}\" data-run=\"{}\" data-cell=\"{}\">{}</template>",
             run.key,
             run.task_key,
@@ -96,11 +57,21 @@ fn page(report: &Report, evals: &[EvalData], markdown: &str, out: &Path) -> Stri
             transcript::article(run.record, run.composite, &run.label, &run.workdir)
         );
     }
-    let _ = writeln!(
-        html,
-        "</main><script nonce=\"{nonce}\">{SCRIPT}</script></body></html>"
+    let html = page::page(
+        &Shell {
+            title: "gisclaw eval report",
+            nav: &[
+                ("#report", "Report"),
+                ("#runs", "Runs"),
+                ("#tasks", "Tasks side by side"),
+            ],
+            aside: &folders,
+        },
+        &views,
     );
-    html
+    let path = out.join("report.html");
+    write_atomic(&path, html.as_bytes())?;
+    Ok(path)
 }
 
 /// One run of the page.
@@ -228,42 +199,6 @@ fn tasks_table(html: &mut String, runs: &[Run]) {
     html.push_str("</tbody></table></section>");
 }
 
-/// The `data:` URI of a chart the markdown names (`charts/x.png` under
-/// `out`); `None` for anything else.
-fn chart_uri(out: &Path, url: &str) -> Option<String> {
-    let name = url.strip_prefix("charts/")?;
-    if name.contains('/') || name.contains("..") || !name.ends_with(".png") {
-        return None;
-    }
-    let bytes = std::fs::read(out.join("charts").join(name)).ok()?;
-    Some(data_uri("image/png", &bytes))
-}
-
-/// `bytes` as a `data:` URI.
-fn data_uri(mime: &str, bytes: &[u8]) -> String {
-    format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
-}
-
-/// `text` with HTML's special characters escaped (for text and quoted
-/// attribute values).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// `text` as a key safe in element ids and URL fragments: ASCII letters,
 /// digits, `-` and `_` kept, every other byte as `~XX`.
 fn key(text: &str) -> String {
@@ -278,16 +213,6 @@ fn key(text: &str) -> String {
     out
 }
 
-/// A fresh 128-bit nonce for the page's own style and script.
-fn nonce() -> String {
-    let state = std::collections::hash_map::RandomState::new();
-    let mut a = state.build_hasher();
-    a.write_u64(1);
-    let mut b = state.build_hasher();
-    b.write_u64(2);
-    format!("{:016x}{:016x}", a.finish(), b.finish())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,19 +223,5 @@ mod tests {
         assert_eq!(key("a b:c"), "a~20b~3Ac");
         assert_ne!(key("a.b"), key("a~2Eb"), "~ itself is encoded");
         assert_eq!(key("é"), "~C3~A9");
-    }
-
-    #[test]
-    fn only_chart_files_under_the_folder_are_embedded() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("charts")).unwrap();
-        std::fs::write(dir.path().join("charts/a.png"), b"PNG").unwrap();
-        assert_eq!(
-            chart_uri(dir.path(), "charts/a.png").as_deref(),
-            Some("data:image/png;base64,UE5H")
-        );
-        assert_eq!(chart_uri(dir.path(), "charts/../charts/a.png"), None);
-        assert_eq!(chart_uri(dir.path(), "/etc/passwd"), None);
-        assert_ne!(nonce(), nonce());
     }
 }

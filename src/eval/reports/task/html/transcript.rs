@@ -7,8 +7,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::md::{self, Images};
-use super::{escape, f3, highlight};
+use super::{f3, highlight};
+use crate::eval::reports::html::md::{self, Images};
+use crate::eval::reports::html::{data_uri, escape};
 use crate::eval::running::record::RunRecord;
 use crate::notebook::{self, Item, RecordedCell, TextKind};
 
@@ -216,7 +217,7 @@ fn figure(html: &mut String, workdir: &Path, path: &str) {
                 html,
                 "<figure><img alt=\"{0}\" src=\"{1}\"><figcaption>{0}</figcaption></figure>",
                 escape(path),
-                super::data_uri(mime, &bytes)
+                data_uri(mime, &bytes)
             );
         }
         Err(crate::beneath::Refused::TooLarge { size, .. }) => {

@@ -77,6 +77,47 @@ pub fn to_html(text: &str, images: Images) -> String {
     html
 }
 
+/// One line of markdown (a heading's or a table cell's) as inline HTML:
+/// the same safe rendering, without the paragraph around it.
+pub fn inline(text: &str) -> String {
+    let html = to_html(&no_block_start(text), Images::AltText);
+    let html = html.trim_end();
+    html.strip_prefix("<p>")
+        .and_then(|h| h.strip_suffix("</p>"))
+        .unwrap_or(html)
+        .to_string()
+}
+
+/// `text` on one line, a leading mark that would open a block (a list
+/// item, a heading, a quote, an indented code block) escaped, so it reads
+/// as the text it is.
+fn no_block_start(text: &str) -> String {
+    let line = text.replace(['\r', '\n'], " ");
+    let line = line.trim_start();
+    let spaced = |rest: &str| rest.is_empty() || rest.starts_with([' ', '\t']);
+    let first = line.chars().next().unwrap_or(' ');
+    let rule = matches!(first, '-' | '*' | '_')
+        && line.chars().filter(|c| *c == first).count() >= 3
+        && line.chars().all(|c| c == first || c == ' ' || c == '\t');
+    let hashes = line.bytes().take_while(|b| *b == b'#').count();
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    let at = if first == '>'
+        || rule
+        || (matches!(first, '-' | '+' | '*') && spaced(&line[1..]))
+        || (hashes > 0 && spaced(&line[hashes..]))
+    {
+        Some(0)
+    } else if digits > 0 && line[digits..].starts_with(['.', ')']) && spaced(&line[digits + 1..]) {
+        Some(digits)
+    } else {
+        None
+    };
+    match at {
+        Some(i) => format!("{}\\{}", &line[..i], &line[i..]),
+        None => line.to_string(),
+    }
+}
+
 /// Links the page may follow: other web pages and its own anchors.
 fn safe_link(url: &str) -> bool {
     let lower = url.trim().to_ascii_lowercase();
@@ -119,5 +160,24 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("[image: other]"), "{html}");
+    }
+
+    #[test]
+    fn inline_text_has_no_paragraph_and_no_raw_html() {
+        assert_eq!(inline("**0.5** `f`"), "<strong>0.5</strong> <code>f</code>");
+        assert_eq!(
+            inline("<b onclick=x>t</b>"),
+            "&lt;b onclick=x&gt;t&lt;/b&gt;"
+        );
+        assert_eq!(inline("1 | 2"), "1 | 2");
+        for text in [
+            "- x", "1. x", "# x", "> x", "    x", "+ x", "12) x", "---", "* * *", "###",
+        ] {
+            assert_eq!(
+                inline(text).replace("&gt;", ">"),
+                text.trim_start(),
+                "{text}"
+            );
+        }
     }
 }
