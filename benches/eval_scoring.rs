@@ -131,7 +131,9 @@ fn main() {
         for (d, g, c) in &job.outputs {
             let t = Instant::now();
             let s = score_output(d, g, c);
-            *by_kind.entry(s.kind.clone()).or_insert(Duration::ZERO) += t.elapsed();
+            *by_kind
+                .entry(s.kind.name().to_string())
+                .or_insert(Duration::ZERO) += t.elapsed();
             scores.push(s.score);
         }
         l3_sum += if scores.is_empty() {

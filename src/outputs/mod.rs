@@ -43,6 +43,72 @@ pub enum OutputKind {
     Text,
 }
 
+impl OutputKind {
+    /// Every kind.
+    pub const ALL: [OutputKind; 5] = [
+        OutputKind::Image,
+        OutputKind::Raster,
+        OutputKind::Vector,
+        OutputKind::Table,
+        OutputKind::Text,
+    ];
+
+    /// Its name in records and reports: `image`, `raster`, `vector`,
+    /// `table`, `text`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputKind::Image => "image",
+            OutputKind::Raster => "raster",
+            OutputKind::Vector => "vector",
+            OutputKind::Table => "table",
+            OutputKind::Text => "text",
+        }
+    }
+}
+
+impl std::fmt::Display for OutputKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for OutputKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<OutputKind, String> {
+        OutputKind::ALL
+            .into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| {
+                format!("`{text}` is not an output kind (image, raster, vector, table, text)")
+            })
+    }
+}
+
+/// A kind compares with its name (`kind == "raster"`).
+impl PartialEq<&str> for OutputKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+/// Serde by name (`"raster"`), as records and reports write a kind; the
+/// enum's own derive (`"Raster"`) is the confined reader's wire form.
+pub mod kind_by_name {
+    use super::OutputKind;
+
+    /// Writes the kind's name.
+    pub fn serialize<S: serde::Serializer>(kind: &OutputKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(kind.name())
+    }
+
+    /// Reads a kind's name.
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<OutputKind, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// The verdict on one file.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum OutputCheck {

@@ -186,11 +186,7 @@ print("done")
     let score = |candidate: &str| score_output(declared, &at("gold.parquet"), &at(candidate));
 
     let same = score("gold.parquet");
-    assert_eq!(
-        (same.kind.as_str(), same.score),
-        ("vector", 1.0),
-        "{same:?}"
-    );
+    assert_eq!((same.kind.name(), same.score), ("vector", 1.0), "{same:?}");
     // The same features in another format: every part agrees.
     let gpkg = score("same.gpkg");
     assert!(gpkg.score > 0.999, "{gpkg:?}");

@@ -51,8 +51,10 @@ use crate::outputs::{self, OutputCheck, OutputKind};
 pub struct OutputScore {
     /// The declared path (relative to the work dir).
     pub path: String,
-    /// `raster`, `vector`, `table`, `image` or `text`.
-    pub kind: String,
+    /// What the output is, by the gold's content (by its name when the
+    /// gold could not be read); written by name (`raster`, …).
+    #[serde(with = "crate::outputs::kind_by_name")]
+    pub kind: OutputKind,
     /// The score in [0, 1].
     pub score: f64,
     /// The parts the score combines (`shape`, `crs`, `rho`, …).
@@ -82,16 +84,6 @@ pub fn g_mre(mre: f64) -> f64 {
         m if m <= 0.15 => 0.5,
         m if m <= 0.3 => 0.25,
         _ => 0.0,
-    }
-}
-
-fn kind_name(kind: OutputKind) -> &'static str {
-    match kind {
-        OutputKind::Image => "image",
-        OutputKind::Raster => "raster",
-        OutputKind::Vector => "vector",
-        OutputKind::Table => "table",
-        OutputKind::Text => "text",
     }
 }
 
@@ -173,6 +165,18 @@ pub enum Summary {
 }
 
 impl Summary {
+    /// The output kind it was read as (`None` when unreadable).
+    pub fn output_kind(&self) -> Option<OutputKind> {
+        Some(match self {
+            Summary::Raster { .. } => OutputKind::Raster,
+            Summary::Vector { sheet: true, .. } | Summary::Table { .. } => OutputKind::Table,
+            Summary::Vector { .. } => OutputKind::Vector,
+            Summary::Image { .. } => OutputKind::Image,
+            Summary::Text { .. } => OutputKind::Text,
+            Summary::Unreadable { .. } => return None,
+        })
+    }
+
     /// The kind's name (`raster`, `vector`, …).
     pub fn kind(&self) -> &'static str {
         match self {
@@ -224,7 +228,7 @@ fn score_in(
     let by_name = outputs::kind_of(Path::new(declared));
     let mut score = OutputScore {
         path: declared.to_string(),
-        kind: kind_name(by_name).to_string(),
+        kind: by_name,
         score: 0.0,
         parts: BTreeMap::new(),
         weak: by_name == OutputKind::Image,
@@ -256,7 +260,7 @@ fn score_in(
         score.note = format!("gold: {why}");
         return score;
     }
-    score.kind = gold.kind().to_string();
+    score.kind = gold.output_kind().unwrap_or(by_name);
     score.weak = matches!(gold, Summary::Image { .. });
     let candidate = summarise(candidate_root, rel, declared, Some(gold.kind()));
     match compare(gold, candidate) {
@@ -1326,6 +1330,23 @@ pub fn word_overlap(reference: &[&str], candidate: &[&str]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_score_writes_and_reads_its_kind_by_name_as_records_always_did() {
+        let line = r#"{"path":"pred_results/a.tif","kind":"raster","score":1.0,"parts":{},"weak":false,"note":""}"#;
+        let score: OutputScore = serde_json::from_str(line).unwrap();
+        assert_eq!(score.kind, OutputKind::Raster);
+        assert_eq!(serde_json::to_string(&score).unwrap(), line);
+        for kind in OutputKind::ALL {
+            assert_eq!(kind.name().parse::<OutputKind>(), Ok(kind));
+        }
+        let wrong = line.replace("\"raster\"", "\"Raster\"");
+        let err = serde_json::from_str::<OutputScore>(&wrong).unwrap_err();
+        assert!(
+            err.to_string().contains("`Raster` is not an output kind"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn thresholds_are_piecewise() {
