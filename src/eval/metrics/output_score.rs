@@ -55,6 +55,11 @@ pub struct OutputScore {
     /// gold could not be read); written by name (`raster`, …).
     #[serde(with = "crate::outputs::kind_by_name")]
     pub kind: OutputKind,
+    /// The score by the GISclaw paper's L3 definition (§3.4) where it
+    /// differs from ours ([`paper_score`]); `None` in records made before
+    /// it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<f64>,
     /// The score in [0, 1].
     pub score: f64,
     /// The parts the score combines (`shape`, `crs`, `rho`, …).
@@ -229,6 +234,7 @@ fn score_in(
     let mut score = OutputScore {
         path: declared.to_string(),
         kind: by_name,
+        paper: Some(0.0),
         score: 0.0,
         parts: BTreeMap::new(),
         weak: by_name == OutputKind::Image,
@@ -266,12 +272,39 @@ fn score_in(
     match compare(gold, candidate) {
         Ok((value, parts, note)) => {
             score.score = value.clamp(0.0, 1.0);
+            score.paper = Some(paper_score(value, &parts).clamp(0.0, 1.0));
             score.parts = parts;
             score.note = note;
         }
         Err(why) => score.note = why.to_string(),
     }
     score
+}
+
+/// An output's score by the GISclaw paper's L3 definition (§3.4), from
+/// the parts of ours (`value` and `parts`, as [`compare`] made them):
+/// - a raster's MRE is the mean of the per-cell relative errors
+///   |p − g| / |g| over cells whose gold is not 0 (`mre_cells`), where ours
+///   is Σ|p − g| / Σ|g|: 0.2·shape + 0.2·CRS + 0.3·f(ρ) + 0.3·g(MRE);
+/// - a vector is compared by feature count, CRS and column overlap alone,
+///   their mean (ours adds the geometry overlap as a fourth part);
+/// - every other kind (and a raster whose shape differs) is scored as ours.
+pub fn paper_score(value: f64, parts: &BTreeMap<String, f64>) -> f64 {
+    let part = |name: &str| parts.get(name).copied();
+    if let (Some(shape), Some(crs), Some(f), Some(mre)) =
+        (part("shape"), part("crs"), part("f_rho"), part("mre_cells"))
+    {
+        return 0.2 * shape + 0.2 * crs + 0.3 * f + 0.3 * g_mre(mre);
+    }
+    if let (Some(count), Some(crs), Some(columns), Some(_)) = (
+        part("count"),
+        part("crs"),
+        part("columns"),
+        part("geometry"),
+    ) {
+        return (count + crs + columns) / 3.0;
+    }
+    value
 }
 
 /// One side's summary, from a confined reader that sees `root` alone.
@@ -610,6 +643,16 @@ fn raster(gold: &Summary, candidate: &Summary) -> Scored {
     } else {
         f64::INFINITY
     };
+    let cells: Vec<f64> = pairs
+        .iter()
+        .filter(|(g, _)| *g != 0.0)
+        .map(|(g, c)| (c - g).abs() / g.abs())
+        .collect();
+    let mre_cells = if cells.is_empty() {
+        mre
+    } else {
+        cells.iter().sum::<f64>() / cells.len() as f64
+    };
     let (f, gm) = (if rho.is_nan() { 0.0 } else { f_rho(rho) }, g_mre(mre));
     let s = 0.2 * shape + 0.2 * crs + 0.3 * f + 0.3 * gm;
     let note = format!("{} valid cell pairs", pairs.len());
@@ -620,6 +663,7 @@ fn raster(gold: &Summary, candidate: &Summary) -> Scored {
             ("crs", crs),
             ("rho", rho),
             ("mre", mre),
+            ("mre_cells", mre_cells),
             ("f_rho", f),
             ("g_mre", gm),
         ]),
@@ -1346,6 +1390,46 @@ mod tests {
             err.to_string().contains("`Raster` is not an output kind"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_papers_raster_mre_is_the_mean_of_per_cell_errors() {
+        // Gold 10, 10, 100; candidate 10, 12, 100. Per cell: 0, 0.2, 0 →
+        // the paper's MRE 0.2/3 = 0.0667 (g = 0.5); ours Σ|e|/Σ|g| =
+        // 2/120 = 0.0167 (g = 0.75). Same shape, no CRS on either side.
+        let side = |values: Vec<f64>| Summary::Raster {
+            shape: (1, 1, 3),
+            crs: None,
+            values,
+        };
+        let (ours, parts, _) = raster(
+            &side(vec![10.0, 10.0, 100.0]),
+            &side(vec![10.0, 12.0, 100.0]),
+        )
+        .unwrap();
+        assert!((parts["mre"] - 2.0 / 120.0).abs() < 1e-12, "{parts:?}");
+        assert!((parts["mre_cells"] - 0.2 / 3.0).abs() < 1e-12, "{parts:?}");
+        let paper = paper_score(ours, &parts);
+        assert!(
+            (ours - paper - 0.3 * (0.75 - 0.5)).abs() < 1e-12,
+            "{ours} {paper}"
+        );
+    }
+
+    #[test]
+    fn the_papers_vector_score_has_three_parts_and_other_kinds_are_ours() {
+        // Count 8 of 10 (0.8), CRS the same (1), columns 2 of 4 (0.5),
+        // geometry overlap 0.1: ours (0.8 + 1 + 0.5 + 0.1) / 4 = 0.6, the
+        // paper's (0.8 + 1 + 0.5) / 3 = 0.7667.
+        let parts = parts(&[
+            ("count", 0.8),
+            ("crs", 1.0),
+            ("columns", 0.5),
+            ("geometry", 0.1),
+        ]);
+        assert!((paper_score(0.6, &parts) - 2.3 / 3.0).abs() < 1e-12);
+        let table = super::parts(&[("columns", 1.0), ("rows", 0.5), ("rho", 0.9)]);
+        assert_eq!(paper_score(0.8, &table), 0.8);
     }
 
     #[test]

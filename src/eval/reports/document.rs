@@ -79,6 +79,20 @@ impl Table {
         out
     }
 
+    /// What names the table: its title, else the first six words of its
+    /// note.
+    pub fn name(&self) -> String {
+        if self.title.trim().is_empty() {
+            self.note
+                .split_whitespace()
+                .take(6)
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            self.title.clone()
+        }
+    }
+
     /// The table as CSV (RFC 4180: a header row, fields quoted when they
     /// hold a comma, quote or line break), its cells as plain text.
     pub fn csv(&self) -> String {
@@ -234,14 +248,15 @@ impl Document {
     }
 
     /// Writes every table as its own CSV file into `dir` (made if need
-    /// be): `01-<title>.csv`, numbered in reading order, the title reduced
-    /// to ASCII letters, digits and `-`. Files of an earlier report that
+    /// be): `01-<title>.csv`, numbered in reading order, the title (or, for
+    /// an untitled table, the first words of its note) reduced to ASCII
+    /// letters, digits and `-`. Files of an earlier report that
     /// this one does not write are removed, so the folder is this report's.
     pub fn write_tables(&self, dir: &Path) -> std::io::Result<Vec<String>> {
         std::fs::create_dir_all(dir)?;
         let mut names = Vec::new();
         for (i, table) in self.tables().enumerate() {
-            let name = format!("{:02}-{}.csv", i + 1, slug(&table.title));
+            let name = format!("{:02}-{}.csv", i + 1, slug(&table.name()));
             write_atomic(&dir.join(&name), table.csv().as_bytes())?;
             names.push(name);
         }
@@ -365,8 +380,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("07-old.csv"), "stale").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "kept").unwrap();
-        let names = sample().write_tables(dir.path()).unwrap();
-        assert_eq!(names, ["01-per-task.csv", "02-table.csv"]);
+        let mut doc = sample();
+        doc.table(Table::new("", ["y"]).with_note("The failed runs in GeoAgent's four types (…)"));
+        let names = doc.write_tables(dir.path()).unwrap();
+        assert_eq!(
+            names,
+            [
+                "01-per-task.csv",
+                "02-table.csv",
+                "03-the-failed-runs-in-geoagent-s-four.csv"
+            ]
+        );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("01-per-task.csv")).unwrap(),
             "task,pass\nA|B,0.500\nC,–\n"

@@ -200,6 +200,18 @@ impl RunRecord {
         self.run_error = (!declined).then_some(ErrorType::InvalidAnswer);
     }
 
+    /// Q_out by the GISclaw paper's L3 definitions: the mean of the
+    /// outputs' [`OutputScore::paper`] scores, as `q_out` is of theirs (a
+    /// declined or unsolvable task's as `q_out`); `None` for a record made
+    /// before those were kept.
+    pub fn q_out_paper(&self) -> Option<f64> {
+        if !self.solvable || self.declined.is_some() || self.outputs.is_empty() {
+            return Some(self.q_out);
+        }
+        let scores: Option<Vec<f64>> = self.outputs.iter().map(|o| o.paper).collect();
+        scores.map(|s| s.iter().sum::<f64>() / s.len() as f64)
+    }
+
     /// The record's file name.
     pub fn file_name(task: &str, arch: &str, run: usize) -> String {
         format!("{task}.{arch}.{run}.json")

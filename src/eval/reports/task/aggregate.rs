@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::load::EvalData;
 use super::model::{
-    Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, RefusalSummary, Report,
-    RunVariance, SearchSummary, Sweep, TaskCell, TaskLine, Weights, WIDE_SPAN,
+    Ablation, AblationSide, CellSummary, Comparison, JudgeSummary, PaperFigures, RefusalSummary,
+    Report, RunVariance, SearchSummary, Sweep, TaskCell, TaskLine, Weights, WIDE_SPAN,
 };
 use crate::bench::SuiteKind;
 use crate::eval::metrics::errors::ErrorType;
@@ -74,6 +74,31 @@ fn search_summary(records: &[&RunRecord]) -> Option<SearchSummary> {
 
 fn mean_of<F: Fn(&RunRecord) -> f64>(records: &[&RunRecord], f: F) -> f64 {
     stats::mean(&records.iter().map(|r| f(r)).collect::<Vec<_>>())
+}
+
+/// The cell as the GISclaw paper computes it: Q_out by its L3 over the
+/// successful runs, and Eq. 1 on the cell's means.
+fn paper_figures(records: &[&RunRecord], c_emb: Option<f64>, weights: &Weights) -> PaperFigures {
+    let successes: Option<Vec<f64>> = records
+        .iter()
+        .filter(|r| r.success)
+        .map(|r| r.q_out_paper())
+        .collect();
+    let q_out = successes.map(|q| stats::mean(&q));
+    let composite = match (q_out, c_emb) {
+        (Some(q), Some(c)) => {
+            let q = if q.is_nan() { 0.0 } else { q };
+            Some(
+                (weights.success * mean_of(records, |r| f64::from(u8::from(r.success)))
+                    + weights.output * q
+                    + weights.api * mean_of(records, |r| r.code.api.f1)
+                    + weights.embedding * c)
+                    / (weights.success + weights.output + weights.api + weights.embedding),
+            )
+        }
+        _ => None,
+    };
+    PaperFigures { q_out, composite }
 }
 
 /// Run-to-run disagreement of one cell's records.
@@ -186,6 +211,7 @@ fn summarise(
         q_out,
         f_api: mean_of(records, |r| r.code.api.f1),
         c_emb,
+        paper: paper_figures(records, c_emb, weights),
         composite: stats::mean(&composites),
         composite_ci: stats::bootstrap_ci(&composites, 0.95, RESAMPLES, SEED),
         bleu4: mean_of(records, |r| r.code.bleu4),
@@ -547,6 +573,39 @@ mod tests {
             "outputs": [], "q_out": q_out, "c_emb": 0.0
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn the_papers_composite_is_eq_1_on_the_cells_means_with_q_out_of_successes() {
+        // Two successes (Q_out 0.8, 0.6), two failures (0.5 partial, 0);
+        // F_api and C_emb 0 in every record. The paper: 0.4·0.5 + 0.3·0.7
+        // = 0.41. Ours, the mean of the runs' composites: (0.4 + 0.3·0.8,
+        // 0.4 + 0.3·0.6, 0.3·0.5, 0) / 4 = 0.3425.
+        let weights = Weights::default();
+        let records = [
+            record("T1", 1, true, 0.8),
+            record("T2", 1, true, 0.6),
+            record("T3", 1, false, 0.5),
+            record("T4", 1, false, 0.0),
+        ];
+        let refs: Vec<&RunRecord> = records.iter().collect();
+        let paper = paper_figures(&refs, Some(0.0), &weights);
+        assert!((paper.q_out.unwrap() - 0.7).abs() < 1e-12, "{paper:?}");
+        assert!((paper.composite.unwrap() - 0.41).abs() < 1e-12, "{paper:?}");
+        let ours = stats::mean(
+            &refs
+                .iter()
+                .map(|r| weights.composite(r))
+                .collect::<Vec<_>>(),
+        );
+        assert!((ours - 0.3425).abs() < 1e-12, "{ours}");
+        // Nothing succeeded: the paper's Q_out is undefined, its composite
+        // counts it 0; no C_emb, no composite.
+        let failed: Vec<&RunRecord> = refs[2..].to_vec();
+        let none = paper_figures(&failed, Some(0.0), &weights);
+        assert!(none.q_out.unwrap().is_nan());
+        assert_eq!(none.composite, Some(0.0));
+        assert_eq!(paper_figures(&refs, None, &weights).composite, None);
     }
 
     #[test]

@@ -109,6 +109,20 @@ impl Weights {
     }
 }
 
+/// A cell's figures as the GISclaw paper computes them (Eq. 1 on the
+/// cell's means, L3 by §3.4), beside ours.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PaperFigures {
+    /// Q_out by the paper's L3 ([`RunRecord::q_out_paper`]) over the
+    /// successful runs (NaN when none succeeded); `None` when a record
+    /// predates the paper's scores.
+    pub q_out: Option<f64>,
+    /// Eq. 1 on the cell's means: wR·R_s + wQ·Q_out (the paper's, over
+    /// successful runs; 0 when none succeeded) + wF·F_api + wC·C_emb;
+    /// `None` without C_emb or the paper's Q_out.
+    pub composite: Option<f64>,
+}
+
 /// The figures of one cell (backend × arch).
 #[derive(Debug, Clone, Serialize)]
 pub struct CellSummary {
@@ -130,6 +144,8 @@ pub struct CellSummary {
     pub f_api: f64,
     /// Mean C_emb (None while not computed).
     pub c_emb: Option<f64>,
+    /// The same cell as the GISclaw paper computes it.
+    pub paper: PaperFigures,
     /// Mean composite.
     pub composite: f64,
     /// Its 95 % bootstrap CI.

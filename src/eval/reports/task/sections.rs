@@ -314,6 +314,27 @@ fn section_overall(doc: &mut Document, report: &Report) {
     doc.table(table);
     side_by_side(doc, report);
     alone_vs_agent(doc, report);
+    as_the_paper_computes(doc, report);
+}
+
+/// Q_out and S_comp as the GISclaw paper defines them, beside ours.
+fn as_the_paper_computes(doc: &mut Document, report: &Report) {
+    let mut table = Table::new(
+        "As the GISclaw paper computes them (Eq. 1 on the cell's means, L3 as in §3.4)",
+        ["cell", "Q_out (ours, succ.)", "Q_out (paper's L3, succ.)", "S_comp (ours)", "S_comp (paper's Eq. 1)"],
+    )
+    .with_note("Ours: S_comp is the mean of the runs' composites, each with its own Q_out (a failed run's partial outputs count); a vector output's score adds the geometry overlap to feature count, CRS and column overlap; a raster's MRE is Σ|p − g| / Σ|g|. The paper's: Eq. 1 on the cell's means with Q_out over the successful runs only (0 when none succeeded); a vector is scored by feature count, CRS and column overlap; a raster's MRE is the mean of the per-cell relative errors. –: a record made before the paper's scores were kept, or no C_emb.");
+    let opt = |x: Option<f64>| x.map_or("–".to_string(), f3);
+    for c in &report.cells {
+        table.row([
+            c.label.clone(),
+            f3(c.q_out),
+            opt(c.paper.q_out),
+            f3(c.composite),
+            opt(c.paper.composite),
+        ]);
+    }
+    doc.table(table);
 }
 
 /// Single against dual (cf. Table 7) and the ablations (cf. Table 10).
