@@ -107,6 +107,18 @@ pub fn judge(
     got: &Answer,
     tol: &Tolerance,
 ) -> Result<(), Mismatch> {
+    judge_by(output, expected, got, tol, ArrayMetrics::Ours)
+}
+
+/// [`judge`] with arrays judged by the image metrics `by` (the only
+/// answers whose verdict depends on them).
+pub fn judge_by(
+    output: OutputType,
+    expected: &Answer,
+    got: &Answer,
+    tol: &Tolerance,
+    by: ArrayMetrics,
+) -> Result<(), Mismatch> {
     if expected.kind == "error" {
         // The reference raises on this (boundary) input: so must the answer.
         let want = expected.value["ename"].as_str().unwrap_or_default();
@@ -153,7 +165,7 @@ pub fn judge(
         | OutputType::Struct => same_value(a, y, tol, ""),
         OutputType::Set => same_set(a, y, tol),
         OutputType::Geometry => same_geometry(a, y, tol),
-        OutputType::Array => same_array(a, y, tol),
+        OutputType::Array => same_array(a, y, tol, by),
     }
 }
 
@@ -486,15 +498,35 @@ impl Grid {
     }
 }
 
-/// AutoGEEval's image metrics of `have` against `want`.
+/// AutoGEEval's image metrics of `have` against `want`: ours, and as the
+/// paper writes them (Eqs. 11 and 13) where they differ.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ImageMetrics {
     /// Mean absolute error over valid cells.
     pub mae: f64,
-    /// Peak signal-to-noise ratio in dB (infinite when identical).
+    /// Peak signal-to-noise ratio in dB, the peak being the expected data
+    /// range (infinite when identical).
     pub psnr: f64,
     /// Mean SSIM over 7×7 windows (smaller planes: one window).
     pub ssim: f64,
+    /// PSNR as AutoGEEval's Eq. 11 writes it: the peak R = 255, the
+    /// largest value of an 8-bit image.
+    pub psnr_255: f64,
+    /// SSIM as AutoGEEval's Eq. 13 writes it: one window over the whole
+    /// plane (population moments, C1 = (0.01·255)², C2 = (0.03·255)²), the
+    /// mean over planes.
+    pub ssim_global: f64,
+}
+
+/// Which image metrics judge an array answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayMetrics {
+    /// gisclaw's: PSNR's peak is the expected data range, SSIM over 7×7
+    /// windows — a small-range array is held to its own scale.
+    Ours,
+    /// AutoGEEval's as published: PSNR's peak is 255 (Eq. 11), SSIM is one
+    /// global window (Eq. 13).
+    AutoGeeval,
 }
 
 /// MAE, PSNR and SSIM of two same-shaped grids. NaN cells must coincide
@@ -526,15 +558,20 @@ pub fn image_metrics(want: &Grid, have: &Grid) -> Option<ImageMetrics> {
             mae: 0.0,
             psnr: f64::INFINITY,
             ssim: 1.0,
+            psnr_255: f64::INFINITY,
+            ssim_global: 1.0,
         });
     }
     let range = if hi > lo { hi - lo } else { 1.0 };
     let mse = sq_sum / valid as f64;
-    let psnr = if mse == 0.0 {
-        f64::INFINITY
-    } else {
-        10.0 * (range * range / mse).log10()
+    let psnr_of = |peak: f64| {
+        if mse == 0.0 {
+            f64::INFINITY
+        } else {
+            10.0 * (peak * peak / mse).log10()
+        }
     };
+    let psnr = psnr_of(range);
     let clean = |g: &Grid| {
         g.data
             .iter()
@@ -556,11 +593,39 @@ pub fn image_metrics(want: &Grid, have: &Grid) -> Option<ImageMetrics> {
         })
         .sum::<f64>()
         / planes as f64;
+    let ssim_global = (0..planes)
+        .map(|p| {
+            global_ssim(
+                &a[p * plane..(p + 1) * plane],
+                &y[p * plane..(p + 1) * plane],
+            )
+        })
+        .sum::<f64>()
+        / planes as f64;
     Some(ImageMetrics {
         mae: abs_sum / valid as f64,
         psnr,
         ssim,
+        psnr_255: psnr_of(255.0),
+        ssim_global,
     })
+}
+
+/// AutoGEEval's Eq. 13 over a whole plane: means, population variances
+/// and covariance of all its cells, C1 = (0.01·255)², C2 = (0.03·255)².
+fn global_ssim(a: &[f64], y: &[f64]) -> f64 {
+    let n = a.len().max(1) as f64;
+    let (ma, my) = (a.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let va = a.iter().map(|p| (p - ma) * (p - ma)).sum::<f64>() / n;
+    let vy = y.iter().map(|q| (q - my) * (q - my)).sum::<f64>() / n;
+    let cov = a
+        .iter()
+        .zip(y)
+        .map(|(p, q)| (p - ma) * (q - my))
+        .sum::<f64>()
+        / n;
+    let (c1, c2) = ((0.01 * 255.0_f64).powi(2), (0.03 * 255.0_f64).powi(2));
+    ((2.0 * ma * my + c1) * (2.0 * cov + c2)) / ((ma * ma + my * my + c1) * (va + vy + c2))
 }
 
 /// Mean SSIM over every fully inside `w`×`w` window (w = 7, or the smaller
@@ -599,7 +664,7 @@ fn mean_ssim(a: &[f64], y: &[f64], rows: usize, cols: usize, range: f64) -> f64 
     total / windows as f64
 }
 
-fn same_array(a: &Value, y: &Value, tol: &Tolerance) -> Result<(), Mismatch> {
+fn same_array(a: &Value, y: &Value, tol: &Tolerance, by: ArrayMetrics) -> Result<(), Mismatch> {
     let want = Grid::from_value(a)
         .ok_or_else(|| Mismatch::Value("the expected answer is not an array".into()))?;
     let have = Grid::from_value(y)
@@ -612,12 +677,16 @@ fn same_array(a: &Value, y: &Value, tol: &Tolerance) -> Result<(), Mismatch> {
     }
     let m = image_metrics(&want, &have)
         .ok_or_else(|| Mismatch::Value("the no-data (NaN) cells differ".into()))?;
-    if m.mae <= tol.mae && m.psnr >= tol.psnr && m.ssim >= tol.ssim {
+    let (psnr, ssim) = match by {
+        ArrayMetrics::Ours => (m.psnr, m.ssim),
+        ArrayMetrics::AutoGeeval => (m.psnr_255, m.ssim_global),
+    };
+    if m.mae <= tol.mae && psnr >= tol.psnr && ssim >= tol.ssim {
         Ok(())
     } else {
         Err(Mismatch::Value(format!(
             "MAE {:.4} (≤ {}), PSNR {:.1} dB (≥ {}), SSIM {:.4} (≥ {})",
-            m.mae, tol.mae, m.psnr, tol.psnr, m.ssim, tol.ssim
+            m.mae, tol.mae, psnr, tol.psnr, ssim, tol.ssim
         )))
     }
 }
@@ -829,6 +898,44 @@ mod tests {
         };
         let m = image_metrics(&a, &noisy).unwrap();
         assert!(m.ssim < 0.99 && m.psnr < 50.0 && m.mae > 0.01, "{m:?}");
+    }
+
+    #[test]
+    fn autogeevals_psnr_peaks_at_255_and_its_ssim_is_one_global_window() {
+        // want 0, 1, 2, 3; have 0, 1, 2, 4: MSE = 1/4. Eq. 11: 10·log10(255²
+        // / 0.25) = 54.1514 dB; ours (peak = range 3): 10·log10(9 / 0.25) =
+        // 15.5630 dB. Eq. 13 with μ = 1.5, 1.75, σ² = 1.25, 2.1875,
+        // σxy = 1.625, C1 = 6.5025, C2 = 58.5225: 0.991700.
+        let grid = |data: Vec<f64>| Grid {
+            shape: vec![4],
+            data,
+        };
+        let m = image_metrics(
+            &grid(vec![0.0, 1.0, 2.0, 3.0]),
+            &grid(vec![0.0, 1.0, 2.0, 4.0]),
+        )
+        .unwrap();
+        assert!((m.psnr_255 - 54.151_403_5).abs() < 1e-6, "{m:?}");
+        assert!((m.psnr - 15.563_025_0).abs() < 1e-6, "{m:?}");
+        assert!((m.ssim_global - 0.991_699_976).abs() < 1e-8, "{m:?}");
+        // A small-range answer off by 0.02 in one cell: MAE 0.005; ours
+        // holds it to its range (PSNR 49.5 dB < 50) and fails it, the
+        // paper's 255 peak passes it (88.1 dB).
+        let t = Tolerance::default();
+        let want = answer("array", json!({"shape": [4], "data": [0.0, 1.0, 2.0, 3.0]}));
+        let near = answer(
+            "array",
+            json!({"shape": [4], "data": [0.0, 1.0, 2.0, 3.02]}),
+        );
+        assert!(judge(OutputType::Array, &want, &near, &t).is_err());
+        assert!(judge_by(
+            OutputType::Array,
+            &want,
+            &near,
+            &t,
+            ArrayMetrics::AutoGeeval
+        )
+        .is_ok());
     }
 
     #[test]

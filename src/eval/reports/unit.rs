@@ -38,6 +38,10 @@ pub struct UnitSummary {
     pub samples: usize,
     /// pass@k, k ∈ {1, 3, 5} up to `samples`, mean over cases.
     pub pass_at: BTreeMap<usize, f64>,
+    /// pass@k with array answers judged by AutoGEEval's image metrics as
+    /// published (PSNR peak 255, one global SSIM window: Eqs. 11 and 13);
+    /// `None` when no array answer was judged.
+    pub pass_at_autogeeval: Option<BTreeMap<usize, f64>>,
     /// Per library: (cases, pass@1).
     pub libraries: BTreeMap<String, (usize, f64)>,
     /// pass@k and error types per label value (library, data type,
@@ -93,6 +97,43 @@ fn per(value: f64, per: f64) -> f64 {
     }
 }
 
+/// pass@k, k ∈ {1, 3, 5} up to `samples`, of (samples, passing) per case.
+fn pass_at_ks(counts: &[(usize, usize)], samples: usize) -> BTreeMap<usize, f64> {
+    [1, 3, 5]
+        .into_iter()
+        .filter(|k| *k <= samples)
+        .map(|k| {
+            let per_case: Vec<f64> = counts
+                .iter()
+                .map(|(n, c)| stats::pass_at_k(*n, *c, k))
+                .collect();
+            (k, stats::mean(&per_case))
+        })
+        .collect()
+}
+
+/// pass@k by AutoGEEval's image metrics, when some array answer was
+/// judged by them.
+fn pass_at_autogeeval(records: &[CaseRecord], samples: usize) -> Option<BTreeMap<usize, f64>> {
+    let judged = records
+        .iter()
+        .flat_map(|r| &r.samples)
+        .flat_map(|s| &s.calls)
+        .any(|c| c.autogeeval.is_some());
+    let counts: Vec<(usize, usize)> = records
+        .iter()
+        .map(|r| {
+            let passing = r
+                .samples
+                .iter()
+                .filter(|s| s.passed_by_autogeeval())
+                .count();
+            (r.samples.len(), passing)
+        })
+        .collect();
+    judged.then(|| pass_at_ks(&counts, samples))
+}
+
 /// Summarises case records.
 pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
     let samples = records.iter().map(|r| r.samples.len()).min().unwrap_or(0);
@@ -105,20 +146,7 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
             )
         })
         .collect();
-    let mut pass_at = BTreeMap::new();
-    for k in [1, 3, 5] {
-        if k <= samples {
-            pass_at.insert(
-                k,
-                stats::mean(
-                    &counts
-                        .iter()
-                        .map(|(n, c)| stats::pass_at_k(*n, *c, k))
-                        .collect::<Vec<_>>(),
-                ),
-            );
-        }
-    }
+    let pass_at = pass_at_ks(&counts, samples);
     let mut libraries: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (r, (n, c)) in records.iter().zip(&counts) {
         libraries
@@ -170,6 +198,7 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
     UnitSummary {
         cases: records.len(),
         samples,
+        pass_at_autogeeval: pass_at_autogeeval(records, samples),
         pass_at,
         by_label: breakdown(&items),
         libraries: libraries
@@ -263,6 +292,7 @@ pub fn write_report(
     ]);
     doc.table(pass);
     doc.text(DEFINITIONS);
+    autogeeval_metrics(&[(backend, &summary)], &mut doc);
     let mut resources = Table::new(
         "Resources and efficiency (cf. AutoGEEval Tables 7–8)",
         [
@@ -654,6 +684,12 @@ fn compared(
     }
     accuracy(&mut doc, models, summaries);
     doc.text(DEFINITIONS);
+    let named: Vec<(&str, &UnitSummary)> = models
+        .iter()
+        .zip(summaries)
+        .map(|(m, s)| (m.label.as_str(), s))
+        .collect();
+    autogeeval_metrics(&named, &mut doc);
     let mut stability = Table::new("Stability ranks (cf. AutoGEEval Table 6)", ["model", "P_Rank", "C_Rank", "S_Rank"])
         .with_note("P_Rank: by pass@5; C_Rank: by CV (Eq. 8), lower first; S_Rank: by SA (Eq. 8). Ties share the best rank.");
     for (m, r) in models.iter().zip(ranked) {
@@ -706,6 +742,38 @@ fn compared(
         &mut doc,
     );
     doc
+}
+
+/// pass@k with array answers judged by AutoGEEval's image metrics as
+/// published beside ours, per model; nothing when no array was judged.
+fn autogeeval_metrics(models: &[(&str, &UnitSummary)], doc: &mut Document) {
+    let judged: Vec<(&str, &UnitSummary, &BTreeMap<usize, f64>)> = models
+        .iter()
+        .filter_map(|(m, s)| s.pass_at_autogeeval.as_ref().map(|p| (*m, *s, p)))
+        .collect();
+    let Some(ks) = judged
+        .first()
+        .map(|(_, s, _)| s.pass_at.keys().copied().collect::<Vec<_>>())
+    else {
+        return;
+    };
+    let mut columns = vec!["model".to_string()];
+    for k in &ks {
+        columns.push(format!("pass@{k} (ours)"));
+        columns.push(format!("pass@{k} (Eqs. 11, 13)"));
+    }
+    let mut table = Table::new("Arrays judged by AutoGEEval's image metrics as published", columns)
+        .with_note("Array answers (rasters and images as arrays) pass when MAE ≤ 0.01, PSNR ≥ 50 dB and SSIM ≥ 0.99 under both. Ours: PSNR's peak is the expected data range and SSIM the mean over 7×7 windows, so a small-range array is held to its own scale. AutoGEEval's Eq. 11 puts the peak at R = 255 (the largest value of an 8-bit image) and Eq. 13 takes one SSIM window over the whole plane. Other answers are judged the same way by both.");
+    let cell = |p: &BTreeMap<usize, f64>, k: &usize| p.get(k).map_or("–".to_string(), |v| f3(*v));
+    for (model, ours, theirs) in judged {
+        let mut row = vec![model.to_string()];
+        for k in &ks {
+            row.push(cell(&ours.pass_at, k));
+            row.push(cell(theirs, k));
+        }
+        table.row(row);
+    }
+    doc.table(table);
 }
 
 /// pass@1 per library, one column per model.
@@ -846,7 +914,7 @@ fn ranks_and_errors(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::running::unit_eval::SampleRecord;
+    use crate::eval::running::unit_eval::{CallResult, SampleRecord};
 
     fn sample(passed: bool, error: Option<ErrorType>) -> SampleRecord {
         SampleRecord {
@@ -859,6 +927,52 @@ mod tests {
             tokens_out: 5,
             llm_seconds: 0.0,
         }
+    }
+
+    #[test]
+    fn arrays_judged_by_autogeevals_metrics_give_their_own_pass_at_k() {
+        // One array case, four samples: (ours, AutoGEEval's) verdicts of its
+        // one call are (fail, pass), (pass, pass), (fail, fail), and a
+        // sample that failed outside its call (no code: ours fails with the
+        // call passing) stays failed. pass@1: ours 1/4, theirs 2/4.
+        let with = |passed: bool, call: bool, theirs: bool| SampleRecord {
+            passed,
+            calls: vec![CallResult {
+                key: "numpy/a".into(),
+                passed: call,
+                problem: None,
+                autogeeval: Some(theirs),
+            }],
+            ..sample(passed, None)
+        };
+        let case = CaseRecord {
+            library: "numpy".into(),
+            case: "a".into(),
+            labels: Default::default(),
+            samples: vec![
+                with(false, false, true),
+                with(true, true, true),
+                with(false, false, false),
+                with(false, true, true),
+            ],
+        };
+        let s = summarise(std::slice::from_ref(&case));
+        assert_eq!(s.pass_at[&1], 0.25);
+        assert_eq!(s.pass_at_autogeeval.as_ref().unwrap()[&1], 0.5);
+        let mut doc = Document::default();
+        autogeeval_metrics(&[("m", &s)], &mut doc);
+        assert!(
+            doc.markdown()
+                .contains("| m | 0.250 | 0.500 | 0.750 | 1.000 |"),
+            "{}",
+            doc.markdown()
+        );
+        // Without an array call there is nothing to set beside ours.
+        let plain = summarise(&[CaseRecord {
+            samples: vec![sample(true, None)],
+            ..case
+        }]);
+        assert_eq!(plain.pass_at_autogeeval, None);
     }
 
     #[test]

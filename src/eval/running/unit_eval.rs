@@ -62,6 +62,11 @@ pub struct CallResult {
     /// Why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// An array answer's verdict by AutoGEEval's image metrics as published
+    /// (Eqs. 11 and 13, [`judge::ArrayMetrics::AutoGeeval`]); `None` for
+    /// other answers, whose verdict is `passed` under both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autogeeval: Option<bool>,
 }
 
 impl CallResult {
@@ -83,7 +88,13 @@ impl CallResult {
             key: key.to_string(),
             passed,
             problem,
+            autogeeval: None,
         }
+    }
+
+    /// Whether AutoGEEval's metrics pass it (`passed` where they agree).
+    pub fn passed_by_autogeeval(&self) -> bool {
+        self.autogeeval.unwrap_or(self.passed)
     }
 }
 
@@ -106,6 +117,17 @@ pub struct SampleRecord {
     pub tokens_out: u64,
     /// Seconds waiting for the model.
     pub llm_seconds: f64,
+}
+
+impl SampleRecord {
+    /// Whether the sample passes when array answers are judged by
+    /// AutoGEEval's image metrics as published: every call passes by them,
+    /// and a failure outside the calls (ours failed with every call
+    /// passing) stays a failure.
+    pub fn passed_by_autogeeval(&self) -> bool {
+        let outside = !self.passed && self.calls.iter().all(|c| c.passed);
+        !outside && self.calls.iter().all(CallResult::passed_by_autogeeval)
+    }
 }
 
 /// One case's samples: `records/<library>.<case>.json`.
@@ -195,10 +217,8 @@ pub fn judge_sample(
     let mut calls = Vec::new();
     let mut error = None;
     for instance in instances {
-        let verdict = match (
-            run_instance(session, instance, code),
-            expected.get(&instance.key),
-        ) {
+        let answer = run_instance(session, instance, code);
+        let verdict = match (&answer, expected.get(&instance.key)) {
             (_, None) => Err((
                 ErrorType::Other,
                 format!(
@@ -206,13 +226,28 @@ pub fn judge_sample(
                     instance.key
                 ),
             )),
-            (Err(e), _) => Err((errors::classify_harness(&e), e.to_string())),
+            (Err(e), _) => Err((errors::classify_harness(e), e.to_string())),
             (Ok(got), Some(want)) => {
-                judge::judge(instance.case.output, want, &got, &instance.case.tolerance)
+                judge::judge(instance.case.output, want, got, &instance.case.tolerance)
                     .map_err(|m| (errors::classify_mismatch(&m), m.to_string()))
             }
         };
-        calls.push(CallResult::judged(&instance.key, verdict, &mut error));
+        let mut call = CallResult::judged(&instance.key, verdict, &mut error);
+        if let (judge::OutputType::Array, Ok(got), Some(want)) =
+            (instance.case.output, &answer, expected.get(&instance.key))
+        {
+            call.autogeeval = Some(
+                judge::judge_by(
+                    judge::OutputType::Array,
+                    want,
+                    got,
+                    &instance.case.tolerance,
+                    judge::ArrayMetrics::AutoGeeval,
+                )
+                .is_ok(),
+            );
+        }
+        calls.push(call);
     }
     (calls, error)
 }
