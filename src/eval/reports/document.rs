@@ -79,6 +79,18 @@ impl Table {
         out
     }
 
+    /// The same table with markdown's emphasis and code marks taken out of
+    /// every cell (for a spreadsheet).
+    pub fn plain(&self) -> Table {
+        let cells = |row: &[String]| row.iter().map(|c| plain(c)).collect::<Vec<_>>();
+        Table {
+            title: self.title.clone(),
+            columns: cells(&self.columns),
+            rows: self.rows.iter().map(|r| cells(r)).collect(),
+            note: self.note.clone(),
+        }
+    }
+
     /// What names the table: its title, else the first six words of its
     /// note.
     pub fn name(&self) -> String {
@@ -94,10 +106,10 @@ impl Table {
     }
 
     /// The table as CSV (RFC 4180: a header row, fields quoted when they
-    /// hold a comma, quote or line break), its cells as plain text.
+    /// hold a comma, quote or line break), every cell as it is.
     pub fn csv(&self) -> String {
         let line = |cells: &[String]| {
-            let fields: Vec<String> = cells.iter().map(|c| csv_field(&plain(c))).collect();
+            let fields: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
             fields.join(",") + "\n"
         };
         let mut out = line(&self.columns);
@@ -257,7 +269,7 @@ impl Document {
         let mut names = Vec::new();
         for (i, table) in self.tables().enumerate() {
             let name = format!("{:02}-{}.csv", i + 1, slug(&table.name()));
-            write_atomic(&dir.join(&name), table.csv().as_bytes())?;
+            write_atomic(&dir.join(&name), table.plain().csv().as_bytes())?;
             names.push(name);
         }
         for entry in std::fs::read_dir(dir)?.flatten() {
@@ -368,11 +380,12 @@ mod tests {
     }
 
     #[test]
-    fn csv_is_plain_and_quoted_where_it_must_be() {
+    fn csv_is_quoted_where_it_must_be_and_plain_on_request() {
         let mut t = Table::new("t", ["a", "b"]);
         t.row(["x, y", "say \"hi\""]);
         t.row(["**1**", "`f`"]);
-        assert_eq!(t.csv(), "a,b\n\"x, y\",\"say \"\"hi\"\"\"\n1,f\n");
+        assert_eq!(t.csv(), "a,b\n\"x, y\",\"say \"\"hi\"\"\"\n**1**,`f`\n");
+        assert_eq!(t.plain().csv(), "a,b\n\"x, y\",\"say \"\"hi\"\"\"\n1,f\n");
     }
 
     #[test]

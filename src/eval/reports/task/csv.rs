@@ -1,6 +1,8 @@
-//! `results.csv`: one row per run, full precision.
+//! `results.csv`: one row per run, full precision, written by the report
+//! model's CSV writer.
 
 use super::model::Report;
+use crate::eval::reports::document::Table;
 
 /// A number for the CSV: full precision, empty for NaN.
 fn csv_num(x: f64) -> String {
@@ -11,24 +13,46 @@ fn csv_num(x: f64) -> String {
     }
 }
 
-/// A CSV field, quoted when needed.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+/// The columns of `results.csv`.
+const COLUMNS: [&str; 29] = [
+    "backend",
+    "task",
+    "arch",
+    "run",
+    "status",
+    "success",
+    "q_out",
+    "api_f1",
+    "api_precision",
+    "api_recall",
+    "bleu4",
+    "rouge_l",
+    "edit_similarity",
+    "codebleu",
+    "c_emb",
+    "composite",
+    "rounds",
+    "tokens_in",
+    "tokens_out",
+    "llm_seconds",
+    "sandbox_seconds",
+    "wall_seconds",
+    "cost_usd",
+    "cells",
+    "failed_cells",
+    "code_lines",
+    "run_error",
+    "reproduced",
+    "q_out_paper",
+];
 
 /// `results.csv`: one row per task-arch-run.
 pub fn csv(report: &Report) -> String {
-    let mut out = String::from(
-        "backend,task,arch,run,status,success,q_out,api_f1,api_precision,api_recall,bleu4,rouge_l,edit_similarity,codebleu,c_emb,composite,rounds,tokens_in,tokens_out,llm_seconds,sandbox_seconds,wall_seconds,cost_usd,cells,failed_cells,code_lines,run_error,reproduced\n",
-    );
+    let mut table = Table::new("", COLUMNS);
     for (backend, r, s) in &report.runs {
-        let fields = [
-            csv_field(backend),
-            csv_field(&r.task),
+        table.row([
+            backend.clone(),
+            r.task.clone(),
             r.arch.clone(),
             r.run.to_string(),
             r.status.clone(),
@@ -62,9 +86,8 @@ pub fn csv(report: &Report) -> String {
             r.reproduced
                 .map(|ok| u8::from(ok).to_string())
                 .unwrap_or_default(),
-        ];
-        out.push_str(&fields.join(","));
-        out.push('\n');
+            r.q_out_paper().map(csv_num).unwrap_or_default(),
+        ]);
     }
-    out
+    table.csv()
 }
