@@ -137,6 +137,14 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
             for (id, names) in &report.missing {
                 say!("  {id}: not found under --data: {}", names.join(", "));
             }
+            if !report.pinned() {
+                say_err!(
+                    "gisclaw: {} is not the GeoAnalystBench table gisclaw pins (sha256 {}, pinned {}): its tasks may differ from benchmarks/geoanalyst",
+                    csv.display(),
+                    report.sha256,
+                    import::PINNED_SHA256
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

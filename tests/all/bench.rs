@@ -326,6 +326,20 @@ fn the_importer_round_trips_the_shared_table() {
     let report = text(&out);
     assert!(out.status.success(), "{report}");
     assert!(report.contains("50 tasks written"), "{report}");
+    // The vendored table is the pinned version: its SHA-256 by Python's
+    // hashlib is gisclaw's pin, and the import does not warn.
+    let digest = common::venv_python([
+        std::ffi::OsStr::new("-c"),
+        std::ffi::OsStr::new(
+            "import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest())",
+        ),
+        csv.as_os_str(),
+    ]);
+    assert_eq!(digest.trim(), gisclaw::bench::import::PINNED_SHA256);
+    assert!(
+        !report.contains("is not the GeoAnalystBench table"),
+        "{report}"
+    );
 
     // Read the table independently (Python's csv module) and compare.
     let dump = common::venv_python([
@@ -380,6 +394,34 @@ fn the_importer_round_trips_the_shared_table() {
     assert!(
         report.contains("T04: not found under --data: land_cover.tif, mc_boundary.shp"),
         "{report}"
+    );
+
+    // Another version of the table (one character of a row changed) is
+    // imported, with one line saying it is not the pinned one.
+    let other = out_dir.path().join("other.csv");
+    let changed =
+        std::fs::read_to_string(&csv)
+            .unwrap()
+            .replacen("Madison, Wisconsin", "Madison, WI", 1);
+    std::fs::write(&other, changed).unwrap();
+    let out = gisclaw(
+        &[
+            "bench",
+            "import",
+            other.to_str().unwrap(),
+            "--out",
+            out_dir.path().join("o").to_str().unwrap(),
+        ],
+        &[],
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(
+        said.lines()
+            .filter(|l| l.contains("is not the GeoAnalystBench table gisclaw pins"))
+            .count(),
+        1,
+        "{said}"
     );
 
     // A table without a needed column is refused with the file and the column.
