@@ -256,6 +256,7 @@ impl Client {
             api_key: Some("bench".into()),
             tool_mode: gisclaw::llm::config::ToolMode::Auto,
             temperature: Some(0.1),
+            top_p: None,
             max_tokens: Some(2048),
             timeout: Duration::from_secs(60),
             retry: gisclaw::llm::retry::RetryPolicy::default(),

@@ -94,6 +94,10 @@ pub struct Profile {
     pub tool_mode: Option<ToolMode>,
     /// Sampling temperature.
     pub temperature: Option<f32>,
+    /// Nucleus sampling: the smallest set of tokens whose probabilities
+    /// add up to this (GeoAgent samples at 0.9); `None`: the server's
+    /// default.
+    pub top_p: Option<f32>,
     /// Most completion tokens per call (includes thinking tokens).
     pub max_tokens: Option<u32>,
     /// Seconds before one HTTP request is abandoned (default 300).
@@ -179,6 +183,8 @@ pub struct LiveConfig {
     pub tool_mode: ToolMode,
     /// Sampling temperature.
     pub temperature: Option<f32>,
+    /// Nucleus sampling (`top_p`); `None`: the server's default.
+    pub top_p: Option<f32>,
     /// Most completion tokens per call.
     pub max_tokens: Option<u32>,
     /// Per-request timeout.
@@ -235,11 +241,17 @@ impl LiveConfig {
                     .map(|spec| u64::from(spec.ctx_size))
                     .or(self.context_window),
             },
-            sampler: crate::llm::provenance::Sampler::from_extra(
-                self.temperature,
-                self.max_tokens,
-                &self.extra_body,
-            ),
+            sampler: {
+                let mut sampler = crate::llm::provenance::Sampler::from_extra(
+                    self.temperature,
+                    self.max_tokens,
+                    &self.extra_body,
+                );
+                if let Some(p) = self.top_p {
+                    sampler.other.insert("top_p".into(), serde_json::json!(p));
+                }
+                sampler
+            },
         }
     }
 
@@ -390,6 +402,7 @@ pub fn resolve(
             ToolMode::Auto
         }),
         temperature: profile.temperature,
+        top_p: profile.top_p,
         max_tokens: profile
             .max_tokens
             .or((kind == BackendKind::Local).then_some(LOCAL_MAX_TOKENS)),
@@ -685,6 +698,18 @@ mod tests {
         assert_eq!(live.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(live.model, "m1");
         assert_eq!(live.extra_body["reasoning_effort"], "low");
+        assert_eq!(live.top_p, None);
+        let sampled =
+            parse("default = \"g\"\n[profiles.g]\nkind = \"ollama\"\nmodel = \"m\"\ntop_p = 0.9\n")
+                .unwrap();
+        let live_p = resolve(&BackendChoice::default(), &sampled, path)
+            .unwrap()
+            .unwrap();
+        assert_eq!(live_p.top_p, Some(0.9));
+        let recorded = live_p.provenance("g".into()).sampler.other["top_p"]
+            .as_f64()
+            .unwrap();
+        assert!((recorded - 0.9).abs() < 1e-6, "{recorded}");
         assert!(!format!("{live:?}").contains("sk-secret"));
         let choice = BackendChoice {
             model: Some("m2".into()),

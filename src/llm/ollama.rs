@@ -47,6 +47,9 @@ impl OllamaBackend {
         if let Some(t) = config.temperature {
             options = options.temperature(t);
         }
+        if let Some(p) = config.top_p {
+            options = options.top_p(p);
+        }
         if let Some(m) = config.max_tokens {
             options = options.num_predict(m as i32);
         }

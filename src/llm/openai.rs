@@ -137,6 +137,9 @@ impl OpenAiBackend {
         if let Some(t) = config.temperature {
             body.insert("temperature".into(), json!(t));
         }
+        if let Some(p) = config.top_p {
+            body.insert("top_p".into(), json!(p));
+        }
         if let Some(m) = config.max_tokens {
             body.insert("max_tokens".into(), json!(m));
         }

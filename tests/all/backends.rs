@@ -27,6 +27,7 @@ fn live(kind: BackendKind, url: &str) -> LiveConfig {
         api_key: (kind == BackendKind::Openai).then(|| KEY.to_string()),
         tool_mode: ToolMode::Auto,
         temperature: None,
+        top_p: None,
         max_tokens: None,
         timeout: Duration::from_secs(1),
         retry: RetryPolicy {
@@ -234,6 +235,41 @@ fn openai_streams_are_assembled_and_a_failed_stream_falls_back() {
         "{:?}",
         r.notes
     );
+}
+
+#[test]
+fn top_p_reaches_both_protocols_only_when_set() {
+    // GeoAgent samples at top-p 0.9: a profile's `top_p` is sent as the
+    // OpenAI field and as Ollama's option; unset, neither is sent.
+    for kind in [BackendKind::Openai, BackendKind::Ollama] {
+        let answer = match kind {
+            BackendKind::Openai => openai_code("c1", "print(1)"),
+            _ => ollama_code("print(1)"),
+        };
+        let server = FakeServer::start(vec![
+            Reply::Json(200, answer.clone()),
+            Reply::Json(200, answer),
+        ]);
+        let mut config = live(kind, &server.url);
+        config.top_p = Some(0.9);
+        let mut b = open_live(config).unwrap();
+        b.chat(&conversation(), &tools::specs()).unwrap();
+        backend(kind, &server)
+            .chat(&conversation(), &tools::specs())
+            .unwrap();
+        let reqs = server.requests();
+        let sent = |body: &Value| match kind {
+            BackendKind::Openai => body.get("top_p").cloned(),
+            _ => body["options"].get("top_p").cloned(),
+        };
+        let top_p = sent(&reqs[0].body).and_then(|v| v.as_f64());
+        assert!(
+            top_p.is_some_and(|p| (p - 0.9).abs() < 1e-6),
+            "{kind:?}: {}",
+            reqs[0].body
+        );
+        assert_eq!(sent(&reqs[1].body), None, "{kind:?}: {}", reqs[1].body);
+    }
 }
 
 #[test]
