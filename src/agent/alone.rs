@@ -25,10 +25,9 @@ pub fn declined(reply: &str) -> Option<String> {
     if fenced_code(reply).is_some() {
         return None;
     }
-    reply.lines().find_map(|line| {
-        let rest = line.trim().strip_prefix("DECLINE:")?.trim();
-        (!rest.is_empty()).then(|| rest.to_string())
-    })
+    reply
+        .lines()
+        .find_map(|line| crate::agent::tools::reason_in(line.trim().strip_prefix("DECLINE:")?))
 }
 
 /// Asks once, runs the answer's code once, and says how it went.
@@ -141,6 +140,7 @@ mod tests {
         // Code wins: the script runs.
         assert_eq!(declined("DECLINE: maybe\n```python\nprint(1)\n```\n"), None);
         assert_eq!(declined("DECLINE:   \n"), None);
+        assert_eq!(declined("DECLINE: ,\n"), None, "punctuation is no reason");
         assert_eq!(declined("print(1)"), None);
     }
 }

@@ -75,8 +75,7 @@ pub fn plan_decline(message: &Message) -> Option<String> {
         let text = message.content.as_deref()?;
         let object = &text[text.find('{')?..=text.rfind('}')?];
         let value: serde_json::Value = serde_json::from_str(object).ok()?;
-        let reason = value.get("decline")?.as_str()?.trim();
-        return (!reason.is_empty()).then(|| reason.to_string());
+        return crate::agent::tools::reason_in(value.get("decline")?.as_str()?);
     }
     None
 }

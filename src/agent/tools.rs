@@ -54,8 +54,17 @@ pub fn decline_spec() -> ToolSpec {
 pub fn decline_reason(arguments: &str) -> Option<String> {
     serde_json::from_str::<DeclineArgs>(arguments)
         .ok()
-        .map(|a| a.reason.trim().to_string())
-        .filter(|r| !r.is_empty())
+        .and_then(|a| reason_in(&a.reason))
+}
+
+/// `text` trimmed, when it can be a reason: it says something (a letter
+/// or a digit), not only blanks or punctuation (`,`, `…`), which a small
+/// model can emit where a reason belongs.
+pub fn reason_in(text: &str) -> Option<String> {
+    let text = text.trim();
+    text.chars()
+        .any(char::is_alphanumeric)
+        .then(|| text.to_string())
 }
 
 /// Arguments of `inspect_data` (the agent's and MCP's alike).
@@ -396,8 +405,25 @@ impl Toolbox<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::api_error;
+    use super::{api_error, decline_reason};
     use crate::knowledge::search::WrongApi;
+
+    #[test]
+    fn a_decline_needs_a_reason_that_says_something() {
+        assert_eq!(
+            decline_reason(r#"{"reason": " no 2020 layer in data/ "}"#).as_deref(),
+            Some("no 2020 layer in data/")
+        );
+        // What a 135M model sent in a tree search: punctuation, no reason.
+        for empty in [
+            r#"{"reason": ","}"#,
+            r#"{"reason": " … "}"#,
+            r#"{"reason": ""}"#,
+            "{}",
+        ] {
+            assert_eq!(decline_reason(empty), None, "{empty}");
+        }
+    }
 
     #[test]
     fn wrong_apis_are_recognised_in_an_observation() {
