@@ -142,7 +142,10 @@ impl Price {
 /// priced only when its name (after any `provider/` part) is one of these
 /// exactly: a newer model is not priced as an older one whose name it
 /// starts with (`gpt-4o-2024-05-13`, which had its own list price, is its
-/// own row). Override or extend with `[prices."model"]` in the config file.
+/// own row). GPT-5.4 and Gemini-3-Flash are priced as the GISclaw paper's
+/// Table 5 gives them (2.50 / 15.00 and 0.50 / 3.00), so that its cost
+/// columns can be reproduced. Override or extend with `[prices."model"]`
+/// in the config file.
 const PRICES: &[(&[&str], f64, f64)] = &[
     (
         &["gpt-4o", "gpt-4o-2024-08-06", "gpt-4o-2024-11-20"],
@@ -157,6 +160,7 @@ const PRICES: &[(&[&str], f64, f64)] = &[
     (&["gpt-5", "gpt-5-2025-08-07"], 1.25, 10.00),
     (&["gpt-5-mini", "gpt-5-mini-2025-08-07"], 0.25, 2.00),
     (&["gpt-5-nano", "gpt-5-nano-2025-08-07"], 0.05, 0.40),
+    (&["gpt-5.4"], 2.50, 15.00),
     (&["o3", "o3-2025-04-16"], 2.00, 8.00),
     (&["o4-mini", "o4-mini-2025-04-16"], 1.10, 4.40),
     (&["deepseek-chat"], 0.28, 0.42),
@@ -164,6 +168,7 @@ const PRICES: &[(&[&str], f64, f64)] = &[
     (&["gemini-2.0-flash", "gemini-2.0-flash-001"], 0.10, 0.40),
     (&["gemini-2.5-flash"], 0.30, 2.50),
     (&["gemini-2.5-pro"], 1.25, 10.00),
+    (&["gemini-3-flash", "gemini-3-flash-preview"], 0.50, 3.00),
     (
         &[
             "claude-sonnet-4",
@@ -297,5 +302,11 @@ mod tests {
         );
         let p = price_of("gpt-4.1", &none).unwrap();
         assert!((p.cost(1_000_000, 500_000) - 6.0).abs() < 1e-9);
+        // The GISclaw paper's Table 5: GPT-5.4 2.50 / 15.00, Gemini-3-Flash
+        // 0.50 / 3.00 USD per 1M tokens.
+        let p = price_of("gpt-5.4", &none).unwrap();
+        assert_eq!((p.input, p.output), (2.50, 15.00));
+        let p = price_of("google/gemini-3-flash-preview", &none).unwrap();
+        assert_eq!((p.input, p.output), (0.50, 3.00));
     }
 }
