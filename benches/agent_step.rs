@@ -91,6 +91,7 @@ fn measure(
     let options = RunOptions {
         arch: Arch::Single,
         include_workflow: true,
+        include_domain_knowledge: true,
         hints: Vec::new(),
         limits: AgentLimits::default(),
         dual: DualLimits::default(),

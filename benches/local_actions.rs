@@ -257,6 +257,7 @@ fn run_geoanalyst(
     let options = RunOptions {
         arch: Arch::Single,
         include_workflow: true,
+        include_domain_knowledge: true,
         hints: Vec::new(),
         limits: AgentLimits {
             max_rounds: ROUNDS,

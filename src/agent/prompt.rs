@@ -109,6 +109,9 @@ pub struct PromptInputs<'a> {
     pub task: &'a Task,
     /// Whether to include the expert workflow (`--no-workflow` clears it).
     pub include_workflow: bool,
+    /// Whether to include the task's domain knowledge
+    /// (`--no-domain-knowledge` clears it: GISclaw's knowledge-gap ablation).
+    pub include_domain_knowledge: bool,
     /// Extra hints (`--hint`).
     pub hints: &'a [String],
     /// The data folder as the model should write it (e.g. `data/`).
@@ -256,10 +259,20 @@ pub fn task_prompt(inputs: &PromptInputs<'_>) -> String {
     } else {
         None
     };
+    let without_knowledge;
+    let task = if inputs.include_domain_knowledge {
+        inputs.task
+    } else {
+        without_knowledge = Task {
+            domain_knowledge: None,
+            ..inputs.task.clone()
+        };
+        &without_knowledge
+    };
     render(
         "task",
         context! {
-            task => inputs.task,
+            task => task,
             workflow => workflow,
             hints => inputs.hints,
             data_listing => match inputs.schema_card {
@@ -290,6 +303,7 @@ mod tests {
         let inputs = PromptInputs {
             task: &t,
             include_workflow: true,
+            include_domain_knowledge: true,
             hints: &hints,
             data_path: "data/",
             data_dir: None,
@@ -308,11 +322,27 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} missing:\n{text}");
         }
-        let no_workflow = task_prompt(&PromptInputs {
-            include_workflow: false,
+        let no_knowledge = task_prompt(&PromptInputs {
+            include_domain_knowledge: false,
+            packages: Vec::new(),
             ..inputs
         });
+        assert!(!no_knowledge.contains("Use 100 m cells."), "{no_knowledge}");
+        assert!(no_knowledge.contains("1. load 2. map") && no_knowledge.contains("Fahrenheit"));
+        let no_workflow = task_prompt(&PromptInputs {
+            task: &t,
+            include_workflow: false,
+            include_domain_knowledge: true,
+            hints: &hints,
+            data_path: "data/",
+            data_dir: None,
+            schema_card: None,
+            packages: Vec::new(),
+            blocked: &blocked,
+            docs: false,
+        });
         assert!(!no_workflow.contains("1. load 2. map"));
+        assert!(no_workflow.contains("Use 100 m cells."));
     }
 
     #[test]
@@ -322,6 +352,7 @@ mod tests {
         let text = system_prompt(&PromptInputs {
             task: &t,
             include_workflow: true,
+            include_domain_knowledge: true,
             hints: &[],
             data_path: "data/",
             data_dir: None,

@@ -96,6 +96,9 @@ pub struct RunOptions {
     pub arch: Arch,
     /// Put the expert workflow in the prompt (`--no-workflow` clears it).
     pub include_workflow: bool,
+    /// Put the task's domain knowledge in the prompt
+    /// (`--no-domain-knowledge` clears it).
+    pub include_domain_knowledge: bool,
     /// Extra domain knowledge (`--hint`).
     pub hints: Vec<String>,
     /// Round and time bounds of the Single Agent (and the run's budget).
@@ -265,6 +268,7 @@ pub fn run_task(
     let inputs = PromptInputs {
         task,
         include_workflow: options.include_workflow,
+        include_domain_knowledge: options.include_domain_knowledge,
         hints: &options.hints,
         data_path: "data/",
         data_dir: loaded.data_dir.as_deref(),

@@ -317,6 +317,7 @@ pub fn verify_task_within(
     let options = RunOptions {
         arch: Arch::Single,
         include_workflow: true,
+        include_domain_knowledge: true,
         hints: Vec::new(),
         limits: AgentLimits {
             max_rounds: verdict.cells + 2,

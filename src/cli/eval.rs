@@ -153,6 +153,10 @@ pub struct EvalRunArgs {
     /// Leave the expert workflow out of the prompts (ablation).
     #[arg(long)]
     pub no_workflow: bool,
+    /// Leave the tasks' domain knowledge out of the prompts (GISclaw's
+    /// knowledge-gap ablation).
+    #[arg(long)]
+    pub no_domain_knowledge: bool,
     /// Give the agent `search_docs` over the library-docs index
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
@@ -873,6 +877,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let manifest = Manifest {
         archs: archs.clone(),
         workflow: !args.no_workflow,
+        domain_knowledge: !args.no_domain_knowledge,
         rag: args.rag,
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,

@@ -53,6 +53,10 @@ pub struct SolveArgs {
     /// Leave the expert workflow out of the prompt (ablation).
     #[arg(long)]
     pub no_workflow: bool,
+    /// Leave the task's domain knowledge out of the prompt (GISclaw's
+    /// knowledge-gap ablation; `--hint` still adds yours).
+    #[arg(long)]
+    pub no_domain_knowledge: bool,
     /// Extra domain knowledge for the model (repeatable).
     #[arg(long, value_name = "TEXT")]
     pub hint: Vec<String>,
@@ -258,6 +262,7 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         arch: args.arch,
         include_workflow: !args.no_workflow,
+        include_domain_knowledge: !args.no_domain_knowledge,
         hints: args.hint.clone(),
         limits: AgentLimits {
             max_rounds: args.limits.max_rounds,

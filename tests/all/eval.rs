@@ -919,6 +919,75 @@ fn the_vision_judge_grades_a_map_against_the_gold_map() {
 }
 
 #[test]
+fn without_domain_knowledge_the_prompt_lacks_it_and_the_folder_is_an_ablation() {
+    // GISclaw's knowledge-gap analysis (§4.2.2) as eval cells: the same
+    // gold replays with and without the tasks' domain knowledge.
+    let dir = tempfile::tempdir().unwrap();
+    let suite = geoanalyst();
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--arch",
+            "single",
+            "--runs",
+            "1",
+            "--replay-gold",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run_ok(&args);
+    };
+    let (with, without) = (dir.path().join("with"), dir.path().join("without"));
+    run(&with, &[]);
+    run(&without, &["--no-domain-knowledge"]);
+    let knowledge = gisclaw::task::Task::load(&suite.join("T01/task.yaml"))
+        .unwrap()
+        .task
+        .domain_knowledge
+        .unwrap();
+    let first_line = knowledge.lines().next().unwrap().trim().to_string();
+    let prompt = |folder: &Path| {
+        common::events(&folder.join("runs/T01/single-1"))
+            .into_iter()
+            .find(|e| e["event"] == "message" && e["message"]["role"] == "user")
+            .unwrap()["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(prompt(&with).contains(&first_line), "{}", prompt(&with));
+    assert!(
+        !prompt(&without).contains(&first_line),
+        "{}",
+        prompt(&without)
+    );
+    let manifest = read_json(&without.join("eval.json"));
+    assert_eq!(manifest["domain_knowledge"], false);
+    // Side by side, the two folders are the domain-knowledge ablation.
+    let both = dir.path().join("both");
+    run_ok(&[
+        "eval",
+        "report",
+        without.to_str().unwrap(),
+        with.to_str().unwrap(),
+        "--out",
+        both.to_str().unwrap(),
+    ]);
+    let results = read_json(&both.join("results.json"));
+    assert_eq!(
+        results["ablations"][0]["flag"], "domain knowledge",
+        "{results}"
+    );
+    let md = std::fs::read_to_string(both.join("report.md")).unwrap();
+    assert!(md.contains("· no domain knowledge"), "{md}");
+}
+
+#[test]
 fn two_folders_of_an_ablation_get_a_paired_table_with_effect_sizes() {
     let dir = tempfile::tempdir().unwrap();
     let suite = geoanalyst();

@@ -176,6 +176,10 @@ pub struct Manifest {
     pub backend: String,
     /// Whether the prompt carried the expert workflow.
     pub workflow: bool,
+    /// Whether the prompt carried the task's domain knowledge
+    /// (`--no-domain-knowledge` clears it).
+    #[serde(default = "yes")]
+    pub domain_knowledge: bool,
     /// Whether the agent had `search_docs` (`--rag`).
     #[serde(default)]
     pub rag: bool,
@@ -237,6 +241,7 @@ impl Manifest {
             runs,
             backend,
             workflow: false,
+            domain_knowledge: true,
             rag: false,
             gisclaw: env!("CARGO_PKG_VERSION").to_string(),
             kind,
@@ -262,23 +267,25 @@ fn yes() -> bool {
 
 /// The ablation flags an eval folder records, as (name, on) pairs: what
 /// `eval report A B` compares when two folders differ in exactly one.
-pub const ABLATIONS: [&str; 5] = [
+pub const ABLATIONS: [&str; 6] = [
     "workflow",
     "rag",
     "output checks",
     "vision feedback",
     "mcts rollout",
+    "domain knowledge",
 ];
 
 impl Manifest {
     /// The value of each of [`ABLATIONS`] in this folder.
-    pub fn ablations(&self) -> [bool; 5] {
+    pub fn ablations(&self) -> [bool; 6] {
         [
             self.workflow,
             self.rag,
             self.output_checks,
             self.vision_feedback,
             self.mcts_rollout,
+            self.domain_knowledge,
         ]
     }
 
@@ -286,7 +293,7 @@ impl Manifest {
     /// no workflow · rag`), so folders of an ablation get their own rows;
     /// a step suite's with its mode (`· LLM alone`, `· gold prefix`).
     pub fn condition(&self) -> String {
-        let defaults = [true, false, true, true, false];
+        let defaults = [true, false, true, true, false, true];
         let mut label = self.backend.clone();
         if self.kind == SuiteKind::Steps {
             if self.archs.contains(&Arch::None) {
@@ -532,6 +539,10 @@ pub fn prepare_folder(
             same_model(&old.backend) != same_model(&manifest.backend),
         ),
         ("workflow", old.workflow != manifest.workflow),
+        (
+            "domain_knowledge",
+            old.domain_knowledge != manifest.domain_knowledge,
+        ),
         ("rag", old.rag != manifest.rag),
         ("output_checks", old.output_checks != manifest.output_checks),
         (
@@ -927,6 +938,7 @@ fn run_one(
     let run_options = RunOptions {
         arch: item.arch,
         include_workflow: manifest.workflow,
+        include_domain_knowledge: manifest.domain_knowledge,
         hints: Vec::new(),
         limits: AgentLimits {
             max_rounds: options.max_rounds,
