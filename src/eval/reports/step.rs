@@ -170,7 +170,7 @@ pub fn write_report(
     }
     write_atomic(&out.join("results.csv"), csv.csv().as_bytes())?;
     let doc = one_folder(&summary, backend, out);
-    write_document(&doc, out, html)?;
+    super::write(&doc, out, html)?;
     Ok(summary)
 }
 
@@ -255,17 +255,6 @@ fn one_folder(summary: &StepSummary, backend: &str, out: &Path) -> Document {
     doc
 }
 
-/// Writes `doc` as `report.md` and `tables/`, and with `html` as
-/// `report.html`.
-fn write_document(doc: &Document, out: &Path, html: bool) -> std::io::Result<()> {
-    write_atomic(&out.join("report.md"), doc.markdown().as_bytes())?;
-    doc.write_tables(&out.join("tables"))?;
-    if html {
-        crate::eval::reports::html::write_document(doc, out, &out.display().to_string())?;
-    }
-    Ok(())
-}
-
 /// One folder of a comparison: its label (backend and mode), its suite's
 /// name, whether it is the LLM alone, and its records.
 #[derive(Debug, Clone)]
@@ -325,7 +314,7 @@ pub fn write_comparison(
     }
     write_atomic(&out.join("results.csv"), csv.csv().as_bytes())?;
     let doc = compared(folders, &summaries, out);
-    write_document(&doc, out, html)?;
+    super::write(&doc, out, html)?;
     Ok(summaries)
 }
 

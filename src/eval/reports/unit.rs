@@ -339,7 +339,7 @@ pub fn write_report(
         &mut doc,
     );
     per_case(records, &mut doc);
-    write_document(&doc, out, html)?;
+    super::write(&doc, out, html)?;
     Ok(summary)
 }
 
@@ -363,17 +363,6 @@ fn per_case(records: &[CaseRecord], doc: &mut Document) {
         ]);
     }
     doc.table(table);
-}
-
-/// Writes `doc` as `report.md` and `tables/`, and with `html` as
-/// `report.html`.
-fn write_document(doc: &Document, out: &Path, html: bool) -> std::io::Result<()> {
-    write_atomic(&out.join("report.md"), doc.markdown().as_bytes())?;
-    doc.write_tables(&out.join("tables"))?;
-    if html {
-        crate::eval::reports::html::write_document(doc, out, &out.display().to_string())?;
-    }
-    Ok(())
 }
 
 /// GeoJSEval's Table 7 for these models: pass@1/3/5 in %, the papers'
@@ -658,7 +647,7 @@ pub fn write_comparison(
         .collect();
     write_atomic(&out.join("results.csv"), csv(&rows).as_bytes())?;
     let doc = compared(models, &summaries, &ranked, out);
-    write_document(&doc, out, html)?;
+    super::write(&doc, out, html)?;
     Ok(summaries.into_iter().zip(ranked).collect())
 }
 

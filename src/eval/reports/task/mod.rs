@@ -59,8 +59,7 @@ use crate::util::write_atomic;
 pub fn write(report: &Report, out: &Path, html: Option<&[EvalData]>) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     let doc = document(report, out);
-    write_atomic(&out.join("report.md"), doc.markdown().as_bytes())?;
-    doc.write_tables(&out.join("tables"))?;
+    crate::eval::reports::write(&doc, out, false)?;
     crate::util::write_json(&out.join("results.json"), &json::json(report))?;
     write_atomic(&out.join("results.csv"), csv::csv(report).as_bytes())?;
     if let Some(evals) = html {
