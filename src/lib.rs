@@ -39,6 +39,7 @@ pub mod notebook;
 pub mod observation;
 pub mod outputs;
 pub mod paths;
+pub mod protocol;
 pub mod provenance;
 pub mod pysource;
 pub mod reader;

@@ -77,6 +77,22 @@ pub struct Task {
     /// `time_span`, `contradiction`), for the report's breakdown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsolvable_class: Option<UnsolvableClass>,
+    /// Where the task's published wording is: `--protocol gisclaw-paper`
+    /// gives the model that row's instruction, domain knowledge and
+    /// workflow verbatim instead of this file's
+    /// ([`crate::bench::published`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<Published>,
+}
+
+/// A row of a published benchmark table (GeoAnalystBench's CSV).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    /// The table, relative to the task file.
+    pub table: PathBuf,
+    /// The row's task number (the table's `id` column).
+    pub row: u32,
 }
 
 /// Why a task cannot be done, in kind.

@@ -106,6 +106,10 @@ pub struct AgentLimits {
     /// The model's context window in tokens when given
     /// (`--context-window`); `None`: learnt from the backend.
     pub context_window: Option<u64>,
+    /// Refuse, unrun, code that already failed unchanged (GISclaw's
+    /// deduplication, §4.3.2, `--protocol gisclaw-paper`); otherwise it
+    /// runs after a warning.
+    pub block_repeats: bool,
 }
 
 impl Default for AgentLimits {
@@ -115,6 +119,7 @@ impl Default for AgentLimits {
             budget: Duration::from_secs(20 * 60),
             max_idle: 3,
             context_window: None,
+            block_repeats: false,
         }
     }
 }
@@ -716,7 +721,13 @@ pub fn converse(
         let calls = &adapted.message.tool_calls;
         for (i, call) in calls.iter().enumerate() {
             let ran = Instant::now();
-            let done = match answer_call(turn, state, &adapted.malformed, call, has_step_done) {
+            let done = match answer_call(
+                turn,
+                state,
+                &adapted.malformed,
+                call,
+                (has_step_done, limits.run.block_repeats),
+            ) {
                 Ok(done) => done,
                 Err(err) => {
                     not_run(messages, &calls[i..], "the run ended");
@@ -915,7 +926,7 @@ fn answer_call(
     state: &mut RunState,
     malformed: &[adapt::Malformed],
     call: &crate::llm::ToolCall,
-    has_step_done: bool,
+    (has_step_done, block_repeats): (bool, bool),
 ) -> Result<CallDone, SandboxError> {
     let name = call.function.name.as_str();
     let arguments = call.function.arguments.as_str();
@@ -962,6 +973,21 @@ fn answer_call(
         (turn.events)(AgentEvent::CellRunning);
     }
     let warning = code.as_deref().and_then(|c| state.guard.warning(c));
+    if let (true, Some(w)) = (block_repeats, &warning) {
+        // Refused unrun; it counts as a failing attempt.
+        return Ok(CallDone {
+            ran_tool: true,
+            ..plain(
+                format!(
+                    "{w}\n[gisclaw] Not run: repeated failing code is blocked (deduplication)."
+                ),
+                "refused",
+                "refused repeat",
+                false,
+                None,
+            )
+        });
+    }
     let run = run_tool(turn.toolbox, turn.memory, name, arguments)?;
     let ok = run.cell.as_ref().is_none_or(|c| c.status == CellStatus::Ok);
     if let (Some(cell), Some(c)) = (&run.cell, &code) {

@@ -101,6 +101,9 @@ pub struct RunOptions {
     pub include_domain_knowledge: bool,
     /// Extra domain knowledge (`--hint`).
     pub hints: Vec<String>,
+    /// The protocol the run follows (`--protocol`; recorded in the
+    /// transcript's start).
+    pub protocol: crate::protocol::Protocol,
     /// Round and time bounds of the Single Agent (and the run's budget).
     pub limits: AgentLimits,
     /// Bounds of the Dual Agent.
@@ -287,6 +290,9 @@ pub fn run_task(
         backend: Some(backend.describe()),
         replay: Some(backend.is_replay()),
         workflow: Some(options.include_workflow),
+        domain_knowledge: Some(options.include_domain_knowledge),
+        protocol: (options.protocol != crate::protocol::Protocol::Ours)
+            .then(|| options.protocol.name().to_string()),
         rag: Some(options.docs.is_some()),
         gisclaw: Some(env!("CARGO_PKG_VERSION").to_string()),
         sandbox: serde_json::to_value(session.confinement()).ok(),

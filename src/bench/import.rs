@@ -150,6 +150,99 @@ fn parse_csv(text: &str) -> Result<Vec<Record>, (usize, String)> {
     Ok(records)
 }
 
+/// The GeoAnalystBench table, read and checked: every column of
+/// [`COLUMNS`] present, every row numbered once.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The file's SHA-256 (hex).
+    pub sha256: String,
+    /// Its rows, in file order.
+    pub rows: Vec<Row>,
+}
+
+/// One task row of the table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// 1-based line where the record starts.
+    pub line: usize,
+    /// The task number (`id`).
+    pub number: u32,
+    /// The cells of [`COLUMNS`], each trimmed of surrounding white space.
+    cells: HashMap<&'static str, String>,
+}
+
+impl Row {
+    /// The trimmed text of column `name` (one of [`COLUMNS`]; empty when
+    /// the row has no such cell).
+    pub fn get(&self, name: &str) -> &str {
+        self.cells.get(name).map(String::as_str).unwrap_or_default()
+    }
+}
+
+impl Table {
+    /// The row of task `number`.
+    pub fn row(&self, number: u32) -> Option<&Row> {
+        self.rows.iter().find(|r| r.number == number)
+    }
+}
+
+/// Reads the GeoAnalystBench table at `csv` (RFC 4180, UTF-8).
+pub fn read_table(csv: &Path) -> Result<Table, ImportError> {
+    let file = csv.display().to_string();
+    let error = |line: usize, message: String| ImportError {
+        file: file.clone(),
+        line,
+        message,
+    };
+    let bytes = std::fs::read(csv).map_err(|e| error(0, format!("cannot read: {e}")))?;
+    let sha256 = crate::util::sha256_bytes(&bytes)
+        .trim_start_matches("sha256:")
+        .to_string();
+    let text = String::from_utf8(bytes).map_err(|e| error(0, format!("not UTF-8: {e}")))?;
+    let records = parse_csv(&text).map_err(|(line, message)| error(line, message))?;
+    let (header, records) = records
+        .split_first()
+        .ok_or_else(|| error(0, "the file is empty".into()))?;
+    let mut column = HashMap::new();
+    for name in COLUMNS {
+        let at = header
+            .fields
+            .iter()
+            .position(|h| h.trim() == *name)
+            .ok_or_else(|| error(header.line, format!("no column `{name}` in the header")))?;
+        column.insert(*name, at);
+    }
+    let mut rows: Vec<Row> = Vec::with_capacity(records.len());
+    for record in records {
+        let cells: HashMap<&'static str, String> = COLUMNS
+            .iter()
+            .map(|name| {
+                let cell = record.fields.get(column[name]).map(|s| s.trim());
+                (*name, cell.unwrap_or_default().to_string())
+            })
+            .collect();
+        let id = &cells["id"];
+        let number: u32 = id.parse().map_err(|_| {
+            error(
+                record.line,
+                format!("column `id`: `{id}` is not a task number"),
+            )
+        })?;
+        if rows.iter().any(|r| r.number == number) {
+            return Err(error(
+                record.line,
+                format!("column `id`: task {number} appears twice"),
+            ));
+        }
+        rows.push(Row {
+            line: record.line,
+            number,
+            cells,
+        });
+    }
+    Ok(Table { sha256, rows })
+}
+
 /// Each word of `text` that starts with `prefix` (the prefix kept), ending
 /// at white space, a quote, a closing parenthesis, a comma or one of `stops`.
 fn words_starting(text: &str, prefix: &str, stops: &[char]) -> Vec<String> {
@@ -292,50 +385,16 @@ pub fn import(
         line,
         message,
     };
-    let bytes = std::fs::read(csv).map_err(|e| error(0, format!("cannot read: {e}")))?;
-    let sha256 = crate::util::sha256_bytes(&bytes)
-        .trim_start_matches("sha256:")
-        .to_string();
-    let text = String::from_utf8(bytes).map_err(|e| error(0, format!("not UTF-8: {e}")))?;
-    let records = parse_csv(&text).map_err(|(line, message)| error(line, message))?;
-    let (header, rows) = records
-        .split_first()
-        .ok_or_else(|| error(0, "the file is empty".into()))?;
-    let mut column = HashMap::new();
-    for name in COLUMNS {
-        let at = header
-            .fields
-            .iter()
-            .position(|h| h.trim() == *name)
-            .ok_or_else(|| error(header.line, format!("no column `{name}` in the header")))?;
-        column.insert(*name, at);
-    }
+    let table = read_table(csv)?;
     let index = data.map(index_files).unwrap_or_default();
     let mut report = ImportReport {
-        sha256,
+        sha256: table.sha256.clone(),
         ..ImportReport::default()
     };
-    let mut seen = BTreeSet::new();
-    for row in rows {
-        let get = |name: &str| {
-            row.fields
-                .get(column[name])
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default()
-        };
-        let number: u32 = get("id").parse().map_err(|_| {
-            error(
-                row.line,
-                format!("column `id`: `{}` is not a task number", get("id")),
-            )
-        })?;
+    for row in &table.rows {
+        let get = |name: &str| row.get(name).to_string();
+        let number = row.number;
         let id = format!("T{number:02}");
-        if !seen.insert(id.clone()) {
-            return Err(error(
-                row.line,
-                format!("column `id`: task {number} appears twice"),
-            ));
-        }
         let title = get("Task")
             .lines()
             .next()
@@ -393,6 +452,7 @@ pub fn import(
             solvable: true,
             unsolvable_reason: None,
             unsolvable_class: None,
+            published: None,
         };
         let yaml = serde_yaml::to_string(&task)
             .map_err(|e| error(row.line, format!("serialising the task: {e}")))?;

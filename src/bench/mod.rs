@@ -14,6 +14,7 @@ pub mod import;
 pub mod js_judge;
 pub mod judge;
 pub mod load;
+pub mod published;
 pub use crate::labels;
 pub mod select;
 pub mod steps;

@@ -210,6 +210,7 @@ impl LoadedStepTask {
                 solvable: true,
                 unsolvable_reason: None,
                 unsolvable_class: None,
+                published: None,
             },
             path: self.path.clone(),
             data_dir: None,

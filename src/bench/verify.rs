@@ -318,6 +318,7 @@ pub fn verify_task_within(
         arch: Arch::Single,
         include_workflow: true,
         include_domain_knowledge: true,
+        protocol: crate::protocol::Protocol::Ours,
         hints: Vec::new(),
         limits: AgentLimits {
             max_rounds: verdict.cells + 2,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use gisclaw::config::{config_path, ConfigFile};
 use gisclaw::llm::config::{self, BackendChoice};
+use gisclaw::protocol::Protocol;
 use gisclaw::sandbox::{Layer, SandboxConfig, ServiceSettings};
 
 /// The live-model options of `solve` and `eval`.
@@ -28,6 +29,20 @@ pub struct BackendArgs {
     /// `make setup-local-model` installs).
     #[arg(long, value_name = "PATH")]
     pub gguf: Option<PathBuf>,
+}
+
+/// `--protocol NAME`, for `solve` and `eval`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProtocolArgs {
+    /// Run under a paper's protocol instead of gisclaw's defaults:
+    /// gisclaw-paper, geoagent-paper, autogeeval-paper or geojseval-paper
+    /// (the README's protocol table says what each sets).
+    #[arg(long, value_name = "NAME", default_value = "ours", value_parser = clap::builder::ValueParser::new(parse_protocol))]
+    pub protocol: Protocol,
+}
+
+fn parse_protocol(text: &str) -> Result<Protocol, String> {
+    text.parse()
 }
 
 /// The limits of one task run, for `solve` and `eval`.
@@ -83,6 +98,31 @@ impl MctsArgs {
 }
 
 impl LimitArgs {
+    /// The defaults of [`LimitArgs`], as a preset compares them.
+    pub const DEFAULTS: gisclaw::protocol::Limits = gisclaw::protocol::Limits {
+        cell_timeout: 120,
+        budget: 1200,
+        max_rounds: 50,
+    };
+
+    /// Sets the limits `protocol` has values for; refuses a flag given
+    /// with another value.
+    pub fn follow(&mut self, protocol: Protocol) -> Result<(), UsageError> {
+        let given = gisclaw::protocol::Limits {
+            cell_timeout: self.cell_timeout,
+            budget: self.budget,
+            max_rounds: self.max_rounds,
+        };
+        let set = protocol
+            .settings()
+            .limits(protocol, given, Self::DEFAULTS)
+            .map_err(UsageError)?;
+        self.cell_timeout = set.cell_timeout;
+        self.budget = set.budget;
+        self.max_rounds = set.max_rounds;
+        Ok(())
+    }
+
     /// The budget as a duration.
     pub fn budget(&self) -> Duration {
         Duration::from_secs(self.budget)
@@ -183,11 +223,21 @@ pub fn start_local(live: config::LiveConfig) -> Result<config::LiveConfig, Usage
 pub fn open_docs(
     rag: bool,
 ) -> Result<Option<std::sync::Arc<gisclaw::knowledge::Library>>, UsageError> {
+    open_docs_under(rag, Protocol::Ours)
+}
+
+/// [`open_docs`] with `protocol`'s retrieval rule (GeoAgent's: briefs
+/// only for text that names a library).
+pub fn open_docs_under(
+    rag: bool,
+    protocol: Protocol,
+) -> Result<Option<std::sync::Arc<gisclaw::knowledge::Library>>, UsageError> {
     if !rag {
         return Ok(None);
     }
-    let library = gisclaw::knowledge::Library::open_default()
+    let mut library = gisclaw::knowledge::Library::open_default()
         .map_err(|e| UsageError(format!("--rag: {e}")))?;
+    library.only_when_named = protocol.settings().rag_when_named;
     Ok(Some(std::sync::Arc::new(library)))
 }
 

@@ -29,7 +29,9 @@ use gisclaw::js::JsConfig;
 use gisclaw::sandbox::Zygote;
 
 use super::bench::load_suite;
-use super::common::{no_backend, BackendArgs, LimitArgs, MctsArgs, SandboxArgs, UsageError};
+use super::common::{
+    no_backend, BackendArgs, LimitArgs, MctsArgs, ProtocolArgs, SandboxArgs, UsageError,
+};
 
 /// Which architectures to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -87,6 +89,10 @@ pub enum EvalCommand {
         /// the model (refused otherwise, naming what differs).
         #[arg(long)]
         mixed_provenance: bool,
+        /// Compare folders that ran under different `--protocol`s
+        /// (refused otherwise: their figures follow different rules).
+        #[arg(long)]
+        mixed_protocols: bool,
     },
     /// Write a task-suite eval folder as inspect_ai eval logs (JSON, log
     /// format version 2), one per architecture, for `inspect view`.
@@ -150,6 +156,9 @@ pub struct EvalRunArgs {
     /// per task.
     #[arg(long, value_name = "K", default_value_t = 0)]
     pub interventions: usize,
+    /// A paper's protocol (`--protocol gisclaw-paper`, …).
+    #[command(flatten)]
+    pub protocol: ProtocolArgs,
     /// Leave the expert workflow out of the prompts (ablation).
     #[arg(long)]
     pub no_workflow: bool,
@@ -275,7 +284,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             weights,
             html,
             mixed_provenance,
-        }) => render(&dirs, out.as_deref(), &weights, html, mixed_provenance),
+            mixed_protocols,
+        }) => render(
+            &dirs,
+            out.as_deref(),
+            &weights,
+            (html, mixed_provenance, mixed_protocols),
+        ),
         Some(EvalCommand::Status { dir }) => print_status(&dir),
         Some(EvalCommand::ExportInspect { dir, out, weights }) => {
             let weights = Weights::parse(&weights).map_err(|e| UsageError(e.to_string()))?;
@@ -315,8 +330,7 @@ fn render(
     dirs: &[PathBuf],
     out: Option<&Path>,
     weights: &str,
-    html: bool,
-    mixed_provenance: bool,
+    (html, mixed_provenance, mixed_protocols): (bool, bool, bool),
 ) -> anyhow::Result<ExitCode> {
     let weights = Weights::parse(weights).map_err(|e| UsageError(e.to_string()))?;
     let request = RenderRequest {
@@ -325,6 +339,7 @@ fn render(
         weights,
         html,
         mixed_provenance,
+        mixed_protocols,
     };
     let rendered = reports::render::render(&request).map_err(|e| match e {
         RenderError::Folders(why) => anyhow::Error::from(UsageError(why)),
@@ -488,7 +503,7 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         .collect();
     let manifest = function_manifest(args, dir, tasks, &backend, &source, SuiteKind::Unit);
     prepare_folder(&out, &manifest, args.resume, None).map_err(|e| UsageError(e.to_string()))?;
-    let zygote = Zygote::start(args.sandbox.config()?)?;
+    let zygote = Zygote::start(sandbox_config(args)?)?;
     let progress = Progress::new("cases");
     say_err!("gisclaw: {} samples per case", args.runs);
     let failed =
@@ -497,7 +512,13 @@ fn run_unit(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         })
         .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    function_report(&out, &backend, &source, args.html, SuiteKind::Unit)?;
+    function_report(
+        &out,
+        &backend,
+        &source,
+        args.html,
+        (SuiteKind::Unit, args.protocol.protocol),
+    )?;
     Ok(eval_exit(failed, "case(s)"))
 }
 
@@ -547,7 +568,7 @@ fn function_manifest(
     // for the unit suite); the cases are the suite's files.
     let mut software = gisclaw::provenance::Software::build();
     if kind == SuiteKind::Unit {
-        if let Ok(config) = args.sandbox.config() {
+        if let Ok(config) = sandbox_config(args) {
             software.venv_lock = gisclaw::provenance::venv_lock(&config.venv);
         }
     }
@@ -558,6 +579,7 @@ fn function_manifest(
     };
     Manifest {
         provenance: Some(provenance),
+        protocol: args.protocol.protocol,
         ..Manifest::new(
             kind,
             dir,
@@ -576,14 +598,14 @@ fn function_report(
     backend: &str,
     source: &BackendSource,
     html: bool,
-    kind: SuiteKind,
+    (kind, protocol): (SuiteKind, gisclaw::protocol::Protocol),
 ) -> anyhow::Result<()> {
     let records = reports::unit::load_records(out).map_err(|e| UsageError(e.to_string()))?;
     let summary = reports::unit::write_report(
         &records,
         backend,
         source.temperature(),
-        kind.name(),
+        (kind.name(), protocol),
         out,
         html,
     )
@@ -643,7 +665,13 @@ fn run_geojs(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         })
         .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
-    function_report(&out, &backend, &source, args.html, SuiteKind::Geojs)?;
+    function_report(
+        &out,
+        &backend,
+        &source,
+        args.html,
+        (SuiteKind::Geojs, args.protocol.protocol),
+    )?;
     Ok(eval_exit(failed, "task(s)"))
 }
 
@@ -683,32 +711,50 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let (alone, search) = match args.arch {
+        ArchChoice::Single => (false, false),
+        ArchChoice::None => (true, false),
+        ArchChoice::Mcts => (false, true),
+        _ => return Err(UsageError(
+            "--arch: a step suite runs the agent (single, the default), the LLM alone (none) or the tree search over each step (mcts)"
+                .into(),
+        )
+        .into()),
+    };
+    if search && (args.gold_prefix || args.interventions > 0) {
+        return Err(UsageError(
+            "--arch mcts on a step suite: its tree search continues from its own state and shows no gold cell; leave out --gold-prefix and --interventions".into(),
+        )
+        .into());
+    }
+    if search && matches!(source, BackendSource::Gold) {
+        return Err(UsageError(
+            "--arch mcts on a step suite: --replay-gold has no candidates to search; give a model or --replay DIR".into(),
+        )
+        .into());
+    }
     let mode = step_eval::StepMode {
-        alone: match args.arch {
-            ArchChoice::Single => false,
-            ArchChoice::None => true,
-            _ => return Err(UsageError(
-                "--arch: a step suite runs the agent (single, the default) or the LLM alone (none)"
-                    .into(),
-            )
-            .into()),
-        },
+        alone,
         gold_prefix: args.gold_prefix,
         interventions: args.interventions,
+        search,
     };
     let backend = source.describe();
     let out = eval_folder(args, dir);
-    let zygote = Zygote::start(args.sandbox.config()?)?;
+    let zygote = Zygote::start(sandbox_config(args)?)?;
     let manifest = Manifest {
         // The agent is the default (no arch recorded, as before modes).
         archs: if mode.alone {
             vec![Arch::None]
+        } else if mode.search {
+            vec![Arch::Mcts]
         } else {
             Vec::new()
         },
         rag: args.rag,
         gold_prefix: mode.gold_prefix,
         interventions: mode.interventions,
+        protocol: args.protocol.protocol,
         provenance: Some(eval_provenance(
             &zygote,
             &tasks.iter().map(|t| t.as_loaded_task()).collect::<Vec<_>>(),
@@ -730,8 +776,14 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         step_failures: 6,
         budget: args.limits.budget(),
         cell_timeout: args.limits.cell_timeout(),
+        search: gisclaw::agent::mcts::step::StepSearchLimits {
+            expansions: args.mcts.mcts_iterations as usize,
+            width: args.mcts.mcts_width as usize,
+            refinements: args.mcts.mcts_repairs as u32,
+            ..Default::default()
+        },
     };
-    let docs = super::common::open_docs(args.rag)?;
+    let docs = super::common::open_docs_under(args.rag, args.protocol.protocol)?;
     let progress = Progress::new("runs");
     let failed = step_eval::run_step_eval(
         &zygote,
@@ -748,8 +800,14 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
     .map_err(|e| UsageError(e.to_string()))?;
     progress.finish();
     let records = reports::step::load_records(&out).map_err(|e| UsageError(e.to_string()))?;
-    let summary = reports::step::write_report(&records, &manifest.condition(), &out, args.html)
-        .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
+    let summary = reports::step::write_report(
+        &records,
+        &manifest.condition(),
+        manifest.protocol,
+        &out,
+        args.html,
+    )
+    .map_err(|e| anyhow::anyhow!("writing the report into {}: {e}", out.display()))?;
     print_step_summary(&summary, &out);
     if args.html {
         say_err!("gisclaw: page in {}", out.join("report.html").display());
@@ -792,6 +850,17 @@ fn load_embedder() -> Option<Arc<Embedder>> {
     }
 }
 
+/// The sandbox configuration of an eval's sessions: the flags' and the
+/// config file's, with `--cell-timeout` and the protocol's observation
+/// budgets.
+fn sandbox_config(args: &EvalRunArgs) -> Result<gisclaw::sandbox::SandboxConfig, UsageError> {
+    let mut config = args.sandbox.config()?;
+    // Function-level suites' sessions take the zygote's cell limit.
+    config.cell_timeout = args.limits.cell_timeout();
+    args.protocol.protocol.settings().observe(&mut config);
+    Ok(config)
+}
+
 /// The eval folder: `--out`, else `gisclaw-runs/eval/<suite name>`.
 fn eval_folder(args: &EvalRunArgs, suite: &Path) -> PathBuf {
     let name = suite
@@ -816,13 +885,14 @@ fn backend_source(args: &EvalRunArgs) -> Result<BackendSource, UsageError> {
         }
         return Ok(BackendSource::Recorded(dir.clone()));
     }
-    let Some(live) = args.model.resolve_live()? else {
+    let Some(mut live) = args.model.resolve_live()? else {
         return Err(no_backend("--replay-gold / --replay DIR"));
     };
+    args.protocol.protocol.settings().sample(&mut live);
     Ok(BackendSource::Live(Box::new(live)))
 }
 
-fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
+fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let Some(suite) = args.suite.clone() else {
         return Err(UsageError(
             "gisclaw eval needs --suite DIR (or `gisclaw eval report DIR`)".into(),
@@ -831,6 +901,12 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     };
     let kind = SuiteKind::of(&suite);
     plan::check(kind, &asked(&args)).map_err(|e| UsageError(e.to_string()))?;
+    let protocol = args.protocol.protocol;
+    protocol.suits(kind).map_err(UsageError)?;
+    args.limits.follow(protocol)?;
+    if protocol != gisclaw::protocol::Protocol::Ours {
+        say_err!("gisclaw: {}", protocol.summary());
+    }
     match kind {
         SuiteKind::Tasks => {}
         SuiteKind::Unit => return run_unit(&args, &suite),
@@ -856,6 +932,17 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         &args.vision_base_url,
     )?;
     let mut tasks = load_suite(&suite, args.tasks.as_deref())?;
+    let published = gisclaw::bench::published::apply(protocol.settings().wording, &mut tasks)
+        .map_err(|e| UsageError(e.to_string()))?;
+    if protocol.settings().wording == gisclaw::bench::published::Wording::Published {
+        say_err!(
+            "gisclaw: {published} of {} task(s) read as published (the table's instruction, domain knowledge and workflow, verbatim)",
+            tasks.len()
+        );
+    }
+    if protocol == gisclaw::protocol::Protocol::GisclawPaper && vision_judge.is_none() {
+        say_err!("gisclaw: PNG outputs are scored by SSIM against the gold figure: the paper grades them with a vision model (give --vision-judge MODEL)");
+    }
     let archs = archs_of(args.arch);
     plan::check_source(&tasks, &archs, args.runs, &source, args.max_cost)
         .map_err(|e| UsageError(e.to_string()))?;
@@ -873,7 +960,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let out = eval_folder(&args, &suite);
-    let zygote = Zygote::start(args.sandbox.config()?)?;
+    let zygote = Zygote::start(sandbox_config(&args)?)?;
     let manifest = Manifest {
         archs: archs.clone(),
         workflow: !args.no_workflow,
@@ -884,6 +971,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         shards,
         mcts_rollout: args.mcts.mcts_rollout && archs.contains(&Arch::Mcts),
         provenance: Some(eval_provenance(&zygote, &tasks, &source)),
+        protocol,
         ..Manifest::new(
             SuiteKind::Tasks,
             &suite,
@@ -903,7 +991,7 @@ fn run_suite(args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         context_window: args.limits.context_window,
         ops,
         embedder: load_embedder(),
-        docs: super::common::open_docs(args.rag)?,
+        docs: super::common::open_docs_under(args.rag, protocol)?,
         judge,
         vision_judge,
         mcts: args.mcts.limits(),

@@ -20,7 +20,8 @@ use gisclaw::sandbox::Zygote;
 use gisclaw::task::{LoadedTask, Task};
 
 use super::common::{
-    no_backend, open_docs, BackendArgs, LimitArgs, MctsArgs, SandboxArgs, UsageError,
+    no_backend, open_docs_under, BackendArgs, LimitArgs, MctsArgs, ProtocolArgs, SandboxArgs,
+    UsageError,
 };
 use super::figure;
 
@@ -60,6 +61,9 @@ pub struct SolveArgs {
     /// Extra domain knowledge for the model (repeatable).
     #[arg(long, value_name = "TEXT")]
     pub hint: Vec<String>,
+    /// A paper's protocol (`--protocol gisclaw-paper`, …).
+    #[command(flatten)]
+    pub protocol: ProtocolArgs,
     /// Rounds and time limits.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -119,7 +123,8 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
     if args.model.backend.as_deref() == Some("replay") {
         return Err(UsageError("--backend replay needs --replay FILE".into()));
     }
-    if let Some(live) = args.model.resolve_live()? {
+    if let Some(mut live) = args.model.resolve_live()? {
+        args.protocol.protocol.settings().sample(&mut live);
         return gisclaw::llm::open_live(live).map_err(|e| UsageError(e.to_string()));
     }
     // Nothing configured: the installed local model, else the recording.
@@ -133,9 +138,10 @@ fn select_backend(args: &SolveArgs, task: &LoadedTask) -> Result<Box<dyn ChatBac
             backend: Some("local".into()),
             ..args.model.clone()
         };
-        let live = choice
+        let mut live = choice
             .resolve_live()?
             .ok_or_else(|| no_backend("--replay FILE"))?;
+        args.protocol.protocol.settings().sample(&mut live);
         return gisclaw::llm::open_live(live).map_err(|e| UsageError(e.to_string()));
     }
     let recorded = task
@@ -232,9 +238,24 @@ impl Display {
 }
 
 /// Runs the command; `Err(UsageError)` inside the anyhow error means exit 2.
-pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: SolveArgs) -> anyhow::Result<ExitCode> {
     gisclaw::interrupt::install();
+    let preset = args.protocol.protocol;
+    args.limits.follow(preset)?;
+    let settings = preset.settings();
     let mut loaded = Task::load(&args.task).map_err(|e| UsageError(e.to_string()))?;
+    let published =
+        gisclaw::bench::published::apply(settings.wording, std::slice::from_mut(&mut loaded))
+            .map_err(|e| UsageError(e.to_string()))?;
+    if preset != gisclaw::protocol::Protocol::Ours {
+        say_err!("gisclaw: {}", preset.summary());
+        if settings.wording == gisclaw::bench::published::Wording::Published && published == 0 {
+            say_err!(
+                "gisclaw: {} names no published row (`published:`): its own wording is used",
+                args.task.display()
+            );
+        }
+    }
     let mut backend = select_backend(&args, &loaded)?;
     let out = args
         .out
@@ -248,7 +269,9 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let budget = args.limits.budget();
-    let sandbox = sandbox_limits(&args.sandbox.config()?, args.limits.cell_timeout(), budget);
+    let mut config = args.sandbox.config()?;
+    settings.observe(&mut config);
+    let sandbox = sandbox_limits(&config, args.limits.cell_timeout(), budget);
     let zygote = Zygote::start(sandbox.clone())?;
     if let Provenance::Generated(took) = data::ensure(&zygote, &mut loaded)? {
         say_err!(
@@ -263,17 +286,19 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
         arch: args.arch,
         include_workflow: !args.no_workflow,
         include_domain_knowledge: !args.no_domain_knowledge,
+        protocol: preset,
         hints: args.hint.clone(),
         limits: AgentLimits {
             max_rounds: args.limits.max_rounds,
             budget,
             context_window: args.limits.context_window,
+            block_repeats: settings.dedup_blocks,
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),
         mcts: args.mcts.limits(),
         sandbox,
-        docs: open_docs(args.rag)?,
+        docs: open_docs_under(args.rag, preset)?,
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         notebook: args.notebook,

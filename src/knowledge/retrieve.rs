@@ -86,14 +86,20 @@ pub struct Retrieved<'a> {
 
 impl Library {
     /// The [`BRIEF_HITS`] best entries for `text`, among the libraries it
-    /// names when it names any.
+    /// names when it names any (none for text that names no library when
+    /// [`Library::only_when_named`]).
     /// The library names themselves are the filter, not the query: every
     /// entry of a library would match them.
     pub fn retrieve(&self, text: &str) -> Retrieved<'_> {
         let libraries = libraries_named(text);
         let query = without_library_words(text);
+        let hits = if self.only_when_named && libraries.is_empty() {
+            Vec::new()
+        } else {
+            self.search_in(&query, BRIEF_HITS, &libraries)
+        };
         Retrieved {
-            hits: self.search_in(&query, BRIEF_HITS, &libraries),
+            hits,
             query,
             libraries,
         }

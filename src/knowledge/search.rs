@@ -303,6 +303,9 @@ pub struct Library {
     cache: Mutex<HashMap<String, Vec<f32>>>,
     /// How the rankings are fused.
     pub fusion: Fusion,
+    /// Briefs retrieve only for text that names a library (GeoAgent's
+    /// rule, `--protocol geoagent-paper`); `search_docs` always searches.
+    pub only_when_named: bool,
     /// What was indexed.
     pub meta: IndexMeta,
 }
@@ -508,6 +511,7 @@ impl Library {
             embedder,
             cache: Mutex::new(HashMap::new()),
             fusion: Fusion::default(),
+            only_when_named: false,
             meta,
         })
     }

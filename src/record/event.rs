@@ -124,6 +124,12 @@ pub struct Start {
     /// Whether the task's workflow was in the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<bool>,
+    /// Whether the task's domain knowledge was in the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_knowledge: Option<bool>,
+    /// The protocol of a run under a paper's preset (`--protocol`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// Whether library docs were retrieved (`--rag`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rag: Option<bool>,

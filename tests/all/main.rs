@@ -37,6 +37,7 @@ mod mcp;
 mod mcts;
 mod notebook;
 mod output_checks;
+mod protocol;
 mod provenance;
 mod real_data;
 mod record_schema;

@@ -41,6 +41,8 @@ fn every_kind() -> Vec<Event> {
             backend: Some("replay".into()),
             replay: Some(true),
             workflow: Some(true),
+            domain_knowledge: Some(true),
+            protocol: Some("gisclaw-paper".into()),
             rag: Some(false),
             gisclaw: Some("0.1.0".into()),
             sandbox: None,

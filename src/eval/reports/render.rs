@@ -27,6 +27,8 @@ pub struct RenderRequest<'a> {
     pub html: bool,
     /// Pool task-suite runs made from different tasks, data or models.
     pub mixed_provenance: bool,
+    /// Compare folders that ran under different protocols.
+    pub mixed_protocols: bool,
 }
 
 /// The report written, with the figures a caller prints.
@@ -89,6 +91,19 @@ pub fn render(request: &RenderRequest) -> Result<Rendered, RenderError> {
         .collect::<Result<_, _>>()
         .map_err(|e| RenderError::Folders(e.to_string()))?;
     let kind = folders_kind(&manifests)?;
+    if !request.mixed_protocols {
+        let protocols: Vec<(String, crate::protocol::Protocol)> = dirs
+            .iter()
+            .zip(&manifests)
+            .map(|(d, m)| {
+                let protocol = m.as_ref().map(|m| m.protocol).unwrap_or_default();
+                (d.display().to_string(), protocol)
+            })
+            .collect();
+        if let Some(line) = crate::protocol::mixed(&protocols) {
+            return Err(RenderError::Folders(line));
+        }
+    }
     if kind != SuiteKind::Tasks {
         std::fs::create_dir_all(&out).map_err(written)?;
     }
@@ -98,8 +113,14 @@ pub fn render(request: &RenderRequest) -> Result<Rendered, RenderError> {
         (SuiteKind::Steps, [manifest]) => {
             let records =
                 step::load_records(first).map_err(|e| RenderError::Folders(e.to_string()))?;
-            let summary = step::write_report(&records, &manifest.condition(), &out, request.html)
-                .map_err(written)?;
+            let summary = step::write_report(
+                &records,
+                &manifest.condition(),
+                manifest.protocol,
+                &out,
+                request.html,
+            )
+            .map_err(written)?;
             Ok(Rendered::Steps(Box::new(summary)))
         }
         (SuiteKind::Steps, _) => {
@@ -121,7 +142,7 @@ pub fn render(request: &RenderRequest) -> Result<Rendered, RenderError> {
                 &records,
                 &manifest.backend,
                 manifest.temperature,
-                kind.name(),
+                (kind.name(), manifest.protocol),
                 &out,
                 request.html,
             )

@@ -143,6 +143,7 @@ pub fn load_records(out: &Path) -> Result<Vec<StepRunRecord>, ReportError> {
 pub fn write_report(
     records: &[StepRunRecord],
     backend: &str,
+    protocol: crate::protocol::Protocol,
     out: &Path,
     html: bool,
 ) -> std::io::Result<StepSummary> {
@@ -169,14 +170,20 @@ pub fn write_report(
         }
     }
     write_atomic(&out.join("results.csv"), csv.csv().as_bytes())?;
-    let doc = one_folder(&summary, backend, out);
+    let doc = one_folder(&summary, backend, protocol, out);
     super::write(&doc, out, html)?;
     Ok(summary)
 }
 
 /// The report of one folder.
-fn one_folder(summary: &StepSummary, backend: &str, out: &Path) -> Document {
+fn one_folder(
+    summary: &StepSummary,
+    backend: &str,
+    protocol: crate::protocol::Protocol,
+    out: &Path,
+) -> Document {
     let mut doc = Document::titled(format!("Step eval: {backend}"));
+    doc.text(protocol.summary());
     doc.text(format!(
         "{} tasks, {} runs. complete@1: consecutive passed steps (answer matched) from the first over all steps; executed: the same counting steps whose code ran and gave an answer, right or not (GeoAgent's complete rate); step pass rate: steps passed, each on its own; task pass: every step passed.",
         summary.tasks, summary.runs
@@ -587,6 +594,7 @@ mod tests {
             llm_seconds: 0.0,
             sandbox_seconds: 0.0,
             ended: None,
+            search: None,
         }
     }
 

@@ -252,7 +252,7 @@ pub fn write_report(
     records: &[CaseRecord],
     backend: &str,
     temperature: Option<f32>,
-    kind: &str,
+    (kind, protocol): (&str, crate::protocol::Protocol),
     out: &Path,
     html: bool,
 ) -> std::io::Result<UnitSummary> {
@@ -272,6 +272,12 @@ pub fn write_report(
         doc.text(format!("{} cases × {} samples at temperature {}; a sample passes when the normal call and every boundary call agree with the reference.", summary.cases, summary.samples, temperature_text(temperature)));
         doc
     };
+    doc.text(protocol.summary());
+    // Under AutoGEEval's preset its image metrics lead.
+    let paper_first = protocol.settings().paper_headline;
+    if paper_first {
+        autogeeval_metrics(&[(backend, &summary)], &mut doc);
+    }
     table_7(&[(backend, &summary)], &mut doc);
     let mut pass = Table::new("", ["pass@k", "value"]);
     for (k, v) in &summary.pass_at {
@@ -292,7 +298,9 @@ pub fn write_report(
     ]);
     doc.table(pass);
     doc.text(DEFINITIONS);
-    autogeeval_metrics(&[(backend, &summary)], &mut doc);
+    if !paper_first {
+        autogeeval_metrics(&[(backend, &summary)], &mut doc);
+    }
     let mut resources = Table::new(
         "Resources and efficiency (cf. AutoGEEval Tables 7–8)",
         [

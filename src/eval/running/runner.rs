@@ -218,6 +218,10 @@ pub struct Manifest {
     /// run's own bundle is in its record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<crate::provenance::EvalProvenance>,
+    /// The protocol the eval ran under (`--protocol`; `ours` in folders
+    /// written before it).
+    #[serde(default)]
+    pub protocol: crate::protocol::Protocol,
 }
 
 impl Manifest {
@@ -253,6 +257,7 @@ impl Manifest {
             mcts_rollout: false,
             interventions: 0,
             provenance: None,
+            protocol: crate::protocol::Protocol::Ours,
         }
     }
 }
@@ -295,9 +300,15 @@ impl Manifest {
     pub fn condition(&self) -> String {
         let defaults = [true, false, true, true, false, true];
         let mut label = self.backend.clone();
+        if self.protocol != crate::protocol::Protocol::Ours {
+            label.push_str(&format!(" · {}", self.protocol));
+        }
         if self.kind == SuiteKind::Steps {
             if self.archs.contains(&Arch::None) {
                 label.push_str(" · LLM alone");
+            }
+            if self.archs.contains(&Arch::Mcts) {
+                label.push_str(" · tree search");
             }
             if self.rag {
                 label.push_str(" · rag");
@@ -553,6 +564,7 @@ pub fn prepare_folder(
         ("temperature", old.temperature != manifest.temperature),
         ("gold_prefix", old.gold_prefix != manifest.gold_prefix),
         ("interventions", old.interventions != manifest.interventions),
+        ("protocol", old.protocol != manifest.protocol),
     ];
     let flag = if shard.is_some() {
         "--shard"
@@ -939,11 +951,13 @@ fn run_one(
         arch: item.arch,
         include_workflow: manifest.workflow,
         include_domain_knowledge: manifest.domain_knowledge,
+        protocol: manifest.protocol,
         hints: Vec::new(),
         limits: AgentLimits {
             max_rounds: options.max_rounds,
             budget: options.budget,
             context_window: options.context_window,
+            block_repeats: manifest.protocol.settings().dedup_blocks,
             ..AgentLimits::default()
         },
         dual: DualLimits::default(),

@@ -33,6 +33,7 @@ use serde_json::json;
 use crate::agent::converse::{
     converse, signalled, AgentLimits, ConverseLimits, OnText, Plain, RunState, Stop, Turn,
 };
+use crate::agent::mcts::step::{StepSearch, StepSearchLimits};
 use crate::agent::memory::ErrorMemory;
 use crate::agent::plan::step_done_spec;
 use crate::agent::run::{prepare_out, sandbox_limits};
@@ -123,12 +124,22 @@ pub struct StepMode {
     /// not match, the step's gold cell is shown once (a scripted stand-in
     /// for the person of GeoAgent's human-intervention mode); 0: never.
     pub interventions: usize,
+    /// `--arch mcts`: each step is refined by GeoAgent's tree search
+    /// ([`crate::agent::mcts::step`]) instead of the agent's conversation.
+    pub search: bool,
 }
 
 impl StepMode {
     /// `agent` or `LLM alone`, with `gold prefix` when set.
     pub fn label(&self) -> String {
-        let mut label = if self.alone { "LLM alone" } else { "agent" }.to_string();
+        let mut label = if self.alone {
+            "LLM alone"
+        } else if self.search {
+            "tree search"
+        } else {
+            "agent"
+        }
+        .to_string();
         if self.gold_prefix {
             label.push_str(" · gold prefix");
         }
@@ -152,6 +163,8 @@ pub struct StepLimits {
     pub budget: Duration,
     /// Per-cell time limit.
     pub cell_timeout: Duration,
+    /// The bounds of each step's tree search (`--arch mcts`).
+    pub search: StepSearchLimits,
 }
 
 /// One step of one run.
@@ -257,6 +270,22 @@ pub struct StepRunRecord {
     /// Why the run ended early, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<String>,
+    /// `--arch mcts`: the nodes its step searches made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<StepSearchTally>,
+}
+
+/// The nodes of a run's step searches, by how they were made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepSearchTally {
+    /// Candidates for a step's prompt.
+    pub samples: usize,
+    /// Regenerated from a prompt the model fixed (node-prompt update).
+    pub prompt_updates: usize,
+    /// Run after a prepended task defining undefined variables.
+    pub prepended_tasks: usize,
+    /// Steps split into smaller subtasks.
+    pub redecompositions: usize,
 }
 
 /// A run succeeds when every step passed.
@@ -382,6 +411,7 @@ pub fn run_one(
     let mut memory = ErrorMemory::in_memory();
     let mut ended: Option<String> = None;
     let mut results = Vec::new();
+    let mut search_counts = [0usize; 4];
     let n = task.task.steps.len();
     let labels = task.step_labels();
     for (i, step) in task.task.steps.iter().enumerate() {
@@ -420,6 +450,60 @@ pub fn run_one(
             goal: None,
             replan: None,
         }));
+        if mode.search {
+            let mut found = StepSearch {
+                backend: &mut *backend,
+                state: &mut state,
+                limits: &run_limits,
+                transcript: &mut transcript,
+                search: &limits.search,
+                context: &messages,
+            }
+            .run(&mut session, number, step.prompt.trim());
+            if let Some(mut fork) = found.session.take() {
+                // The session continues from the node that ran.
+                fork.set_rebuild_at_once(true);
+                drop(stopper);
+                session = fork;
+                stopper = crate::interrupt::CellStopper::start(session.canceller());
+            }
+            let ending = match &found.ended {
+                Some(e) => {
+                    ended = Some(format!("{e:?}"));
+                    "ended"
+                }
+                None => "step_done",
+            };
+            search_counts
+                .iter_mut()
+                .zip(found.counts)
+                .for_each(|(a, b)| *a += b);
+            // Later steps see the code this one ran.
+            messages.push(Message::text(
+                Role::User,
+                format!("Step {number} of {n}: {}", step.prompt.trim()),
+            ));
+            messages.push(Message::text(
+                Role::Assistant,
+                format!("```python\n{}\n```", found.code),
+            ));
+            let checked = run_check(&mut session, &step.check);
+            // No node ran: the type of the last failure.
+            let cell_error = match (&found.session, &found.last_error) {
+                (None, Some(line)) => Some(errors::classify_cell("Failed", line)),
+                _ => None,
+            };
+            results.push(judged_step(
+                &mut transcript,
+                task,
+                i,
+                &labels[i],
+                (ending, cell_error, checked),
+                &found.code,
+                0,
+            ));
+            continue;
+        }
         let brief = Message::text(
             Role::User,
             crate::agent::prompt::brief_with_docs(
@@ -493,7 +577,17 @@ pub fn run_one(
         of: Some(n),
         ..End::default()
     });
-    Ok(run_record(id, run, results, &state, ended))
+    let mut record = run_record(id, run, results, &state, ended);
+    if mode.search {
+        let [samples, prompt_updates, prepended_tasks, redecompositions] = search_counts;
+        record.search = Some(StepSearchTally {
+            samples,
+            prompt_updates,
+            prepended_tasks,
+            redecompositions,
+        });
+    }
+    Ok(record)
 }
 
 /// Step `i` + 1 judged after its attempt(s): its check against the
@@ -778,6 +872,7 @@ fn run_record(
         llm_seconds: state.llm_time.as_secs_f64(),
         sandbox_seconds: state.tool_time.as_secs_f64(),
         ended,
+        search: None,
     }
 }
 

@@ -425,7 +425,14 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
     let sweep = (cells.len() >= 2).then(|| sweep_of(&cells, &cell_records));
     let tasks = task_lines(&task_ids, &cell_records, &weights);
     let ablations = ablations(evals, &weights);
+    let mut protocols = Vec::new();
+    for eval in evals {
+        if !protocols.contains(&eval.manifest.protocol) {
+            protocols.push(eval.manifest.protocol);
+        }
+    }
     Report {
+        protocols,
         cost: super::cost::cost_accuracy(&cells),
         ablations,
         evals: evals.iter().map(|e| e.dir.clone()).collect(),

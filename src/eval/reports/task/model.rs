@@ -417,6 +417,8 @@ pub struct TaskCell {
 pub struct Report {
     /// The folders it covers.
     pub evals: Vec<PathBuf>,
+    /// The protocols they ran under, distinct, in folder order.
+    pub protocols: Vec<crate::protocol::Protocol>,
     /// Composite weights.
     pub weights: Weights,
     /// Runs without C_emb (their composite renormalised).
