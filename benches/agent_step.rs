@@ -92,6 +92,7 @@ fn measure(
         arch: Arch::Single,
         include_workflow: true,
         include_domain_knowledge: true,
+        protocol: gisclaw::protocol::Protocol::Ours,
         hints: Vec::new(),
         limits: AgentLimits::default(),
         dual: DualLimits::default(),

@@ -258,6 +258,7 @@ fn run_geoanalyst(
         arch: Arch::Single,
         include_workflow: true,
         include_domain_knowledge: true,
+        protocol: gisclaw::protocol::Protocol::Ours,
         hints: Vec::new(),
         limits: AgentLimits {
             max_rounds: ROUNDS,
@@ -306,11 +307,13 @@ fn run_geocode(
         step_failures: STEP_ROUNDS.1,
         budget: Duration::from_secs(900),
         cell_timeout: Duration::from_secs(60),
+        search: Default::default(),
     };
     let mode = gisclaw::eval::running::step_eval::StepMode {
         alone: false,
         gold_prefix: false,
         interventions: 0,
+        search: false,
     };
     let _ = gisclaw::eval::running::step_eval::run_one(
         zygote, &task, backend, out, 1, &limits, mode, None,
