@@ -17,8 +17,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::published::Wording;
-
 /// An evaluation protocol: gisclaw's defaults or one paper's setting.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -191,6 +189,18 @@ impl Paper {
     }
 }
 
+/// Which wording of a suite's tasks the model reads
+/// ([`crate::bench::published`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Wording {
+    /// The task file's own text (our enriched wording: GeoAnalystBench's
+    /// tasks with the parameters our data need written in).
+    #[default]
+    Suite,
+    /// The published table's text, verbatim, for tasks that name a row.
+    Published,
+}
+
 /// Which part of stdout an observation keeps when it is long.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum StdoutKeep {
@@ -231,16 +241,17 @@ pub struct Settings {
 impl Protocol {
     /// Whether the preset applies to a suite of `kind`; `Err` says, in one
     /// line, which suites it is for.
-    pub fn suits(self, kind: crate::bench::SuiteKind) -> Result<(), String> {
-        use crate::bench::SuiteKind::{Geojs, Steps, Tasks, Unit};
-        let (kinds, example): (&[crate::bench::SuiteKind], &str) = match self {
+    /// (`kind`: a suite kind's name, `tasks`, `steps`, `unit`, `geojs`.)
+    pub fn suits(self, kind: &str) -> Result<(), String> {
+        let (kinds, example): (&[&str], &str) = match self {
             Protocol::Ours => return Ok(()),
-            Protocol::GisclawPaper => (&[Tasks], "task suites (benchmarks/geoanalyst)"),
-            Protocol::GeoagentPaper => {
-                (&[Steps, Tasks], "step and task suites (benchmarks/geocode)")
-            }
-            Protocol::AutogeevalPaper => (&[Unit], "the unit suite (benchmarks/unit)"),
-            Protocol::GeojsevalPaper => (&[Geojs], "the GeoJSEval suite (benchmarks/geojs)"),
+            Protocol::GisclawPaper => (&["tasks"], "task suites (benchmarks/geoanalyst)"),
+            Protocol::GeoagentPaper => (
+                &["steps", "tasks"],
+                "step and task suites (benchmarks/geocode)",
+            ),
+            Protocol::AutogeevalPaper => (&["unit"], "the unit suite (benchmarks/unit)"),
+            Protocol::GeojsevalPaper => (&["geojs"], "the GeoJSEval suite (benchmarks/geojs)"),
         };
         if kinds.contains(&kind) {
             Ok(())
@@ -248,7 +259,7 @@ impl Protocol {
             Err(format!(
                 "--protocol {self}: {}'s setting is for {example}, not a {} suite",
                 self.paper().map_or("", Paper::title),
-                kind.name()
+                kind
             ))
         }
     }
@@ -565,16 +576,13 @@ mod tests {
 
     #[test]
     fn a_preset_is_refused_on_a_suite_it_is_not_for() {
-        use crate::bench::SuiteKind;
-        assert!(Protocol::GisclawPaper.suits(SuiteKind::Tasks).is_ok());
-        let err = Protocol::AutogeevalPaper
-            .suits(SuiteKind::Tasks)
-            .unwrap_err();
+        assert!(Protocol::GisclawPaper.suits("tasks").is_ok());
+        let err = Protocol::AutogeevalPaper.suits("tasks").unwrap_err();
         assert!(
             err.contains("AutoGEEval's setting is for the unit suite"),
             "{err}"
         );
-        assert!(Protocol::Ours.suits(SuiteKind::Geojs).is_ok());
+        assert!(Protocol::Ours.suits("geojs").is_ok());
     }
 
     #[test]

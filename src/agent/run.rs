@@ -142,6 +142,29 @@ pub type Reproducer = fn(
     &[String],
 ) -> anyhow::Result<crate::record::Reproduction>;
 
+/// The `start` event of a task run.
+fn start_event(
+    task: &str,
+    options: &RunOptions,
+    backend: &dyn ChatBackend,
+    session: &Session,
+) -> Start {
+    Start {
+        task: Some(task.to_string()),
+        arch: Some(options.arch.name().to_string()),
+        backend: Some(backend.describe()),
+        replay: Some(backend.is_replay()),
+        workflow: Some(options.include_workflow),
+        domain_knowledge: Some(options.include_domain_knowledge),
+        protocol: (options.protocol != crate::protocol::Protocol::Ours)
+            .then(|| options.protocol.name().to_string()),
+        rag: Some(options.docs.is_some()),
+        gisclaw: Some(env!("CARGO_PKG_VERSION").to_string()),
+        sandbox: serde_json::to_value(session.confinement()).ok(),
+        ..Start::default()
+    }
+}
+
 /// Prepares the output folder of a run and returns the session's folders:
 ///
 /// - `OUT/pred_results/` (fresh): the outputs, writable by the cells;
@@ -284,20 +307,7 @@ pub fn run_task(
     let task_prompt = prompt::task_prompt(&inputs);
     let mut transcript =
         Transcript::create(&out.join("transcript.jsonl")).context("creating the transcript")?;
-    transcript.record(Start {
-        task: Some(task.id.clone()),
-        arch: Some(options.arch.name().to_string()),
-        backend: Some(backend.describe()),
-        replay: Some(backend.is_replay()),
-        workflow: Some(options.include_workflow),
-        domain_knowledge: Some(options.include_domain_knowledge),
-        protocol: (options.protocol != crate::protocol::Protocol::Ours)
-            .then(|| options.protocol.name().to_string()),
-        rag: Some(options.docs.is_some()),
-        gisclaw: Some(env!("CARGO_PKG_VERSION").to_string()),
-        sandbox: serde_json::to_value(session.confinement()).ok(),
-        ..Start::default()
-    });
+    transcript.record(start_event(&task.id, options, &*backend, &session));
     let _stopper = crate::interrupt::CellStopper::start(session.canceller());
     let mut toolbox = Toolbox {
         session: &mut session,

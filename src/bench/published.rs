@@ -15,28 +15,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::bench::import::{read_table, Table, PINNED_SHA256};
+pub use crate::protocol::Wording;
 use crate::task::{LoadedTask, TaskError};
-
-/// Which wording of a suite's tasks the model reads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Wording {
-    /// The task file's own text (our enriched wording: GeoAnalystBench's
-    /// tasks with the parameters our data need written in).
-    #[default]
-    Suite,
-    /// The published table's text, verbatim, for tasks that name a row.
-    Published,
-}
-
-impl Wording {
-    /// How reports and records name it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Wording::Suite => "suite",
-            Wording::Published => "published",
-        }
-    }
-}
 
 /// The published text of one task.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -902,7 +902,7 @@ fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     let kind = SuiteKind::of(&suite);
     plan::check(kind, &asked(&args)).map_err(|e| UsageError(e.to_string()))?;
     let protocol = args.protocol.protocol;
-    protocol.suits(kind).map_err(UsageError)?;
+    protocol.suits(kind.name()).map_err(UsageError)?;
     args.limits.follow(protocol)?;
     if protocol != gisclaw::protocol::Protocol::Ours {
         say_err!("gisclaw: {}", protocol.summary());

@@ -451,57 +451,14 @@ pub fn run_one(
             replan: None,
         }));
         if mode.search {
-            let mut found = StepSearch {
-                backend: &mut *backend,
-                state: &mut state,
-                limits: &run_limits,
-                transcript: &mut transcript,
-                search: &limits.search,
-                context: &messages,
-            }
-            .run(&mut session, number, step.prompt.trim());
-            if let Some(mut fork) = found.session.take() {
-                // The session continues from the node that ran.
-                fork.set_rebuild_at_once(true);
-                drop(stopper);
-                session = fork;
-                stopper = crate::interrupt::CellStopper::start(session.canceller());
-            }
-            let ending = match &found.ended {
-                Some(e) => {
-                    ended = Some(format!("{e:?}"));
-                    "ended"
-                }
-                None => "step_done",
-            };
-            search_counts
-                .iter_mut()
-                .zip(found.counts)
-                .for_each(|(a, b)| *a += b);
-            // Later steps see the code this one ran.
-            messages.push(Message::text(
-                Role::User,
-                format!("Step {number} of {n}: {}", step.prompt.trim()),
-            ));
-            messages.push(Message::text(
-                Role::Assistant,
-                format!("```python\n{}\n```", found.code),
-            ));
-            let checked = run_check(&mut session, &step.check);
-            // No node ran: the type of the last failure.
-            let cell_error = match (&found.session, &found.last_error) {
-                (None, Some(line)) => Some(errors::classify_cell("Failed", line)),
-                _ => None,
-            };
-            results.push(judged_step(
-                &mut transcript,
-                task,
-                i,
-                &labels[i],
-                (ending, cell_error, checked),
-                &found.code,
-                0,
-            ));
+            let (result, step_ended) = searched_step(
+                (backend, &mut state, &run_limits, &mut transcript),
+                (&mut session, &mut stopper, &mut messages),
+                (task, i, &labels[i], &limits.search),
+                &mut search_counts,
+            );
+            ended = ended.or(step_ended);
+            results.push(result);
             continue;
         }
         let brief = Message::text(
@@ -588,6 +545,80 @@ pub fn run_one(
         });
     }
     Ok(record)
+}
+
+/// Step `i` + 1 refined by the tree search from `session`'s state
+/// (`--arch mcts`): the session continues from the node that ran, the
+/// conversation gains the step and its code, and the step is judged;
+/// with why the run ended, if it did during the search.
+#[allow(clippy::type_complexity)]
+fn searched_step(
+    (backend, state, run_limits, transcript): (
+        &mut dyn ChatBackend,
+        &mut RunState,
+        &AgentLimits,
+        &mut Transcript,
+    ),
+    (session, stopper, messages): (
+        &mut Session,
+        &mut crate::interrupt::CellStopper,
+        &mut Vec<Message>,
+    ),
+    (task, i, labels, search): (&LoadedStepTask, usize, &Labels, &StepSearchLimits),
+    counts: &mut [usize; 4],
+) -> (StepResult, Option<String>) {
+    let (number, n) = (i + 1, task.task.steps.len());
+    let step = &task.task.steps[i];
+    let mut found = StepSearch {
+        backend,
+        state,
+        limits: run_limits,
+        transcript: &mut *transcript,
+        search,
+        context: messages,
+    }
+    .run(session, number, step.prompt.trim());
+    if let Some(mut fork) = found.session.take() {
+        // The session continues from the node that ran.
+        fork.set_rebuild_at_once(true);
+        *session = fork;
+        *stopper = crate::interrupt::CellStopper::start(session.canceller());
+    }
+    let ended = found.ended.as_ref().map(|e| format!("{e:?}"));
+    let ending = if ended.is_some() {
+        "ended"
+    } else {
+        "step_done"
+    };
+    counts
+        .iter_mut()
+        .zip(found.counts)
+        .for_each(|(a, b)| *a += b);
+    // Later steps see the code this one ran.
+    messages.push(Message::text(
+        Role::User,
+        format!("Step {number} of {n}: {}", step.prompt.trim()),
+    ));
+    messages.push(Message::text(
+        Role::Assistant,
+        format!("```python\n{}\n```", found.code),
+    ));
+    let checked = run_check(session, &step.check);
+    // No node ran: the type of the last failure.
+    let cell_error = match (&found.session, &found.last_error) {
+        (None, Some(line)) => Some(errors::classify_cell("Failed", line)),
+        _ => None,
+    };
+    let result = judged_step(
+        transcript,
+        task,
+        i,
+        labels,
+        (ending, cell_error, checked),
+        &found.code,
+        0,
+    );
+    (result, ended)
 }
 
 /// Step `i` + 1 judged after its attempt(s): its check against the
