@@ -288,6 +288,19 @@ pub struct StepSearchTally {
     pub redecompositions: usize,
 }
 
+impl StepSearchTally {
+    /// The tally of node counts by origin (samples, prompt updates,
+    /// prepended tasks, re-decompositions).
+    fn of([samples, prompt_updates, prepended_tasks, redecompositions]: [usize; 4]) -> Self {
+        StepSearchTally {
+            samples,
+            prompt_updates,
+            prepended_tasks,
+            redecompositions,
+        }
+    }
+}
+
 /// A run succeeds when every step passed.
 impl ItemRecord for StepRunRecord {
     fn succeeded(&self) -> bool {
@@ -421,8 +434,7 @@ pub fn run_one(
             continue;
         }
         if mode.gold_prefix && i > 0 {
-            // A fresh session in its own folder that ran the gold of the
-            // steps before, and a conversation that shows that code.
+            // A fresh session that ran the gold of the steps before.
             drop(stopper);
             session = open(&workdir.join(format!("step-{number}")))?;
             stopper = crate::interrupt::CellStopper::start(session.canceller());
@@ -439,17 +451,7 @@ pub fn run_one(
                 ),
             ];
         }
-        let ask = if mode.alone {
-            "Answer with this step's code in one ```python block."
-        } else {
-            "Call step_done when this step is done."
-        };
-        transcript.record(Event::Step(StepStart {
-            step: number,
-            of: n,
-            goal: None,
-            replan: None,
-        }));
+        let ask = step_start(&mut transcript, mode, number, n);
         if mode.search {
             let (result, step_ended) = searched_step(
                 (backend, &mut state, &run_limits, &mut transcript),
@@ -535,16 +537,28 @@ pub fn run_one(
         ..End::default()
     });
     let mut record = run_record(id, run, results, &state, ended);
-    if mode.search {
-        let [samples, prompt_updates, prepended_tasks, redecompositions] = search_counts;
-        record.search = Some(StepSearchTally {
-            samples,
-            prompt_updates,
-            prepended_tasks,
-            redecompositions,
-        });
-    }
+    record.search = mode.search.then(|| StepSearchTally::of(search_counts));
     Ok(record)
+}
+
+/// Records the start of step `number` of `n`; what its brief asks for.
+fn step_start(
+    transcript: &mut Transcript,
+    mode: StepMode,
+    number: usize,
+    n: usize,
+) -> &'static str {
+    transcript.record(Event::Step(StepStart {
+        step: number,
+        of: n,
+        goal: None,
+        replan: None,
+    }));
+    if mode.alone {
+        "Answer with this step's code in one ```python block."
+    } else {
+        "Call step_done when this step is done."
+    }
 }
 
 /// Step `i` + 1 refined by the tree search from `session`'s state
