@@ -305,6 +305,10 @@ fn the_step_suites_tree_search_refines_failing_steps_through_a_scripted_server()
         text(&run)
     );
     assert_eq!(record["steps"][2]["passed"], false);
+    // A step whose search found a node that ran executed, though other
+    // nodes of its tree failed first.
+    assert_eq!(record["steps"][0]["executed"], true);
+    assert_eq!(record["steps"][1]["executed"], true);
     assert_eq!(
         record["search"],
         json!({ "samples": 2, "prompt_updates": 1, "prepended_tasks": 1, "redecompositions": 0 })

@@ -105,7 +105,7 @@ pub struct StepFound {
     pub counts: [usize; 4],
     /// The run ended during the search (rounds, budget, model failure).
     pub ended: Option<Ending>,
-    /// The error line of the last node that failed.
+    /// When no node ran: the error line of the last node that failed.
     pub last_error: Option<String>,
 }
 
@@ -380,7 +380,6 @@ impl StepSearch<'_> {
             }
             Ok(None)
         })();
-        found.last_error = nodes.iter().rev().find_map(|n| n.error.clone());
         for node in &nodes {
             let slot = match node.origin {
                 StepOrigin::Sample => 0,
@@ -395,10 +394,10 @@ impl StepSearch<'_> {
                 found.code = nodes[id].code.clone();
                 found.session = nodes[id].fork.take();
             }
-            Ok(None) => found.code = nodes.last().map(|n| n.code.clone()).unwrap_or_default(),
-            Err(ending) => {
+            Ok(None) | Err(_) => {
                 found.code = nodes.last().map(|n| n.code.clone()).unwrap_or_default();
-                found.ended = Some(ending);
+                found.last_error = nodes.iter().rev().find_map(|n| n.error.clone());
+                found.ended = outcome.err();
             }
         }
         found

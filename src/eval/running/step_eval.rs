@@ -619,10 +619,10 @@ fn searched_step(
     ));
     let checked = run_check(session, &step.check);
     // No node ran: the type of the last failure.
-    let cell_error = match (&found.session, &found.last_error) {
-        (None, Some(line)) => Some(errors::classify_cell("Failed", line)),
-        _ => None,
-    };
+    let cell_error = found
+        .last_error
+        .as_deref()
+        .map(|line| errors::classify_cell("Failed", line));
     let result = judged_step(
         transcript,
         task,
