@@ -99,6 +99,7 @@ fn measure(
         mcts: gisclaw::agent::mcts::MctsLimits::default(),
         sandbox: zygote.config().clone(),
         docs: None,
+        solutions: None,
         output_checks,
         vision_feedback: true,
         notebook: gisclaw::notebook::NotebookMode::Off,

@@ -274,6 +274,7 @@ fn run_geoanalyst(
             budget,
         ),
         docs: None,
+        solutions: None,
         output_checks: true,
         vision_feedback: false,
         notebook: gisclaw::notebook::NotebookMode::Off,
@@ -316,7 +317,14 @@ fn run_geocode(
         search: false,
     };
     let _ = gisclaw::eval::running::step_eval::run_one(
-        zygote, &task, backend, out, 1, &limits, mode, None,
+        zygote,
+        &task,
+        backend,
+        out,
+        1,
+        &limits,
+        mode,
+        (None, None),
     );
 }
 

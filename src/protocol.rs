@@ -91,6 +91,7 @@ impl Protocol {
                 stdout: StdoutKeep::Latest,
                 dedup_blocks: true,
                 paper_headline: true,
+                listing_1: true,
                 ..base
             },
             Protocol::GeoagentPaper => Settings {
@@ -98,6 +99,7 @@ impl Protocol {
                 top_p: Some(0.9),
                 max_tokens: Some(2048),
                 rag_when_named: true,
+                solutions_with_rag: true,
                 ..base
             },
             Protocol::AutogeevalPaper => Settings {
@@ -234,6 +236,11 @@ pub struct Settings {
     pub dedup_blocks: bool,
     /// Retrieve library docs only when the task or step names a library.
     pub rag_when_named: bool,
+    /// The system prompt is GISclaw's Listing 1.
+    pub listing_1: bool,
+    /// `--rag` also briefs each task with the suite's most similar other
+    /// solved task (GeoAgent's solutions corpus).
+    pub solutions_with_rag: bool,
     /// The report leads with the paper's figures.
     pub paper_headline: bool,
 }
@@ -422,26 +429,26 @@ pub const ELEMENTS: &[Element] = &[
     element(Gisclaw, "CodeBLEU", "Eq. 4: ¼ of n-gram, weighted n-gram, AST and data-flow", "the same (checked against the `codebleu` package)", Same),
     element(Gisclaw, "PNG outputs", "a vision model's five 1–5 grades (Gemini-2.5-Flash-Lite)", "SSIM against the gold figure", Substitutes("the `--vision-judge` model when given; otherwise SSIM, said in the report")),
     element(Gisclaw, "C_emb embedding", "text-embedding-3-large (3,072-d)", "all-MiniLM-L6-v2, bundled", Substitutes("MiniLM: the paper's model is only on OpenAI's servers")),
-    element(Gisclaw, "system prompt", "Listing 1 (list_files first, search_docs)", "ours: the data card in the prompt, inspection first", Ours("the schema card carries what list_files would; search_docs is offered with `--rag`")),
-    element(Gisclaw, "grid-size templates, pd.to_numeric auto-cast (Table 11)", "in the paper's tool layer", "absent: the model writes its own reads", Ours("not built")),
+    element(Gisclaw, "system prompt", "Listing 1 (list_files first, search_docs)", "ours: the data card in the prompt, inspection first", Sets("Listing 1 verbatim, its package lists from the sandbox, then the sandbox's facts; the search_docs line only with `--rag`, which offers the tool")),
+    element(Gisclaw, "tool layer (Table 11)", "flattened data paths, load_raster → ndarray + metadata, grid-size templates, pd.to_numeric auto-cast", "`list_files` flattens, `load_raster` gives (bands, H, W) + meta, `to_numeric_columns(df)`, `grid_template(bounds, cell_size)` (≤ 1,000,000 cells)", Substitutes("the same helpers, named in Listing 1's prompt: the model calls the cast and the grid template, the paper's tool layer applied them itself")),
     // GeoAgent
     element(Geoagent, "sampling", "temperature 0.6, top_p 0.9, 2,048 max tokens (experimental setup)", "the backend profile's", Sets("temperature 0.6, top_p 0.9, max_tokens 2048")),
     element(Geoagent, "when docs are retrieved", "only when the task names a library", "every task and step with `--rag`", Sets("only when the text names an indexed library")),
     element(Geoagent, "passages retrieved", "3 (RAG@3)", "3", Same),
-    element(Geoagent, "step suite architecture", "MCTS refines each subtask (§3.3)", "`--arch single`", Ours("the preset does not choose the architecture: give `--arch mcts`")),
+    element(Geoagent, "architecture", "MCTS refines each subtask (§3.3)", "`--arch single`", Sets("`--arch mcts` when `--arch` is not given (a `--replay-gold` has no candidates to search: the agent replays it, said on stderr)")),
     element(Geoagent, "subtask refinement", "node-prompt update, Prepend New Task on undefined variables, re-decomposition (Figs 3–4, appendix prompts)", "the same, under `--arch mcts` on a step suite (the appendix prompts; GeoAgent's public code repairs in place instead)", Same),
-    element(Geoagent, "retrieval corpora", "library docs, tutorials, solutions", "library docs and recipes", Ours("the solutions corpus is not built")),
+    element(Geoagent, "retrieval corpora", "library docs, tutorials, solutions", "library docs and recipes; the suite's other solutions with `--solutions`", Sets("`--rag` also briefs each task with the suite's most similar other task and its gold (BM25 over task text and code; never the task's own)")),
     element(Geoagent, "embedding model", "BBAI-embedding-001", "all-MiniLM-L6-v2 + BM25", Substitutes("MiniLM + BM25: the paper's model is not public")),
     // AutoGEEval
     element(Autogeeval, "sampling", "temperature 0.2, 4,096 max tokens (experimental setup)", "the backend profile's", Sets("temperature 0.2, max_tokens 4096")),
     element(Autogeeval, "time limit per case", "180 s (§4.3.6)", "120 s", Sets("180 s")),
     element(Autogeeval, "image metrics", "PSNR with peak 255 (Eq. 11), one global SSIM (Eq. 13)", "PSNR over the data range, windowed SSIM", Sets("the paper's pass@k leads the report; ours follow")),
     element(Autogeeval, "prompt", "Fig. 6 (published only as an image)", "ours", Ours("the prompt's text is not in the paper")),
-    element(Autogeeval, "error taxonomy", "Table 10: syntax (incl. missing imports), parameter, invalid answer, runtime (180 s), network", "ours: ImportError is a parameter error", Ours("not built")),
+    element(Autogeeval, "error taxonomy", "Table 10: syntax (incl. missing imports), parameter, invalid answer, runtime (180 s), network", "ours (ImportError a parameter error), with Table 10's five types beside it: missing imports as syntax, timeouts as runtime, the platform failing as network", Same),
     // GeoJSEval
     element(Geojseval, "sampling", "temperature 0.2, 16,384 max tokens (experimental setup)", "the backend profile's", Sets("temperature 0.2, max_tokens 16384")),
     element(Geojseval, "time limit per case", "30 s (§5.3.4)", "30 s", Same),
-    element(Geojseval, "prompt", "Fig. 7", "ours", Ours("not built")),
+    element(Geojseval, "prompt", "Fig. 7", "Fig. 7, verbatim, with the task's function", Same),
     element(Geojseval, "error taxonomy", "§5.3.4: syntax, attribute/parameter, output type, invalid answer, runtime (30 s), other (redundant imports)", "the same classes", Same),
 ];
 

@@ -3,12 +3,13 @@
 They exist because the raw library APIs trip agents up in known ways (see the
 GISclaw paper, Table 11): ``rasterio.open`` returns a reader object, not
 pixels; a 2-D array for a one-band raster is mistaken for band-indexed data;
-nested folders hide files; numbers arrive as strings.
+nested folders hide files; numbers arrive as strings; a city-wide grid at a
+fine cell size does not fit in memory.
 """
 
 import os
 
-__all__ = ["load_raster", "save_raster", "list_files", "to_numeric_columns"]
+__all__ = ["load_raster", "save_raster", "list_files", "to_numeric_columns", "grid_template"]
 
 
 def load_raster(path, masked=False):
@@ -110,3 +111,46 @@ def to_numeric_columns(df, columns=None):
             df[col] = parsed
             converted.append(col)
     return converted
+
+
+def grid_template(bounds, cell_size, max_cells=1_000_000):
+    """A regular grid over ``bounds`` ``(minx, miny, maxx, maxy)``.
+
+    The cell size is ``cell_size`` unless the grid would hold more than
+    ``max_cells`` cells; then it is coarsened (the smallest size that fits).
+    Returns a dict: ``xs`` and ``ys`` (cell centres, ``ys`` from north to
+    south, as raster rows run), ``width``, ``height``, ``cell_size`` (the
+    one used), ``coarsened`` (whether it was) and ``transform`` (an
+    ``affine.Affine`` for rasterio).
+    """
+    import math
+
+    import numpy as np
+    from affine import Affine
+
+    minx, miny, maxx, maxy = (float(b) for b in bounds)
+    if not (maxx > minx and maxy > miny):
+        raise ValueError(f"grid_template needs minx < maxx and miny < maxy, got {bounds!r}")
+    if not cell_size > 0 or not max_cells >= 1:
+        raise ValueError("grid_template needs cell_size > 0 and max_cells >= 1")
+    size = float(cell_size)
+    area = (maxx - minx) * (maxy - miny)
+    if area / (size * size) > max_cells:
+        size = math.sqrt(area / max_cells)
+    width = max(1, math.ceil((maxx - minx) / size))
+    height = max(1, math.ceil((maxy - miny) / size))
+    while width * height > max_cells:
+        size *= 1.001
+        width = max(1, math.ceil((maxx - minx) / size))
+        height = max(1, math.ceil((maxy - miny) / size))
+    xs = minx + size * (np.arange(width) + 0.5)
+    ys = maxy - size * (np.arange(height) + 0.5)
+    return {
+        "xs": xs,
+        "ys": ys,
+        "width": width,
+        "height": height,
+        "cell_size": size,
+        "coarsened": size != float(cell_size),
+        "transform": Affine(size, 0.0, minx, 0.0, -size, maxy),
+    }

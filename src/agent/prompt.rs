@@ -15,6 +15,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("task", include_str!("../../prompts/task.md.j2")),
     ("planner", include_str!("../../prompts/planner.md.j2")),
     ("step", include_str!("../../prompts/step.md.j2")),
+    ("sandbox", include_str!("../../prompts/sandbox.md.j2")),
+    (
+        "gisclaw_paper",
+        include_str!("../../prompts/gisclaw_paper.md.j2"),
+    ),
 ];
 
 /// Infrastructure distributions left out of the prompt's package list (they
@@ -126,6 +131,9 @@ pub struct PromptInputs<'a> {
     pub blocked: &'a [BlockedImport],
     /// Whether the run has `search_docs` (`--rag`).
     pub docs: bool,
+    /// The system prompt is GISclaw's Listing 1 (`--protocol
+    /// gisclaw-paper`) instead of ours.
+    pub listing_1: bool,
 }
 
 /// The bundled templates, compiled once.
@@ -200,6 +208,23 @@ pub fn data_listing(dir: Option<&Path>, shown_as: &str) -> String {
 
 /// The system prompt of the single agent.
 pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
+    if inputs.listing_1 {
+        let sandbox = sandbox_section(
+            inputs.data_path,
+            &inputs.packages,
+            inputs.blocked,
+            inputs.docs,
+        );
+        return render(
+            "gisclaw_paper",
+            context! {
+                packages => inputs.packages,
+                blocked => inputs.blocked,
+                docs => inputs.docs,
+                sandbox => sandbox,
+            },
+        );
+    }
     sandbox_system_prompt(
         inputs.data_path,
         &inputs.packages,
@@ -219,6 +244,23 @@ pub fn sandbox_system_prompt(
 ) -> String {
     render(
         "single",
+        context! {
+            blocked => blocked,
+            sandbox => sandbox_section(data_path, packages, blocked, docs),
+        },
+    )
+}
+
+/// The sandbox's facts both system prompts end with: paths, pre-imports
+/// and helpers, packages, refused modules, and `search_docs` with `--rag`.
+fn sandbox_section(
+    data_path: &str,
+    packages: &[String],
+    blocked: &[BlockedImport],
+    docs: bool,
+) -> String {
+    render(
+        "sandbox",
         context! {
             data_path => data_path,
             packages => packages,
@@ -250,6 +292,29 @@ pub fn brief_with_docs(
         Some(section) => format!("{brief}\n\n{section}"),
         None => brief,
     }
+}
+
+/// `brief` with the suite's solved task most like `query` appended (never
+/// task `own`'s: `(query, own)`), when the run has the solutions corpus
+/// (`--solutions`, GeoAgent's third corpus); the retrieval goes to the
+/// transcript.
+pub fn brief_with_solutions(
+    solutions: Option<&crate::knowledge::solutions::Solutions>,
+    brief: String,
+    (query, own): (&str, &str),
+    transcript: &mut crate::record::Transcript,
+) -> String {
+    let Some(solutions) = solutions else {
+        return brief;
+    };
+    let (brief, hits) = solutions.brief(brief, query, own);
+    transcript.record(crate::record::Event::Retrieval(crate::record::Retrieval {
+        for_what: "solutions".to_string(),
+        query: query.to_string(),
+        libraries: Vec::new(),
+        hits,
+    }));
+    brief
 }
 
 /// The task prompt (the first user message).
@@ -311,6 +376,7 @@ mod tests {
             packages: vec!["geopandas 1.2.0".into()],
             blocked: &blocked,
             docs: false,
+            listing_1: false,
         };
         let text = task_prompt(&inputs);
         for needle in [
@@ -340,6 +406,7 @@ mod tests {
             packages: Vec::new(),
             blocked: &blocked,
             docs: false,
+            listing_1: false,
         });
         assert!(!no_workflow.contains("1. load 2. map"));
         assert!(no_workflow.contains("Use 100 m cells."));
@@ -360,12 +427,45 @@ mod tests {
             packages: vec!["geopandas 1.2.0".into(), "rasterio 1.4.4".into()],
             blocked: &blocked,
             docs: false,
+            listing_1: false,
         });
         assert!(text.contains("geopandas 1.2.0, rasterio 1.4.4"), "{text}");
         assert!(text.contains("`pykrige` → scipy.interpolate"), "{text}");
         assert!(text.contains("Never import arcpy"), "{text}");
         assert!(text.contains("plt.savefig"), "{text}");
         assert!(!text.contains("search_docs"), "{text}");
+        // GISclaw's Listing 1, as published, with the sandbox's facts.
+        let listing = system_prompt(&PromptInputs {
+            task: &t,
+            include_workflow: true,
+            include_domain_knowledge: true,
+            hints: &[],
+            data_path: "data/",
+            data_dir: None,
+            schema_card: None,
+            packages: vec!["geopandas 1.2.0".into()],
+            blocked: &blocked,
+            docs: true,
+            listing_1: true,
+        });
+        for line in [
+            "You are a GIS analyst agent. Solve geospatial\nanalysis tasks step-by-step using tools.\n## Basic Guidelines\n1. Start by calling list_files to see available data.",
+            "3. If unsure about a library API or GIS method,\ncall search_docs to look it up.\n4. Save outputs to pred_results/ before finish.",
+            "plt.savefig(..., dpi=150, bbox_inches='tight')\n## Available Packages (ONLY use these)\ngeopandas 1.2.0\nNOT available (do NOT import): arcpy",
+            "pykrige -> scipy.interpolate",
+            "grid_template(bounds, cell_size)",
+            "The input data is in `data/`",
+        ] {
+            assert!(listing.contains(line), "{line}\n---\n{listing}");
+        }
+        // Ours keeps its own rules, and the sandbox part both share.
+        assert!(
+            text.contains("## Rules\n1. Schema analysis first"),
+            "{text}"
+        );
+        assert!(text.contains("## Sandbox\n- Working directory"), "{text}");
+        assert!(!text.contains("Basic Guidelines"), "{text}");
+        assert!(!listing.contains("## Rules"), "{listing}");
         // With --rag the prompt says the tool exists and when to call it.
         let rag = sandbox_system_prompt("data/", &[], &blocked, true);
         assert!(

@@ -114,6 +114,9 @@ pub struct RunOptions {
     pub sandbox: SandboxConfig,
     /// The library-docs index for `search_docs` (`--rag`).
     pub docs: Option<std::sync::Arc<crate::knowledge::Library>>,
+    /// The suite's solutions corpus (`--solutions`): the task is briefed
+    /// with the other task most like it, with its gold.
+    pub solutions: Option<std::sync::Arc<crate::knowledge::solutions::Solutions>>,
     /// Output checks after cells that write under `pred_results/`, and one
     /// refused `finish` while they fail (`--no-output-checks` clears it).
     pub output_checks: bool,
@@ -302,12 +305,19 @@ pub fn run_task(
         packages: packages.clone(),
         blocked: &zygote.config().blocked_imports,
         docs: options.docs.is_some(),
+        listing_1: options.protocol.settings().listing_1,
     };
     let system = prompt::system_prompt(&inputs);
     let task_prompt = prompt::task_prompt(&inputs);
     let mut transcript =
         Transcript::create(&out.join("transcript.jsonl")).context("creating the transcript")?;
     transcript.record(start_event(&task.id, options, &*backend, &session));
+    let task_prompt = prompt::brief_with_solutions(
+        options.solutions.as_deref(),
+        task_prompt,
+        (&task.instruction, &task.id),
+        &mut transcript,
+    );
     let _stopper = crate::interrupt::CellStopper::start(session.canceller());
     let mut toolbox = Toolbox {
         session: &mut session,

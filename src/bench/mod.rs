@@ -17,6 +17,7 @@ pub mod load;
 pub mod published;
 pub use crate::labels;
 pub mod select;
+pub mod solutions;
 pub mod steps;
 pub mod unit;
 pub mod verify;

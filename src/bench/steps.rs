@@ -87,6 +87,15 @@ pub struct LoadedStepTask {
     pub expected: Vec<Answer>,
 }
 
+impl StepTask {
+    /// The task's text as a retrieval query: its context and every step's
+    /// prompt.
+    pub fn query(&self) -> String {
+        let steps: Vec<&str> = self.steps.iter().map(|s| s.prompt.trim()).collect();
+        format!("{} {}", self.context.trim(), steps.join(" "))
+    }
+}
+
 /// True when the task file is a step task (it has a top-level `steps:`).
 pub fn is_step_task(path: &Path) -> bool {
     std::fs::read_to_string(path).is_ok_and(|t| t.lines().any(|l| l.starts_with("steps:")))

@@ -330,6 +330,7 @@ pub fn verify_task_within(
         mcts: crate::agent::mcts::MctsLimits::default(),
         sandbox: sandbox_limits(zygote.config(), Duration::from_secs(300), budget),
         docs: None,
+        solutions: None,
         // The gold is the reference: its replay is not told about its outputs.
         output_checks: false,
         vision_feedback: false,

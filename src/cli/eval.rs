@@ -122,9 +122,10 @@ pub struct EvalRunArgs {
     /// The suite folder (its */task.yaml).
     #[arg(long, value_name = "DIR")]
     pub suite: Option<PathBuf>,
-    /// Architectures.
-    #[arg(long, value_enum, default_value = "single")]
-    pub arch: ArchChoice,
+    /// Architectures [default: single; mcts under `--protocol
+    /// geoagent-paper`, as GeoAgent's setting has it].
+    #[arg(long, value_enum)]
+    pub arch: Option<ArchChoice>,
     /// Runs per task and architecture.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
@@ -170,6 +171,11 @@ pub struct EvalRunArgs {
     /// (`gisclaw knowledge build` once).
     #[arg(long)]
     pub rag: bool,
+    /// Brief each task (each step task) with the suite's solved task most
+    /// like it, with its gold solution — never the task's own (GeoAgent's
+    /// solutions corpus; `--protocol geoagent-paper` with `--rag` sets it).
+    #[arg(long)]
+    pub solutions: bool,
     /// Do not look inside the outputs after each cell (blank images,
     /// NaN rasters, empty layers, wrong places), nor answer a `finish` with
     /// failing checks once (an ablation).
@@ -711,7 +717,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let (alone, search) = match args.arch {
+    let (alone, search) = match arch_choice(args, &source) {
         ArchChoice::Single => (false, false),
         ArchChoice::None => (true, false),
         ArchChoice::Mcts => (false, true),
@@ -752,6 +758,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
             Vec::new()
         },
         rag: args.rag,
+        solutions: wants_solutions(args),
         gold_prefix: mode.gold_prefix,
         interventions: mode.interventions,
         protocol: args.protocol.protocol,
@@ -784,6 +791,10 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         },
     };
     let docs = super::common::open_docs_under(args.rag, args.protocol.protocol)?;
+    let solutions = wants_solutions(args)
+        .then(|| gisclaw::bench::solutions::of_steps(&tasks))
+        .transpose()
+        .map_err(|e| UsageError(format!("--solutions: {e}")))?;
     let progress = Progress::new("runs");
     let failed = step_eval::run_step_eval(
         &zygote,
@@ -794,7 +805,7 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         args.jobs,
         &limits,
         mode,
-        docs.as_deref(),
+        (docs.as_deref(), solutions.as_ref()),
         &|e| progress.event(e),
     )
     .map_err(|e| UsageError(e.to_string()))?;
@@ -943,7 +954,7 @@ fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
     if protocol == gisclaw::protocol::Protocol::GisclawPaper && vision_judge.is_none() {
         say_err!("gisclaw: PNG outputs are scored by SSIM against the gold figure: the paper grades them with a vision model (give --vision-judge MODEL)");
     }
-    let archs = archs_of(args.arch);
+    let archs = archs_of(arch_choice(&args, &source));
     plan::check_source(&tasks, &archs, args.runs, &source, args.max_cost)
         .map_err(|e| UsageError(e.to_string()))?;
     let shard = args
@@ -966,6 +977,7 @@ fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         workflow: !args.no_workflow,
         domain_knowledge: !args.no_domain_knowledge,
         rag: args.rag,
+        solutions: wants_solutions(&args),
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         shards,
@@ -992,6 +1004,11 @@ fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         ops,
         embedder: load_embedder(),
         docs: super::common::open_docs_under(args.rag, protocol)?,
+        solutions: wants_solutions(&args)
+            .then(|| gisclaw::bench::solutions::of_tasks(&tasks))
+            .transpose()
+            .map_err(|e| UsageError(format!("--solutions: {e}")))?
+            .map(std::sync::Arc::new),
         judge,
         vision_judge,
         mcts: args.mcts.limits(),
@@ -1092,6 +1109,30 @@ fn asked(args: &EvalRunArgs) -> plan::Asked {
         shard: args.shard.is_some(),
         runs: args.runs,
     }
+}
+
+/// Whether the tasks are briefed with the suite's solutions: `--solutions`,
+/// or `--rag` under a protocol whose retrieval has them (GeoAgent's).
+fn wants_solutions(args: &EvalRunArgs) -> bool {
+    args.solutions || (args.rag && args.protocol.protocol.settings().solutions_with_rag)
+}
+
+/// The `--arch` given, else the protocol's: GeoAgent's setting searches a
+/// tree (`mcts`) — except over `--replay-gold`, which has no candidates to
+/// search and runs the agent, said on stderr — and every other runs
+/// `single`.
+fn arch_choice(args: &EvalRunArgs, source: &BackendSource) -> ArchChoice {
+    if let Some(arch) = args.arch {
+        return arch;
+    }
+    if args.protocol.protocol != gisclaw::protocol::Protocol::GeoagentPaper {
+        return ArchChoice::Single;
+    }
+    if matches!(source, BackendSource::Gold) {
+        say_err!("gisclaw: --protocol geoagent-paper: the tree search has no candidates to search in --replay-gold; the agent (--arch single) replays the gold");
+        return ArchChoice::Single;
+    }
+    ArchChoice::Mcts
 }
 
 /// The architectures an `--arch` choice names, in order.

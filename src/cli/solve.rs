@@ -299,6 +299,7 @@ pub fn run(mut args: SolveArgs) -> anyhow::Result<ExitCode> {
         mcts: args.mcts.limits(),
         sandbox,
         docs: open_docs_under(args.rag, preset)?,
+        solutions: None,
         output_checks: !args.no_output_checks,
         vision_feedback: !args.no_vision_feedback,
         notebook: args.notebook,

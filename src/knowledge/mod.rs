@@ -15,6 +15,7 @@ pub mod recipes;
 pub mod removed;
 pub mod retrieve;
 pub mod search;
+pub mod solutions;
 
 use std::path::{Path, PathBuf};
 

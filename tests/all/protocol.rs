@@ -226,6 +226,16 @@ fn each_function_level_and_step_preset_runs_a_replay_gold_eval_and_says_so() {
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
         let said = format!("Protocol: `{protocol}` ({paper}'s setting)");
         assert!(md.contains(&said), "{protocol}: {md}");
+        if protocol == "geoagent-paper" {
+            // The preset's tree search has nothing to search in a gold
+            // replay: the agent replays it, and says so.
+            assert!(
+                String::from_utf8_lossy(&run.stderr)
+                    .contains("the agent (--arch single) replays the gold"),
+                "{}",
+                text(&run)
+            );
+        }
     }
     // A preset on a suite it is not for is refused in one line.
     let wrong = eval(
@@ -281,8 +291,9 @@ fn the_step_suites_tree_search_refines_failing_steps_through_a_scripted_server()
             "1",
             "--runs",
             "1",
-            "--arch",
-            "mcts",
+            // GeoAgent's setting searches the tree without `--arch mcts`.
+            "--protocol",
+            "geoagent-paper",
             "--mcts-width",
             "1",
             "--max-rounds",
@@ -313,11 +324,19 @@ fn the_step_suites_tree_search_refines_failing_steps_through_a_scripted_server()
         record["search"],
         json!({ "samples": 2, "prompt_updates": 1, "prepended_tasks": 1, "redecompositions": 0 })
     );
-    // The requests carried GeoAgent's prompts, in order.
-    let asked: Vec<String> = server
+    // The requests carried GeoAgent's sampling and prompts, in order.
+    let requests: Vec<_> = server
         .requests()
-        .iter()
+        .into_iter()
         .filter(|r| r.line.contains("chat/completions"))
+        .collect();
+    for r in &requests {
+        assert_eq!(r.body["temperature"], json!(0.6), "{}", r.body);
+        assert_eq!(r.body["top_p"], json!(0.9), "{}", r.body);
+        assert_eq!(r.body["max_tokens"], json!(2048), "{}", r.body);
+    }
+    let asked: Vec<String> = requests
+        .iter()
         .map(|r| r.body["messages"].as_array().unwrap().last().unwrap()["content"].to_string())
         .collect();
     assert!(

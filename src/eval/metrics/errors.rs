@@ -100,6 +100,84 @@ pub const GEOAGENT_TYPES: [&str; 4] = [
     "general code",
 ];
 
+/// AutoGEEval's error types (its §3.4 error detection and Table 10), in
+/// Table 10's column order.
+pub const AUTOGEEVAL_TYPES: [&str; 5] = [
+    "ParameterError",
+    "InvalidAnswer",
+    "SyntaxError",
+    "RuntimeError",
+    "NetworkError",
+];
+
+/// AutoGEEval's type of a failing sample, from gisclaw's type and the first
+/// failing call's problem text. Its syntax errors include missing module
+/// imports (an `ImportError`, a module refused by the Package Constraint,
+/// or a `NameError` on a module's usual name such as `np`); its parameter
+/// errors are every other failure of code that ran ("has no attribute",
+/// "not found", missing arguments: AutoGEEval has no class for other
+/// exceptions); invalid answers include a wrong output type; its runtime
+/// errors are timeouts (180 s in the paper); its network errors are the
+/// executing platform failing, gisclaw's infrastructure.
+pub fn autogeeval_type(error: ErrorType, problem: &str) -> &'static str {
+    match error {
+        ErrorType::Syntax | ErrorType::BlockedImport => "SyntaxError",
+        ErrorType::AttributeParameter if missing_import(problem) => "SyntaxError",
+        ErrorType::AttributeParameter | ErrorType::Runtime | ErrorType::Other => "ParameterError",
+        ErrorType::OutputType | ErrorType::InvalidAnswer => "InvalidAnswer",
+        ErrorType::Timeout => "RuntimeError",
+        ErrorType::Infrastructure => "NetworkError",
+    }
+}
+
+/// Module names code uses without importing them (`np` for numpy): a
+/// `NameError` on one of them is a missing import.
+const MODULE_NAMES: &[&str] = &[
+    "np",
+    "numpy",
+    "pd",
+    "pandas",
+    "gpd",
+    "geopandas",
+    "plt",
+    "matplotlib",
+    "ee",
+    "math",
+    "os",
+    "re",
+    "json",
+    "sys",
+    "rasterio",
+    "shapely",
+    "scipy",
+    "xr",
+    "xarray",
+    "pyproj",
+    "fiona",
+    "datetime",
+    "random",
+    "statistics",
+    "itertools",
+    "collections",
+    "functools",
+    "sklearn",
+];
+
+/// Whether a problem text is a missing module import: an `ImportError` /
+/// `ModuleNotFoundError`, or a `NameError` on a module's usual name.
+fn missing_import(problem: &str) -> bool {
+    if problem.contains("ImportError") || problem.contains("ModuleNotFoundError") {
+        return true;
+    }
+    let Some(at) = problem.find("NameError: name '") else {
+        return false;
+    };
+    let rest = &problem[at + "NameError: name '".len()..];
+    rest.split('\'')
+        .next()
+        .is_some_and(|name| MODULE_NAMES.contains(&name))
+}
+
 /// The type of a failed cell from its transcript status (`Error`,
 /// `TimedOut…`, `Crashed…`, `Cancelled…`) and observation text.
 pub fn classify_cell(status: &str, observation_text: &str) -> ErrorType {
@@ -239,6 +317,57 @@ mod tests {
         // Every gisclaw type but infrastructure is one of GeoAgent's.
         for e in ErrorType::ALL {
             assert!(geoagent_type(e).is_none_or(|t| GEOAGENT_TYPES.contains(&t)));
+        }
+    }
+
+    #[test]
+    fn autogeeval_types_follow_its_table_10() {
+        use ErrorType::*;
+        // Missing imports are syntax errors (its §3.4), other attribute and
+        // name errors parameter errors.
+        let t = autogeeval_type;
+        assert_eq!(
+            t(
+                AttributeParameter,
+                "raised ModuleNotFoundError: No module named 'pykrige'"
+            ),
+            "SyntaxError"
+        );
+        assert_eq!(
+            t(
+                AttributeParameter,
+                "ImportError: cannot import name 'x' from 'y'"
+            ),
+            "SyntaxError"
+        );
+        assert_eq!(
+            t(AttributeParameter, "NameError: name 'np' is not defined"),
+            "SyntaxError"
+        );
+        assert_eq!(
+            t(
+                AttributeParameter,
+                "NameError: name 'result' is not defined"
+            ),
+            "ParameterError"
+        );
+        assert_eq!(
+            t(
+                AttributeParameter,
+                "AttributeError: 'Image' object has no attribute 'bands'"
+            ),
+            "ParameterError"
+        );
+        assert_eq!(t(BlockedImport, "arcpy is not available"), "SyntaxError");
+        assert_eq!(t(Syntax, ""), "SyntaxError");
+        // Other exceptions of code that ran: parameter errors ("not found").
+        assert_eq!(t(Runtime, "KeyError: 'B4 not found'"), "ParameterError");
+        assert_eq!(t(OutputType, ""), "InvalidAnswer");
+        assert_eq!(t(InvalidAnswer, ""), "InvalidAnswer");
+        assert_eq!(t(Timeout, ""), "RuntimeError");
+        assert_eq!(t(Infrastructure, ""), "NetworkError");
+        for e in ErrorType::ALL {
+            assert!(AUTOGEEVAL_TYPES.contains(&t(e, "")));
         }
     }
 

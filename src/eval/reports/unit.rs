@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::eval::metrics::breakdown::{
     breakdown, count_and_share, Breakdown, Item, DIFFICULTY_RULE,
 };
-use crate::eval::metrics::errors::ErrorType;
+use crate::eval::metrics::errors::{self, ErrorType};
 use crate::eval::metrics::stats;
 use crate::eval::reports::document::{f2, f3, Document, Table};
 use crate::eval::reports::labels;
@@ -59,6 +59,9 @@ pub struct UnitSummary {
     pub stability_adjusted_pass_at: f64,
     /// Failing samples by error type.
     pub errors: BTreeMap<String, usize>,
+    /// Failing samples by AutoGEEval's error types (Table 10,
+    /// [`errors::autogeeval_type`]).
+    pub autogeeval_errors: BTreeMap<String, usize>,
     /// Mean prompt + completion tokens per sample (AutoGEEval's Tok.).
     pub tokens_per_sample: f64,
     /// Mean seconds waiting for the model per sample (In.T).
@@ -173,9 +176,18 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
         f64::NAN
     };
     let mut errors = BTreeMap::new();
+    let mut autogeeval_errors = BTreeMap::new();
     for s in records.iter().flat_map(|r| &r.samples) {
         if let Some(e) = s.error {
             *errors.entry(e.name().to_string()).or_insert(0) += 1;
+            let problem = s
+                .calls
+                .iter()
+                .find_map(|c| c.problem.as_deref())
+                .unwrap_or("");
+            *autogeeval_errors
+                .entry(errors::autogeeval_type(e, problem).to_string())
+                .or_insert(0) += 1;
         }
     }
     let all: Vec<&crate::eval::running::unit_eval::SampleRecord> =
@@ -210,6 +222,7 @@ pub fn summarise(records: &[CaseRecord]) -> UnitSummary {
         cv_pass_at,
         stability_adjusted_pass_at: stats::stability_adjusted(top, cv_pass_at),
         errors,
+        autogeeval_errors,
         tokens_per_sample: tokens,
         seconds_per_sample: seconds,
         code_lines_per_sample: lines,
@@ -334,6 +347,9 @@ pub fn write_report(
         errors.row(["(none: every sample passed)", "0"]);
     }
     doc.table(errors);
+    if kind != "geojs" {
+        autogeeval_table_10(&[(backend, &summary)], &mut doc);
+    }
     figure_8(&[(backend, &summary)], out, &mut doc);
     labels::one(&summary.by_label, "cases", DIFFICULTY_RULE, &mut doc);
     draw_charts(
@@ -906,6 +922,32 @@ fn ranks_and_errors(
         errors.row(row);
     }
     doc.table(errors);
+    let named: Vec<(&str, &UnitSummary)> = models
+        .iter()
+        .zip(summaries)
+        .map(|(m, s)| (m.label.as_str(), s))
+        .collect();
+    autogeeval_table_10(&named, doc);
+}
+
+/// AutoGEEval's Table 10: each model's failing samples by its five error
+/// types, as shares (with counts).
+fn autogeeval_table_10(models: &[(&str, &UnitSummary)], doc: &mut Document) {
+    let mut columns = vec!["model".to_string()];
+    columns.extend(errors::AUTOGEEVAL_TYPES.iter().map(|t| t.to_string()));
+    let mut table = Table::new("Failing samples by AutoGEEval's error types (its Table 10)", columns)
+        .with_note("As AutoGEEval defines them: SyntaxError includes missing module imports (ImportError, a module the Package Constraint refuses, a NameError on a module's usual name such as `np`); ParameterError is every other failure of code that ran; InvalidAnswer includes a wrong output type; RuntimeError is a case stopped at its time limit (the paper's is 180 s, which `--protocol autogeeval-paper` sets); NetworkError is the executing platform failing (gisclaw's `infrastructure`). Each cell: the share of the model's failing samples, and their count.");
+    for (model, s) in models {
+        let total: usize = s.autogeeval_errors.values().sum();
+        let mut row = vec![model.to_string()];
+        row.extend(
+            errors::AUTOGEEVAL_TYPES
+                .iter()
+                .map(|t| count_and_share(s.autogeeval_errors.get(*t).copied().unwrap_or(0), total)),
+        );
+        table.row(row);
+    }
+    doc.table(table);
 }
 
 #[cfg(test)]
@@ -924,6 +966,59 @@ mod tests {
             tokens_out: 5,
             llm_seconds: 0.0,
         }
+    }
+
+    #[test]
+    fn failing_samples_are_counted_by_autogeevals_table_10_types() {
+        // Four failing samples: a missing import and an unknown attribute
+        // (both ours `attribute_parameter`), a timeout, a wrong answer.
+        let failing = |error: ErrorType, problem: &str| SampleRecord {
+            calls: vec![CallResult {
+                key: "numpy/a".into(),
+                passed: false,
+                problem: Some(problem.into()),
+                autogeeval: None,
+            }],
+            ..sample(false, Some(error))
+        };
+        let case = CaseRecord {
+            library: "numpy".into(),
+            case: "a".into(),
+            labels: Default::default(),
+            samples: vec![
+                failing(
+                    ErrorType::AttributeParameter,
+                    "raised NameError: name 'np' is not defined",
+                ),
+                failing(
+                    ErrorType::AttributeParameter,
+                    "raised AttributeError: 'x' has no attribute 'y'",
+                ),
+                failing(ErrorType::Timeout, "did not end within 180 s"),
+                failing(ErrorType::InvalidAnswer, "3 != 4"),
+                sample(true, None),
+            ],
+        };
+        let s = summarise(&[case]);
+        assert_eq!(s.errors["attribute_parameter"], 2);
+        let want: BTreeMap<String, usize> = [
+            ("SyntaxError", 1),
+            ("ParameterError", 1),
+            ("RuntimeError", 1),
+            ("InvalidAnswer", 1),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(s.autogeeval_errors, want);
+        let mut doc = Document::default();
+        autogeeval_table_10(&[("m", &s)], &mut doc);
+        assert!(
+            doc.markdown()
+                .contains("| m | 1 (25.0 %) | 1 (25.0 %) | 1 (25.0 %) | 1 (25.0 %) | 0 |"),
+            "{}",
+            doc.markdown()
+        );
     }
 
     #[test]

@@ -183,6 +183,10 @@ pub struct Manifest {
     /// Whether the agent had `search_docs` (`--rag`).
     #[serde(default)]
     pub rag: bool,
+    /// Whether each task was briefed with the suite's most similar other
+    /// solved task (`--solutions`, GeoAgent's solutions corpus).
+    #[serde(default)]
+    pub solutions: bool,
     /// The gisclaw version that started it.
     pub gisclaw: String,
     /// The suite's kind (`tasks` by default): which report the folder gets.
@@ -247,6 +251,7 @@ impl Manifest {
             workflow: false,
             domain_knowledge: true,
             rag: false,
+            solutions: false,
             gisclaw: env!("CARGO_PKG_VERSION").to_string(),
             kind,
             output_checks: false,
@@ -272,18 +277,19 @@ fn yes() -> bool {
 
 /// The ablation flags an eval folder records, as (name, on) pairs: what
 /// `eval report A B` compares when two folders differ in exactly one.
-pub const ABLATIONS: [&str; 6] = [
+pub const ABLATIONS: [&str; 7] = [
     "workflow",
     "rag",
     "output checks",
     "vision feedback",
     "mcts rollout",
     "domain knowledge",
+    "solutions",
 ];
 
 impl Manifest {
     /// The value of each of [`ABLATIONS`] in this folder.
-    pub fn ablations(&self) -> [bool; 6] {
+    pub fn ablations(&self) -> [bool; 7] {
         [
             self.workflow,
             self.rag,
@@ -291,6 +297,7 @@ impl Manifest {
             self.vision_feedback,
             self.mcts_rollout,
             self.domain_knowledge,
+            self.solutions,
         ]
     }
 
@@ -298,7 +305,7 @@ impl Manifest {
     /// no workflow · rag`), so folders of an ablation get their own rows;
     /// a step suite's with its mode (`· LLM alone`, `· gold prefix`).
     pub fn condition(&self) -> String {
-        let defaults = [true, false, true, true, false, true];
+        let defaults = [true, false, true, true, false, true, false];
         let mut label = self.backend.clone();
         if self.protocol != crate::protocol::Protocol::Ours {
             label.push_str(&format!(" · {}", self.protocol));
@@ -312,6 +319,9 @@ impl Manifest {
             }
             if self.rag {
                 label.push_str(" · rag");
+            }
+            if self.solutions {
+                label.push_str(" · solutions");
             }
             if self.gold_prefix {
                 label.push_str(" · gold prefix");
@@ -391,6 +401,8 @@ pub struct EvalOptions {
     pub embedder: Option<Arc<Embedder>>,
     /// The library-docs index for `search_docs` (`--rag`).
     pub docs: Option<Arc<crate::knowledge::Library>>,
+    /// The suite's solutions corpus (`--solutions`).
+    pub solutions: Option<Arc<crate::knowledge::solutions::Solutions>>,
     /// The model of the LLM judge (L2 diagnostic); `None`: no judging.
     pub judge: Option<LiveConfig>,
     /// The vision model grading image outputs (L3); `None`: SSIM.
@@ -964,6 +976,7 @@ fn run_one(
         mcts: options.mcts.clone(),
         sandbox: sandbox_limits(zygote.config(), options.cell_timeout, options.budget),
         docs: options.docs.clone(),
+        solutions: options.solutions.clone(),
         // A gold replay is the reference itself: it is not told about its outputs.
         output_checks: manifest.output_checks && !matches!(source, BackendSource::Gold),
         vision_feedback: manifest.vision_feedback,

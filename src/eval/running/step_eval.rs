@@ -387,8 +387,16 @@ fn answer_alone(
         .then(|| errors::classify_cell(&status, &observation)))
 }
 
+/// What a step run retrieves from: the library docs (`--rag`) and the
+/// suite's solutions (`--solutions`).
+pub type Knowledge<'a> = (
+    Option<&'a crate::knowledge::Library>,
+    Option<&'a crate::knowledge::solutions::Solutions>,
+);
+
 /// Runs one (task, run) in `workdir` in `mode` (with the library docs
-/// when `--rag`) and scores it.
+/// when `--rag`, the suite's most similar other solved task when
+/// `--solutions`) and scores it.
 #[allow(clippy::too_many_arguments)]
 pub fn run_one(
     zygote: &Arc<Zygote>,
@@ -398,7 +406,7 @@ pub fn run_one(
     run: usize,
     limits: &StepLimits,
     mode: StepMode,
-    docs: Option<&crate::knowledge::Library>,
+    (docs, solutions): Knowledge<'_>,
 ) -> Result<StepRunRecord, ItemError> {
     let id = &task.task.id;
     let mut loaded = task.as_loaded_task();
@@ -415,7 +423,12 @@ pub fn run_one(
     let specs = step_tools(docs.is_some());
     let (run_limits, bounds) = step_bounds(limits);
     let system = system_message(mode, docs.is_some());
-    let context = format!("# {}\n\n{}", task.task.title, task.task.context);
+    let context = crate::agent::prompt::brief_with_solutions(
+        solutions,
+        format!("# {}\n\n{}", task.task.title, task.task.context),
+        (&task.task.query(), id),
+        &mut transcript,
+    );
     let mut messages = vec![system.clone(), Message::text(Role::User, context.clone())];
     for m in &messages {
         transcript.record(MessageEvent::of(Some(0), None, m.clone()));
@@ -936,7 +949,7 @@ pub fn run_step_eval(
     jobs: usize,
     limits: &StepLimits,
     mode: StepMode,
-    docs: Option<&crate::knowledge::Library>,
+    knowledge: Knowledge<'_>,
     events: &(dyn Fn(StepEvent) + Sync),
 ) -> Result<usize, ItemError> {
     let records = records_dir(out);
@@ -978,7 +991,7 @@ pub fn run_step_eval(
             run,
             limits,
             mode,
-            docs,
+            knowledge,
         )?;
         // A run cut short by a stop request has no record.
         ItemError::check_stop()?;
