@@ -13,6 +13,7 @@ use gisclaw::bench::unit::UnitSuite;
 use gisclaw::bench::SuiteKind;
 use gisclaw::embed::Embedder;
 use gisclaw::eval::metrics::api::OpTable;
+use gisclaw::eval::metrics::process::LogEmbedder;
 use gisclaw::eval::reports;
 use gisclaw::eval::reports::render::{RenderError, RenderRequest, Rendered};
 use gisclaw::eval::reports::task::{EvalData, Weights};
@@ -255,6 +256,17 @@ pub struct EvalRunArgs {
     /// The vision judge's server URL.
     #[arg(long, value_name = "URL", requires = "vision_judge")]
     pub vision_base_url: Option<String>,
+    /// Embed the logs for C_emb (L2) with this backend or profile's
+    /// `/embeddings` (an OpenAI-compatible server; GISclaw's paper used
+    /// text-embedding-3-large) instead of the bundled MiniLM.
+    #[arg(long, value_name = "NAME")]
+    pub c_emb: Option<String>,
+    /// The C_emb embedding model (e.g. text-embedding-3-large).
+    #[arg(long, value_name = "NAME", requires = "c_emb")]
+    pub c_emb_model: Option<String>,
+    /// The C_emb embedding server's URL.
+    #[arg(long, value_name = "URL", requires = "c_emb")]
+    pub c_emb_base_url: Option<String>,
     /// Confinement the sandbox must have.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -851,14 +863,31 @@ fn print_unit_summary(summary: &reports::unit::UnitSummary, out: &Path, kind: &s
 }
 
 /// The embedding model for C_emb, or `None` with one line saying why.
-fn load_embedder() -> Option<Arc<Embedder>> {
-    match Embedder::load_default() {
-        Ok(e) => Some(Arc::new(e)),
+/// The C_emb embedder: the `--c-emb` server's model, else the bundled
+/// MiniLM (`None`, said, when it cannot load).
+fn load_embedder(args: &EvalRunArgs) -> Result<Option<Arc<LogEmbedder>>, UsageError> {
+    if let Some(live) = judge_backend(
+        "--c-emb",
+        &args.c_emb,
+        &args.c_emb_model,
+        &args.c_emb_base_url,
+    )? {
+        let served = gisclaw::llm::embeddings::ServedEmbedder::new(live)
+            .map_err(|e| UsageError(format!("--c-emb: {e}")))?;
+        return Ok(Some(Arc::new(LogEmbedder::Served(std::sync::Mutex::new(
+            served,
+        )))));
+    }
+    if args.protocol.protocol == gisclaw::protocol::Protocol::GisclawPaper {
+        say_err!("gisclaw: C_emb embeds with the bundled MiniLM: the paper's text-embedding-3-large is served by OpenAI (give --c-emb openai --c-emb-model text-embedding-3-large)");
+    }
+    Ok(match Embedder::load_default() {
+        Ok(e) => Some(Arc::new(LogEmbedder::Bundled(e))),
         Err(e) => {
             say_err!("gisclaw: C_emb (L2) will not be computed: {e}");
             None
         }
-    }
+    })
 }
 
 /// The sandbox configuration of an eval's sessions: the flags' and the
@@ -971,8 +1000,10 @@ fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let out = eval_folder(&args, &suite);
+    let embedder = load_embedder(&args)?;
     let zygote = Zygote::start(sandbox_config(&args)?)?;
     let manifest = Manifest {
+        c_emb_model: embedder.as_ref().map(|e| e.model()),
         archs: archs.clone(),
         workflow: !args.no_workflow,
         domain_knowledge: !args.no_domain_knowledge,
@@ -1002,7 +1033,7 @@ fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         cell_timeout: args.limits.cell_timeout(),
         context_window: args.limits.context_window,
         ops,
-        embedder: load_embedder(),
+        embedder,
         docs: super::common::open_docs_under(args.rag, protocol)?,
         solutions: wants_solutions(&args)
             .then(|| gisclaw::bench::solutions::of_tasks(&tasks))

@@ -248,7 +248,7 @@ impl LiveConfig {
                     &self.extra_body,
                 );
                 if let Some(p) = self.top_p {
-                    sampler.other.insert("top_p".into(), serde_json::json!(p));
+                    sampler.other.insert("top_p".into(), super::decimal(p));
                 }
                 sampler
             },

@@ -8,6 +8,7 @@
 pub mod adapt;
 pub mod config;
 pub mod constrained;
+pub mod embeddings;
 mod live;
 pub mod local;
 pub mod ollama;
@@ -277,6 +278,14 @@ pub struct ChatResponse {
     /// (when [`ChatBackend::want_choices`] asked for several); `usage`
     /// covers them all.
     pub more: Vec<(Message, Option<f64>)>,
+}
+
+/// A sampling value as JSON, as it was written (`0.6`, not the `f32`'s
+/// widening `0.6000000238418579`).
+pub(crate) fn decimal(x: f32) -> serde_json::Value {
+    x.to_string()
+        .parse::<f64>()
+        .map_or(serde_json::Value::Null, serde_json::Value::from)
 }
 
 /// Why a chat call failed for good.

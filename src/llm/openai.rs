@@ -135,10 +135,10 @@ impl OpenAiBackend {
             body.insert("tools".into(), Value::Array(tools));
         }
         if let Some(t) = config.temperature {
-            body.insert("temperature".into(), json!(t));
+            body.insert("temperature".into(), super::decimal(t));
         }
         if let Some(p) = config.top_p {
-            body.insert("top_p".into(), json!(p));
+            body.insert("top_p".into(), super::decimal(p));
         }
         if let Some(m) = config.max_tokens {
             body.insert("max_tokens".into(), json!(m));

@@ -3,7 +3,9 @@
 //! wording reaches the model verbatim (checked against Python's own CSV
 //! reader); `eval report A B` refuses to compare two protocols unless
 //! told to; the step suite's tree search refines a failing step through a
-//! scripted server (node-prompt update, Prepend New Task).
+//! scripted server (node-prompt update, Prepend New Task); the solutions
+//! corpus briefs a task with another task's gold, never its own; C_emb
+//! embeds through a served model when one is given.
 
 use crate::common;
 
@@ -136,6 +138,22 @@ fn a_replay_gold_eval_under_gisclaw_paper_says_its_protocol_and_refuses_a_mix() 
         .map(|e| e["message"]["content"].as_str().unwrap().to_string())
         .unwrap();
     assert!(prompt.contains(&published), "{prompt}");
+    // The system prompt is Listing 1, and the stand-in for the paper's
+    // embedding model is said.
+    let system = events
+        .iter()
+        .find(|e| e["event"] == "message" && e["message"]["role"] == "system")
+        .map(|e| e["message"]["content"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(
+        system.starts_with("You are a GIS analyst agent. Solve geospatial\nanalysis tasks step-by-step using tools.\n## Basic Guidelines\n1. Start by calling list_files to see available data."),
+        "{system}"
+    );
+    assert!(
+        text(&run).contains("C_emb embeds with the bundled MiniLM"),
+        "{}",
+        text(&run)
+    );
     assert!(
         !prompt.contains("2,500"),
         "our enriched parameter leaked: {prompt}"
@@ -380,4 +398,114 @@ fn the_step_suites_tree_search_refines_failing_steps_through_a_scripted_server()
         &[],
     );
     assert_eq!(refused.status.code(), Some(2));
+}
+
+#[test]
+fn the_solutions_corpus_briefs_each_step_task_with_another_tasks_gold() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eval");
+    let run = eval(
+        &out,
+        &[
+            "--suite",
+            suite("geocode").to_str().unwrap(),
+            "--tasks",
+            "1-3",
+            "--replay-gold",
+            "--solutions",
+        ],
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(read_json(&out.join("eval.json"))["solutions"], true);
+    for id in ["G01", "G02", "G03"] {
+        let events = common::events(&out.join(format!("runs/{id}/run-1")));
+        let retrieval = events
+            .iter()
+            .find(|e| e["event"] == "retrieval" && e["for"] == "solutions")
+            .unwrap_or_else(|| panic!("{id}: no solutions retrieval"));
+        let hit = retrieval["hits"][0].as_str().unwrap().to_string();
+        assert!(
+            hit.starts_with("solution.G") && hit != format!("solution.{id}"),
+            "{id}: {hit}"
+        );
+        // The brief holds that task's gold, and not this task's own.
+        let other = hit.trim_start_matches("solution.");
+        let context = events
+            .iter()
+            .filter(|e| e["event"] == "message" && e["message"]["role"] == "user")
+            .map(|e| e["message"]["content"].as_str().unwrap().to_string())
+            .next()
+            .unwrap();
+        let gold = |task: &str| {
+            let folder = suite("geocode").join(task);
+            split_cells(&std::fs::read_to_string(folder.join("gold.py")).unwrap())
+        };
+        assert!(context.contains(&format!("### {other} — ")), "{context}");
+        assert!(context.contains(gold(other)[0].trim()), "{context}");
+        assert!(
+            !context.contains(gold(id).last().unwrap().trim()),
+            "{id}'s own gold leaked"
+        );
+    }
+}
+
+#[test]
+fn c_emb_embeds_through_a_served_model_when_given() {
+    // The gold reference embeds first, then the run's log: their cosine is
+    // C_emb (0.6 for these two vectors).
+    let vector = |v: &[f64]| {
+        Reply::Json(
+            200,
+            json!({ "object": "list", "data": [{ "object": "embedding", "index": 0, "embedding": v }] }),
+        )
+    };
+    let server = FakeServer::start(vec![vector(&[2.0, 0.0, 0.0]), vector(&[0.6, 0.8, 0.0])]);
+    let base = format!("{}/v1", server.url);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eval");
+    let run = gisclaw(
+        &[
+            "eval",
+            "--out",
+            out.to_str().unwrap(),
+            "--runs",
+            "1",
+            "--suite",
+            suite("geoanalyst").to_str().unwrap(),
+            "--tasks",
+            "8",
+            "--replay-gold",
+            "--c-emb",
+            "openai",
+            "--c-emb-model",
+            "text-embedding-3-large",
+            "--c-emb-base-url",
+            &base,
+        ],
+        &[("OPENAI_API_KEY", "sk-test-embeddings-secret")],
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    let record = read_json(&out.join("records/T08.single.1.json"));
+    let c_emb = record["c_emb"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{record:#}"));
+    assert!((c_emb - 0.6).abs() < 1e-6, "{c_emb}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    for r in &requests {
+        assert!(r.line.starts_with("POST /v1/embeddings"), "{}", r.line);
+        assert_eq!(r.body["model"], "text-embedding-3-large");
+        assert!(!r.body["input"].as_str().unwrap().is_empty());
+    }
+    let manifest = std::fs::read_to_string(out.join("eval.json")).unwrap();
+    assert!(
+        manifest.contains("\"c_emb_model\": \"text-embedding-3-large\""),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("sk-test-embeddings-secret"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("C_emb embedded by text-embedding-3-large"),
+        "{md}"
+    );
 }

@@ -633,6 +633,30 @@ fn helpers_return_rasters_as_band_first_arrays() {
 }
 
 #[test]
+fn the_grid_template_keeps_a_grid_within_its_cell_cap() {
+    // GISclaw Table 11's grid-size template: a fine grid over a city is
+    // coarsened to fit; a small one is kept as asked.
+    let (mut s, _dir) = common::session();
+    let out = run(
+        &mut s,
+        "g = grid_template((0, 0, 10000, 5000), 1)\n\
+         print(g['coarsened'], g['width'] * g['height'] <= 1_000_000, g['width'] * g['height'] > 990_000)\n\
+         k = grid_template((0, 0, 10000, 5000), 100)\n\
+         print(k['coarsened'], k['width'], k['height'], k['xs'][0], k['ys'][0], k['transform'].a, k['transform'].f)",
+    );
+    assert_eq!(out.status, CellStatus::Ok, "{:?}", out.result.error);
+    assert_eq!(
+        out.result.stdout.trim(),
+        "True True True\nFalse 100 50 50.0 4950.0 100.0 5000.0"
+    );
+    let bad = run(&mut s, "grid_template((0, 0, 0, 10), 1)");
+    assert!(
+        bad.result.error.unwrap().evalue.contains("minx < maxx"),
+        "a degenerate box is refused"
+    );
+}
+
+#[test]
 fn a_missing_venv_is_one_clear_line_naming_the_fix() {
     let config = SandboxConfig {
         venv: "/nonexistent/gisclaw-venv".into(),

@@ -17,7 +17,8 @@
 
 use std::path::Path;
 
-use crate::embed::{cosine, EmbedError, Embedder};
+use crate::embed::{cosine, Embedder};
+use crate::llm::embeddings::ServedEmbedder;
 use crate::llm::Role;
 use crate::llm::EXECUTE_PYTHON;
 use crate::record::{self, Event, RecordError};
@@ -92,14 +93,57 @@ fn push_block(log: &mut String, block: &str) {
     }
 }
 
+/// What embeds the logs for C_emb.
+#[derive(Debug)]
+pub enum LogEmbedder {
+    /// The bundled all-MiniLM-L6-v2 (gisclaw's default).
+    Bundled(Embedder),
+    /// A model behind an OpenAI-compatible server (`--c-emb-model`; the
+    /// paper's is text-embedding-3-large). One request at a time.
+    Served(std::sync::Mutex<ServedEmbedder>),
+}
+
+impl LogEmbedder {
+    /// The embedding of a document (a log, a gold reference).
+    pub fn embed_document(&self, text: &str) -> Result<Vec<f32>, String> {
+        match self {
+            LogEmbedder::Bundled(e) => e.embed_document(text).map_err(|e| e.to_string()),
+            LogEmbedder::Served(e) => {
+                let e = e.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                e.embed(text).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// The model's name, as the report states it.
+    pub fn model(&self) -> String {
+        match self {
+            LogEmbedder::Bundled(_) => "all-MiniLM-L6-v2 (bundled)".into(),
+            LogEmbedder::Served(e) => e
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .model()
+                .to_string(),
+        }
+    }
+}
+
 /// C_emb: the cosine of the embeddings of a run's cleaned log and the gold
 /// reference (given as its vector, embedded once per task). An empty log
 /// scores 0.
-pub fn c_emb(embedder: &Embedder, log: &str, reference: &[f32]) -> Result<f64, EmbedError> {
+pub fn c_emb(embedder: &LogEmbedder, log: &str, reference: &[f32]) -> Result<f64, String> {
     if log.trim().is_empty() {
         return Ok(0.0);
     }
-    Ok(cosine(&embedder.embed_document(log)?, reference))
+    let v = embedder.embed_document(log)?;
+    if v.len() != reference.len() {
+        return Err(format!(
+            "the log's embedding has {} values, the gold's {}",
+            v.len(),
+            reference.len()
+        ));
+    }
+    Ok(cosine(&v, reference))
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::summary::RunSummary;
 use crate::bench::labels::Labels;
-use crate::embed::Embedder;
 use crate::eval::metrics::api::{self, OpTable, SetScore};
 use crate::eval::metrics::code;
 use crate::eval::metrics::codebleu::{self, CodeBleu};
@@ -17,6 +16,7 @@ use crate::eval::metrics::errors::{self, ErrorType};
 use crate::eval::metrics::llm_judge::Verdict;
 use crate::eval::metrics::output_score::{self, OutputScore};
 use crate::eval::metrics::process;
+use crate::eval::metrics::process::LogEmbedder;
 use crate::outputs::{self, OutputCheck};
 
 /// L1 scores of the code of one run's successful cells against the gold.
@@ -291,7 +291,7 @@ pub fn score_run(
     declared: &[String],
     gold: &GoldReference,
     table: &OpTable,
-    embedder: Option<&Embedder>,
+    embedder: Option<&LogEmbedder>,
 ) -> RunRecord {
     let cells = crate::record::cells(&workdir.join("transcript.jsonl")).unwrap_or_default();
     let mut cell_errors: BTreeMap<ErrorType, usize> = BTreeMap::new();
@@ -384,7 +384,11 @@ pub fn score_run(
 
 /// C_emb of the run in `workdir`; `None` without the model or the gold's
 /// embedding, or when embedding fails (logged).
-fn process_score(workdir: &Path, gold: &GoldReference, embedder: Option<&Embedder>) -> Option<f64> {
+fn process_score(
+    workdir: &Path,
+    gold: &GoldReference,
+    embedder: Option<&LogEmbedder>,
+) -> Option<f64> {
     let (embedder, reference) = (embedder?, gold.embedding.as_deref()?);
     let log = process::cleaned_log(&workdir.join("transcript.jsonl"), true).unwrap_or_default();
     match process::c_emb(embedder, &log, reference) {

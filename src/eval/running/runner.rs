@@ -31,11 +31,11 @@ use crate::agent::single::AgentLimits;
 use crate::bench::data;
 use crate::bench::verify::{self, gold_dual_messages, gold_mcts_messages, gold_messages};
 use crate::bench::SuiteKind;
-use crate::embed::Embedder;
 use crate::eval::metrics::api::OpTable;
 use crate::eval::metrics::llm_judge;
 use crate::eval::metrics::llm_judge::JudgeError;
 use crate::eval::metrics::process;
+use crate::eval::metrics::process::LogEmbedder;
 use crate::eval::metrics::vision_judge;
 use crate::eval::running::claim::{Attempt, Claim, ClaimTimes};
 use crate::eval::running::jobs::{self, ItemError, Plan, SuiteEvent};
@@ -226,6 +226,10 @@ pub struct Manifest {
     /// written before it).
     #[serde(default)]
     pub protocol: crate::protocol::Protocol,
+    /// The model that embedded the logs for C_emb (`None`: not computed,
+    /// or a folder written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_emb_model: Option<String>,
 }
 
 impl Manifest {
@@ -263,6 +267,7 @@ impl Manifest {
             interventions: 0,
             provenance: None,
             protocol: crate::protocol::Protocol::Ours,
+            c_emb_model: None,
         }
     }
 }
@@ -398,7 +403,7 @@ pub struct EvalOptions {
     pub ops: OpTable,
     /// The sentence-embedding model for C_emb (L2); `None`: C_emb is not
     /// computed.
-    pub embedder: Option<Arc<Embedder>>,
+    pub embedder: Option<Arc<LogEmbedder>>,
     /// The library-docs index for `search_docs` (`--rag`).
     pub docs: Option<Arc<crate::knowledge::Library>>,
     /// The suite's solutions corpus (`--solutions`).
@@ -723,14 +728,14 @@ fn ensure_gold(
 
 /// The embedding of a task's gold reference (L2); `None` (logged) when the
 /// gold run left no transcript or embedding fails.
-fn gold_embedding(embedder: &Embedder, loaded: &LoadedTask, dir: &Path) -> Option<Vec<f32>> {
+fn gold_embedding(embedder: &LogEmbedder, loaded: &LoadedTask, dir: &Path) -> Option<Vec<f32>> {
     let text = process::gold_reference(
         loaded.task.workflow.as_deref(),
         &dir.join("transcript.jsonl"),
     );
     match text
         .map_err(|e| e.to_string())
-        .and_then(|t| embedder.embed_document(&t).map_err(|e| e.to_string()))
+        .and_then(|t| embedder.embed_document(&t))
     {
         Ok(v) => Some(v),
         Err(e) => {

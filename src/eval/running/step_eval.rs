@@ -387,6 +387,28 @@ fn answer_alone(
         .then(|| errors::classify_cell(&status, &observation)))
 }
 
+/// A step run's first messages, recorded: the system message and the
+/// task's context (with the suite's most similar other solved task when
+/// `--solutions`); the context is returned too.
+fn opening(
+    task: &LoadedStepTask,
+    system: &Message,
+    solutions: Option<&crate::knowledge::solutions::Solutions>,
+    transcript: &mut Transcript,
+) -> (String, Vec<Message>) {
+    let context = crate::agent::prompt::brief_with_solutions(
+        solutions,
+        format!("# {}\n\n{}", task.task.title, task.task.context),
+        (&task.task.query(), &task.task.id),
+        transcript,
+    );
+    let messages = vec![system.clone(), Message::text(Role::User, context.clone())];
+    for m in &messages {
+        transcript.record(MessageEvent::of(Some(0), None, m.clone()));
+    }
+    (context, messages)
+}
+
 /// What a step run retrieves from: the library docs (`--rag`) and the
 /// suite's solutions (`--solutions`).
 pub type Knowledge<'a> = (
@@ -423,16 +445,7 @@ pub fn run_one(
     let specs = step_tools(docs.is_some());
     let (run_limits, bounds) = step_bounds(limits);
     let system = system_message(mode, docs.is_some());
-    let context = crate::agent::prompt::brief_with_solutions(
-        solutions,
-        format!("# {}\n\n{}", task.task.title, task.task.context),
-        (&task.task.query(), id),
-        &mut transcript,
-    );
-    let mut messages = vec![system.clone(), Message::text(Role::User, context.clone())];
-    for m in &messages {
-        transcript.record(MessageEvent::of(Some(0), None, m.clone()));
-    }
+    let (context, mut messages) = opening(task, &system, solutions, &mut transcript);
     let mut state = RunState::new();
     let mut memory = ErrorMemory::in_memory();
     let mut ended: Option<String> = None;

@@ -426,13 +426,20 @@ pub fn build(evals: &[EvalData], weights: Weights) -> Report {
     let tasks = task_lines(&task_ids, &cell_records, &weights);
     let ablations = ablations(evals, &weights);
     let mut protocols = Vec::new();
+    let mut c_emb_models = Vec::new();
     for eval in evals {
         if !protocols.contains(&eval.manifest.protocol) {
             protocols.push(eval.manifest.protocol);
         }
+        if let Some(m) = &eval.manifest.c_emb_model {
+            if !c_emb_models.contains(m) {
+                c_emb_models.push(m.clone());
+            }
+        }
     }
     Report {
         protocols,
+        c_emb_models,
         cost: super::cost::cost_accuracy(&cells),
         ablations,
         evals: evals.iter().map(|e| e.dir.clone()).collect(),

@@ -419,6 +419,9 @@ pub struct Report {
     pub evals: Vec<PathBuf>,
     /// The protocols they ran under, distinct, in folder order.
     pub protocols: Vec<crate::protocol::Protocol>,
+    /// The models that embedded the logs for C_emb, distinct (folders
+    /// that recorded one).
+    pub c_emb_models: Vec<String>,
     /// Composite weights.
     pub weights: Weights,
     /// Runs without C_emb (their composite renormalised).

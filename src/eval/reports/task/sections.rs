@@ -219,6 +219,12 @@ fn preamble(doc: &mut Document, report: &Report) {
         "Composite S = {}·R_succ + {}·Q_out + {}·F_api + {}·C_emb (per run, then averaged; 95 % percentile-bootstrap CI).",
         w.success, w.output, w.api, w.embedding
     ));
+    if !report.c_emb_models.is_empty() {
+        doc.text(format!(
+            "C_emb embedded by {} (GISclaw's paper: text-embedding-3-large).",
+            report.c_emb_models.join(", ")
+        ));
+    }
     if report.c_emb_missing > 0 {
         doc.text(format!(
             "**C_emb is missing for {} run(s)** (the embedding model was not available when they were scored; `gisclaw doctor` says why): their S is renormalised over R_succ, Q_out and F_api.",
