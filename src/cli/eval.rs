@@ -874,15 +874,15 @@ fn load_embedder(args: &EvalRunArgs) -> Result<Option<Arc<LogEmbedder>>, UsageEr
     )? {
         let served = gisclaw::llm::embeddings::ServedEmbedder::new(live)
             .map_err(|e| UsageError(format!("--c-emb: {e}")))?;
-        return Ok(Some(Arc::new(LogEmbedder::Served(std::sync::Mutex::new(
-            served,
+        return Ok(Some(Arc::new(LogEmbedder::Served(Box::new(
+            std::sync::Mutex::new(served),
         )))));
     }
     if args.protocol.protocol == gisclaw::protocol::Protocol::GisclawPaper {
         say_err!("gisclaw: C_emb embeds with the bundled MiniLM: the paper's text-embedding-3-large is served by OpenAI (give --c-emb openai --c-emb-model text-embedding-3-large)");
     }
     Ok(match Embedder::load_default() {
-        Ok(e) => Some(Arc::new(LogEmbedder::Bundled(e))),
+        Ok(e) => Some(Arc::new(LogEmbedder::Bundled(Box::new(e)))),
         Err(e) => {
             say_err!("gisclaw: C_emb (L2) will not be computed: {e}");
             None

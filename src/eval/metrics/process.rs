@@ -97,10 +97,10 @@ fn push_block(log: &mut String, block: &str) {
 #[derive(Debug)]
 pub enum LogEmbedder {
     /// The bundled all-MiniLM-L6-v2 (gisclaw's default).
-    Bundled(Embedder),
+    Bundled(Box<Embedder>),
     /// A model behind an OpenAI-compatible server (`--c-emb-model`; the
     /// paper's is text-embedding-3-large). One request at a time.
-    Served(std::sync::Mutex<ServedEmbedder>),
+    Served(Box<std::sync::Mutex<ServedEmbedder>>),
 }
 
 impl LogEmbedder {
