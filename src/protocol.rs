@@ -92,6 +92,7 @@ impl Protocol {
                 dedup_blocks: true,
                 paper_headline: true,
                 listing_1: true,
+                auto_numeric: true,
                 ..base
             },
             Protocol::GeoagentPaper => Settings {
@@ -238,6 +239,9 @@ pub struct Settings {
     pub rag_when_named: bool,
     /// The system prompt is GISclaw's Listing 1.
     pub listing_1: bool,
+    /// The session casts numbers read as text (GISclaw's tool layer,
+    /// Table 11).
+    pub auto_numeric: bool,
     /// `--rag` also briefs each task with the suite's most similar other
     /// solved task (GeoAgent's solutions corpus).
     pub solutions_with_rag: bool,
@@ -430,7 +434,7 @@ pub const ELEMENTS: &[Element] = &[
     element(Gisclaw, "PNG outputs", "a vision model's five 1–5 grades (Gemini-2.5-Flash-Lite)", "SSIM against the gold figure", Substitutes("the `--vision-judge` model when given; otherwise SSIM, said in the report")),
     element(Gisclaw, "C_emb embedding", "text-embedding-3-large (3,072-d)", "all-MiniLM-L6-v2, bundled", Substitutes("the `--c-emb` server's model when given (`--c-emb openai --c-emb-model text-embedding-3-large`); otherwise MiniLM, said on stderr")),
     element(Gisclaw, "system prompt", "Listing 1 (list_files first, search_docs)", "ours: the data card in the prompt, inspection first", Sets("Listing 1 verbatim, its package lists from the sandbox, then the sandbox's facts; the search_docs line only with `--rag`, which offers the tool")),
-    element(Gisclaw, "tool layer (Table 11)", "flattened data paths, load_raster → ndarray + metadata, grid-size templates, pd.to_numeric auto-cast", "`list_files` flattens, `load_raster` gives (bands, H, W) + meta, `to_numeric_columns(df)`, `grid_template(bounds, cell_size)` (≤ 1,000,000 cells)", Substitutes("the same helpers, named in Listing 1's prompt: the model calls the cast and the grid template, the paper's tool layer applied them itself")),
+    element(Gisclaw, "tool layer (Table 11)", "flattened data paths, load_raster → ndarray + metadata, grid-size templates, pd.to_numeric auto-cast", "`list_files` flattens, `load_raster` gives (bands, H, W) + meta; `to_numeric_columns(df)`, `grid_template(bounds, cell_size)` (≤ 1,000,000 cells) and `auto_numeric()` when the model calls them", Sets("the session starts with `auto_numeric()`: pandas' and GeoPandas' readers cast text columns holding only numbers (codes with leading zeros stay text); Listing 1's prompt names `grid_template` (the paper enforced it in its tool layer, here the model calls it)")),
     // GeoAgent
     element(Geoagent, "sampling", "temperature 0.6, top_p 0.9, 2,048 max tokens (experimental setup)", "the backend profile's", Sets("temperature 0.6, top_p 0.9, max_tokens 2048")),
     element(Geoagent, "when docs are retrieved", "only when the task names a library", "every task and step with `--rag`", Sets("only when the text names an indexed library")),

@@ -9,7 +9,14 @@ fine cell size does not fit in memory.
 
 import os
 
-__all__ = ["load_raster", "save_raster", "list_files", "to_numeric_columns", "grid_template"]
+__all__ = [
+    "load_raster",
+    "save_raster",
+    "list_files",
+    "to_numeric_columns",
+    "grid_template",
+    "auto_numeric",
+]
 
 
 def load_raster(path, masked=False):
@@ -154,3 +161,67 @@ def grid_template(bounds, cell_size, max_cells=1_000_000):
         "coarsened": size != float(cell_size),
         "transform": Affine(size, 0.0, minx, 0.0, -size, maxy),
     }
+
+
+def _is_code(series):
+    """Whether a text column holds codes written with leading zeros
+    (``"01001"``, ``"007"``): they stay text when cast automatically."""
+    text = series.dropna().astype(str).str.strip()
+    return bool(text.str.match(r"^[+-]?0[0-9]").any())
+
+
+def _cast_numeric_text(df):
+    """Casts ``df``'s text columns whose values all parse as numbers, except
+    codes with leading zeros; returns ``df``."""
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        return df
+    for col in list(df.columns):
+        series = df[col]
+        if not (series.dtype == object or pd.api.types.is_string_dtype(series.dtype)):
+            continue
+        if not series.notna().any() or _is_code(series):
+            continue
+        parsed = pd.to_numeric(series, errors="coerce")
+        if parsed.notna().sum() == series.notna().sum():
+            df[col] = parsed
+    return df
+
+
+_READERS = (("pandas", "read_csv"), ("pandas", "read_excel"), ("pandas", "read_table"), ("geopandas", "read_file"))
+
+
+def auto_numeric(on=True):
+    """Cast numbers read as text automatically (the GISclaw paper's tool
+    layer, Table 11): while on, ``pd.read_csv``, ``pd.read_excel``,
+    ``pd.read_table`` and ``gpd.read_file`` return frames whose text columns
+    holding only numbers are numeric (codes with leading zeros such as
+    ``"01001"`` stay text, and a call giving ``dtype`` or ``converters``
+    keeps its types). ``auto_numeric(False)`` restores the readers.
+    Returns the readers it wraps.
+    """
+    import importlib
+
+    wrapped = []
+    for module_name, name in _READERS:
+        module = importlib.import_module(module_name)
+        current = getattr(module, name)
+        original = getattr(current, "__gisclaw_original__", current)
+        if not on:
+            setattr(module, name, original)
+            continue
+
+        def reader(*args, __original=original, **kwargs):
+            frame = __original(*args, **kwargs)
+            # Types the caller asked for are kept.
+            if "dtype" in kwargs or "converters" in kwargs:
+                return frame
+            return _cast_numeric_text(frame)
+
+        reader.__gisclaw_original__ = original
+        reader.__doc__ = original.__doc__
+        reader.__name__ = name
+        setattr(module, name, reader)
+        wrapped.append(f"{module_name}.{name}")
+    return wrapped

@@ -265,6 +265,29 @@ fn replace_link(link: &Path, target: Option<&Path>, strict: bool) -> anyhow::Res
     Ok(())
 }
 
+/// The first cell of a run under GISclaw's protocol: its tool layer casts
+/// numbers read as text (Table 11). Recorded in the session's journal, so
+/// `solution.py` starts with it and a reproduction casts the same way.
+pub const TOOL_LAYER_CELL: &str =
+    "auto_numeric()  # GISclaw's tool layer (--protocol gisclaw-paper): numbers read as text are cast";
+
+/// Runs [`TOOL_LAYER_CELL`] in `session`; `Err` when it fails.
+fn start_tool_layer(session: &mut Session) -> anyhow::Result<()> {
+    let outcome = session
+        .execute(TOOL_LAYER_CELL)
+        .context("starting GISclaw's tool layer")?;
+    if outcome.status != crate::sandbox::CellStatus::Ok {
+        anyhow::bail!(
+            "starting GISclaw's tool layer: {}",
+            outcome.result.error.map_or_else(
+                || format!("{:?}", outcome.status),
+                |e| format!("{}: {}", e.ename, e.evalue)
+            )
+        );
+    }
+    Ok(())
+}
+
 /// Runs `loaded` in `out` with `backend`, writes the run's files, and
 /// returns `run.json`'s content. Errors are set-up failures (the work dir,
 /// the sandbox); a task that fails is an `Ok` summary with status `failed`.
@@ -292,6 +315,9 @@ pub fn run_task(
         let dir = loaded.data_dir.as_deref().unwrap_or(Path::new("."));
         card::checked_pieces(pieces, dir, "data/", &mut session)
     });
+    if options.protocol.settings().auto_numeric {
+        start_tool_layer(&mut session)?;
+    }
     session.set_output_sink(options.live_output.as_ref().map(|l| l.0.clone()));
     let packages = prompt::listed_packages(&zygote.info().packages);
     let inputs = PromptInputs {

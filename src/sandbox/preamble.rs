@@ -10,6 +10,8 @@ pub const HELPERS: &[&str] = &[
     "save_raster",
     "list_files",
     "to_numeric_columns",
+    "grid_template",
+    "auto_numeric",
     "gisclaw_tools",
 ];
 
@@ -29,7 +31,7 @@ pub fn uses_helpers(cells: &[&str]) -> bool {
 /// the module installed by `make setup`.
 pub fn helpers_import_for(cells: &[&str]) -> String {
     if uses_helpers(cells) {
-        "\n# gisclaw's helpers (tools/gisclaw_tools.py: load_raster, save_raster,\n# list_files, to_numeric_columns), installed in the `gisclaw` kernel by\n# `make setup`; another kernel: put tools/gisclaw_tools.py beside the notebook.\nfrom gisclaw_tools import *\n".to_string()
+        "\n# gisclaw's helpers (tools/gisclaw_tools.py: load_raster, save_raster,\n# list_files, to_numeric_columns, grid_template, auto_numeric), installed in the `gisclaw` kernel by\n# `make setup`; another kernel: put tools/gisclaw_tools.py beside the notebook.\nfrom gisclaw_tools import *\n".to_string()
     } else {
         String::new()
     }

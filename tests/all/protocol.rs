@@ -154,6 +154,21 @@ fn a_replay_gold_eval_under_gisclaw_paper_says_its_protocol_and_refuses_a_mix() 
         "{}",
         text(&run)
     );
+    // The tool layer's cast is the session's first cell, so solution.py
+    // (and its reproduction) start with it; the gold still ran through.
+    let solution = std::fs::read_to_string(run_dir.join("solution.py")).unwrap();
+    assert!(
+        solution.contains("\nauto_numeric()  # GISclaw's tool layer"),
+        "{solution}"
+    );
+    assert!(
+        solution.contains("def auto_numeric("),
+        "the helpers are inlined: {solution}"
+    );
+    assert_eq!(
+        read_json(&paper.join("records/T08.single.1.json"))["success"],
+        true
+    );
     assert!(
         !prompt.contains("2,500"),
         "our enriched parameter leaked: {prompt}"

@@ -657,6 +657,44 @@ fn the_grid_template_keeps_a_grid_within_its_cell_cap() {
 }
 
 #[test]
+fn auto_numeric_casts_numbers_read_as_text_but_not_codes() {
+    // GISclaw Table 11's auto-cast: a GeoJSON's text properties holding
+    // numbers come back numeric; codes with leading zeros, words and the
+    // types a call asks for stay as they are; off restores the readers.
+    let (mut s, _dir) = common::session();
+    run(
+        &mut s,
+        "import json\n\
+         fc = {'type': 'FeatureCollection', 'features': [\n\
+           {'type': 'Feature', 'geometry': {'type': 'Point', 'coordinates': [0, 0]}, 'properties': {'rate': '12.5', 'fips': '01001', 'name': 'a'}},\n\
+           {'type': 'Feature', 'geometry': {'type': 'Point', 'coordinates': [1, 1]}, 'properties': {'rate': '7', 'fips': '01003', 'name': 'b'}}]}\n\
+         open('t.geojson', 'w').write(json.dumps(fc))\n\
+         open('t.csv', 'w').write('x\\n3\\n4\\n')",
+    );
+    let out = run(
+        &mut s,
+        "print(gpd.read_file('t.geojson').rate.dtype)\n\
+         print(sorted(auto_numeric()))\n\
+         g = gpd.read_file('t.geojson')\n\
+         print(g.rate.dtype, g.rate.sum(), g.fips.tolist(), g.name.tolist())\n\
+         print(pd.read_csv('t.csv').x.dtype, pd.read_csv('t.csv', dtype=str).x.dtype)\n\
+         auto_numeric(False)\n\
+         print(gpd.read_file('t.geojson').rate.dtype)",
+    );
+    assert_eq!(out.status, CellStatus::Ok, "{:?}", out.result.error);
+    let lines: Vec<&str> = out.result.stdout.trim().lines().collect();
+    // pandas 3 reads text as its `str` dtype.
+    assert_eq!(lines[0], "str", "{lines:?}");
+    assert_eq!(
+        lines[1],
+        "['geopandas.read_file', 'pandas.read_csv', 'pandas.read_excel', 'pandas.read_table']"
+    );
+    assert_eq!(lines[2], "float64 19.5 ['01001', '01003'] ['a', 'b']");
+    assert_eq!(lines[3], "int64 str");
+    assert_eq!(lines[4], "str");
+}
+
+#[test]
 fn a_missing_venv_is_one_clear_line_naming_the_fix() {
     let config = SandboxConfig {
         venv: "/nonexistent/gisclaw-venv".into(),
