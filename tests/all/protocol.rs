@@ -398,6 +398,52 @@ fn the_step_suites_tree_search_refines_failing_steps_through_a_scripted_server()
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("tree search"), "{md}");
+    // Beside the LLM alone, the tree search is GeoAgent Table 4's column.
+    let alone = dir.path().join("alone");
+    let run = eval(
+        &alone,
+        &[
+            "--suite",
+            suite("geocode").to_str().unwrap(),
+            "--tasks",
+            "1",
+            "--arch",
+            "none",
+            "--replay-gold",
+            "--protocol",
+            "geoagent-paper",
+        ],
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    let both = dir.path().join("both");
+    let report = gisclaw(
+        &[
+            "eval",
+            "report",
+            out.to_str().unwrap(),
+            alone.to_str().unwrap(),
+            "--out",
+            both.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(report.status.success(), "{}", text(&report));
+    let md = std::fs::read_to_string(both.join("report.md")).unwrap();
+    let header = md
+        .lines()
+        .find(|l| l.starts_with("| suite |") && l.contains("GeoAgent (tree search)"))
+        .unwrap_or_else(|| panic!("no tree-search column: {md}"));
+    let cells =
+        |line: &str| -> Vec<String> { line.split('|').map(|c| c.trim().to_string()).collect() };
+    let column = cells(header)
+        .iter()
+        .position(|c| c.contains("scripted") && c.ends_with("GeoAgent (tree search)"))
+        .unwrap_or_else(|| panic!("{header}"));
+    let row = md.lines().find(|l| l.starts_with("| geocode |")).unwrap();
+    let value: f64 = cells(row)[column]
+        .parse()
+        .unwrap_or_else(|_| panic!("{row}"));
+    assert!(value > 0.0 && value < 1.0, "{row}");
     // No gold replay for a search: it has no candidates.
     let refused = gisclaw(
         &[

@@ -224,6 +224,7 @@ fn step_folders(
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
                 alone: m.archs.contains(&crate::agent::run::Arch::None),
+                search: m.archs.contains(&crate::agent::run::Arch::Mcts),
                 gold_prefix: m.gold_prefix,
                 interventions: m.interventions,
                 backend: m.backend,

@@ -274,6 +274,8 @@ pub struct StepFolder {
     pub suite: String,
     /// The LLM alone (`--arch none`), else the agent.
     pub alone: bool,
+    /// GeoAgent's tree search over each step (`--arch mcts`).
+    pub search: bool,
     /// Each step from the gold prefix.
     pub gold_prefix: bool,
     /// `--interventions K` (0: self-debugging alone).
@@ -295,7 +297,7 @@ pub fn write_comparison(
     let summaries: Vec<StepSummary> = folders.iter().map(|f| summarise(&f.records)).collect();
     let json = json!({
         "folders": folders.iter().zip(&summaries).map(|(f, s)| json!({
-            "label": f.label, "backend": f.backend, "suite": f.suite, "alone": f.alone,
+            "label": f.label, "backend": f.backend, "suite": f.suite, "alone": f.alone, "search": f.search,
             "gold_prefix": f.gold_prefix, "interventions": f.interventions, "summary": s,
         })).collect::<Vec<_>>(),
     });
@@ -426,8 +428,44 @@ fn cost_and_accuracy(doc: &mut Document, folders: &[StepFolder], summaries: &[St
     doc.table(table);
 }
 
-/// GeoAgent Table 4: step pass@1 per suite (rows) and backend, the LLM alone beside the agent.
+/// How a step folder's runs were made: GeoAgent Table 4's columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Solver {
+    /// The LLM alone.
+    Llm,
+    /// gisclaw's agent.
+    Agent,
+    /// GeoAgent's tree search over each step.
+    TreeSearch,
+}
+
+impl Solver {
+    fn of(folder: &StepFolder) -> Solver {
+        if folder.search {
+            Solver::TreeSearch
+        } else if folder.alone {
+            Solver::Llm
+        } else {
+            Solver::Agent
+        }
+    }
+
+    fn column(self) -> &'static str {
+        match self {
+            Solver::Llm => "LLM",
+            Solver::Agent => "agent",
+            Solver::TreeSearch => "GeoAgent (tree search)",
+        }
+    }
+}
+
+/// GeoAgent Table 4: step pass@1 per suite (rows) and backend, the LLM
+/// alone beside the agent, and GeoAgent's tree search when a folder ran it.
 fn table_4(doc: &mut Document, folders: &[StepFolder], summaries: &[StepSummary]) {
+    let mut solvers = vec![Solver::Llm, Solver::Agent];
+    if folders.iter().any(|f| f.search) {
+        solvers.push(Solver::TreeSearch);
+    }
     let mut backends: Vec<(&str, bool)> = Vec::new();
     for f in folders {
         if !backends.contains(&(f.backend.as_str(), f.gold_prefix)) {
@@ -439,8 +477,9 @@ fn table_4(doc: &mut Document, folders: &[StepFolder], summaries: &[StepSummary]
     let mut columns = vec!["suite".to_string()];
     for (b, prefix) in &backends {
         let from = if *prefix { " (gold prefix)" } else { "" };
-        columns.push(format!("{b}{from}: LLM"));
-        columns.push(format!("{b}{from}: agent"));
+        for solver in &solvers {
+            columns.push(format!("{b}{from}: {}", solver.column()));
+        }
     }
     let mut table = Table::new(
         "LLM alone vs agent (cf. GeoAgent Table 4: step pass@1)",
@@ -449,12 +488,12 @@ fn table_4(doc: &mut Document, folders: &[StepFolder], summaries: &[StepSummary]
     for suite in &suites {
         let mut row = vec![suite.to_string()];
         for (b, prefix) in &backends {
-            for alone in [true, false] {
+            for solver in &solvers {
                 let found = folders.iter().zip(summaries).find(|(f, _)| {
                     f.suite == *suite
                         && f.backend == *b
                         && f.gold_prefix == *prefix
-                        && f.alone == alone
+                        && Solver::of(f) == *solver
                 });
                 row.push(found.map_or("–".into(), |(_, s)| format!("{:.3}", s.step_pass_rate)));
             }
