@@ -131,7 +131,7 @@ impl Protocol {
             .map(|e| e.name.to_string())
             .collect();
         let mut text = format!(
-            "Protocol: `{}` ({}'s setting). Set as the paper has it: {}.",
+            "Protocol: `{}` ({}'s setting). Set as the paper has it (unless the command line's flags, in the condition label, say otherwise): {}.",
             self.name(),
             paper.title(),
             set.join("; ")

@@ -711,6 +711,11 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         .collect::<Result<_, _>>()?;
     let selection = gisclaw::bench::select::Selection::parse(args.tasks.as_deref().unwrap_or(""))
         .map_err(|e| UsageError(format!("--tasks: {e}")))?;
+    // The solutions corpus is the whole suite, whatever is selected.
+    let solutions = wants_solutions(args)
+        .then(|| gisclaw::bench::solutions::of_steps(&all))
+        .transpose()
+        .map_err(|e| UsageError(format!("--solutions: {e}")))?;
     let tasks: Vec<LoadedStepTask> = all
         .into_iter()
         .filter(|t| selection.matches(&t.task.id))
@@ -803,10 +808,6 @@ fn run_steps(args: &EvalRunArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         },
     };
     let docs = super::common::open_docs_under(args.rag, args.protocol.protocol)?;
-    let solutions = wants_solutions(args)
-        .then(|| gisclaw::bench::solutions::of_steps(&tasks))
-        .transpose()
-        .map_err(|e| UsageError(format!("--solutions: {e}")))?;
     let progress = Progress::new("runs");
     let failed = step_eval::run_step_eval(
         &zygote,
@@ -1035,11 +1036,7 @@ fn run_suite(mut args: EvalRunArgs) -> anyhow::Result<ExitCode> {
         ops,
         embedder,
         docs: super::common::open_docs_under(args.rag, protocol)?,
-        solutions: wants_solutions(&args)
-            .then(|| gisclaw::bench::solutions::of_tasks(&tasks))
-            .transpose()
-            .map_err(|e| UsageError(format!("--solutions: {e}")))?
-            .map(std::sync::Arc::new),
+        solutions: task_solutions(&args, &suite)?,
         judge,
         vision_judge,
         mcts: args.mcts.limits(),
@@ -1142,6 +1139,23 @@ fn asked(args: &EvalRunArgs) -> plan::Asked {
     }
 }
 
+/// The solutions corpus of a task suite (every task of it, in the wording
+/// the protocol gives), when the tasks are briefed with it.
+fn task_solutions(
+    args: &EvalRunArgs,
+    suite: &Path,
+) -> anyhow::Result<Option<Arc<gisclaw::knowledge::solutions::Solutions>>> {
+    if !wants_solutions(args) {
+        return Ok(None);
+    }
+    let mut all = load_suite(suite, None)?;
+    gisclaw::bench::published::apply(args.protocol.protocol.settings().wording, &mut all)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let solutions = gisclaw::bench::solutions::of_tasks(&all)
+        .map_err(|e| UsageError(format!("--solutions: {e}")))?;
+    Ok(Some(Arc::new(solutions)))
+}
+
 /// Whether the tasks are briefed with the suite's solutions: `--solutions`,
 /// or `--rag` under a protocol whose retrieval has them (GeoAgent's).
 fn wants_solutions(args: &EvalRunArgs) -> bool {
@@ -1150,8 +1164,9 @@ fn wants_solutions(args: &EvalRunArgs) -> bool {
 
 /// The `--arch` given, else the protocol's: GeoAgent's setting searches a
 /// tree (`mcts`) — except over `--replay-gold`, which has no candidates to
-/// search and runs the agent, said on stderr — and every other runs
-/// `single`.
+/// search, and with `--gold-prefix` or `--interventions`, which the search
+/// does not take: those run the agent, said on stderr — and every other
+/// runs `single`.
 fn arch_choice(args: &EvalRunArgs, source: &BackendSource) -> ArchChoice {
     if let Some(arch) = args.arch {
         return arch;
@@ -1161,6 +1176,10 @@ fn arch_choice(args: &EvalRunArgs, source: &BackendSource) -> ArchChoice {
     }
     if matches!(source, BackendSource::Gold) {
         say_err!("gisclaw: --protocol geoagent-paper: the tree search has no candidates to search in --replay-gold; the agent (--arch single) replays the gold");
+        return ArchChoice::Single;
+    }
+    if args.gold_prefix || args.interventions > 0 {
+        say_err!("gisclaw: --protocol geoagent-paper: the tree search continues from its own state and shows no gold cell; with --gold-prefix or --interventions the agent (--arch single) runs");
         return ArchChoice::Single;
     }
     ArchChoice::Mcts

@@ -33,8 +33,9 @@ pub struct SolveArgs {
     /// Agent architecture: single (ReAct), dual (plan/execute/replan),
     /// mcts (tree search over candidate codes per plan step) or none (the
     /// LLM alone: one generation, its code run once).
-    #[arg(long, default_value = "single")]
-    pub arch: Arch,
+    /// [default: single; mcts under `--protocol geoagent-paper`]
+    #[arg(long)]
+    pub arch: Option<Arch>,
     /// Bounds of the tree search.
     #[command(flatten)]
     pub mcts: MctsArgs,
@@ -283,7 +284,10 @@ pub fn run(mut args: SolveArgs) -> anyhow::Result<ExitCode> {
     let task = &loaded.task;
     let display = Display::new(&task.id);
     let options = RunOptions {
-        arch: args.arch,
+        arch: args.arch.unwrap_or(match preset {
+            gisclaw::protocol::Protocol::GeoagentPaper => Arch::Mcts,
+            _ => Arch::Single,
+        }),
         include_workflow: !args.no_workflow,
         include_domain_knowledge: !args.no_domain_knowledge,
         protocol: preset,

@@ -9,9 +9,33 @@ use super::config::LiveConfig;
 use super::live::LiveCore;
 use super::LlmError;
 
-/// Characters of one text sent: text-embedding-3's input limit is 8,191
-/// tokens; a transcript's cleaned log past this is cut at the end.
-pub const MAX_CHARS: usize = 24_000;
+/// Tokens of one text sent (tiktoken `o200k_base`): text-embedding-3's
+/// input limit is 8,191 `cl100k_base` tokens; the margin covers the two
+/// encodings' difference. A longer log is cut at the end.
+pub const MAX_TOKENS: u64 = 7_500;
+
+/// The longest start of `text` within [`MAX_TOKENS`] (whole characters).
+pub fn within_limit(text: &str) -> &str {
+    if super::tokens::count(text) <= MAX_TOKENS {
+        return text;
+    }
+    let ends: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    // The largest prefix that fits, by bisection over character ends.
+    let (mut fits, mut over) = (0, ends.len() - 1);
+    while over - fits > 1 {
+        let mid = (fits + over) / 2;
+        if super::tokens::count(&text[..ends[mid]]) <= MAX_TOKENS {
+            fits = mid;
+        } else {
+            over = mid;
+        }
+    }
+    &text[..ends[fits]]
+}
 
 /// A served embedding model.
 pub struct ServedEmbedder {
@@ -40,11 +64,10 @@ impl ServedEmbedder {
         &self.core.config.model
     }
 
-    /// The embedding of `text` (its first [`MAX_CHARS`] characters),
-    /// L2-normalised.
+    /// The embedding of `text` ([`within_limit`]), L2-normalised.
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, LlmError> {
         let config = &self.core.config;
-        let input: String = text.chars().take(MAX_CHARS).collect();
+        let input = within_limit(text);
         let url = format!("{}/embeddings", config.base_url.trim_end_matches('/'));
         let mut request = self
             .http
@@ -100,6 +123,17 @@ fn vector(body: &Value) -> Result<Vec<f32>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_text_is_cut_to_the_token_limit_at_a_character() {
+        let short = "buffer the parks";
+        assert_eq!(within_limit(short), short);
+        let long = "gpd.read_file('data/parcels.shp') é 12345.678 ".repeat(2_000);
+        let cut = within_limit(&long);
+        assert!(long.starts_with(cut) && cut.len() < long.len());
+        let n = crate::llm::tokens::count(cut);
+        assert!(n <= MAX_TOKENS && n > MAX_TOKENS - 50, "{n}");
+    }
 
     #[test]
     fn the_answer_s_first_vector_is_read_and_normalised() {

@@ -268,6 +268,21 @@ fn each_function_level_and_step_preset_runs_a_replay_gold_eval_and_says_so() {
                 "{}",
                 text(&run)
             );
+            // Nor does the search take a gold prefix: the agent runs.
+            let prefixed = eval(
+                &dir.path().join("prefixed"),
+                &[
+                    "--suite",
+                    suite(suite_name).to_str().unwrap(),
+                    "--tasks",
+                    tasks,
+                    "--replay-gold",
+                    "--gold-prefix",
+                    "--protocol",
+                    protocol,
+                ],
+            );
+            assert!(prefixed.status.success(), "{}", text(&prefixed));
         }
     }
     // A preset on a suite it is not for is refused in one line.
@@ -471,14 +486,16 @@ fn the_solutions_corpus_briefs_each_step_task_with_another_tasks_gold() {
             "--suite",
             suite("geocode").to_str().unwrap(),
             "--tasks",
-            "1-3",
+            "1",
             "--replay-gold",
             "--solutions",
         ],
     );
     assert!(run.status.success(), "{}", text(&run));
     assert_eq!(read_json(&out.join("eval.json"))["solutions"], true);
-    for id in ["G01", "G02", "G03"] {
+    // One task selected: the corpus is still the whole suite.
+    {
+        let id = "G01";
         let events = common::events(&out.join(format!("runs/{id}/run-1")));
         let retrieval = events
             .iter()
@@ -508,6 +525,41 @@ fn the_solutions_corpus_briefs_each_step_task_with_another_tasks_gold() {
             "{id}'s own gold leaked"
         );
     }
+    // A task suite: the task's prompt carries another task's gold.
+    let tasks = dir.path().join("tasks");
+    let run = eval(
+        &tasks,
+        &[
+            "--suite",
+            suite("geoanalyst").to_str().unwrap(),
+            "--tasks",
+            "8",
+            "--replay-gold",
+            "--solutions",
+        ],
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    let events = common::events(&tasks.join("runs/T08/single-1"));
+    let retrieval = events
+        .iter()
+        .find(|e| e["event"] == "retrieval" && e["for"] == "solutions")
+        .expect("a solutions retrieval");
+    let hit = retrieval["hits"][0].as_str().unwrap();
+    assert!(
+        hit.starts_with("solution.T") && hit != "solution.T08",
+        "{hit}"
+    );
+    let prompt = events
+        .iter()
+        .find(|e| e["event"] == "message" && e["message"]["role"] == "user")
+        .map(|e| e["message"]["content"].as_str().unwrap().to_string())
+        .unwrap();
+    let other = hit.trim_start_matches("solution.");
+    assert!(
+        prompt.contains("## A solved task like this one")
+            && prompt.contains(&format!("### {other} — ")),
+        "{prompt}"
+    );
 }
 
 #[test]
@@ -564,9 +616,35 @@ fn c_emb_embeds_through_a_served_model_when_given() {
         "{manifest}"
     );
     assert!(!manifest.contains("sk-test-embeddings-secret"));
+    // Nor in any file the eval wrote.
+    for file in files_under(&out) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("sk-test-embeddings-secret"),
+            "{}",
+            file.display()
+        );
+    }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         md.contains("C_emb embedded by text-embedding-3-large"),
         "{md}"
     );
+}
+
+/// Every file under `dir`.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let kind = e.file_type().unwrap();
+            if kind.is_dir() {
+                todo.push(e.path());
+            } else if kind.is_file() {
+                files.push(e.path());
+            }
+        }
+    }
+    files
 }

@@ -240,6 +240,7 @@ fn unit_models(dirs: &[PathBuf], manifests: Vec<Manifest>) -> Result<Vec<UnitMod
         .zip(manifests)
         .map(|(d, m)| {
             Ok(UnitModel {
+                geojs: m.kind == SuiteKind::Geojs,
                 label: m.backend,
                 temperature: m.temperature,
                 records: unit::load_records(d).map_err(|e| RenderError::Folders(e.to_string()))?,

@@ -536,6 +536,8 @@ pub struct UnitModel {
     pub temperature: Option<f32>,
     /// Its case records.
     pub records: Vec<CaseRecord>,
+    /// A GeoJSEval folder (AutoGEEval's Table 10 is the Python suite's).
+    pub geojs: bool,
 }
 
 /// Competition ranks ("1224") of `values`: 1 is the best (the highest, or
@@ -925,9 +927,12 @@ fn ranks_and_errors(
     let named: Vec<(&str, &UnitSummary)> = models
         .iter()
         .zip(summaries)
+        .filter(|(m, _)| !m.geojs)
         .map(|(m, s)| (m.label.as_str(), s))
         .collect();
-    autogeeval_table_10(&named, doc);
+    if !named.is_empty() {
+        autogeeval_table_10(&named, doc);
+    }
 }
 
 /// AutoGEEval's Table 10: each model's failing samples by its five error

@@ -582,6 +582,12 @@ pub fn prepare_folder(
         ("gold_prefix", old.gold_prefix != manifest.gold_prefix),
         ("interventions", old.interventions != manifest.interventions),
         ("protocol", old.protocol != manifest.protocol),
+        ("solutions", old.solutions != manifest.solutions),
+        // Folders written before the model was recorded have none.
+        (
+            "c_emb_model",
+            matches!((&old.c_emb_model, &manifest.c_emb_model), (Some(a), Some(b)) if a != b),
+        ),
     ];
     let flag = if shard.is_some() {
         "--shard"

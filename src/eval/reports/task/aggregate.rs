@@ -327,7 +327,20 @@ fn ablations(evals: &[EvalData], weights: &Weights) -> Vec<Ablation> {
             let differing: Vec<usize> = (0..ABLATIONS.len())
                 .filter(|&k| ma.ablations()[k] != mb.ablations()[k])
                 .collect();
-            let [flag] = differing[..] else { continue };
+            let (flag, name) = match differing[..] {
+                [flag] => (flag, ABLATIONS[flag].to_string()),
+                // `--rag` under GeoAgent's setting brings its solutions
+                // corpus: one retrieval ablation.
+                [r, s]
+                    if ABLATIONS[r] == "rag"
+                        && ABLATIONS[s] == "solutions"
+                        && ma.rag == ma.solutions
+                        && mb.rag == mb.solutions =>
+                {
+                    (r, "rag + solutions".to_string())
+                }
+                _ => continue,
+            };
             let (with, without) = if ma.ablations()[flag] { (a, b) } else { (b, a) };
             for arch in ma
                 .archs
@@ -360,7 +373,7 @@ fn ablations(evals: &[EvalData], weights: &Weights) -> Vec<Ablation> {
                     }
                 };
                 out.push(Ablation {
-                    flag: ABLATIONS[flag].to_string(),
+                    flag: name.clone(),
                     arch: arch.to_string(),
                     with: side(with, paired.iter().map(|p| p.0).collect()),
                     without: side(without, paired.iter().map(|p| p.1).collect()),
