@@ -648,3 +648,46 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn the_solutions_corpus_is_an_ablation_and_pairs_with_rag_as_one_retrieval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (with, without) = (dir.path().join("with"), dir.path().join("without"));
+    let tasks = suite("geoanalyst");
+    for (out, extra) in [(&with, Some("--solutions")), (&without, None)] {
+        let mut args = vec![
+            "--suite",
+            tasks.to_str().unwrap(),
+            "--tasks",
+            "8",
+            "--replay-gold",
+        ];
+        args.extend(extra);
+        let run = eval(out, &args);
+        assert!(run.status.success(), "{}", text(&run));
+    }
+    let report = |name: &str| {
+        let both = dir.path().join(name);
+        let run = gisclaw(
+            &[
+                "eval",
+                "report",
+                with.to_str().unwrap(),
+                without.to_str().unwrap(),
+                "--out",
+                both.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(run.status.success(), "{}", text(&run));
+        read_json(&both.join("results.json"))["ablations"][0]["flag"].clone()
+    };
+    assert_eq!(report("solutions"), "solutions");
+    // Under GeoAgent's setting `--rag` brings the solutions with it: a
+    // folder with both against one with neither is one ablation.
+    let manifest = with.join("eval.json");
+    let mut m = read_json(&manifest);
+    m["rag"] = json!(true);
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    assert_eq!(report("retrieval"), "rag + solutions");
+}
