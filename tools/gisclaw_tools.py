@@ -99,11 +99,12 @@ def list_files(root="."):
     return sorted(found)
 
 
-def to_numeric_columns(df, columns=None):
+def to_numeric_columns(df, columns=None, keep_codes=False):
     """Convert string-encoded numeric columns to numbers in place.
 
-    Only columns whose non-null values all parse are converted; returns the
-    list of converted column names.
+    Only columns whose non-null values all parse are converted; with
+    ``keep_codes``, columns of codes written with leading zeros
+    (``"01001"``) stay text. Returns the list of converted column names.
     """
     import pandas as pd
 
@@ -112,6 +113,8 @@ def to_numeric_columns(df, columns=None):
         series = df[col]
         # Text columns: `object` (pandas < 3) or the string dtype (pandas 3).
         if not (series.dtype == object or pd.api.types.is_string_dtype(series.dtype)):
+            continue
+        if keep_codes and _is_code(series):
             continue
         parsed = pd.to_numeric(series, errors="coerce")
         if parsed.notna().sum() == series.notna().sum() and series.notna().any():
@@ -140,16 +143,18 @@ def grid_template(bounds, cell_size, max_cells=1_000_000):
         raise ValueError(f"grid_template needs minx < maxx and miny < maxy, got {bounds!r}")
     if not cell_size > 0 or not max_cells >= 1:
         raise ValueError("grid_template needs cell_size > 0 and max_cells >= 1")
+    def shape(size):
+        return max(1, math.ceil((maxx - minx) / size)), max(1, math.ceil((maxy - miny) / size))
+
     size = float(cell_size)
     area = (maxx - minx) * (maxy - miny)
     if area / (size * size) > max_cells:
         size = math.sqrt(area / max_cells)
-    width = max(1, math.ceil((maxx - minx) / size))
-    height = max(1, math.ceil((maxy - miny) / size))
+    width, height = shape(size)
+    # Ceilings can still overshoot by a row or a column: grow until it fits.
     while width * height > max_cells:
         size *= 1.001
-        width = max(1, math.ceil((maxx - minx) / size))
-        height = max(1, math.ceil((maxy - miny) / size))
+        width, height = shape(size)
     xs = minx + size * (np.arange(width) + 0.5)
     ys = maxy - size * (np.arange(height) + 0.5)
     return {
@@ -172,20 +177,11 @@ def _is_code(series):
 
 def _cast_numeric_text(df):
     """Casts ``df``'s text columns whose values all parse as numbers, except
-    codes with leading zeros; returns ``df``."""
+    codes with leading zeros; returns ``df`` (anything else unchanged)."""
     import pandas as pd
 
-    if not isinstance(df, pd.DataFrame):
-        return df
-    for col in list(df.columns):
-        series = df[col]
-        if not (series.dtype == object or pd.api.types.is_string_dtype(series.dtype)):
-            continue
-        if not series.notna().any() or _is_code(series):
-            continue
-        parsed = pd.to_numeric(series, errors="coerce")
-        if parsed.notna().sum() == series.notna().sum():
-            df[col] = parsed
+    if isinstance(df, pd.DataFrame):
+        to_numeric_columns(df, keep_codes=True)
     return df
 
 

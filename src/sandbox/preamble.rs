@@ -46,3 +46,26 @@ pub fn helpers_for(cells: &[&str]) -> String {
         String::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_exported_helper_pulls_the_module_into_a_script() {
+        // `__all__` of tools/gisclaw_tools.py, as the session exports it.
+        let start = TOOLS_SRC
+            .find("__all__ = [")
+            .expect("the module has __all__");
+        let end = start + TOOLS_SRC[start..].find(']').expect("__all__ ends");
+        let exported: Vec<&str> = TOOLS_SRC[start..end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .collect();
+        assert!(exported.len() >= 6, "{exported:?}");
+        for name in exported {
+            assert!(HELPERS.contains(&name), "{name} is missing from HELPERS");
+        }
+    }
+}
